@@ -1,0 +1,56 @@
+"""Registered algorithms, one module per family.
+
+Importing this package registers every family.  :func:`build_logical` runs
+one builder after checking that it applies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.collective import canonical_collective
+from ..core.errors import InputError
+from ..core.schedule import LogicalSchedule
+from ..core.system import System
+from . import neighbor_exchange, one_stage, ring  # noqa: F401  (registration)
+from .registry import REGISTRY, AlgorithmSpec, get_algorithm, register
+
+
+def build_logical(name: str, system: System, collective: str, size_bytes: int,
+                  **params: Any) -> tuple[LogicalSchedule, dict[str, Any]]:
+    """Check applicability and run an algorithm's builder.
+
+    Parameters
+    ----------
+    name : str
+        Algorithm name or alias.
+    system : System
+        Target system.
+    collective : str
+        Collective name or alias.
+    size_bytes : int
+        Message size.
+    **params
+        Algorithm parameters (see ``collsim algorithms``).
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, chosen parameters)``.
+
+    Raises
+    ------
+    UnknownNameError, UnsupportedError, InputError
+        For an unknown name, an inapplicable instance, or a bad parameter.
+    """
+    spec = get_algorithm(name)
+    coll = canonical_collective(collective)
+    spec.check(system, coll)
+    unknown = set(params) - set(spec.params)
+    if unknown:
+        raise InputError(f"{spec.name} takes no parameter(s) {', '.join(sorted(unknown))}"
+                         + (f"; it takes {', '.join(spec.params)}" if spec.params else ""))
+    return spec.builder(system, coll, size_bytes, **params)
+
+
+__all__ = ["REGISTRY", "AlgorithmSpec", "build_logical", "get_algorithm", "register"]

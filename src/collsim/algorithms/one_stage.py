@@ -1,0 +1,94 @@
+"""One-stage model (OSM): every transfer is a direct lightpath, one logical round.
+
+All-gather and all-to-all use the exact optimal wavelength construction for
+uniform one-hop all-to-all on a ring (docs/derivations/alltoall-ring.md), so the
+round needs exactly ceil(W / (F w)) physical steps with W = ceil(floor(N^2/4)/2)
+wavelengths per direction.  Reduce-scatter uses the same lightpaths with
+reductions; all-reduce is one-hop reduce-scatter then one-hop all-gather of the
+reduced blocks; broadcast and reduce are a star of lightpaths at the root,
+coloured by the chosen wavelength-assignment strategy.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core.collective import make_collective
+from ..core.schedule import LogicalBuilder
+from ..rwa.alltoall_ring import uniform_alltoall_ring
+from .registry import register
+
+
+def _paper_steps(system, collective, params):
+    if collective != "allgather":
+        return None
+    return math.ceil(system.nodes**2 / (8 * system.wavelengths * system.fibers))
+
+
+@register(
+    "osm", collectives=("allgather", "alltoall", "reducescatter", "allreduce", "broadcast", "reduce"),
+    systems=("optical-ring",), aliases=("one-stage",), paper_steps=_paper_steps,
+    reference="Seed 004 §III-B Lemma 1 and Table 1 (OSM, ceil(N^2/8w) steps); wavelength optimum: "
+              "J. Opatrny, Theor. Comput. Sci. 297 (2003) 385-397",
+    summary="one-stage model: direct lightpaths between all pairs, optimal wavelength construction",
+)
+def one_stage(system, collective, size_bytes):
+    """Build one-stage (single-hop) schedules.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        Target ring.
+    collective : str
+        Canonical collective name.
+    size_bytes : int
+        Message size.
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, params)``.
+
+    References
+    ----------
+    Seed 004 (OpTree journal), §III-B, Lemma 1 and Table 1; seed 000 §III.
+
+    Examples
+    --------
+    >>> from collsim import build
+    >>> build("osm", "paper", "allgather", "1MiB", nodes=16, wavelengths=2).num_steps
+    16
+    """
+    n = system.nodes
+    if collective in ("allgather", "alltoall", "reducescatter", "allreduce"):
+        a2a = uniform_alltoall_ring(n)
+        s, d = a2a.src, a2a.dst
+        color = a2a.wavelength
+        direction = a2a.direction
+        if collective == "allgather":
+            coll = make_collective("allgather", n, size_bytes)
+            b = LogicalBuilder(coll)
+            b.add(0, s, d, s[:, None], direction=direction, color=color)
+        elif collective == "alltoall":
+            coll = make_collective("alltoall", n, size_bytes)
+            b = LogicalBuilder(coll)
+            b.add(0, s, d, (s * n + d)[:, None], direction=direction, color=color)
+        else:
+            split = 1 if collective == "reducescatter" else n
+            b = LogicalBuilder(make_collective(collective, n, size_bytes, split=split))
+            b.add(0, s, d, d[:, None], reduce=True, direction=direction, color=color)
+            if collective == "allreduce":
+                b.add(1, s, d, s[:, None], direction=direction, color=color)
+        return b.build(), {"wavelengths_per_direction": a2a.wavelengths_per_direction}
+    root = 0
+    coll = make_collective(collective, n, size_bytes, root=root)
+    b = LogicalBuilder(coll)
+    others = np.arange(1, n)
+    zeros = np.zeros((n - 1, 1), dtype=np.int64)
+    if collective == "broadcast":
+        b.add(0, np.full(n - 1, root), others, zeros)
+    else:
+        b.add(0, others, np.full(n - 1, root), zeros, reduce=True)
+    return b.build(), {}

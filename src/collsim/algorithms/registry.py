@@ -1,0 +1,153 @@
+"""The algorithm registry: a decorator records each algorithm family's builders.
+
+Every entry says which collectives and system kinds it supports, cites its
+source, and may refuse a particular instance with a reason (e.g. neighbor
+exchange needs an even node count).  ``collsim algorithms`` lists it; the
+property tests iterate over it, so a new algorithm is tested the moment it is
+registered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..core.collective import canonical_collective
+from ..core.errors import UnknownNameError, UnsupportedError
+from ..core.schedule import LogicalSchedule
+from ..core.system import System
+
+Builder = Callable[..., tuple[LogicalSchedule, dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """A registered algorithm.
+
+    Attributes
+    ----------
+    name : str
+        Registry name used on the command line.
+    builder : callable
+        ``builder(system, collective, size_bytes, **params) -> (LogicalSchedule, params)``.
+    collectives : tuple of str
+        Canonical names of the collectives it implements.
+    systems : tuple of str
+        System kinds it runs on.
+    reference : str
+        Source (paper, section, equation or figure).
+    summary : str
+        One-line description.
+    aliases : tuple of str
+        Other accepted names.
+    requires : callable or None
+        ``requires(system, collective) -> str | None``: a reason it cannot run, or None.
+    paper_steps : callable or None
+        ``paper_steps(system, collective, params) -> int | None``: the paper's closed form.
+    constraints : str
+        Human-readable statement of what ``requires`` checks.
+    """
+
+    name: str
+    builder: Builder
+    collectives: tuple[str, ...]
+    systems: tuple[str, ...]
+    reference: str
+    summary: str
+    aliases: tuple[str, ...] = ()
+    requires: Callable[[System, str], str | None] | None = None
+    paper_steps: Callable[[System, str, dict], int | None] | None = None
+    constraints: str = ""
+    params: tuple[str, ...] = field(default=())
+
+    def supports(self, system: System, collective: str) -> bool:
+        """Whether the collective and system kind are in this algorithm's scope."""
+        return canonical_collective(collective) in self.collectives and system.kind in self.systems
+
+    def check(self, system: System, collective: str) -> None:
+        """Raise :class:`UnsupportedError` with the reason if it cannot build this instance."""
+        coll = canonical_collective(collective)
+        if coll not in self.collectives:
+            raise UnsupportedError(f"{self.name} does not implement {coll} "
+                                   f"(it implements {', '.join(self.collectives)})")
+        if system.kind not in self.systems:
+            raise UnsupportedError(f"{self.name} does not run on {system.kind} systems")
+        if self.requires is not None:
+            reason = self.requires(system, coll)
+            if reason:
+                raise UnsupportedError(f"{self.name} cannot build {coll} here: {reason}")
+
+
+REGISTRY: dict[str, AlgorithmSpec] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...], reference: str,
+             summary: str, aliases: tuple[str, ...] = (), requires=None, paper_steps=None,
+             constraints: str = "", params: tuple[str, ...] = ()) -> Callable[[Builder], Builder]:
+    """Decorator registering an algorithm builder.
+
+    Parameters
+    ----------
+    name : str
+        Registry name.
+    collectives, systems : tuple of str
+        Scope.
+    reference, summary : str
+        Citation and one-line description.
+    aliases : tuple of str, optional
+        Other names.
+    requires, paper_steps : callable, optional
+        See :class:`AlgorithmSpec`.
+    constraints : str, optional
+        Text describing ``requires``.
+    params : tuple of str, optional
+        Names of keyword parameters the builder accepts.
+
+    Returns
+    -------
+    callable
+        The decorator; it returns the builder unchanged.
+
+    Raises
+    ------
+    ValueError
+        If the name or an alias is already taken.
+    """
+    def deco(fn: Builder) -> Builder:
+        colls = tuple(canonical_collective(c) for c in collectives)
+        spec = AlgorithmSpec(name, fn, colls, tuple(systems), reference, summary, tuple(aliases),
+                             requires, paper_steps, constraints, tuple(params))
+        for key in (name, *aliases):
+            if key in REGISTRY or key in _ALIASES:
+                raise ValueError(f"algorithm name {key!r} registered twice")
+        REGISTRY[name] = spec
+        for a in aliases:
+            _ALIASES[a] = name
+        return fn
+    return deco
+
+
+def get_algorithm(name: str) -> AlgorithmSpec:
+    """Look up an algorithm by name or alias.
+
+    Parameters
+    ----------
+    name : str
+        Registry name or alias (case-insensitive).
+
+    Returns
+    -------
+    AlgorithmSpec
+        The entry.
+
+    Raises
+    ------
+    UnknownNameError
+        If no algorithm has that name.
+    """
+    key = str(name).strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in REGISTRY:
+        raise UnknownNameError(f"unknown algorithm {name!r}; known: {', '.join(sorted(REGISTRY))}")
+    return REGISTRY[key]

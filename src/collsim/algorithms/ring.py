@@ -1,0 +1,94 @@
+"""Ring algorithms: every node talks only to its clockwise neighbour.
+
+All-gather in N-1 rounds (the papers' baseline, one wavelength); reduce-scatter
+in N-1 rounds; all-reduce as reduce-scatter followed by all-gather, 2(N-1)
+rounds (Patarasuk & Yuan 2009; seed 002's last slides); broadcast and reduce
+as a pipelined chain.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.collective import make_collective
+from ..core.schedule import LogicalBuilder
+from .registry import register
+
+
+def _paper_steps(system, collective, params):
+    return system.nodes - 1 if collective == "allgather" else None
+
+
+@register(
+    "ring", collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
+    systems=("optical-ring",), aliases=("ring-allgather",), paper_steps=_paper_steps,
+    params=("chunks",),
+    reference="Seed 004 §IV-A.2 and Table 1 (Ring all-gather, N-1 steps, after Chen et al. 2005); "
+              "ring all-reduce: Patarasuk & Yuan, JPDC 69(2) 2009, and seed 002 (ring all-reduce in ML training)",
+    summary="neighbour ring: N-1 rounds per phase, one wavelength",
+)
+def ring(system, collective, size_bytes, *, chunks: int = 1):
+    """Build ring schedules.
+
+    Round ``r`` of all-gather: node ``i`` sends chunk ``(i - r) mod N`` to ``i + 1``.
+    Reduce-scatter: node ``i`` sends its partial of chunk ``(i - 1 - r) mod N`` to
+    ``i + 1``, which reduces it; node ``i`` ends with chunk ``i``.  All-reduce is the
+    two in sequence over N chunks.  Broadcast and reduce pipeline ``chunks`` pieces
+    along the chain ``root, root+1, ...`` in ``chunks + N - 2`` rounds.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        Target ring.
+    collective : str
+        Canonical collective name.
+    size_bytes : int
+        Message size.
+    chunks : int, optional
+        Pipeline depth for broadcast and reduce (default 1).
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, params)``.
+
+    References
+    ----------
+    Seed 004 (Dai et al., OpTree journal version), §IV-A.2 and Table 1: Ring
+    all-gather takes N-1 steps of size d.
+
+    Examples
+    --------
+    >>> from collsim import build
+    >>> build("ring", "paper", "allgather", "1MiB", nodes=16).num_steps
+    15
+    """
+    n = system.nodes
+    i = np.arange(n)
+    if collective == "allgather":
+        b = LogicalBuilder(make_collective("allgather", n, size_bytes))
+        for r in range(n - 1):
+            b.add(r, i, (i + 1) % n, ((i - r) % n)[:, None], direction=1)
+        return b.build(), {}
+    if collective in ("reducescatter", "allreduce"):
+        coll = make_collective(collective, n, size_bytes, split=1 if collective == "reducescatter" else n)
+        b = LogicalBuilder(coll)
+        for r in range(n - 1):
+            b.add(r, i, (i + 1) % n, ((i - 1 - r) % n)[:, None], reduce=True, direction=1)
+        if collective == "allreduce":
+            for r in range(n - 1):
+                b.add(n - 1 + r, i, (i + 1) % n, ((i - r) % n)[:, None], direction=1)
+        return b.build(), {}
+    k = int(chunks)
+    root = 0
+    coll = make_collective(collective, n, size_bytes, split=k, root=root)
+    b = LogicalBuilder(coll)
+    j = np.arange(n - 1)
+    for r in range(k + n - 2):
+        c = r - j
+        ok = (c >= 0) & (c < k)
+        if collective == "broadcast":
+            b.add(r, (root + j[ok]) % n, (root + j[ok] + 1) % n, c[ok][:, None], direction=1)
+        else:  # reduce: chain root+1 -> ... -> root-1 -> root
+            b.add(r, (root + 1 + j[ok]) % n, (root + 2 + j[ok]) % n, c[ok][:, None], reduce=True, direction=1)
+    return b.build(), {"chunks": k}

@@ -1,0 +1,1 @@
+"""Thin command-line layer: each command parses options and calls the library."""

@@ -1,0 +1,160 @@
+"""The commands.  Each one parses options, calls the library, and prints."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..algorithms import REGISTRY
+from ..core.units import format_size, format_time, parse_size
+from .options import overrides, parse_params, system_options
+
+
+def _console(err: bool = False) -> Console:
+    console = Console(stderr=err, highlight=False)
+    if not console.is_terminal:  # pipes and files get full-width tables
+        console = Console(stderr=err, highlight=False, width=200)
+    return console
+
+
+@click.command("algorithms")
+@click.option("--json", "as_json", is_flag=True, help="Print the registry as JSON.")
+def algorithms_cmd(as_json: bool) -> None:
+    """List registered algorithms: name, collectives, systems, reference.
+
+    \b
+    Examples:
+      collsim algorithms
+      collsim algorithms --json
+    """
+    rows = [{"name": s.name, "aliases": list(s.aliases), "collectives": list(s.collectives),
+             "systems": list(s.systems), "constraints": s.constraints, "params": list(s.params),
+             "summary": s.summary, "reference": s.reference} for s in sorted(REGISTRY.values(), key=lambda s: s.name)]
+    if as_json:
+        click.echo(json.dumps(rows, indent=1))
+        return
+    table = Table(title="collsim algorithms")
+    for col in ("name", "collectives", "systems", "constraints", "reference"):
+        table.add_column(col, overflow="fold", ratio=3 if col == "reference" else 1)
+    for r in rows:
+        table.add_row(r["name"] + (f" ({', '.join(r['aliases'])})" if r["aliases"] else ""),
+                      ", ".join(r["collectives"]), ", ".join(r["systems"]), r["constraints"] or "-", r["reference"])
+    _console().print(table)
+
+
+@click.command("compare")
+@system_options
+@click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to run.")
+@click.option("--size", "-s", default="4MiB", show_default=True, help="Message size: 4MiB, 32KB, 1048576.")
+@click.option("--algorithms", "-a", default=None, help="Comma-separated algorithm names (default: all that apply).")
+@click.option("--json", "as_json", is_flag=True, help="Print only a JSON array, one object per algorithm.")
+def compare_cmd(system, nodes, wavelengths, fibers, strategy, collective, size, algorithms, as_json) -> None:
+    """Build, verify and time algorithms side by side.
+
+    With no options: the paper system, N=1024, w=64, all-gather of 4 MiB per node,
+    every applicable algorithm.
+
+    \b
+    Examples:
+      collsim compare
+      collsim compare --nodes 512 --algorithms ring,osm --json
+      collsim compare --system terarack --collective allreduce --size 32KB
+    """
+    from ..experiments.compare import compare
+    names = [a.strip() for a in algorithms.split(",") if a.strip()] if algorithms is not None else None
+    if names is not None and not names:
+        raise click.BadParameter("--algorithms needs at least one name")
+    err = _console(err=True)
+    parse_size(size)  # fail on a bad size before any work
+    with err.status("building", spinner="dots") as status:
+        rows, skipped = compare(system, collective, size, algorithms=names, strategy=strategy,
+                                progress=lambda n: status.update(f"building and verifying {n}"),
+                                **overrides(nodes, wavelengths, fibers))
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in rows], indent=1))
+    else:
+        _print_table(rows)
+        for note in skipped:
+            err.print(f"skipped: {note}")
+    if not all(r.verified for r in rows):
+        sys.exit(1)
+
+
+def _print_table(rows) -> None:
+    first = rows[0]
+    title = (f"{first.collective} of {format_size(first.size_bytes)} on {first.system}: N={first.nodes}"
+             + (f", w={first.wavelengths}, F={first.fibers}" if first.wavelengths else ""))
+    table = Table(title=title)
+    for col in ("algorithm", "rounds", "steps", "paper steps", "λ used", "max hops", "time",
+                "paper time", "lower bound", "efficiency", "busbw GB/s", "verified"):
+        table.add_column(col, justify="left" if col == "algorithm" else "right")
+    for r in rows:
+        table.add_row(r.algorithm, str(r.rounds), str(r.steps), "-" if r.paper_steps is None else str(r.paper_steps),
+                      str(r.wavelengths_used), str(r.max_hops), format_time(r.time_s),
+                      "-" if r.paper_time_s is None else format_time(r.paper_time_s),
+                      format_time(r.lower_bound_s), f"{100 * r.efficiency:.1f}%",
+                      f"{r.busbw_bytes_per_s / 1e9:.2f}", "yes" if r.verified else f"NO: {r.error}")
+    _console().print(table)
+
+
+@click.command("schedule")
+@click.argument("algorithm")
+@system_options
+@click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to build.")
+@click.option("--size", "-s", default="4MiB", show_default=True, help="Message size.")
+@click.option("--param", "-p", "params", multiple=True, help="Algorithm parameter key=value (repeatable).")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="File to write.")
+def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, strategy, collective, size, params, out) -> None:
+    """Build, verify and write a schedule file (JSON).
+
+    \b
+    Examples:
+      collsim schedule ring --nodes 8 --out ring.json
+      collsim schedule osm --nodes 16 --wavelengths 2 --collective alltoall --size 1KiB --out a2a.json
+    """
+    from ..api import build
+    from ..core.serialize import save
+    from ..verify import verify
+    sched = build(algorithm, system, collective, size, strategy=strategy,
+                  **overrides(nodes, wavelengths, fibers), **parse_params(params))
+    report = verify(sched)
+    save(sched, out)
+    click.echo(f"wrote {out}: {sched.algorithm} {sched.collective.kind}, {report.steps} steps, "
+               f"{report.transfers} transfers, verified")
+
+
+@click.command("verify")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def verify_cmd(file, as_json) -> None:
+    """Check a schedule file (ours or hand-written).
+
+    Exit 0 with a summary when valid, 1 with one line naming the violation,
+    2 for an unreadable or malformed file.
+
+    \b
+    Examples:
+      collsim verify ring.json
+    """
+    from dataclasses import asdict
+
+    from ..core.serialize import load
+    from ..cost import schedule_time_s
+    from ..verify import verify
+    sched = load(file)
+    report = verify(sched)
+    summary = {"file": file, "algorithm": sched.algorithm, "collective": sched.collective.kind,
+               "nodes": sched.system.nodes, **asdict(report), "time_s": schedule_time_s(sched), "valid": True}
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+    else:
+        click.echo(f"valid: {sched.collective.kind} on {sched.system.kind} N={sched.system.nodes}, "
+                   f"{report.steps} steps, {report.transfers} transfers, {report.wavelengths_used} wavelengths, "
+                   f"time {format_time(summary['time_s'])}")
+
+
+ALL = [algorithms_cmd, compare_cmd, schedule_cmd, verify_cmd]

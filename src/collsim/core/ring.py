@@ -1,0 +1,159 @@
+"""Geometry of arcs on a ring, vectorised.
+
+Clockwise link ``i`` joins node ``i`` to ``i+1``; counter-clockwise link ``i``
+joins node ``i`` to ``i-1``.  An arc leaving ``src`` in direction ``d`` over
+``h`` links occupies, in that direction's *position space*, the half-open
+interval ``[a, a+h)`` modulo N with ``a = src`` (cw) or ``a = -src mod N``
+(ccw): consecutive links of the route have consecutive positions.  Both the
+wavelength assignment and the verifier use these helpers; the verifier does
+not trust a schedule's channels, only this geometry.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def arc_start(src: np.ndarray, direction: np.ndarray, n: int) -> np.ndarray:
+    """Start position of arcs in their direction's position space.
+
+    Parameters
+    ----------
+    src : numpy.ndarray
+        Source nodes.
+    direction : numpy.ndarray
+        +1 (cw) or -1 (ccw) per arc.
+    n : int
+        Ring size.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``src`` for cw arcs, ``-src mod n`` for ccw arcs.
+
+    Examples
+    --------
+    >>> arc_start(np.array([2, 2]), np.array([1, -1]), 8).tolist()
+    [2, 6]
+    """
+    src = np.asarray(src, dtype=np.int64)
+    return np.where(np.asarray(direction) > 0, src, (-src) % n)
+
+
+def link_id(position: np.ndarray, direction: np.ndarray, n: int) -> np.ndarray:
+    """Directed link id of a position: cw links are ``0..n-1``, ccw ``n..2n-1``.
+
+    Parameters
+    ----------
+    position : numpy.ndarray
+        Positions in the direction's position space.
+    direction : numpy.ndarray
+        +1 or -1.
+    n : int
+        Ring size.
+
+    Returns
+    -------
+    numpy.ndarray
+        Link ids as used by :meth:`collsim.systems.optical_ring.OpticalRing.link_name`.
+    """
+    position = np.asarray(position, dtype=np.int64) % n
+    return np.where(np.asarray(direction) > 0, position, n + (-position) % n)
+
+
+def shortest_direction(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:
+    """Shortest direction from ``src`` to ``dst``; antipodal ties split by source parity.
+
+    For even ``n`` a pair at distance ``n/2`` goes clockwise when ``src`` is even and
+    counter-clockwise when it is odd, so a round in which every node sends to its
+    antipode loads both directions equally.
+
+    Parameters
+    ----------
+    src, dst : numpy.ndarray
+        Endpoints (distinct).
+    n : int
+        Ring size.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int8`` array of +1 / -1.
+
+    Examples
+    --------
+    >>> shortest_direction(np.array([0, 0, 1, 0]), np.array([1, 3, 3, 2]), 4).tolist()
+    [1, -1, -1, 1]
+    """
+    src = np.asarray(src, dtype=np.int64)
+    cw = (np.asarray(dst, dtype=np.int64) - src) % n
+    out = np.where(cw < n - cw, 1, -1)
+    tie = 2 * cw == n
+    out[tie] = np.where(src[tie] % 2 == 0, 1, -1)
+    return out.astype(np.int8)
+
+
+def hops_along(src: np.ndarray, dst: np.ndarray, direction: np.ndarray, n: int) -> np.ndarray:
+    """Number of links from ``src`` to ``dst`` going in ``direction``.
+
+    Parameters
+    ----------
+    src, dst : numpy.ndarray
+        Endpoints.
+    direction : numpy.ndarray
+        +1 or -1.
+    n : int
+        Ring size.
+
+    Returns
+    -------
+    numpy.ndarray
+        Hop counts in ``0..n-1``.
+    """
+    delta = np.asarray(dst, dtype=np.int64) - np.asarray(src, dtype=np.int64)
+    return np.where(np.asarray(direction) > 0, delta % n, (-delta) % n)
+
+
+def first_overlap(key: np.ndarray, start: np.ndarray, length: np.ndarray, n: int):
+    """Find two arcs with the same key that share a position.
+
+    Wrapping arcs are cut in two; intervals are sorted by (key, start) and only
+    neighbours are compared, which suffices because intervals are half-open.
+
+    Parameters
+    ----------
+    key : numpy.ndarray
+        Group of each arc (e.g. step, direction, fiber, wavelength combined).
+    start, length : numpy.ndarray
+        Arcs ``[start, start+length)`` modulo ``n``; ``1 <= length <= n``.
+    n : int
+        Ring size.
+
+    Returns
+    -------
+    tuple or None
+        ``(i, j, position)``: indices of two overlapping arcs (``i < j`` in input
+        order) and the first position they share; None when all groups are disjoint.
+
+    Examples
+    --------
+    >>> first_overlap(np.array([0, 0]), np.array([6, 1]), np.array([4, 2]), 8)
+    (0, 1, 1)
+    """
+    m = len(key)
+    if m < 2:
+        return None
+    start = np.asarray(start, dtype=np.int64)
+    end = start + np.asarray(length, dtype=np.int64)
+    wrap = end > n
+    idx = np.concatenate([np.arange(m), np.flatnonzero(wrap)])
+    s = np.concatenate([start, np.zeros(int(wrap.sum()), np.int64)])
+    e = np.concatenate([np.minimum(end, n), end[wrap] - n])
+    k = np.concatenate([key, key[wrap]])
+    order = np.lexsort((s, k))
+    k, s, e, idx = k[order], s[order], e[order], idx[order]
+    bad = np.flatnonzero((k[1:] == k[:-1]) & (s[1:] < e[:-1]))
+    if bad.size == 0:
+        return None
+    a, b = int(idx[bad[0]]), int(idx[bad[0] + 1])
+    return min(a, b), max(a, b), int(s[bad[0] + 1])

@@ -1,0 +1,103 @@
+"""The system concept shared by every topology.
+
+A system is a frozen description of the hardware (nodes, links, channels,
+rates).  Routing, wavelength assignment, verification and cost models read
+it; none of them mutates it.  Each kind registers itself under a ``kind``
+string so that a schedule file can embed its system and be read back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from .errors import InputError, ScheduleFormatError
+
+SYSTEM_KINDS: dict[str, type["System"]] = {}
+
+
+def register_system_kind(cls: type["System"]) -> type["System"]:
+    """Class decorator recording a system kind for (de)serialisation.
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`System` subclass with a ``kind`` class attribute.
+
+    Returns
+    -------
+    type
+        ``cls`` unchanged.
+    """
+    SYSTEM_KINDS[cls.kind] = cls
+    return cls
+
+
+@dataclass(frozen=True)
+class System:
+    """Base class of all systems.
+
+    Attributes
+    ----------
+    nodes : int
+        Number of end nodes (ranks).
+    name : str
+        Preset or user-given name, reported in results.
+    """
+
+    kind: ClassVar[str] = "abstract"
+    optical: ClassVar[bool] = False
+    ring_routes: ClassVar[bool] = False
+
+    nodes: int
+    name: str = "custom"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.nodes, bool) or not isinstance(self.nodes, int) or self.nodes < 2:
+            raise InputError(f"a system needs at least 2 nodes, got {self.nodes!r}")
+
+    def describe(self) -> dict[str, Any]:
+        """Return a JSON-able description that :func:`system_from_description` reads back."""
+        out: dict[str, Any] = {"kind": self.kind}
+        for f in fields(self):
+            out[f.name] = getattr(self, f.name)
+        return out
+
+    def link_name(self, link: int) -> str:
+        """Human-readable name of directed link ``link``."""
+        return f"link {link}"
+
+
+def system_from_description(desc: dict[str, Any]) -> System:
+    """Rebuild a system from :meth:`System.describe` output.
+
+    Parameters
+    ----------
+    desc : dict
+        Mapping with a ``kind`` key and the system's fields.
+
+    Returns
+    -------
+    System
+        The rebuilt system.
+
+    Raises
+    ------
+    ScheduleFormatError
+        If the kind is unknown or a field is missing or has the wrong type.
+    """
+    if not isinstance(desc, dict) or "kind" not in desc:
+        raise ScheduleFormatError("system description must be an object with a 'kind'")
+    cls = SYSTEM_KINDS.get(desc["kind"])
+    if cls is None:
+        raise ScheduleFormatError(f"unknown system kind {desc['kind']!r}")
+    names = {f.name for f in fields(cls)}
+    unknown = set(desc) - names - {"kind"}
+    if unknown:
+        raise ScheduleFormatError(f"unknown system field(s): {', '.join(sorted(unknown))}")
+    try:
+        return cls(**{k: v for k, v in desc.items() if k != "kind"})
+    except InputError as exc:
+        raise ScheduleFormatError(f"bad system description: {exc}") from exc
+    except TypeError as exc:
+        raise ScheduleFormatError(f"bad system description: {exc}") from exc

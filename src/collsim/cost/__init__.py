@@ -1,0 +1,64 @@
+"""Cost models: closed forms and lower bounds (the flow simulator lives in collsim.sim)."""
+
+from __future__ import annotations
+
+import math
+
+from ..core.collective import Collective
+from ..core.schedule import Schedule
+from .bounds import optical_lower_bound_s, traffic_bound
+from .optical import paper_time_s, step_times
+
+
+def schedule_time_s(schedule: Schedule) -> float:
+    """Time of a schedule under collsim's model for its system.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        A verified schedule.
+
+    Returns
+    -------
+    float
+        Seconds.
+    """
+    return step_times(schedule).total_s
+
+
+def lower_bound_s(system, collective: Collective) -> float:
+    """Lower bound on the time of ``collective`` on ``system`` (seconds)."""
+    return optical_lower_bound_s(system, collective)
+
+
+def bus_bandwidth(collective: Collective, time_s: float) -> tuple[float, float]:
+    """Algorithm and bus bandwidth with nccl-tests' conventions.
+
+    Parameters
+    ----------
+    collective : Collective
+        The collective (kind, nodes, size).
+    time_s : float
+        Measured or modelled time.
+
+    Returns
+    -------
+    tuple of float
+        ``(algbw_bytes_per_s, busbw_bytes_per_s)``: algbw = S/t with S the nccl-tests
+        size (N*m for all-gather, reduce-scatter and all-to-all, m otherwise), busbw =
+        algbw times 2(N-1)/N (all-reduce), (N-1)/N (all-gather, reduce-scatter,
+        all-to-all) or 1 (broadcast, reduce).
+
+    Examples
+    --------
+    >>> from collsim.core.collective import make_collective
+    >>> bus_bandwidth(make_collective("allreduce", 4, 1000), 1.0)
+    (1000.0, 1500.0)
+    """
+    spec = collective.spec
+    size = collective.size_bytes * (collective.nodes if spec.nccl_size_factor == "n" else 1)
+    algbw = size / time_s if time_s > 0 else math.inf
+    return algbw, algbw * spec.busbw_factor(collective.nodes)
+
+
+__all__ = ["bus_bandwidth", "lower_bound_s", "paper_time_s", "schedule_time_s", "step_times", "traffic_bound"]

@@ -1,0 +1,128 @@
+"""Lower bounds on collective time (derivations: docs/derivations/lower-bounds.md).
+
+For each collective we bound, over all possible schedules, the bytes some node
+must receive, the bytes some node must send, and the bytes that must cross
+links in total.  Dividing by the channels available gives a bandwidth bound;
+on the optical ring every channel moves one byte per ``1/B + t_oeo/flit``
+seconds, and every schedule pays at least one MRR configuration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.collective import Collective
+from ..systems.optical_ring import OpticalRing
+
+
+@dataclass(frozen=True)
+class TrafficBound:
+    """Minimum traffic any schedule of a collective must carry.
+
+    Attributes
+    ----------
+    recv_bytes : float
+        Bytes the busiest receiver must take in.
+    send_bytes : float
+        Bytes the busiest sender must emit.
+    hop_bytes_ring : float
+        Bytes x links that must cross a ring, in total.
+    """
+
+    recv_bytes: float
+    send_bytes: float
+    hop_bytes_ring: float
+
+
+def ring_distance_sum(n: int) -> int:
+    """Sum over ordered pairs of the shortest ring distance.
+
+    Parameters
+    ----------
+    n : int
+        Ring size.
+
+    Returns
+    -------
+    int
+        ``n * sum_{k=1}^{n-1} min(k, n-k)`` = ``n * floor(n^2/4)``.
+
+    Examples
+    --------
+    >>> ring_distance_sum(4)
+    16
+    """
+    return n * (n * n // 4)
+
+
+def traffic_bound(c: Collective) -> TrafficBound:
+    """Traffic every schedule of ``c`` must carry (no in-network reduction).
+
+    Parameters
+    ----------
+    c : Collective
+        The collective (its ``size_bytes`` and node count matter).
+
+    Returns
+    -------
+    TrafficBound
+        Per-node and total lower bounds.
+
+    Notes
+    -----
+    All-gather: every node lacks N-1 blocks.  Reduce-scatter: per element, the N-1
+    foreign contributions must each leave their node (a gather tree has N-1
+    edges).  All-reduce: per element, the minimum number of one-way calls that
+    complete gossip among N nodes is 2N-2 (Harary & Schwenk 1974), so 2(N-1)S bytes
+    are received in total and some node receives at least 2(N-1)S/N.  All-to-all:
+    N-1 blocks in and out per node; on a ring each block crosses its shortest
+    distance.
+
+    Examples
+    --------
+    >>> from collsim.core.collective import make_collective
+    >>> traffic_bound(make_collective("allgather", 4, 10)).recv_bytes
+    30.0
+    """
+    n, m = c.nodes, float(c.size_bytes)
+    if c.kind == "allgather":
+        return TrafficBound((n - 1) * m, m, n * (n - 1) * m)
+    if c.kind == "reducescatter":
+        return TrafficBound((n - 1) * m, (n - 1) * m, n * (n - 1) * m)
+    if c.kind == "allreduce":
+        per = 2 * (n - 1) * m / n
+        return TrafficBound(per, per, 2 * (n - 1) * m)
+    if c.kind in ("broadcast", "reduce"):
+        return TrafficBound(m, m, (n - 1) * m)
+    return TrafficBound((n - 1) * m, (n - 1) * m, ring_distance_sum(n) * m)
+
+
+def optical_lower_bound_s(system: OpticalRing, c: Collective) -> float:
+    """Lower bound on any schedule's time under collsim's optical model.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        The ring.
+    c : Collective
+        The collective.
+
+    Returns
+    -------
+    float
+        ``t_reconf + tau * max(recv/R, send/T, hop_bytes/(2 N F w))`` with
+        ``tau = 1/B + t_oeo/flit`` seconds per byte per channel.
+
+    Examples
+    --------
+    >>> from collsim.core.collective import make_collective
+    >>> ring = OpticalRing(nodes=4, wavelengths=1, mrr_reconfig_s=0, oeo_cycles_per_flit=0)
+    >>> optical_lower_bound_s(ring, make_collective("allgather", 4, 5_000_000_000))
+    1.5
+    """
+    t = traffic_bound(c)
+    tau = 1.0 / system.bandwidth_bytes_per_s + system.oeo_s_per_flit / system.flit_bytes
+    channels = 2 * system.nodes * system.channels_per_direction
+    load = max(t.recv_bytes / system.rx_channels, t.send_bytes / system.tx_channels,
+               t.hop_bytes_ring / channels)
+    return system.mrr_reconfig_s + tau * load

@@ -1,0 +1,144 @@
+"""Time models for optical-ring schedules.
+
+collsim's model (docs/cost-models.md), per physical step ``s``::
+
+    t_s = max_{transfers in s} ( wire(size)/B + ceil(size/flit) * t_oeo )
+          + t_reconf  if the step's set of lightpaths differs from step s-1's
+                      (the first step always configures its lightpaths)
+
+where ``wire`` pads to whole 128-byte packets, ``B`` is one wavelength's rate
+and ``t_oeo`` one clock cycle per flit.  Beside it, the papers' model (seed 004,
+eq. 3)::
+
+    T = S * (d/B + a),   a = t_reconf + ceil(d/flit) * t_oeo
+
+with ``S`` the paper's closed-form step count and ``d`` the per-node message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.schedule import Schedule
+from ..systems.optical_ring import OpticalRing
+
+
+@dataclass(frozen=True)
+class StepTimes:
+    """Per-step timing of a schedule.
+
+    Attributes
+    ----------
+    step_time_s : numpy.ndarray
+        Duration of each physical step.
+    reconfigured : numpy.ndarray
+        Whether each step paid the MRR reconfiguration delay.
+    """
+
+    step_time_s: np.ndarray
+    reconfigured: np.ndarray
+
+    @property
+    def total_s(self) -> float:
+        """Sum of step durations."""
+        return float(self.step_time_s.sum())
+
+
+def transfer_time_s(system: OpticalRing, size_bytes: np.ndarray) -> np.ndarray:
+    """Serialisation plus O/E/O time of transfers on one wavelength.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        Provides rate, packet, flit and clock parameters.
+    size_bytes : numpy.ndarray
+        Payload of each transfer.
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds per transfer.
+
+    Examples
+    --------
+    >>> from collsim.systems import OpticalRing
+    >>> float(transfer_time_s(OpticalRing(nodes=2), np.array([128]))[0])
+    2.96e-08
+    """
+    size = np.asarray(size_bytes, dtype=np.int64)
+    flits = -(-size // system.flit_bytes)
+    return system.wire_bytes(size) / system.bandwidth_bytes_per_s + flits * system.oeo_s_per_flit
+
+
+def _lightpath_keys(s: Schedule) -> np.ndarray:
+    n = s.system.nodes
+    f, w = s.system.fibers, s.system.wavelengths
+    dirbit = (s.direction > 0).astype(np.int64)
+    return (((s.src * n + s.dst) * 2 + dirbit) * f + s.fiber) * w + s.wavelength
+
+
+def step_times(s: Schedule) -> StepTimes:
+    """Time every physical step with collsim's optical model.
+
+    Parameters
+    ----------
+    s : Schedule
+        A schedule on an :class:`OpticalRing`.
+
+    Returns
+    -------
+    StepTimes
+        Per-step durations and reconfiguration flags.
+    """
+    system = s.system
+    nsteps = s.num_steps
+    per = transfer_time_s(system, s.size_bytes)
+    busy = np.zeros(nsteps)
+    np.maximum.at(busy, s.step, per)
+    # reconfiguration: compare each step's sorted lightpath set with the previous step's
+    keys = _lightpath_keys(s)
+    order = np.lexsort((keys, s.step))
+    keys = keys[order]
+    bounds = s.step_bounds
+    counts = np.diff(bounds)
+    reconf = np.ones(nsteps, dtype=bool)
+    for k in range(1, nsteps):
+        if counts[k] == counts[k - 1]:
+            a, b, c = bounds[k - 1], bounds[k], bounds[k + 1]
+            reconf[k] = not np.array_equal(keys[a:b], keys[b:c])
+    return StepTimes(busy + reconf * system.mrr_reconfig_s, reconf)
+
+
+def paper_time_s(system: OpticalRing, size_bytes: int, steps: int | None) -> float | None:
+    """The papers' eq. (3): ``S * (d/B + a)``.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        Provides B, the reconfiguration delay and the O/E/O parameters.
+    size_bytes : int
+        ``d``, the per-node message.
+    steps : int or None
+        ``S``, the paper's closed-form step count (None: no paper model).
+
+    Returns
+    -------
+    float or None
+        Seconds, or None when ``steps`` is None.
+
+    References
+    ----------
+    Seed 004, eq. (3) and Theorem 3.
+
+    Examples
+    --------
+    >>> from collsim.systems import OpticalRing
+    >>> round(paper_time_s(OpticalRing(nodes=2), 5_000_000, 2), 9)
+    0.002362500
+    """
+    if steps is None:
+        return None
+    a = system.mrr_reconfig_s + -(-size_bytes // system.flit_bytes) * system.oeo_s_per_flit
+    return steps * (size_bytes / system.bandwidth_bytes_per_s + a)

@@ -1,0 +1,193 @@
+"""Compare algorithms on one system and collective: build, verify, time, bound."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterable
+
+from ..algorithms import REGISTRY, build_logical, get_algorithm
+from ..core.errors import UnsupportedError, VerificationError
+from ..core.collective import canonical_collective
+from ..core.system import System
+from ..core.units import parse_size
+from ..cost import bus_bandwidth, lower_bound_s, paper_time_s, schedule_time_s
+from ..rwa.realize import realize
+from ..systems import load_system
+from ..verify import verify
+
+
+@dataclass(frozen=True)
+class Result:
+    """One algorithm's row in a comparison (the ``compare --json`` object).
+
+    Attributes mirror the JSON keys; times are seconds, bandwidths bytes/s.
+    """
+
+    algorithm: str
+    collective: str
+    system: str
+    nodes: int
+    wavelengths: int | None
+    fibers: int | None
+    size_bytes: int
+    rounds: int
+    steps: int
+    paper_steps: int | None
+    wavelengths_used: int
+    transfers: int
+    max_hops: int
+    time_s: float
+    paper_time_s: float | None
+    lower_bound_s: float
+    efficiency: float
+    algbw_bytes_per_s: float
+    busbw_bytes_per_s: float
+    verified: bool
+    error: str | None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the row as a JSON-able dict."""
+        return asdict(self)
+
+
+def applicable(system: System, collective: str) -> list[tuple[str, str | None]]:
+    """List registered algorithms in scope for this system and collective.
+
+    Parameters
+    ----------
+    system : System
+        Target system.
+    collective : str
+        Collective name.
+
+    Returns
+    -------
+    list of (str, str or None)
+        ``(name, reason)`` per algorithm in scope; ``reason`` says why it cannot run
+        this instance (None when it can).
+    """
+    out = []
+    for name, spec in sorted(REGISTRY.items()):
+        if spec.supports(system, collective):
+            try:
+                spec.check(system, collective)
+                out.append((name, None))
+            except UnsupportedError as exc:
+                out.append((name, str(exc)))
+    return out
+
+
+def run_one(name: str, system: System, collective: str, size_bytes: int, *,
+            strategy: str = "first-fit", **params: Any) -> Result:
+    """Build, verify and time one algorithm.
+
+    Parameters
+    ----------
+    name : str
+        Algorithm name.
+    system : System
+        Target system.
+    collective : str
+        Collective name.
+    size_bytes : int
+        Message size.
+    strategy : str, optional
+        Wavelength-assignment strategy.
+    **params
+        Algorithm parameters.
+
+    Returns
+    -------
+    Result
+        The row; ``verified`` is False (with ``error``) if verification failed.
+    """
+    spec = get_algorithm(name)
+    coll_name = canonical_collective(collective)
+    logical, chosen = build_logical(spec.name, system, coll_name, size_bytes, **params)
+    chosen = {**chosen, "strategy": strategy}
+    sched = realize(system, logical, strategy=strategy, algorithm=spec.name, params=chosen)
+    coll = sched.collective
+    error = None
+    try:
+        verify(sched)
+        verified = True
+    except VerificationError as exc:
+        verified, error = False, str(exc)
+    time_s = schedule_time_s(sched)
+    pst = spec.paper_steps(system, coll_name, chosen) if spec.paper_steps else None
+    lb = lower_bound_s(system, coll)
+    algbw, busbw = bus_bandwidth(coll, time_s)
+    return Result(
+        algorithm=spec.name, collective=coll_name, system=system.name, nodes=system.nodes,
+        wavelengths=getattr(system, "wavelengths", None), fibers=getattr(system, "fibers", None),
+        size_bytes=size_bytes, rounds=sched.num_rounds, steps=sched.num_steps, paper_steps=pst,
+        wavelengths_used=sched.wavelengths_used(), transfers=len(sched),
+        max_hops=int(sched.hops.max()) if len(sched) else 0, time_s=time_s,
+        paper_time_s=paper_time_s(system, size_bytes, pst) if system.optical else None,
+        lower_bound_s=lb, efficiency=lb / time_s if time_s > 0 else 0.0,
+        algbw_bytes_per_s=algbw, busbw_bytes_per_s=busbw, verified=verified, error=error, params=chosen)
+
+
+def compare(system: str | System = "paper", collective: str = "allgather", size: str | int = "4MiB", *,
+            algorithms: Iterable[str] | None = None, strategy: str = "first-fit",
+            progress: Callable[[str], None] | None = None, **overrides: Any) -> tuple[list[Result], list[str]]:
+    """Build, verify and time several algorithms side by side.
+
+    Parameters
+    ----------
+    system : str or System, optional
+        Preset, TOML path or System (default ``paper``).
+    collective : str, optional
+        Collective (default all-gather).
+    size : str or int, optional
+        Message size (default 4 MiB).
+    algorithms : iterable of str, optional
+        Names; default every registered algorithm that applies.
+    strategy : str, optional
+        Wavelength-assignment strategy.
+    progress : callable, optional
+        Called with each algorithm's name before it runs.
+    **overrides
+        System overrides (``nodes``, ``wavelengths``, ``fibers`` ...).
+
+    Returns
+    -------
+    tuple
+        ``(results, skipped)``: rows in algorithm order, and a note per algorithm
+        in scope that cannot run this instance (only when ``algorithms`` is None).
+
+    Raises
+    ------
+    UnsupportedError
+        If an explicitly requested algorithm cannot run this instance.
+
+    Examples
+    --------
+    >>> rows, skipped = compare("paper", "allgather", "1MiB", nodes=8, algorithms=["ring", "ne"])
+    >>> [(r.algorithm, r.steps, r.verified) for r in rows]
+    [('ring', 7, True), ('ne', 4, True)]
+    """
+    sysm = load_system(system, **overrides)
+    size_bytes = parse_size(size)
+    coll = canonical_collective(collective)
+    skipped: list[str] = []
+    if algorithms is None:
+        names = []
+        for name, reason in applicable(sysm, coll):
+            if reason is None:
+                names.append(name)
+            else:
+                skipped.append(reason)
+        if not names:
+            raise UnsupportedError(f"no registered algorithm implements {coll} on {sysm.kind} systems here")
+    else:
+        names = [get_algorithm(a).name for a in algorithms]
+        for name in names:
+            get_algorithm(name).check(sysm, coll)
+    results = []
+    for name in names:
+        if progress:
+            progress(name)
+        results.append(run_one(name, sysm, coll, size_bytes, strategy=strategy))
+    return results, skipped

@@ -1,0 +1,160 @@
+"""Turn a logical schedule into a physical one: route, assign channels, split rounds.
+
+On the optical ring, each round is routed (the algorithm's direction, or the
+shortest one), then coloured per direction: a round whose arcs are disjoint in
+a direction takes colour 0 without any search; otherwise the chosen strategy
+colours it, unless the algorithm pre-assigned colours from an exact
+construction.  Colour ``c`` maps to physical sub-step ``c // (F*w)`` of the
+round, fiber ``(c mod F*w) // w`` and wavelength ``c mod w``, so a round needs
+exactly as many physical steps as its colouring needs, never a formula.  If
+the system limits the channels a node may transmit or receive on at once, a
+sub-step that breaks the limit is split further, greedily in transfer order.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..core.errors import UnsupportedError
+from ..core.ring import arc_start, first_overlap, hops_along, shortest_direction
+from ..core.schedule import LogicalSchedule, Schedule, permute_csr
+from ..core.system import System
+from .assign import Strategy, get_strategy
+
+
+def _colors(logical: LogicalSchedule, direction: np.ndarray, hops: np.ndarray, n: int,
+            strategy: Strategy) -> np.ndarray:
+    """Colour every (round, direction) group; disjoint groups get colour 0."""
+    t = len(logical.src)
+    colors = np.zeros(t, dtype=np.int64)
+    if logical.color is not None:
+        if (logical.color < 0).any():
+            raise UnsupportedError("pre-assigned colours must cover every transfer")
+        return logical.color.astype(np.int64)
+    start = arc_start(logical.src, direction, n)
+    group = logical.round * 2 + (direction > 0)
+    if first_overlap(group, start, hops, n) is None:
+        return colors
+    order = np.argsort(group, kind="stable")
+    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    for part in np.split(order, bounds):
+        if len(part) > 1 and first_overlap(np.zeros(len(part)), start[part], hops[part], n) is not None:
+            colors[part] = strategy(start[part], hops[part], n)
+    return colors
+
+
+def _split_for_transceivers(step: np.ndarray, src: np.ndarray, dst: np.ndarray,
+                            max_tx: int | None, max_rx: int | None, n: int) -> np.ndarray:
+    """Spread each step's transfers over sub-steps so no node exceeds its limits."""
+    if max_tx is None and max_rx is None:
+        return step
+    key_tx = np.bincount(step * n + src) if max_tx is not None else None
+    key_rx = np.bincount(step * n + dst) if max_rx is not None else None
+    over_tx = key_tx is not None and key_tx.max() > max_tx
+    over_rx = key_rx is not None and key_rx.max() > max_rx
+    if not (over_tx or over_rx):
+        return step
+    lim_tx = max_tx or len(src) + 1
+    lim_rx = max_rx or len(src) + 1
+    new_step = np.empty_like(step)
+    offset = 0
+    bounds = np.flatnonzero(np.diff(step)) + 1
+    for part in np.split(np.arange(len(step)), bounds):
+        used_tx: list[dict[int, int]] = []
+        used_rx: list[dict[int, int]] = []
+        for i in part.tolist():
+            s, d = int(src[i]), int(dst[i])
+            k = 0
+            while k < len(used_tx) and (used_tx[k].get(s, 0) >= lim_tx or used_rx[k].get(d, 0) >= lim_rx):
+                k += 1
+            if k == len(used_tx):
+                used_tx.append({})
+                used_rx.append({})
+            used_tx[k][s] = used_tx[k].get(s, 0) + 1
+            used_rx[k][d] = used_rx[k].get(d, 0) + 1
+            new_step[i] = offset + k
+        offset += len(used_tx)
+    return new_step
+
+
+def realize(system: System, logical: LogicalSchedule, *, strategy: str | Strategy = "first-fit",
+            algorithm: str = "custom", params: Mapping[str, Any] | None = None) -> Schedule:
+    """Route, assign channels and lay out physical steps.
+
+    Parameters
+    ----------
+    system : System
+        Target system (currently an :class:`~collsim.systems.optical_ring.OpticalRing`).
+    logical : LogicalSchedule
+        Transfers grouped into rounds.
+    strategy : str or callable, optional
+        Wavelength-assignment strategy for rounds whose arcs overlap (default first-fit).
+    algorithm : str, optional
+        Name recorded in the schedule.
+    params : Mapping, optional
+        Parameters recorded in the schedule.
+
+    Returns
+    -------
+    Schedule
+        Physical schedule, transfers sorted by step (stable).
+
+    Raises
+    ------
+    UnsupportedError
+        If the system kind has no realisation.
+
+    Examples
+    --------
+    >>> from collsim.systems.optical_ring import OpticalRing
+    >>> from collsim.algorithms import build_logical
+    >>> ring = OpticalRing(nodes=4, wavelengths=2)
+    >>> sched = realize(ring, build_logical("ring", ring, "allgather", 64)[0])
+    >>> sched.num_steps
+    3
+    """
+    if not system.ring_routes:
+        raise UnsupportedError(f"no routing for system kind {system.kind!r}")
+    n = system.nodes
+    strat = get_strategy(strategy)
+    src, dst = logical.src, logical.dst
+    if logical.direction is not None:
+        direction = np.where(logical.direction == 0, shortest_direction(src, dst, n),
+                             logical.direction).astype(np.int8)
+    else:
+        direction = shortest_direction(src, dst, n)
+    hops = hops_along(src, dst, direction, n)
+    t = len(src)
+    if system.optical:
+        colors = _colors(logical, direction, hops, n, strat)
+        w = system.wavelengths
+        cap = system.channels_per_direction
+        sub = colors // cap
+        fiber = ((colors % cap) // w).astype(np.int16)
+        wavelength = (colors % w).astype(np.int32)
+        limits = (system.max_tx_channels, system.max_rx_channels)
+    else:
+        sub = np.zeros(t, np.int64)
+        fiber = np.full(t, -1, np.int16)
+        wavelength = np.full(t, -1, np.int32)
+        limits = (None, None)
+    # physical steps: rounds in order, each taking (max sub-step + 1) slots
+    rounds, inv = np.unique(logical.round, return_inverse=True)
+    per_round = np.zeros(len(rounds), np.int64)
+    np.maximum.at(per_round, inv, sub + 1)
+    offsets = np.concatenate([[0], np.cumsum(per_round)[:-1]])
+    step = offsets[inv] + sub
+    order = np.argsort(step, kind="stable")
+    step = step[order]
+    step = _split_for_transceivers(step, src[order], dst[order], *limits, n)
+    # renumber steps densely (limits may have created gaps-free but offset numbering)
+    _, step = np.unique(step, return_inverse=True)
+    ptr, idx = permute_csr(np.diff(logical.chunk_ptr), logical.chunk_idx, order)
+    return Schedule(
+        system=system, collective=logical.collective, algorithm=algorithm,
+        params=dict(params or {}), step=step.astype(np.int64), round=logical.round[order],
+        src=src[order], dst=dst[order], chunk_ptr=ptr, chunk_idx=idx,
+        reduce=logical.reduce[order], direction=direction[order], hops=hops[order],
+        fiber=fiber[order], wavelength=wavelength[order])

@@ -1,0 +1,115 @@
+"""Systems: presets, TOML files, and overrides.
+
+>>> from collsim.systems import load_system
+>>> load_system("paper", nodes=16).wavelengths
+64
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import InputError, ScheduleFormatError, UnknownNameError
+from ..core.system import SYSTEM_KINDS, System, system_from_description
+from .optical_ring import OpticalRing
+
+PRESETS = ("paper", "terarack")
+
+
+def _read_toml(text: str, origin: str) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScheduleFormatError(f"{origin}: not valid TOML ({exc})") from exc
+    table = data.get("system")
+    if not isinstance(table, dict):
+        raise ScheduleFormatError(f"{origin}: needs a [system] table")
+    return dict(table)
+
+
+def preset_description(name: str) -> dict[str, Any]:
+    """Return the description of a built-in preset.
+
+    Parameters
+    ----------
+    name : str
+        ``"paper"`` or ``"terarack"``.
+
+    Returns
+    -------
+    dict
+        The preset's fields, including ``kind``.
+
+    Raises
+    ------
+    UnknownNameError
+        If there is no such preset.
+    """
+    if name not in PRESETS:
+        raise UnknownNameError(f"unknown system {name!r}; presets: {', '.join(PRESETS)}, or a TOML file")
+    text = resources.files(__package__).joinpath("presets", f"{name}.toml").read_text()
+    return _read_toml(text, f"preset {name}")
+
+
+def load_system(spec: str | System, **overrides: Any) -> System:
+    """Load a system from a preset name, a TOML file, or an instance, with overrides.
+
+    Parameters
+    ----------
+    spec : str or System
+        Preset name (``paper``, ``terarack``), path to a TOML file with a
+        ``[system]`` table, or a System instance.
+    **overrides
+        Field values to replace (``nodes=``, ``wavelengths=``, ``fibers=`` ...);
+        None values are ignored.
+
+    Returns
+    -------
+    System
+        The system.
+
+    Raises
+    ------
+    UnknownNameError
+        Unknown preset and no such file.
+    ScheduleFormatError
+        Malformed TOML.
+    InputError
+        Invalid parameter values.
+    """
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if isinstance(spec, System):
+        desc = spec.describe()
+    elif str(spec) in PRESETS:
+        desc = preset_description(str(spec))
+    else:
+        path = Path(str(spec))
+        if not path.is_file():
+            raise UnknownNameError(f"unknown system {spec!r}; presets: {', '.join(PRESETS)}, or a TOML file")
+        try:
+            desc = _read_toml(path.read_text(), str(path))
+        except UnicodeDecodeError as exc:
+            raise ScheduleFormatError(f"{path}: not a text file") from exc
+        desc.setdefault("name", path.stem)
+    cls = SYSTEM_KINDS.get(desc.get("kind", ""))
+    if cls is None:
+        raise ScheduleFormatError(f"unknown system kind {desc.get('kind')!r}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    bad = set(overrides) - names
+    if bad:
+        raise InputError(f"{cls.kind} systems have no parameter {', '.join(sorted(bad))}")
+    desc.update(overrides)
+    try:
+        return system_from_description(desc)
+    except ScheduleFormatError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, InputError):
+            raise cause from None
+        raise
+
+
+__all__ = ["OpticalRing", "PRESETS", "load_system", "preset_description"]

@@ -1,0 +1,145 @@
+"""Resource verification: routes, channels, and transceivers.
+
+On an optical ring every lightpath must be a contiguous one-direction arc
+from its source to its destination, use a fiber < F and a wavelength < w, and
+share no (direction, fiber, wavelength) on any link with another lightpath of
+the same step.  The conflict check sorts arc intervals per (step, direction,
+fiber, wavelength) key and compares neighbours: O(T log T), no per-link loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import (ChannelConflictError, ChannelRangeError, RouteError,
+                           TransceiverLimitError, Where)
+from ..core.ring import arc_start, first_overlap, link_id
+from ..core.schedule import Schedule
+
+
+def _first(mask: np.ndarray) -> int | None:
+    idx = np.flatnonzero(mask)
+    return int(idx[0]) if idx.size else None
+
+
+def verify_endpoints(s: Schedule) -> None:
+    """Check node ids and step ordering.
+
+    Parameters
+    ----------
+    s : Schedule
+        Schedule to check.
+
+    Raises
+    ------
+    RouteError
+        For out-of-range endpoints, a transfer to itself, or steps out of order.
+    """
+    n = s.system.nodes
+    if s.collective.nodes != n:
+        raise RouteError(f"collective has {s.collective.nodes} nodes but the system has {n}")
+    for name, col in (("source", s.src), ("destination", s.dst)):
+        i = _first((col < 0) | (col >= n))
+        if i is not None:
+            raise RouteError(f"{name} node {int(col[i])} does not exist", Where(step=int(s.step[i]), transfer=i))
+    i = _first(s.src == s.dst)
+    if i is not None:
+        raise RouteError(f"node {int(s.src[i])} sends to itself", Where(step=int(s.step[i]), transfer=i))
+    i = _first(np.diff(s.step) < 0) if len(s.step) > 1 else None
+    if i is not None or (len(s.step) and s.step[0] < 0):
+        raise RouteError("steps must be non-negative and in order", Where(transfer=(i or 0) + 1))
+
+
+def verify_ring_routes(s: Schedule) -> None:
+    """Check that each route is a one-direction arc from source to destination.
+
+    Parameters
+    ----------
+    s : Schedule
+        Schedule on a ring system.
+
+    Raises
+    ------
+    RouteError
+        Naming the step and transfer of the first bad route.
+    """
+    n = s.system.nodes
+    i = _first((s.direction != 1) & (s.direction != -1))
+    if i is not None:
+        raise RouteError(f"direction must be +1 or -1, got {int(s.direction[i])}",
+                         Where(step=int(s.step[i]), transfer=i))
+    i = _first((s.hops < 1) | (s.hops >= n))
+    if i is not None:
+        raise RouteError(f"route of {int(s.hops[i])} hops on a {n}-node ring",
+                         Where(step=int(s.step[i]), transfer=i))
+    end = (s.src + s.direction.astype(np.int64) * s.hops) % n
+    i = _first(end != s.dst)
+    if i is not None:
+        d = "cw" if s.direction[i] > 0 else "ccw"
+        raise RouteError(f"route from {int(s.src[i])} going {d} for {int(s.hops[i])} hops ends at "
+                         f"{int(end[i])}, not at destination {int(s.dst[i])}",
+                         Where(step=int(s.step[i]), transfer=i))
+
+
+def verify_channels(s: Schedule) -> None:
+    """Check channel ranges and that no two lightpaths share a channel on a link.
+
+    Parameters
+    ----------
+    s : Schedule
+        Schedule on an optical ring (routes already checked).
+
+    Raises
+    ------
+    ChannelRangeError
+        Fiber or wavelength index out of range.
+    ChannelConflictError
+        Two lightpaths of one step share (direction, fiber, wavelength) on a link;
+        names the step, the later transfer, the link and the channel.
+    """
+    sysm = s.system
+    n, w, f = sysm.nodes, sysm.wavelengths, sysm.fibers
+    i = _first((s.wavelength < 0) | (s.wavelength >= w))
+    if i is not None:
+        raise ChannelRangeError(f"wavelength {int(s.wavelength[i])} not in 0..{w - 1}",
+                                Where(step=int(s.step[i]), transfer=i, wavelength=int(s.wavelength[i])))
+    i = _first((s.fiber < 0) | (s.fiber >= f))
+    if i is not None:
+        raise ChannelRangeError(f"fiber {int(s.fiber[i])} not in 0..{f - 1}",
+                                Where(step=int(s.step[i]), transfer=i, fiber=int(s.fiber[i])))
+    key = ((s.step * 2 + (s.direction > 0)) * f + s.fiber) * w + s.wavelength
+    hit = first_overlap(key, arc_start(s.src, s.direction, n), s.hops, n)
+    if hit is not None:
+        a, b, pos = hit
+        link = int(link_id(np.array([pos]), s.direction[b:b + 1], n)[0])
+        raise ChannelConflictError(
+            f"transfers {a} and {b} share a channel on a link",
+            Where(step=int(s.step[b]), transfer=b, link=sysm.link_name(link),
+                  fiber=int(s.fiber[b]), wavelength=int(s.wavelength[b])))
+
+
+def verify_transceivers(s: Schedule) -> None:
+    """Check per-node limits on simultaneous transmit / receive channels.
+
+    Parameters
+    ----------
+    s : Schedule
+        Schedule on a system with optional ``max_tx_channels`` / ``max_rx_channels``.
+
+    Raises
+    ------
+    TransceiverLimitError
+        Naming the step and node that exceed a limit.
+    """
+    n = s.system.nodes
+    for attr, col, what in (("max_tx_channels", s.src, "transmits"), ("max_rx_channels", s.dst, "receives")):
+        limit = getattr(s.system, attr, None)
+        if limit is None or not len(col):
+            continue
+        counts = np.bincount(s.step * n + col)
+        k = _first(counts > limit)
+        if k is not None:
+            step, node = divmod(k, n)
+            t = _first((s.step == step) & (col == node))
+            raise TransceiverLimitError(f"node {node} {what} on {int(counts[k])} channels, limit {limit}",
+                                        Where(step=step, transfer=t, node=node))
