@@ -78,8 +78,8 @@ def compare_cmd(system, nodes, wavelengths, fibers, strategy, collective, size, 
         click.echo(json.dumps([r.to_json() for r in rows], indent=1))
     else:
         _print_table(rows)
-        for note in skipped:
-            err.print(f"skipped: {note}")
+    for note in skipped:
+        err.print(f"skipped: {note}")
     if not all(r.verified for r in rows):
         sys.exit(1)
 

@@ -20,7 +20,7 @@ _SIZE_UNITS = {
     "t": 1024**4, "tb": 1024**4, "tib": 1024**4,
 }
 _DEC = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
-_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "ps": 1e-12}
+_TIME_DIVISORS = {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9, "ps": 1e12}
 _NUM = r"([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)"
 
 
@@ -127,7 +127,7 @@ def parse_time(text: str | float) -> float:
         m = re.fullmatch(_NUM + r"\s*(s|ms|us|µs|ns|ps)?", str(text).strip())
         if not m:
             raise InputError(f"invalid time {text!r}: use e.g. 1us, 500ns or 2.5e-5")
-        value = float(m.group(1)) * _TIME_UNITS[m.group(2) or "s"]
+        value = float(m.group(1)) / _TIME_DIVISORS[m.group(2) or "s"]
     if not value >= 0 or value == float("inf"):
         raise InputError(f"invalid time {text!r}: must be non-negative")
     return value

@@ -27,7 +27,20 @@ def schedule_time_s(schedule: Schedule) -> float:
 
 
 def lower_bound_s(system, collective: Collective) -> float:
-    """Lower bound on the time of ``collective`` on ``system`` (seconds)."""
+    """Lower bound on the time of ``collective`` on ``system``.
+
+    Parameters
+    ----------
+    system : System
+        The system.
+    collective : Collective
+        The collective instance (kind, nodes, size).
+
+    Returns
+    -------
+    float
+        Seconds; no schedule can be faster under collsim's model for the system.
+    """
     return optical_lower_bound_s(system, collective)
 
 

@@ -136,7 +136,7 @@ def paper_time_s(system: OpticalRing, size_bytes: int, steps: int | None) -> flo
     --------
     >>> from collsim.systems import OpticalRing
     >>> round(paper_time_s(OpticalRing(nodes=2), 5_000_000, 2), 9)
-    0.002362500
+    0.0023625
     """
     if steps is None:
         return None

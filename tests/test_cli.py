@@ -1,0 +1,138 @@
+"""The installed ``collsim`` console script, end to end."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import collsim_exe
+
+KEYS = {"algorithm", "collective", "system", "nodes", "wavelengths", "size_bytes", "rounds", "steps",
+        "wavelengths_used", "time_s", "paper_time_s", "paper_steps", "lower_bound_s", "verified", "params",
+        "efficiency", "algbw_bytes_per_s", "busbw_bytes_per_s", "max_hops"}
+
+
+def test_compare_json_has_the_documented_keys(run_cli):
+    proc = run_cli("compare", "--nodes", "64", "--json", check=True)
+    rows = json.loads(proc.stdout)  # stdout is only the JSON array
+    assert [r["algorithm"] for r in rows] == ["ne", "osm", "ring"]
+    for r in rows:
+        assert KEYS <= set(r)
+        assert r["verified"] is True and r["nodes"] == 64 and r["wavelengths"] == 64
+        assert r["size_bytes"] == 4 * 1024 * 1024 and r["lower_bound_s"] <= r["time_s"]
+    by = {r["algorithm"]: r for r in rows}
+    assert by["ring"]["steps"] == 63 and by["ne"]["steps"] == 32 and by["osm"]["steps"] == 8
+
+
+def test_compare_table_and_options(run_cli):
+    proc = run_cli("compare", "-n", "31", "-w", "4", "-f", "2", "-c", "all-reduce", "-s", "32KB",
+                   "-a", "ring,osm", check=True)
+    assert "allreduce of 32KiB" in proc.stdout and "osm" in proc.stdout and "yes" in proc.stdout
+
+
+def test_compare_skips_inapplicable_algorithms_with_a_note(run_cli):
+    proc = run_cli("compare", "-n", "9", "--json", check=True)
+    assert [r["algorithm"] for r in json.loads(proc.stdout)] == ["osm", "ring"]
+    assert "even number of nodes" in proc.stderr
+
+
+def test_schedule_then_verify(run_cli, tmp_path):
+    run_cli("schedule", "osm", "-n", "16", "-w", "2", "--out", "osm.json", check=True)
+    proc = run_cli("verify", "osm.json", check=True)
+    assert proc.stdout.startswith("valid:") and "16 steps" in proc.stdout
+    summary = json.loads(run_cli("verify", "osm.json", "--json", check=True).stdout)
+    assert summary["steps"] == 16 and summary["valid"] is True
+
+
+def test_verify_reports_a_violation_with_exit_1(run_cli, tmp_path):
+    run_cli("schedule", "ring", "-n", "5", "--out", "ring.json", check=True)
+    doc = json.loads((tmp_path / "ring.json").read_text())
+    doc["steps"][1]["transfers"].pop()  # drop one forward
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    proc = run_cli("verify", "bad.json")
+    assert proc.returncode == 1
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert "missing data" in proc.stderr or "postcondition" in proc.stderr
+
+
+def test_verify_names_the_wavelength_conflict(run_cli, tmp_path):
+    run_cli("schedule", "osm", "-n", "8", "-w", "8", "--out", "o.json", check=True)
+    doc = json.loads((tmp_path / "o.json").read_text())
+    trs = doc["steps"][0]["transfers"]
+    a = next(t for t in trs if t["src"] == 0 and t["dst"] == 2)
+    b = next(t for t in trs if t["src"] == 1 and t["dst"] == 3)
+    b["wavelength"] = a["wavelength"]
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    proc = run_cli("verify", "c.json")
+    assert proc.returncode == 1 and "wavelength conflict" in proc.stderr
+    assert "link cw 1->2" in proc.stderr and f"wavelength {a['wavelength']}" in proc.stderr
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("compare", "--nodes", "1"), "at least 2 nodes"),
+    (("compare", "--wavelengths", "0"), "wavelengths must be a positive integer"),
+    (("compare", "--fibers", "-1"), "fibers"),
+    (("compare", "--size", "-4MiB"), "invalid size"),
+    (("compare", "--size", "lots"), "invalid size"),
+    (("compare", "--size", "0"), "invalid size"),
+    (("compare", "--algorithms", "bogus"), "unknown algorithm"),
+    (("compare", "--collective", "allgossip"), "unknown collective"),
+    (("compare", "--system", "nowhere.toml"), "unknown system"),
+    (("compare", "--strategy", "random"), "unknown wavelength-assignment strategy"),
+    (("compare", "-n", "9", "-a", "ne"), "even number of nodes"),
+    (("compare", "--nodes", "ten"), "not a valid integer"),
+    (("schedule", "ring", "--out", "x.json", "-p", "chunks"), "key=value"),
+    (("schedule", "ne", "--out", "x.json", "-p", "m=3"), "takes no parameter"),
+    (("verify", "missing.json"), "cannot read"),
+    (("frobnicate",), "No such command"),
+])
+def test_bad_input_is_one_clear_line_and_exit_2(run_cli, args, needle):
+    proc = run_cli(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert proc.stdout == ""
+
+
+def test_truncated_and_garbage_files_exit_2(run_cli, tmp_path):
+    run_cli("schedule", "ring", "-n", "4", "--out", "r.json", check=True)
+    text = (tmp_path / "r.json").read_text()
+    (tmp_path / "t.json").write_text(text[: len(text) // 2])
+    (tmp_path / "g.json").write_bytes(b"\x00\xff\xfe garbage")
+    for name in ("t.json", "g.json"):
+        proc = run_cli("verify", name)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_bad_input_changes_nothing(run_cli, tmp_path):
+    proc = run_cli("schedule", "ring", "-n", "1", "--out", "never.json")
+    assert proc.returncode == 2 and not (tmp_path / "never.json").exists()
+
+
+def test_system_toml_file(run_cli, tmp_path):
+    (tmp_path / "mine.toml").write_text('[system]\nkind = "optical-ring"\nnodes = 12\nwavelengths = 3\n')
+    rows = json.loads(run_cli("compare", "--system", "mine.toml", "--json", check=True).stdout)
+    assert rows[0]["system"] == "mine" and rows[0]["nodes"] == 12 and rows[0]["wavelengths"] == 3
+    (tmp_path / "bad.toml").write_text("[system\nnodes=")
+    proc = run_cli("compare", "--system", "bad.toml")
+    assert proc.returncode == 2 and "not valid TOML" in proc.stderr
+
+
+def test_algorithms_listing(run_cli):
+    rows = json.loads(run_cli("algorithms", "--json", check=True).stdout)
+    names = {r["name"] for r in rows}
+    assert {"ring", "ne", "osm"} <= names
+    assert all(r["reference"] and r["collectives"] and r["systems"] for r in rows)
+    assert "osm" in run_cli("algorithms", check=True).stdout
+
+
+def test_python_dash_m():
+    proc = subprocess.run([sys.executable, "-m", "collsim", "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "compare" in proc.stdout
+
+
+def test_console_script_is_installed():
+    assert collsim_exe()

@@ -1,0 +1,94 @@
+"""The schedule file format: round trips, hand-written files, malformed input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from collsim import build, verify
+from collsim.core import errors as E
+from collsim.core.serialize import dumps, loads
+from collsim.systems import OpticalRing
+
+HAND_WRITTEN = {
+    "format": "collsim-schedule", "version": 1,
+    "system": {"kind": "optical-ring", "nodes": 3, "wavelengths": 1},
+    "collective": {"kind": "allgather", "nodes": 3, "size_bytes": 1000},
+    "steps": [
+        {"step": 0, "transfers": [
+            {"src": 0, "dst": 1, "chunks": [0], "path": [0, 1], "fiber": 0, "wavelength": 0},
+            {"src": 1, "dst": 2, "chunks": [1], "path": [1, 2], "fiber": 0, "wavelength": 0},
+            {"src": 2, "dst": 0, "chunks": [2], "path": [2, 0], "fiber": 0, "wavelength": 0}]},
+        {"step": 1, "transfers": [
+            {"src": 0, "dst": 1, "chunks": [2], "path": [0, 1], "fiber": 0, "wavelength": 0},
+            {"src": 1, "dst": 2, "chunks": [0], "path": [1, 2], "fiber": 0, "wavelength": 0},
+            {"src": 2, "dst": 0, "chunks": [1], "path": [2, 0], "fiber": 0, "wavelength": 0}]},
+    ],
+}
+
+
+@pytest.mark.parametrize("alg,coll,n", [("ring", "allreduce", 5), ("ne", "allgather", 2), ("ring", "allgather", 2),
+                                         ("osm", "alltoall", 7), ("osm", "broadcast", 6)])
+def test_round_trip_is_byte_identical(alg, coll, n):
+    s = build(alg, OpticalRing(nodes=n, wavelengths=3, fibers=2), coll, 1000)
+    text = dumps(s)
+    again = loads(text)
+    verify(again)
+    assert dumps(again) == text
+    for col in ("step", "src", "dst", "direction", "hops", "fiber", "wavelength", "chunk_idx"):
+        assert np.array_equal(getattr(again, col), getattr(s, col)), col
+
+
+def test_building_twice_gives_identical_files():
+    sysm = OpticalRing(nodes=12, wavelengths=2)
+    assert dumps(build("osm", sysm, "allreduce", 999)) == dumps(build("osm", sysm, "allreduce", 999))
+
+
+def test_hand_written_schedule_verifies():
+    verify(loads(json.dumps(HAND_WRITTEN)))
+
+
+def test_hand_written_route_reversed_is_a_route_error():
+    doc = json.loads(json.dumps(HAND_WRITTEN))
+    doc["steps"][0]["transfers"][0]["path"] = [1, 0]
+    with pytest.raises(E.RouteError, match="step 0, transfer 0"):
+        loads(json.dumps(doc))
+
+
+def test_hand_written_jumping_path_is_a_route_error():
+    doc = json.loads(json.dumps(HAND_WRITTEN))
+    doc["system"]["nodes"] = doc["collective"]["nodes"] = 5
+    doc["steps"][0]["transfers"][0].update(dst=2, path=[0, 2])
+    with pytest.raises(E.RouteError, match="contiguous"):
+        loads(json.dumps(doc))
+
+
+@pytest.mark.parametrize("text,match", [
+    ("", "not valid JSON"),
+    ('{"format": "collsim-schedule", "version": 1, "system": ', "not valid JSON"),
+    ("[]", "not a collsim schedule"),
+    ('{"format": "collsim-schedule", "version": 99}', "version"),
+])
+def test_malformed_files(text, match):
+    with pytest.raises(E.ScheduleFormatError, match=match):
+        loads(text)
+
+
+@pytest.mark.parametrize("mutate,match", [
+    (lambda d: d["system"].update(kind="warp-drive"), "unknown system kind"),
+    (lambda d: d["system"].update(wavelengths=0), "wavelengths"),
+    (lambda d: d["collective"].update(kind="allgossip"), "unknown kind"),
+    (lambda d: d["collective"].update(size_bytes=-5), "size"),
+    (lambda d: d["steps"][0]["transfers"][0].pop("chunks"), "missing 'chunks'"),
+    (lambda d: d["steps"][0]["transfers"][0].update(src="zero"), "'src' must be an integer"),
+    (lambda d: d["steps"][0]["transfers"][0].pop("path"), "needs a route"),
+    (lambda d: d["steps"][0]["transfers"][0].update(reduce="yes"), "'reduce'"),
+    (lambda d: d["steps"].reverse(), "step order"),
+])
+def test_malformed_fields(mutate, match):
+    doc = json.loads(json.dumps(HAND_WRITTEN))
+    mutate(doc)
+    with pytest.raises(E.ScheduleFormatError, match=match):
+        loads(json.dumps(doc))
