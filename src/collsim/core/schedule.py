@@ -156,6 +156,10 @@ class LogicalBuilder:
                                for d, b in zip(cols[6], self._blocks)]) if self._any_direction else None
         colors = np.concatenate([c if c is not None else np.full(len(b[1]), -1, INDEX)
                                  for c, b in zip(cols[7], self._blocks)]) if self._any_color else None
+        if len(rnd) < 2 or (rnd[1:] >= rnd[:-1]).all():  # blocks already in round order
+            ptr = np.zeros(len(rnd) + 1, dtype=INDEX)
+            np.cumsum(lengths, out=ptr[1:])
+            return LogicalSchedule(self.collective, rnd, src, dst, ptr, idx, red, dirs, colors)
         order = np.argsort(rnd, kind="stable")
         ptr, idx = permute_csr(lengths, idx, order)
         return LogicalSchedule(

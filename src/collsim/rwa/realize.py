@@ -121,8 +121,11 @@ def realize(system: System, logical: LogicalSchedule, *, strategy: str | Strateg
     strat = get_strategy(strategy)
     src, dst = logical.src, logical.dst
     if logical.direction is not None:
-        direction = np.where(logical.direction == 0, shortest_direction(src, dst, n),
-                             logical.direction).astype(np.int8)
+        direction = logical.direction.astype(np.int8, copy=False)
+        unset = direction == 0
+        if unset.any():
+            direction = direction.copy()
+            direction[unset] = shortest_direction(src[unset], dst[unset], n)
     else:
         direction = shortest_direction(src, dst, n)
     hops = hops_along(src, dst, direction, n)
@@ -141,20 +144,26 @@ def realize(system: System, logical: LogicalSchedule, *, strategy: str | Strateg
         wavelength = np.full(t, -1, np.int32)
         limits = (None, None)
     # physical steps: rounds in order, each taking (max sub-step + 1) slots
-    rounds, inv = np.unique(logical.round, return_inverse=True)
-    per_round = np.zeros(len(rounds), np.int64)
-    np.maximum.at(per_round, inv, sub + 1)
+    rnd_all = logical.round
+    if len(rnd_all) > 1 and not (rnd_all[1:] >= rnd_all[:-1]).all():
+        raise UnsupportedError("logical rounds must be in order")  # LogicalBuilder guarantees it
+    starts = np.flatnonzero(np.concatenate([[True], rnd_all[1:] != rnd_all[:-1]])) if t else np.zeros(0, np.int64)
+    per_round = np.maximum.reduceat(sub + 1, starts) if t else np.zeros(0, np.int64)
     offsets = np.concatenate([[0], np.cumsum(per_round)[:-1]])
-    step = offsets[inv] + sub
-    order = np.argsort(step, kind="stable")
-    step = step[order]
-    step = _split_for_transceivers(step, src[order], dst[order], *limits, n)
-    # renumber steps densely (limits may have created gaps-free but offset numbering)
-    _, step = np.unique(step, return_inverse=True)
-    ptr, idx = permute_csr(np.diff(logical.chunk_ptr), logical.chunk_idx, order)
+    step = np.repeat(offsets, np.diff(np.append(starts, t))) + sub
+    if len(step) > 1 and not (step[1:] >= step[:-1]).all():
+        order = np.argsort(step, kind="stable")
+        step = step[order]
+        ptr, idx = permute_csr(np.diff(logical.chunk_ptr), logical.chunk_idx, order)
+        rnd, src, dst, red = logical.round[order], src[order], dst[order], logical.reduce[order]
+        direction, hops, fiber, wavelength = direction[order], hops[order], fiber[order], wavelength[order]
+    else:
+        ptr, idx, rnd, red = logical.chunk_ptr, logical.chunk_idx, logical.round, logical.reduce
+    split = _split_for_transceivers(step, src, dst, *limits, n)
+    if split is not step:  # limits created sub-steps: renumber densely
+        step = np.unique(split, return_inverse=True)[1]
     return Schedule(
         system=system, collective=logical.collective, algorithm=algorithm,
-        params=dict(params or {}), step=step.astype(np.int64), round=logical.round[order],
-        src=src[order], dst=dst[order], chunk_ptr=ptr, chunk_idx=idx,
-        reduce=logical.reduce[order], direction=direction[order], hops=hops[order],
-        fiber=fiber[order], wavelength=wavelength[order])
+        params=dict(params or {}), step=step.astype(np.int64, copy=False), round=rnd,
+        src=src, dst=dst, chunk_ptr=ptr, chunk_idx=idx, reduce=red, direction=direction,
+        hops=hops, fiber=fiber, wavelength=wavelength)

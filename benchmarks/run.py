@@ -1,0 +1,120 @@
+"""Benchmarks: wall time and peak memory of collsim's reference workloads.
+
+Run all:        python benchmarks/run.py
+Run some:       python benchmarks/run.py osm-1024 ring-4096
+List:           python benchmarks/run.py --list
+
+Each workload runs in its own interpreter so that its peak resident memory
+(ru_maxrss) is its own.  Targets (issue #2, this 2-core machine): default
+compare < 15 s; OSM at N=1024 (about a million lightpaths) < 20 s and 2 GiB;
+cost growing no faster than lightpaths x log.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+WORKLOADS: dict[str, tuple[str, str]] = {}
+
+
+def workload(name: str, target: str):
+    def deco(fn):
+        WORKLOADS[name] = (fn.__name__, target)
+        return fn
+    return deco
+
+
+def _build_verify(alg: str, n: int, coll: str = "allgather", w: int = 64) -> dict:
+    import collsim
+    from collsim.cost import schedule_time_s
+    t0 = time.perf_counter()
+    s = collsim.build(alg, "paper", coll, "4MiB", nodes=n, wavelengths=w)
+    t1 = time.perf_counter()
+    rep = collsim.verify(s)
+    t2 = time.perf_counter()
+    schedule_time_s(s)
+    t3 = time.perf_counter()
+    return {"transfers": rep.transfers, "steps": rep.steps, "build_s": t1 - t0, "verify_s": t2 - t1,
+            "time_model_s": t3 - t2}
+
+
+@workload("compare-default", "< 15 s")
+def compare_default() -> dict:
+    exe = Path(sys.executable).parent / "collsim"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
+    proc = subprocess.run(cmd + ["compare", "--json"], capture_output=True, text=True, check=True)
+    rows = json.loads(proc.stdout)
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return {"algorithms": [r["algorithm"] for r in rows], "verified": all(r["verified"] for r in rows),
+            "child_peak_rss_mib": child / 1024}
+
+
+@workload("osm-1024", "< 20 s, < 2 GiB")
+def osm_1024() -> dict:
+    return _build_verify("osm", 1024)
+
+
+@workload("ring-4096", "-")
+def ring_4096() -> dict:
+    return _build_verify("ring", 4096)
+
+
+@workload("ne-4096", "-")
+def ne_4096() -> dict:
+    return _build_verify("ne", 4096)
+
+
+@workload("osm-scaling", "time/(T log T) roughly flat")
+def osm_scaling() -> dict:
+    import math
+    out = {}
+    for n in (128, 256, 512, 1024):
+        t0 = time.perf_counter()
+        r = _build_verify("osm", n)
+        dt = time.perf_counter() - t0
+        t = r["transfers"]
+        out[str(n)] = {"transfers": t, "total_s": round(dt, 3), "ns_per_T_log2T": round(1e9 * dt / (t * math.log2(t)), 2)}
+    return out
+
+
+def _one(name: str) -> None:
+    fn = globals()[WORKLOADS[name][0]]
+    t0 = time.perf_counter()
+    info = fn()
+    wall = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"name": name, "wall_s": wall, "peak_rss_mib": peak, "target": WORKLOADS[name][1], **info}))
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--one"]:
+        _one(argv[1])
+        return
+    if argv[:1] == ["--list"]:
+        print("\n".join(WORKLOADS))
+        return
+    names = argv or list(WORKLOADS)
+    results = []
+    for name in names:
+        if name not in WORKLOADS:
+            sys.exit(f"unknown workload {name!r}; see --list")
+        proc = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"{name} failed:\n{proc.stderr}")
+        res = json.loads(proc.stdout.strip().splitlines()[-1])
+        results.append(res)
+        extra = {k: v for k, v in res.items() if k not in ("name", "wall_s", "peak_rss_mib", "target")}
+        print(f"{name:16s} wall {res['wall_s']:7.2f} s  peak {res['peak_rss_mib']:7.0f} MiB  "
+              f"target {res['target']:<28s} {json.dumps(extra)}", flush=True)
+    out = Path(__file__).parent / "results"
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
