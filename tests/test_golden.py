@@ -128,3 +128,21 @@ def test_osm_alltoall_meets_the_link_load_bound_up_to_overheads():
     sysm = OpticalRing(nodes=n, wavelengths=w, mrr_reconfig_s=0.0, oeo_cycles_per_flit=0.0, packet_bytes=1)
     s = build("osm", sysm, "alltoall", 5000)
     assert schedule_time_s(s) == pytest.approx(lower_bound_s(sysm, s.collective))
+
+
+@pytest.mark.parametrize("n", [3, 5, 7, 9, 15, 33, 63, 1023])
+def test_lemma1_overcounts_odd_rings(n):
+    # Seed 004 Lemma 1 says ceil(N^2/8); for odd N = 2k+1 the busiest link carries only
+    # k(k+1)/2 one-hop lightpaths per direction and the explicit schedule uses exactly
+    # that many wavelengths: one fewer than Lemma 1 (docs/papers/discrepancies.md).
+    k = (n - 1) // 2
+    lemma1 = math.ceil(n * n / 8)
+    assert uniform_alltoall_wavelengths(n) == k * (k + 1) // 2 == lemma1 - 1
+    if n <= 63:
+        s = build("osm", OpticalRing(nodes=n, wavelengths=lemma1), "allgather", 64)
+        assert verify(s).wavelengths_used == lemma1 - 1
+
+
+@pytest.mark.parametrize("n", [4, 6, 8, 10, 64, 1024])
+def test_lemma1_is_exact_for_even_rings(n):
+    assert uniform_alltoall_wavelengths(n) == math.ceil(n * n / 8)
