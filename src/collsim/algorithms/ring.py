@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
+from ..core.units import require_positive_int
 from .registry import register
 
 
@@ -79,7 +80,7 @@ def ring(system, collective, size_bytes, *, chunks: int = 1):
             for r in range(n - 1):
                 b.add(n - 1 + r, i, (i + 1) % n, ((i - r) % n)[:, None], direction=1)
         return b.build(), {}
-    k = int(chunks)
+    k = require_positive_int("chunks", chunks)
     root = 0
     coll = make_collective(collective, n, size_bytes, split=k, root=root)
     b = LogicalBuilder(coll)

@@ -179,3 +179,33 @@ def format_time(time_s: float) -> str:
         if abs(time_s) >= factor:
             return f"{time_s / factor:.4g} {unit}"
     return f"{time_s / 1e-9:.4g} ns"
+
+
+def require_positive_int(name: str, value: object) -> int:
+    """Check that ``value`` is a positive integer.
+
+    Parameters
+    ----------
+    name : str
+        Parameter name, used in the message.
+    value : object
+        Value to check.
+
+    Returns
+    -------
+    int
+        The value.
+
+    Raises
+    ------
+    InputError
+        If the value is not an integer >= 1.
+
+    Examples
+    --------
+    >>> require_positive_int("chunks", 4)
+    4
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{name} must be a positive integer, got {value!r}")
+    return value

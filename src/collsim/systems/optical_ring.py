@@ -18,11 +18,7 @@ from typing import ClassVar
 
 from ..core.errors import InputError
 from ..core.system import System, register_system_kind
-
-
-def _positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{name} must be a positive integer, got {value!r}")
+from ..core.units import require_positive_int as _positive_int
 
 
 def _positive_float(name: str, value: object, allow_zero: bool = False) -> None:
