@@ -44,12 +44,23 @@ class BitMatrix:
         np.bitwise_or.at(self.words, (r, c >> 6), np.left_shift(np.uint64(1), (c & 63).astype(np.uint64)))
 
 
-def _expand(s: Schedule, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """(transfer index, chunk) rows for transfers lo..hi."""
-    a, b = s.chunk_ptr[lo], s.chunk_ptr[hi]
-    lengths = np.diff(s.chunk_ptr[lo:hi + 1])
-    t = np.repeat(np.arange(lo, hi, dtype=np.int64), lengths)
-    return t, s.chunk_idx[a:b]
+def _steps(s: Schedule):
+    """Yield ``(step, transfer index per row, chunk per row)`` for every non-empty step."""
+    bounds = s.step_bounds
+    for step in range(s.num_steps):
+        lo, hi = int(bounds[step]), int(bounds[step + 1])
+        if lo == hi:
+            continue
+        lengths = np.diff(s.chunk_ptr[lo:hi + 1])
+        t = np.repeat(np.arange(lo, hi, dtype=np.int64), lengths)
+        yield step, t, s.chunk_idx[s.chunk_ptr[lo]:s.chunk_ptr[hi]]
+
+
+def _missing(s: Schedule, step: int, t: np.ndarray, ch: np.ndarray, bad: np.ndarray) -> MissingDataError:
+    i = int(np.flatnonzero(bad)[0])
+    node, chunk = int(s.src[t[i]]), int(ch[i])
+    return MissingDataError(f"node {node} sends chunk {chunk} it does not hold",
+                            Where(step=step, transfer=int(t[i]), node=node, chunk=chunk))
 
 
 def _check_ranges(s: Schedule) -> None:
@@ -100,17 +111,10 @@ def _verify_copies(s: Schedule) -> None:
                                Where(step=int(s.step[t]), transfer=t))
     held = BitMatrix(c.nodes, c.chunks)
     held.set(c.pre_node, c.pre_chunk)
-    bounds = s.step_bounds
-    for step in range(s.num_steps):
-        lo, hi = int(bounds[step]), int(bounds[step + 1])
-        if lo == hi:
-            continue
-        t, ch = _expand(s, lo, hi)
+    for step, t, ch in _steps(s):
         ok = held.get(s.src[t], ch)
         if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise MissingDataError(f"node {int(s.src[t[i]])} sends chunk {int(ch[i])} it does not hold",
-                                   Where(step=step, transfer=int(t[i]), node=int(s.src[t[i]]), chunk=int(ch[i])))
+            raise _missing(s, step, t, ch, ~ok)
         held.set(s.dst[t], ch)
     ok = held.get(c.post_node, c.post_chunk)
     if not ok.all():
@@ -135,18 +139,11 @@ def _verify_reduction(s: Schedule) -> None:
     state[c.pre_node, c.pre_chunk, c.pre_node >> 6] |= np.left_shift(one, (c.pre_node & 63).astype(np.uint64))
     full = np.zeros((nc, words), dtype=np.uint64)
     np.bitwise_or.at(full, (c.pre_chunk, c.pre_node >> 6), np.left_shift(one, (c.pre_node & 63).astype(np.uint64)))
-    bounds = s.step_bounds
-    for step in range(s.num_steps):
-        lo, hi = int(bounds[step]), int(bounds[step + 1])
-        if lo == hi:
-            continue
-        t, ch = _expand(s, lo, hi)
+    for step, t, ch in _steps(s):
         payload = state[s.src[t], ch]                      # (R, words), read at step start
         empty = ~payload.any(axis=1)
         if empty.any():
-            i = int(np.flatnonzero(empty)[0])
-            raise MissingDataError(f"node {int(s.src[t[i]])} sends chunk {int(ch[i])} it does not hold",
-                                   Where(step=step, transfer=int(t[i]), node=int(s.src[t[i]]), chunk=int(ch[i])))
+            raise _missing(s, step, t, ch, empty)
         dst = s.dst[t]
         key = dst * nc + ch
         red = s.reduce[t]
