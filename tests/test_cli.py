@@ -18,7 +18,8 @@ KEYS = {"algorithm", "collective", "system", "nodes", "wavelengths", "size_bytes
 def test_compare_json_has_the_documented_keys(run_cli):
     proc = run_cli("compare", "--nodes", "64", "--json", check=True)
     rows = json.loads(proc.stdout)  # stdout is only the JSON array
-    assert [r["algorithm"] for r in rows] == ["ne", "osm", "ring"]
+    names = [r["algorithm"] for r in rows]
+    assert names == sorted(names) and {"ne", "osm", "ring"} <= set(names)
     for r in rows:
         assert KEYS <= set(r)
         assert r["verified"] is True and r["nodes"] == 64 and r["wavelengths"] == 64
@@ -35,7 +36,8 @@ def test_compare_table_and_options(run_cli):
 
 def test_compare_skips_inapplicable_algorithms_with_a_note(run_cli):
     proc = run_cli("compare", "-n", "9", "--json", check=True)
-    assert [r["algorithm"] for r in json.loads(proc.stdout)] == ["osm", "ring"]
+    names = {r["algorithm"] for r in json.loads(proc.stdout)}
+    assert {"osm", "ring"} <= names and "ne" not in names
     assert "even number of nodes" in proc.stderr
 
 

@@ -25,10 +25,13 @@ def test_registry_is_not_empty_and_names_work():
 @pytest.mark.parametrize("name,collective", CASES)
 @settings(max_examples=12)
 @given(n=st.one_of(st.integers(2, 300), st.sampled_from(PRIMES)), w=st.integers(1, 64),
-       f=st.integers(1, 2), size=st.integers(1, 1 << 22), strategy=st.sampled_from(["first-fit", "best-fit", "most-used"]))
-def test_every_algorithm_builds_a_verified_schedule(name, collective, n, w, f, size, strategy):
+       f=st.integers(1, 2), size=st.integers(1, 1 << 22), strategy=st.sampled_from(["first-fit", "best-fit", "most-used"]),
+       limit=st.sampled_from([None, None, 1, 3]))
+def test_every_algorithm_builds_a_verified_schedule(name, collective, n, w, f, size, strategy, limit):
     spec = REGISTRY[name]
-    system = OpticalRing(nodes=n, wavelengths=w, fibers=f)
+    if "optical-ring" not in spec.systems:
+        return
+    system = OpticalRing(nodes=n, wavelengths=w, fibers=f, max_tx_channels=limit, max_rx_channels=limit)
     try:
         sched = build(name, system, collective, size, strategy=strategy)
     except UnsupportedError as exc:

@@ -18,7 +18,7 @@ def _paper_steps(system, collective, params):
 
 
 @register(
-    "ne", collectives=("allgather",), systems=("optical-ring",), aliases=("neighbor-exchange",),
+    "ne", collectives=("allgather",), systems=("optical-ring", "network"), aliases=("neighbor-exchange",),
     requires=_even, constraints="N even", paper_steps=_paper_steps,
     reference="J. Chen, Y. Zhang, L. Zhang, W. Yuan, 'Performance of a new allgather algorithm on "
               "terascale DeepComp 6800', DCABES 2005; seed 004 §IV-A.2 and Table 1 (N/2 steps)",

@@ -33,7 +33,7 @@ class AlgorithmSpec:
     collectives : tuple of str
         Canonical names of the collectives it implements.
     systems : tuple of str
-        System kinds it runs on.
+        System kinds it runs on; ``"network"`` stands for every electrical network.
     reference : str
         Source (paper, section, equation or figure).
     summary : str
@@ -62,7 +62,11 @@ class AlgorithmSpec:
 
     def supports(self, system: System, collective: str) -> bool:
         """Whether the collective and system kind are in this algorithm's scope."""
-        return canonical_collective(collective) in self.collectives and system.kind in self.systems
+        return canonical_collective(collective) in self.collectives and self.runs_on(system)
+
+    def runs_on(self, system: System) -> bool:
+        """Whether the system kind is in scope (``"network"`` means any electrical network)."""
+        return system.kind in self.systems or ("network" in self.systems and not system.optical)
 
     def check(self, system: System, collective: str) -> None:
         """Raise :class:`UnsupportedError` with the reason if it cannot build this instance."""
@@ -70,7 +74,7 @@ class AlgorithmSpec:
         if coll not in self.collectives:
             raise UnsupportedError(f"{self.name} does not implement {coll} "
                                    f"(it implements {', '.join(self.collectives)})")
-        if system.kind not in self.systems:
+        if not self.runs_on(system):
             raise UnsupportedError(f"{self.name} does not run on {system.kind} systems")
         if self.requires is not None:
             reason = self.requires(system, coll)

@@ -22,7 +22,7 @@ def _paper_steps(system, collective, params):
 
 @register(
     "ring", collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
-    systems=("optical-ring",), aliases=("ring-allgather",), paper_steps=_paper_steps,
+    systems=("optical-ring", "network"), aliases=("ring-allgather",), paper_steps=_paper_steps,
     params=("chunks",),
     reference="Seed 004 §IV-A.2 and Table 1 (Ring all-gather, N-1 steps, after Chen et al. 2005); "
               "ring all-reduce: Patarasuk & Yuan, JPDC 69(2) 2009, and seed 002 (ring all-reduce in ML training)",

@@ -116,7 +116,9 @@ def realize(system: System, logical: LogicalSchedule, *, strategy: str | Strateg
     3
     """
     if not system.ring_routes:
-        raise UnsupportedError(f"no routing for system kind {system.kind!r}")
+        if not hasattr(system, "route"):
+            raise UnsupportedError(f"no routing for system kind {system.kind!r}")
+        return _realize_network(system, logical, algorithm, params)
     n = system.nodes
     strat = get_strategy(strategy)
     src, dst = logical.src, logical.dst
@@ -151,19 +153,33 @@ def realize(system: System, logical: LogicalSchedule, *, strategy: str | Strateg
     per_round = np.maximum.reduceat(sub + 1, starts) if t else np.zeros(0, np.int64)
     offsets = np.concatenate([[0], np.cumsum(per_round)[:-1]])
     step = np.repeat(offsets, np.diff(np.append(starts, t))) + sub
-    if len(step) > 1 and not (step[1:] >= step[:-1]).all():
-        order = np.argsort(step, kind="stable")
-        step = step[order]
-        ptr, idx = permute_csr(np.diff(logical.chunk_ptr), logical.chunk_idx, order)
-        rnd, src, dst, red = logical.round[order], src[order], dst[order], logical.reduce[order]
-        direction, hops, fiber, wavelength = direction[order], hops[order], fiber[order], wavelength[order]
-    else:
-        ptr, idx, rnd, red = logical.chunk_ptr, logical.chunk_idx, logical.round, logical.reduce
-    split = _split_for_transceivers(step, src, dst, *limits, n)
-    if split is not step:  # limits created sub-steps: renumber densely
-        step = np.unique(split, return_inverse=True)[1]
+    cols = {"round": logical.round, "src": src, "dst": dst, "reduce": logical.reduce,
+            "direction": direction, "hops": hops, "fiber": fiber, "wavelength": wavelength}
+    ptr, idx = logical.chunk_ptr, logical.chunk_idx
+    for attempt in range(2):  # sort by step; again if transceiver limits split steps
+        if len(step) > 1 and not (step[1:] >= step[:-1]).all():
+            order = np.argsort(step, kind="stable")
+            step = step[order]
+            ptr, idx = permute_csr(np.diff(ptr), idx, order)
+            cols = {k: v[order] for k, v in cols.items()}
+        if attempt == 0:
+            split = _split_for_transceivers(step, cols["src"], cols["dst"], *limits, n)
+            if split is step:
+                break
+            step = split
+    return Schedule(system=system, collective=logical.collective, algorithm=algorithm,
+                    params=dict(params or {}), step=step.astype(np.int64, copy=False),
+                    chunk_ptr=ptr, chunk_idx=idx, **cols)
+
+
+def _realize_network(system, logical: LogicalSchedule, algorithm: str, params) -> Schedule:
+    """Graph systems: route every transfer deterministically; one step per round."""
+    t = len(logical.src)
+    ptr, links = system.route(logical.src, logical.dst)
+    _, step = np.unique(logical.round, return_inverse=True)
     return Schedule(
-        system=system, collective=logical.collective, algorithm=algorithm,
-        params=dict(params or {}), step=step.astype(np.int64, copy=False), round=rnd,
-        src=src, dst=dst, chunk_ptr=ptr, chunk_idx=idx, reduce=red, direction=direction,
-        hops=hops, fiber=fiber, wavelength=wavelength)
+        system=system, collective=logical.collective, algorithm=algorithm, params=dict(params or {}),
+        step=step.astype(np.int64), round=logical.round, src=logical.src, dst=logical.dst,
+        chunk_ptr=logical.chunk_ptr, chunk_idx=logical.chunk_idx, reduce=logical.reduce,
+        direction=np.zeros(t, np.int8), hops=np.diff(ptr), fiber=np.full(t, -1, np.int16),
+        wavelength=np.full(t, -1, np.int32), route_ptr=ptr, route_links=links)
