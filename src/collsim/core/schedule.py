@@ -226,6 +226,9 @@ class Schedule:
         Number of links on the route.
     fiber, wavelength : numpy.ndarray
         Channel on every link of the route (-1 on electrical systems).
+    route_ptr, route_links : numpy.ndarray or None
+        CSR routes as link ids on graph (electrical) systems; None on rings, whose
+        routes are direction and hop count.
     """
 
     system: System
@@ -243,6 +246,8 @@ class Schedule:
     hops: np.ndarray
     fiber: np.ndarray
     wavelength: np.ndarray
+    route_ptr: np.ndarray | None = None
+    route_links: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -286,6 +291,26 @@ class Schedule:
         """Number of distinct wavelength indices used (0 on electrical systems)."""
         w = self.wavelength[self.wavelength >= 0]
         return int(np.unique(w).size)
+
+    def link_loads(self) -> tuple[np.ndarray, np.ndarray]:
+        """Flows per (step, link) on graph systems.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(keys, counts)`` with ``key = step * links + link`` for every (step, link)
+            used at least once.
+        """
+        if self.route_links is None:
+            return np.zeros(0, INDEX), np.zeros(0, INDEX)
+        nlinks = len(self.system.links)
+        steps = np.repeat(self.step, np.diff(self.route_ptr))
+        return np.unique(steps * nlinks + self.route_links, return_counts=True)
+
+    def max_link_load(self) -> int:
+        """The most flows sharing one directed link in one step (0 on rings)."""
+        _, counts = self.link_loads()
+        return int(counts.max()) if counts.size else 0
 
     def replace(self, **changes) -> "Schedule":
         """Return a copy with some columns replaced (caches dropped)."""

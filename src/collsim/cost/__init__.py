@@ -7,11 +7,15 @@ import math
 from ..core.collective import Collective
 from ..core.schedule import Schedule
 from .bounds import optical_lower_bound_s, traffic_bound
+from .network import alpha_beta_time_s, network_lower_bound_s
 from .optical import paper_time_s, step_times
 
 
 def schedule_time_s(schedule: Schedule) -> float:
-    """Time of a schedule under collsim's model for its system.
+    """Time of a schedule under collsim's closed-form model for its system.
+
+    Optical rings use the optical step model; electrical networks the
+    congestion-unaware α–β model (the flow simulator is :mod:`collsim.sim`).
 
     Parameters
     ----------
@@ -23,7 +27,9 @@ def schedule_time_s(schedule: Schedule) -> float:
     float
         Seconds.
     """
-    return step_times(schedule).total_s
+    if schedule.system.optical:
+        return step_times(schedule).total_s
+    return alpha_beta_time_s(schedule)
 
 
 def lower_bound_s(system, collective: Collective) -> float:
@@ -41,7 +47,9 @@ def lower_bound_s(system, collective: Collective) -> float:
     float
         Seconds; no schedule can be faster under collsim's model for the system.
     """
-    return optical_lower_bound_s(system, collective)
+    if system.optical:
+        return optical_lower_bound_s(system, collective)
+    return network_lower_bound_s(system, collective)
 
 
 def bus_bandwidth(collective: Collective, time_s: float) -> tuple[float, float]:
@@ -74,4 +82,4 @@ def bus_bandwidth(collective: Collective, time_s: float) -> tuple[float, float]:
     return algbw, algbw * spec.busbw_factor(collective.nodes)
 
 
-__all__ = ["bus_bandwidth", "lower_bound_s", "paper_time_s", "schedule_time_s", "step_times", "traffic_bound"]
+__all__ = ["alpha_beta_time_s", "bus_bandwidth", "network_lower_bound_s", "lower_bound_s", "paper_time_s", "schedule_time_s", "step_times", "traffic_bound"]

@@ -68,6 +68,9 @@ def verify(schedule: Schedule, *, dataflow: bool = True, resources: bool = True)
     if resources:
         if schedule.system.ring_routes:
             verify_ring_routes(schedule)
+        elif schedule.route_ptr is not None:
+            schedule.system.check_routes(schedule.src, schedule.dst, schedule.route_ptr,
+                                         schedule.route_links, schedule.step)
         if schedule.system.optical:
             verify_channels(schedule)
         verify_transceivers(schedule)

@@ -1,0 +1,254 @@
+"""Electrical (packet-switched) networks: a graph of directed, full-duplex links.
+
+Vertices ``0..nodes-1`` are end nodes (ranks); ``nodes..nodes+switches-1`` are
+switches.  Every topology supplies its edge list and a deterministic,
+vectorised *next-hop* function; :meth:`Network.route` applies it to all
+transfers at once, one hop per iteration, so routing N^2 pairs costs
+``diameter`` numpy passes rather than N^2 Python calls.  Routes are CSR arrays
+of link ids.  Each link has a bandwidth and a latency; ``startup_s`` is an
+optional per-message start-up cost (the textbook's t_s when it is not the
+per-hop latency).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .errors import InputError, RouteError
+from .system import System
+
+
+@dataclass(frozen=True, eq=False)
+class LinkTable:
+    """Directed links of a network.
+
+    Attributes
+    ----------
+    src, dst : numpy.ndarray
+        Endpoint vertices of each link.
+    bandwidth_bytes_per_s, latency_s : numpy.ndarray
+        Per-link rate and latency.
+    vertices : int
+        Number of vertices (end nodes plus switches).
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    bandwidth_bytes_per_s: np.ndarray
+    latency_s: np.ndarray
+    vertices: int
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    @cached_property
+    def _keys(self) -> tuple[np.ndarray, np.ndarray]:
+        key = self.src * self.vertices + self.dst
+        order = np.argsort(key, kind="stable")
+        return key[order], order
+
+    def index(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Link ids for vertex pairs; -1 where no link joins u to v.
+
+        Parameters
+        ----------
+        u, v : numpy.ndarray
+            Tail and head vertices.
+
+        Returns
+        -------
+        numpy.ndarray
+            Link id per pair (the first such link if there are parallel ones).
+        """
+        keys, order = self._keys
+        want = np.asarray(u, dtype=np.int64) * self.vertices + np.asarray(v, dtype=np.int64)
+        pos = np.searchsorted(keys, want)
+        pos_c = np.minimum(pos, len(keys) - 1)
+        ok = (pos < len(keys)) & (keys[pos_c] == want)
+        return np.where(ok, order[pos_c], -1)
+
+
+def _positive(name: str, value: Any, allow_zero: bool = False) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < 0 or (value == 0 and not allow_zero):
+        raise InputError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} number, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Network(System):
+    """Base class of electrical networks.
+
+    Attributes
+    ----------
+    link_bandwidth_bytes_per_s : float
+        Rate of every link (100 Gb/s = 12.5e9 bytes/s by default).
+    link_latency_s : float
+        Latency of every link (1 µs by default).
+    startup_s : float or None
+        Per-message start-up cost; None means the textbook's t_s is the per-hop
+        link latency and no extra start-up is charged.
+    """
+
+    kind: ClassVar[str] = "network"
+    link_bandwidth_bytes_per_s: float = 12.5e9
+    link_latency_s: float = 1e-6
+    startup_s: float | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _positive("link_bandwidth_bytes_per_s", self.link_bandwidth_bytes_per_s)
+        _positive("link_latency_s", self.link_latency_s, allow_zero=True)
+        if self.startup_s is not None:
+            _positive("startup_s", self.startup_s, allow_zero=True)
+
+    # --- to be provided by each topology -------------------------------------------
+    @property
+    def switches(self) -> int:
+        """Number of switch vertices."""
+        return 0
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """Directed edges ``(u, v)`` of the topology (both directions listed)."""
+        raise NotImplementedError
+
+    def next_hop(self, cur: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Deterministic next vertex from ``cur`` towards ``dst`` for a flow from ``src``."""
+        raise NotImplementedError
+
+    # --- shared machinery -----------------------------------------------------------
+    @property
+    def vertices(self) -> int:
+        """End nodes plus switches."""
+        return self.nodes + self.switches
+
+    @property
+    def alpha_s(self) -> float:
+        """The α–β model's t_s: ``startup_s`` if set, else the per-hop link latency."""
+        return self.link_latency_s if self.startup_s is None else self.startup_s
+
+    @cached_property
+    def links(self) -> LinkTable:
+        """The directed link table (built once)."""
+        u, v = self.edges()
+        u = np.asarray(u, dtype=np.int64)
+        return LinkTable(u, np.asarray(v, dtype=np.int64), np.full(len(u), float(self.link_bandwidth_bytes_per_s)),
+                         np.full(len(u), float(self.link_latency_s)), self.vertices)
+
+    def vertex_name(self, v: int) -> str:
+        """Name of vertex ``v``: ``n3`` for end node 3, ``s0`` for switch 0."""
+        return f"n{v}" if v < self.nodes else f"s{v - self.nodes}"
+
+    def link_name(self, link: int) -> str:
+        """Name of directed link ``link``, e.g. ``n3->s0``."""
+        lt = self.links
+        return f"{self.vertex_name(int(lt.src[link]))}->{self.vertex_name(int(lt.dst[link]))}"
+
+    def route(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Deterministic routes of many transfers at once.
+
+        Parameters
+        ----------
+        src, dst : numpy.ndarray
+            End-node endpoints (distinct per transfer).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(ptr, links)``: transfer ``t`` crosses ``links[ptr[t]:ptr[t+1]]`` in order.
+
+        Raises
+        ------
+        RouteError
+            If the next-hop function leaves the graph or does not reach ``dst``.
+        """
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        t = len(src)
+        lt = self.links
+        cur = src.copy()
+        active = np.flatnonzero(cur != dst)
+        rows, hops, found = [], [], []
+        h = 0
+        while active.size:
+            if h > self.vertices:
+                raise RouteError(f"{self.kind}: routing from {int(src[active[0]])} to {int(dst[active[0]])} loops")
+            nxt = self.next_hop(cur[active], src[active], dst[active])
+            link = lt.index(cur[active], nxt)
+            if (link < 0).any():
+                i = int(active[np.flatnonzero(link < 0)[0]])
+                raise RouteError(f"{self.kind}: no link {self.vertex_name(int(cur[i]))}->"
+                                 f"{self.vertex_name(int(nxt[np.flatnonzero(link < 0)[0]]))}")
+            rows.append(active)
+            hops.append(np.full(active.size, h))
+            found.append(link)
+            cur[active] = nxt
+            active = active[nxt != dst[active]]
+            h += 1
+        if not rows:
+            return np.zeros(t + 1, np.int64), np.zeros(0, np.int64)
+        rows_a, hops_a, links_a = np.concatenate(rows), np.concatenate(hops), np.concatenate(found)
+        order = np.lexsort((hops_a, rows_a))
+        ptr = np.zeros(t + 1, np.int64)
+        np.cumsum(np.bincount(rows_a, minlength=t), out=ptr[1:])
+        return ptr, links_a[order]
+
+    def check_routes(self, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray, links: np.ndarray,
+                     step: np.ndarray) -> None:
+        """Check that each route is a contiguous walk of existing links from src to dst.
+
+        Parameters
+        ----------
+        src, dst, step : numpy.ndarray
+            Per-transfer endpoints and steps.
+        ptr, links : numpy.ndarray
+            CSR routes.
+
+        Raises
+        ------
+        RouteError
+            Naming the step and transfer of the first bad route.
+        """
+        from .errors import Where
+        lt = self.links
+        lengths = np.diff(ptr)
+        bad = lengths < 1
+        if len(links) and ((links < 0) | (links >= len(lt))).any():
+            k = int(np.flatnonzero((links < 0) | (links >= len(lt)))[0])
+            t = int(np.searchsorted(ptr, k, side="right") - 1)
+            raise RouteError(f"link id {int(links[k])} does not exist", Where(step=int(step[t]), transfer=t))
+        if not bad.any() and len(links):
+            first, last = links[ptr[:-1]], links[ptr[1:] - 1]
+            bad = (lt.src[first] != src) | (lt.dst[last] != dst)
+            joins = lt.dst[links[:-1]] != lt.src[links[1:]]
+            joins[ptr[1:-1] - 1] = False  # boundaries between transfers
+            if joins.any():
+                k = int(np.flatnonzero(joins)[0])
+                t = int(np.searchsorted(ptr, k, side="right") - 1)
+                raise RouteError(f"route breaks after link {self.link_name(int(links[k]))}",
+                                 Where(step=int(step[t]), transfer=t, link=self.link_name(int(links[k + 1]))))
+        if bad.any():
+            t = int(np.flatnonzero(bad)[0])
+            raise RouteError(f"route does not run from {int(src[t])} to {int(dst[t])}",
+                             Where(step=int(step[t]), transfer=t))
+
+    def summary(self) -> dict[str, Any]:
+        """Counts for ``collsim topology``: nodes, switches, links, radix, diameter."""
+        lt = self.links
+        deg = np.bincount(lt.src, minlength=self.vertices)
+        sw = deg[self.nodes:]
+        n = self.nodes
+        if n <= 1024:
+            s, d = np.divmod(np.arange(n * n), n)
+            keep = s != d
+            ptr, _ = self.route(s[keep], d[keep])
+            diameter = int(np.diff(ptr).max())
+        else:
+            diameter = None
+        return {"kind": self.kind, "nodes": n, "switches": self.switches, "links": len(lt),
+                "node_degree": int(deg[:n].max()), "switch_radix": int(sw.max()) if sw.size else None,
+                "diameter": diameter}

@@ -1,0 +1,116 @@
+"""Closed-form (congestion-unaware) costs and lower bounds on electrical networks.
+
+The α–β (Hockney) model charges a transfer ``t_s + t_w * m``.  Here ``t_w`` is
+the inverse link bandwidth and the fixed part is ``startup_s`` (if the system
+sets one) plus the latencies of the links on the route, so a one-hop message
+costs exactly the textbook's ``t_s + t_w m`` with ``t_s`` the link latency.
+Contention is ignored: that is the flow simulator's job (:mod:`collsim.sim`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.collective import Collective
+from ..core.network import Network
+from ..core.schedule import Schedule
+from .bounds import traffic_bound
+
+
+def transfer_fixed_s(schedule: Schedule) -> np.ndarray:
+    """Start-up plus route latency of every transfer.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        A schedule on a :class:`Network`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds per transfer.
+    """
+    system = schedule.system
+    lat = system.links.latency_s[schedule.route_links]
+    per = np.zeros(len(schedule.src))
+    nz = np.diff(schedule.route_ptr) > 0
+    if lat.size:
+        per[nz] = np.add.reduceat(lat, schedule.route_ptr[:-1][nz])
+    return per + (system.startup_s or 0.0)
+
+
+def alpha_beta_time_s(schedule: Schedule) -> float:
+    """Congestion-unaware α–β time of a schedule: per step, the slowest transfer.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        A schedule on a :class:`Network`.
+
+    Returns
+    -------
+    float
+        Sum over steps of ``max(startup + route latency + bytes / bottleneck bandwidth)``.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> from collsim.systems.electrical import Ring
+    >>> s = collsim.build("ring", Ring(nodes=4, link_latency_s=1e-6, link_bandwidth_bytes_per_s=1e9),
+    ...                   "allgather", 1000)
+    >>> round(alpha_beta_time_s(s), 12)   # 3 steps of (1 us + 1000 B / 1 GB/s)
+    6e-06
+    """
+    system = schedule.system
+    bw = system.links.bandwidth_bytes_per_s[schedule.route_links]
+    slowest = np.full(len(schedule.src), np.inf)
+    nz = np.diff(schedule.route_ptr) > 0
+    if bw.size:
+        slowest[nz] = np.minimum.reduceat(bw, schedule.route_ptr[:-1][nz])
+    per = transfer_fixed_s(schedule) + schedule.size_bytes / slowest
+    busy = np.zeros(schedule.num_steps)
+    np.maximum.at(busy, schedule.step, per)
+    return float(busy.sum())
+
+
+def network_lower_bound_s(system: Network, collective: Collective) -> float:
+    """Lower bound on the time of a collective on an electrical network.
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+    collective : Collective
+        The collective.
+
+    Returns
+    -------
+    float
+        ``t_fixed + max(recv / node-in bandwidth, send / node-out bandwidth,
+        link-bytes / total link bandwidth)``, with ``t_fixed`` the cheapest
+        one-hop start-up (every schedule sends at least one message).
+
+    Notes
+    -----
+    The traffic terms are those of :func:`collsim.cost.bounds.traffic_bound`
+    (docs/derivations/lower-bounds.md); on a network every link crossing costs
+    bandwidth, so the total crossing bound uses one crossing per required
+    delivery (all-to-all: the shortest-route hop count of each pair when N <= 1024).
+    """
+    lt = system.links
+    n = system.nodes
+    out_bw = np.bincount(lt.src, weights=lt.bandwidth_bytes_per_s, minlength=system.vertices)[:n]
+    in_bw = np.bincount(lt.dst, weights=lt.bandwidth_bytes_per_s, minlength=system.vertices)[:n]
+    t = traffic_bound(collective)
+    link_bytes = t.hop_bytes_ring if collective.kind != "alltoall" else None
+    if collective.kind == "alltoall":
+        if n <= 1024:
+            s, d = np.divmod(np.arange(n * n), n)
+            keep = s != d
+            ptr, _ = system.route(s[keep], d[keep])
+            link_bytes = float(np.diff(ptr).sum()) * collective.size_bytes
+        else:
+            link_bytes = n * (n - 1) * float(collective.size_bytes)
+    load = max(t.recv_bytes / in_bw.max(), t.send_bytes / out_bw.max(),
+               link_bytes / lt.bandwidth_bytes_per_s.sum())
+    return float((system.startup_s or 0.0) + lt.latency_s.min() + load)

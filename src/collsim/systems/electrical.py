@@ -1,0 +1,104 @@
+"""Simple electrical topologies: line, ring (uni- or bidirectional) and a single switch.
+
+Each is a :class:`~collsim.core.network.Network` with an edge list and a
+vectorised next-hop rule.  Meshes, tori, hypercubes, fat trees and custom
+graphs follow the same pattern in their own modules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..core.network import Network
+from ..core.ring import shortest_direction
+from ..core.system import register_system_kind
+
+
+@register_system_kind
+@dataclass(frozen=True)
+class Line(Network):
+    """A linear array: node i joined to i+1 by a full-duplex link.
+
+    Examples
+    --------
+    >>> ptr, links = Line(nodes=4).route(np.array([0]), np.array([3]))
+    >>> np.diff(ptr).tolist()
+    [3]
+    """
+
+    kind: ClassVar[str] = "line"
+
+    def edges(self):
+        """Both directions of each of the N-1 links."""
+        i = np.arange(self.nodes - 1)
+        return np.concatenate([i, i + 1]), np.concatenate([i + 1, i])
+
+    def next_hop(self, cur, src, dst):
+        """Step towards ``dst``."""
+        return cur + np.sign(dst - cur)
+
+
+@register_system_kind
+@dataclass(frozen=True)
+class Ring(Network):
+    """An electrical ring; bidirectional by default, shortest direction, parity tie split.
+
+    Attributes
+    ----------
+    bidirectional : bool
+        Links in both directions (True) or clockwise only (False).
+
+    Examples
+    --------
+    >>> ptr, links = Ring(nodes=8).route(np.array([0, 0]), np.array([7, 4]))
+    >>> np.diff(ptr).tolist()
+    [1, 4]
+    """
+
+    kind: ClassVar[str] = "ring"
+    bidirectional: bool = True
+
+    def edges(self):
+        """Clockwise links i -> i+1 (ids 0..N-1), then counter-clockwise i -> i-1."""
+        i = np.arange(self.nodes)
+        if not self.bidirectional:
+            return i, (i + 1) % self.nodes
+        return np.concatenate([i, i]), np.concatenate([(i + 1) % self.nodes, (i - 1) % self.nodes])
+
+    def next_hop(self, cur, src, dst):
+        """Clockwise, or the shortest direction from the source (ties: even sources go cw)."""
+        if not self.bidirectional:
+            return (cur + 1) % self.nodes
+        return (cur + shortest_direction(src, dst, self.nodes)) % self.nodes
+
+
+@register_system_kind
+@dataclass(frozen=True)
+class Star(Network):
+    """All nodes on one switch (the switch is vertex N).
+
+    Examples
+    --------
+    >>> Star(nodes=4).summary()["switch_radix"]
+    4
+    """
+
+    kind: ClassVar[str] = "star"
+
+    @property
+    def switches(self) -> int:
+        """One switch."""
+        return 1
+
+    def edges(self):
+        """Node -> switch and switch -> node for every node."""
+        i = np.arange(self.nodes)
+        s = np.full(self.nodes, self.nodes)
+        return np.concatenate([i, s]), np.concatenate([s, i])
+
+    def next_hop(self, cur, src, dst):
+        """Up to the switch, then down to the destination."""
+        return np.where(cur == self.nodes, dst, self.nodes)
