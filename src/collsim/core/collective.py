@@ -11,6 +11,9 @@ many pieces the data is cut into); the semantics do not depend on it.
 
 =============== ==========================================================
 all-gather      each node's contribution (the papers' *d*)
+scatter/gather  each node's block
+scan            the whole vector on each node
+shift           each node's block
 reduce-scatter  each node's resulting block (input is ``nodes * size``)
 all-reduce      the whole vector on each node
 broadcast       the root's vector
@@ -71,6 +74,14 @@ SPECS: dict[str, CollectiveSpec] = {
                        "the root ends with the vector reduced over all nodes"),
         CollectiveSpec("alltoall", False, False, "n", lambda n: (n - 1) / n,
                        "node d ends with block (s, d) from every node s"),
+        CollectiveSpec("scatter", False, True, "n", lambda n: (n - 1) / n,
+                       "node i ends with block i of the root's data"),
+        CollectiveSpec("gather", False, True, "n", lambda n: (n - 1) / n,
+                       "the root ends with every node's block"),
+        CollectiveSpec("scan", True, False, "1", lambda n: 1.0,
+                       "node i ends with the vector reduced over nodes 0..i (inclusive prefix)"),
+        CollectiveSpec("shift", False, False, "1", lambda n: 1.0,
+                       "node (i+q) mod N ends with node i's block (circular q-shift)"),
     )
 }
 
@@ -79,6 +90,10 @@ ALIASES = {
     "reduce-scatter": "reducescatter", "reduce_scatter": "reducescatter", "rs": "reducescatter",
     "all-reduce": "allreduce", "all_reduce": "allreduce", "ar": "allreduce",
     "bcast": "broadcast", "all-to-all": "alltoall", "all_to_all": "alltoall", "a2a": "alltoall",
+    # the textbook's all-to-all reduction (dual of all-to-all broadcast) is reduce-scatter
+    "alltoallreduce": "reducescatter", "all-to-all-reduction": "reducescatter",
+    "all-to-all-reduce": "reducescatter", "prefix-sum": "scan", "prefixsum": "scan",
+    "circular-shift": "shift", "cshift": "shift", "qshift": "shift",
 }
 
 
@@ -161,6 +176,11 @@ class Collective:
         Pairs required at the end (for reductions: with every contribution).
     chunk_bytes : numpy.ndarray
         Size of each chunk in bytes.
+    post_upto : numpy.ndarray or None
+        For prefix reductions (scan): post pair ``i`` needs exactly the contributions
+        of nodes ``0..post_upto[i]``; None means every contribution.
+    shift : int or None
+        The q of a circular q-shift.
     """
 
     kind: str
@@ -173,6 +193,8 @@ class Collective:
     post_node: np.ndarray = field(repr=False)
     post_chunk: np.ndarray = field(repr=False)
     chunk_bytes: np.ndarray = field(repr=False)
+    post_upto: np.ndarray | None = field(default=None, repr=False)
+    shift: int | None = None
 
     @property
     def spec(self) -> CollectiveSpec:
@@ -188,7 +210,7 @@ class Collective:
     def split(self) -> int:
         """Chunks per block (per node block, per pair block, or per vector)."""
         n = self.nodes
-        if self.kind in ("allgather", "reducescatter"):
+        if self.kind in ("allgather", "reducescatter", "scatter", "gather", "shift"):
             return self.chunks // n
         if self.kind == "alltoall":
             return self.chunks // (n * n)
@@ -196,8 +218,11 @@ class Collective:
 
     def describe(self) -> dict:
         """Return the JSON-able description embedded in schedule files."""
-        return {"kind": self.kind, "nodes": self.nodes, "size_bytes": self.size_bytes,
-                "split": self.split, "root": self.root}
+        out = {"kind": self.kind, "nodes": self.nodes, "size_bytes": self.size_bytes,
+               "split": self.split, "root": self.root}
+        if self.kind == "shift":
+            out["shift"] = self.shift
+        return out
 
 
 def _pairs(nodes: np.ndarray, chunks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -209,7 +234,7 @@ def _all_pairs(n: int, c: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
-                    root: int | None = None) -> Collective:
+                    root: int | None = None, shift: int = 1) -> Collective:
     """Build a collective's pre- and postconditions.
 
     Parameters
@@ -225,7 +250,9 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
         reduce-scatter and all-to-all a block is one node's (or one pair's) data;
         for all-reduce, broadcast and reduce it is the whole vector.
     root : int, optional
-        Root of broadcast and reduce (default 0).
+        Root of broadcast, reduce, scatter and gather (default 0).
+    shift : int, optional
+        q of the circular q-shift (default 1; 1 <= q < nodes).
 
     Returns
     -------
@@ -284,6 +311,29 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
         pre = _all_pairs(n, c)
         post = _pairs(np.full(c, root), ar(c))
         sizes = split_bytes(size_bytes, s)
+    elif kind in ("scatter", "gather"):
+        c = n * s
+        owner = np.repeat(ar(n), s)
+        pre = _pairs(np.full(c, root), ar(c)) if kind == "scatter" else _pairs(owner, ar(c))
+        post = _pairs(owner, ar(c)) if kind == "scatter" else _pairs(np.full(c, root), ar(c))
+        sizes = np.tile(split_bytes(size_bytes, s), n)
+    elif kind == "scan":
+        c = s
+        pre = _all_pairs(n, c)
+        post = _all_pairs(n, c)
+        sizes = split_bytes(size_bytes, s)
+        return Collective(kind, n, c, int(size_bytes), root, pre[0], pre[1], post[0], post[1],
+                          np.ascontiguousarray(sizes, dtype=np.int64), post_upto=post[0].copy())
+    elif kind == "shift":
+        if isinstance(shift, bool) or not isinstance(shift, (int, np.integer)) or not 1 <= shift < n:
+            raise InputError(f"shift q must be an integer in 1..{n - 1}, got {shift!r}")
+        c = n * s
+        owner = np.repeat(ar(n), s)
+        pre = _pairs(owner, ar(c))
+        post = _pairs((owner + shift) % n, ar(c))
+        sizes = np.tile(split_bytes(size_bytes, s), n)
+        return Collective(kind, n, c, int(size_bytes), None, pre[0], pre[1], post[0], post[1],
+                          np.ascontiguousarray(sizes, dtype=np.int64), shift=int(shift))
     else:  # alltoall: block (src, dst) -> chunks (src*n + dst)*s + j
         c = n * n * s
         src = np.repeat(ar(n), n * s)

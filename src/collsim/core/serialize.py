@@ -157,7 +157,8 @@ def loads(text: str) -> Schedule:
         raise ScheduleFormatError("collective: 'root' must be an integer or null")
     try:
         coll = make_collective(kind, _need(cd, "nodes", int, "collective"), _need(cd, "size_bytes", int, "collective"),
-                               split=cd.get("split", 1) if isinstance(cd.get("split", 1), int) else -1, root=root)
+                               split=cd.get("split", 1) if isinstance(cd.get("split", 1), int) else -1, root=root,
+                               shift=cd.get("shift", 1))
     except InputError as exc:
         raise ScheduleFormatError(f"collective: {exc}") from exc
     steps = _need(doc, "steps", list, "file")

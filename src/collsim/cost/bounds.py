@@ -72,7 +72,9 @@ def traffic_bound(c: Collective) -> TrafficBound:
     -----
     All-gather: every node lacks N-1 blocks.  Reduce-scatter: per element, the N-1
     foreign contributions must each leave their node (a gather tree has N-1
-    edges).  All-reduce: per element, the minimum number of one-way calls that
+    edges).  Scatter/gather: the root sends (receives) N-1 blocks.  Scan: every node
+    but node 0 needs node 0's contribution.  Shift: each block crosses at least
+    min(q, N-q) ring links.  All-reduce: per element, the minimum number of one-way calls that
     complete gossip among N nodes is 2N-2 (Harary & Schwenk 1974), so 2(N-1)S bytes
     are received in total and some node receives at least 2(N-1)S/N.  All-to-all:
     N-1 blocks in and out per node; on a ring each block crosses its shortest
@@ -94,6 +96,14 @@ def traffic_bound(c: Collective) -> TrafficBound:
         return TrafficBound(per, per, 2 * (n - 1) * m)
     if c.kind in ("broadcast", "reduce"):
         return TrafficBound(m, m, (n - 1) * m)
+    if c.kind in ("scatter", "gather"):  # the root sends (receives) N-1 blocks
+        return TrafficBound((n - 1) * m if c.kind == "gather" else m,
+                            (n - 1) * m if c.kind == "scatter" else m, (n - 1) * m)
+    if c.kind == "scan":  # nodes 1..N-1 each need information from node 0
+        return TrafficBound(m, m, (n - 1) * m)
+    if c.kind == "shift":
+        q = c.shift or 1
+        return TrafficBound(m, m, n * min(q, n - q) * m)
     return TrafficBound((n - 1) * m, (n - 1) * m, ring_distance_sum(n) * m)
 
 

@@ -102,15 +102,20 @@ def network_lower_bound_s(system: Network, collective: Collective) -> float:
     out_bw = np.bincount(lt.src, weights=lt.bandwidth_bytes_per_s, minlength=system.vertices)[:n]
     in_bw = np.bincount(lt.dst, weights=lt.bandwidth_bytes_per_s, minlength=system.vertices)[:n]
     t = traffic_bound(collective)
-    link_bytes = t.hop_bytes_ring if collective.kind != "alltoall" else None
-    if collective.kind == "alltoall":
-        if n <= 1024:
+    link_bytes = t.hop_bytes_ring
+    if collective.kind in ("alltoall", "shift"):  # point-to-point: each block crosses its route
+        if collective.kind == "alltoall":
             s, d = np.divmod(np.arange(n * n), n)
             keep = s != d
-            ptr, _ = system.route(s[keep], d[keep])
+            s, d = s[keep], d[keep]
+        else:
+            s = np.arange(n)
+            d = (s + collective.shift) % n
+        if len(s) <= 1_100_000:
+            ptr, _ = system.route(s, d)
             link_bytes = float(np.diff(ptr).sum()) * collective.size_bytes
         else:
-            link_bytes = n * (n - 1) * float(collective.size_bytes)
+            link_bytes = len(s) * float(collective.size_bytes)
     load = max(t.recv_bytes / in_bw.max(), t.send_bytes / out_bw.max(),
                link_bytes / lt.bandwidth_bytes_per_s.sum())
     return float((system.startup_s or 0.0) + lt.latency_s.min() + load)

@@ -188,11 +188,19 @@ def _verify_reduction(s: Schedule) -> None:
         new = np.where(gred[:, None], state[gdst, gch] | union, union)
         state[gdst, gch] = new
     final = state[c.post_node, c.post_chunk]
-    wrong = (final != full[c.post_chunk]).any(axis=1)
+    need = full[c.post_chunk]
+    if c.post_upto is not None:  # prefix reductions: only contributions of nodes 0..upto
+        ids = np.arange(words * 64, dtype=np.int64).reshape(words, 64)
+        allowed = ids[None, :, :] <= c.post_upto[:, None, None]
+        masks = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
+        prefix = np.bitwise_or.reduce(np.where(allowed, masks, np.uint64(0)), axis=2)
+        need = need & prefix
+    wrong = (final != need).any(axis=1)
     if wrong.any():
         i = int(np.flatnonzero(wrong)[0])
         have = int(_popcount(final[i]))
-        need = int(_popcount(full[c.post_chunk[i]]))
+        need_i = int(_popcount(need[i]))
         raise PostconditionError(
-            f"node {int(c.post_node[i])} ends with {have} of {need} contributions to chunk {int(c.post_chunk[i])}",
+            f"node {int(c.post_node[i])} ends with {have} of {need_i} contributions to chunk {int(c.post_chunk[i])}"
+            + ("" if c.post_upto is None else f" (needs exactly those of nodes 0..{int(c.post_upto[i])})"),
             Where(node=int(c.post_node[i]), chunk=int(c.post_chunk[i])))
