@@ -46,6 +46,12 @@ class AlgorithmSpec:
         ``paper_steps(system, collective, params) -> int | None``: the paper's closed form.
     constraints : str
         Human-readable statement of what ``requires`` checks.
+    params : tuple of str
+        Keyword parameters the builder accepts.
+    alpha_beta : callable or None
+        ``alpha_beta(system, collective, size_bytes, params) -> seconds``: the closed-form
+        α–β (Hockney) cost the source gives, with ``t_s = system.alpha_s`` and
+        ``t_w = 1 / link bandwidth``; None when the source gives none.
     """
 
     name: str
@@ -59,6 +65,7 @@ class AlgorithmSpec:
     paper_steps: Callable[[System, str, dict], int | None] | None = None
     constraints: str = ""
     params: tuple[str, ...] = field(default=())
+    alpha_beta: Callable[[System, str, int, dict], float] | None = None
 
     def supports(self, system: System, collective: str) -> bool:
         """Whether the collective and system kind are in this algorithm's scope."""
@@ -88,7 +95,8 @@ _ALIASES: dict[str, str] = {}
 
 def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...], reference: str,
              summary: str, aliases: tuple[str, ...] = (), requires=None, paper_steps=None,
-             constraints: str = "", params: tuple[str, ...] = ()) -> Callable[[Builder], Builder]:
+             constraints: str = "", params: tuple[str, ...] = (),
+             alpha_beta=None) -> Callable[[Builder], Builder]:
     """Decorator registering an algorithm builder.
 
     Parameters
@@ -107,6 +115,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         Text describing ``requires``.
     params : tuple of str, optional
         Names of keyword parameters the builder accepts.
+    alpha_beta : callable, optional
+        Closed-form α–β cost (see :class:`AlgorithmSpec`).
 
     Returns
     -------
@@ -121,7 +131,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
     def deco(fn: Builder) -> Builder:
         colls = tuple(canonical_collective(c) for c in collectives)
         spec = AlgorithmSpec(name, fn, colls, tuple(systems), reference, summary, tuple(aliases),
-                             requires, paper_steps, constraints, tuple(params))
+                             requires, paper_steps, constraints, tuple(params), alpha_beta)
         for key in (name, *aliases):
             if key in REGISTRY or key in _ALIASES:
                 raise ValueError(f"algorithm name {key!r} registered twice")
