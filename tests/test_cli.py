@@ -140,3 +140,37 @@ def test_python_dash_m():
 
 def test_console_script_is_installed():
     assert collsim_exe()
+
+
+def test_compare_on_an_electrical_ring(run_cli):
+    rows = json.loads(run_cli("compare", "--system", "ring", "-n", "16", "--link-bandwidth", "100Gb/s",
+                              "--link-latency", "500ns", "--json", check=True).stdout)
+    for r in rows:
+        assert KEYS <= set(r) and r["wavelengths"] is None and r["system"] == "ring"
+        assert r["link_bandwidth_bytes_per_s"] == 12.5e9 and r["link_latency_s"] == 5e-7
+        assert r["max_link_load"] == 1 and "simulated_time_s" in r and r["paper_steps"] is None
+
+
+def test_link_units_are_decimal_and_sizes_binary(run_cli):
+    rows = json.loads(run_cli("compare", "--system", "star", "-n", "4", "--link-bandwidth", "1GB/s",
+                              "-s", "1MiB", "-a", "ring", "--json", check=True).stdout)
+    assert rows[0]["link_bandwidth_bytes_per_s"] == 1e9 and rows[0]["size_bytes"] == 1048576
+
+
+def test_topology_command(run_cli):
+    info = json.loads(run_cli("topology", "star", "-n", "6", "--json", check=True).stdout)
+    assert (info["nodes"], info["switches"], info["links"], info["switch_radix"], info["diameter"]) == (6, 1, 12, 6, 2)
+    optical = json.loads(run_cli("topology", "terarack", "--json", check=True).stdout)
+    assert optical["fibers_per_direction"] == 2 and optical["diameter"] == 512
+    assert "diameter" in run_cli("topology", "ring", "-n", "8", check=True).stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("compare", "--system", "ring", "--link-bandwidth", "fast"), "invalid bandwidth"),
+    (("compare", "--system", "ring", "--link-latency", "-1us"), "invalid time"),
+    (("compare", "--system", "ring", "-w", "4"), "no parameter wavelengths"),
+    (("topology", "moon"), "unknown system"),
+])
+def test_bad_electrical_input(run_cli, args, needle):
+    proc = run_cli(*args)
+    assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr

@@ -15,7 +15,7 @@ from .systems import load_system
 
 def build(algorithm: str, system: str | System, collective: str, size: str | int, *,
           nodes: int | None = None, wavelengths: int | None = None, fibers: int | None = None,
-          strategy: str = "first-fit", **params: Any) -> Schedule:
+          strategy: str = "first-fit", system_options: dict | None = None, **params: Any) -> Schedule:
     """Build the physical schedule of an algorithm (not yet verified).
 
     Parameters
@@ -30,6 +30,8 @@ def build(algorithm: str, system: str | System, collective: str, size: str | int
         Message size (``"4MiB"``, ``"32KB"``, bytes).
     nodes, wavelengths, fibers : int, optional
         Overrides of the system's parameters.
+    system_options : dict, optional
+        Further system parameters (``link_bandwidth_bytes_per_s``, ``dims``, ``k`` ...).
     strategy : str, optional
         Wavelength-assignment strategy for rounds without a pre-assigned colouring.
     **params
@@ -52,13 +54,15 @@ def build(algorithm: str, system: str | System, collective: str, size: str | int
     >>> verify(s).steps
     16
     """
-    sysm = load_system(system, nodes=nodes, wavelengths=wavelengths, fibers=fibers)
+    options = {"nodes": nodes, "wavelengths": wavelengths, "fibers": fibers}
+    options.update({k: v for k, v in (system_options or {}).items() if v is not None})
+    sysm = load_system(system, **options)
     size_bytes = parse_size(size)
     spec = get_algorithm(algorithm)
     logical, chosen = build_logical(spec.name, sysm, collective, size_bytes, **params)
     if not isinstance(strategy, str) and not callable(strategy):
         raise InputError(f"invalid strategy {strategy!r}")
     chosen = dict(chosen)
-    if isinstance(strategy, str):
+    if isinstance(strategy, str) and sysm.optical:
         chosen.setdefault("strategy", strategy)
     return realize(sysm, logical, strategy=strategy, algorithm=spec.name, params=chosen)

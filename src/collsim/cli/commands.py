@@ -52,7 +52,8 @@ def algorithms_cmd(as_json: bool) -> None:
 @click.option("--size", "-s", default="4MiB", show_default=True, help="Message size: 4MiB, 32KB, 1048576.")
 @click.option("--algorithms", "-a", default=None, help="Comma-separated algorithm names (default: all that apply).")
 @click.option("--json", "as_json", is_flag=True, help="Print only a JSON array, one object per algorithm.")
-def compare_cmd(system, nodes, wavelengths, fibers, strategy, collective, size, algorithms, as_json) -> None:
+def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
+                strategy, collective, size, algorithms, as_json) -> None:
     """Build, verify and time algorithms side by side.
 
     With no options: the paper system, N=1024, w=64, all-gather of 4 MiB per node,
@@ -73,7 +74,8 @@ def compare_cmd(system, nodes, wavelengths, fibers, strategy, collective, size, 
     with err.status("building", spinner="dots") as status:
         rows, skipped = compare(system, collective, size, algorithms=names, strategy=strategy,
                                 progress=lambda n: status.update(f"building and verifying {n}"),
-                                **overrides(nodes, wavelengths, fibers))
+                                **overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
+                                            system_params))
     if as_json:
         click.echo(json.dumps([r.to_json() for r in rows], indent=1))
     else:
@@ -87,16 +89,22 @@ def compare_cmd(system, nodes, wavelengths, fibers, strategy, collective, size, 
 def _print_table(rows) -> None:
     first = rows[0]
     title = (f"{first.collective} of {format_size(first.size_bytes)} on {first.system}: N={first.nodes}"
-             + (f", w={first.wavelengths}, F={first.fibers}" if first.wavelengths else ""))
+             + (f", w={first.wavelengths}, F={first.fibers}" if first.wavelengths else
+                f", {first.link_bandwidth_bytes_per_s / 1e9:g} GB/s links, {format_time(first.link_latency_s)} latency"))
     table = Table(title=title)
-    for col in ("algorithm", "rounds", "steps", "paper steps", "λ used", "max hops", "time",
-                "paper time", "lower bound", "efficiency", "busbw GB/s", "verified"):
+    optical = first.wavelengths is not None
+    cols = (["algorithm", "rounds", "steps", "paper steps", "λ used", "max hops", "time", "paper time"] if optical
+            else ["algorithm", "steps", "max hops", "max link load", "α–β time", "simulated"])
+    cols += ["lower bound", "efficiency", "busbw GB/s", "verified"]
+    for col in cols:
         table.add_column(col, justify="left" if col == "algorithm" else "right")
     for r in rows:
-        table.add_row(r.algorithm, str(r.rounds), str(r.steps), "-" if r.paper_steps is None else str(r.paper_steps),
-                      str(r.wavelengths_used), str(r.max_hops), format_time(r.time_s),
-                      "-" if r.paper_time_s is None else format_time(r.paper_time_s),
-                      format_time(r.lower_bound_s), f"{100 * r.efficiency:.1f}%",
+        opt = lambda v, f=str: "-" if v is None else f(v)  # noqa: E731
+        head = ([r.algorithm, str(r.rounds), str(r.steps), opt(r.paper_steps), str(r.wavelengths_used),
+                 str(r.max_hops), format_time(r.time_s), opt(r.paper_time_s, format_time)] if optical
+                else [r.algorithm, str(r.steps), str(r.max_hops), opt(r.max_link_load), format_time(r.time_s),
+                      opt(r.simulated_time_s, format_time)])
+        table.add_row(*head, format_time(r.lower_bound_s), f"{100 * r.efficiency:.1f}%",
                       f"{r.busbw_bytes_per_s / 1e9:.2f}", "yes" if r.verified else f"NO: {r.error}")
     _console().print(table)
 
@@ -108,7 +116,8 @@ def _print_table(rows) -> None:
 @click.option("--size", "-s", default="4MiB", show_default=True, help="Message size.")
 @click.option("--param", "-p", "params", multiple=True, help="Algorithm parameter key=value (repeatable).")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="File to write.")
-def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, strategy, collective, size, params, out) -> None:
+def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
+                 system_params, strategy, collective, size, params, out) -> None:
     """Build, verify and write a schedule file (JSON).
 
     \b
@@ -119,8 +128,9 @@ def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, strategy, collec
     from ..api import build
     from ..core.serialize import save
     from ..verify import verify
-    sched = build(algorithm, system, collective, size, strategy=strategy,
-                  **overrides(nodes, wavelengths, fibers), **parse_params(params))
+    sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params)
+    sched = build(algorithm, system, collective, size, strategy=strategy, system_options=sys_over,
+                  **parse_params(params))
     report = verify(sched)
     save(sched, out)
     click.echo(f"wrote {out}: {sched.algorithm} {sched.collective.kind}, {report.steps} steps, "
@@ -157,4 +167,34 @@ def verify_cmd(file, as_json) -> None:
                    f"time {format_time(summary['time_s'])}")
 
 
-ALL = [algorithms_cmd, compare_cmd, schedule_cmd, verify_cmd]
+@click.command("topology")
+@click.argument("system", default="paper")
+@click.option("--nodes", "-n", type=int, default=None, help="Number of nodes N.")
+@click.option("--wavelengths", "-w", type=int, default=None, help="Wavelengths per fiber (optical).")
+@click.option("--fibers", "-f", type=int, default=None, help="Fibers per direction (optical).")
+@click.option("--system-param", "-S", "system_params", multiple=True, help="Other system parameter key=value.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def topology_cmd(system, nodes, wavelengths, fibers, system_params, as_json) -> None:
+    """Show what a system is made of: nodes, switches, links, radix, diameter.
+
+    \b
+    Examples:
+      collsim topology paper
+      collsim topology torus -S dims=4,4,4
+      collsim topology fat-tree -S k=8 --json
+    """
+    from ..systems import load_system
+    sysm = load_system(system, **overrides(nodes, wavelengths, fibers, system_params=system_params))
+    info = {"system": sysm.name, **sysm.summary()}
+    if as_json:
+        click.echo(json.dumps(info, indent=1))
+        return
+    table = Table(title=f"{sysm.kind} ({sysm.name})", show_header=False)
+    table.add_column("field")
+    table.add_column("value", justify="right")
+    for key, value in info.items():
+        table.add_row(key.replace("_", " "), "-" if value is None else str(value))
+    _console().print(table)
+
+
+ALL = [algorithms_cmd, compare_cmd, schedule_cmd, topology_cmd, verify_cmd]

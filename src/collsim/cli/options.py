@@ -10,12 +10,19 @@ from ..core.errors import InputError
 
 
 def system_options(fn):
-    """Add ``--system --nodes --wavelengths --fibers --strategy`` to a command."""
+    """Add the system options shared by every command that builds schedules."""
     @click.option("--system", "system", default="paper", show_default=True,
-                  help="Preset (paper, terarack) or a TOML file with a [system] table.")
+                  help="Optical preset (paper, terarack), network kind (ring, line, star, mesh, torus, "
+                       "hypercube, fat-tree, mlfm, ...) or a TOML file with a [system] table.")
     @click.option("--nodes", "-n", type=int, default=None, help="Number of nodes N (default: the system's).")
-    @click.option("--wavelengths", "-w", type=int, default=None, help="Wavelengths per fiber w.")
-    @click.option("--fibers", "-f", type=int, default=None, help="Fibers per direction F.")
+    @click.option("--wavelengths", "-w", type=int, default=None, help="Wavelengths per fiber w (optical).")
+    @click.option("--fibers", "-f", type=int, default=None, help="Fibers per direction F (optical).")
+    @click.option("--link-bandwidth", default=None,
+                  help="Electrical link bandwidth: bytes/s or with a unit (10GB/s, 100Gb/s; decimal prefixes).")
+    @click.option("--link-latency", default=None, help="Electrical per-hop link latency (1us, 500ns, seconds).")
+    @click.option("--startup", default=None, help="Per-message start-up cost t_s (electrical; default: link latency).")
+    @click.option("--system-param", "-S", "system_params", multiple=True,
+                  help="Other system parameter key=value (e.g. dims=4,4  k=8  levels=2  radix=8).")
     @click.option("--strategy", default="first-fit", show_default=True,
                   help="Wavelength assignment: first-fit, best-fit or most-used.")
     @functools.wraps(fn)
@@ -24,9 +31,34 @@ def system_options(fn):
     return wrapper
 
 
-def overrides(nodes, wavelengths, fibers) -> dict:
-    """System overrides from the shared options."""
-    return {"nodes": nodes, "wavelengths": wavelengths, "fibers": fibers}
+def overrides(nodes, wavelengths, fibers, link_bandwidth=None, link_latency=None, startup=None,
+              system_params=()) -> dict:
+    """System overrides from the shared options.
+
+    Parameters
+    ----------
+    nodes, wavelengths, fibers : int or None
+        Direct overrides.
+    link_bandwidth, link_latency, startup : str or None
+        Electrical link parameters with units.
+    system_params : tuple of str
+        Further ``key=value`` parameters.
+
+    Returns
+    -------
+    dict
+        Keyword overrides for :func:`collsim.systems.load_system`.
+    """
+    from ..core.units import parse_bandwidth, parse_time
+    out = {"nodes": nodes, "wavelengths": wavelengths, "fibers": fibers}
+    if link_bandwidth is not None:
+        out["link_bandwidth_bytes_per_s"] = parse_bandwidth(link_bandwidth)
+    if link_latency is not None:
+        out["link_latency_s"] = parse_time(link_latency)
+    if startup is not None:
+        out["startup_s"] = parse_time(startup)
+    out.update(parse_params(system_params))
+    return out
 
 
 def parse_params(items: tuple[str, ...]) -> dict:

@@ -2,7 +2,7 @@
 
 See docs/schedule-format.md.  A file embeds its system and collective, so
 ``collsim verify FILE`` needs nothing else.  Routes are written as the list of
-nodes they visit (``"path"``); for very large schedules the compact form
+vertices they visit (``"path"``; on electrical networks switches are vertices too); for very large schedules the compact form
 ``"dir"`` (``"cw"``/``"ccw"``) plus ``"hops"`` is written instead.  Both are read.
 """
 
@@ -36,6 +36,9 @@ def _transfer_json(s: Schedule, t: int, sizes: np.ndarray, with_path: bool) -> s
                 out["dir"] = "cw" if d > 0 else "ccw"
         else:
             out["dir"], out["hops"] = ("cw" if d > 0 else "ccw"), h
+    elif s.route_links is not None:
+        links = s.route_links[s.route_ptr[t]:s.route_ptr[t + 1]]
+        out["path"] = [src] + s.system.links.dst[links].tolist()
     if s.system.optical:
         out["fiber"], out["wavelength"] = int(s.fiber[t]), int(s.wavelength[t])
     return json.dumps(out, separators=(",", ":"))
@@ -119,6 +122,31 @@ def _route(tr: dict, n: int, step: int, t: int, where: str) -> tuple[int, int]:
     raise ScheduleFormatError(f"{where}: needs a route ('path', or 'dir' and 'hops')")
 
 
+def _network_route(tr: dict, system, step: int, t: int, where: str, out: list[int]) -> int:
+    """Parse a vertex path on a graph system into link ids appended to ``out``."""
+    path = tr.get("path")
+    if not isinstance(path, list) or len(path) < 2 or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in path):
+        raise ScheduleFormatError(f"{where}: 'path' must be a list of at least 2 vertex ids")
+    loc = Where(step=step, transfer=t)
+    if path[0] != tr["src"] or path[-1] != tr["dst"]:
+        raise RouteError(f"path runs {path[0]}->{path[-1]} but the transfer is {tr['src']}->{tr['dst']}", loc)
+    links = system.links.index(np.asarray(path[:-1]), np.asarray(path[1:]))
+    if (links < 0).any():
+        k = int(np.flatnonzero(links < 0)[0])
+        raise RouteError(f"no link from vertex {path[k]} to vertex {path[k + 1]}", loc)
+    out.extend(links.tolist())
+    return len(links)
+
+
+def _network_csr(system, hops: list[int], links: list[int]) -> dict:
+    if system.ring_routes:
+        return {}
+    ptr = np.zeros(len(hops) + 1, dtype=INDEX)
+    np.cumsum(np.asarray(hops, dtype=INDEX), out=ptr[1:])
+    return {"route_ptr": ptr, "route_links": np.asarray(links, dtype=INDEX)}
+
+
 def loads(text: str) -> Schedule:
     """Parse schedule JSON text.
 
@@ -165,6 +193,7 @@ def loads(text: str) -> Schedule:
     cols: dict[str, list] = {k: [] for k in ("step", "round", "src", "dst", "reduce", "dir", "hops",
                                              "fiber", "wl", "nchunks")}
     chunks: list[int] = []
+    route_links: list[int] = []
     n = system.nodes
     t = 0
     for k, st in enumerate(steps):
@@ -178,7 +207,10 @@ def loads(text: str) -> Schedule:
             red = tr.get("reduce", False)
             if not isinstance(red, bool):
                 raise ScheduleFormatError(f"{where}: 'reduce' must be true or false")
-            d, h = _route(tr, n, sn, t, where) if system.ring_routes else (0, 0)
+            if system.ring_routes:
+                d, h = _route(tr, n, sn, t, where)
+            else:
+                d, h = 0, _network_route(tr, system, sn, t, where, route_links)
             f = _need(tr, "fiber", int, where) if system.optical else -1
             w = _need(tr, "wavelength", int, where) if system.optical else -1
             rnd = tr.get("round", sn)
@@ -202,7 +234,8 @@ def loads(text: str) -> Schedule:
                      chunk_ptr=ptr, chunk_idx=np.asarray(chunks, dtype=INDEX),
                      reduce=np.asarray(cols["reduce"], dtype=bool), direction=np.asarray(cols["dir"], dtype=np.int8),
                      hops=np.asarray(cols["hops"], dtype=INDEX), fiber=np.asarray(cols["fiber"], dtype=np.int16),
-                     wavelength=np.asarray(cols["wl"], dtype=np.int32))
+                     wavelength=np.asarray(cols["wl"], dtype=np.int32),
+                     **_network_csr(system, cols["hops"], route_links))
     except OverflowError as exc:
         raise ScheduleFormatError(f"a number is out of range: {exc}") from exc
     return s

@@ -45,6 +45,11 @@ class Result:
     verified: bool
     error: str | None
     params: dict[str, Any] = field(default_factory=dict)
+    link_bandwidth_bytes_per_s: float | None = None
+    link_latency_s: float | None = None
+    max_link_load: int | None = None
+    simulated_time_s: float | None = None
+    time_model: str = "optical-step"
 
     def to_json(self) -> dict[str, Any]:
         """Return the row as a JSON-able dict."""
@@ -105,7 +110,8 @@ def run_one(name: str, system: System, collective: str, size_bytes: int, *,
     spec = get_algorithm(name)
     coll_name = canonical_collective(collective)
     logical, chosen = build_logical(spec.name, system, coll_name, size_bytes, **params)
-    chosen = {**chosen, "strategy": strategy}
+    if system.optical:
+        chosen = {**chosen, "strategy": strategy}
     sched = realize(system, logical, strategy=strategy, algorithm=spec.name, params=chosen)
     coll = sched.collective
     error = None
@@ -114,8 +120,17 @@ def run_one(name: str, system: System, collective: str, size_bytes: int, *,
         verified = True
     except VerificationError as exc:
         verified, error = False, str(exc)
-    time_s = schedule_time_s(sched)
-    pst = spec.paper_steps(system, coll_name, chosen) if spec.paper_steps else None
+    extra: dict[str, Any] = {}
+    if system.optical:
+        time_s = schedule_time_s(sched)
+    else:
+        closed = spec.alpha_beta(system, coll_name, size_bytes, chosen) if spec.alpha_beta else None
+        time_s = schedule_time_s(sched) if closed is None else float(closed)
+        extra = {"link_bandwidth_bytes_per_s": system.link_bandwidth_bytes_per_s,
+                 "link_latency_s": system.link_latency_s, "max_link_load": sched.max_link_load(),
+                 "simulated_time_s": _simulate(sched),
+                 "time_model": "alpha-beta (closed form)" if closed is not None else "alpha-beta (schedule)"}
+    pst = spec.paper_steps(system, coll_name, chosen) if spec.paper_steps and system.optical else None
     lb = lower_bound_s(system, coll)
     algbw, busbw = bus_bandwidth(coll, time_s)
     return Result(
@@ -126,7 +141,16 @@ def run_one(name: str, system: System, collective: str, size_bytes: int, *,
         max_hops=int(sched.hops.max()) if len(sched) else 0, time_s=time_s,
         paper_time_s=paper_time_s(system, size_bytes, pst) if system.optical else None,
         lower_bound_s=lb, efficiency=lb / time_s if time_s > 0 else 0.0,
-        algbw_bytes_per_s=algbw, busbw_bytes_per_s=busbw, verified=verified, error=error, params=chosen)
+        algbw_bytes_per_s=algbw, busbw_bytes_per_s=busbw, verified=verified, error=error, params=chosen, **extra)
+
+
+def _simulate(sched) -> float | None:
+    """Flow-simulated time on electrical networks (None if the simulator is unavailable)."""
+    try:
+        from ..sim import simulate
+    except ImportError:  # pragma: no cover - the simulator ships with collsim
+        return None
+    return float(simulate(sched).total_time_s)
 
 
 def compare(system: str | System = "paper", collective: str = "allgather", size: str | int = "4MiB", *,

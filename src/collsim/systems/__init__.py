@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.errors import InputError, ScheduleFormatError, UnknownNameError
 from ..core.system import SYSTEM_KINDS, System, system_from_description
+from . import electrical  # noqa: F401  (registers line, ring, star)
 from .optical_ring import OpticalRing
 
 PRESETS = ("paper", "terarack")
@@ -61,8 +62,9 @@ def load_system(spec: str | System, **overrides: Any) -> System:
     Parameters
     ----------
     spec : str or System
-        Preset name (``paper``, ``terarack``), path to a TOML file with a
-        ``[system]`` table, or a System instance.
+        Optical preset (``paper``, ``terarack``), an electrical network kind
+        (``ring``, ``line``, ``star``, ``mesh``, ``torus``, ``hypercube``, ``fat-tree``...),
+        path to a TOML file with a ``[system]`` table, or a System instance.
     **overrides
         Field values to replace (``nodes=``, ``wavelengths=``, ``fibers=`` ...);
         None values are ignored.
@@ -84,6 +86,8 @@ def load_system(spec: str | System, **overrides: Any) -> System:
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if isinstance(spec, System):
         desc = spec.describe()
+    elif str(spec) in SYSTEM_KINDS and not SYSTEM_KINDS[str(spec)].optical:
+        return _network_from_options(SYSTEM_KINDS[str(spec)], overrides)
     elif str(spec) in PRESETS:
         desc = preset_description(str(spec))
     else:
@@ -112,4 +116,26 @@ def load_system(spec: str | System, **overrides: Any) -> System:
         raise
 
 
-__all__ = ["OpticalRing", "PRESETS", "load_system", "preset_description"]
+def _network_from_options(cls, options: dict[str, Any]) -> System:
+    """Build a network kind from CLI-style options (``from_options`` when the kind has one)."""
+    build = getattr(cls, "from_options", None)
+    options.setdefault("name", cls.kind)
+    try:
+        if build is not None:
+            return build(**options)
+        options.setdefault("nodes", 16)
+        return cls(**options)
+    except TypeError as exc:
+        import re
+        m = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
+        if m:
+            raise InputError(f"{cls.kind} systems have no parameter {m.group(1)}") from None
+        raise InputError(f"{cls.kind}: {exc}") from None
+
+
+def system_names() -> list[str]:
+    """Optical presets and every registered network kind, for help texts."""
+    return list(PRESETS) + sorted(k for k, c in SYSTEM_KINDS.items() if not c.optical and k != "network")
+
+
+__all__ = ["OpticalRing", "PRESETS", "load_system", "preset_description", "system_names"]

@@ -133,3 +133,11 @@ class OpticalRing(System):
         """Bytes on the wire: ``size_bytes`` padded to whole packets (vectorised)."""
         p = self.packet_bytes
         return -(-size_bytes // p) * p
+
+    def summary(self) -> dict:
+        """Counts for ``collsim topology``: nodes, links, channels, diameter."""
+        n = self.nodes
+        return {"kind": self.kind, "nodes": n, "switches": 0, "links": 2 * n,
+                "fibers_per_direction": self.fibers, "wavelengths_per_fiber": self.wavelengths,
+                "channels_per_link": self.channels_per_direction, "node_degree": 2,
+                "switch_radix": None, "diameter": n // 2}
