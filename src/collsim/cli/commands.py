@@ -93,7 +93,8 @@ def _print_table(rows) -> None:
                 f", {first.link_bandwidth_bytes_per_s / 1e9:g} GB/s links, {format_time(first.link_latency_s)} latency"))
     table = Table(title=title)
     optical = first.wavelengths is not None
-    cols = (["algorithm", "rounds", "steps", "paper steps", "λ used", "max hops", "time", "paper time"] if optical
+    cols = (["algorithm", "rounds", "steps", "paper steps", "λ used", "max hops", "feasible", "time", "paper time"]
+            if optical
             else ["algorithm", "steps", "max hops", "max link load", "α–β time", "simulated"])
     cols += ["lower bound", "efficiency", "busbw GB/s", "verified"]
     for col in cols:
@@ -101,7 +102,8 @@ def _print_table(rows) -> None:
     for r in rows:
         opt = lambda v, f=str: "-" if v is None else f(v)  # noqa: E731
         head = ([r.algorithm, str(r.rounds), str(r.steps), opt(r.paper_steps), str(r.wavelengths_used),
-                 str(r.max_hops), format_time(r.time_s), opt(r.paper_time_s, format_time)] if optical
+                 str(r.max_hops), "yes" if r.feasible else f"no (>{r.max_feasible_hops} hops)",
+                 format_time(r.time_s), opt(r.paper_time_s, format_time)] if optical
                 else [r.algorithm, str(r.steps), str(r.max_hops), opt(r.max_link_load), format_time(r.time_s),
                       opt(r.simulated_time_s, format_time)])
         table.add_row(*head, format_time(r.lower_bound_s), f"{100 * r.efficiency:.1f}%",

@@ -10,7 +10,10 @@ from ..core.errors import UnsupportedError, VerificationError
 from ..core.collective import canonical_collective
 from ..core.system import System
 from ..core.units import parse_size
+import numpy as np
+
 from ..cost import bus_bandwidth, lower_bound_s, paper_time_s, schedule_time_s
+from ..physical import check_schedule
 from ..rwa.realize import realize
 from ..systems import load_system
 from ..verify import verify
@@ -50,6 +53,9 @@ class Result:
     max_link_load: int | None = None
     simulated_time_s: float | None = None
     time_model: str = "optical-step"
+    feasible: bool | None = None
+    max_feasible_hops: int | None = None
+    worst_ber: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the row as a JSON-able dict."""
@@ -123,6 +129,9 @@ def run_one(name: str, system: System, collective: str, size_bytes: int, *,
     extra: dict[str, Any] = {}
     if system.optical:
         time_s = schedule_time_s(sched)
+        phys = check_schedule(sched, system.physical_params())
+        extra = {"feasible": phys.feasible, "max_feasible_hops": phys.max_feasible_hops,
+                 "worst_ber": phys.worst_ber if np.isfinite(phys.worst_ber) else None}
     else:
         closed = spec.alpha_beta(system, coll_name, size_bytes, chosen) if spec.alpha_beta else None
         time_s = schedule_time_s(sched) if closed is None else float(closed)

@@ -13,8 +13,8 @@ and defaults to 1 GHz (docs/systems.md).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
 
 from ..core.errors import InputError
 from ..core.system import System, register_system_kind
@@ -57,6 +57,10 @@ class OpticalRing(System):
     max_tx_channels, max_rx_channels : int or None
         Per-node limit of simultaneous transmit / receive lightpaths (None: unlimited,
         as in the papers).
+    physical : PhysicalParams or None
+        Device parameters for the insertion-loss and crosstalk checks (seed 004 §IV-B);
+        None means collsim's documented defaults (docs/physical-layer.md).  A mapping
+        (a ``[system.physical]`` TOML table) is converted.
 
     Examples
     --------
@@ -79,9 +83,16 @@ class OpticalRing(System):
     packet_bytes: int = 128
     max_tx_channels: int | None = None
     max_rx_channels: int | None = None
+    physical: Any = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.physical is not None:
+            from ..physical import PhysicalParams, params_from_mapping
+            if not isinstance(self.physical, PhysicalParams):
+                if not isinstance(self.physical, dict):
+                    raise InputError(f"physical must be a table of parameters, got {self.physical!r}")
+                object.__setattr__(self, "physical", params_from_mapping(self.physical))
         _positive_int("wavelengths", self.wavelengths)
         _positive_int("fibers", self.fibers)
         _positive_int("flit_bytes", self.flit_bytes)
@@ -120,6 +131,17 @@ class OpticalRing(System):
         """Lightpaths a node can sink at once."""
         hw = 2 * self.channels_per_direction
         return hw if self.max_rx_channels is None else min(hw, self.max_rx_channels)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able description (physical parameters as a table, or null)."""
+        out = super().describe()
+        out["physical"] = None if self.physical is None else asdict(self.physical)
+        return out
+
+    def physical_params(self):
+        """The physical-layer parameters in force (defaults when unset)."""
+        from ..physical import PhysicalParams
+        return self.physical or PhysicalParams()
 
     def link_name(self, link: int) -> str:
         """Name of directed link ``link``: ids ``0..N-1`` are cw, ``N..2N-1`` ccw."""
