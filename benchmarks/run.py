@@ -69,6 +69,27 @@ def ne_4096() -> dict:
     return _build_verify("ne", 4096)
 
 
+@workload("wrht-4096", "< 3 s (issue #3)")
+def wrht_4096() -> dict:
+    return {"allreduce": _build_verify("wrht", 4096, "allreduce"), "allgather": _build_verify("wrht", 4096)}
+
+
+@workload("optree-4096", "< 5 s incl. exact search (issue #3)")
+def optree_4096() -> dict:
+    return _build_verify("optree", 4096)
+
+
+@workload("compare-2048", "< 30 s, every optical algorithm (issue #3)")
+def compare_2048() -> dict:
+    exe = Path(sys.executable).parent / "collsim"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
+    proc = subprocess.run(cmd + ["compare", "--nodes", "2048", "--json"], capture_output=True, text=True, check=True)
+    rows = json.loads(proc.stdout)
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return {"algorithms": [r["algorithm"] for r in rows], "steps": {r["algorithm"]: r["steps"] for r in rows},
+            "child_peak_rss_mib": child / 1024}
+
+
 @workload("osm-scaling", "time/(T log T) roughly flat")
 def osm_scaling() -> dict:
     import math

@@ -1,0 +1,84 @@
+"""The electrical-network core: routing, route verification, link loads, α–β, files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import collsim
+from collsim.core import errors as E
+from collsim.core.collective import make_collective
+from collsim.core.schedule import LogicalBuilder
+from collsim.core.serialize import dumps, loads
+from collsim.cost import alpha_beta_time_s, lower_bound_s
+from collsim.rwa.realize import realize
+from collsim.systems.electrical import Line, Ring, Star
+
+
+@pytest.mark.parametrize("system", [Line(nodes=7), Ring(nodes=7), Ring(nodes=8), Ring(nodes=6, bidirectional=False),
+                                    Star(nodes=5)])
+def test_all_pairs_route_and_check(system):
+    n = system.nodes
+    s, d = np.divmod(np.arange(n * n), n)
+    keep = s != d
+    ptr, links = system.route(s[keep], d[keep])
+    system.check_routes(s[keep], d[keep], ptr, links, np.zeros(keep.sum(), np.int64))
+    hops = np.diff(ptr)
+    if system.kind == "line":
+        assert (hops == np.abs(s[keep] - d[keep])).all()
+    elif system.kind == "star":
+        assert (hops == 2).all()
+    elif system.bidirectional:
+        dist = np.abs(s[keep] - d[keep])
+        assert (hops == np.minimum(dist, n - dist)).all()
+
+
+def test_broken_network_route_is_rejected():
+    s = collsim.build("ring", Ring(nodes=6), "allgather", 64)
+    links = s.route_links.copy()
+    links[3] = (links[3] + 2) % len(s.system.links)
+    with pytest.raises(E.RouteError) as info:
+        collsim.verify(s.replace(route_links=links))
+    assert info.value.transfer == 3
+
+
+def test_link_loads_and_alpha_beta_by_hand():
+    # every node sends 1000 B to the node two hops clockwise in one step, on a one-way ring:
+    # each link carries two flows; the congestion-unaware alpha-beta time ignores that.
+    ring = Ring(nodes=6, bidirectional=False, link_latency_s=1e-6, link_bandwidth_bytes_per_s=1e9)
+    b = LogicalBuilder(make_collective("shift", 6, 1000, shift=2))
+    i = np.arange(6)
+    b.add(0, i, (i + 2) % 6, i[:, None])
+    s = realize(ring, b.build())
+    collsim.verify(s)
+    assert s.max_link_load() == 2
+    assert alpha_beta_time_s(s) == pytest.approx(2e-6 + 1000 / 1e9)
+    assert lower_bound_s(ring, s.collective) <= alpha_beta_time_s(s)
+
+
+def test_startup_cost_replaces_latency_as_ts():
+    star = Star(nodes=4, link_latency_s=0.0, startup_s=5e-6, link_bandwidth_bytes_per_s=1e9)
+    assert star.alpha_s == 5e-6
+    s = collsim.build("ring", star, "allgather", 1000)
+    assert alpha_beta_time_s(s) == pytest.approx(3 * (5e-6 + 1e-6))
+
+
+def test_network_schedule_file_round_trip_and_bad_path():
+    s = collsim.build("ne", Star(nodes=6), "allgather", 100)
+    text = dumps(s)
+    again = loads(text)
+    collsim.verify(again)
+    assert dumps(again) == text and np.array_equal(again.route_links, s.route_links)
+    bad = text.replace('"path":[0,6,1]', '"path":[0,1]', 1)
+    assert bad != text
+    with pytest.raises(E.RouteError, match="no link"):
+        loads(bad)
+
+
+def test_network_systems_refuse_bad_parameters():
+    with pytest.raises(E.InputError):
+        Ring(nodes=4, link_bandwidth_bytes_per_s=0)
+    with pytest.raises(E.InputError):
+        Star(nodes=4, link_latency_s=-1)
+    with pytest.raises(E.InputError):
+        Line(nodes=1)
