@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core.errors import InputError, ScheduleFormatError, UnknownNameError
 from ..core.system import SYSTEM_KINDS, System, system_from_description
-from . import electrical  # noqa: F401  (registers line, ring, star)
+from . import custom, electrical, fat_tree, hypercube, mesh_torus  # noqa: F401  (register the network kinds)
 from .optical_ring import OpticalRing
 
 PRESETS = ("paper", "terarack")
@@ -29,7 +29,10 @@ def _read_toml(text: str, origin: str) -> dict[str, Any]:
     table = data.get("system")
     if not isinstance(table, dict):
         raise ScheduleFormatError(f"{origin}: needs a [system] table")
-    return dict(table)
+    table = dict(table)
+    if table.get("kind") == "custom" and "links" in table and "link" not in table:
+        table["link"] = table.pop("links")  # [[system.links]] reads as well as [[system.link]]
+    return table
 
 
 def preset_description(name: str) -> dict[str, Any]:

@@ -1,0 +1,257 @@
+"""k-ary fat trees (folded Clos networks) of k-port switches, up/down D-mod-k routed.
+
+Two shapes, with ``m = k/2`` (``k`` even):
+
+* ``levels=3`` — Al-Fares et al.: ``k`` pods of ``m`` edge and ``m`` aggregation
+  switches, ``m**2`` core switches; ``k**3/4`` hosts, ``5 k**2/4`` switches.
+* ``levels=2`` — leaf–spine: ``k`` leaf switches with ``m`` hosts and ``m``
+  uplinks each, ``m`` spines of ``k`` ports; ``k**2/2`` hosts, ``3k/2`` switches.
+
+Vertex numbering (``N = nodes`` hosts first, then switches by level, bottom
+up), for ``k=4, levels=3`` (N=16)::
+
+    core         32  33  34  35                   core c joins aggregation c // m of every pod
+    aggregation  24 25 | 26 27 | 28 29 | 30 31    pod p: N + k*m + p*m + j
+    edge         16 17 | 18 19 | 20 21 | 22 23    pod p: N + p*m + e
+    hosts        0..3  | 4..7  | 8..11 | 12..15   host h on edge switch h // m
+
+(leaf–spine: leaves ``N..N+k-1``, spines ``N+k..N+k+m-1``).  Routing goes up
+only to the lowest common ancestor level and chooses uplinks by destination
+(D-mod-k): an edge/leaf switch takes uplink ``dst mod m``, an aggregation switch
+takes uplink ``(dst // m) mod m``; the way down is unique.  With every host
+present, a shift permutation ``i -> i+c mod N`` loads no link with two flows.
+
+>>> FatTree(nodes=16, k=4).switches
+20
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..core.errors import InputError
+from ..core.network import Network
+from ..core.system import register_system_kind
+
+
+def fat_tree_capacity(k: int, levels: int) -> int:
+    """Number of hosts of a full fat tree.
+
+    Parameters
+    ----------
+    k : int
+        Switch ports (even).
+    levels : int
+        2 (leaf–spine) or 3 (Al-Fares).
+
+    Returns
+    -------
+    int
+        ``k**2/2`` for 2 levels, ``k**3/4`` for 3.
+
+    Examples
+    --------
+    >>> fat_tree_capacity(16, 3), fat_tree_capacity(4, 2)
+    (1024, 8)
+    """
+    return k * k // 2 if levels == 2 else k ** 3 // 4
+
+
+def _smallest_k(nodes: int, levels: int) -> int:
+    k = 2
+    while fat_tree_capacity(k, levels) < nodes:
+        k += 2
+    return k
+
+
+@register_system_kind
+@dataclass(frozen=True)
+class FatTree(Network):
+    """A k-ary fat tree; ``nodes`` hosts (at most the capacity) on the first host ports.
+
+    Attributes
+    ----------
+    k : int or None
+        Ports per switch, even >= 2; None picks the smallest k whose tree holds ``nodes``.
+    levels : int
+        2 (leaf–spine) or 3 (pods, Al-Fares).
+
+    Notes
+    -----
+    ``nodes`` below the capacity uses hosts ``0..nodes-1``; every switch of the
+    full tree is still present (and counted), the other host ports are empty.
+
+    Examples
+    --------
+    >>> t = FatTree(nodes=16, k=4, levels=3)
+    >>> ptr, links = t.route(np.array([0]), np.array([15]))
+    >>> [t.link_name(int(x)) for x in links]  # up to core, uplinks by destination
+    ['n0->s0', 's0->s9', 's9->s19', 's19->s15', 's15->s7', 's7->n15']
+    """
+
+    kind: ClassVar[str] = "fat-tree"
+    k: int | None = None
+    levels: int = 3
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.levels not in (2, 3) or isinstance(self.levels, bool):
+            raise InputError(f"fat-tree: levels must be 2 or 3, got {self.levels!r}")
+        if self.k is None:
+            object.__setattr__(self, "k", _smallest_k(self.nodes, self.levels))
+        k = self.k
+        if isinstance(k, bool) or not isinstance(k, int) or k < 2 or k % 2:
+            raise InputError(f"fat-tree: k (switch ports) must be an even integer >= 2, got {k!r}")
+        if self.nodes > self.capacity:
+            good = _smallest_k(self.nodes, self.levels)
+            raise InputError(f"fat-tree: k={k}, levels={self.levels} holds at most {self.capacity} hosts, "
+                             f"got nodes={self.nodes}; use k>={good} "
+                             f"({fat_tree_capacity(good, self.levels)} hosts)")
+
+    @classmethod
+    def from_options(cls, nodes: int | None = None, k: int | None = None, levels: int | None = None,
+                     **opts: Any) -> "FatTree":
+        """Build for the CLI.
+
+        Parameters
+        ----------
+        nodes : int, optional
+            Hosts; default the capacity of ``k`` if given, else 16.
+        k : int, optional
+            Switch ports; default the smallest even k whose tree holds ``nodes``.
+        levels : int, optional
+            2 or 3 (default 3).
+        **opts
+            Other fields; None values are ignored.
+
+        Returns
+        -------
+        FatTree
+            The fat tree.
+
+        Raises
+        ------
+        InputError
+            If ``nodes`` exceeds the capacity, naming the smallest k that fits.
+        """
+        levels = 3 if levels is None else levels
+        if nodes is None:
+            nodes = 16 if k is None or not isinstance(k, int) else fat_tree_capacity(k, levels)
+        opts = {name: v for name, v in opts.items() if v is not None}
+        bad = sorted(set(opts) - {f.name for f in fields(cls)})
+        if bad:
+            raise InputError(f"fat-tree systems have no parameter {', '.join(bad)}")
+        return cls(nodes=nodes, k=k, levels=levels, **opts)
+
+    # --- structure ----------------------------------------------------------------------
+    @property
+    def hosts_per_leaf(self) -> int:
+        """Hosts (and uplinks) per edge/leaf switch: ``k/2``."""
+        return self.k // 2
+
+    @property
+    def capacity(self) -> int:
+        """Hosts of the full tree."""
+        return fat_tree_capacity(self.k, self.levels)
+
+    @property
+    def switches_per_level(self) -> dict[str, int]:
+        """Switch count per level, bottom up."""
+        k, m = self.k, self.k // 2
+        if self.levels == 2:
+            return {"leaf": k, "spine": m}
+        return {"edge": k * m, "aggregation": k * m, "core": m * m}
+
+    @property
+    def switches(self) -> int:
+        """``3k/2`` (2 levels) or ``5k**2/4`` (3 levels)."""
+        return sum(self.switches_per_level.values())
+
+    def edges(self):
+        """Host links, then edge–aggregation (leaf–spine), then aggregation–core; both ways."""
+        n, k, m = self.nodes, self.k, self.k // 2
+        h = np.arange(n)
+        up_u, up_v = [h], [n + h // m]
+        if self.levels == 2:
+            leaf, spine = np.divmod(np.arange(k * m), m)
+            up_u.append(n + leaf)
+            up_v.append(n + k + spine)
+        else:
+            pod, e, j = np.unravel_index(np.arange(k * m * m), (k, m, m))
+            up_u.append(n + pod * m + e)
+            up_v.append(n + k * m + pod * m + j)
+            pod, j, t = np.unravel_index(np.arange(k * m * m), (k, m, m))
+            up_u.append(n + k * m + pod * m + j)
+            up_v.append(n + 2 * k * m + j * m + t)
+        u, v = np.concatenate(up_u), np.concatenate(up_v)
+        return np.concatenate([u, v]), np.concatenate([v, u])
+
+    def next_hop(self, cur, src, dst):
+        """Up (D-mod-k) until the destination is below, then the unique way down."""
+        n, k, m = self.nodes, self.k, self.k // 2
+        cur = np.asarray(cur, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        rel, leaf_dst = cur - n, dst // m
+        out = np.where(cur < n, n + cur // m, -1)
+        if self.levels == 2:
+            leaf = (cur >= n) & (rel < k)
+            out = np.where(leaf, np.where(rel == leaf_dst, dst, n + k + dst % m), out)
+            return np.where(rel >= k, n + leaf_dst, out)
+        edge = (cur >= n) & (rel < k * m)
+        out = np.where(edge, np.where(rel == leaf_dst, dst, n + k * m + (rel // m) * m + dst % m), out)
+        agg = (rel >= k * m) & (rel < 2 * k * m)
+        a = rel - k * m
+        down = n + leaf_dst
+        up = n + 2 * k * m + (a % m) * m + leaf_dst % m
+        out = np.where(agg, np.where(a // m == dst // (m * m), down, up), out)
+        c = rel - 2 * k * m
+        return np.where(c >= 0, n + k * m + (dst // (m * m)) * m + c // m, out)
+
+    def lca_level(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Level of the lowest common ancestor switch (1 = edge/leaf, 2, 3 = core).
+
+        Parameters
+        ----------
+        src, dst : numpy.ndarray
+            Distinct hosts.
+
+        Returns
+        -------
+        numpy.ndarray
+            Level per pair; the route has ``2 * level`` hops.
+        """
+        m = self.k // 2
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        level = np.where(src // m == dst // m, 1, 2)
+        if self.levels == 3:
+            level = np.where(src // (m * m) == dst // (m * m), level, 3)
+        return level
+
+    def distance(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Hop count of the route, ``2 * lca_level``.
+
+        Parameters
+        ----------
+        src, dst : numpy.ndarray
+            Distinct hosts.
+
+        Returns
+        -------
+        numpy.ndarray
+            Hops per pair.
+        """
+        return 2 * self.lca_level(src, dst)
+
+    def summary(self) -> dict[str, Any]:
+        """Base counts plus k, levels, capacity and switches per level."""
+        out = super().summary()
+        out.update({"k": self.k, "levels": self.levels, "capacity": self.capacity,
+                    "hosts_per_leaf": self.hosts_per_leaf})
+        out.update({f"{name}_switches": c for name, c in self.switches_per_level.items()})
+        if out["diameter"] is None:
+            out["diameter"] = int(self.distance(np.array([0]), np.array([self.nodes - 1]))[0])
+        return out

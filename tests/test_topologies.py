@@ -1,0 +1,360 @@
+"""Electrical topologies: mesh, torus, hypercube, fat tree and custom TOML networks."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+
+import numpy as np
+import pytest
+
+import collsim
+from collsim.core.errors import InputError, ScheduleFormatError
+from collsim.core.system import system_from_description
+from collsim.systems import load_system
+from collsim.systems.custom import CustomNetwork
+from collsim.systems.fat_tree import FatTree
+from collsim.systems.hypercube import Hypercube
+from collsim.systems.mesh_torus import Mesh, Torus
+
+SQUARE = ((0, 1), (0, 2), (1, 3), (2, 3), (3, "s0"), (4, "s0"))  # 0-1-3 and 0-2-3 tie; node 4 on a switch
+
+
+def custom_square():
+    return CustomNetwork(nodes=5, switches=1, link=SQUARE)
+
+
+SYSTEMS = {
+    "mesh-3x4": lambda: Mesh.from_dims((3, 4)),
+    "mesh-2x3x4": lambda: Mesh.from_dims((2, 3, 4)),
+    "mesh-5": lambda: Mesh.from_dims((5,)),
+    "torus-4x4": lambda: Torus.from_dims((4, 4)),
+    "torus-3x5": lambda: Torus.from_dims((3, 5)),
+    "torus-2x3x4": lambda: Torus.from_dims((2, 3, 4)),
+    "torus-4x4x4": lambda: Torus.from_dims((4, 4, 4)),
+    "torus-2x2": lambda: Torus.from_dims((2, 2)),
+    "hypercube-2": lambda: Hypercube(nodes=2),
+    "hypercube-16": lambda: Hypercube(nodes=16),
+    "fat-tree-k4": lambda: FatTree(nodes=16, k=4, levels=3),
+    "fat-tree-k6-partial": lambda: FatTree(nodes=40, k=6, levels=3),
+    "fat-tree-k2": lambda: FatTree(nodes=2, k=2, levels=3),
+    "leaf-spine-k4": lambda: FatTree(nodes=8, k=4, levels=2),
+    "leaf-spine-k6-partial": lambda: FatTree(nodes=13, k=6, levels=2),
+    "custom-square": custom_square,
+}
+
+
+def all_pairs(n):
+    s, d = np.divmod(np.arange(n * n), n)
+    keep = s != d
+    return s[keep], d[keep]
+
+
+def vertex_path(system, src, dst):
+    ptr, links = system.route(np.array([src]), np.array([dst]))
+    lt = system.links
+    return [int(v) for v in lt.src[links]] + [int(lt.dst[links[-1]])]
+
+
+def bfs_distance(system, src, dst):
+    lt = system.links
+    adj = {}
+    for a, b in zip(lt.src.tolist(), lt.dst.tolist()):
+        adj.setdefault(a, []).append(b)
+    seen, queue = {src: 0}, deque([src])
+    while queue:
+        x = queue.popleft()
+        for y in adj.get(x, []):
+            if y not in seen:
+                seen[y] = seen[x] + 1
+                queue.append(y)
+    return seen[dst]
+
+
+def analytic_distance(system, s, d):
+    """Independent hop-count formulas (plain Python)."""
+    if isinstance(system, (Mesh, Torus)):
+        cs, cd = np.unravel_index(s, system.dims), np.unravel_index(d, system.dims)
+        total = 0
+        for a, b, k in zip(cs, cd, system.dims):
+            delta = abs(int(a) - int(b))
+            total += min(delta, k - delta) if isinstance(system, Torus) else delta
+        return total
+    if isinstance(system, Hypercube):
+        return bin(s ^ d).count("1")
+    if isinstance(system, FatTree):
+        m = system.k // 2
+        if s // m == d // m:
+            return 2
+        return 4 if system.levels == 2 or s // (m * m) == d // (m * m) else 6
+    return bfs_distance(system, s, d)
+
+
+@pytest.mark.parametrize("key", sorted(SYSTEMS))
+def test_all_pairs_route_contiguously_with_analytic_hop_counts(key):
+    system = SYSTEMS[key]()
+    s, d = all_pairs(system.nodes)
+    ptr, links = system.route(s, d)
+    system.check_routes(s, d, ptr, links, np.zeros(len(s), np.int64))
+    hops = np.diff(ptr)
+    expected = np.array([analytic_distance(system, int(a), int(b)) for a, b in zip(s, d)])
+    assert (hops == expected).all()
+    assert (system.distance(s, d) == expected).all()
+    lt = system.links
+    assert len(np.unique(lt.src * lt.vertices + lt.dst)) == len(lt), "parallel links"
+    summary = system.summary()
+    assert summary["diameter"] == expected.max()
+    assert {"kind", "nodes", "switches", "links", "node_degree", "switch_radix", "diameter"} <= set(summary)
+
+
+@pytest.mark.parametrize("key", sorted(SYSTEMS))
+def test_describe_round_trips_also_through_json(key):
+    system = SYSTEMS[key]()
+    assert system_from_description(system.describe()) == system
+    again = system_from_description(json.loads(json.dumps(system.describe())))
+    assert again == system
+    assert (again.links.src == system.links.src).all() and (again.links.dst == system.links.dst).all()
+
+
+@pytest.mark.parametrize("key", sorted(SYSTEMS))
+def test_ring_allgather_builds_and_verifies(key):
+    system = SYSTEMS[key]()
+    report = collsim.verify(collsim.build("ring", system, "allgather", 1024))
+    assert report.steps == system.nodes - 1
+
+
+# --- dimension order, wrap-around, ties ------------------------------------------------
+def test_mesh_numbering_and_row_first_routing():
+    m = Mesh.from_dims((3, 4))
+    assert m.coords(np.array([6, 11])).tolist() == [[1, 2], [2, 3]]
+    assert m.ids(np.array([[1, 2], [2, 3]])).tolist() == [6, 11]
+    assert vertex_path(m, 0, 11) == [0, 1, 2, 3, 7, 11]  # along row 0, then down column 3
+    assert vertex_path(m, 11, 0) == [11, 10, 9, 8, 4, 0]
+    m3 = Mesh.from_dims((2, 3, 4))
+    assert vertex_path(m3, 0, 23) == [0, 1, 2, 3, 7, 11, 23]  # last dimension first
+
+
+def test_torus_wrap_and_parity_ties():
+    t = Torus.from_dims((4, 4))
+    assert vertex_path(t, 0, 15) == [0, 3, 15]  # wrap in the row, then in the column
+    assert vertex_path(t, 0, 2) == [0, 1, 2]  # tie, even source column: +
+    assert vertex_path(t, 1, 3) == [1, 0, 3]  # tie, odd source column: -
+    assert vertex_path(t, 5, 13) == [5, 1, 13]  # tie along the column, odd source row: -
+    assert vertex_path(t, 4, 12) == [4, 0, 12]
+    assert vertex_path(t, 0, 8) == [0, 4, 8]  # even source row: +
+    t2 = Torus.from_dims((2, 4))
+    assert len(t2.links) == 8 + 16  # size-2 dimension: one link each way, no duplicates
+    assert vertex_path(t2, 5, 1) == [5, 1]
+
+
+def test_hypercube_ecube_lowest_bit_first():
+    h = Hypercube(nodes=8)
+    assert h.dimension == 3
+    assert vertex_path(h, 0, 7) == [0, 1, 3, 7]
+    assert vertex_path(h, 5, 2) == [5, 4, 6, 2]
+    assert vertex_path(h, 6, 1) == [6, 7, 5, 1]
+    # a 2x2x2 mesh routes exactly like E-cube
+    m = Mesh.from_dims((2, 2, 2))
+    s, d = all_pairs(8)
+    assert (h.route(s, d)[1] >= 0).all()
+    for a, b in zip(s.tolist(), d.tolist()):
+        assert vertex_path(m, a, b) == vertex_path(h, a, b)
+
+
+def test_large_instances_use_analytic_diameter():
+    assert Torus.from_dims((40, 40)).summary()["diameter"] == 40
+    assert Mesh.from_dims((33, 33)).summary()["diameter"] == 64
+    assert Hypercube(nodes=2048).summary()["diameter"] == 11
+    assert FatTree(nodes=2000, k=20).summary()["diameter"] == 6
+
+
+# --- fat tree ----------------------------------------------------------------------------
+def test_fat_tree_routes_by_destination_and_numbering():
+    t = FatTree(nodes=16, k=4, levels=3)
+    assert t.hosts_per_leaf == 2
+    assert vertex_path(t, 0, 1) == [0, 16, 1]
+    assert vertex_path(t, 0, 3) == [0, 16, 25, 17, 3]  # edge uplink 3 mod 2 = 1
+    assert vertex_path(t, 0, 15) == [0, 16, 25, 35, 31, 23, 15]  # agg uplink (15//2) mod 2 = 1
+    assert vertex_path(t, 0, 14) == [0, 16, 24, 33, 30, 23, 14]  # core 0*2 + (14//2) mod 2 = 1
+    ls = FatTree(nodes=8, k=4, levels=2)
+    assert vertex_path(ls, 0, 5) == [0, 8, 13, 10, 5]
+
+
+@pytest.mark.parametrize("k", [2, 4, 6, 8, 10, 16])
+def test_fat_tree_counts(k):
+    m = k // 2
+    three = FatTree(nodes=k ** 3 // 4, k=k, levels=3)
+    assert three.capacity == k ** 3 // 4 and three.switches == 5 * k * k // 4
+    assert three.switches_per_level == {"edge": k * m, "aggregation": k * m, "core": m * m}
+    assert len(three.links) == 3 * k ** 3 // 2
+    two = FatTree(nodes=k * k // 2, k=k, levels=2)
+    assert two.capacity == k * k // 2 and two.switches == 3 * k // 2 and len(two.links) == 2 * k * k
+    if k >= 4:
+        for tree in (two, three):
+            deg = np.bincount(tree.links.src, minlength=tree.vertices)
+            assert (deg[tree.nodes:] == k).all() and (deg[:tree.nodes] == 1).all()
+
+
+def test_named_fat_tree_sizes():
+    assert (FatTree(nodes=16, k=4).nodes, FatTree(nodes=16, k=4).switches) == (16, 20)
+    assert (FatTree(nodes=1024, k=16).capacity, FatTree(nodes=1024, k=16).switches) == (1024, 320)
+
+
+@pytest.mark.parametrize("k,levels", [(4, 3), (6, 3), (8, 3), (4, 2), (6, 2), (8, 2), (12, 2)])
+def test_dmodk_shift_permutations_never_share_a_link(k, levels):
+    tree = FatTree(nodes=FatTree(nodes=2, k=k, levels=levels).capacity, k=k, levels=levels)
+    n = tree.nodes
+    s = np.arange(n)
+    for c in range(1, n):
+        _, links = tree.route(s, (s + c) % n)
+        assert np.bincount(links).max() == 1, f"shift {c}"
+
+
+def test_fat_tree_validation():
+    with pytest.raises(InputError, match="k>=6"):
+        FatTree(nodes=20, k=4)
+    with pytest.raises(InputError, match="even"):
+        FatTree(nodes=4, k=3)
+    with pytest.raises(InputError, match="levels"):
+        FatTree(nodes=4, k=4, levels=4)
+    assert FatTree(nodes=100).k == 8  # k=None picks the smallest that fits
+
+
+# --- from_options -----------------------------------------------------------------------
+def test_from_options():
+    assert Torus.from_options(nodes=16).dims == (4, 4)
+    assert Torus.from_options().dims == (4, 4)
+    assert Mesh.from_options(nodes=64, ndim=3).dims == (4, 4, 4)
+    assert Torus.from_options(dims="4x4x2").nodes == 32
+    assert Mesh.from_options(nodes=12, dims=[3, 4]).dims == (3, 4)
+    with pytest.raises(InputError, match="25 or 36.*4x8"):
+        Torus.from_options(nodes=32)
+    with pytest.raises(InputError, match="hold 12"):
+        Mesh.from_options(nodes=16, dims=(3, 4))
+    with pytest.raises(InputError, match="no parameter"):
+        Torus.from_options(nodes=16, wavelengths=4)
+    assert Torus.from_options(nodes=16, link_latency_s=None).link_latency_s == 1e-6
+    assert Hypercube.from_options().nodes == 16
+    assert Hypercube.from_options(dimension=5).nodes == 32
+    with pytest.raises(InputError, match="8 or 16"):
+        Hypercube.from_options(nodes=12)
+    assert FatTree.from_options(nodes=128).k == 8
+    assert FatTree.from_options(nodes=1024).switches == 320
+    assert FatTree.from_options().summary()["switches"] == 20
+    assert FatTree.from_options(k=6, levels=2).nodes == 18
+    with pytest.raises(InputError, match="k>=6"):
+        FatTree.from_options(nodes=17, k=4)
+
+
+def test_grid_validation():
+    with pytest.raises(InputError, match="does not match"):
+        Mesh(nodes=15, dims=(4, 4))
+    with pytest.raises(InputError, match="at least 2"):
+        Torus(nodes=4, dims=(4, 1))
+    with pytest.raises(ScheduleFormatError):
+        system_from_description({"kind": "torus", "nodes": 16})
+
+
+# --- custom networks ---------------------------------------------------------------------
+TOML = """
+[system]
+kind = "custom"
+nodes = 4
+switches = 2
+link_latency_s = "500ns"
+
+[[system.link]]
+a = 0
+b = "s0"
+bandwidth = "100Gb/s"
+latency = "2us"
+
+[[system.link]]
+a = 1
+b = "s0"
+
+[[system.link]]
+a = "n2"
+b = 5
+
+[[system.link]]
+a = 3
+b = "s1"
+
+[[system.link]]
+a = "s0"
+b = "s1"
+bandwidth = 5e9
+latency = 1e-7
+"""
+
+
+def test_custom_toml_per_link_values_and_routes(tmp_path):
+    path = tmp_path / "two-switch.toml"
+    path.write_text(TOML)
+    net = load_system(str(path))
+    assert isinstance(net, CustomNetwork) and net.name == "two-switch"
+    assert net == CustomNetwork.from_toml(path) == CustomNetwork.from_options(path=path)
+    lt = net.links
+    assert len(lt) == 10 and net.switches == 2 and net.vertices == 6
+    assert lt.bandwidth_bytes_per_s.tolist() == [12.5e9] * 8 + [5e9] * 2
+    assert lt.latency_s.tolist() == [2e-6] * 2 + [5e-7] * 6 + [1e-7] * 2
+    assert vertex_path(net, 0, 3) == [0, 4, 5, 3]
+    assert net.summary()["declared_links"] == 5
+    with pytest.raises(InputError, match="not 5"):
+        CustomNetwork.from_options(nodes=5, path=path)
+    alias = tmp_path / "alias.toml"
+    alias.write_text(TOML.replace("[[system.link]]", "[[system.links]]"))
+    assert CustomNetwork.from_toml(alias).link == net.link
+
+
+def test_custom_shortest_paths_break_ties_by_lowest_vertex():
+    net = custom_square()
+    assert vertex_path(net, 0, 3) == [0, 1, 3]
+    assert vertex_path(net, 3, 0) == [3, 1, 0]
+    assert vertex_path(net, 0, 4) == [0, 1, 3, 5, 4]
+
+
+def test_custom_one_way_links():
+    ring = CustomNetwork(nodes=3, link=tuple({"a": i, "b": (i + 1) % 3, "duplex": False} for i in range(3)))
+    assert len(ring.links) == 3
+    assert vertex_path(ring, 2, 1) == [2, 0, 1]
+    s, d = all_pairs(3)
+    ptr, links = ring.route(s, d)
+    ring.check_routes(s, d, ptr, links, np.zeros(len(s), np.int64))
+
+
+@pytest.mark.parametrize("links,match", [
+    (((0, 1), (1, 9)), "unknown vertex 9"),
+    (((0, 1), (1, "s3")), "unknown vertex 's3'"),
+    (((0, 1), (1, "x1")), "unknown vertex 'x1'"),
+    (((0, 1), (1, 1)), "self-loop at n1"),
+    (((0, 1), (1, 0)), "more than one link n0->n1"),
+    (((0, 1), (2, 3)), "disconnected: n2"),
+    (((0, 1), {"a": 1, "b": 2, "duplex": False}, (2, 3)), "disconnected: n2 cannot reach n0"),
+    (((0, 1), (1, 2), (2, 3), (3, "s1")), "switch s0 has no links"),
+    (((0, 1), {"a": 1, "b": 2, "bandwidth": "fast"}, (2, 3)), "custom link 1: invalid bandwidth"),
+    (((0, 1), {"a": 1, "b": 2, "colour": "red"}, (2, 3)), "unknown key"),
+    (((0, 1), {"a": 1}, (2, 3)), "needs both"),
+    (((0, 1), {"a": 1, "b": 2, "duplex": "yes"}, (2, 3)), "duplex"),
+    ((), "non-empty list of links"),
+])
+def test_custom_errors(links, match):
+    switches = 2 if "s1" in str(links) or "s3" in str(links) else 0
+    with pytest.raises(InputError, match=match):
+        CustomNetwork(nodes=4, switches=switches, link=links)
+
+
+def test_custom_file_errors(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(TOML.replace('b = "s1"', 'b = "s7"'))
+    with pytest.raises(InputError, match="unknown vertex 's7'"):
+        load_system(str(bad))
+    with pytest.raises(InputError, match="unknown vertex 's7'"):
+        CustomNetwork.from_toml(bad)
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text('[system]\nkind = "torus"\nnodes = 4\ndims = [2, 2]\n')
+    with pytest.raises(InputError, match="kind must be"):
+        CustomNetwork.from_toml(wrong)
+    with pytest.raises(InputError, match="TOML file"):
+        CustomNetwork.from_options()
