@@ -90,6 +90,30 @@ def compare_2048() -> dict:
             "child_peak_rss_mib": child / 1024}
 
 
+def _simulate(alg: str, system, collective: str, size: str) -> dict:
+    import collsim
+    from collsim.sim import simulate
+    t0 = time.perf_counter()
+    s = collsim.build(alg, system, collective, size)
+    t1 = time.perf_counter()
+    r = simulate(s)
+    t2 = time.perf_counter()
+    return {"transfers": len(s), "steps": s.num_steps, "build_s": t1 - t0, "simulate_s": t2 - t1,
+            "simulated_time_s": r.total_time_s, "max_link_load": r.max_link_load}
+
+
+@workload("sim-ne-ring-1024", "< 5 s (issue #4)")
+def sim_ne_ring() -> dict:
+    from collsim.systems.electrical import Ring
+    return _simulate("ne", Ring(nodes=1024), "allgather", "1MiB")
+
+
+@workload("sim-pairwise-fattree-1024", "< 60 s, < 2 GiB (issue #4)")
+def sim_pairwise_fattree() -> dict:
+    from collsim.systems.fat_tree import FatTree
+    return _simulate("pairwise", FatTree.from_options(nodes=1024), "alltoall", "64KiB")
+
+
 @workload("osm-scaling", "time/(T log T) roughly flat")
 def osm_scaling() -> dict:
     import math

@@ -174,3 +174,15 @@ def test_topology_command(run_cli):
 def test_bad_electrical_input(run_cli, args, needle):
     proc = run_cli(*args)
     assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_simulate_command(run_cli, tmp_path):
+    out = run_cli("simulate", "ne", "--system", "ring", "-n", "16", "-s", "64KiB", check=True).stdout
+    assert "simulated" in out and "max link load 1" in out
+    data = json.loads(run_cli("simulate", "ring", "--system", "line", "-n", "8", "--mode", "dataflow",
+                              "--json", check=True).stdout)
+    assert data["mode"] == "dataflow" and data["steps"] == 7 and data["links"]
+    run_cli("schedule", "ring", "--system", "star", "-n", "4", "--out", "s.json", check=True)
+    assert json.loads(run_cli("simulate", "s.json", "--json", check=True).stdout)["transfers"] == 12
+    proc = run_cli("simulate", "osm", "-n", "8")
+    assert proc.returncode == 2 and "link routes" in proc.stderr

@@ -199,4 +199,46 @@ def topology_cmd(system, nodes, wavelengths, fibers, system_params, as_json) -> 
     _console().print(table)
 
 
-ALL = [algorithms_cmd, compare_cmd, schedule_cmd, topology_cmd, verify_cmd]
+@click.command("simulate")
+@click.argument("target")
+@system_options
+@click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to build.")
+@click.option("--size", "-s", default="4MiB", show_default=True, help="Message size.")
+@click.option("--param", "-p", "params", multiple=True, help="Algorithm parameter key=value (repeatable).")
+@click.option("--mode", type=click.Choice(["bulk", "dataflow"]), default="bulk", show_default=True,
+              help="Bulk-synchronous steps, or start each transfer when its data has arrived.")
+@click.option("--json", "as_json", is_flag=True, help="Print totals, per-step times and per-link utilisation.")
+def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
+                 strategy, collective, size, params, mode, as_json) -> None:
+    """Run the flow-level simulator on an algorithm's schedule or a schedule FILE (electrical networks).
+
+    \b
+    Examples:
+      collsim simulate ne --system ring -n 64 -s 1MiB
+      collsim simulate pairwise --system fat-tree -n 128 -c alltoall -s 64KiB --json
+      collsim simulate sched.json --mode dataflow
+    """
+    from pathlib import Path
+
+    from ..api import build
+    from ..core.serialize import load
+    from ..cost import schedule_time_s
+    from ..sim import simulate
+    from ..verify import verify
+    if target.endswith(".json") and Path(target).exists():
+        sched = load(target)
+    else:
+        sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params)
+        sched = build(target, system, collective, size, strategy=strategy, system_options=sys_over,
+                      **parse_params(params))
+    verify(sched)
+    result = simulate(sched, mode=mode)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=1))
+        return
+    click.echo(f"{sched.algorithm} {sched.collective.kind} on {sched.system.kind} N={sched.system.nodes} ({mode}): "
+               f"simulated {format_time(result.total_time_s)}, alpha-beta {format_time(schedule_time_s(sched))}, "
+               f"{len(result.step_time_s)} steps, max link load {result.max_link_load}")
+
+
+ALL = [algorithms_cmd, compare_cmd, schedule_cmd, simulate_cmd, topology_cmd, verify_cmd]
