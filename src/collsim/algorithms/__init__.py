@@ -12,7 +12,7 @@ from ..core.collective import canonical_collective
 from ..core.errors import InputError
 from ..core.schedule import LogicalSchedule
 from ..core.system import System
-from . import neighbor_exchange, one_stage, ring, wrht  # noqa: F401  (registration)
+from . import neighbor_exchange, one_stage, optree, ring, wrht  # noqa: F401  (registration)
 from .registry import REGISTRY, AlgorithmSpec, get_algorithm, register
 
 

@@ -1,0 +1,450 @@
+"""OpTree layout: radix vectors, per-stage lightpath templates and the colour layout.
+
+Shared by the builder (:mod:`collsim.algorithms.optree`) and the exact cost
+evaluator (:mod:`collsim.algorithms.optree_search`), so both compute colours
+with the same code.
+
+A radix vector ``(m_1, ..., m_k)`` defines block sizes ``G_j = m_{j+1} ... m_k``
+(``G_k = 1``).  Stage ``j`` works inside the level-``(j-1)`` groups (the whole
+ring for ``j = 1``, else aligned blocks of ``G_{j-1}`` consecutive nodes) and
+cuts each into children: aligned blocks of ``G_j`` nodes, the last one possibly
+short ("partial").  The nodes at position ``p`` of sibling children form a subset
+that does a one-hop all-to-all; a partial child of ``r`` nodes also *receives*
+position ``p >= r`` of every complete sibling at its node ``p mod r`` (the extra
+lightpaths).  Holdings stay pairwise disjoint inside every group, so every node
+receives every foreign chunk exactly once (``docs/algorithms/optree.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ..core.errors import InputError
+from ..rwa.alltoall_ring import uniform_alltoall_ring
+
+INDEX = np.int64
+
+__all__ = ["StageTemplate", "block_sizes", "max_depth", "validate_radices", "stage_templates",
+           "arrange_colours", "line_alltoall_colours", "divisor_blocks"]
+
+
+# --------------------------------------------------------------------------- layout
+
+
+def max_depth(nodes: int) -> int:
+    """Deepest tree on ``nodes`` nodes: every radix 2 and ``2**(k-1) < N``.
+
+    Parameters
+    ----------
+    nodes : int
+        Ring size ``N >= 2``.
+
+    Returns
+    -------
+    int
+        ``ceil(log2 N)``, the largest ``k`` with a valid radix vector.
+
+    Examples
+    --------
+    >>> max_depth(2), max_depth(16), max_depth(17)
+    (1, 4, 5)
+    """
+    return max(1, (int(nodes) - 1).bit_length())
+
+
+def block_sizes(radices) -> list[int]:
+    """Child block sizes ``G_j = m_{j+1} * ... * m_k`` for ``j = 1..k``.
+
+    Parameters
+    ----------
+    radices : sequence of int
+        The radix vector ``(m_1, ..., m_k)``.
+
+    Returns
+    -------
+    list of int
+        ``[G_1, ..., G_k]`` with ``G_k = 1``.
+
+    Examples
+    --------
+    >>> block_sizes((4, 3, 2))
+    [6, 2, 1]
+    """
+    g, out = 1, []
+    for m in reversed(list(radices)):
+        out.append(g)
+        g *= int(m)
+    return out[::-1]
+
+
+def validate_radices(nodes: int, radices) -> tuple[int, ...]:
+    """Check a radix vector for an ``N``-node ring and return it as a tuple of ints.
+
+    Valid vectors have every ``m_j >= 2``, ``m_2 * ... * m_k < N`` (stage 1 has at
+    least two groups) and ``m_1 * ... * m_k >= N`` (the last stage reaches single
+    nodes).  Stage 1 then has ``ceil(N / G_1)`` groups, which may be fewer than ``m_1``.
+
+    Parameters
+    ----------
+    nodes : int
+        Ring size ``N``.
+    radices : sequence of int
+        Candidate radix vector.
+
+    Returns
+    -------
+    tuple of int
+        The validated vector.
+
+    Raises
+    ------
+    InputError
+        With the violated condition spelled out.
+
+    Examples
+    --------
+    >>> validate_radices(16, [4, 4])
+    (4, 4)
+    >>> validate_radices(7, (2, 2, 2))
+    (2, 2, 2)
+    """
+    if isinstance(radices, (int, np.integer)) and not isinstance(radices, bool):
+        radices = (radices,)  # the CLI's --param radices=16 gives an int
+    if isinstance(radices, (str, bytes)) or not hasattr(radices, "__iter__"):
+        raise InputError(f"OpTree radices must be a sequence of integers >= 2, got {radices!r}")
+    out = []
+    for m in radices:
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
+            raise InputError(f"OpTree radices must be integers >= 2, got {list(radices)!r}")
+        out.append(int(m))
+    if not out:
+        raise InputError("OpTree radices must not be empty")
+    n = int(nodes)
+    g1 = math.prod(out[1:])
+    if g1 >= n:
+        raise InputError(f"OpTree radices {tuple(out)} leave stage 1 with a single group on {n} nodes: "
+                         f"the product of radices 2..k ({g1}) must be < N")
+    if math.prod(out) < n:
+        raise InputError(f"OpTree radices {tuple(out)} cover only {math.prod(out)} < N = {n} nodes: "
+                         "their product must be >= N")
+    return tuple(out)
+
+
+# ------------------------------------------------------------------- one-subset templates
+
+
+@lru_cache(maxsize=64)
+def line_alltoall_colours(s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Optimal colouring of one-hop all-to-all among ``s`` nodes on a line.
+
+    Pair ``a -> b`` goes clockwise (rightwards) when ``a < b``; both directions of
+    a pair get the same colour (they use different fibers directions).  With
+    ``h = s // 2`` the colour of the interval ``[lo, hi)`` is ``x (s - h) + y - h``
+    where ``(x, y) = (lo, hi)`` for intervals crossing ``h`` (``lo < h <= hi``),
+    ``(hi, h + lo)`` for intervals left of ``h`` and ``(hi - lo - 1, lo)`` for
+    intervals right of it.  Each colour holds one crossing interval ``[x, y)``, at
+    most one left interval ending at ``x`` and at most one right interval starting
+    at ``y``, so its intervals are disjoint; ``h (s - h) = floor(s^2/4)`` colours are
+    used, the load of the middle link, hence optimal.
+
+    Parameters
+    ----------
+    s : int
+        Subset size, >= 2.
+
+    Returns
+    -------
+    tuple
+        ``(a, b, colour, L)``: member indices of the ``s (s-1)`` ordered pairs,
+        their colours and ``L = floor(s^2 / 4)``.
+
+    References
+    ----------
+    Seed 004 §III-C and the proof of Theorem 1 (later stages need
+    ``ceil(m^2/4)`` wavelengths per subset on a ring segment; Lemma 1, line).
+
+    Examples
+    --------
+    >>> a, b, c, L = line_alltoall_colours(4)
+    >>> L, sorted(set(c.tolist()))
+    (4, [0, 1, 2, 3])
+    """
+    s = int(s)
+    a, b = np.nonzero(~np.eye(s, dtype=bool))
+    a = a.astype(INDEX)
+    b = b.astype(INDEX)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    h = s // 2
+    cross = (lo < h) & (hi >= h)
+    left = hi < h
+    x = np.where(cross, lo, np.where(left, hi, hi - lo - 1))
+    y = np.where(cross, hi, np.where(left, h + lo, lo))
+    return a, b, x * (s - h) + (y - h), h * (s - h)
+
+
+@lru_cache(maxsize=64)
+def _ring_template(s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    t = uniform_alltoall_ring(s)
+    return t.src, t.dst, t.direction, t.wavelength, t.wavelengths_per_direction
+
+
+# --------------------------------------------------------------------------- stage templates
+
+
+@dataclass(frozen=True)
+class StageTemplate:
+    """The lightpath *pairs* of one stage, before chunks are attached.
+
+    Attributes
+    ----------
+    src, dst : numpy.ndarray
+        Endpoints of every ordered pair that exchanges data in the stage.
+    direction : numpy.ndarray
+        +1 clockwise, -1 counter-clockwise (int8).
+    cls : numpy.ndarray
+        Colour class: pairs of one class have pairwise link-disjoint arcs per direction.
+    classes : int
+        Number of classes (``cls < classes``).
+    extras : int
+        How many pairs are the receive-only extras of a partial child.
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    direction: np.ndarray
+    cls: np.ndarray
+    classes: int
+    extras: int
+
+
+def _cat(parts, dtype=INDEX):
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+
+def _ring_stage(n: int, g: int) -> StageTemplate:
+    """Stage 1: children are blocks of ``g`` nodes on the whole ring."""
+    a, r = divmod(n, g)
+    src, dst, dirs, cls = [], [], [], []
+    offset = 0
+    for p0, p1, s in ((0, r, a + 1), (r, g, a)):
+        npos = p1 - p0
+        if npos <= 0 or s < 2:
+            continue
+        p = np.arange(p0, p1, dtype=INDEX)
+        if s == 2:
+            # both arcs of a 2-subset tile the ring in one direction: alternate directions
+            i = np.arange(npos, dtype=INDEX)
+            d = np.where(i % 2 == 0, 1, -1).astype(np.int8)
+            src += [p, p + g]
+            dst += [p + g, p]
+            dirs += [d, d]
+            cls += [offset + i // 2] * 2
+            offset += (npos + 1) // 2
+        else:
+            ta, tb, td, tc, w_s = _ring_template(s)
+            i = np.arange(npos, dtype=INDEX)[:, None]
+            src.append((p[:, None] + ta[None, :] * g).ravel())
+            dst.append((p[:, None] + tb[None, :] * g).ravel())
+            dirs.append(np.broadcast_to(td, (npos, len(td))).ravel())
+            cls.append((offset + i * w_s + tc[None, :]).ravel())
+            offset += npos * w_s
+    extras = 0
+    if r > 0 and a >= 1 and g > r:
+        p = np.arange(r, g, dtype=INDEX)
+        gi = np.arange(a, dtype=INDEX)
+        es = (gi[:, None] * g + p[None, :]).ravel()
+        ed = np.broadcast_to(a * g + p % r, (a, g - r)).ravel().astype(INDEX)
+        cw = 2 * ((ed - es) % n) <= n
+        d = np.where(cw, 1, -1).astype(np.int8)
+        rank = np.where(cw, np.cumsum(cw) - 1, np.cumsum(~cw) - 1)
+        src.append(es)
+        dst.append(ed)
+        dirs.append(d)
+        cls.append(offset + rank)
+        extras = len(es)
+        offset += int(max(cw.sum(), (~cw).sum()))
+    return StageTemplate(_cat(src), _cat(dst), _cat(dirs, np.int8), _cat(cls), offset, extras)
+
+
+def _line_group(starts: np.ndarray, p0: int, p1: int, s: int, g: int, offset: int):
+    """Main pairs of positions ``p0..p1-1`` (subset size ``s``) in parents at ``starts``."""
+    ta, tb, tc, L = line_alltoall_colours(s)
+    p = np.arange(p0, p1, dtype=INDEX)
+    i = np.arange(p1 - p0, dtype=INDEX)
+    base = starts[:, None, None] + p[None, :, None]
+    src = (base + ta[None, None, :] * g).ravel()
+    dst = (base + tb[None, None, :] * g).ravel()
+    d = np.where(ta < tb, 1, -1).astype(np.int8)
+    dirs = np.broadcast_to(d, (len(starts), len(p), len(d))).ravel()
+    cls = np.broadcast_to(offset + i[:, None] * L + tc[None, :], (len(starts), len(p), len(tc))).ravel()
+    return src, dst, dirs, cls, (p1 - p0) * L
+
+
+def _line_stage(n: int, gp: int, g: int) -> StageTemplate:
+    """Stage j >= 2: parents are aligned blocks of ``gp`` nodes, children blocks of ``g``."""
+    full, rem = divmod(n, gp)
+    src, dst, dirs, cls = [], [], [], []
+    main = 0
+    if full:
+        starts = np.arange(full, dtype=INDEX) * gp
+        s_, d_, r_, c_, used = _line_group(starts, 0, g, gp // g, g, 0)
+        src.append(s_), dst.append(d_), dirs.append(r_), cls.append(c_)
+        main = used
+    extras = 0
+    ex_src = ex_dst = None
+    if rem:
+        a, r = divmod(rem, g)
+        start = np.array([full * gp], dtype=INDEX)
+        offset = 0
+        for p0, p1, s in ((0, r, a + 1), (r, g, a)):
+            if p1 > p0 and s >= 2:
+                s_, d_, r_, c_, used = _line_group(start, p0, p1, s, g, offset)
+                src.append(s_), dst.append(d_), dirs.append(r_), cls.append(c_)
+                offset += used
+        main = max(main, offset)
+        if r > 0 and a >= 1 and g > r:
+            p = np.arange(r, g, dtype=INDEX)
+            gi = np.arange(a, dtype=INDEX)
+            ex_src = (full * gp + gi[:, None] * g + p[None, :]).ravel()
+            ex_dst = np.broadcast_to(full * gp + a * g + p % r, (a, g - r)).ravel().astype(INDEX)
+            extras = len(ex_src)
+    if extras:
+        src.append(ex_src), dst.append(ex_dst)
+        dirs.append(np.ones(extras, np.int8))
+        cls.append(main + np.arange(extras, dtype=INDEX))
+    return StageTemplate(_cat(src), _cat(dst), _cat(dirs, np.int8), _cat(cls), main + extras, extras)
+
+
+def stage_templates(nodes: int, radices) -> list[StageTemplate]:
+    """Lightpath pairs and colour classes of every stage of an OpTree.
+
+    Parameters
+    ----------
+    nodes : int
+        Ring size ``N``.
+    radices : sequence of int
+        A radix vector accepted by :func:`validate_radices`.
+
+    Returns
+    -------
+    list of StageTemplate
+        One per stage.
+
+    References
+    ----------
+    Seed 004 §IV-A.1 (routing of OpTree: stage 1 on the ring, stage ``j`` inside
+    the groups of stage ``j-1``).
+
+    Examples
+    --------
+    >>> [len(t.src) for t in stage_templates(16, (4, 4))]
+    [48, 48]
+    """
+    n = int(nodes)
+    gs = block_sizes(radices)
+    out = [_ring_stage(n, gs[0])]
+    for j in range(1, len(gs)):
+        out.append(_line_stage(n, gs[j - 1], gs[j]))
+    return out
+
+
+# --------------------------------------------------------------------------- colour layout
+
+
+def divisor_blocks(count: int, cap: int) -> list[int]:
+    """Split ``count`` classes into blocks whose sizes divide ``cap`` (greedy, largest first).
+
+    Parameters
+    ----------
+    count : int
+        Number of classes, ``< cap``.
+    cap : int
+        Channels per direction.
+
+    Returns
+    -------
+    list of int
+        Block sizes, each a divisor of ``cap``, summing to ``count``.
+
+    Examples
+    --------
+    >>> divisor_blocks(48, 64)
+    [32, 16]
+    """
+    divs = [d for d in range(cap, 0, -1) if cap % d == 0]
+    out, left = [], count
+    for d in divs:
+        while left >= d:
+            out.append(d)
+            left -= d
+    return out
+
+
+def arrange_colours(copies: np.ndarray, cap: int):
+    """Lay out ``(class, copy)`` colours so that consecutive steps reuse lightpaths.
+
+    Classes are sorted by copy count (largest first, stable) and cut into blocks
+    whose sizes divide ``cap = F w``: whole blocks of ``cap`` classes, then the rest
+    split greedily into divisors of ``cap``.  Inside a block of ``b`` classes with
+    ``c`` copies, copy ``r`` of the ``i``-th class gets colour ``base + r b + i``: the
+    block fills ``b c`` consecutive colours with period ``b``, so every step that
+    lies inside one block carries the same lightpaths as the step before it and
+    pays no MRR reconfiguration (:func:`collsim.cost.optical.step_times`).
+
+    Parameters
+    ----------
+    copies : numpy.ndarray
+        Copies (chunks per pair) needed by each class, >= 1.
+    cap : int
+        Channels per direction ``F w``.
+
+    Returns
+    -------
+    tuple
+        ``(base, stride, blocks, order, total)``: copy ``r`` of class ``t`` has colour
+        ``base[t] + r * stride[t]``; ``order`` is the class order; ``blocks`` is an int
+        array with one row ``(first colour, size b, copies c, position in order)`` per
+        block; ``total`` is the number of colours.
+
+    Examples
+    --------
+    >>> base, stride, blocks, order, total = arrange_colours(np.array([2, 2, 2]), 2)
+    >>> base.tolist(), stride.tolist(), total
+    ([0, 1, 4], [2, 2, 1], 6)
+    """
+    copies = np.asarray(copies, dtype=INDEX)
+    nc = len(copies)
+    order = np.argsort(-copies, kind="stable")
+    cs = copies[order]
+    base = np.zeros(nc, INDEX)
+    stride = np.ones(nc, INDEX)
+    rows = []
+    cursor = 0
+    if nc:
+        cuts = np.flatnonzero(np.diff(cs)) + 1
+        bounds = np.concatenate([[0], cuts, [nc]])
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            c = int(cs[lo])
+            g = hi - lo
+            nfull = g // cap
+            if nfull:
+                i = np.arange(nfull * cap, dtype=INDEX)
+                base[order[lo:lo + nfull * cap]] = cursor + (i // cap) * cap * c + i % cap
+                stride[order[lo:lo + nfull * cap]] = cap
+                f = np.arange(nfull, dtype=INDEX)
+                rows.append(np.stack([cursor + f * cap * c, np.full(nfull, cap), np.full(nfull, c),
+                                      lo + f * cap], axis=1))
+                cursor += nfull * cap * c
+            pos = lo + nfull * cap
+            for b in divisor_blocks(g - nfull * cap, cap):
+                base[order[pos:pos + b]] = cursor + np.arange(b, dtype=INDEX)
+                stride[order[pos:pos + b]] = b
+                rows.append(np.array([[cursor, b, c, pos]], dtype=INDEX))
+                cursor += b * c
+                pos += b
+    blocks = np.concatenate(rows).astype(INDEX) if rows else np.zeros((0, 4), INDEX)
+    return base, stride, blocks, order, cursor
