@@ -114,6 +114,25 @@ def hops_along(src: np.ndarray, dst: np.ndarray, direction: np.ndarray, n: int) 
     return np.where(np.asarray(direction) > 0, delta % n, (-delta) % n)
 
 
+def _no_overlap_packed(key, start, end, wrap, n) -> bool:
+    """Fast check: pack (key, start, end) into one int64 with bit fields, sort values only.
+
+    Returns True when no two intervals of one key overlap; False when they may (or when
+    the values do not fit in 62 bits), in which case the indexed path finds the pair.
+    """
+    bits = int(n).bit_length()
+    kmax = int(key.max()) if key.size else 0
+    if key.min() < 0 or kmax.bit_length() + 2 * bits > 62:
+        return False
+    packed = (key << (2 * bits)) | (start << bits) | np.minimum(end, n)
+    if wrap.any():
+        packed = np.concatenate([packed, (key[wrap] << (2 * bits)) | (end[wrap] - n)])
+    packed.sort()
+    mask = (1 << bits) - 1
+    same = (packed[1:] >> (2 * bits)) == (packed[:-1] >> (2 * bits))
+    return not (same & (((packed[1:] >> bits) & mask) < (packed[:-1] & mask))).any()
+
+
 def first_overlap(key: np.ndarray, start: np.ndarray, length: np.ndarray, n: int):
     """Find two arcs with the same key that share a position.
 
@@ -144,8 +163,12 @@ def first_overlap(key: np.ndarray, start: np.ndarray, length: np.ndarray, n: int
     if m < 2:
         return None
     start = np.asarray(start, dtype=np.int64)
-    end = start + np.asarray(length, dtype=np.int64)
+    length = np.asarray(length, dtype=np.int64)
+    end = start + length
     wrap = end > n
+    key = np.asarray(key, dtype=np.int64)
+    if _no_overlap_packed(key, start, end, wrap, n):
+        return None
     idx = np.concatenate([np.arange(m), np.flatnonzero(wrap)])
     s = np.concatenate([start, np.zeros(int(wrap.sum()), np.int64)])
     e = np.concatenate([np.minimum(end, n), end[wrap] - n])
