@@ -12,7 +12,10 @@ from ..core.collective import canonical_collective
 from ..core.errors import InputError
 from ..core.schedule import LogicalSchedule
 from ..core.system import System
-from . import neighbor_exchange, one_stage, optree, ring, wrht  # noqa: F401  (registration)
+from . import (  # noqa: F401  (registration)
+    binomial, bruck, neighbor_exchange, one_stage, optree, pairwise, rabenseifner, recursive_doubling, ring,
+    textbook_hypercube, textbook_mesh, textbook_ring, wrht,
+)
 from .registry import REGISTRY, AlgorithmSpec, get_algorithm, register
 
 

@@ -1,0 +1,96 @@
+"""Rabenseifner's all-reduce: recursive-halving reduce-scatter + recursive-doubling all-gather.
+
+With ``p' = 2**floor(log2 N)`` the vector is cut into ``p'`` chunks.  Reduce-
+scatter, round ``k`` (distance doubling, vector halving): virtual rank ``v``
+exchanges with ``v XOR 2**k`` and sends, to be reduced there, the chunks it
+still holds whose bit ``k`` differs from ``v``'s — so after round ``k`` it owns
+the chunks whose bits ``0..k`` equal its own, combined over its ``2**(k+1)``
+sub-cube, and finally chunk ``v`` over everyone.  The all-gather retraces the
+rounds backwards (distance halving, vector doubling), copying.  Other N use
+MPICH's folding (as ``recursive-doubling`` all-reduce): the even ranks below
+``2 rem`` hand their whole vector to the next odd rank first and get the
+result back last.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core.collective import make_collective
+from ..core.schedule import LogicalBuilder
+from .recursive_doubling import fold_ranks, is_pow2, ts_tw
+from .registry import register
+
+
+def _alpha_beta(system, collective, size_bytes, params):
+    ts, tw = ts_tw(system)
+    n, m = system.nodes, size_bytes
+    p2 = 1 << (n.bit_length() - 1)
+    t = 2 * ts * math.log2(p2) + 2 * tw * m * (p2 - 1) / p2   # 2 lg p a + 2 (p-1)/p n b
+    return t if is_pow2(n) else t + 2 * (ts + tw * m)        # + the two fold steps
+
+
+@register(
+    "rabenseifner", aliases=("reduce-scatter-allgather",), collectives=("allreduce",), systems=("network",),
+    alpha_beta=_alpha_beta, constraints="any N (N not a power of two adds MPICH's fold and unfold steps)",
+    reference="Thakur, Rabenseifner & Gropp, IJHPCA 19(1) 2005, §4.4 (Rabenseifner's algorithm: "
+              "recursive-halving reduce-scatter then recursive-doubling all-gather, "
+              "2 lg p a + 2 (p-1)/p n b; non-powers of two by folding); R. Rabenseifner, ICCS 2004",
+    summary="all-reduce as recursive-halving reduce-scatter + recursive-doubling all-gather, 2 log2 p rounds",
+)
+def rabenseifner(system, collective, size_bytes):
+    """Build Rabenseifner's all-reduce.
+
+    Parameters
+    ----------
+    system : Network
+        Target network (a hypercube makes every exchange one hop).
+    collective : str
+        ``"allreduce"``.
+    size_bytes : int
+        The vector m.
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, params)``.
+
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
+    operations in MPICH", IJHPCA 19(1), 2005, §4.4; R. Rabenseifner, "Optimization of
+    collective reduction operations", ICCS 2004, LNCS 3036.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> from collsim.systems.hypercube import Hypercube
+    >>> collsim.build("rabenseifner", Hypercube(nodes=8), "allreduce", "1KiB").num_steps
+    6
+    """
+    n = system.nodes
+    rem, real = fold_ranks(n)
+    p2 = len(real)
+    d = p2.bit_length() - 1
+    b = LogicalBuilder(make_collective("allreduce", n, size_bytes, split=p2))
+    allc = np.tile(np.arange(p2), (max(rem, 1), 1))
+    r0 = 0
+    if rem:
+        b.add(0, 2 * np.arange(rem), 2 * np.arange(rem) + 1, allc[:rem], reduce=True)
+        r0 = 1
+    v = np.arange(p2)
+    for k in range(d):  # send chunks with bits 0..k-1 equal to v's and bit k different
+        w = 1 << k
+        free = np.arange(p2 >> (k + 1))
+        chunks = (free[None, :] << (k + 1)) | ((~v[:, None]) & w) | (v[:, None] & (w - 1))
+        b.add(r0 + k, real, real[v ^ w], chunks, reduce=True)
+    for j, k in enumerate(range(d - 1, -1, -1)):  # send what is complete: bits 0..k equal to v's
+        w = 1 << k
+        free = np.arange(p2 >> (k + 1))
+        chunks = (free[None, :] << (k + 1)) | (v[:, None] & (2 * w - 1))
+        b.add(r0 + d + j, real, real[v ^ w], chunks)
+    if rem:
+        b.add(r0 + 2 * d, 2 * np.arange(rem) + 1, 2 * np.arange(rem), allc[:rem])
+    return b.build(), {}
