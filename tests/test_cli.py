@@ -192,3 +192,22 @@ def test_simulate_command(run_cli, tmp_path):
     assert json.loads(run_cli("simulate", "s.json", "--json", check=True).stdout)["transfers"] == 12
     proc = run_cli("simulate", "osm", "-n", "8")
     assert proc.returncode == 2 and "link routes" in proc.stderr
+
+
+def test_mlfm_compare_and_topology(run_cli):
+    rows = json.loads(run_cli("compare", "--system", "mlfm", "--radix", "6", "--select", "2,4,3",
+                              "--collective", "alltoall", "--size", "1MiB", "-a", "mlfm,pairwise",
+                              "--json", check=True).stdout)
+    by = {r["algorithm"]: r for r in rows}
+    assert by["mlfm"]["max_link_load"] == 1 and by["pairwise"]["max_link_load"] > 1
+    assert by["mlfm"]["per_node_throughput_bytes_per_s"] > by["pairwise"]["per_node_throughput_bytes_per_s"]
+    assert KEYS <= set(by["mlfm"]) and by["mlfm"]["nodes"] == 24
+    info = json.loads(run_cli("topology", "mlfm", "--radix", "36", "--json", check=True).stdout)
+    assert info["machine_servers"] == 6156
+    assert "648" in json.dumps(info["fat_tree_comparison"])
+
+
+def test_mlfm_bad_selection_is_one_line(run_cli):
+    proc = run_cli("compare", "--system", "mlfm", "--radix", "6", "--select", "1,3,3", "-c", "alltoall")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "m <= l-1" in proc.stderr

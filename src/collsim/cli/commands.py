@@ -52,8 +52,8 @@ def algorithms_cmd(as_json: bool) -> None:
 @click.option("--size", "-s", default="4MiB", show_default=True, help="Message size: 4MiB, 32KB, 1048576.")
 @click.option("--algorithms", "-a", default=None, help="Comma-separated algorithm names (default: all that apply).")
 @click.option("--json", "as_json", is_flag=True, help="Print only a JSON array, one object per algorithm.")
-def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
-                strategy, collective, size, algorithms, as_json) -> None:
+def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
+                system_params, strategy, collective, size, algorithms, as_json) -> None:
     """Build, verify and time algorithms side by side.
 
     With no options: the paper system, N=1024, w=64, all-gather of 4 MiB per node,
@@ -75,7 +75,7 @@ def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency
         rows, skipped = compare(system, collective, size, algorithms=names, strategy=strategy,
                                 progress=lambda n: status.update(f"building and verifying {n}"),
                                 **overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
-                                            system_params))
+                                            system_params, radix, select))
     if as_json:
         click.echo(json.dumps([r.to_json() for r in rows], indent=1))
     else:
@@ -119,7 +119,7 @@ def _print_table(rows) -> None:
 @click.option("--param", "-p", "params", multiple=True, help="Algorithm parameter key=value (repeatable).")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="File to write.")
 def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
-                 system_params, strategy, collective, size, params, out) -> None:
+                 radix, select, system_params, strategy, collective, size, params, out) -> None:
     """Build, verify and write a schedule file (JSON).
 
     \b
@@ -130,7 +130,8 @@ def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, 
     from ..api import build
     from ..core.serialize import save
     from ..verify import verify
-    sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params)
+    sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
+                             radix, select)
     sched = build(algorithm, system, collective, size, strategy=strategy, system_options=sys_over,
                   **parse_params(params))
     report = verify(sched)
@@ -174,9 +175,11 @@ def verify_cmd(file, as_json) -> None:
 @click.option("--nodes", "-n", type=int, default=None, help="Number of nodes N.")
 @click.option("--wavelengths", "-w", type=int, default=None, help="Wavelengths per fiber (optical).")
 @click.option("--fibers", "-f", type=int, default=None, help="Fibers per direction (optical).")
+@click.option("--radix", type=int, default=None, help="Switch port count (fat-tree k, MLFM 2d).")
+@click.option("--select", default=None, help="MLFM partial-server selection n,l,m.")
 @click.option("--system-param", "-S", "system_params", multiple=True, help="Other system parameter key=value.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def topology_cmd(system, nodes, wavelengths, fibers, system_params, as_json) -> None:
+def topology_cmd(system, nodes, wavelengths, fibers, radix, select, system_params, as_json) -> None:
     """Show what a system is made of: nodes, switches, links, radix, diameter.
 
     \b
@@ -184,9 +187,11 @@ def topology_cmd(system, nodes, wavelengths, fibers, system_params, as_json) -> 
       collsim topology paper
       collsim topology torus -S dims=4,4,4
       collsim topology fat-tree -S k=8 --json
+      collsim topology mlfm --radix 36
     """
     from ..systems import load_system
-    sysm = load_system(system, **overrides(nodes, wavelengths, fibers, system_params=system_params))
+    sysm = load_system(system, **overrides(nodes, wavelengths, fibers, system_params=system_params,
+                                           radix=radix, select=select))
     info = {"system": sysm.name, **sysm.summary()}
     if as_json:
         click.echo(json.dumps(info, indent=1))
@@ -208,8 +213,8 @@ def topology_cmd(system, nodes, wavelengths, fibers, system_params, as_json) -> 
 @click.option("--mode", type=click.Choice(["bulk", "dataflow"]), default="bulk", show_default=True,
               help="Bulk-synchronous steps, or start each transfer when its data has arrived.")
 @click.option("--json", "as_json", is_flag=True, help="Print totals, per-step times and per-link utilisation.")
-def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
-                 strategy, collective, size, params, mode, as_json) -> None:
+def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
+                 system_params, strategy, collective, size, params, mode, as_json) -> None:
     """Run the flow-level simulator on an algorithm's schedule or a schedule FILE (electrical networks).
 
     \b
@@ -228,7 +233,8 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
     if target.endswith(".json") and Path(target).exists():
         sched = load(target)
     else:
-        sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params)
+        sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
+                             radix, select)
         sched = build(target, system, collective, size, strategy=strategy, system_options=sys_over,
                       **parse_params(params))
     verify(sched)

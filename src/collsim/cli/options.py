@@ -21,6 +21,8 @@ def system_options(fn):
                   help="Electrical link bandwidth: bytes/s or with a unit (10GB/s, 100Gb/s; decimal prefixes).")
     @click.option("--link-latency", default=None, help="Electrical per-hop link latency (1us, 500ns, seconds).")
     @click.option("--startup", default=None, help="Per-message start-up cost t_s (electrical; default: link latency).")
+    @click.option("--radix", type=int, default=None, help="Switch port count (fat-tree k, MLFM 2d).")
+    @click.option("--select", default=None, help="MLFM partial-server selection n,l,m.")
     @click.option("--system-param", "-S", "system_params", multiple=True,
                   help="Other system parameter key=value (e.g. dims=4,4  k=8  levels=2  radix=8).")
     @click.option("--strategy", default="first-fit", show_default=True,
@@ -32,7 +34,7 @@ def system_options(fn):
 
 
 def overrides(nodes, wavelengths, fibers, link_bandwidth=None, link_latency=None, startup=None,
-              system_params=()) -> dict:
+              system_params=(), radix=None, select=None) -> dict:
     """System overrides from the shared options.
 
     Parameters
@@ -43,6 +45,10 @@ def overrides(nodes, wavelengths, fibers, link_bandwidth=None, link_latency=None
         Electrical link parameters with units.
     system_params : tuple of str
         Further ``key=value`` parameters.
+    radix : int or None
+        Switch radix (``k`` of a fat tree, ``2d`` of an MLFM).
+    select : str or None
+        MLFM selection ``"n,l,m"``.
 
     Returns
     -------
@@ -57,6 +63,10 @@ def overrides(nodes, wavelengths, fibers, link_bandwidth=None, link_latency=None
         out["link_latency_s"] = parse_time(link_latency)
     if startup is not None:
         out["startup_s"] = parse_time(startup)
+    if radix is not None:
+        out["radix"] = radix
+    if select is not None:
+        out["selection"] = _value(select)
     out.update(parse_params(system_params))
     return out
 

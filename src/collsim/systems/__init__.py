@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core.errors import InputError, ScheduleFormatError, UnknownNameError
 from ..core.system import SYSTEM_KINDS, System, system_from_description
-from . import custom, electrical, fat_tree, hypercube, mesh_torus  # noqa: F401  (register the network kinds)
+from . import custom, electrical, fat_tree, hypercube, mesh_torus, mlfm  # noqa: F401  (register the network kinds)
 from .optical_ring import OpticalRing
 
 PRESETS = ("paper", "terarack")

@@ -113,7 +113,7 @@ class FatTree(Network):
 
     @classmethod
     def from_options(cls, nodes: int | None = None, k: int | None = None, levels: int | None = None,
-                     **opts: Any) -> "FatTree":
+                     radix: int | None = None, **opts: Any) -> "FatTree":
         """Build for the CLI.
 
         Parameters
@@ -124,6 +124,8 @@ class FatTree(Network):
             Switch ports; default the smallest even k whose tree holds ``nodes``.
         levels : int, optional
             2 or 3 (default 3).
+        radix : int, optional
+            Alias of ``k`` (the CLI's ``--radix``); both must agree if both are given.
         **opts
             Other fields; None values are ignored.
 
@@ -137,6 +139,10 @@ class FatTree(Network):
         InputError
             If ``nodes`` exceeds the capacity, naming the smallest k that fits.
         """
+        if radix is not None:
+            if k is not None and k != radix:
+                raise InputError(f"fat-tree: k={k} and radix={radix} disagree")
+            k = radix
         levels = 3 if levels is None else levels
         if nodes is None:
             nodes = 16 if k is None or not isinstance(k, int) else fat_tree_capacity(k, levels)

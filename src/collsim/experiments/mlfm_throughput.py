@@ -1,0 +1,285 @@
+"""Seed 001 §3 / Fig. 3: all-to-all throughput of ``mlfm`` versus ``pairwise`` on the MLFM test bed.
+
+Set-up (§3): MLFM with d = 3 (6-port switches), 32 servers (the last layer has
+two servers per leaf: ``MLFM(d=3, last_layer_servers=2)``); scales 12
+``(n, l, m) = (2, 3, 2)``, 18 ``(3, 3, 2)``, 24-A ``(3, 4, 2)``, 24-B
+``(2, 4, 3)``; 16, 64 and 256 MiB per node; link bandwidth 3770 MiB/s (the
+paper's ping-pong QDR figure, taken as the optimal throughput).
+
+Each scale is an ``MLFM(..., selection=(n, l, m))`` whose end nodes are the
+selected servers in ``(i, j, k)`` lexicographic order.  ``mlfm`` is the paper's
+rule (:mod:`collsim.algorithms.mlfm`); ``pairwise`` is the shift exchange
+(rank ``r`` -> ``(r + p) mod N`` in phase ``p``) with ranks placed on the
+servers in that same lexicographic order (the *naive* mapping; pass
+``mapping=`` to change it).  Both are simulated by the flow simulator
+(:func:`collsim.sim.simulate`, max-min fair sharing, bulk-synchronous phases
+by default: Open MPI's pairwise does a blocking send-receive per phase).
+
+Definitions
+-----------
+* "S MiB per node": the node's all-to-all send buffer is S MiB, i.e. N blocks
+  of ``S / N`` bytes (MPI_Alltoall's ``sendcount * N``, own block included);
+  ``size_bytes`` of the collective is that block.
+* Per-node throughput = bytes each node sends to *other* nodes,
+  ``(N - 1) * block``, divided by the simulated completion time.  A
+  congestion-free schedule that keeps every node's link busy reaches the link
+  bandwidth (the paper's "optimal throughput").
+* Ratio = throughput(mlfm) / throughput(pairwise).  The paper's claim is
+  **2.2x** for 24 servers pattern B (§3, Fig. 3); only that value is quoted
+  from the paper, Fig. 3's bars are not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+MIB = 1 << 20
+LINK_MIB_PER_S = 3770.0
+SIZES_MIB = (16, 64, 256)
+SCALES: dict[str, tuple[int, int, int]] = {
+    "12": (2, 3, 2), "18": (3, 3, 2), "24-A": (3, 4, 2), "24-B": (2, 4, 3)}
+PAPER_RATIO = {"24-B": 2.2}
+PAPER_CLAIM = "seed 001 §3: '2.2 times higher throughput improvement (24 servers pattern B)'"
+
+
+@dataclass(frozen=True)
+class ThroughputRow:
+    """One (scale, size) point of the experiment.
+
+    Attributes
+    ----------
+    scale : str
+        ``"12"``, ``"18"``, ``"24-A"``, ``"24-B"``.
+    select : tuple of int
+        ``(n, l, m)``.
+    nodes : int
+        Selected servers N.
+    size_mib_per_node : float
+        Send buffer per node (MiB).
+    block_bytes : int
+        Per-pair block.
+    mlfm_time_s, pairwise_time_s : float
+        Simulated completion times.
+    mlfm_mib_per_s, pairwise_mib_per_s : float
+        Per-node throughput (MiB/s).
+    optimal_mib_per_s : float
+        Link bandwidth (3770 MiB/s).
+    ratio : float
+        mlfm / pairwise.
+    paper_ratio : float or None
+        The paper's stated ratio for this scale (only 24-B: 2.2).
+    mlfm_max_link_load, pairwise_max_link_load : int
+        Most flows on one directed link in one phase.
+    """
+
+    scale: str
+    select: tuple[int, int, int]
+    nodes: int
+    size_mib_per_node: float
+    block_bytes: int
+    mlfm_time_s: float
+    pairwise_time_s: float
+    mlfm_mib_per_s: float
+    pairwise_mib_per_s: float
+    optimal_mib_per_s: float
+    ratio: float
+    paper_ratio: float | None
+    mlfm_max_link_load: int
+    pairwise_max_link_load: int
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-able dict."""
+        return asdict(self)
+
+
+def mlfm_testbed(select: tuple[int, int, int], *, link_mib_per_s: float = LINK_MIB_PER_S,
+            link_latency_s: float = 1e-6):
+    """The §3 test bed (d = 3, 32 servers) restricted to a selection.
+
+    Parameters
+    ----------
+    select : tuple of int
+        ``(n, l, m)``.
+    link_mib_per_s, link_latency_s : float, optional
+        Link bandwidth (MiB/s, default 3770) and latency (default 1 µs).
+
+    Returns
+    -------
+    MLFM
+        ``MLFM(d=3, last_layer_servers=2, selection=select)``.
+
+    Examples
+    --------
+    >>> mlfm_testbed((2, 4, 3)).nodes, mlfm_testbed((2, 4, 3)).structure()["servers"]
+    (24, 32)
+    """
+    from ..systems.mlfm import MLFM
+    return MLFM.from_options(d=3, last_layer_servers=2, selection=tuple(select), name="mlfm-testbed",
+                             link_bandwidth_bytes_per_s=link_mib_per_s * MIB, link_latency_s=link_latency_s)
+
+
+def block_bytes(size_mib_per_node: float, nodes: int) -> int:
+    """Per-pair block of a send buffer of ``size_mib_per_node`` MiB split in ``nodes`` blocks.
+
+    Returns
+    -------
+    int
+        Bytes per block (at least 1).
+    """
+    return max(1, int(size_mib_per_node * MIB) // nodes)
+
+
+def per_node_throughput(block: int, nodes: int, time_s: float) -> float:
+    """Per-node throughput.
+
+    Returns
+    -------
+    float
+        Bytes each node sends to the others, ``(nodes-1)*block``, divided by ``time_s``.
+    """
+    return (nodes - 1) * block / time_s
+
+
+def _require_tools():
+    try:
+        from ..algorithms import pairwise  # noqa: F401  (registers "pairwise")
+        from ..sim import simulate
+    except ImportError as exc:  # pragma: no cover - depends on other modules being present
+        raise ImportError(f"the MLFM throughput experiment needs collsim.sim and the pairwise algorithm ({exc})")
+    from ..algorithms import mlfm  # noqa: F401  (registers "mlfm")
+    return simulate
+
+
+def run_point(scale: str, size_mib_per_node: float, *, mode: str = "bulk", mapping=None,
+              verify_schedules: bool = True, link_mib_per_s: float = LINK_MIB_PER_S,
+              link_latency_s: float = 1e-6) -> ThroughputRow:
+    """Simulate ``mlfm`` and ``pairwise`` for one scale and size.
+
+    Parameters
+    ----------
+    scale : str
+        A key of :data:`SCALES`.
+    size_mib_per_node : float
+        Send buffer per node in MiB.
+    mode : str, optional
+        Simulator mode (``"bulk"`` or ``"dataflow"``).
+    mapping : sequence of int, optional
+        Rank -> server permutation for ``pairwise`` (default: lexicographic order).
+    verify_schedules : bool, optional
+        Verify both schedules first (default True).
+
+    Returns
+    -------
+    ThroughputRow
+        The point.
+    """
+    from .. import build, verify
+    simulate = _require_tools()
+    if scale not in SCALES:
+        raise KeyError(f"unknown scale {scale!r}; known: {', '.join(SCALES)}")
+    sel = SCALES[scale]
+    net = mlfm_testbed(sel, link_mib_per_s=link_mib_per_s, link_latency_s=link_latency_s)
+    n = net.nodes
+    block = block_bytes(size_mib_per_node, n)
+    params = {} if mapping is None else {"mapping": list(mapping)}
+    times, loads = {}, {}
+    for alg, kw in (("mlfm", {}), ("pairwise", params)):
+        sched = build(alg, net, "alltoall", block, **kw)
+        if verify_schedules:
+            verify(sched)
+        times[alg] = simulate(sched, mode=mode).total_time_s
+        loads[alg] = sched.max_link_load()
+    thr = {a: per_node_throughput(block, n, t) / MIB for a, t in times.items()}
+    return ThroughputRow(scale, sel, n, float(size_mib_per_node), block, times["mlfm"], times["pairwise"],
+                         thr["mlfm"], thr["pairwise"], link_mib_per_s, thr["mlfm"] / thr["pairwise"],
+                         PAPER_RATIO.get(scale), loads["mlfm"], loads["pairwise"])
+
+
+def throughput_experiment(scales: Iterable[str] = tuple(SCALES), sizes_mib: Iterable[float] = SIZES_MIB,
+                          **kw: Any) -> list[ThroughputRow]:
+    """Run every (scale, size) point of Fig. 3.
+
+    Parameters
+    ----------
+    scales : iterable of str
+        Keys of :data:`SCALES` (default all four).
+    sizes_mib : iterable of float
+        MiB per node (default 16, 64, 256).
+    **kw
+        Options of :func:`run_point`.
+
+    Returns
+    -------
+    list of ThroughputRow
+        One row per (scale, size).
+
+    Examples
+    --------
+    >>> rows = throughput_experiment(["24-B"], [16])
+    >>> round(rows[0].ratio, 1), rows[0].paper_ratio, rows[0].pairwise_max_link_load
+    (2.2, 2.2, 3)
+    """
+    return [run_point(sc, sz, **kw) for sc in scales for sz in sizes_mib]
+
+
+def format_rows(rows: list[ThroughputRow]) -> str:
+    """Markdown table of the experiment.
+
+    Parameters
+    ----------
+    rows : list of ThroughputRow
+        Output of :func:`throughput_experiment`.
+
+    Returns
+    -------
+    str
+        The table, with the paper's ratio beside ours.
+    """
+    lines = ["| scale | (n, l, m) | MiB/node | mlfm MiB/s | pairwise MiB/s | optimal | ratio (ours) "
+             "| ratio (paper) | max link load mlfm / pairwise |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        paper = f"{r.paper_ratio}" if r.paper_ratio is not None else "—"
+        lines.append(f"| {r.scale} | {r.select} | {r.size_mib_per_node:g} | {r.mlfm_mib_per_s:.0f} "
+                     f"| {r.pairwise_mib_per_s:.0f} | {r.optimal_mib_per_s:.0f} | {r.ratio:.2f} | {paper} "
+                     f"| {r.mlfm_max_link_load} / {r.pairwise_max_link_load} |")
+    return "\n".join(lines)
+
+
+def pairwise_phase_loads(select: tuple[int, int, int], mapping=None) -> np.ndarray:
+    """Max link load of each phase of ``pairwise`` on the test-bed selection (no simulation).
+
+    Parameters
+    ----------
+    select : tuple of int
+        ``(n, l, m)``.
+    mapping : sequence of int, optional
+        Rank -> server permutation (default lexicographic order).
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per phase.
+
+    Examples
+    --------
+    >>> int(pairwise_phase_loads((2, 4, 3)).max())
+    3
+    """
+    from .. import build
+    _require_tools()
+    net = mlfm_testbed(select)
+    params = {} if mapping is None else {"mapping": list(mapping)}
+    sched = build("pairwise", net, "alltoall", 1, **params)
+    keys, counts = sched.link_loads()
+    out = np.zeros(sched.num_steps, dtype=np.int64)
+    np.maximum.at(out, keys // len(net.links), counts)
+    return out
+
+
+__all__ = ["LINK_MIB_PER_S", "PAPER_CLAIM", "PAPER_RATIO", "SCALES", "SIZES_MIB", "ThroughputRow",
+           "block_bytes", "format_rows", "pairwise_phase_loads", "per_node_throughput", "run_point",
+           "mlfm_testbed", "throughput_experiment"]
