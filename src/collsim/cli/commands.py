@@ -247,4 +247,42 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
                f"{len(result.step_time_s)} steps, max link load {result.max_link_load}")
 
 
-ALL = [algorithms_cmd, compare_cmd, schedule_cmd, simulate_cmd, topology_cmd, verify_cmd]
+@click.command("reproduce")
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+def reproduce_cmd(name, as_json) -> None:
+    """Regenerate a paper's published table, the paper's value beside collsim's.
+
+    With no NAME, list the available tables.
+
+    \b
+    Examples:
+      collsim reproduce
+      collsim reproduce optree-table1
+      collsim reproduce mlfm-congestion --json
+    """
+    from ..core.errors import UnknownNameError
+    from ..experiments.papers import EXPERIMENTS
+    if name is None:
+        for key, (_, what) in EXPERIMENTS.items():
+            click.echo(f"{key:20s} {what}")
+        return
+    if name not in EXPERIMENTS:
+        raise UnknownNameError(f"unknown table {name!r}; known: {', '.join(EXPERIMENTS)}")
+    fn, what = EXPERIMENTS[name]
+    with _console(err=True).status(f"reproducing {name}", spinner="dots"):
+        rows = fn()
+    if as_json:
+        click.echo(json.dumps(rows, indent=1, default=str))
+        return
+    table = Table(title=f"{name}: {what}")
+    keys = [k for k in rows[0] if not isinstance(rows[0][k], (dict, list))]
+    for k in keys:
+        table.add_column(k.replace("_", " "), justify="right")
+    for r in rows:
+        table.add_row(*("-" if r[k] is None else (f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k]))
+                        for k in keys))
+    _console().print(table)
+
+
+ALL = [algorithms_cmd, compare_cmd, reproduce_cmd, schedule_cmd, simulate_cmd, topology_cmd, verify_cmd]

@@ -1,0 +1,189 @@
+"""Regenerate the papers' published tables, with the paper's printed value beside ours.
+
+Every value in the ``collsim`` columns is computed here: closed forms are
+evaluated from N and w, explicit schedules are built and verified.  The
+``paper`` columns quote what the paper prints, as claims to check; they are
+never used as results.  ``collsim reproduce NAME`` prints each table; the
+discrepancies are explained in docs/papers/discrepancies.md.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from ..api import build
+from ..verify import verify
+
+# What the papers print (claims, quoted for comparison only).
+OPTREE_TABLE1_PRINTED = {"ring": 1023, "ne": 512, "wrht": 259, "osm": 128, "optree": 70}  # seed 004 Table 1
+OPTREE_TABLE1_PRINTED_K = 7
+OPTREE_MOTIVATION_PRINTED = {"one-stage": 16, "two-stage 4-ary": 12, "three-stage 3-ary": 16}  # seed 004 §III-C
+OPTREE_FIG4_PRINTED_DEPTH = {512: 6, 1024: 6, 2048: 7, 4096: 8}  # seed 004 §V-B
+MLFM_PAPER_RATIO_PATTERN_B = 2.2  # seed 001 §3
+
+
+def d_steps(schedule) -> float:
+    """Time in units of one block per wavelength: sum over steps of the largest transfer / d.
+
+    This is what the papers call "steps" when every step carries d per wavelength;
+    it is comparable across algorithms whose transfers carry several blocks.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        A schedule of a collective with block size ``size_bytes``.
+
+    Returns
+    -------
+    float
+        Sum of per-step maxima of ``transfer bytes / size_bytes``.
+    """
+    per = np.zeros(schedule.num_steps)
+    np.maximum.at(per, schedule.step, schedule.size_bytes / schedule.collective.size_bytes)
+    return float(per.sum())
+
+
+def _explicit(alg: str, n: int, w: int, size: int = 4 << 20, **params) -> dict[str, Any]:
+    s = build(alg, "paper", "allgather", size, nodes=n, wavelengths=w, **params)
+    verify(s)
+    return {"steps": s.num_steps, "d_steps": d_steps(s), "params": dict(s.params)}
+
+
+def optree_table1(n: int = 1024, w: int = 64) -> list[dict[str, Any]]:
+    """Seed 004 Table 1: all-gather step counts of Ring, NE, WRHT, OSM and OpTree.
+
+    Parameters
+    ----------
+    n, w : int, optional
+        Nodes and wavelengths (the table's 1024 and 64).
+
+    Returns
+    -------
+    list of dict
+        ``algorithm, formula, paper, formula_matches_paper, explicit_steps, explicit_d_steps``.
+    """
+    from ..algorithms.optree import theorem1_steps
+    from ..algorithms.wrht import paper_allgather_steps
+    formulas = {"ring": n - 1, "ne": n // 2, "wrht": paper_allgather_steps(n, w),
+                "osm": math.ceil(n * n / (8 * w)), "optree": theorem1_steps(n, w, OPTREE_TABLE1_PRINTED_K)}
+    rows = []
+    for alg, formula in formulas.items():
+        ex = _explicit(alg, n, w)
+        printed = OPTREE_TABLE1_PRINTED.get(alg) if (n, w) == (1024, 64) else None
+        rows.append({"algorithm": alg, "formula": formula, "paper": printed,
+                     "formula_matches_paper": None if printed is None else formula == printed,
+                     "explicit_steps": ex["steps"], "explicit_d_steps": ex["d_steps"]})
+    return rows
+
+
+def optree_motivation(n: int = 16, w: int = 2) -> list[dict[str, Any]]:
+    """Seed 004 §III-C: one-stage, two-stage 4-ary and three-stage 3-ary trees at N=16, w=2.
+
+    The ``paper_expressions`` column evaluates the paper's own printed per-stage
+    expressions: for the 3-ary tree 8*ceil(2^2/8), 2*3*ceil(3^2/4) and
+    6*ceil(3^2/4) wavelengths, i.e. ceil(8/2) + ceil(18/2) + ceil(18/2).
+
+    Returns
+    -------
+    list of dict
+        ``scheme, paper, paper_expressions, theorem1, explicit_steps``.
+    """
+    from ..algorithms.optree import theorem1_steps
+    three_ary = [8 * math.ceil(2**2 / 8), 2 * 3 * math.ceil(3**2 / 4), 6 * math.ceil(3**2 / 4)]
+    four_ary = [4 * math.ceil(4**2 / 8), 4 * math.ceil(4**2 / 4)]
+    schemes = [
+        ("one-stage", math.ceil(math.ceil(n * n / 8) / w), 1, _explicit("osm", n, w, 1024)),
+        ("two-stage 4-ary", sum(math.ceil(x / w) for x in four_ary), 2,
+         _explicit("optree", n, w, 1024, radices=(4, 4))),
+        ("three-stage 3-ary", sum(math.ceil(x / w) for x in three_ary), 3,
+         _explicit("optree", n, w, 1024, radices=(3, 3, 3))),
+    ]
+    return [{"scheme": name, "paper": OPTREE_MOTIVATION_PRINTED[name], "paper_expressions": expr,
+             "theorem1": theorem1_steps(n, w, k), "explicit_steps": ex["steps"]}
+            for name, expr, k, ex in schemes]
+
+
+def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = 4 << 20,
+                depths=range(1, 13)) -> list[dict[str, Any]]:
+    """Seed 004 Fig. 4 / Lemma 3: the best depth k per N, by formula and by exact search.
+
+    Returns
+    -------
+    list of dict
+        Per N: the paper's optimal depth, Lemma 3 (ceil and nearest), Theorem 1's argmin,
+        and the depth and steps of collsim's exact search, with the time per depth.
+    """
+    from ..algorithms.optree import lemma3_k, theorem1_k
+    from ..algorithms.optree_search import search_tree
+    from ..systems import OpticalRing
+    rows = []
+    for n in nodes:
+        system = OpticalRing(nodes=n, wavelengths=w)
+        best, per_depth = search_tree(system, size)
+        times = {int(k): float(c.time_s) for k, c in sorted(per_depth.items()) if k in depths}
+        rows.append({"nodes": n, "paper_depth": OPTREE_FIG4_PRINTED_DEPTH.get(n) if w == 64 else None,
+                     "lemma3_ceil": lemma3_k(n, "ceil"), "lemma3_round": lemma3_k(n, "round"),
+                     "theorem1_argmin": theorem1_k(n, w), "search_depth": len(best.radices),
+                     "search_radices": list(best.radices), "search_steps": best.steps,
+                     "time_by_depth_s": times})
+    return rows
+
+
+def wrht_allreduce(nodes=(16, 64, 256, 1024, 4096), w: int = 64) -> list[dict[str, Any]]:
+    """Seed 003: WRHT all-reduce steps, closed form beside the explicit schedule.
+
+    Returns
+    -------
+    list of dict
+        ``nodes, formula, explicit_steps, explicit_rounds``.
+    """
+    from ..algorithms.wrht import paper_allreduce_steps
+    rows = []
+    for n in nodes:
+        s = build("wrht", "paper", "allreduce", 4 << 20, nodes=n, wavelengths=w)
+        verify(s)
+        rows.append({"nodes": n, "formula": paper_allreduce_steps(n, w), "explicit_steps": s.num_steps,
+                     "explicit_rounds": s.num_rounds})
+    return rows
+
+
+def mlfm_congestion(d_values=range(2, 9)) -> list[dict[str, Any]]:
+    """Seed 001 §2: exhaustive congestion check of the mlfm rule for d = 2..8.
+
+    Returns
+    -------
+    list of dict
+        One row per d (see :func:`collsim.experiments.mlfm_congestion.congestion_table`).
+    """
+    from .mlfm_congestion import congestion_table
+    return congestion_table(d_values)
+
+
+def mlfm_throughput() -> list[dict[str, Any]]:
+    """Seed 001 §3 / Fig. 3: per-node throughput of mlfm and pairwise, and their ratio.
+
+    Returns
+    -------
+    list of dict
+        One row per (scale, size), with the paper's 2.2x for pattern B beside ours.
+    """
+    from dataclasses import asdict
+
+    from .mlfm_throughput import throughput_experiment
+    rows = [asdict(r) for r in throughput_experiment()]
+    for r in rows:
+        r["paper_ratio"] = MLFM_PAPER_RATIO_PATTERN_B if "B" in str(r.get("scale", "")) else None
+    return rows
+
+
+EXPERIMENTS: dict[str, tuple[Callable[[], list[dict[str, Any]]], str]] = {
+    "optree-table1": (optree_table1, "seed 004 Table 1: all-gather steps at N=1024, w=64"),
+    "optree-motivation": (optree_motivation, "seed 004 §III-C: N=16, w=2 motivation example"),
+    "optree-fig4": (optree_fig4, "seed 004 Fig. 4 / Lemma 3: optimal depth for N=512..4096"),
+    "wrht-allreduce": (wrht_allreduce, "seed 003: WRHT all-reduce steps"),
+    "mlfm-congestion": (mlfm_congestion, "seed 001 §2: congestion-freeness for d=2..8"),
+    "mlfm-throughput": (mlfm_throughput, "seed 001 §3 / Fig. 3: throughput, mlfm vs pairwise"),
+}
