@@ -111,7 +111,9 @@ def hops_along(src: np.ndarray, dst: np.ndarray, direction: np.ndarray, n: int) 
         Hop counts in ``0..n-1``.
     """
     delta = np.asarray(dst, dtype=np.int64) - np.asarray(src, dtype=np.int64)
-    return np.where(np.asarray(direction) > 0, delta % n, (-delta) % n)
+    delta *= np.asarray(direction, dtype=np.int64) if np.ndim(direction) else int(direction)
+    delta %= n  # cw: (dst - src) mod n; ccw: (src - dst) mod n
+    return delta
 
 
 def _no_overlap_packed(key, start, end, wrap, n) -> bool:

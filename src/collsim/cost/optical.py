@@ -99,8 +99,13 @@ def step_times(s: Schedule) -> StepTimes:
     np.maximum.at(busy, s.step, per)
     # reconfiguration: compare each step's sorted lightpath set with the previous step's
     keys = _lightpath_keys(s)
-    order = np.lexsort((keys, s.step))
-    keys = keys[order]
+    kbits = int(keys.max()).bit_length() if keys.size else 1
+    if keys.size and kbits + int(nsteps).bit_length() <= 62:  # steps are sorted: pack, sort values only
+        packed = (s.step << kbits) | keys
+        packed.sort()
+        keys = packed & ((1 << kbits) - 1)
+    else:
+        keys = keys[np.lexsort((keys, s.step))]
     bounds = s.step_bounds
     counts = np.diff(bounds)
     reconf = np.ones(nsteps, dtype=bool)

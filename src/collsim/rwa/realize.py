@@ -32,7 +32,7 @@ def _colors(logical: LogicalSchedule, direction: np.ndarray, hops: np.ndarray, n
     if logical.color is not None:
         if (logical.color < 0).any():
             raise UnsupportedError("pre-assigned colours must cover every transfer")
-        return logical.color.astype(np.int64)
+        return logical.color.astype(np.int64, copy=False)
     start = arc_start(logical.src, direction, n)
     group = logical.round * 2 + (direction > 0)
     if first_overlap(group, start, hops, n) is None:
