@@ -17,6 +17,8 @@ def take(s: Schedule, rows, **cols) -> Schedule:
     ptr, idx = permute_csr(np.diff(s.chunk_ptr), s.chunk_idx, rows)
     kw = {k: getattr(s, k)[rows] for k in ("step", "round", "src", "dst", "reduce", "direction", "hops",
                                              "fiber", "wavelength")}
+    if s.route_ptr is not None:
+        kw["route_ptr"], kw["route_links"] = permute_csr(np.diff(s.route_ptr), s.route_links, rows)
     kw.update(cols)
     return s.replace(chunk_ptr=ptr, chunk_idx=idx, **kw)
 

@@ -41,3 +41,39 @@ def test_every_algorithm_builds_a_verified_schedule(name, collective, n, w, f, s
     report = verify(sched)
     assert report.steps >= 1 and report.transfers >= 1
     assert (sched.wavelength < w).all() and (sched.fiber < f).all()
+
+
+NETWORK_CASES = [(name, coll) for name, spec in sorted(REGISTRY.items()) for coll in spec.collectives
+                 if "network" in spec.systems or "mlfm" in spec.systems]
+
+
+def _network(kind: str, n: int):
+    from collsim.systems import load_system
+    if kind in ("torus", "mesh"):
+        side = max(2, int(round(n ** 0.5)))
+        return load_system(kind, dims=(side, side))
+    if kind == "hypercube":
+        return load_system(kind, nodes=1 << max(1, n.bit_length() - 1))
+    if kind == "fat-tree":
+        return load_system(kind, nodes=min(n, 128))
+    if kind == "mlfm":
+        return load_system(kind, d=3, selection=(2, 3, 2))
+    return load_system(kind, nodes=n)
+
+
+@pytest.mark.parametrize("name,collective", NETWORK_CASES)
+@settings(max_examples=10)
+@given(kind=st.sampled_from(["ring", "line", "star", "torus", "mesh", "hypercube", "fat-tree", "mlfm"]),
+       n=st.one_of(st.integers(2, 70), st.sampled_from(PRIMES[:8])), size=st.integers(1, 1 << 20))
+def test_every_network_algorithm_builds_a_verified_schedule(name, collective, kind, n, size):
+    spec = REGISTRY[name]
+    system = _network(kind, n)
+    if not spec.runs_on(system):
+        return
+    try:
+        sched = build(name, system, collective, size)
+    except UnsupportedError as exc:
+        assert spec.requires is not None and spec.requires(system, collective), exc
+        return
+    report = verify(sched)
+    assert report.transfers >= 1 and sched.route_ptr is not None

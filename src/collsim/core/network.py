@@ -215,6 +215,9 @@ class Network(System):
         """
         from .errors import Where
         lt = self.links
+        if len(ptr) != len(src) + 1 or ptr[-1] != len(links):
+            raise RouteError(f"route table covers {len(ptr) - 1} transfers and {len(links)} links, "
+                             f"but the schedule has {len(src)} transfers")
         lengths = np.diff(ptr)
         bad = lengths < 1
         if len(links) and ((links < 0) | (links >= len(lt))).any():
