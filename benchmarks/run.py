@@ -114,6 +114,22 @@ def sim_pairwise_fattree() -> dict:
     return _simulate("pairwise", FatTree.from_options(nodes=1024), "alltoall", "64KiB")
 
 
+@workload("mlfm-congestion-2-8", "< 60 s (issue #5)")
+def mlfm_table() -> dict:
+    from collsim.experiments.mlfm_congestion import congestion_table
+    rows = congestion_table(range(2, 9))
+    return {"selections": sum(r["checked"] for r in rows),
+            "congestion_free_iff_corrected": all(r["ok_iff_correct"] for r in rows)}
+
+
+@workload("mlfm-d18", "< 60 s (issue #5)")
+def mlfm_d18() -> dict:
+    from collsim.experiments.mlfm_congestion import check_selection
+    r = check_selection(18, 18, 19, 18)
+    return {"selection": [18, 19, 18], "servers": 18 * 19 * 18, "max_link_load": r.max_link_load,
+            "congestion_free": r.congestion_free}
+
+
 @workload("osm-scaling", "time/(T log T) roughly flat")
 def osm_scaling() -> dict:
     import math
