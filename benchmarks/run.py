@@ -3,6 +3,7 @@
 Run all:        python benchmarks/run.py
 Run some:       python benchmarks/run.py osm-1024 ring-4096
 List:           python benchmarks/run.py --list
+Untuned malloc: python benchmarks/run.py --no-malloc-tuning   (see src/collsim/_malloc.py)
 
 Each workload runs in its own interpreter so that its peak resident memory
 (ru_maxrss) is its own.  Targets (issue #2, this 2-core machine): default
@@ -143,7 +144,10 @@ def osm_scaling() -> dict:
     return out
 
 
-def _one(name: str) -> None:
+def _one(name: str, tuned: bool) -> None:
+    if tuned:  # as the CLI does (src/collsim/_malloc.py); --no-malloc-tuning measures without it
+        from collsim import tune_malloc
+        tune_malloc()
     fn = globals()[WORKLOADS[name][0]]
     t0 = time.perf_counter()
     info = fn()
@@ -153,8 +157,10 @@ def _one(name: str) -> None:
 
 
 def main(argv: list[str]) -> None:
+    tuned = "--no-malloc-tuning" not in argv
+    argv = [a for a in argv if a != "--no-malloc-tuning"]
     if argv[:1] == ["--one"]:
-        _one(argv[1])
+        _one(argv[1], tuned)
         return
     if argv[:1] == ["--list"]:
         print("\n".join(WORKLOADS))
@@ -164,7 +170,8 @@ def main(argv: list[str]) -> None:
     for name in names:
         if name not in WORKLOADS:
             sys.exit(f"unknown workload {name!r}; see --list")
-        proc = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True, text=True)
+        flags = [] if tuned else ["--no-malloc-tuning"]
+        proc = subprocess.run([sys.executable, __file__, "--one", name, *flags], capture_output=True, text=True)
         if proc.returncode != 0:
             sys.exit(f"{name} failed:\n{proc.stderr}")
         res = json.loads(proc.stdout.strip().splitlines()[-1])

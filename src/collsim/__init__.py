@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from ._malloc import tune_malloc
 from .api import build
 from .core.collective import Collective, make_collective
 from .core.errors import CollsimError, VerificationError
@@ -19,7 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Collective", "CollsimError", "OpticalRing", "Schedule", "VerificationError", "VerifyReport",
-    "build", "load_system", "make_collective", "verify", "compare",
+    "build", "load_system", "make_collective", "verify", "compare", "tune_malloc",
 ]
 
 

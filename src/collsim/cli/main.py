@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from .._malloc import tune_malloc
 from ..core.errors import CollsimError, VerificationError
 from . import commands
 
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     argv : list of str, optional
         Arguments (default ``sys.argv[1:]``).
     """
+    tune_malloc()
     try:
         cli.main(args=argv, prog_name="collsim", standalone_mode=False)
     except click.exceptions.Exit as exc:
