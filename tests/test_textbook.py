@@ -412,3 +412,23 @@ def test_ring_algorithms_also_verify_on_the_optical_ring():
         for q in range(1, n):
             collsim.verify(collsim.build("ring-shift", ring, "shift", 4096, shift=q))
             collsim.verify(collsim.build("direct", ring, "shift", 4096, shift=q))
+
+
+@pytest.mark.parametrize("p", [2, 4, 8, 16, 64])
+@pytest.mark.parametrize("m", [1000, 4096])
+def test_all_to_all_reduction_on_a_hypercube_matches_the_chapter(p, m):
+    # seed 002: all-to-all reduction (the dual of all-to-all broadcast) on a hypercube costs
+    # t_s log p + t_w m (p-1); collsim builds it as recursive halving (rabenseifner's first half)
+    import math
+
+    import collsim
+    from collsim.algorithms import get_algorithm
+    from collsim.sim import simulate
+    from collsim.systems.hypercube import Hypercube
+    ts, bw = 2e-6, 1e9
+    h = Hypercube(nodes=p, link_latency_s=0.0, startup_s=ts, link_bandwidth_bytes_per_s=bw)
+    s = collsim.build("rabenseifner", h, "all-to-all-reduction", m)
+    assert collsim.verify(s).steps == int(math.log2(p)) and s.max_link_load() == 1
+    chapter = ts * math.log2(p) + (m / bw) * (p - 1)
+    assert get_algorithm("rabenseifner").alpha_beta(h, "reducescatter", m, {}) == pytest.approx(chapter)
+    assert simulate(s).total_time_s == pytest.approx(chapter, rel=1e-9)

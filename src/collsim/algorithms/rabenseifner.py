@@ -24,20 +24,31 @@ from .recursive_doubling import fold_ranks, is_pow2, ts_tw
 from .registry import register
 
 
+def _requires(system, collective):
+    if collective == "reducescatter" and not is_pow2(system.nodes):
+        return f"recursive-halving reduce-scatter needs a power-of-two node count, got {system.nodes}"
+    return None
+
+
 def _alpha_beta(system, collective, size_bytes, params):
     ts, tw = ts_tw(system)
     n, m = system.nodes, size_bytes
+    if collective == "reducescatter":  # the chapter's all-to-all reduction: t_s log p + t_w m (p-1)
+        return ts * math.log2(n) + tw * m * (n - 1)
     p2 = 1 << (n.bit_length() - 1)
     t = 2 * ts * math.log2(p2) + 2 * tw * m * (p2 - 1) / p2   # 2 lg p a + 2 (p-1)/p n b
     return t if is_pow2(n) else t + 2 * (ts + tw * m)        # + the two fold steps
 
 
 @register(
-    "rabenseifner", aliases=("reduce-scatter-allgather",), collectives=("allreduce",), systems=("network",),
-    alpha_beta=_alpha_beta, constraints="any N (N not a power of two adds MPICH's fold and unfold steps)",
+    "rabenseifner", aliases=("reduce-scatter-allgather", "recursive-halving"),
+    collectives=("allreduce", "reducescatter"), systems=("network",), requires=_requires,
+    alpha_beta=_alpha_beta, constraints="all-reduce: any N (non-powers of two add MPICH's fold and unfold steps); "
+                                        "reduce-scatter: N a power of two",
     reference="Thakur, Rabenseifner & Gropp, IJHPCA 19(1) 2005, §4.4 (Rabenseifner's algorithm: "
               "recursive-halving reduce-scatter then recursive-doubling all-gather, "
-              "2 lg p a + 2 (p-1)/p n b; non-powers of two by folding); R. Rabenseifner, ICCS 2004",
+              "2 lg p a + 2 (p-1)/p n b; non-powers of two by folding); R. Rabenseifner, ICCS 2004; "
+              "reduce-scatter alone is seed 002's all-to-all reduction on a hypercube",
     summary="all-reduce as recursive-halving reduce-scatter + recursive-doubling all-gather, 2 log2 p rounds",
 )
 def rabenseifner(system, collective, size_bytes):
@@ -48,9 +59,10 @@ def rabenseifner(system, collective, size_bytes):
     system : Network
         Target network (a hypercube makes every exchange one hop).
     collective : str
-        ``"allreduce"``.
+        ``"allreduce"``, or ``"reducescatter"`` (the recursive-halving half alone: seed
+        002's all-to-all reduction on a hypercube, log p rounds, N a power of two).
     size_bytes : int
-        The vector m.
+        The vector m (all-reduce) or each node's result block (reduce-scatter).
 
     Returns
     -------
@@ -74,18 +86,18 @@ def rabenseifner(system, collective, size_bytes):
     rem, real = fold_ranks(n)
     p2 = len(real)
     d = p2.bit_length() - 1
+    if collective == "reducescatter":  # power of two: chunk v is node v's block
+        b = LogicalBuilder(make_collective("reducescatter", n, size_bytes))
+        _halving(b, 0, d, p2, real)
+        return b.build(), {}
     b = LogicalBuilder(make_collective("allreduce", n, size_bytes, split=p2))
     allc = np.tile(np.arange(p2), (max(rem, 1), 1))
     r0 = 0
     if rem:
         b.add(0, 2 * np.arange(rem), 2 * np.arange(rem) + 1, allc[:rem], reduce=True)
         r0 = 1
+    _halving(b, r0, d, p2, real)
     v = np.arange(p2)
-    for k in range(d):  # send chunks with bits 0..k-1 equal to v's and bit k different
-        w = 1 << k
-        free = np.arange(p2 >> (k + 1))
-        chunks = (free[None, :] << (k + 1)) | ((~v[:, None]) & w) | (v[:, None] & (w - 1))
-        b.add(r0 + k, real, real[v ^ w], chunks, reduce=True)
     for j, k in enumerate(range(d - 1, -1, -1)):  # send what is complete: bits 0..k equal to v's
         w = 1 << k
         free = np.arange(p2 >> (k + 1))
@@ -94,3 +106,13 @@ def rabenseifner(system, collective, size_bytes):
     if rem:
         b.add(r0 + 2 * d, 2 * np.arange(rem) + 1, 2 * np.arange(rem), allc[:rem])
     return b.build(), {}
+
+
+def _halving(b: LogicalBuilder, r0: int, d: int, p2: int, real: np.ndarray) -> None:
+    """Recursive-halving reduce-scatter rounds ``r0 .. r0+d-1`` among the ranks ``real``."""
+    v = np.arange(p2)
+    for k in range(d):  # send chunks with bits 0..k-1 equal to v's and bit k different
+        w = 1 << k
+        free = np.arange(p2 >> (k + 1))
+        chunks = (free[None, :] << (k + 1)) | ((~v[:, None]) & w) | (v[:, None] & (w - 1))
+        b.add(r0 + k, real, real[v ^ w], chunks, reduce=True)
