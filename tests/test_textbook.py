@@ -182,6 +182,8 @@ def _expected_rounds(name, coll, n, params):
     if name == "hypercube-personalized":
         return lg
     if name == "rabenseifner":
+        if coll == "reducescatter":  # recursive halving alone: log2 p rounds (p a power of two)
+            return flo
         return 2 * flo + (0 if _pow2(n) else 2)
     raise AssertionError(name)
 
