@@ -115,8 +115,8 @@ def test_oversized_group_is_split_into_steps():
 
 def test_params_are_recorded():
     s = wrht(1024)
-    assert s.params == {"m": 129, "levels": 1, "top": 8, "final": "all-to-all", "colors": "exact",
-                        "strategy": "first-fit"}
+    assert s.params == {"m": 129, "levels": 1, "top": 8, "final": "all-to-all",
+                        "colors": "strategy (groups) + exact (all-to-all)", "strategy": "first-fit"}
     s = wrht(4096, collective="allgather", strategy="best-fit")
     assert s.params["m"] == 129 and s.params["levels"] == 2 and s.params["final"] == "root"
     assert s.params["colors"] == "strategy"

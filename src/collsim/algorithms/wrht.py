@@ -193,7 +193,6 @@ class _Level:
     src: np.ndarray
     dst: np.ndarray
     direction: np.ndarray
-    color: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
 
@@ -215,8 +214,7 @@ def _plan(n: int, m: int, channels: int, fanout: int):
         pos = idx - g * m
         member = pos != mid
         levels.append(_Level(reps[member], reps[rep_idx][member],
-                             np.where(pos < mid, 1, -1)[member].astype(np.int8),
-                             (np.abs(pos - mid) - 1)[member], lo[member], hi[member]))
+                             np.where(pos < mid, 1, -1)[member].astype(np.int8), lo[member], hi[member]))
         lo, hi = lo[start], hi[start + size - 1]
         reps = reps[start + size // 2]
     return levels, reps, lo, hi
@@ -267,7 +265,9 @@ def wrht(system, collective, size_bytes, *, m: int | None = None):
     tuple
         ``(LogicalSchedule, params)`` with ``params`` holding ``m``, ``levels``
         (grouping levels L), ``top`` (representatives left), ``final``
-        (``"all-to-all"`` or ``"root"``) and ``colors`` (``"exact"`` or ``"strategy"``).
+        (``"all-to-all"`` or ``"root"``) and ``colors``: group rounds are always
+        coloured by the selected RWA strategy; the final all-to-all uses the exact
+        optimal construction (greedy strategies need more than W(r) colours there).
 
     Raises
     ------
@@ -304,7 +304,7 @@ def wrht(system, collective, size_bytes, *, m: int | None = None):
         return np.zeros((t, 1), dtype=np.int64)
 
     for j, lv in enumerate(levels):
-        color = lv.color if exact else None
+        color = -1 if exact else None  # group rounds: the selected RWA strategy colours them
         up = one(len(lv.src)) if reduce else _ranges(lv.lo, lv.hi, n)
         b.add(j, lv.src, lv.dst, up, reduce=reduce, direction=lv.direction, color=color)
         down = one(len(lv.src)) if reduce else _ranges(lv.lo, lv.hi, n, complement=True)
@@ -313,6 +313,6 @@ def wrht(system, collective, size_bytes, *, m: int | None = None):
         s = a2a.src
         data = one(len(s)) if reduce else _ranges(top_lo[s], top_hi[s], n)
         b.add(depth, top[s], top[a2a.dst], data, reduce=reduce, direction=a2a.direction, color=a2a.wavelength)
-    params = {"m": m, "levels": depth, "top": int(len(top)),
-              "final": "all-to-all" if exact else "root", "colors": "exact" if exact else "strategy"}
+    params = {"m": m, "levels": depth, "top": int(len(top)), "final": "all-to-all" if exact else "root",
+              "colors": "strategy (groups) + exact (all-to-all)" if exact else "strategy"}
     return b.build(), params

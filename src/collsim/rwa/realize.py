@@ -26,18 +26,27 @@ from .assign import Strategy, get_strategy
 
 def _colors(logical: LogicalSchedule, direction: np.ndarray, hops: np.ndarray, n: int,
             strategy: Strategy) -> np.ndarray:
-    """Colour every (round, direction) group; disjoint groups get colour 0."""
-    t = len(logical.src)
-    colors = np.zeros(t, dtype=np.int64)
-    if logical.color is not None:
-        if (logical.color < 0).any():
-            raise UnsupportedError("pre-assigned colours must cover every transfer")
-        return logical.color.astype(np.int64, copy=False)
+    """Colour every (round, direction) group; disjoint groups get colour 0.
+
+    Pre-assigned colours (``logical.color >= 0``) are kept; a group whose transfers
+    all have colour -1 is coloured here.  A group mixing the two is refused, since
+    a strategy could not know which channels the exact construction relies on.
+    """
+    given = logical.color
+    if given is not None and (given >= 0).all():
+        return given.astype(np.int64, copy=False)
+    colors = np.zeros(len(logical.src), dtype=np.int64) if given is None else np.maximum(given, 0)
     start = arc_start(logical.src, direction, n)
     group = logical.round * 2 + (direction > 0)
-    if first_overlap(group, start, hops, n) is None:
+    todo = np.ones(len(group), bool) if given is None else given < 0
+    if given is not None:
+        pre_groups = np.unique(group[~todo])
+        if np.isin(group[todo], pre_groups).any():
+            raise UnsupportedError("a round mixes pre-assigned and unassigned colours in one direction")
+    idx = np.flatnonzero(todo)
+    if first_overlap(group[idx], start[idx], hops[idx], n) is None:
         return colors
-    order = np.argsort(group, kind="stable")
+    order = idx[np.argsort(group[idx], kind="stable")]
     bounds = np.flatnonzero(np.diff(group[order])) + 1
     for part in np.split(order, bounds):
         if len(part) > 1 and first_overlap(np.zeros(len(part)), start[part], hops[part], n) is not None:
