@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import collsim.algorithms.wrht  # noqa: F401  (registration; not yet imported by collsim.algorithms)
+import collsim
 from collsim import build, verify
 from collsim.algorithms import get_algorithm
 from collsim.algorithms.wrht import group_size, paper_allgather_steps, paper_allreduce_steps
@@ -228,3 +228,19 @@ def test_dropping_an_allgather_gather_transfer_starves_the_tree():
     for t in np.flatnonzero(s.step == 0):
         with pytest.raises(E.VerificationError):
             verify(take(s, np.delete(np.arange(len(s)), t)))
+
+
+def test_group_rounds_use_the_selected_strategy():
+    # issue #3: wavelength assignment within each subgroup by the core's RWA strategies
+    from collsim.rwa.assign import first_fit
+    calls = []
+
+    def spy(start, length, n):
+        calls.append(len(start))
+        return first_fit(start, length, n)
+
+    s = collsim.build("wrht", "paper", "allreduce", "1MiB", nodes=1024, strategy=spy)
+    collsim.verify(s)
+    # one call per (gather or broadcast round, direction) whose arcs overlap: 2 rounds x 2 directions;
+    # 1024 = 7 groups of 129 (64 members per side) + one of 121 (60 per side): 7*64 + 60 = 508 arcs
+    assert calls == [508, 508, 508, 508]
