@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-import collsim.algorithms.optree as ot  # registers "optree" (not yet imported by collsim.algorithms)
+import collsim.algorithms.optree as ot
 from collsim import build, verify
 from collsim.algorithms import get_algorithm
 from collsim.algorithms.optree_layout import line_alltoall_colours, stage_templates

@@ -19,14 +19,9 @@ from collsim.algorithms import get_algorithm
 from collsim.core.errors import InputError, UnsupportedError
 from collsim.systems.electrical import Line, Ring, Star
 
-# until collsim.algorithms/__init__ imports them, import the families explicitly (registration)
-for _m in ("recursive_doubling", "bruck", "pairwise", "binomial", "textbook_ring", "textbook_hypercube",
-           "textbook_mesh", "rabenseifner"):
-    importlib.import_module(f"collsim.algorithms.{_m}")
-
-from collsim.algorithms.bruck import alltoall_blocks_per_round  # noqa: E402
-from collsim.algorithms.recursive_doubling import halving_rounds  # noqa: E402
-from collsim.algorithms.textbook_mesh import shift_rounds  # noqa: E402
+from collsim.algorithms.bruck import alltoall_blocks_per_round
+from collsim.algorithms.recursive_doubling import halving_rounds
+from collsim.algorithms.textbook_mesh import shift_rounds
 
 
 def _optional(module: str, name: str):
