@@ -199,9 +199,18 @@ def topology_cmd(system, nodes, wavelengths, fibers, radix, select, system_param
     table = Table(title=f"{sysm.kind} ({sysm.name})", show_header=False)
     table.add_column("field")
     table.add_column("value", justify="right")
-    for key, value in info.items():
+    for key, value in _flatten(info):
         table.add_row(key.replace("_", " "), "-" if value is None else str(value))
     _console().print(table)
+
+
+def _flatten(info: dict, prefix: str = ""):
+    """Yield (dotted key, value) pairs of nested dictionaries, for one table row each."""
+    for key, value in info.items():
+        if isinstance(value, dict):
+            yield from _flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
 
 
 @click.command("simulate")
