@@ -199,7 +199,7 @@ class Network(System):
 
     def check_routes(self, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray, links: np.ndarray,
                      step: np.ndarray) -> None:
-        """Check that each route is a contiguous walk of existing links from src to dst.
+        """Check routes against this network (see :func:`collsim.verify.resources.check_network_routes`).
 
         Parameters
         ----------
@@ -213,31 +213,8 @@ class Network(System):
         RouteError
             Naming the step and transfer of the first bad route.
         """
-        from .errors import Where
-        lt = self.links
-        if len(ptr) != len(src) + 1 or ptr[-1] != len(links):
-            raise RouteError(f"route table covers {len(ptr) - 1} transfers and {len(links)} links, "
-                             f"but the schedule has {len(src)} transfers")
-        lengths = np.diff(ptr)
-        bad = lengths < 1
-        if len(links) and ((links < 0) | (links >= len(lt))).any():
-            k = int(np.flatnonzero((links < 0) | (links >= len(lt)))[0])
-            t = int(np.searchsorted(ptr, k, side="right") - 1)
-            raise RouteError(f"link id {int(links[k])} does not exist", Where(step=int(step[t]), transfer=t))
-        if not bad.any() and len(links):
-            first, last = links[ptr[:-1]], links[ptr[1:] - 1]
-            bad = (lt.src[first] != src) | (lt.dst[last] != dst)
-            joins = lt.dst[links[:-1]] != lt.src[links[1:]]
-            joins[ptr[1:-1] - 1] = False  # boundaries between transfers
-            if joins.any():
-                k = int(np.flatnonzero(joins)[0])
-                t = int(np.searchsorted(ptr, k, side="right") - 1)
-                raise RouteError(f"route breaks after link {self.link_name(int(links[k]))}",
-                                 Where(step=int(step[t]), transfer=t, link=self.link_name(int(links[k + 1]))))
-        if bad.any():
-            t = int(np.flatnonzero(bad)[0])
-            raise RouteError(f"route does not run from {int(src[t])} to {int(dst[t])}",
-                             Where(step=int(step[t]), transfer=t))
+        from ..verify.resources import check_network_routes
+        check_network_routes(self, src, dst, ptr, links, step)
 
     def summary(self) -> dict[str, Any]:
         """Counts for ``collsim topology``: nodes, switches, links, radix, diameter."""

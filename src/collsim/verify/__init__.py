@@ -14,7 +14,8 @@ import numpy as np
 
 from ..core.schedule import Schedule
 from .dataflow import verify_dataflow
-from .resources import verify_channels, verify_endpoints, verify_ring_routes, verify_transceivers
+from .resources import (check_network_routes, verify_channels, verify_endpoints, verify_ring_routes,
+                        verify_transceivers)
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,8 @@ def verify(schedule: Schedule, *, dataflow: bool = True, resources: bool = True)
         if schedule.system.ring_routes:
             verify_ring_routes(schedule)
         elif schedule.route_ptr is not None:
-            schedule.system.check_routes(schedule.src, schedule.dst, schedule.route_ptr,
-                                         schedule.route_links, schedule.step)
+            check_network_routes(schedule.system, schedule.src, schedule.dst, schedule.route_ptr,
+                                 schedule.route_links, schedule.step)
         if schedule.system.optical:
             verify_channels(schedule)
         verify_transceivers(schedule)
