@@ -211,3 +211,13 @@ def test_mlfm_bad_selection_is_one_line(run_cli):
     proc = run_cli("compare", "--system", "mlfm", "--radix", "6", "--select", "1,3,3", "-c", "alltoall")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "m <= l-1" in proc.stderr
+
+
+def test_compare_passes_algorithm_parameters(run_cli):
+    rows = json.loads(run_cli("compare", "-n", "256", "-a", "optree,wrht,ring", "-p", "radices=4,4,4,4",
+                              "-p", "m=33", "--json", check=True).stdout)
+    by = {r["algorithm"]: r for r in rows}
+    assert by["optree"]["params"]["radices"] == [4, 4, 4, 4] and by["optree"]["params"]["k"] == 4
+    assert by["wrht"]["params"]["m"] == 33 and "m" not in by["ring"]["params"]
+    proc = run_cli("compare", "-a", "ring", "-p", "m=3")
+    assert proc.returncode == 2 and "takes parameter" in proc.stderr

@@ -51,9 +51,11 @@ def algorithms_cmd(as_json: bool) -> None:
 @click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to run.")
 @click.option("--size", "-s", default="4MiB", show_default=True, help="Message size: 4MiB, 32KB, 1048576.")
 @click.option("--algorithms", "-a", default=None, help="Comma-separated algorithm names (default: all that apply).")
+@click.option("--param", "-p", "params", multiple=True,
+              help="Algorithm parameter key=value, passed to the algorithms that take it (m=65, k=6, radices=4,4,4,4,4).")
 @click.option("--json", "as_json", is_flag=True, help="Print only a JSON array, one object per algorithm.")
 def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-                system_params, strategy, collective, size, algorithms, as_json) -> None:
+                system_params, strategy, collective, size, algorithms, params, as_json) -> None:
     """Build, verify and time algorithms side by side.
 
     With no options: the paper system, N=1024, w=64, all-gather of 4 MiB per node,
@@ -64,6 +66,7 @@ def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency
       collsim compare
       collsim compare --nodes 512 --algorithms ring,osm --json
       collsim compare --system terarack --collective allreduce --size 32KB
+      collsim compare -a optree,wrht -p k=6 -p m=65
     """
     from ..experiments.compare import compare
     names = [a.strip() for a in algorithms.split(",") if a.strip()] if algorithms is not None else None
@@ -73,6 +76,7 @@ def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency
     parse_size(size)  # fail on a bad size before any work
     with err.status("building", spinner="dots") as status:
         rows, skipped = compare(system, collective, size, algorithms=names, strategy=strategy,
+                                params=parse_params(params),
                                 progress=lambda n: status.update(f"building and verifying {n}"),
                                 **overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
                                             system_params, radix, select))

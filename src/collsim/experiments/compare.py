@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
 from ..algorithms import REGISTRY, build_logical, get_algorithm
-from ..core.errors import UnsupportedError, VerificationError
+from ..core.errors import InputError, UnsupportedError, VerificationError
 from ..core.collective import canonical_collective
 from ..core.system import System
 from ..core.units import parse_size
@@ -171,7 +171,8 @@ def _simulate(sched) -> float | None:
 
 def compare(system: str | System = "paper", collective: str = "allgather", size: str | int = "4MiB", *,
             algorithms: Iterable[str] | None = None, strategy: str = "first-fit",
-            progress: Callable[[str], None] | None = None, **overrides: Any) -> tuple[list[Result], list[str]]:
+            progress: Callable[[str], None] | None = None, params: dict[str, Any] | None = None,
+            **overrides: Any) -> tuple[list[Result], list[str]]:
     """Build, verify and time several algorithms side by side.
 
     Parameters
@@ -188,6 +189,9 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
         Wavelength-assignment strategy.
     progress : callable, optional
         Called with each algorithm's name before it runs.
+    params : dict, optional
+        Algorithm parameters (``m`` for WRHT, ``k``/``radices``/``tree`` for OpTree ...);
+        each goes to the algorithms that accept it.
     **overrides
         System overrides (``nodes``, ``wavelengths``, ``fibers`` ...).
 
@@ -201,6 +205,8 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     ------
     UnsupportedError
         If an explicitly requested algorithm cannot run this instance.
+    InputError
+        If no compared algorithm accepts a given parameter.
 
     Examples
     --------
@@ -225,9 +231,14 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
         names = [get_algorithm(a).name for a in algorithms]
         for name in names:
             get_algorithm(name).check(sysm, coll)
+    params = dict(params or {})
+    unused = set(params) - {p for name in names for p in get_algorithm(name).params}
+    if unused:
+        raise InputError(f"no compared algorithm takes parameter(s) {', '.join(sorted(unused))}")
     results = []
     for name in names:
         if progress:
             progress(name)
-        results.append(run_one(name, sysm, coll, size_bytes, strategy=strategy))
+        mine = {k: v for k, v in params.items() if k in get_algorithm(name).params}
+        results.append(run_one(name, sysm, coll, size_bytes, strategy=strategy, **mine))
     return results, skipped
