@@ -4,6 +4,7 @@ Run all:        python benchmarks/run.py
 Run some:       python benchmarks/run.py osm-1024 ring-4096
 List:           python benchmarks/run.py --list
 Untuned malloc: python benchmarks/run.py --no-malloc-tuning   (see src/collsim/_malloc.py)
+Repeat:         python benchmarks/run.py --repeat 5 optree-4096   (median, min and max wall time)
 
 Each workload runs in its own interpreter so that its peak resident memory
 (ru_maxrss) is its own.  Targets (issue #2, this 2-core machine): default
@@ -159,6 +160,11 @@ def _one(name: str, tuned: bool) -> None:
 def main(argv: list[str]) -> None:
     tuned = "--no-malloc-tuning" not in argv
     argv = [a for a in argv if a != "--no-malloc-tuning"]
+    repeat = 1
+    if "--repeat" in argv:
+        i = argv.index("--repeat")
+        repeat = int(argv[i + 1])
+        argv = argv[:i] + argv[i + 2:]
     if argv[:1] == ["--one"]:
         _one(argv[1], tuned)
         return
@@ -171,10 +177,20 @@ def main(argv: list[str]) -> None:
         if name not in WORKLOADS:
             sys.exit(f"unknown workload {name!r}; see --list")
         flags = [] if tuned else ["--no-malloc-tuning"]
-        proc = subprocess.run([sys.executable, __file__, "--one", name, *flags], capture_output=True, text=True)
-        if proc.returncode != 0:
-            sys.exit(f"{name} failed:\n{proc.stderr}")
-        res = json.loads(proc.stdout.strip().splitlines()[-1])
+        runs = []
+        for _ in range(repeat):
+            proc = subprocess.run([sys.executable, __file__, "--one", name, *flags], capture_output=True, text=True)
+            if proc.returncode != 0:
+                sys.exit(f"{name} failed:\n{proc.stderr}")
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        walls = sorted(r["wall_s"] for r in runs)
+        res = runs[0]
+        if repeat > 1:
+            res = {**res, "wall_s": walls[len(walls) // 2], "wall_min_s": walls[0], "wall_max_s": walls[-1]}
+            if all("build_s" in r and "verify_s" in r for r in runs):
+                bv = sorted(r["build_s"] + r["verify_s"] for r in runs)
+                res["build_verify_median_s"] = bv[len(bv) // 2]
+                res["build_verify_min_max_s"] = [bv[0], bv[-1]]
         results.append(res)
         extra = {k: v for k, v in res.items() if k not in ("name", "wall_s", "peak_rss_mib", "target")}
         print(f"{name:16s} wall {res['wall_s']:7.2f} s  peak {res['peak_rss_mib']:7.0f} MiB  "
