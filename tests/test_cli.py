@@ -91,6 +91,7 @@ def test_verify_names_the_wavelength_conflict(run_cli, tmp_path):
     (("schedule", "ring", "-c", "broadcast", "--out", "x.json", "-p", "chunks=abc"), "positive integer"),
     (("schedule", "ring", "-c", "broadcast", "--out", "x.json", "-p", "chunks=0"), "positive integer"),
     (("verify", "missing.json"), "cannot read"),
+    (("schedule", "ring", "-n", "4", "--out", "no/such/dir/x.json"), "cannot write"),
     (("frobnicate",), "No such command"),
 ])
 def test_bad_input_is_one_clear_line_and_exit_2(run_cli, args, needle):

@@ -80,8 +80,17 @@ def save(s: Schedule, path: str | Path) -> None:
         The schedule.
     path : str or Path
         Destination file.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be written (nothing is left behind).
     """
-    Path(path).write_text(dumps(s))
+    text = dumps(s)
+    try:
+        Path(path).write_text(text)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def _need(obj: dict, key: str, kind, where: str):
