@@ -63,21 +63,18 @@ def one_stage(system, collective, size_bytes):
     """
     n = system.nodes
     if collective in ("allgather", "alltoall", "reducescatter", "allreduce"):
+        split = {"allreduce": n}.get(collective, 1)
+        coll = make_collective(collective, n, size_bytes, split=split)  # refuses oversized instances first
         a2a = uniform_alltoall_ring(n)
         s, d = a2a.src, a2a.dst
         color = a2a.wavelength
         direction = a2a.direction
+        b = LogicalBuilder(coll)
         if collective == "allgather":
-            coll = make_collective("allgather", n, size_bytes)
-            b = LogicalBuilder(coll)
             b.add(0, s, d, s[:, None], direction=direction, color=color)
         elif collective == "alltoall":
-            coll = make_collective("alltoall", n, size_bytes)
-            b = LogicalBuilder(coll)
             b.add(0, s, d, (s * n + d)[:, None], direction=direction, color=color)
         else:
-            split = 1 if collective == "reducescatter" else n
-            b = LogicalBuilder(make_collective(collective, n, size_bytes, split=split))
             b.add(0, s, d, d[:, None], reduce=True, direction=direction, color=color)
             if collective == "allreduce":
                 b.add(1, s, d, s[:, None], direction=direction, color=color)

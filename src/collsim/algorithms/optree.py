@@ -251,9 +251,9 @@ def optree(system, collective, size_bytes, *, tree: str = "search", k: int | Non
     (12, 12)
     """
     n = system.nodes
+    coll = make_collective("allgather", n, size_bytes)  # refuses oversized instances before the search
     rad, how = choose_tree(system, size_bytes, tree, k, radices)
     cap = system.channels_per_direction
-    coll = make_collective("allgather", n, size_bytes)
     total_all = n * (n - 1)
     cols = {"round": np.empty(total_all, INDEX), "src": np.empty(total_all, INDEX),
             "dst": np.empty(total_all, INDEX), "chunk": np.empty(total_all, INDEX),

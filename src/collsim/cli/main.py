@@ -63,6 +63,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except BrokenPipeError:
         sys.exit(0)
+    except MemoryError as exc:
+        click.echo(f"collsim: not enough memory for this instance ({exc}); use fewer nodes or a smaller "
+                   "split", err=True)
+        sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - never show users a traceback
         if os.environ.get("COLLSIM_DEBUG"):
             raise

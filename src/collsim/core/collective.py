@@ -225,6 +225,11 @@ class Collective:
         return out
 
 
+MAX_TRACKED_PAIRS = 150_000_000
+"""Largest number of (node, chunk) pairs a collective may track: explicit schedules of
+all-gather or all-to-all need at least that many chunk deliveries (N=12247 for all-gather)."""
+
+
 def _pairs(nodes: np.ndarray, chunks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(nodes, dtype=np.int64), np.ascontiguousarray(chunks, dtype=np.int64)
 
@@ -279,6 +284,12 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
     if split < 1:
         raise InputError(f"split must be >= 1, got {split}")
     n, s = int(nodes), int(split)
+    chunks_total = {"allgather": n * s, "reducescatter": n * s, "scatter": n * s, "gather": n * s,
+                    "shift": n * s, "alltoall": n * n * s}.get(kind, s)
+    if n * chunks_total > MAX_TRACKED_PAIRS:
+        raise InputError(f"{kind} on {n} nodes with {chunks_total} chunks tracks {n * chunks_total:.3g} "
+                         f"(node, chunk) pairs; collsim's explicit schedules are limited to "
+                         f"{MAX_TRACKED_PAIRS:.3g}: use fewer nodes or chunks")
     if spec.rooted:
         root = 0 if root is None else int(root)
         if not 0 <= root < n:
