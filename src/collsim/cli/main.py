@@ -27,8 +27,12 @@ def cli() -> None:
       collsim compare
       collsim compare --nodes 256 --collective allreduce --size 32KB --json
       collsim algorithms
+      collsim compare --system fat-tree -n 128 --collective alltoall --size 64KiB
       collsim schedule osm --nodes 16 --wavelengths 2 --out osm.json
       collsim verify osm.json
+      collsim simulate ne --system ring -n 64 --json
+      collsim topology mlfm --radix 36
+      collsim reproduce optree-table1
     """
 
 
