@@ -20,7 +20,7 @@ from collsim.core.errors import InputError, UnsupportedError
 from collsim.systems.electrical import Line, Ring, Star
 
 from collsim.algorithms.bruck import alltoall_blocks_per_round
-from collsim.algorithms.recursive_doubling import halving_rounds
+from collsim.algorithms.common import halving_rounds
 from collsim.algorithms.textbook_mesh import shift_rounds
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
-from .recursive_doubling import add_grouped, ceil_log2, check_root, ts_tw
+from .common import add_grouped, ceil_log2, check_root, ts_tw
 from .registry import register
 
 

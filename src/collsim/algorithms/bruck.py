@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
-from .recursive_doubling import ceil_log2, ts_tw
+from .common import ceil_log2, ts_tw
 from .registry import register
 
 

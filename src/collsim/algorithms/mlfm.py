@@ -38,6 +38,8 @@ import numpy as np
 from ..core.collective import make_collective
 from ..core.errors import InputError
 from ..core.schedule import LogicalBuilder, LogicalSchedule, Schedule
+from ..core.validate import integer
+from ..rwa.network import realize_network
 from .registry import register
 
 I64 = np.int64
@@ -68,12 +70,7 @@ def parse_select(select: Any) -> tuple[int, int, int]:
             raise InputError(f"mlfm: select must be three integers n,l,m, got {select!r}") from None
     if not hasattr(select, "__len__") or len(select) != 3:
         raise InputError(f"mlfm: select must be (n, l, m), got {select!r}")
-    out = []
-    for name, v in zip(("n", "l", "m"), select):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise InputError(f"mlfm: select {name} must be an integer, got {v!r}")
-        out.append(int(v))
-    return tuple(out)  # type: ignore[return-value]
+    return tuple(integer(f"mlfm: select {name}", v) for name, v in zip(("n", "l", "m"), select))  # type: ignore
 
 
 def paper_condition_holds(d: int, n: int, l: int, m: int) -> bool:
@@ -242,13 +239,30 @@ def _box(system) -> tuple[int, int, int]:
 
 
 def mlfm_logical(system, size_bytes: int, select=None) -> tuple[LogicalSchedule, dict[str, Any], np.ndarray]:
-    """Build the logical schedule and the per-transfer spine column (``via``).
+    """Build the logical schedule; it names each same-column transfer's spine as its route hint.
+
+    Parameters
+    ----------
+    system : MLFM
+        Network whose end nodes are the selection.
+    size_bytes : int
+        Block size per pair.
+    select : tuple, optional
+        ``(n, l, m)`` (default: the system's).
 
     Returns
     -------
     tuple
-        ``(LogicalSchedule, params, via)``; ``via`` is the other column of the spine for
-        same-column transfers (-1 for transfers inside one leaf or between columns).
+        ``(LogicalSchedule, params, via)``; ``via`` (also the schedule's ``via`` column) is the
+        other column of the spine for same-column transfers (-1 for transfers inside one leaf
+        or between columns, whose route is unique).
+
+    Examples
+    --------
+    >>> from collsim.systems.mlfm import MLFM
+    >>> logical, params, via = mlfm_logical(MLFM.from_options(d=2), 64)
+    >>> params["select"], int((via >= 0).sum()) > 0
+    ([2, 3, 2], True)
     """
     reason = _requires(system, "alltoall")
     if reason:
@@ -274,7 +288,7 @@ def mlfm_logical(system, size_bytes: int, select=None) -> tuple[LogicalSchedule,
     same_col = np.broadcast_to((t == 0)[:, None], (N - 1, N)).ravel() & ((i2.ravel() != i[src]))
     via = np.where(same_col, via.ravel(), -1)
     b = LogicalBuilder(coll)
-    b.add(rnd, src, dst, (src * N + dst)[:, None])
+    b.add(rnd, src, dst, (src * N + dst)[:, None], via=via)
     params = {"select": [n, l, m], "phases": N, "rank_order": "(i, j, k) lexicographic"}
     return b.build(), params, via
 
@@ -306,9 +320,8 @@ def mlfm_alltoall(system, collective, size_bytes, select=None):
     Returns
     -------
     tuple
-        ``(LogicalSchedule, params)``.  The default routing of :class:`~collsim.systems.mlfm.MLFM`
-        is the paper's same-column spine ``{j, (j+k+1)%l}``; :func:`mlfm_schedule` names it
-        explicitly per transfer.
+        ``(LogicalSchedule, params)``; same-column transfers name the paper's spine
+        ``{j, (j+k+1)%l}`` as their route hint (``via``).
 
     References
     ----------
@@ -330,6 +343,10 @@ def mlfm_alltoall(system, collective, size_bytes, select=None):
 def mlfm_schedule(system, size_bytes: int, select=None) -> Schedule:
     """Physical MLFM schedule with the same-column spines named explicitly per transfer.
 
+    ``build("mlfm", ...)`` produces the same schedule (the spines are the logical
+    schedule's route hints, which every realisation reads); this shortcut skips the
+    registry for experiments that build many selections.
+
     Parameters
     ----------
     system : MLFM
@@ -342,7 +359,7 @@ def mlfm_schedule(system, size_bytes: int, select=None) -> Schedule:
     Returns
     -------
     Schedule
-        Routed with :func:`realize_mlfm`; identical to ``build("mlfm", ...)``'s routes.
+        Routed by :func:`collsim.rwa.network.realize_network` (not verified).
 
     Examples
     --------
@@ -350,44 +367,10 @@ def mlfm_schedule(system, size_bytes: int, select=None) -> Schedule:
     >>> mlfm_schedule(MLFM.from_options(d=2), 64).max_link_load()
     1
     """
-    logical, params, via = mlfm_logical(system, size_bytes, select)
-    return realize_mlfm(system, logical, via, algorithm="mlfm", params=params)
-
-
-def realize_mlfm(system, logical: LogicalSchedule, via=None, *, algorithm: str = "mlfm",
-                 params=None) -> Schedule:
-    """Route a logical schedule on an MLFM with explicit same-column spines; one step per round.
-
-    Parameters
-    ----------
-    system : MLFM
-        The network.
-    logical : LogicalSchedule
-        Transfers in rounds.
-    via : array_like, optional
-        Per transfer, the other column of the spine for same-column traffic (-1 = default);
-        see :meth:`MLFM.route_via`.
-    algorithm : str, optional
-        Name recorded in the schedule.
-    params : mapping, optional
-        Parameters recorded in the schedule.
-
-    Returns
-    -------
-    Schedule
-        The physical schedule with CSR routes.
-    """
-    t = len(logical.src)
-    ptr, links = system.route_via(logical.src, logical.dst, via)
-    _, step = np.unique(logical.round, return_inverse=True)
-    return Schedule(
-        system=system, collective=logical.collective, algorithm=algorithm, params=dict(params or {}),
-        step=step.astype(I64), round=logical.round, src=logical.src, dst=logical.dst,
-        chunk_ptr=logical.chunk_ptr, chunk_idx=logical.chunk_idx, reduce=logical.reduce,
-        direction=np.zeros(t, np.int8), hops=np.diff(ptr), fiber=np.full(t, -1, np.int16),
-        wavelength=np.full(t, -1, np.int32), route_ptr=ptr, route_links=links)
+    logical, params, _ = mlfm_logical(system, size_bytes, select)
+    return realize_network(system, logical, algorithm="mlfm", params=params)
 
 
 __all__ = ["CORRECT_CONDITION", "PAPER_CONDITION", "correct_condition_holds", "largest_selection",
            "mlfm_alltoall", "mlfm_logical", "mlfm_schedule", "paper_condition_holds", "parse_select",
-           "phase_destinations", "realize_mlfm", "validate_select"]
+           "phase_destinations", "validate_select"]

@@ -7,6 +7,7 @@ import numpy as np
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
 from .registry import register
+from .common import stripe_band
 
 
 def _even(system, collective):
@@ -14,7 +15,7 @@ def _even(system, collective):
 
 
 def _paper_steps(system, collective, params):
-    return system.nodes // 2
+    return system.nodes // 2 if params.get("stripe", 1) == 1 else None
 
 
 @register(
@@ -23,8 +24,9 @@ def _paper_steps(system, collective, params):
     reference="J. Chen, Y. Zhang, L. Zhang, W. Yuan, 'Performance of a new allgather algorithm on "
               "terascale DeepComp 6800', DCABES 2005; seed 004 §IV-A.2 and Table 1 (N/2 steps)",
     summary="neighbour exchange: pairs swap 1 then 2 chunks with alternating neighbours, N/2 rounds",
+    params=("stripe",),
 )
-def neighbor_exchange(system, collective, size_bytes):
+def neighbor_exchange(system, collective, size_bytes, *, stripe: int = 1):
     """Build the neighbour-exchange all-gather.
 
     Round 0: nodes ``2a`` and ``2a+1`` swap their own chunks.  Round ``s >= 1``:
@@ -41,6 +43,9 @@ def neighbor_exchange(system, collective, size_bytes):
         ``"allgather"``.
     size_bytes : int
         Each node's contribution.
+    stripe : int, optional
+        On optical rings, send every transfer over a band of ``stripe`` consecutive
+        wavelengths (default 1, the papers' single wavelength).
 
     Returns
     -------
@@ -58,16 +63,17 @@ def neighbor_exchange(system, collective, size_bytes):
     8
     """
     n = system.nodes
+    band = stripe_band(system, stripe)
     i = np.arange(n)
     even = i % 2 == 0
     b = LogicalBuilder(make_collective("allgather", n, size_bytes))
     first = np.where(even, i + 1, i - 1)
-    b.add(0, i, first, i[:, None], direction=np.where(even, 1, -1))
+    b.add(0, i, first, i[:, None], direction=np.where(even, 1, -1), band=band)
     last_pair = i // 2  # pair of chunks each node received most recently (its own pair after round 0)
     for s in range(1, n // 2):
         to_right = even if s % 2 == 0 else ~even
         partner = np.where(to_right, (i + 1) % n, (i - 1) % n)
         chunks = np.stack([2 * last_pair, 2 * last_pair + 1], axis=1)
-        b.add(s, i, partner, chunks, direction=np.where(to_right, 1, -1))
+        b.add(s, i, partner, chunks, direction=np.where(to_right, 1, -1), band=band)
         last_pair = last_pair[partner]
-    return b.build(), {}
+    return b.build(), ({"stripe": band} if band > 1 else {})

@@ -196,7 +196,7 @@ def _paper_steps(system, collective, params):
 
 @register(
     "optree", collectives=("allgather",), systems=("optical-ring",), aliases=("op-tree",),
-    paper_steps=_paper_steps, params=("tree", "k", "radices"),
+    paper_steps=_paper_steps, params=("tree", "k", "radices"), realised=("steps", "reconfigurations"),
     reference="Seed 004 (Dai et al., OpTree, IEEE OJ-COMS 2024) §IV-A: routing, Theorem 1 eq. (1), "
               "Lemma 3 eq. (2), Theorem 2, Algorithm 1, Table 1; §V-B Fig. 4",
     summary="k-stage m-ary tree of one-hop all-to-alls, one chunk per lightpath, exact colouring",
@@ -231,8 +231,9 @@ def optree(system, collective, size_bytes, *, tree: str = "search", k: int | Non
     tuple
         ``(LogicalSchedule, params)`` with params ``tree``, ``k``, ``radices``,
         ``theorem1_steps`` (eq. (1) at this ``k``, ``w := F w``), ``algorithm1_steps``
-        (Algorithm 1 at this ``k``), ``stage1_groups`` and the predicted
-        ``steps`` / ``reconfigurations`` of the exact evaluator.
+        (Algorithm 1 at this ``k``), ``stage1_groups`` and the ``steps`` /
+        ``reconfigurations`` of the exact evaluator (the pipeline recomputes both from
+        the realised schedule, which differs from the evaluator's under transceiver limits).
 
     Raises
     ------

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..core.errors import InputError
+from ..core.validate import integer
 from .optree_layout import max_depth
 
 __all__ = ["theorem1_steps", "theorem1_k", "lemma3_k", "algorithm1_steps", "algorithm1_time",
@@ -28,9 +27,8 @@ def _ceil(x: float) -> int:
 
 
 def _check(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise InputError(f"OpTree {name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+    """:func:`collsim.core.validate.integer` with the ``OpTree`` prefix on the name."""
+    return integer(f"OpTree {name}", value, lo=low)
 
 
 def theorem1_steps(nodes: int, wavelengths: int, k: int) -> int:

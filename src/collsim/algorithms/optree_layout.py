@@ -24,6 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..core.errors import InputError
+from ..core.validate import is_integer
 from ..rwa.alltoall_ring import uniform_alltoall_ring
 
 INDEX = np.int64
@@ -112,15 +113,14 @@ def validate_radices(nodes: int, radices) -> tuple[int, ...]:
     >>> validate_radices(7, (2, 2, 2))
     (2, 2, 2)
     """
-    if isinstance(radices, (int, np.integer)) and not isinstance(radices, bool):
+    if is_integer(radices):
         radices = (radices,)  # the CLI's --param radices=16 gives an int
     if isinstance(radices, (str, bytes)) or not hasattr(radices, "__iter__"):
         raise InputError(f"OpTree radices must be a sequence of integers >= 2, got {radices!r}")
-    out = []
-    for m in radices:
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
-            raise InputError(f"OpTree radices must be integers >= 2, got {list(radices)!r}")
-        out.append(int(m))
+    radices = list(radices)
+    if not all(is_integer(m) and m >= 2 for m in radices):
+        raise InputError(f"OpTree radices must be integers >= 2, got {radices!r}")
+    out = [int(m) for m in radices]
     if not out:
         raise InputError("OpTree radices must not be empty")
     n = int(nodes)

@@ -133,8 +133,7 @@ def uniform_stage_cost(classes: int, copies: int, cap: int) -> StageCost:
 
 
 def _transfer_time(system, size_bytes: int) -> float:
-    from ..cost.optical import transfer_time_s
-    return float(transfer_time_s(system, np.array([size_bytes]))[0])
+    return float(system.transfer_time_s(np.array([size_bytes]))[0])
 
 
 def _finish(radices, stages, system, size_bytes) -> TreeCost:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
-from .recursive_doubling import fold_ranks, is_pow2, ts_tw
+from .common import fold_ranks, is_pow2, ts_tw
 from .registry import register
 
 

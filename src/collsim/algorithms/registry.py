@@ -52,6 +52,10 @@ class AlgorithmSpec:
         ``alpha_beta(system, collective, size_bytes, params) -> seconds``: the closed-form
         α–β (Hockney) cost the source gives, with ``t_s = system.alpha_s`` and
         ``t_w = 1 / link bandwidth``; None when the source gives none.
+    realised : tuple of str
+        Parameters the builder reports that are facts of the realised schedule
+        (``steps``, ``reconfigurations``); the pipeline recomputes them after
+        realisation, so a schedule never carries a prediction that disagrees with it.
     """
 
     name: str
@@ -66,6 +70,7 @@ class AlgorithmSpec:
     constraints: str = ""
     params: tuple[str, ...] = field(default=())
     alpha_beta: Callable[[System, str, int, dict], float] | None = None
+    realised: tuple[str, ...] = ()
 
     def supports(self, system: System, collective: str) -> bool:
         """Whether the collective and system kind are in this algorithm's scope."""
@@ -73,7 +78,7 @@ class AlgorithmSpec:
 
     def runs_on(self, system: System) -> bool:
         """Whether the system kind is in scope (``"network"`` means any electrical network)."""
-        return system.kind in self.systems or ("network" in self.systems and not system.optical)
+        return system.kind in self.systems or system.family in self.systems
 
     def check(self, system: System, collective: str) -> None:
         """Raise :class:`UnsupportedError` with the reason if it cannot build this instance."""
@@ -96,7 +101,7 @@ _ALIASES: dict[str, str] = {}
 def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...], reference: str,
              summary: str, aliases: tuple[str, ...] = (), requires=None, paper_steps=None,
              constraints: str = "", params: tuple[str, ...] = (),
-             alpha_beta=None) -> Callable[[Builder], Builder]:
+             alpha_beta=None, realised: tuple[str, ...] = ()) -> Callable[[Builder], Builder]:
     """Decorator registering an algorithm builder.
 
     Parameters
@@ -117,6 +122,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         Names of keyword parameters the builder accepts.
     alpha_beta : callable, optional
         Closed-form α–β cost (see :class:`AlgorithmSpec`).
+    realised : tuple of str, optional
+        Parameters recomputed from the realised schedule (see :class:`AlgorithmSpec`).
 
     Returns
     -------
@@ -131,7 +138,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
     def deco(fn: Builder) -> Builder:
         colls = tuple(canonical_collective(c) for c in collectives)
         spec = AlgorithmSpec(name, fn, colls, tuple(systems), reference, summary, tuple(aliases),
-                             requires, paper_steps, constraints, tuple(params), alpha_beta)
+                             requires, paper_steps, constraints, tuple(params), alpha_beta, tuple(realised))
         for key in (name, *aliases):
             if key in REGISTRY or key in _ALIASES:
                 raise ValueError(f"algorithm name {key!r} registered twice")

@@ -12,23 +12,25 @@ import numpy as np
 
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
-from ..core.units import require_positive_int
+from ..core.validate import positive_integer
+from .common import stripe_band
 from .registry import register
 
 
 def _paper_steps(system, collective, params):
-    return system.nodes - 1 if collective == "allgather" else None
+    # the paper's Ring sends each block on one wavelength; a striped ring has no paper formula
+    return system.nodes - 1 if collective == "allgather" and params.get("stripe", 1) == 1 else None
 
 
 @register(
     "ring", collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
     systems=("optical-ring", "network"), aliases=("ring-allgather",), paper_steps=_paper_steps,
-    params=("chunks",),
+    params=("chunks", "stripe"),
     reference="Seed 004 §IV-A.2 and Table 1 (Ring all-gather, N-1 steps, after Chen et al. 2005); "
               "ring all-reduce: Patarasuk & Yuan, JPDC 69(2) 2009, and seed 002 (ring all-reduce in ML training)",
     summary="neighbour ring: N-1 rounds per phase, one wavelength",
 )
-def ring(system, collective, size_bytes, *, chunks: int = 1):
+def ring(system, collective, size_bytes, *, chunks: int = 1, stripe: int = 1):
     """Build ring schedules.
 
     Round ``r`` of all-gather: node ``i`` sends chunk ``(i - r) mod N`` to ``i + 1``.
@@ -47,6 +49,10 @@ def ring(system, collective, size_bytes, *, chunks: int = 1):
         Message size.
     chunks : int, optional
         Pipeline depth for broadcast and reduce (default 1).
+    stripe : int, optional
+        On optical rings, send every block over a band of ``stripe`` consecutive
+        wavelengths at once (default 1, the papers' single wavelength): each
+        transfer's serialisation time is its size over ``stripe`` wavelengths' rate.
 
     Returns
     -------
@@ -63,24 +69,28 @@ def ring(system, collective, size_bytes, *, chunks: int = 1):
     >>> from collsim import build
     >>> build("ring", "paper", "allgather", "1MiB", nodes=16).num_steps
     15
+    >>> build("ring", "paper", "allgather", "1MiB", nodes=16, stripe=64).band.max()
+    np.int32(64)
     """
     n = system.nodes
     i = np.arange(n)
+    band = stripe_band(system, stripe)
+    extra = {"stripe": band} if band > 1 else {}
     if collective == "allgather":
         b = LogicalBuilder(make_collective("allgather", n, size_bytes))
         for r in range(n - 1):
-            b.add(r, i, (i + 1) % n, ((i - r) % n)[:, None], direction=1)
-        return b.build(), {}
+            b.add(r, i, (i + 1) % n, ((i - r) % n)[:, None], direction=1, band=band)
+        return b.build(), extra
     if collective in ("reducescatter", "allreduce"):
         coll = make_collective(collective, n, size_bytes, split=1 if collective == "reducescatter" else n)
         b = LogicalBuilder(coll)
         for r in range(n - 1):
-            b.add(r, i, (i + 1) % n, ((i - 1 - r) % n)[:, None], reduce=True, direction=1)
+            b.add(r, i, (i + 1) % n, ((i - 1 - r) % n)[:, None], reduce=True, direction=1, band=band)
         if collective == "allreduce":
             for r in range(n - 1):
-                b.add(n - 1 + r, i, (i + 1) % n, ((i - r) % n)[:, None], direction=1)
-        return b.build(), {}
-    k = require_positive_int("chunks", chunks)
+                b.add(n - 1 + r, i, (i + 1) % n, ((i - r) % n)[:, None], direction=1, band=band)
+        return b.build(), extra
+    k = positive_integer("chunks", chunks)
     root = 0
     coll = make_collective(collective, n, size_bytes, split=k, root=root)
     b = LogicalBuilder(coll)
@@ -89,7 +99,8 @@ def ring(system, collective, size_bytes, *, chunks: int = 1):
         c = r - j
         ok = (c >= 0) & (c < k)
         if collective == "broadcast":
-            b.add(r, (root + j[ok]) % n, (root + j[ok] + 1) % n, c[ok][:, None], direction=1)
+            b.add(r, (root + j[ok]) % n, (root + j[ok] + 1) % n, c[ok][:, None], direction=1, band=band)
         else:  # reduce: chain root+1 -> ... -> root-1 -> root
-            b.add(r, (root + 1 + j[ok]) % n, (root + 2 + j[ok]) % n, c[ok][:, None], reduce=True, direction=1)
-    return b.build(), {"chunks": k}
+            b.add(r, (root + 1 + j[ok]) % n, (root + 2 + j[ok]) % n, c[ok][:, None], reduce=True, direction=1,
+                  band=band)
+    return b.build(), {"chunks": k, **extra}

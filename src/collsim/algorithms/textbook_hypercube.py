@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
-from .recursive_doubling import is_pow2, ts_tw
+from .common import is_pow2, ts_tw
 from .registry import register
 
 

@@ -6,7 +6,7 @@ row-wise, then column-wise, each row or column behaving as a linear array of
 ``a = sqrt(p)`` nodes:
 
 * one-to-all broadcast / all-to-one reduction: the halving tree
-  (:func:`~collsim.algorithms.recursive_doubling.halving_rounds`) along the
+  (:func:`~collsim.algorithms.common.halving_rounds`) along the
   root's row, then along every column (reduction: columns first, reversed);
 * scatter / gather: the same trees, the row phase carrying whole columns;
 * all-to-all broadcast: a ring all-gather in every row, then in every column
@@ -31,9 +31,8 @@ import numpy as np
 from ..core.collective import make_collective
 from ..core.errors import InputError
 from ..core.schedule import LogicalBuilder
-from .recursive_doubling import ceil_log2, check_root, halving_rounds, ts_tw, tree_schedule
+from .common import ceil_log2, check_root, check_shift, halving_rounds, tree_schedule, ts_tw
 from .registry import register
-from .textbook_ring import check_shift
 
 SEED = "seed 002 (Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations')"
 

@@ -20,37 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
-from ..core.errors import InputError
 from ..core.schedule import LogicalBuilder
-from .recursive_doubling import ts_tw
+from .common import check_shift, ts_tw
 from .registry import register
 
 SEED = "seed 002 (Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations')"
-
-
-def check_shift(shift, n: int) -> int:
-    """Validate the q of a circular q-shift.
-
-    Parameters
-    ----------
-    shift : int
-        Proposed q.
-    n : int
-        Number of nodes.
-
-    Returns
-    -------
-    int
-        q, with ``1 <= q < n``.
-
-    Raises
-    ------
-    InputError
-        Otherwise.
-    """
-    if isinstance(shift, bool) or not isinstance(shift, (int, np.integer)) or not 1 <= shift < n:
-        raise InputError(f"shift q must be an integer in 1..{n - 1}, got {shift!r}")
-    return int(shift)
 
 
 def _personalized_ab(system, collective, size_bytes, params):

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.collective import make_collective
-from ..core.errors import InputError
 from ..core.schedule import LogicalBuilder
+from ..core.validate import integer
 from ..rwa.alltoall_ring import uniform_alltoall_ring, uniform_alltoall_wavelengths
 from .registry import register
 
@@ -51,9 +51,8 @@ def _ceil_log(n: int, m: int) -> int:
 
 
 def _check_int(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise InputError(f"WRHT {name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+    """:func:`collsim.core.validate.integer` with the ``WRHT`` prefix on the name."""
+    return integer(f"WRHT {name}", value, lo=low)
 
 
 def group_size(channels: int) -> int:

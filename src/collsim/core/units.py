@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from .errors import InputError
+from .validate import is_integer, is_number, positive_integer
 
 _SIZE_UNITS = {
     "": 1, "b": 1, "byte": 1, "bytes": 1,
@@ -49,7 +50,7 @@ def parse_size(text: str | int) -> int:
     """
     if isinstance(text, bool):
         raise InputError(f"invalid size {text!r}")
-    if isinstance(text, int):
+    if is_integer(text):
         value = float(text)
     else:
         m = re.fullmatch(_NUM + r"\s*([a-zA-Z]*)", str(text).strip())
@@ -84,7 +85,7 @@ def parse_bandwidth(text: str | float) -> float:
     >>> parse_bandwidth("100Gb/s"), parse_bandwidth("1GB/s")
     (12500000000.0, 1000000000.0)
     """
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
+    if is_number(text):
         value = float(text)
     else:
         m = re.fullmatch(_NUM + r"\s*([kKmMgGtT]?)([bB]?)(?:/s|ps)?", str(text).strip())
@@ -121,7 +122,7 @@ def parse_time(text: str | float) -> float:
     >>> parse_time("500ns")
     5e-07
     """
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
+    if is_number(text):
         value = float(text)
     else:
         m = re.fullmatch(_NUM + r"\s*(s|ms|us|µs|ns|ps)?", str(text).strip())
@@ -182,7 +183,7 @@ def format_time(time_s: float) -> str:
 
 
 def require_positive_int(name: str, value: object) -> int:
-    """Check that ``value`` is a positive integer.
+    """Check that ``value`` is a positive integer (alias of :func:`collsim.core.validate.positive_integer`).
 
     Parameters
     ----------
@@ -194,7 +195,7 @@ def require_positive_int(name: str, value: object) -> int:
     Returns
     -------
     int
-        The value.
+        The value, as a Python ``int`` (numpy integers are accepted).
 
     Raises
     ------
@@ -206,6 +207,4 @@ def require_positive_int(name: str, value: object) -> int:
     >>> require_positive_int("chunks", 4)
     4
     """
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{name} must be a positive integer, got {value!r}")
-    return value
+    return positive_integer(name, value)
