@@ -25,11 +25,14 @@ all-to-all      each (source, destination) block
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
 from .errors import InputError, UnknownNameError
+from .holdings import Holdings, holder_dtype
+from .limits import check_memory
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,13 @@ def split_bytes(total_bytes: int, parts: int) -> np.ndarray:
 class Collective:
     """A collective instance: semantics, chunking and sizes.
 
+    Pre- and postconditions are :class:`~collsim.core.holdings.Holdings`: per
+    chunk, an every-node flag or its explicit holders, so their memory grows
+    with the chunks, not with nodes x chunks.  The explicit pair arrays of
+    earlier versions (``pre_node`` ...) are still available, computed on first
+    use: they cost one entry per pair, so large-instance code should use
+    ``pre`` and ``post``.
+
     Attributes
     ----------
     kind : str
@@ -170,15 +180,13 @@ class Collective:
         Message size (see module docstring for its meaning per collective).
     root : int or None
         Root node of rooted collectives.
-    pre_node, pre_chunk : numpy.ndarray
+    pre : Holdings
         Pairs held at the start (for reductions: node holds its own contribution).
-    post_node, post_chunk : numpy.ndarray
+    post : Holdings
         Pairs required at the end (for reductions: with every contribution).
-    chunk_bytes : numpy.ndarray
-        Size of each chunk in bytes.
-    post_upto : numpy.ndarray or None
-        For prefix reductions (scan): post pair ``i`` needs exactly the contributions
-        of nodes ``0..post_upto[i]``; None means every contribution.
+    prefix : bool
+        Prefix reduction (scan): post pair (v, c) needs exactly the contributions
+        of nodes ``0..v``.
     shift : int or None
         The q of a circular q-shift.
     """
@@ -188,12 +196,9 @@ class Collective:
     chunks: int
     size_bytes: int
     root: int | None
-    pre_node: np.ndarray = field(repr=False)
-    pre_chunk: np.ndarray = field(repr=False)
-    post_node: np.ndarray = field(repr=False)
-    post_chunk: np.ndarray = field(repr=False)
-    chunk_bytes: np.ndarray = field(repr=False)
-    post_upto: np.ndarray | None = field(default=None, repr=False)
+    pre: Holdings = field(repr=False)
+    post: Holdings = field(repr=False)
+    prefix: bool = False
     shift: int | None = None
 
     @property
@@ -224,18 +229,128 @@ class Collective:
             out["shift"] = self.shift
         return out
 
+    # -- sizes --------------------------------------------------------------------------------
+    def bytes_of(self, chunk_ids) -> np.ndarray:
+        """Sizes in bytes of the given chunks, without materialising :attr:`chunk_bytes`.
 
-MAX_TRACKED_PAIRS = 150_000_000
-"""Largest number of (node, chunk) pairs a collective may track: explicit schedules of
-all-gather or all-to-all need at least that many chunk deliveries (N=12247 for all-gather)."""
+        Examples
+        --------
+        >>> make_collective("allgather", 2, 10, split=4).bytes_of([0, 3, 4]).tolist()
+        [3, 2, 3]
+        """
+        piece = split_bytes(self.size_bytes, self.split)
+        return piece[np.asarray(chunk_ids, dtype=np.int64) % self.split]
+
+    @cached_property
+    def chunk_bytes(self) -> np.ndarray:
+        """Size of each chunk in bytes (``int64``, one per chunk; computed on first use)."""
+        s = self.split
+        return np.ascontiguousarray(np.tile(split_bytes(self.size_bytes, s), self.chunks // s), dtype=np.int64)
+
+    # -- explicit pairs (backward compatibility; one entry per pair) --------------------------
+    @cached_property
+    def _pre_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.pre.pairs()
+
+    @cached_property
+    def _post_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.post.pairs()
+
+    @property
+    def pre_node(self) -> np.ndarray:
+        """Node of every precondition pair (``int64``; see :meth:`Holdings.pairs` for the order)."""
+        return self._pre_pairs[0]
+
+    @property
+    def pre_chunk(self) -> np.ndarray:
+        """Chunk of every precondition pair."""
+        return self._pre_pairs[1]
+
+    @property
+    def post_node(self) -> np.ndarray:
+        """Node of every postcondition pair."""
+        return self._post_pairs[0]
+
+    @property
+    def post_chunk(self) -> np.ndarray:
+        """Chunk of every postcondition pair."""
+        return self._post_pairs[1]
+
+    @cached_property
+    def post_upto(self) -> np.ndarray | None:
+        """For prefix reductions (scan): post pair ``i`` needs exactly the contributions of
+        nodes ``0..post_upto[i]``; None means every contribution."""
+        return self.post_node.copy() if self.prefix else None
 
 
-def _pairs(nodes: np.ndarray, chunks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return np.ascontiguousarray(nodes, dtype=np.int64), np.ascontiguousarray(chunks, dtype=np.int64)
+BYTES_PER_DELIVERY = 64
+"""Lower bound on the bytes one chunk delivery costs: its chunk id in the logical and in the
+physical schedule (16) and the data-flow verifier's sorted keys and pair ids for its two ends
+(48).  Collectives whose explicit schedules cannot fit are refused before any algorithm runs."""
 
 
-def _all_pairs(n: int, c: int) -> tuple[np.ndarray, np.ndarray]:
-    return _pairs(np.repeat(np.arange(n), c), np.tile(np.arange(c), n))
+def min_deliveries(kind: str, nodes: int, split: int) -> int:
+    """Fewest chunk deliveries (transfer rows) any valid explicit schedule needs.
+
+    Every pair of the postcondition that the precondition does not already satisfy
+    must receive at least one delivery (for reductions: each contribution but one
+    per result must move).
+
+    Parameters
+    ----------
+    kind : str
+        Collective name or alias.
+    nodes, split : int
+        Node count and chunks per block.
+
+    Returns
+    -------
+    int
+        The lower bound (a Python int, exact for any size).
+
+    Examples
+    --------
+    >>> min_deliveries("allgather", 4, 1), min_deliveries("alltoall", 4, 2)
+    (12, 24)
+    """
+    kind = canonical_collective(kind)
+    n, s = int(nodes), int(split)
+    return {"allgather": (n - 1) * n * s, "reducescatter": (n - 1) * n * s, "allreduce": n * s,
+            "broadcast": (n - 1) * s, "reduce": (n - 1) * s, "alltoall": (n - 1) * n * s,
+            "scatter": (n - 1) * s, "gather": (n - 1) * s, "scan": (n - 1) * s, "shift": n * s}[kind]
+
+
+def collective_memory_bytes(kind: str, nodes: int, split: int) -> int:
+    """Estimated bytes of a collective's holdings, chunk sizes and construction temporaries.
+
+    Parameters
+    ----------
+    kind : str
+        Collective name or alias.
+    nodes, split : int
+        Node count and chunks per block.
+
+    Returns
+    -------
+    int
+        About ``chunks * (2 * (holder bytes + 1) + 32)``: O(chunks), never O(nodes * chunks).
+
+    Examples
+    --------
+    >>> collective_memory_bytes("alltoall", 4096, 1) / 2**30 < 2
+    True
+    """
+    kind = canonical_collective(kind)
+    n, s = int(nodes), int(split)
+    chunks = _chunk_count(kind, n, s)
+    per_holder = np.dtype(holder_dtype(n)).itemsize
+    # pre and post: one holder and one flag per chunk; chunk_bytes: 8; temporaries: 3 int64
+    return chunks * (2 * (per_holder + 1) + 8 + 24)
+
+
+def _chunk_count(kind: str, n: int, s: int) -> int:
+    return {"allgather": n * s, "reducescatter": n * s, "scatter": n * s, "gather": n * s,
+            "shift": n * s, "alltoall": n * n * s}.get(kind, s)
 
 
 def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
@@ -268,6 +383,10 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
     ------
     InputError
         For fewer than 2 nodes, a non-positive size or split, or a bad root.
+    MemoryLimitError
+        (an InputError) If the collective, or the fewest chunk deliveries any explicit
+        schedule for it needs (:func:`min_deliveries` x :data:`BYTES_PER_DELIVERY`),
+        would exceed collsim's memory limit (:mod:`collsim.core.limits`).
 
     Examples
     --------
@@ -284,75 +403,47 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
     if split < 1:
         raise InputError(f"split must be >= 1, got {split}")
     n, s = int(nodes), int(split)
-    chunks_total = {"allgather": n * s, "reducescatter": n * s, "scatter": n * s, "gather": n * s,
-                    "shift": n * s, "alltoall": n * n * s}.get(kind, s)
-    if n * chunks_total > MAX_TRACKED_PAIRS:
-        raise InputError(f"{kind} on {n} nodes with {chunks_total} chunks tracks {n * chunks_total:.3g} "
-                         f"(node, chunk) pairs; collsim's explicit schedules are limited to "
-                         f"{MAX_TRACKED_PAIRS:.3g}: use fewer nodes or chunks")
     if spec.rooted:
         root = 0 if root is None else int(root)
         if not 0 <= root < n:
             raise InputError(f"root {root} is not a node of a {n}-node system")
     else:
         root = None
-    ar = np.arange
+    if kind == "shift" and (isinstance(shift, bool) or not isinstance(shift, (int, np.integer))
+                            or not 1 <= shift < n):
+        raise InputError(f"shift q must be an integer in 1..{n - 1}, got {shift!r}")
+    c = _chunk_count(kind, n, s)
+    deliveries = min_deliveries(kind, n, s)
+    check_memory(collective_memory_bytes(kind, n, s) + deliveries * BYTES_PER_DELIVERY,
+                 f"{kind} on {n} nodes with {c} chunks", f"explicit schedules are limited by memory (this one "
+                 f"makes at least {deliveries:.3g} chunk deliveries): use fewer nodes or chunks")
+    dt = holder_dtype(n)
+    every = Holdings.everyone
+    if kind in ("allgather", "reducescatter", "scatter", "gather", "shift"):
+        owner = np.repeat(np.arange(n, dtype=dt), s)  # chunk b*s + j belongs to node b
     if kind == "allgather":
-        c = n * s
-        pre = _pairs(np.repeat(ar(n), s), ar(c))
-        post = _all_pairs(n, c)
-        sizes = np.tile(split_bytes(size_bytes, s), n)
+        pre, post = Holdings.single(n, owner), every(n, c)
     elif kind == "reducescatter":
-        c = n * s
-        pre = _all_pairs(n, c)
-        post = _pairs(np.repeat(ar(n), s), ar(c))
-        sizes = np.tile(split_bytes(size_bytes, s), n)
-    elif kind == "allreduce":
-        c = s
-        pre = _all_pairs(n, c)
-        post = _all_pairs(n, c)
-        sizes = split_bytes(size_bytes, s)
+        pre, post = every(n, c), Holdings.single(n, owner)
+    elif kind in ("allreduce", "scan"):
+        pre, post = every(n, c), every(n, c)
     elif kind == "broadcast":
-        c = s
-        pre = _pairs(np.full(c, root), ar(c))
-        post = _all_pairs(n, c)
-        sizes = split_bytes(size_bytes, s)
+        pre, post = Holdings.single(n, np.full(c, root, dtype=dt)), every(n, c)
     elif kind == "reduce":
-        c = s
-        pre = _all_pairs(n, c)
-        post = _pairs(np.full(c, root), ar(c))
-        sizes = split_bytes(size_bytes, s)
-    elif kind in ("scatter", "gather"):
-        c = n * s
-        owner = np.repeat(ar(n), s)
-        pre = _pairs(np.full(c, root), ar(c)) if kind == "scatter" else _pairs(owner, ar(c))
-        post = _pairs(owner, ar(c)) if kind == "scatter" else _pairs(np.full(c, root), ar(c))
-        sizes = np.tile(split_bytes(size_bytes, s), n)
-    elif kind == "scan":
-        c = s
-        pre = _all_pairs(n, c)
-        post = _all_pairs(n, c)
-        sizes = split_bytes(size_bytes, s)
-        return Collective(kind, n, c, int(size_bytes), root, pre[0], pre[1], post[0], post[1],
-                          np.ascontiguousarray(sizes, dtype=np.int64), post_upto=post[0].copy())
+        pre, post = every(n, c), Holdings.single(n, np.full(c, root, dtype=dt))
+    elif kind == "scatter":
+        pre, post = Holdings.single(n, np.full(c, root, dtype=dt)), Holdings.single(n, owner)
+    elif kind == "gather":
+        pre, post = Holdings.single(n, owner), Holdings.single(n, np.full(c, root, dtype=dt))
     elif kind == "shift":
-        if isinstance(shift, bool) or not isinstance(shift, (int, np.integer)) or not 1 <= shift < n:
-            raise InputError(f"shift q must be an integer in 1..{n - 1}, got {shift!r}")
-        c = n * s
-        owner = np.repeat(ar(n), s)
-        pre = _pairs(owner, ar(c))
-        post = _pairs((owner + shift) % n, ar(c))
-        sizes = np.tile(split_bytes(size_bytes, s), n)
-        return Collective(kind, n, c, int(size_bytes), None, pre[0], pre[1], post[0], post[1],
-                          np.ascontiguousarray(sizes, dtype=np.int64), shift=int(shift))
-    else:  # alltoall: block (src, dst) -> chunks (src*n + dst)*s + j
-        c = n * n * s
-        src = np.repeat(ar(n), n * s)
-        dst = np.tile(np.repeat(ar(n), s), n)
-        keep = src != dst
-        chunk = ar(c)[keep]
-        pre = _pairs(src[keep], chunk)
-        post = _pairs(dst[keep], chunk)
-        sizes = np.tile(split_bytes(size_bytes, s), n * n)
-    return Collective(kind, n, c, int(size_bytes), root, pre[0], pre[1], post[0], post[1],
-                      np.ascontiguousarray(sizes, dtype=np.int64))
+        pre, post = Holdings.single(n, owner), Holdings.single(n, (owner + shift) % n)
+    else:  # alltoall: block (a, b) -> chunks (a*n + b)*s + j, none for a == b
+        a = np.repeat(np.arange(n, dtype=dt), n * s)
+        b = np.tile(np.repeat(np.arange(n, dtype=dt), s), n)
+        self_block = a == b
+        a[self_block] = -1
+        b[self_block] = -1
+        del self_block
+        pre, post = Holdings.single(n, a), Holdings.single(n, b)
+    return Collective(kind, n, c, int(size_bytes), root, pre, post, prefix=kind == "scan",
+                      shift=int(shift) if kind == "shift" else None)

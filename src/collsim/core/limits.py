@@ -1,0 +1,207 @@
+"""Memory limits: refuse work that would not fit, before allocating it.
+
+collsim keeps every schedule and every verifier state explicit, so an instance
+can need more memory than the machine has.  Code that is about to allocate
+something large estimates its size in bytes and calls :func:`check_memory`,
+which raises :class:`MemoryLimitError` (an :class:`~collsim.core.errors.InputError`:
+one line, exit status 2 on the command line) when the estimate exceeds
+:func:`memory_limit_bytes`.
+
+The limit is half of the machine's physical memory (the smaller of
+``SC_PHYS_PAGES * SC_PAGE_SIZE`` and a cgroup memory limit, if one is set), or
+8 GiB when neither can be read.  The environment variable
+``COLLSIM_MEMORY_LIMIT`` overrides it: a number of bytes (``4294967296``), a
+size (``4GiB``, ``512MiB``; ``G``/``GB`` are binary too, as in
+:func:`~collsim.core.units.parse_size`) or a share of physical memory
+(``75%``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from .errors import InputError
+from .units import parse_size
+
+ENV_VAR = "COLLSIM_MEMORY_LIMIT"
+DEFAULT_SHARE = 0.5
+"""Share of physical memory collsim allows itself by default."""
+FALLBACK_BYTES = 8 * 1024**3
+"""Limit used when physical memory cannot be read."""
+
+_CGROUP_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+class MemoryLimitError(InputError):
+    """An instance would need more memory than collsim's limit allows."""
+
+
+def physical_memory_bytes() -> int | None:
+    """Physical memory available to this process, or None if unknown.
+
+    Returns
+    -------
+    int or None
+        ``SC_PHYS_PAGES * SC_PAGE_SIZE``, lowered to the cgroup memory limit if
+        one is set and smaller.
+    """
+    total = None
+    try:
+        total = int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+        if total <= 0:
+            total = None
+    except (AttributeError, ValueError, OSError):
+        total = None
+    for path in _CGROUP_FILES:
+        try:
+            with open(path, encoding="ascii") as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and 0 < int(text) < (total or 2**62):
+            total = int(text)
+    return total
+
+
+def format_bytes(n: float) -> str:
+    """Format a byte count for messages.
+
+    Parameters
+    ----------
+    n : float
+        Bytes.
+
+    Returns
+    -------
+    str
+        Three significant digits and a binary unit.
+
+    Examples
+    --------
+    >>> format_bytes(3 * 2**29), format_bytes(300 * 2**20), format_bytes(512)
+    ('1.5 GiB', '300 MiB', '512 B')
+    """
+    for unit, factor in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= factor:
+            return f"{n / factor:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def parse_memory_limit(text: str) -> int:
+    """Parse a ``COLLSIM_MEMORY_LIMIT`` value into bytes.
+
+    Parameters
+    ----------
+    text : str
+        ``"4GiB"``, ``"4294967296"``, ``"512MB"`` or a share of physical memory
+        such as ``"75%"``.
+
+    Returns
+    -------
+    int
+        The limit in bytes, >= 1.
+
+    Raises
+    ------
+    InputError
+        If the text is not a size or a percentage.
+
+    Examples
+    --------
+    >>> parse_memory_limit("4GiB"), parse_memory_limit("1048576")
+    (4294967296, 1048576)
+    """
+    raw = str(text).strip()
+    m = re.fullmatch(r"([0-9]*\.?[0-9]+)\s*%", raw)
+    if m:
+        share = float(m.group(1)) / 100
+        if not 0 < share <= 1:
+            raise InputError(f"invalid {ENV_VAR}={text!r}: a percentage must be in (0, 100]")
+        phys = physical_memory_bytes()
+        return max(1, int(share * (phys if phys else FALLBACK_BYTES / DEFAULT_SHARE)))
+    try:
+        return parse_size(raw)
+    except InputError:
+        raise InputError(f"invalid {ENV_VAR}={text!r}: use bytes (4294967296), a size (4GiB, 512MiB) "
+                         f"or a share of physical memory (75%)") from None
+
+
+def memory_limit() -> tuple[int, str]:
+    """The memory limit in bytes and where it comes from (for messages).
+
+    Returns
+    -------
+    tuple
+        ``(limit_bytes, source)``, e.g. ``(12345678848, "half of physical memory")``.
+    """
+    text = os.environ.get(ENV_VAR, "").strip()
+    if text:
+        return parse_memory_limit(text), f"{ENV_VAR}={text}"
+    phys = physical_memory_bytes()
+    if phys is None:
+        return FALLBACK_BYTES, f"default; set {ENV_VAR} to change it"
+    return int(phys * DEFAULT_SHARE), f"half of physical memory; set {ENV_VAR} to change it"
+
+
+def memory_limit_bytes() -> int:
+    """Bytes collsim may allocate for one instance (see the module docstring).
+
+    Returns
+    -------
+    int
+        ``COLLSIM_MEMORY_LIMIT`` if set, else half of physical memory, else 8 GiB.
+
+    Raises
+    ------
+    InputError
+        If ``COLLSIM_MEMORY_LIMIT`` is set but malformed.
+    """
+    return memory_limit()[0]
+
+
+def limit_error(estimate_bytes: float, what: str, hint: str = "use fewer nodes or chunks") -> MemoryLimitError:
+    """The one-line error :func:`check_memory` raises, for callers that decide themselves.
+
+    Parameters
+    ----------
+    estimate_bytes : float
+        Estimated bytes.
+    what : str
+        What needs the memory.
+    hint : str, optional
+        What the user can reduce.
+
+    Returns
+    -------
+    MemoryLimitError
+        Naming the estimate, the limit and where the limit comes from.
+    """
+    limit, source = memory_limit()
+    return MemoryLimitError(f"{what} needs about {format_bytes(estimate_bytes)}, above collsim's memory "
+                            f"limit of {format_bytes(limit)} ({source}): {hint}")
+
+
+def check_memory(estimate_bytes: float, what: str, hint: str = "use fewer nodes or chunks") -> None:
+    """Refuse, with one line, work whose memory estimate exceeds the limit.
+
+    Parameters
+    ----------
+    estimate_bytes : float
+        Estimated peak bytes of the work about to start.
+    what : str
+        What needs the memory, e.g. ``"verifying allreduce on 4096 nodes"``.
+    hint : str, optional
+        What the user can reduce.
+
+    Raises
+    ------
+    MemoryLimitError
+        If ``estimate_bytes`` exceeds :func:`memory_limit_bytes`.
+
+    Examples
+    --------
+    >>> check_memory(1024, "a tiny thing")
+    """
+    if estimate_bytes > memory_limit_bytes():
+        raise limit_error(estimate_bytes, what, hint)
