@@ -3,6 +3,8 @@
 Run all:        python benchmarks/run.py
 Run some:       python benchmarks/run.py osm-1024 ring-4096
 List:           python benchmarks/run.py --list
+Smoke test:     python benchmarks/run.py --smoke   (every workload at a small size; exit 1 if any fails;
+                                                    the test suite runs it, so no workload silently breaks)
 Untuned malloc: python benchmarks/run.py --no-malloc-tuning   (see src/collsim/_malloc.py)
 Repeat:         python benchmarks/run.py --repeat 5 optree-4096   (median, min and max wall time)
 
@@ -31,11 +33,19 @@ def workload(name: str, target: str):
     return deco
 
 
-def _build_verify(alg: str, n: int, coll: str = "allgather", w: int = 64) -> dict:
+SMOKE = False  # set by --smoke: every workload at a small size
+
+
+def _n(full: int, small: int) -> int:
+    return small if SMOKE else full
+
+
+def _build_verify(alg: str, n: int, coll: str = "allgather", w: int = 64, **params) -> dict:
     import collsim
-    from collsim.cost import schedule_time_s
+    from collsim.pipeline import schedule_time_s
+    n = _n(n, 16)
     t0 = time.perf_counter()
-    s = collsim.build(alg, "paper", coll, "4MiB", nodes=n, wavelengths=w)
+    s = collsim.build(alg, "paper", coll, "4MiB", nodes=n, wavelengths=w, **params)
     t1 = time.perf_counter()
     rep = collsim.verify(s)
     t2 = time.perf_counter()
@@ -49,7 +59,8 @@ def _build_verify(alg: str, n: int, coll: str = "allgather", w: int = 64) -> dic
 def compare_default() -> dict:
     exe = Path(sys.executable).parent / "collsim"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
-    proc = subprocess.run(cmd + ["compare", "--json"], capture_output=True, text=True, check=True)
+    proc = subprocess.run(cmd + ["compare", "--json"] + (["--nodes", "16"] if SMOKE else []), capture_output=True,
+                          text=True, check=True)
     rows = json.loads(proc.stdout)
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return {"algorithms": [r["algorithm"] for r in rows], "verified": all(r["verified"] for r in rows),
@@ -85,7 +96,8 @@ def optree_4096() -> dict:
 def compare_2048() -> dict:
     exe = Path(sys.executable).parent / "collsim"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
-    proc = subprocess.run(cmd + ["compare", "--nodes", "2048", "--json"], capture_output=True, text=True, check=True)
+    proc = subprocess.run(cmd + ["compare", "--nodes", str(_n(2048, 32)), "--json"], capture_output=True, text=True,
+                          check=True)
     rows = json.loads(proc.stdout)
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return {"algorithms": [r["algorithm"] for r in rows], "steps": {r["algorithm"]: r["steps"] for r in rows},
@@ -93,33 +105,92 @@ def compare_2048() -> dict:
 
 
 def _simulate(alg: str, system, collective: str, size: str) -> dict:
+    """Build, verify and simulate (each phase timed)."""
     import collsim
     from collsim.sim import simulate
     t0 = time.perf_counter()
     s = collsim.build(alg, system, collective, size)
     t1 = time.perf_counter()
-    r = simulate(s)
+    collsim.verify(s)
     t2 = time.perf_counter()
-    return {"transfers": len(s), "steps": s.num_steps, "build_s": t1 - t0, "simulate_s": t2 - t1,
-            "simulated_time_s": r.total_time_s, "max_link_load": r.max_link_load}
+    r = simulate(s)
+    t3 = time.perf_counter()
+    return {"transfers": len(s), "steps": s.num_steps, "build_s": t1 - t0, "verify_s": t2 - t1,
+            "simulate_s": t3 - t2, "simulated_time_s": r.total_time_s, "max_link_load": r.max_link_load}
 
 
 @workload("sim-ne-ring-1024", "< 5 s (issue #4)")
 def sim_ne_ring() -> dict:
     from collsim.systems.electrical import Ring
-    return _simulate("ne", Ring(nodes=1024), "allgather", "1MiB")
+    return _simulate("ne", Ring(nodes=_n(1024, 16)), "allgather", "1MiB")
 
 
-@workload("sim-pairwise-fattree-1024", "< 60 s, < 2 GiB (issue #4)")
+@workload("sim-ne-ring-2048", "build + verify + simulate < 1.5 s, < 300 MiB (issue #10)")
+def sim_ne_ring_2048() -> dict:
+    from collsim.systems.electrical import Ring
+    return _simulate("ne", Ring(nodes=_n(2048, 16)), "allgather", "1MiB")
+
+
+@workload("sim-pairwise-fattree-1024", "build + verify + simulate < 5 s (issue #10)")
 def sim_pairwise_fattree() -> dict:
     from collsim.systems.fat_tree import FatTree
-    return _simulate("pairwise", FatTree.from_options(nodes=1024), "alltoall", "64KiB")
+    return _simulate("pairwise", FatTree.from_options(nodes=_n(1024, 16)), "alltoall", "64KiB")
+
+
+@workload("sim-pairwise-fattree-4096", "build + verify + simulate < 60 s, < 8 GiB (issue #10)")
+def sim_pairwise_fattree_4096() -> dict:
+    from collsim.systems.fat_tree import FatTree
+    return _simulate("pairwise", FatTree.from_options(nodes=_n(4096, 32)), "alltoall", "64KiB")
+
+
+@workload("osm-4096", "build + verify < 30 s (issue #10)")
+def osm_4096() -> dict:
+    return _build_verify("osm", 4096)
+
+
+@workload("ring-stripe-1024", "ring -p stripe=64, N=1024, w=64: build + verify < 5 s (issue #10)")
+def ring_stripe_1024() -> dict:
+    return _build_verify("ring", 1024, stripe=64)
+
+
+@workload("osm-1024-npz", "save + load + verify of the .npz file < 3 s (issue #10)")
+def osm_1024_npz() -> dict:
+    import tempfile
+
+    import collsim
+    from collsim.core.serialize import load, save
+    s = collsim.build("osm", "paper", "allgather", "4MiB", nodes=_n(1024, 16))
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "osm.npz"
+        t0 = time.perf_counter()
+        save(s, path)
+        t1 = time.perf_counter()
+        again = load(path)
+        t2 = time.perf_counter()
+        collsim.verify(again)
+        t3 = time.perf_counter()
+        size = path.stat().st_size
+    return {"transfers": len(s), "file_mib": size / 2**20, "save_s": t1 - t0, "load_s": t2 - t1,
+            "verify_s": t3 - t2, "save_load_verify_s": t3 - t0}
+
+
+@workload("cli-version", "collsim --version whole process < 0.25 s (issue #10)")
+def cli_version() -> dict:
+    exe = Path(sys.executable).parent / "collsim"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
+    walls = []
+    for _ in range(1 if SMOKE else 9):
+        t0 = time.perf_counter()
+        subprocess.run(cmd + ["--version"], capture_output=True, check=True)
+        walls.append(time.perf_counter() - t0)
+    walls.sort()
+    return {"median_s": walls[len(walls) // 2], "min_s": walls[0], "max_s": walls[-1]}
 
 
 @workload("mlfm-congestion-2-8", "< 60 s (issue #5)")
 def mlfm_table() -> dict:
     from collsim.experiments.mlfm_congestion import congestion_table
-    rows = congestion_table(range(2, 9))
+    rows = congestion_table(range(2, _n(9, 4)))
     return {"selections": sum(r["checked"] for r in rows),
             "congestion_free_iff_corrected": all(r["ok_iff_correct"] for r in rows)}
 
@@ -127,8 +198,9 @@ def mlfm_table() -> dict:
 @workload("mlfm-d18", "< 60 s (issue #5)")
 def mlfm_d18() -> dict:
     from collsim.experiments.mlfm_congestion import check_selection
-    r = check_selection(18, 18, 19, 18)
-    return {"selection": [18, 19, 18], "servers": 18 * 19 * 18, "max_link_load": r.max_link_load,
+    d = _n(18, 3)
+    r = check_selection(d, d, d + 1, d)
+    return {"selection": [d, d + 1, d], "servers": d * (d + 1) * d, "max_link_load": r.max_link_load,
             "congestion_free": r.congestion_free}
 
 
@@ -136,7 +208,7 @@ def mlfm_d18() -> dict:
 def osm_scaling() -> dict:
     import math
     out = {}
-    for n in (128, 256, 512, 1024):
+    for n in ((16, 32) if SMOKE else (128, 256, 512, 1024)):
         t0 = time.perf_counter()
         r = _build_verify("osm", n)
         dt = time.perf_counter() - t0
@@ -145,7 +217,70 @@ def osm_scaling() -> dict:
     return out
 
 
-def _one(name: str, tuned: bool) -> None:
+# SimGrid's network model made equal to collsim's flow model: no MPI-calibration factors on
+# bandwidth or latency ("0:1": factor 1 from 0 bytes up; a bare "1" crashes SimGrid 3.32), no reverse
+# (ACK) cross-traffic, no simulated compute time, no time charged for MPI_Wtime.
+SMPI_CFG = ["--cfg=smpi/bw-factor:0:1", "--cfg=smpi/lat-factor:0:1", "--cfg=network/crosstraffic:0",
+            "--cfg=smpi/simulate-computation:no", "--cfg=smpi/wtime:0"]
+
+
+@workload("startup-vs-smpi", "collsim simulate (16 nodes) faster than smpirun -np 16 (issue item 7)")
+def startup_vs_smpi() -> dict:
+    """Whole-process wall time, median of 5 (interleaved): NE all-gather of 1 MiB on a 16-node ring.
+
+    SMPI runs benchmarks/smpi/ne_allgather.c (compiled once with smpicc, not timed) on
+    benchmarks/smpi/ring16.xml; collsim runs ``collsim simulate ne --system ring -n 16 -s 1MiB``.
+    Also the start-up of ``collsim --version`` and ``--help``.
+    """
+    import re
+    import shutil
+    import statistics
+    import tempfile
+    here = Path(__file__).parent / "smpi"
+    exe = Path(sys.executable).parent / "collsim"
+    collsim_cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
+    simulate = collsim_cmd + ["simulate", "ne", "--system", "ring", "-n", "16", "-s", "1MiB"]
+
+    def wall(cmd: list[str]) -> tuple[float, str]:
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        return time.perf_counter() - t0, proc.stdout
+
+    out: dict = {}
+    runs: dict[str, list[float]] = {"collsim_version": [], "collsim_help": [], "collsim_simulate": []}
+    smpi = shutil.which("smpicc") and shutil.which("smpirun")
+    with tempfile.TemporaryDirectory() as tmp:
+        if smpi:
+            prog = Path(tmp) / "ne_allgather"
+            subprocess.run(["smpicc", "-O2", "-o", str(prog), str(here / "ne_allgather.c")], check=True,
+                           capture_output=True)
+            smpirun = ["smpirun", "-np", "16", "-platform", str(here / "ring16.xml"), "-hostfile",
+                       str(here / "ring16.hosts")]  # (smpirun 3.32 mis-parses its -tmpdir option)
+            runs["smpirun"] = []
+        else:
+            out["smpi_skipped"] = "smpicc/smpirun not found (apt-get install simgrid libsimgrid-dev)"
+        for _ in range(1 if SMOKE else 5):  # interleaved, so that load on the machine hits both alike
+            runs["collsim_version"].append(wall(collsim_cmd + ["--version"])[0])
+            runs["collsim_help"].append(wall(collsim_cmd + ["--help"])[0])
+            runs["collsim_simulate"].append(wall(simulate)[0])
+            if smpi:
+                dt, text = wall(smpirun + SMPI_CFG + [str(prog), str(1 << 20)])
+                runs["smpirun"].append(dt)
+        for key, walls in runs.items():
+            out[f"{key}_wall_s"] = statistics.median(walls)
+            out[f"{key}_wall_min_max_s"] = [min(walls), max(walls)]
+        out["collsim_simulated_s"] = json.loads(wall(simulate + ["--json"])[1])["total_time_s"]
+        if smpi:
+            out["smpi_simulated_s"] = float(re.search(r"simulated_s=(\S+)", text).group(1))
+            _, default = wall(smpirun + [str(prog), str(1 << 20)])  # SimGrid's default SMPI calibration
+            out["smpi_default_model_simulated_s"] = float(re.search(r"simulated_s=(\S+)", default).group(1))
+            out["collsim_faster"] = out["collsim_simulate_wall_s"] < out["smpirun_wall_s"]
+    return out
+
+
+def _one(name: str, tuned: bool, smoke: bool = False) -> None:
+    global SMOKE
+    SMOKE = smoke
     if tuned:  # as the CLI does (src/collsim/_malloc.py); --no-malloc-tuning measures without it
         from collsim import tune_malloc
         tune_malloc()
@@ -159,14 +294,15 @@ def _one(name: str, tuned: bool) -> None:
 
 def main(argv: list[str]) -> None:
     tuned = "--no-malloc-tuning" not in argv
-    argv = [a for a in argv if a != "--no-malloc-tuning"]
+    smoke = "--smoke" in argv
+    argv = [a for a in argv if a not in ("--no-malloc-tuning", "--smoke")]
     repeat = 1
     if "--repeat" in argv:
         i = argv.index("--repeat")
         repeat = int(argv[i + 1])
         argv = argv[:i] + argv[i + 2:]
     if argv[:1] == ["--one"]:
-        _one(argv[1], tuned)
+        _one(argv[1], tuned, smoke)
         return
     if argv[:1] == ["--list"]:
         print("\n".join(WORKLOADS))
@@ -176,7 +312,7 @@ def main(argv: list[str]) -> None:
     for name in names:
         if name not in WORKLOADS:
             sys.exit(f"unknown workload {name!r}; see --list")
-        flags = [] if tuned else ["--no-malloc-tuning"]
+        flags = ([] if tuned else ["--no-malloc-tuning"]) + (["--smoke"] if smoke else [])
         runs = []
         for _ in range(repeat):
             proc = subprocess.run([sys.executable, __file__, "--one", name, *flags], capture_output=True, text=True)
@@ -195,6 +331,9 @@ def main(argv: list[str]) -> None:
         extra = {k: v for k, v in res.items() if k not in ("name", "wall_s", "peak_rss_mib", "target")}
         print(f"{name:16s} wall {res['wall_s']:7.2f} s  peak {res['peak_rss_mib']:7.0f} MiB  "
               f"target {res['target']:<28s} {json.dumps(extra)}", flush=True)
+    if smoke:  # a smoke run proves the workloads run; its figures mean nothing
+        print(f"smoke: {len(results)} workloads ran")
+        return
     out = Path(__file__).parent / "results"
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(json.dumps(results, indent=1))

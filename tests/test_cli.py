@@ -75,8 +75,9 @@ def test_verify_names_the_wavelength_conflict(run_cli, tmp_path):
 
 @pytest.mark.parametrize("args,needle", [
     (("compare", "--nodes", "1"), "at least 2 nodes"),
-    (("compare", "--nodes", "100000"), "explicit schedules are limited"),
-    (("compare", "--nodes", "30000", "-a", "osm"), "explicit schedules are limited"),
+    # the fixed cap on (node, chunk) pairs became a memory estimate against a limit (issue: core model v2)
+    (("compare", "--nodes", "100000"), "memory limit"),
+    (("compare", "--nodes", "30000", "-a", "osm"), "memory limit"),
     (("compare", "--wavelengths", "0"), "wavelengths must be a positive integer"),
     (("compare", "--fibers", "-1"), "fibers"),
     (("compare", "--size", "-4MiB"), "invalid size"),

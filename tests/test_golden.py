@@ -9,7 +9,8 @@ import pytest
 
 from collsim import build, verify
 from collsim.algorithms import get_algorithm
-from collsim.cost import lower_bound_s, paper_time_s, schedule_time_s, step_times
+from collsim.cost import paper_time_s, step_times
+from collsim.pipeline import lower_bound_s, schedule_time_s
 from collsim.cost.optical import transfer_time_s
 from collsim.rwa.alltoall_ring import uniform_alltoall_wavelengths
 from collsim.systems import OpticalRing, load_system

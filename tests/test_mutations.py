@@ -7,20 +7,13 @@ import pytest
 
 from collsim import build, verify
 from collsim.core import errors as E
-from collsim.core.schedule import Schedule, permute_csr
+from collsim.core.schedule import Schedule
 from collsim.systems import OpticalRing
 
 
 def take(s: Schedule, rows, **cols) -> Schedule:
     """Schedule made of rows ``rows`` (in that order), with columns overridden."""
-    rows = np.asarray(rows)
-    ptr, idx = permute_csr(np.diff(s.chunk_ptr), s.chunk_idx, rows)
-    kw = {k: getattr(s, k)[rows] for k in ("step", "round", "src", "dst", "reduce", "direction", "hops",
-                                             "fiber", "wavelength")}
-    if s.route_ptr is not None:
-        kw["route_ptr"], kw["route_links"] = permute_csr(np.diff(s.route_ptr), s.route_links, rows)
-    kw.update(cols)
-    return s.replace(chunk_ptr=ptr, chunk_idx=idx, **kw)
+    return s.take(rows, **cols)
 
 
 @pytest.fixture(scope="module")

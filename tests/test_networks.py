@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+
+from collsim.verify.resources import check_network_routes
 import pytest
 
 import collsim
@@ -10,8 +12,9 @@ from collsim.core import errors as E
 from collsim.core.collective import make_collective
 from collsim.core.schedule import LogicalBuilder
 from collsim.core.serialize import dumps, loads
-from collsim.cost import alpha_beta_time_s, lower_bound_s
-from collsim.rwa.realize import realize
+from collsim.cost import alpha_beta_time_s
+from collsim.pipeline import lower_bound_s
+from collsim.pipeline import realize
 from collsim.systems.electrical import Line, Ring, Star
 
 
@@ -22,7 +25,7 @@ def test_all_pairs_route_and_check(system):
     s, d = np.divmod(np.arange(n * n), n)
     keep = s != d
     ptr, links = system.route(s[keep], d[keep])
-    system.check_routes(s[keep], d[keep], ptr, links, np.zeros(keep.sum(), np.int64))
+    check_network_routes(system, s[keep], d[keep], ptr, links, np.zeros(keep.sum(), np.int64))
     hops = np.diff(ptr)
     if system.kind == "line":
         assert (hops == np.abs(s[keep] - d[keep])).all()

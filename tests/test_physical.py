@@ -6,7 +6,6 @@ import dataclasses
 import math
 import tomllib
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -252,11 +251,10 @@ def test_check_infeasible_with_tiny_laser(osm64):
 
 
 def test_check_empty_and_electrical(osm64):
-    empty = SimpleNamespace(system=osm64.system, hops=np.zeros(0, np.int64), step=np.zeros(0, np.int64))
+    empty = osm64.take([])
     r = check_schedule(empty)
     assert r.feasible and r.max_hops == 0 and r.worst_index is None and math.isnan(r.worst_ber)
-    electrical = SimpleNamespace(system=SimpleNamespace(optical=False, kind="mesh"),
-                                 hops=np.ones(3), step=np.zeros(3))
+    electrical = collsim.build("ring", "mesh", "allgather", 64, nodes=9)
     with pytest.raises(UnsupportedError):
         check_schedule(electrical)
 

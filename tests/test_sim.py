@@ -13,7 +13,7 @@ from collsim.core.collective import make_collective
 from collsim.core.errors import InputError, UnsupportedError
 from collsim.core.schedule import LogicalBuilder
 from collsim.cost import alpha_beta_time_s
-from collsim.rwa.realize import realize
+from collsim.pipeline import realize
 from collsim.sim import check_max_min, max_min_rates, simulate
 from collsim.systems.electrical import Line, Ring, Star
 

@@ -12,7 +12,7 @@ from collsim import build, verify
 from collsim.algorithms import get_algorithm
 from collsim.algorithms.wrht import group_size, paper_allgather_steps, paper_allreduce_steps
 from collsim.core import errors as E
-from collsim.core.schedule import Schedule, permute_csr
+from collsim.core.schedule import Schedule
 from collsim.rwa.alltoall_ring import uniform_alltoall_wavelengths
 from collsim.systems import OpticalRing
 
@@ -24,12 +24,7 @@ WAVES = [1, 2, 3, 4, 7, 16, 64]
 
 def take(s: Schedule, rows, **cols) -> Schedule:
     """Schedule made of rows ``rows`` (in that order), with columns overridden."""
-    rows = np.asarray(rows)
-    ptr, idx = permute_csr(np.diff(s.chunk_ptr), s.chunk_idx, rows)
-    kw = {k: getattr(s, k)[rows] for k in ("step", "round", "src", "dst", "reduce", "direction", "hops",
-                                             "fiber", "wavelength")}
-    kw.update(cols)
-    return s.replace(chunk_ptr=ptr, chunk_idx=idx, **kw)
+    return s.take(rows, **cols)
 
 
 def wrht(n, w=64, f=1, collective="allreduce", strategy="first-fit", **params):

@@ -8,15 +8,84 @@
 
 from __future__ import annotations
 
-from ._malloc import tune_malloc
-from .api import build
-from .core.collective import Collective, make_collective
-from .core.errors import CollsimError, VerificationError
-from .core.schedule import Schedule
-from .systems import OpticalRing, load_system
-from .verify import VerifyReport, verify
+import sys
+import types
+from importlib import import_module
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (10 ms)
+
+# A literal, so that ``collsim --version`` imports nothing (kept equal to pyproject.toml's version by
+# tests/test_startup.py).
 __version__ = "0.1.0"
+
+# Public names, imported on first use (PEP 562): ``import collsim`` loads neither numpy nor any
+# subpackage, which keeps the command line's start-up short (docs/performance.md).
+_LAZY = {
+    "build": ".pipeline",
+    "Collective": ".core.collective",
+    "make_collective": ".core.collective",
+    "CollsimError": ".core.errors",
+    "VerificationError": ".core.errors",
+    "Schedule": ".core.schedule",
+    "OpticalRing": ".systems",
+    "load_system": ".systems",
+    "VerifyReport": ".verify",
+    "verify": ".pipeline",
+    "tune_malloc": "._malloc",
+}
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time these come from __getattr__
+    from ._malloc import tune_malloc
+    from .core.collective import Collective, make_collective
+    from .core.errors import CollsimError, VerificationError
+    from .core.schedule import Schedule
+    from .pipeline import build, verify
+    from .systems import OpticalRing, load_system
+    from .verify import VerifyReport
+
+
+def __getattr__(name: str):
+    """Import a public name, or a subpackage (``collsim.sim``), on first access; cache it."""
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name], __name__), name)
+    elif name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    else:  # a bare ``import collsim`` used to import most subpackages; keep them reachable
+        try:
+            value = import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(types.ModuleType):
+    """The type of the ``collsim`` module: keeps ``collsim.verify`` the function.
+
+    When a subpackage finishes loading, the import system binds it as an attribute of its parent:
+    ``setattr(collsim, "verify", <module collsim.verify>)``.  With eager imports this file rebound
+    the name to the function afterwards; with lazy ones, ``import collsim.verify.resources`` (or any
+    import of the subpackage, e.g. by :mod:`collsim.pipeline`) may come first and would leave
+    ``collsim.verify`` a module.  So that binding is skipped, and ``collsim.verify`` stays (or
+    becomes, through ``__getattr__``) the function.  The subpackage is still imported by name as
+    usual (``from collsim.verify.resources import ...``; ``sys.modules["collsim.verify"]``).
+    Assigning a ModuleType subclass to a module's ``__class__`` is the documented way to customise
+    attribute setting on a module (Python reference, "Customizing module attribute access").
+    """
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "verify" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "Collective", "CollsimError", "OpticalRing", "Schedule", "VerificationError", "VerifyReport",

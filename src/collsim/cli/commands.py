@@ -1,20 +1,28 @@
-"""The commands.  Each one parses options, calls the library, and prints."""
+"""The commands.  Each one parses options, calls the library, and prints.
+
+Keep the imports up here light: rich and the library (algorithms, systems,
+pipeline, ...) are imported inside the commands that use them, so that loading
+this module costs little.  ``collsim --help`` and ``--version`` do not load it at
+all (collsim.cli.main; docs/performance.md; tests/test_startup.py).
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from ..algorithms import REGISTRY
 from ..core.units import format_size, format_time, parse_size
 from .options import overrides, parse_params, system_options
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 
 def _console(err: bool = False) -> Console:
+    from rich.console import Console
     console = Console(stderr=err, highlight=False)
     if not console.is_terminal:  # pipes and files get full-width tables
         console = Console(stderr=err, highlight=False, width=200)
@@ -31,6 +39,9 @@ def algorithms_cmd(as_json: bool) -> None:
       collsim algorithms
       collsim algorithms --json
     """
+    from rich.table import Table
+
+    from ..algorithms import REGISTRY
     rows = [{"name": s.name, "aliases": list(s.aliases), "collectives": list(s.collectives),
              "systems": list(s.systems), "constraints": s.constraints, "params": list(s.params),
              "summary": s.summary, "reference": s.reference} for s in sorted(REGISTRY.values(), key=lambda s: s.name)]
@@ -91,27 +102,21 @@ def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency
 
 
 def _print_table(rows) -> None:
+    from rich.table import Table
     first = rows[0]
-    title = (f"{first.collective} of {format_size(first.size_bytes)} on {first.system}: N={first.nodes}"
-             + (f", w={first.wavelengths}, F={first.fibers}" if first.wavelengths else
-                f", {first.link_bandwidth_bytes_per_s / 1e9:g} GB/s links, {format_time(first.link_latency_s)} latency"))
+    title = f"{first.collective} of {format_size(first.size_bytes)} on {first.system}: N={first.nodes}, " \
+            + first.part.title()
     table = Table(title=title)
-    optical = first.wavelengths is not None
-    cols = (["algorithm", "rounds", "steps", "paper steps", "λ used", "max hops", "feasible", "time", "paper time"]
-            if optical
-            else ["algorithm", "steps", "max hops", "max link load", "α–β time", "simulated"])
-    cols += ["lower bound", "efficiency", "busbw GB/s", "verified"]
+    kind_cols = [c for c, _ in first.part.cells(first)]
+    cols = ["algorithm", "rounds", "slots", "block steps", *kind_cols, "lower bound", "efficiency", "busbw GB/s",
+            "verified"]
     for col in cols:
         table.add_column(col, justify="left" if col == "algorithm" else "right")
     for r in rows:
-        opt = lambda v, f=str: "-" if v is None else f(v)  # noqa: E731
-        head = ([r.algorithm, str(r.rounds), str(r.steps), opt(r.paper_steps), str(r.wavelengths_used),
-                 str(r.max_hops), "yes" if r.feasible else f"no (>{r.max_feasible_hops} hops)",
-                 format_time(r.time_s), opt(r.paper_time_s, format_time)] if optical
-                else [r.algorithm, str(r.steps), str(r.max_hops), opt(r.max_link_load), format_time(r.time_s),
-                      opt(r.simulated_time_s, format_time)])
-        table.add_row(*head, format_time(r.lower_bound_s), f"{100 * r.efficiency:.1f}%",
-                      f"{r.busbw_bytes_per_s / 1e9:.2f}", "yes" if r.verified else f"NO: {r.error}")
+        table.add_row(r.algorithm, str(r.rounds), str(r.slots), f"{r.block_steps:.6g}",
+                      *(text for _, text in r.part.cells(r)), format_time(r.lower_bound_s),
+                      f"{100 * r.efficiency:.1f}%", f"{r.busbw_bytes_per_s / 1e9:.2f}",
+                      "yes" if r.verified else f"NO: {r.error}")
     _console().print(table)
 
 
@@ -124,23 +129,23 @@ def _print_table(rows) -> None:
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="File to write.")
 def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
                  radix, select, system_params, strategy, collective, size, params, out) -> None:
-    """Build, verify and write a schedule file (JSON).
+    """Build, verify and write a schedule file (JSON; numpy's binary format if the name ends in .npz).
 
     \b
     Examples:
       collsim schedule ring --nodes 8 --out ring.json
+      collsim schedule osm --nodes 1024 --out osm.npz
       collsim schedule osm --nodes 16 --wavelengths 2 --collective alltoall --size 1KiB --out a2a.json
     """
-    from ..api import build
     from ..core.serialize import save
-    from ..verify import verify
+    from ..pipeline import build, verify
     sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
                              radix, select)
     sched = build(algorithm, system, collective, size, strategy=strategy, system_options=sys_over,
                   **parse_params(params))
     report = verify(sched)
     save(sched, out)
-    click.echo(f"wrote {out}: {sched.algorithm} {sched.collective.kind}, {report.steps} steps, "
+    click.echo(f"wrote {out}: {sched.algorithm} {sched.collective.kind}, {report.steps} steps (time slots), "
                f"{report.transfers} transfers, verified")
 
 
@@ -148,7 +153,7 @@ def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, 
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def verify_cmd(file, as_json) -> None:
-    """Check a schedule file (ours or hand-written).
+    """Check a schedule file (ours or hand-written; JSON or .npz).
 
     Exit 0 with a summary when valid, 1 with one line naming the violation,
     2 for an unreadable or malformed file.
@@ -160,17 +165,20 @@ def verify_cmd(file, as_json) -> None:
     from dataclasses import asdict
 
     from ..core.serialize import load
-    from ..cost import schedule_time_s
-    from ..verify import verify
+    from ..pipeline import schedule_time_s, verify
     sched = load(file)
     report = verify(sched)
+    from ..cost import block_steps
     summary = {"file": file, "algorithm": sched.algorithm, "collective": sched.collective.kind,
-               "nodes": sched.system.nodes, **asdict(report), "time_s": schedule_time_s(sched), "valid": True}
+               "nodes": sched.system.nodes, **asdict(report), "slots": report.slots,
+               "block_steps": block_steps(sched), "time_s": schedule_time_s(sched), "valid": True}
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
         click.echo(f"valid: {sched.collective.kind} on {sched.system.kind} N={sched.system.nodes}, "
-                   f"{report.steps} steps, {report.transfers} transfers, {report.wavelengths_used} wavelengths, "
+                   f"{report.steps} steps (time slots), {summary['block_steps']:.6g} block-steps, "
+                   f"{report.transfers} transfers, "
+                   f"{report.wavelengths_used} wavelengths, "
                    f"time {format_time(summary['time_s'])}")
 
 
@@ -193,6 +201,8 @@ def topology_cmd(system, nodes, wavelengths, fibers, radix, select, system_param
       collsim topology fat-tree -S k=8 --json
       collsim topology mlfm --radix 36
     """
+    from rich.table import Table
+
     from ..systems import load_system
     sysm = load_system(system, **overrides(nodes, wavelengths, fibers, system_params=system_params,
                                            radix=radix, select=select))
@@ -238,12 +248,10 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
     """
     from pathlib import Path
 
-    from ..api import build
     from ..core.serialize import load
-    from ..cost import schedule_time_s
+    from ..pipeline import build, schedule_time_s, verify
     from ..sim import simulate
-    from ..verify import verify
-    if target.endswith(".json") and Path(target).exists():
+    if target.endswith((".json", ".npz")) and Path(target).exists():
         sched = load(target)
     else:
         sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
@@ -274,6 +282,8 @@ def reproduce_cmd(name, as_json) -> None:
       collsim reproduce optree-table1
       collsim reproduce mlfm-congestion --json
     """
+    from rich.table import Table
+
     from ..core.errors import UnknownNameError
     from ..experiments.papers import EXPERIMENTS
     if name is None:

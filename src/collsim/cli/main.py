@@ -3,6 +3,12 @@
 Library errors become one line on stderr and an exit code: 1 for a schedule
 that fails verification, 2 for bad input or an unreadable file.  A traceback
 is shown only when ``COLLSIM_DEBUG=1``.
+
+Start-up is kept short (docs/performance.md): the group knows its commands'
+names and one-line help, and imports :mod:`collsim.cli.commands` only to run a
+command or show a command's own help; the commands import numpy, rich and the
+library inside their bodies.  ``collsim --help`` and ``collsim --version``
+import no more than click (tests/test_startup.py).
 """
 
 from __future__ import annotations
@@ -12,13 +18,49 @@ import sys
 
 import click
 
-from .._malloc import tune_malloc
+from .. import __version__
 from ..core.errors import CollsimError, VerificationError
-from . import commands
+
+# Each command's name and the first paragraph of its help (``collsim --help`` shortens it as click
+# does).  tests/test_startup.py checks this table against collsim.cli.commands.ALL.
+COMMANDS: dict[str, str] = {
+    "algorithms": "List registered algorithms: name, collectives, systems, reference.",
+    "compare": "Build, verify and time algorithms side by side.",
+    "reproduce": "Regenerate a paper's published table, the paper's value beside collsim's.",
+    "schedule": "Build, verify and write a schedule file (JSON; numpy's binary format if the name ends in .npz).",
+    "simulate": "Run the flow-level simulator on an algorithm's schedule or a schedule FILE (electrical networks).",
+    "topology": "Show what a system is made of: nodes, switches, links, radix, diameter.",
+    "verify": "Check a schedule file (ours or hand-written; JSON or .npz).",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="collsim")
+class LazyGroup(click.Group):
+    """A command group that imports its commands only when one is run or asked for its help."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            from . import commands
+            for cmd in commands.ALL:
+                self.add_command(cmd)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # As click.Group.format_commands, with stand-ins carrying the static help for the commands
+        # not imported yet.
+        rows = [(name, self.commands[name] if name in self.commands else click.Command(name, help=COMMANDS[name]))
+                for name in self.list_commands(ctx)]
+        rows = [(name, cmd) for name, cmd in rows if not cmd.hidden]
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in rows])
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__)
 def cli() -> None:
     """Build, verify and time collective-communication schedules.
 
@@ -34,10 +76,9 @@ def cli() -> None:
       collsim topology mlfm --radix 36
       collsim reproduce optree-table1
     """
-
-
-for _cmd in commands.ALL:
-    cli.add_command(_cmd)
+    # Runs only when a command is about to run, not for --help or --version.
+    from .._malloc import tune_malloc
+    tune_malloc()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -48,7 +89,9 @@ def main(argv: list[str] | None = None) -> None:
     argv : list of str, optional
         Arguments (default ``sys.argv[1:]``).
     """
-    tune_malloc()
+    # collsim makes no BLAS calls, and OpenBLAS starting its thread pool when numpy is imported
+    # costs tens of milliseconds on a small machine (docs/performance.md).  An explicit setting wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         cli.main(args=argv, prog_name="collsim", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -12,15 +12,16 @@ per-hop latency).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .errors import InputError, RouteError
+from .errors import RouteError, UnsupportedError
+from .routes import LinkRoutes
 from .system import System
+from .validate import number
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,12 +74,6 @@ class LinkTable:
         return np.where(ok, order[pos_c], -1)
 
 
-def _positive(name: str, value: Any, allow_zero: bool = False) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < 0 or (value == 0 and not allow_zero):
-        raise InputError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} number, got {value!r}")
-
-
 @dataclass(frozen=True)
 class Network(System):
     """Base class of electrical networks.
@@ -95,16 +90,22 @@ class Network(System):
     """
 
     kind: ClassVar[str] = "network"
+    family: ClassVar[str] = "network"
+    Routes: ClassVar[type] = LinkRoutes
     link_bandwidth_bytes_per_s: float = 12.5e9
     link_latency_s: float = 1e-6
     startup_s: float | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _positive("link_bandwidth_bytes_per_s", self.link_bandwidth_bytes_per_s)
-        _positive("link_latency_s", self.link_latency_s, allow_zero=True)
-        if self.startup_s is not None:
-            _positive("startup_s", self.startup_s, allow_zero=True)
+        for name, positive in (("link_bandwidth_bytes_per_s", True), ("link_latency_s", False),
+                               ("startup_s", False)):
+            value = getattr(self, name)
+            if value is None and name == "startup_s":
+                continue
+            checked = number(name, value, lo=0, lo_open=positive)
+            if type(value) not in (int, float):      # numpy scalars: store a plain float
+                object.__setattr__(self, name, checked)
 
     # --- to be provided by each topology -------------------------------------------
     @property
@@ -148,13 +149,16 @@ class Network(System):
         lt = self.links
         return f"{self.vertex_name(int(lt.src[link]))}->{self.vertex_name(int(lt.dst[link]))}"
 
-    def route(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def route(self, src: np.ndarray, dst: np.ndarray, via: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Deterministic routes of many transfers at once.
 
         Parameters
         ----------
         src, dst : numpy.ndarray
             End-node endpoints (distinct per transfer).
+        via : numpy.ndarray, optional
+            Per-transfer route hints; this base routing takes none (every entry must be
+            -1).  Topologies with a choice of paths (MLFM) override :meth:`route`.
 
         Returns
         -------
@@ -165,7 +169,11 @@ class Network(System):
         ------
         RouteError
             If the next-hop function leaves the graph or does not reach ``dst``.
+        UnsupportedError
+            If a route hint is given.
         """
+        if via is not None and (np.asarray(via) >= 0).any():
+            raise UnsupportedError(f"{self.kind} networks take no route hints (via)")
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         t = len(src)
@@ -196,25 +204,6 @@ class Network(System):
         ptr = np.zeros(t + 1, np.int64)
         np.cumsum(np.bincount(rows_a, minlength=t), out=ptr[1:])
         return ptr, links_a[order]
-
-    def check_routes(self, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray, links: np.ndarray,
-                     step: np.ndarray) -> None:
-        """Check routes against this network (see :func:`collsim.verify.resources.check_network_routes`).
-
-        Parameters
-        ----------
-        src, dst, step : numpy.ndarray
-            Per-transfer endpoints and steps.
-        ptr, links : numpy.ndarray
-            CSR routes.
-
-        Raises
-        ------
-        RouteError
-            Naming the step and transfer of the first bad route.
-        """
-        from ..verify.resources import check_network_routes
-        check_network_routes(self, src, dst, ptr, links, step)
 
     def summary(self) -> dict[str, Any]:
         """Counts for ``collsim topology``: nodes, switches, links, radix, diameter."""

@@ -86,11 +86,17 @@ def shortest_direction(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:
     [1, -1, -1, 1]
     """
     src = np.asarray(src, dtype=np.int64)
-    cw = (np.asarray(dst, dtype=np.int64) - src) % n
-    out = np.where(cw < n - cw, 1, -1)
-    tie = 2 * cw == n
-    out[tie] = np.where(src[tie] % 2 == 0, 1, -1)
-    return out.astype(np.int8)
+    cw = np.asarray(dst, dtype=np.int64) - src
+    cw %= n
+    twice = cw
+    twice *= 2                      # 2 * clockwise distance, in place
+    out = np.ones(len(src), np.int8)
+    out[twice > n] = -1
+    if n % 2 == 0:
+        tie = np.flatnonzero(twice == n)
+        if tie.size:
+            out[tie] = 1 - 2 * (src[tie] & 1)
+    return out
 
 
 def hops_along(src: np.ndarray, dst: np.ndarray, direction: np.ndarray, n: int) -> np.ndarray:

@@ -2,9 +2,10 @@
 
 A *transfer* moves a set of chunks from ``src`` to ``dst``; with
 ``reduce=True`` the destination combines them into its buffers, otherwise it
-stores a copy.  Its *route* on ring systems is a direction (+1 clockwise,
--1 counter-clockwise) and a hop count; on optical systems it also holds a
-channel (fiber, wavelength) on every link of the route: a *lightpath*.
+stores a copy.  How it crosses the system is the schedule's *routes* part,
+owned by the kind of system (:mod:`collsim.core.routes`): on optical rings a
+direction, a hop count and a band of wavelengths on one fiber (one lightpath
+per wavelength); on networks a list of links.
 
 Algorithms emit a :class:`LogicalSchedule` of *rounds* (what they mean to send
 together); routing and wavelength assignment (:mod:`collsim.rwa`) turn it into
@@ -14,15 +15,14 @@ as many steps as its wavelength assignment needs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from .collective import Collective
+from .routes import INDEX, ROUTE_COLUMNS, LinkRoutes, RingRoutes, permute_csr
 from .system import System
-
-INDEX = np.int64
 
 
 def _csr_from_lists(chunks) -> tuple[np.ndarray, np.ndarray]:
@@ -56,6 +56,12 @@ class LogicalSchedule:
     color : numpy.ndarray or None
         Channel class pre-assigned by the algorithm (an exact construction), or None
         to let a wavelength-assignment strategy choose.
+    band : numpy.ndarray or None
+        Wavelengths each transfer occupies at once on optical rings (a band of
+        consecutive channels on one fiber); None means one.
+    via : numpy.ndarray or None
+        Route hint per transfer, read by the system's routing (on an MLFM the other
+        column of the spine a same-column transfer crosses); -1 or None: default route.
     """
 
     collective: Collective
@@ -67,6 +73,8 @@ class LogicalSchedule:
     reduce: np.ndarray
     direction: np.ndarray | None = None
     color: np.ndarray | None = None
+    band: np.ndarray | None = None
+    via: np.ndarray | None = None
 
     @property
     def rounds(self) -> int:
@@ -94,10 +102,12 @@ class LogicalBuilder:
     def __init__(self, collective: Collective) -> None:
         self.collective = collective
         self._blocks: list[tuple] = []
-        self._any_direction = False
-        self._any_color = False
+        self._optional = {"direction": False, "color": False, "band": False, "via": False}
 
-    def add(self, rnd, src, dst, chunks, *, reduce=False, direction=None, color=None) -> None:
+    _FILL = {"direction": (np.int8, 0), "color": (INDEX, -1), "band": (np.int32, 1), "via": (INDEX, -1)}
+
+    def add(self, rnd, src, dst, chunks, *, reduce=False, direction=None, color=None, band=None,
+            via=None) -> None:
         """Add transfers to a round.
 
         Parameters
@@ -114,6 +124,10 @@ class LogicalBuilder:
             +1 (clockwise) or -1 per transfer, on ring systems.
         color : array_like, optional
             Pre-assigned channel class per transfer.
+        band : int or array_like, optional
+            Wavelengths per transfer on optical rings (default 1).
+        via : int or array_like, optional
+            Route hint per transfer (-1: the system's default route).
         """
         src = np.asarray(src, dtype=INDEX).reshape(-1)
         t = len(src)
@@ -126,13 +140,13 @@ class LogicalBuilder:
         ptr, idx = _csr_from_lists(chunks)
         rnd = np.broadcast_to(np.asarray(rnd, dtype=INDEX), (t,))
         red = np.broadcast_to(np.asarray(reduce, dtype=bool), (t,))
-        if direction is not None:
-            self._any_direction = True
-            direction = np.broadcast_to(np.asarray(direction, dtype=np.int8), (t,))
-        if color is not None:
-            self._any_color = True
-            color = np.broadcast_to(np.asarray(color, dtype=INDEX), (t,))
-        self._blocks.append((rnd, src, dst, ptr, idx, red, direction, color))
+        extra = {}
+        for name, value in (("direction", direction), ("color", color), ("band", band), ("via", via)):
+            if value is not None:
+                self._optional[name] = True
+                value = np.broadcast_to(np.asarray(value, dtype=self._FILL[name][0]), (t,))
+            extra[name] = value
+        self._blocks.append((rnd, src, dst, ptr, idx, red, extra))
 
     def build(self) -> LogicalSchedule:
         """Concatenate the blocks, sorted stably by round.
@@ -152,53 +166,25 @@ class LogicalBuilder:
         lengths = np.concatenate([np.diff(p) for p in cols[3]])
         idx = np.concatenate(cols[4])
         red = np.concatenate(cols[5])
-        dirs = np.concatenate([d if d is not None else np.zeros(len(b[1]), np.int8)
-                               for d, b in zip(cols[6], self._blocks)]) if self._any_direction else None
-        colors = np.concatenate([c if c is not None else np.full(len(b[1]), -1, INDEX)
-                                 for c, b in zip(cols[7], self._blocks)]) if self._any_color else None
+        extra = {}
+        for name, used in self._optional.items():
+            if used:
+                dtype, fill = self._FILL[name]
+                extra[name] = np.concatenate([e[name] if e[name] is not None else np.full(len(b[1]), fill, dtype)
+                                              for e, b in zip(cols[6], self._blocks)])
         if len(rnd) < 2 or (rnd[1:] >= rnd[:-1]).all():  # blocks already in round order
             ptr = np.zeros(len(rnd) + 1, dtype=INDEX)
             np.cumsum(lengths, out=ptr[1:])
-            return LogicalSchedule(self.collective, rnd, src, dst, ptr, idx, red, dirs, colors)
+            return LogicalSchedule(self.collective, rnd, src, dst, ptr, idx, red, **extra)
         order = np.argsort(rnd, kind="stable")
         ptr, idx = permute_csr(lengths, idx, order)
-        return LogicalSchedule(
-            self.collective, rnd[order], src[order], dst[order], ptr, idx, red[order],
-            None if dirs is None else dirs[order], None if colors is None else colors[order])
-
-
-def permute_csr(lengths: np.ndarray, idx: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Reorder CSR rows.
-
-    Parameters
-    ----------
-    lengths : numpy.ndarray
-        Row lengths in the current order.
-    idx : numpy.ndarray
-        Concatenated row contents in the current order.
-    order : numpy.ndarray
-        New order: row ``i`` of the result is old row ``order[i]``.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(ptr, idx)`` in the new order.
-    """
-    old_ptr = np.zeros(len(lengths) + 1, dtype=INDEX)
-    np.cumsum(lengths, out=old_ptr[1:])
-    new_len = lengths[order]
-    ptr = np.zeros(len(order) + 1, dtype=INDEX)
-    np.cumsum(new_len, out=ptr[1:])
-    if len(idx) == 0:
-        return ptr, idx
-    # gather positions: for each new row, old_ptr[order] + offset within row
-    starts = np.repeat(old_ptr[:-1][order] - ptr[:-1], new_len)
-    return ptr, idx[starts + np.arange(ptr[-1], dtype=INDEX)]
+        return LogicalSchedule(self.collective, rnd[order], src[order], dst[order], ptr, idx, red[order],
+                               **{k: v[order] for k, v in extra.items()})
 
 
 @dataclass(frozen=True, eq=False)
 class Schedule:
-    """A physical schedule: transfers with steps, routes and channels.
+    """A physical schedule: transfers in time slots, with routes owned by the system's kind.
 
     Attributes
     ----------
@@ -220,15 +206,18 @@ class Schedule:
         CSR payload.
     reduce : numpy.ndarray
         Combine at the receiver.
-    direction : numpy.ndarray
-        +1 clockwise, -1 counter-clockwise (ring systems; 0 elsewhere).
-    hops : numpy.ndarray
-        Number of links on the route.
-    fiber, wavelength : numpy.ndarray
-        Channel on every link of the route (-1 on electrical systems).
-    route_ptr, route_links : numpy.ndarray or None
-        CSR routes as link ids on graph (electrical) systems; None on rings, whose
-        routes are direction and hop count.
+    routes : RingRoutes or LinkRoutes
+        How each transfer crosses the system (see :mod:`collsim.core.routes`).  Its
+        columns read as attributes of the schedule: ``s.hops``, and on optical rings
+        ``s.direction``, ``s.fiber``, ``s.wavelength``, ``s.band``; on networks
+        ``s.route_ptr``, ``s.route_links``.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=4, stripe=8)
+    >>> s.num_steps, s.band.tolist()[:3], type(s.routes).__name__
+    (3, [8, 8, 8], 'RingRoutes')
     """
 
     system: System
@@ -242,20 +231,34 @@ class Schedule:
     chunk_ptr: np.ndarray
     chunk_idx: np.ndarray
     reduce: np.ndarray
-    direction: np.ndarray
-    hops: np.ndarray
-    fiber: np.ndarray
-    wavelength: np.ndarray
-    route_ptr: np.ndarray | None = None
-    route_links: np.ndarray | None = None
+    routes: RingRoutes | LinkRoutes
     _cache: dict = field(default_factory=dict, repr=False)
+
+    COMMON: ClassVar[tuple[str, ...]] = ("step", "round", "src", "dst", "reduce")
+
+    def __post_init__(self) -> None:
+        t = len(self.src)
+        for name in self.COMMON:
+            if len(getattr(self, name)) != t:
+                raise ValueError(f"schedule column {name!r} has {len(getattr(self, name))} rows, expected {t}")
+        if len(self.chunk_ptr) != t + 1 or len(self.routes) != t:
+            raise ValueError(f"schedule payload or routes do not cover its {t} transfers")
+
+    def __getattr__(self, name: str) -> Any:
+        # the routes part's columns read as the schedule's own (s.hops, s.wavelength, s.route_links ...)
+        if name.startswith("_") or name in ("routes", "system"):
+            raise AttributeError(name)
+        try:
+            return getattr(self.routes, name)
+        except AttributeError:
+            raise AttributeError(f"a schedule on {self.system.kind} systems has no {name!r}") from None
 
     def __len__(self) -> int:
         return len(self.src)
 
     @property
     def num_steps(self) -> int:
-        """Number of physical steps."""
+        """Number of physical steps (time slots)."""
         return int(self.step.max()) + 1 if len(self.step) else 0
 
     @property
@@ -271,8 +274,7 @@ class Schedule:
             sizes = np.zeros(len(self.src), dtype=INDEX)
             nz = np.diff(self.chunk_ptr) > 0
             if per_chunk.size:
-                sums = np.add.reduceat(per_chunk, self.chunk_ptr[:-1][nz])
-                sizes[nz] = sums
+                sizes[nz] = np.add.reduceat(per_chunk, self.chunk_ptr[:-1][nz])
             self._cache["size"] = sizes
         return self._cache["size"]
 
@@ -288,32 +290,88 @@ class Schedule:
         return self.chunk_idx[self.chunk_ptr[t]:self.chunk_ptr[t + 1]]
 
     def wavelengths_used(self) -> int:
-        """Number of distinct wavelength indices used (0 on electrical systems)."""
-        w = self.wavelength[self.wavelength >= 0]
-        return int(np.unique(w).size)
+        """Number of distinct wavelength indices any band covers (0 without wavelengths)."""
+        lo = getattr(self.routes, "wavelength", None)
+        if lo is None or not len(lo):
+            return 0
+        hi = lo.astype(INDEX) + self.routes.band
+        top = int(hi.max())
+        cover = np.zeros(top + 1, INDEX)
+        np.add.at(cover, lo, 1)
+        np.add.at(cover, hi, -1)
+        return int(np.count_nonzero(np.cumsum(cover)[:top] > 0))
 
     def link_loads(self) -> tuple[np.ndarray, np.ndarray]:
-        """Flows per (step, link) on graph systems.
+        """Flows per (step, link) on networks.
 
         Returns
         -------
         tuple of numpy.ndarray
             ``(keys, counts)`` with ``key = step * links + link`` for every (step, link)
-            used at least once.
+            used at least once (empty without link routes).
         """
-        if self.route_links is None:
+        links = getattr(self.routes, "route_links", None)
+        if links is None:
             return np.zeros(0, INDEX), np.zeros(0, INDEX)
         nlinks = len(self.system.links)
-        steps = np.repeat(self.step, np.diff(self.route_ptr))
-        return np.unique(steps * nlinks + self.route_links, return_counts=True)
+        steps = np.repeat(self.step, self.routes.hops)
+        keys = steps * nlinks + links
+        keys.sort()
+        if not keys.size:
+            return keys, keys
+        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+        return keys[starts], np.diff(np.append(starts, keys.size))
 
     def max_link_load(self) -> int:
         """The most flows sharing one directed link in one step (0 on rings)."""
         _, counts = self.link_loads()
         return int(counts.max()) if counts.size else 0
 
-    def replace(self, **changes) -> "Schedule":
-        """Return a copy with some columns replaced (caches dropped)."""
-        kw = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "_cache"}
+    def take(self, rows, **changes: Any) -> "Schedule":
+        """The schedule made of transfers ``rows`` in that order, with columns replaced.
+
+        Parameters
+        ----------
+        rows : array_like
+            Transfer indices (may drop or repeat transfers).
+        **changes
+            Columns to replace afterwards (common or routes columns).
+
+        Returns
+        -------
+        Schedule
+            A new schedule (not verified).
+        """
+        rows = np.asarray(rows, dtype=INDEX)
+        ptr, idx = permute_csr(np.diff(self.chunk_ptr), self.chunk_idx, rows)
+        cols = {k: getattr(self, k)[rows] for k in self.COMMON}
+        out = self.replace(chunk_ptr=ptr, chunk_idx=idx, routes=self.routes.take(rows), **cols)
+        return out.replace(**changes) if changes else out
+
+    def replace(self, **changes: Any) -> "Schedule":
+        """Copy with some columns replaced (routes columns go to the routes part; caches dropped).
+
+        Parameters
+        ----------
+        **changes
+            New values by column name (``src=``, ``wavelength=``, ``route_links=``, ``system=`` ...).
+
+        Returns
+        -------
+        Schedule
+            The copy.
+        """
+        kw = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "_cache"}
+        route_changes = {k: changes.pop(k) for k in list(changes) if k in ROUTE_COLUMNS}
         kw.update(changes)
+        if route_changes:
+            kw["routes"] = kw["routes"].replace(**route_changes)
         return Schedule(**kw)
+
+    def nbytes(self) -> int:
+        """Memory held by the schedule's columns (without caches)."""
+        common = sum(getattr(self, k).nbytes for k in self.COMMON)
+        return common + self.chunk_ptr.nbytes + self.chunk_idx.nbytes + self.routes.nbytes()
+
+
+__all__ = ["INDEX", "LinkRoutes", "LogicalBuilder", "LogicalSchedule", "RingRoutes", "Schedule", "permute_csr"]

@@ -8,7 +8,10 @@ vertices they visit (``"path"``; on electrical networks switches are vertices to
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -16,31 +19,41 @@ import numpy as np
 
 from .collective import SPECS, make_collective
 from .errors import CollsimError, InputError, RouteError, ScheduleFormatError, Where
-from .schedule import INDEX, Schedule
+from .schedule import INDEX, LinkRoutes, RingRoutes, Schedule
 from .system import system_from_description
+from .validate import is_integer
 
 FORMAT = "collsim-schedule"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)  # version 2 adds "band"; a version-1 file is a version-2 file without bands
 PATH_LIMIT = 5_000_000  # total hops above which routes are written compactly
 
 
-def _transfer_json(s: Schedule, t: int, sizes: np.ndarray, with_path: bool) -> str:
+def _ring_fields(s: Schedule, t: int, with_path: bool) -> dict[str, Any]:
     n = s.system.nodes
     src, d, h = int(s.src[t]), int(s.direction[t]), int(s.hops[t])
-    out: dict[str, Any] = {"src": src, "dst": int(s.dst[t]), "chunks": s.chunks_of(t).tolist(),
+    out: dict[str, Any] = {}
+    if with_path:
+        out["path"] = [(src + d * k) % n for k in range(h + 1)]
+        if n == 2:  # both directions join the same two nodes: say which
+            out["dir"] = "cw" if d > 0 else "ccw"
+    else:
+        out["dir"], out["hops"] = ("cw" if d > 0 else "ccw"), h
+    out["fiber"], out["wavelength"] = int(s.fiber[t]), int(s.wavelength[t])
+    if s.band[t] > 1:
+        out["band"] = int(s.band[t])
+    return out
+
+
+def _link_fields(s: Schedule, t: int, with_path: bool) -> dict[str, Any]:
+    links = s.route_links[s.route_ptr[t]:s.route_ptr[t + 1]]
+    return {"path": [int(s.src[t])] + s.system.links.dst[links].tolist()}
+
+
+def _transfer_json(s: Schedule, t: int, sizes: np.ndarray, with_path: bool, fields_of) -> str:
+    out: dict[str, Any] = {"src": int(s.src[t]), "dst": int(s.dst[t]), "chunks": s.chunks_of(t).tolist(),
                            "reduce": bool(s.reduce[t]), "bytes": int(sizes[t]), "round": int(s.round[t])}
-    if s.system.ring_routes:
-        if with_path:
-            out["path"] = [(src + d * k) % n for k in range(h + 1)]
-            if n == 2:  # both directions join the same two nodes: say which
-                out["dir"] = "cw" if d > 0 else "ccw"
-        else:
-            out["dir"], out["hops"] = ("cw" if d > 0 else "ccw"), h
-    elif s.route_links is not None:
-        links = s.route_links[s.route_ptr[t]:s.route_ptr[t + 1]]
-        out["path"] = [src] + s.system.links.dst[links].tolist()
-    if s.system.optical:
-        out["fiber"], out["wavelength"] = int(s.fiber[t]), int(s.wavelength[t])
+    out.update(fields_of(s, t, with_path))
     return json.dumps(out, separators=(",", ":"))
 
 
@@ -57,47 +70,91 @@ def dumps(s: Schedule) -> str:
     str
         JSON text, one transfer per line.
     """
-    header = {"format": FORMAT, "version": VERSION, "system": s.system.describe(),
-              "collective": s.collective.describe(), "algorithm": s.algorithm, "params": dict(s.params)}
+    head = json.dumps(header(s), indent=1)[:-2]
     with_path = int(s.hops.sum()) <= PATH_LIMIT
+    fields_of = _CODECS[type(s.routes)][0]
     sizes = s.size_bytes
-    head = json.dumps(header, indent=1)[:-2]
     parts = [head, ',\n "steps": [']
     bounds = s.step_bounds
     for k in range(s.num_steps):
-        rows = ",\n   ".join(_transfer_json(s, t, sizes, with_path) for t in range(bounds[k], bounds[k + 1]))
+        rows = ",\n   ".join(_transfer_json(s, t, sizes, with_path, fields_of) for t in range(bounds[k], bounds[k + 1]))
         parts.append(("\n" if k == 0 else ",\n") + f'  {{"step": {k}, "transfers": [\n   {rows}\n  ]}}')
     parts.append("\n ]\n}\n")
     return "".join(parts)
 
 
+def atomic_write(path: str | Path, write) -> None:
+    """Write a file through a temporary file in the same folder, renamed into place.
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination.
+    write : callable
+        ``write(binary_file)`` writes the contents.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be written; the destination is then untouched and no
+        temporary file is left behind.
+    """
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise
+
+
 def save(s: Schedule, path: str | Path) -> None:
-    """Write a schedule file.
+    """Write a schedule file: JSON, or numpy's binary ``.npz`` when the name ends in ``.npz``.
 
     Parameters
     ----------
     s : Schedule
         The schedule.
     path : str or Path
-        Destination file.
+        Destination file (written atomically).
 
     Raises
     ------
     InputError
         If the file cannot be written (nothing is left behind).
+
+    Examples
+    --------
+    >>> import collsim, tempfile, os
+    >>> s = collsim.build("ring", "paper", "allgather", 1024, nodes=4)
+    >>> d = tempfile.mkdtemp()
+    >>> save(s, os.path.join(d, "r.npz")); save(s, os.path.join(d, "r.json"))
+    >>> dumps(load(os.path.join(d, "r.npz"))) == dumps(load(os.path.join(d, "r.json")))
+    True
     """
-    text = dumps(s)
-    try:
-        Path(path).write_text(text)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    if str(path).endswith(".npz"):
+        from .binary import write_npz
+        atomic_write(path, lambda fh: write_npz(s, fh))
+        return
+    text = dumps(s).encode()
+    atomic_write(path, lambda fh: fh.write(text))
 
 
 def _need(obj: dict, key: str, kind, where: str):
     if not isinstance(obj, dict) or key not in obj:
         raise ScheduleFormatError(f"{where}: missing '{key}'")
     value = obj[key]
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+    if kind is int and not is_integer(value):
         raise ScheduleFormatError(f"{where}: '{key}' must be an integer")
     if kind is not int and not isinstance(value, kind):
         raise ScheduleFormatError(f"{where}: '{key}' has the wrong type")
@@ -108,8 +165,7 @@ def _route(tr: dict, n: int, step: int, t: int, where: str) -> tuple[int, int]:
     src, dst = tr["src"], tr["dst"]
     if "path" in tr:
         path = tr["path"]
-        if not isinstance(path, list) or len(path) < 2 or not all(
-                isinstance(v, int) and not isinstance(v, bool) for v in path):
+        if not isinstance(path, list) or len(path) < 2 or not all(is_integer(v) for v in path):
             raise ScheduleFormatError(f"{where}: 'path' must be a list of at least 2 node ids")
         loc = Where(step=step, transfer=t)
         if path[0] != src or path[-1] != dst:
@@ -134,8 +190,7 @@ def _route(tr: dict, n: int, step: int, t: int, where: str) -> tuple[int, int]:
 def _network_route(tr: dict, system, step: int, t: int, where: str, out: list[int]) -> int:
     """Parse a vertex path on a graph system into link ids appended to ``out``."""
     path = tr.get("path")
-    if not isinstance(path, list) or len(path) < 2 or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in path):
+    if not isinstance(path, list) or len(path) < 2 or not all(is_integer(v) for v in path):
         raise ScheduleFormatError(f"{where}: 'path' must be a list of at least 2 vertex ids")
     loc = Where(step=step, transfer=t)
     if path[0] != tr["src"] or path[-1] != tr["dst"]:
@@ -148,12 +203,61 @@ def _network_route(tr: dict, system, step: int, t: int, where: str, out: list[in
     return len(links)
 
 
-def _network_csr(system, hops: list[int], links: list[int]) -> dict:
-    if system.ring_routes:
-        return {}
-    ptr = np.zeros(len(hops) + 1, dtype=INDEX)
-    np.cumsum(np.asarray(hops, dtype=INDEX), out=ptr[1:])
-    return {"route_ptr": ptr, "route_links": np.asarray(links, dtype=INDEX)}
+def header(s: Schedule) -> dict[str, Any]:
+    """The file header of a schedule: format, version, system, collective, algorithm, params.
+
+    Parameters
+    ----------
+    s : Schedule
+        The schedule.
+
+    Returns
+    -------
+    dict
+        JSON-able header shared by the JSON and the ``.npz`` formats.
+    """
+    return {"format": FORMAT, "version": VERSION, "system": s.system.describe(),
+            "collective": s.collective.describe(), "algorithm": s.algorithm, "params": dict(s.params)}
+
+
+def read_header(doc: Any):
+    """Check a file header and rebuild its system and collective.
+
+    Parameters
+    ----------
+    doc : dict
+        The parsed header (the whole document for JSON files).
+
+    Returns
+    -------
+    tuple
+        ``(System, Collective)``.
+
+    Raises
+    ------
+    ScheduleFormatError
+        Wrong format or version, or a malformed system or collective.
+    """
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ScheduleFormatError(f"not a collsim schedule (expected \"format\": \"{FORMAT}\")")
+    if doc.get("version") not in READS or isinstance(doc.get("version"), bool):
+        raise ScheduleFormatError(f"unsupported schedule version {doc.get('version')!r} "
+                                  f"(this collsim reads {', '.join(map(str, READS))})")
+    system = system_from_description(_need(doc, "system", dict, "file"))
+    cd = _need(doc, "collective", dict, "file")
+    kind = _need(cd, "kind", str, "collective")
+    if kind not in SPECS:
+        raise ScheduleFormatError(f"collective: unknown kind {kind!r}")
+    root = cd.get("root")
+    if root is not None and not is_integer(root):
+        raise ScheduleFormatError("collective: 'root' must be an integer or null")
+    try:
+        coll = make_collective(kind, _need(cd, "nodes", int, "collective"), _need(cd, "size_bytes", int, "collective"),
+                               split=cd.get("split", 1) if is_integer(cd.get("split", 1)) else -1, root=root,
+                               shift=cd.get("shift", 1))
+    except InputError as exc:
+        raise ScheduleFormatError(f"collective: {exc}") from exc
+    return system, coll
 
 
 def loads(text: str) -> Schedule:
@@ -180,30 +284,11 @@ def loads(text: str) -> Schedule:
         doc = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise ScheduleFormatError(f"not valid JSON: {exc}") from exc
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ScheduleFormatError(f"not a collsim schedule (expected \"format\": \"{FORMAT}\")")
-    if doc.get("version") != VERSION:
-        raise ScheduleFormatError(f"unsupported schedule version {doc.get('version')!r} (this collsim reads {VERSION})")
-    system = system_from_description(_need(doc, "system", dict, "file"))
-    cd = _need(doc, "collective", dict, "file")
-    kind = _need(cd, "kind", str, "collective")
-    if kind not in SPECS:
-        raise ScheduleFormatError(f"collective: unknown kind {kind!r}")
-    root = cd.get("root")
-    if root is not None and (isinstance(root, bool) or not isinstance(root, int)):
-        raise ScheduleFormatError("collective: 'root' must be an integer or null")
-    try:
-        coll = make_collective(kind, _need(cd, "nodes", int, "collective"), _need(cd, "size_bytes", int, "collective"),
-                               split=cd.get("split", 1) if isinstance(cd.get("split", 1), int) else -1, root=root,
-                               shift=cd.get("shift", 1))
-    except InputError as exc:
-        raise ScheduleFormatError(f"collective: {exc}") from exc
+    system, coll = read_header(doc)
     steps = _need(doc, "steps", list, "file")
-    cols: dict[str, list] = {k: [] for k in ("step", "round", "src", "dst", "reduce", "dir", "hops",
-                                             "fiber", "wl", "nchunks")}
+    cols: dict[str, list] = {k: [] for k in ("step", "round", "src", "dst", "reduce", "nchunks")}
     chunks: list[int] = []
-    route_links: list[int] = []
-    n = system.nodes
+    reader = _CODECS[system.Routes][1](system)
     t = 0
     for k, st in enumerate(steps):
         sn = _need(st, "step", int, f"steps[{k}]")
@@ -211,21 +296,15 @@ def loads(text: str) -> Schedule:
             where = f"steps[{k}].transfers[{j}]"
             src, dst = _need(tr, "src", int, where), _need(tr, "dst", int, where)
             ch = _need(tr, "chunks", list, where)
-            if not all(isinstance(c, int) and not isinstance(c, bool) for c in ch):
+            if not all(is_integer(c) for c in ch):
                 raise ScheduleFormatError(f"{where}: 'chunks' must be a list of integers")
             red = tr.get("reduce", False)
             if not isinstance(red, bool):
                 raise ScheduleFormatError(f"{where}: 'reduce' must be true or false")
-            if system.ring_routes:
-                d, h = _route(tr, n, sn, t, where)
-            else:
-                d, h = 0, _network_route(tr, system, sn, t, where, route_links)
-            f = _need(tr, "fiber", int, where) if system.optical else -1
-            w = _need(tr, "wavelength", int, where) if system.optical else -1
+            reader.add(tr, sn, t, where)
             rnd = tr.get("round", sn)
-            for name, val in (("step", sn), ("round", rnd if isinstance(rnd, int) else sn), ("src", src),
-                              ("dst", dst), ("reduce", red), ("dir", d), ("hops", h), ("fiber", f),
-                              ("wl", w), ("nchunks", len(ch))):
+            for name, val in (("step", sn), ("round", rnd if is_integer(rnd) else sn), ("src", src),
+                              ("dst", dst), ("reduce", red), ("nchunks", len(ch))):
                 cols[name].append(val)
             chunks.extend(ch)
             t += 1
@@ -241,17 +320,55 @@ def loads(text: str) -> Schedule:
                      step=step, round=np.asarray(cols["round"], dtype=INDEX),
                      src=np.asarray(cols["src"], dtype=INDEX), dst=np.asarray(cols["dst"], dtype=INDEX),
                      chunk_ptr=ptr, chunk_idx=np.asarray(chunks, dtype=INDEX),
-                     reduce=np.asarray(cols["reduce"], dtype=bool), direction=np.asarray(cols["dir"], dtype=np.int8),
-                     hops=np.asarray(cols["hops"], dtype=INDEX), fiber=np.asarray(cols["fiber"], dtype=np.int16),
-                     wavelength=np.asarray(cols["wl"], dtype=np.int32),
-                     **_network_csr(system, cols["hops"], route_links))
+                     reduce=np.asarray(cols["reduce"], dtype=bool), routes=reader.finish())
     except OverflowError as exc:
         raise ScheduleFormatError(f"a number is out of range: {exc}") from exc
     return s
 
 
+class _RingReader:
+    """Collects the route and channel fields of optical-ring transfers."""
+
+    def __init__(self, system) -> None:
+        self.system = system
+        self.cols: dict[str, list] = {k: [] for k in RingRoutes.COLUMNS}
+
+    def add(self, tr: dict, step: int, t: int, where: str) -> None:
+        d, h = _route(tr, self.system.nodes, step, t, where)
+        band = tr.get("band", 1)
+        if not is_integer(band):
+            raise ScheduleFormatError(f"{where}: 'band' must be an integer")
+        for name, val in (("direction", d), ("hops", h), ("fiber", _need(tr, "fiber", int, where)),
+                          ("wavelength", _need(tr, "wavelength", int, where)), ("band", band)):
+            self.cols[name].append(val)
+
+    def finish(self) -> RingRoutes:
+        return RingRoutes.create(**self.cols)
+
+
+class _LinkReader:
+    """Collects the vertex paths of network transfers as link ids."""
+
+    def __init__(self, system) -> None:
+        self.system = system
+        self.hops: list[int] = []
+        self.links: list[int] = []
+
+    def add(self, tr: dict, step: int, t: int, where: str) -> None:
+        self.hops.append(_network_route(tr, self.system, step, t, where, self.links))
+
+    def finish(self) -> LinkRoutes:
+        ptr = np.zeros(len(self.hops) + 1, dtype=INDEX)
+        np.cumsum(np.asarray(self.hops, dtype=INDEX), out=ptr[1:])
+        return LinkRoutes(ptr, np.asarray(self.links, dtype=INDEX))
+
+
+# each kind's routes part: (writer of its JSON fields, reader)
+_CODECS = {RingRoutes: (_ring_fields, _RingReader), LinkRoutes: (_link_fields, _LinkReader)}
+
+
 def load(path: str | Path) -> Schedule:
-    """Read a schedule file.
+    """Read a schedule file (JSON, or ``.npz``).
 
     Parameters
     ----------
@@ -268,6 +385,9 @@ def load(path: str | Path) -> Schedule:
     ScheduleFormatError
         Unreadable or malformed file.
     """
+    if str(path).endswith(".npz"):
+        from .binary import read_npz
+        return read_npz(path)
     try:
         text = Path(path).read_text()
     except (OSError, UnicodeDecodeError) as exc:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from .errors import InputError, ScheduleFormatError
+from .validate import node_count
 
 SYSTEM_KINDS: dict[str, type["System"]] = {}
 
@@ -43,18 +44,22 @@ class System:
         Number of end nodes (ranks).
     name : str
         Preset or user-given name, reported in results.
+
+    Notes
+    -----
+    ``kind`` names the class (``"torus"``); ``family`` the model that owns its
+    behaviour (``"optical-ring"`` or ``"network"``, :mod:`collsim.kinds`), which
+    algorithms name when they run on every system of a family.
     """
 
     kind: ClassVar[str] = "abstract"
-    optical: ClassVar[bool] = False
-    ring_routes: ClassVar[bool] = False
+    family: ClassVar[str] = "abstract"
 
     nodes: int
     name: str = "custom"
 
     def __post_init__(self) -> None:
-        if isinstance(self.nodes, bool) or not isinstance(self.nodes, int) or self.nodes < 2:
-            raise InputError(f"a system needs at least 2 nodes, got {self.nodes!r}")
+        object.__setattr__(self, "nodes", node_count(self.nodes, owner="a system"))
 
     def describe(self) -> dict[str, Any]:
         """Return a JSON-able description that :func:`system_from_description` reads back."""

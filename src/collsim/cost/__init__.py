@@ -1,8 +1,17 @@
-"""Cost models: closed forms and lower bounds (the flow simulator lives in collsim.sim)."""
+"""Cost models: closed forms and lower bounds (the flow simulator lives in collsim.sim).
+
+Each kind of system has its own closed-form model: the optical step model and
+the papers' eq. 3 (:mod:`.optical`), the alpha-beta model on networks
+(:mod:`.network`); its lower bound is in :mod:`.bounds` / :mod:`.network`.  Each
+kind's model (:mod:`collsim.kinds`) picks its own; :func:`block_steps` and
+:func:`bus_bandwidth` are the same for every system.
+"""
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ..core.collective import Collective
 from ..core.schedule import Schedule
@@ -11,45 +20,37 @@ from .network import alpha_beta_time_s, network_lower_bound_s
 from .optical import paper_time_s, step_times
 
 
-def schedule_time_s(schedule: Schedule) -> float:
-    """Time of a schedule under collsim's closed-form model for its system.
+def block_steps(schedule: Schedule) -> float:
+    """Time in the papers' unit: one block (``size_bytes``) on one channel.
 
-    Optical rings use the optical step model; electrical networks the
-    congestion-unaware α–β model (the flow simulator is :mod:`collsim.sim`).
+    Per physical step, the largest ``bytes / channels`` of its transfers (a band of
+    ``b`` wavelengths is ``b`` channels; a network flow is one), summed over steps and
+    divided by the collective's ``size_bytes``.  Start-up, O/E/O, packet padding and
+    reconfiguration are left out: this is the step count the papers' formulas give
+    (Ring all-gather: N-1), comparable with their ``paper_steps``.
 
     Parameters
     ----------
     schedule : Schedule
-        A verified schedule.
+        Any schedule.
 
     Returns
     -------
     float
-        Seconds.
+        Block-steps.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> block_steps(collsim.build("ne", "paper", "allgather", "1MiB", nodes=8))  # 1 + 3 steps of 2d
+    7.0
     """
-    if schedule.system.optical:
-        return step_times(schedule).total_s
-    return alpha_beta_time_s(schedule)
-
-
-def lower_bound_s(system, collective: Collective) -> float:
-    """Lower bound on the time of ``collective`` on ``system``.
-
-    Parameters
-    ----------
-    system : System
-        The system.
-    collective : Collective
-        The collective instance (kind, nodes, size).
-
-    Returns
-    -------
-    float
-        Seconds; no schedule can be faster under collsim's model for the system.
-    """
-    if system.optical:
-        return optical_lower_bound_s(system, collective)
-    return network_lower_bound_s(system, collective)
+    if not len(schedule):
+        return 0.0
+    per = schedule.size_bytes / schedule.routes.channels()
+    worst = np.zeros(schedule.num_steps)
+    np.maximum.at(worst, schedule.step, per)
+    return float(worst.sum() / schedule.collective.size_bytes)
 
 
 def bus_bandwidth(collective: Collective, time_s: float) -> tuple[float, float]:
@@ -70,6 +71,10 @@ def bus_bandwidth(collective: Collective, time_s: float) -> tuple[float, float]:
         algbw times 2(N-1)/N (all-reduce), (N-1)/N (all-gather, reduce-scatter,
         all-to-all) or 1 (broadcast, reduce).
 
+    References
+    ----------
+    NVIDIA, nccl-tests, doc/PERFORMANCE.md (algorithm and bus bandwidth).
+
     Examples
     --------
     >>> from collsim.core.collective import make_collective
@@ -82,4 +87,5 @@ def bus_bandwidth(collective: Collective, time_s: float) -> tuple[float, float]:
     return algbw, algbw * spec.busbw_factor(collective.nodes)
 
 
-__all__ = ["alpha_beta_time_s", "bus_bandwidth", "network_lower_bound_s", "lower_bound_s", "paper_time_s", "schedule_time_s", "step_times", "traffic_bound"]
+__all__ = ["alpha_beta_time_s", "block_steps", "bus_bandwidth", "network_lower_bound_s", "optical_lower_bound_s",
+           "paper_time_s", "step_times", "traffic_bound"]

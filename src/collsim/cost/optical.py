@@ -2,12 +2,14 @@
 
 collsim's model (docs/cost-models.md), per physical step ``s``::
 
-    t_s = max_{transfers in s} ( wire(size)/B + ceil(size/flit) * t_oeo )
+    t_s = max_{transfers in s} ( wire(size)/(b*B) + ceil(ceil(size/flit)/b) * t_oeo )
           + t_reconf  if the step's set of lightpaths differs from step s-1's
                       (the first step always configures its lightpaths)
 
-where ``wire`` pads to whole 128-byte packets, ``B`` is one wavelength's rate
-and ``t_oeo`` one clock cycle per flit.  Beside it, the papers' model (seed 004,
+where ``wire`` pads to whole 128-byte packets, ``B`` is one wavelength's rate,
+``b`` the transfer's band (wavelengths moving it in parallel, 1 in the papers)
+and ``t_oeo`` one clock cycle per flit; a band's ``b`` transceivers convert its
+flits in parallel.  Beside it, the papers' model (seed 004,
 eq. 3)::
 
     T = S * (d/B + a),   a = t_reconf + ceil(d/flit) * t_oeo
@@ -46,8 +48,8 @@ class StepTimes:
         return float(self.step_time_s.sum())
 
 
-def transfer_time_s(system: OpticalRing, size_bytes: np.ndarray) -> np.ndarray:
-    """Serialisation plus O/E/O time of transfers on one wavelength.
+def transfer_time_s(system: OpticalRing, size_bytes: np.ndarray, band=1) -> np.ndarray:
+    """Serialisation plus O/E/O time of transfers, each over a band of wavelengths.
 
     Parameters
     ----------
@@ -55,6 +57,8 @@ def transfer_time_s(system: OpticalRing, size_bytes: np.ndarray) -> np.ndarray:
         Provides rate, packet, flit and clock parameters.
     size_bytes : numpy.ndarray
         Payload of each transfer.
+    band : int or numpy.ndarray, optional
+        Wavelengths carrying each transfer in parallel (default 1).
 
     Returns
     -------
@@ -66,17 +70,20 @@ def transfer_time_s(system: OpticalRing, size_bytes: np.ndarray) -> np.ndarray:
     >>> from collsim.systems import OpticalRing
     >>> float(transfer_time_s(OpticalRing(nodes=2), np.array([128]))[0])
     2.96e-08
+    >>> float(transfer_time_s(OpticalRing(nodes=2), np.array([128]), band=4)[0])
+    7.4e-09
     """
-    size = np.asarray(size_bytes, dtype=np.int64)
-    flits = -(-size // system.flit_bytes)
-    return system.wire_bytes(size) / system.bandwidth_bytes_per_s + flits * system.oeo_s_per_flit
+    return system.transfer_time_s(size_bytes, band)
 
 
 def _lightpath_keys(s: Schedule) -> np.ndarray:
     n = s.system.nodes
     f, w = s.system.fibers, s.system.wavelengths
     dirbit = (s.direction > 0).astype(np.int64)
-    return (((s.src * n + s.dst) * 2 + dirbit) * f + s.fiber) * w + s.wavelength
+    key = (((s.src * n + s.dst) * 2 + dirbit) * f + s.fiber) * w + s.wavelength
+    if (s.band > 1).any():  # a band is its lowest wavelength and its width
+        key = key * w + (s.band - 1)
+    return key
 
 
 def step_times(s: Schedule) -> StepTimes:
@@ -94,7 +101,7 @@ def step_times(s: Schedule) -> StepTimes:
     """
     system = s.system
     nsteps = s.num_steps
-    per = transfer_time_s(system, s.size_bytes)
+    per = transfer_time_s(system, s.size_bytes, s.band if (s.band > 1).any() else 1)
     busy = np.zeros(nsteps)
     np.maximum.at(busy, s.step, per)
     # reconfiguration: compare each step's sorted lightpath set with the previous step's

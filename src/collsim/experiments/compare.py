@@ -1,66 +1,18 @@
-"""Compare algorithms on one system and collective: build, verify, time, bound."""
+"""Compare algorithms on one system and collective: build, verify, time, bound (through the pipeline)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
-from ..algorithms import REGISTRY, build_logical, get_algorithm
-from ..core.errors import InputError, UnsupportedError, VerificationError
+from ..algorithms import REGISTRY, get_algorithm
 from ..core.collective import canonical_collective
+from ..core.errors import InputError, UnsupportedError
 from ..core.system import System
 from ..core.units import parse_size
-import numpy as np
-
-from ..cost import bus_bandwidth, lower_bound_s, paper_time_s, schedule_time_s
-from ..physical import check_schedule
-from ..rwa.realize import realize
+from ..pipeline import Result, run
 from ..systems import load_system
-from ..verify import verify
 
-
-@dataclass(frozen=True)
-class Result:
-    """One algorithm's row in a comparison (the ``compare --json`` object).
-
-    Attributes mirror the JSON keys; times are seconds, bandwidths bytes/s.
-    """
-
-    algorithm: str
-    collective: str
-    system: str
-    nodes: int
-    wavelengths: int | None
-    fibers: int | None
-    size_bytes: int
-    rounds: int
-    steps: int
-    paper_steps: int | None
-    wavelengths_used: int
-    transfers: int
-    max_hops: int
-    time_s: float
-    paper_time_s: float | None
-    lower_bound_s: float
-    efficiency: float
-    algbw_bytes_per_s: float
-    busbw_bytes_per_s: float
-    verified: bool
-    error: str | None
-    params: dict[str, Any] = field(default_factory=dict)
-    link_bandwidth_bytes_per_s: float | None = None
-    link_latency_s: float | None = None
-    max_link_load: int | None = None
-    simulated_time_s: float | None = None
-    time_model: str = "optical-step"
-    feasible: bool | None = None
-    max_feasible_hops: int | None = None
-    worst_ber: float | None = None
-    per_node_throughput_bytes_per_s: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the row as a JSON-able dict."""
-        return asdict(self)
+__all__ = ["Result", "applicable", "compare", "run_one"]
 
 
 def applicable(system: System, collective: str) -> list[tuple[str, str | None]]:
@@ -92,7 +44,7 @@ def applicable(system: System, collective: str) -> list[tuple[str, str | None]]:
 
 def run_one(name: str, system: System, collective: str, size_bytes: int, *,
             strategy: str = "first-fit", **params: Any) -> Result:
-    """Build, verify and time one algorithm.
+    """Build, verify and time one algorithm (:func:`collsim.pipeline.run`).
 
     Parameters
     ----------
@@ -113,60 +65,13 @@ def run_one(name: str, system: System, collective: str, size_bytes: int, *,
     -------
     Result
         The row; ``verified`` is False (with ``error``) if verification failed.
+
+    Examples
+    --------
+    >>> run_one("ring", load_system("paper", nodes=4), "allgather", 1024).slots
+    3
     """
-    spec = get_algorithm(name)
-    coll_name = canonical_collective(collective)
-    logical, chosen = build_logical(spec.name, system, coll_name, size_bytes, **params)
-    if system.optical:
-        chosen = {**chosen, "strategy": strategy}
-    sched = realize(system, logical, strategy=strategy, algorithm=spec.name, params=chosen)
-    coll = sched.collective
-    error = None
-    try:
-        verify(sched)
-        verified = True
-    except VerificationError as exc:
-        verified, error = False, str(exc)
-    extra: dict[str, Any] = {}
-    if system.optical:
-        time_s = schedule_time_s(sched)
-        phys = check_schedule(sched, system.physical_params())
-        extra = {"feasible": phys.feasible, "max_feasible_hops": phys.max_feasible_hops,
-                 "worst_ber": phys.worst_ber if np.isfinite(phys.worst_ber) else None}
-    else:
-        closed = spec.alpha_beta(system, coll_name, size_bytes, chosen) if spec.alpha_beta else None
-        time_s = schedule_time_s(sched) if closed is None else float(closed)
-        sim_s = _simulate(sched)
-        extra = {"link_bandwidth_bytes_per_s": system.link_bandwidth_bytes_per_s,
-                 "link_latency_s": system.link_latency_s, "max_link_load": sched.max_link_load(),
-                 "simulated_time_s": sim_s,
-                 # bytes each node sends to the others per second of simulated time (seed 001 §3)
-                 "per_node_throughput_bytes_per_s": ((system.nodes - 1) * size_bytes / sim_s
-                                                     if coll_name == "alltoall" and sim_s else None),
-                 "time_model": "alpha-beta (closed form)" if closed is not None else "alpha-beta (schedule)"}
-    pst = spec.paper_steps(system, coll_name, chosen) if spec.paper_steps and system.optical else None
-    lb = lower_bound_s(system, coll)
-    # on networks, efficiency and bandwidths use the contention-aware (simulated) time
-    reported = extra.get("simulated_time_s") or time_s
-    algbw, busbw = bus_bandwidth(coll, reported)
-    return Result(
-        algorithm=spec.name, collective=coll_name, system=system.name, nodes=system.nodes,
-        wavelengths=getattr(system, "wavelengths", None), fibers=getattr(system, "fibers", None),
-        size_bytes=size_bytes, rounds=sched.num_rounds, steps=sched.num_steps, paper_steps=pst,
-        wavelengths_used=sched.wavelengths_used(), transfers=len(sched),
-        max_hops=int(sched.hops.max()) if len(sched) else 0, time_s=time_s,
-        paper_time_s=paper_time_s(system, size_bytes, pst) if system.optical else None,
-        lower_bound_s=lb, efficiency=lb / reported if reported > 0 else 0.0,
-        algbw_bytes_per_s=algbw, busbw_bytes_per_s=busbw, verified=verified, error=error, params=chosen, **extra)
-
-
-def _simulate(sched) -> float | None:
-    """Flow-simulated time on electrical networks (None if the simulator is unavailable)."""
-    try:
-        from ..sim import simulate
-    except ImportError:  # pragma: no cover - the simulator ships with collsim
-        return None
-    return float(simulate(sched).total_time_s)
+    return run(name, system, collective, size_bytes, strategy=strategy, **params)
 
 
 def compare(system: str | System = "paper", collective: str = "allgather", size: str | int = "4MiB", *,
@@ -211,8 +116,8 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     Examples
     --------
     >>> rows, skipped = compare("paper", "allgather", "1MiB", nodes=8, algorithms=["ring", "ne"])
-    >>> [(r.algorithm, r.steps, r.verified) for r in rows]
-    [('ring', 7, True), ('ne', 4, True)]
+    >>> [(r.algorithm, r.slots, r.block_steps, r.verified) for r in rows]
+    [('ring', 7, 7.0, True), ('ne', 4, 7.0, True)]
     """
     sysm = load_system(system, **overrides)
     size_bytes = parse_size(size)

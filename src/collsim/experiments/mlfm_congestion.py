@@ -31,6 +31,7 @@ import numpy as np
 
 from ..algorithms.mlfm import correct_condition_holds, paper_condition_holds, phase_destinations
 from ..core.errors import InputError
+from ..core.validate import integer
 
 I64 = np.int64
 BATCH_FLOWS = 1 << 21
@@ -88,11 +89,9 @@ class SelectionCheck:
 
 
 def _check_hw(d: int, n: int, l: int, m: int) -> None:
-    for name, v, lo, hi in (("d", d, 1, None), ("n", n, 1, d), ("l", l, 1, d + 1), ("m", m, 1, d)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise InputError(f"mlfm check: {name} must be an integer, got {v!r}")
-        if v < lo or (hi is not None and v > hi):
-            raise InputError(f"mlfm check: {name} = {v} outside the hardware range {lo}..{hi}")
+    d = integer("mlfm check: d", d, lo=1)
+    n, l, m = (integer(f"mlfm check: {name}", v, lo=1, hi=hi)       # the hardware's range
+               for name, v, hi in (("n", n, d), ("l", l, d + 1), ("m", m, d)))
     if n * l * m < 2:
         raise InputError("mlfm check: a selection needs at least 2 servers")
 

@@ -176,7 +176,7 @@ def run_point(scale: str, size_mib_per_node: float, *, mode: str = "bulk", mappi
     ThroughputRow
         The point.
     """
-    from .. import build, verify
+    from ..pipeline import build, verify
     simulate = _require_tools()
     if scale not in SCALES:
         raise KeyError(f"unknown scale {scale!r}; known: {', '.join(SCALES)}")
@@ -269,7 +269,7 @@ def pairwise_phase_loads(select: tuple[int, int, int], mapping=None) -> np.ndarr
     >>> int(pairwise_phase_loads((2, 4, 3)).max())
     3
     """
-    from .. import build
+    from ..pipeline import build
     _require_tools()
     net = mlfm_testbed(select)
     params = {} if mapping is None else {"mapping": list(mapping)}

@@ -14,8 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..api import build
-from ..verify import verify
+from ..pipeline import build, verify
 
 # What the papers print (claims, quoted for comparison only).
 OPTREE_TABLE1_PRINTED = {"ring": 1023, "ne": 512, "wrht": 259, "osm": 128, "optree": 70}  # seed 004 Table 1

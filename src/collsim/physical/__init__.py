@@ -97,7 +97,7 @@ class PhysicalReport:
     max_feasible_hops : int
         :func:`max_feasible_hops` of the parameters.
     infeasible_lightpaths : int
-        Lightpaths longer than ``max_feasible_hops``.
+        Lightpaths longer than ``max_feasible_hops`` (a band counts each wavelength).
     worst_index, worst_step : int or None
         Transfer index and step of the first longest lightpath.
     """
@@ -117,6 +117,9 @@ class PhysicalReport:
 
 def check_schedule(schedule, params: PhysicalParams = PhysicalParams()) -> PhysicalReport:
     """Check every lightpath of an optical schedule, vectorised over its ``hops`` column.
+
+    A transfer over a band of ``b`` wavelengths is ``b`` lightpaths of the same
+    length, each checked (and counted) on its own.
 
     Parameters
     ----------
@@ -142,10 +145,10 @@ def check_schedule(schedule, params: PhysicalParams = PhysicalParams()) -> Physi
     >>> r.max_hops, r.max_feasible_hops, r.feasible, r.infeasible_lightpaths
     (32, 25, False, 832)
     """
-    system = schedule.system
-    if not getattr(system, "optical", False):
-        raise UnsupportedError(f"the physical-layer check needs an optical system, not "
-                               f"{getattr(system, 'kind', type(system).__name__)}")
+    band = getattr(schedule.routes, "band", None)
+    if band is None:
+        raise UnsupportedError(f"the physical-layer check needs lightpaths (an optical ring), not "
+                               f"{schedule.system.kind}")
     limit = max_feasible_hops(params)
     hops = np.asarray(schedule.hops)
     if hops.size == 0:
@@ -158,5 +161,5 @@ def check_schedule(schedule, params: PhysicalParams = PhysicalParams()) -> Physi
     return PhysicalReport(
         max_hops=h, worst_loss_db=insertion_loss_db(h, params), worst_snr_db=snr, worst_ber=worst_ber,
         power_ok=p_ok, ber_ok=b_ok, feasible=p_ok and b_ok, max_feasible_hops=limit,
-        infeasible_lightpaths=int(np.count_nonzero(hops > limit)),
+        infeasible_lightpaths=int(band[hops > limit].sum()),  # a band is band lightpaths
         worst_index=idx, worst_step=int(np.asarray(schedule.step)[idx]))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ..core.errors import InputError
+from ..core.validate import number
 
 HOPS_CAP = 2**31
 """Largest hop count :func:`max_feasible_hops` reports (returned if nothing binds)."""
@@ -66,7 +67,7 @@ class PhysicalParams:
     >>> PhysicalParams(ber_target=0.7)
     Traceback (most recent call last):
     ...
-    collsim.core.errors.InputError: ber_target must lie in (0, 0.5), got 0.7
+    collsim.core.errors.InputError: ber_target must be a number in (0, 0.5), got 0.7
     """
 
     laser_power_dbm: float = 0.0
@@ -82,17 +83,16 @@ class PhysicalParams:
     def __post_init__(self) -> None:
         for f in fields(self):
             v, name = getattr(self, f.name), f.name
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
-                raise InputError(f"physical parameter {name} must be a number, got {v!r}")
-            if not math.isfinite(v) and not (name in _MAY_BE_MINUS_INF and v < 0):
-                raise InputError(f"physical parameter {name} must be finite, got {v!r}")
+            if name in _MAY_BE_MINUS_INF:   # -inf (no such noise or crosstalk) is allowed, +inf is not
+                v = number(f"physical parameter {name}", v, lo=None, hi=math.inf, hi_open=True, finite=False)
+            else:
+                v = number(f"physical parameter {name}", v, lo=None)
             if name in _NON_NEGATIVE and v < 0:
                 raise InputError(f"{name} is a loss and must be >= 0 dB, got {v!r}")
             if name in ("crosstalk_db_per_interface", "tx_crosstalk_db") and v > 0:
                 raise InputError(f"{name} is relative to the signal and must be <= 0 dB, got {v!r}")
             object.__setattr__(self, name, float(v))
-        if not 0.0 < self.ber_target < 0.5:
-            raise InputError(f"ber_target must lie in (0, 0.5), got {self.ber_target!r}")
+        number("ber_target", self.ber_target, lo=0, lo_open=True, hi=0.5, hi_open=True)
 
 
 def _hops(hops) -> tuple[np.ndarray, bool]:
@@ -255,8 +255,7 @@ def required_snr_db(ber_target: float = 1e-9) -> float:
     >>> round(required_snr_db(1e-9), 2)
     19.04
     """
-    if isinstance(ber_target, bool) or not isinstance(ber_target, (int, float)) or not 0 < ber_target < 0.5:
-        raise InputError(f"ber_target must lie in (0, 0.5), got {ber_target!r}")
+    ber_target = number("ber_target", ber_target, lo=0, lo_open=True, hi=0.5, hi_open=True)
     return 10.0 * math.log10(4.0 * math.log(1.0 / (2.0 * ber_target)))
 
 

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.validate import node_count
+
 __all__ = [
     "OneHopAllToAll",
     "uniform_alltoall_ring",
@@ -80,11 +82,7 @@ class OneHopAllToAll:
 
 
 def _check_n(n: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ValueError(f"n must be an integer >= 2, got {n!r}")
-    if n < 2:
-        raise ValueError(f"a ring needs n >= 2 nodes, got {n}")
-    return int(n)
+    return node_count(n, owner="a ring")   # InputError, a ValueError
 
 
 def uniform_alltoall_wavelengths(n: int) -> int:
@@ -108,8 +106,8 @@ def uniform_alltoall_wavelengths(n: int) -> int:
 
     Raises
     ------
-    ValueError
-        If ``n < 2`` or ``n`` is not an integer.
+    InputError
+        (a ``ValueError``) If ``n < 2`` or ``n`` is not an integer.
 
     References
     ----------
@@ -152,8 +150,8 @@ def uniform_alltoall_ring(n: int) -> OneHopAllToAll:
 
     Raises
     ------
-    ValueError
-        If ``n < 2`` or ``n`` is not an integer.
+    InputError
+        (a ``ValueError``) If ``n < 2`` or ``n`` is not an integer.
 
     References
     ----------

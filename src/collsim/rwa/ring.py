@@ -1,14 +1,20 @@
-"""Turn a logical schedule into a physical one: route, assign channels, split rounds.
+"""Realise a logical schedule on an optical ring: route, assign bands of channels, split rounds.
 
-On the optical ring, each round is routed (the algorithm's direction, or the
-shortest one), then coloured per direction: a round whose arcs are disjoint in
-a direction takes colour 0 without any search; otherwise the chosen strategy
-colours it, unless the algorithm pre-assigned colours from an exact
-construction.  Colour ``c`` maps to physical sub-step ``c // (F*w)`` of the
-round, fiber ``(c mod F*w) // w`` and wavelength ``c mod w``, so a round needs
-exactly as many physical steps as its colouring needs, never a formula.  If
-the system limits the channels a node may transmit or receive on at once, a
-sub-step that breaks the limit is split further, greedily in transfer order.
+Each round is routed (the algorithm's direction, or the shortest one), then
+coloured per direction: a round whose arcs are disjoint in a direction takes
+colour 0 without any search; otherwise the chosen strategy colours it, unless
+the algorithm pre-assigned colours from an exact construction.
+
+A transfer may occupy a *band* of ``b`` consecutive wavelengths on one fiber
+(``LogicalSchedule.band``; default 1).  A (round, direction) group is coloured
+in *slots* as wide as its widest band, ``W``: a fiber holds ``w // W`` slots and
+a direction ``S = F * (w // W)``.  Colour ``c`` maps to physical sub-step
+``c // S`` of the round, fiber ``(c mod S) // (w // W)`` and lowest wavelength
+``W * ((c mod S) mod (w // W))``; with ``W = 1`` this is the plain channel
+mapping.  A round therefore needs exactly as many physical steps as its
+colouring needs, never a formula.  If the system limits the channels a node may
+transmit or receive on at once (a band counts its width), a sub-step that breaks
+the limit is split further, greedily in transfer order.
 """
 
 from __future__ import annotations
@@ -17,10 +23,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..core.errors import UnsupportedError
+from ..core.errors import InputError, UnsupportedError
 from ..core.ring import arc_start, first_overlap, hops_along, shortest_direction
-from ..core.schedule import LogicalSchedule, Schedule, permute_csr
-from ..core.system import System
+from ..core.schedule import LogicalSchedule, RingRoutes, Schedule, permute_csr
 from .assign import Strategy, get_strategy
 
 
@@ -54,19 +59,23 @@ def _colors(logical: LogicalSchedule, direction: np.ndarray, hops: np.ndarray, n
     return colors
 
 
-def _split_for_transceivers(step: np.ndarray, src: np.ndarray, dst: np.ndarray,
+def _split_for_transceivers(step: np.ndarray, src: np.ndarray, dst: np.ndarray, band: np.ndarray,
                             max_tx: int | None, max_rx: int | None, n: int) -> np.ndarray:
-    """Spread each step's transfers over sub-steps so no node exceeds its limits."""
+    """Spread each step's transfers over sub-steps so no node exceeds its channel limits."""
     if max_tx is None and max_rx is None:
         return step
-    key_tx = np.bincount(step * n + src) if max_tx is not None else None
-    key_rx = np.bincount(step * n + dst) if max_rx is not None else None
-    over_tx = key_tx is not None and key_tx.max() > max_tx
-    over_rx = key_rx is not None and key_rx.max() > max_rx
-    if not (over_tx or over_rx):
+    over = False
+    for limit, col in ((max_tx, src), (max_rx, dst)):
+        if limit is not None:
+            if (band > limit).any():
+                i = int(np.flatnonzero(band > limit)[0])
+                raise InputError(f"transfer {i} uses a band of {int(band[i])} wavelengths but a node may use "
+                                 f"only {limit} channels at once")
+            over |= bool(np.bincount(step * n + col, weights=band).max() > limit)
+    if not over:
         return step
-    lim_tx = max_tx or len(src) + 1
-    lim_rx = max_rx or len(src) + 1
+    lim_tx = max_tx or int(band.sum()) + 1
+    lim_rx = max_rx or int(band.sum()) + 1
     new_step = np.empty_like(step)
     offset = 0
     bounds = np.flatnonzero(np.diff(step)) + 1
@@ -74,30 +83,50 @@ def _split_for_transceivers(step: np.ndarray, src: np.ndarray, dst: np.ndarray,
         used_tx: list[dict[int, int]] = []
         used_rx: list[dict[int, int]] = []
         for i in part.tolist():
-            s, d = int(src[i]), int(dst[i])
+            s, d, b = int(src[i]), int(dst[i]), int(band[i])
             k = 0
-            while k < len(used_tx) and (used_tx[k].get(s, 0) >= lim_tx or used_rx[k].get(d, 0) >= lim_rx):
+            while k < len(used_tx) and (used_tx[k].get(s, 0) + b > lim_tx or used_rx[k].get(d, 0) + b > lim_rx):
                 k += 1
             if k == len(used_tx):
                 used_tx.append({})
                 used_rx.append({})
-            used_tx[k][s] = used_tx[k].get(s, 0) + 1
-            used_rx[k][d] = used_rx[k].get(d, 0) + 1
+            used_tx[k][s] = used_tx[k].get(s, 0) + b
+            used_rx[k][d] = used_rx[k].get(d, 0) + b
             new_step[i] = offset + k
         offset += len(used_tx)
     return new_step
 
 
-def realize(system: System, logical: LogicalSchedule, *, strategy: str | Strategy = "first-fit",
-            algorithm: str = "custom", params: Mapping[str, Any] | None = None) -> Schedule:
-    """Route, assign channels and lay out physical steps.
+def _slots(logical: LogicalSchedule, direction: np.ndarray, w: int):
+    """Band per transfer and slot width per transfer (the widest band of its (round, direction)).
+
+    Without bands the slot width is the scalar 1 (no per-transfer array is allocated).
+    """
+    t = len(logical.src)
+    if logical.band is None:
+        return np.ones(t, np.int32), 1
+    band = logical.band.astype(np.int32, copy=False)
+    if t and (band.min() < 1 or band.max() > w):
+        i = int(np.flatnonzero((band < 1) | (band > w))[0])
+        raise InputError(f"transfer {i} asks for a band of {int(band[i])} wavelengths; a band holds 1..{w} "
+                         f"wavelengths of one fiber")
+    group = logical.round * 2 + (direction > 0)
+    uniq, inv = np.unique(group, return_inverse=True)
+    widest = np.zeros(len(uniq), np.int32)
+    np.maximum.at(widest, inv, band)
+    return band, widest[inv]
+
+
+def realize_ring(system, logical: LogicalSchedule, *, strategy: str | Strategy = "first-fit",
+                 algorithm: str = "custom", params: Mapping[str, Any] | None = None) -> Schedule:
+    """Route, assign bands of channels and lay out physical steps on an optical ring.
 
     Parameters
     ----------
-    system : System
-        Target system (currently an :class:`~collsim.systems.optical_ring.OpticalRing`).
+    system : OpticalRing
+        Target ring.
     logical : LogicalSchedule
-        Transfers grouped into rounds.
+        Transfers grouped into rounds (with optional directions, colours and bands).
     strategy : str or callable, optional
         Wavelength-assignment strategy for rounds whose arcs overlap (default first-fit).
     algorithm : str, optional
@@ -108,29 +137,33 @@ def realize(system: System, logical: LogicalSchedule, *, strategy: str | Strateg
     Returns
     -------
     Schedule
-        Physical schedule, transfers sorted by step (stable).
+        Physical schedule with :class:`~collsim.core.routes.RingRoutes`, transfers sorted
+        by step (stable).
 
     Raises
     ------
-    UnsupportedError
-        If the system kind has no realisation.
+    InputError
+        A band wider than a fiber's wavelengths, or wider than a node's channel limit.
+
+    References
+    ----------
+    I. Chlamtac, A. Ganz, G. Karmi, "Lightpath communications: an approach to high
+    bandwidth optical WANs", IEEE Trans. Commun. 40(7), 1992 (lightpaths, RWA).
 
     Examples
     --------
     >>> from collsim.systems.optical_ring import OpticalRing
     >>> from collsim.algorithms import build_logical
     >>> ring = OpticalRing(nodes=4, wavelengths=2)
-    >>> sched = realize(ring, build_logical("ring", ring, "allgather", 64)[0])
+    >>> sched = realize_ring(ring, build_logical("ring", ring, "allgather", 64)[0])
     >>> sched.num_steps
     3
     """
-    if not system.ring_routes:
-        if not hasattr(system, "route"):
-            raise UnsupportedError(f"no routing for system kind {system.kind!r}")
-        return _realize_network(system, logical, algorithm, params)
     n = system.nodes
     strat = get_strategy(strategy)
     src, dst = logical.src, logical.dst
+    if logical.via is not None and (logical.via >= 0).any():
+        raise UnsupportedError("optical rings take no route hints (via); give a direction instead")
     if logical.direction is not None:
         direction = logical.direction.astype(np.int8, copy=False)
         unset = direction == 0
@@ -141,19 +174,15 @@ def realize(system: System, logical: LogicalSchedule, *, strategy: str | Strateg
         direction = shortest_direction(src, dst, n)
     hops = hops_along(src, dst, direction, n)
     t = len(src)
-    if system.optical:
-        colors = _colors(logical, direction, hops, n, strat)
-        w = system.wavelengths
-        cap = system.channels_per_direction
-        sub = colors // cap
-        fiber = ((colors % cap) // w).astype(np.int16)
-        wavelength = (colors % w).astype(np.int32)
-        limits = (system.max_tx_channels, system.max_rx_channels)
-    else:
-        sub = np.zeros(t, np.int64)
-        fiber = np.full(t, -1, np.int16)
-        wavelength = np.full(t, -1, np.int32)
-        limits = (None, None)
+    w = system.wavelengths
+    band, width = _slots(logical, direction, w)
+    colors = _colors(logical, direction, hops, n, strat)
+    per_fiber = w // width
+    cap = system.fibers * per_fiber
+    sub = colors // cap
+    within = colors % cap
+    fiber = (within // per_fiber).astype(np.int16)
+    wavelength = ((within % per_fiber) * width).astype(np.int32)
     # physical steps: rounds in order, each taking (max sub-step + 1) slots
     rnd_all = logical.round
     if len(rnd_all) > 1 and not (rnd_all[1:] >= rnd_all[:-1]).all():
@@ -163,8 +192,9 @@ def realize(system: System, logical: LogicalSchedule, *, strategy: str | Strateg
     offsets = np.concatenate([[0], np.cumsum(per_round)[:-1]])
     step = np.repeat(offsets, np.diff(np.append(starts, t))) + sub
     cols = {"round": logical.round, "src": src, "dst": dst, "reduce": logical.reduce,
-            "direction": direction, "hops": hops, "fiber": fiber, "wavelength": wavelength}
+            "direction": direction, "hops": hops, "fiber": fiber, "wavelength": wavelength, "band": band}
     ptr, idx = logical.chunk_ptr, logical.chunk_idx
+    limits = (system.max_tx_channels, system.max_rx_channels)
     for attempt in range(2):  # sort by step; again if transceiver limits split steps
         if len(step) > 1 and not (step[1:] >= step[:-1]).all():
             order = np.argsort(step, kind="stable")
@@ -172,23 +202,11 @@ def realize(system: System, logical: LogicalSchedule, *, strategy: str | Strateg
             ptr, idx = permute_csr(np.diff(ptr), idx, order)
             cols = {k: v[order] for k, v in cols.items()}
         if attempt == 0:
-            split = _split_for_transceivers(step, cols["src"], cols["dst"], *limits, n)
+            split = _split_for_transceivers(step, cols["src"], cols["dst"], cols["band"], *limits, n)
             if split is step:
                 break
             step = split
+    routes = RingRoutes.create(**{k: cols.pop(k) for k in RingRoutes.COLUMNS})
     return Schedule(system=system, collective=logical.collective, algorithm=algorithm,
                     params=dict(params or {}), step=step.astype(np.int64, copy=False),
-                    chunk_ptr=ptr, chunk_idx=idx, **cols)
-
-
-def _realize_network(system, logical: LogicalSchedule, algorithm: str, params) -> Schedule:
-    """Graph systems: route every transfer deterministically; one step per round."""
-    t = len(logical.src)
-    ptr, links = system.route(logical.src, logical.dst)
-    _, step = np.unique(logical.round, return_inverse=True)
-    return Schedule(
-        system=system, collective=logical.collective, algorithm=algorithm, params=dict(params or {}),
-        step=step.astype(np.int64), round=logical.round, src=logical.src, dst=logical.dst,
-        chunk_ptr=logical.chunk_ptr, chunk_idx=logical.chunk_idx, reduce=logical.reduce,
-        direction=np.zeros(t, np.int8), hops=np.diff(ptr), fiber=np.full(t, -1, np.int16),
-        wavelength=np.full(t, -1, np.int32), route_ptr=ptr, route_links=links)
+                    chunk_ptr=ptr, chunk_idx=idx, routes=routes, **cols)

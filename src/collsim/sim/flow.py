@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InputError, UnsupportedError
-from ..core.schedule import Schedule
+from ..core.schedule import LinkRoutes, Schedule
 from ..cost.network import transfer_fixed_s
 from .maxmin import max_min_rates
 
@@ -280,7 +280,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk") -> SimResult:
     """
     if mode not in MODES:
         raise InputError(f"unknown simulation mode {mode!r}; known: {', '.join(MODES)}")
-    if schedule.route_links is None or not hasattr(schedule.system, "links"):
+    if not isinstance(schedule.routes, LinkRoutes):
         raise UnsupportedError(f"the flow simulator needs link routes; system kind "
                                f"{schedule.system.kind!r} has none (optical schedules use collsim.cost)")
     system = schedule.system

@@ -89,7 +89,7 @@ def load_system(spec: str | System, **overrides: Any) -> System:
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if isinstance(spec, System):
         desc = spec.describe()
-    elif str(spec) in SYSTEM_KINDS and not SYSTEM_KINDS[str(spec)].optical:
+    elif str(spec) in SYSTEM_KINDS and SYSTEM_KINDS[str(spec)].family == "network":
         return _network_from_options(SYSTEM_KINDS[str(spec)], overrides)
     elif str(spec) in PRESETS:
         desc = preset_description(str(spec))
@@ -138,7 +138,7 @@ def _network_from_options(cls, options: dict[str, Any]) -> System:
 
 def system_names() -> list[str]:
     """Optical presets and every registered network kind, for help texts."""
-    return list(PRESETS) + sorted(k for k, c in SYSTEM_KINDS.items() if not c.optical and k != "network")
+    return list(PRESETS) + sorted(k for k, c in SYSTEM_KINDS.items() if c.family == "network" and k != "network")
 
 
 __all__ = ["OpticalRing", "PRESETS", "load_system", "preset_description", "system_names"]

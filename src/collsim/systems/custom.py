@@ -47,6 +47,7 @@ from ..core.errors import InputError
 from ..core.network import LinkTable, Network
 from ..core.system import register_system_kind
 from ..core.units import parse_bandwidth, parse_time
+from ..core.validate import integer, is_integer
 
 LinkSpec = tuple[int, int, float, float, bool]
 _KEYS = ("a", "b", "bandwidth", "latency", "duplex")
@@ -90,8 +91,7 @@ class CustomNetwork(Network):
             if isinstance(getattr(self, name), str):
                 object.__setattr__(self, name, parse(getattr(self, name)))
         super().__post_init__()
-        if isinstance(self.switches, bool) or not isinstance(self.switches, int) or self.switches < 0:
-            raise InputError(f"custom network: switches must be an integer >= 0, got {self.switches!r}")
+        object.__setattr__(self, "switches", integer("custom network: switches", self.switches, lo=0))
         if isinstance(self.link, (str, bytes, Mapping)) or not isinstance(self.link, Sequence) or not self.link:
             raise InputError("custom network: needs a non-empty list of links ([[system.link]] tables)")
         specs = tuple(self._parse_link(i, entry) for i, entry in enumerate(self.link))
@@ -121,7 +121,7 @@ class CustomNetwork(Network):
                 raise InputError(f"custom link {i}: unknown vertex {value!r} "
                                  f"({self.nodes} nodes n0..n{self.nodes - 1}, {self.switches} switches)")
             return idx if m.group(1) == "n" else self.nodes + idx
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < self.vertices:
+        if not is_integer(value) or not 0 <= value < self.vertices:
             raise InputError(f"custom link {i}: unknown vertex {value!r} "
                              f"(vertices are 0..{self.vertices - 1}: {self.nodes} nodes, then {self.switches} switches)")
         return int(value)

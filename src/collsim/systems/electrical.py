@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..core.network import Network
-from ..core.ring import shortest_direction
+from ..core.ring import hops_along, shortest_direction
 from ..core.system import register_system_kind
 
 
@@ -73,6 +73,38 @@ class Ring(Network):
         if not self.bidirectional:
             return (cur + 1) % self.nodes
         return (cur + shortest_direction(src, dst, self.nodes)) % self.nodes
+
+    def route(self, src, dst, via=None):
+        """The routes :meth:`next_hop` walks, computed arithmetically (one pass, no per-hop loop).
+
+        Parameters
+        ----------
+        src, dst : numpy.ndarray
+            End-node endpoints.
+        via : numpy.ndarray, optional
+            Route hints; a ring takes none (every entry must be -1).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(ptr, links)``: clockwise link ``i`` is ``i -> i+1``, counter-clockwise ``N + i`` is ``i -> i-1``.
+        """
+        n = self.nodes
+        if n == 2 or (via is not None and (np.asarray(via) >= 0).any()):
+            return super().route(src, dst, via)  # parallel links (N=2) / refuses hints, as the base class
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        d = np.ones(len(src), np.int8) if not self.bidirectional else shortest_direction(src, dst, n)
+        hops = hops_along(src, dst, d, n)
+        ptr = np.zeros(len(src) + 1, np.int64)
+        np.cumsum(hops, out=ptr[1:])
+        if int(hops.max(initial=0)) <= 1:  # neighbour traffic: one link each
+            links = np.where(d > 0, src, n + src)[hops == 1]
+            return ptr, links
+        k = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], hops)
+        s = np.repeat(src, hops)
+        cw = np.repeat(d > 0, hops)
+        return ptr, np.where(cw, (s + k) % n, n + (s - k) % n)
 
 
 @register_system_kind

@@ -35,6 +35,7 @@ import numpy as np
 from ..core.errors import InputError
 from ..core.network import Network
 from ..core.system import register_system_kind
+from ..core.validate import integer, is_integer
 
 
 def fat_tree_capacity(k: int, levels: int) -> int:
@@ -98,13 +99,13 @@ class FatTree(Network):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.levels not in (2, 3) or isinstance(self.levels, bool):
-            raise InputError(f"fat-tree: levels must be 2 or 3, got {self.levels!r}")
+        object.__setattr__(self, "levels", integer("fat-tree: levels", self.levels, lo=2, hi=3))
         if self.k is None:
             object.__setattr__(self, "k", _smallest_k(self.nodes, self.levels))
-        k = self.k
-        if isinstance(k, bool) or not isinstance(k, int) or k < 2 or k % 2:
-            raise InputError(f"fat-tree: k (switch ports) must be an even integer >= 2, got {k!r}")
+        k = integer("fat-tree: k (switch ports)", self.k, lo=2, what="an even integer")
+        if k % 2:
+            raise InputError(f"fat-tree: k (switch ports) must be an even integer >= 2, got {k}")
+        object.__setattr__(self, "k", k)
         if self.nodes > self.capacity:
             good = _smallest_k(self.nodes, self.levels)
             raise InputError(f"fat-tree: k={k}, levels={self.levels} holds at most {self.capacity} hosts, "
@@ -145,7 +146,7 @@ class FatTree(Network):
             k = radix
         levels = 3 if levels is None else levels
         if nodes is None:
-            nodes = 16 if k is None or not isinstance(k, int) else fat_tree_capacity(k, levels)
+            nodes = 16 if k is None or not is_integer(k) else fat_tree_capacity(k, levels)
         opts = {name: v for name, v in opts.items() if v is not None}
         bad = sorted(set(opts) - {f.name for f in fields(cls)})
         if bad:

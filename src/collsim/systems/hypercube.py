@@ -21,6 +21,7 @@ import numpy as np
 from ..core.errors import InputError
 from ..core.network import Network
 from ..core.system import register_system_kind
+from ..core.validate import integer
 
 
 def _popcount(x: np.ndarray) -> np.ndarray:
@@ -83,8 +84,7 @@ class Hypercube(Network):
             If the sizes do not fit, naming the nearest powers of two.
         """
         if dimension is not None:
-            if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
-                raise InputError(f"hypercube: dimension must be an integer >= 1, got {dimension!r}")
+            dimension = integer("hypercube: dimension", dimension, lo=1)
             if nodes is not None and nodes != 1 << dimension:
                 raise InputError(f"hypercube: nodes={nodes} but dimension {dimension} has {1 << dimension} nodes")
             nodes = 1 << dimension

@@ -28,6 +28,7 @@ from ..core.errors import InputError
 from ..core.network import Network
 from ..core.ring import shortest_direction
 from ..core.system import register_system_kind
+from ..core.validate import integer, is_integer, positive_integer
 
 
 def _parse_dims(dims: Any) -> tuple[int, ...]:
@@ -37,8 +38,7 @@ def _parse_dims(dims: Any) -> tuple[int, ...]:
         if not parts or not all(p.isdigit() for p in parts):
             raise InputError(f"invalid dims {dims!r}: use e.g. 4x4 or 4x4x2")
         return tuple(int(p) for p in parts)
-    if not isinstance(dims, (tuple, list)) or not dims or not all(
-            isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in dims):
+    if not isinstance(dims, (tuple, list)) or not dims or not all(is_integer(k) for k in dims):
         raise InputError(f"dims must be a non-empty list of integers, got {dims!r}")
     return tuple(int(k) for k in dims)
 
@@ -135,12 +135,8 @@ class _Grid(Network):
             if nodes is not None and nodes != math.prod(dims):
                 raise InputError(f"{cls.kind}: nodes={nodes} but dims {dims} hold {math.prod(dims)} nodes")
             return cls.from_dims(dims, **opts)
-        nd = 2 if ndim is None else ndim
-        n = 16 if nodes is None else nodes
-        if isinstance(nd, bool) or not isinstance(nd, int) or nd < 1:
-            raise InputError(f"{cls.kind}: ndim must be a positive integer, got {ndim!r}")
-        if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-            raise InputError(f"{cls.kind}: nodes must be an integer >= 2, got {nodes!r}")
+        nd = positive_integer(f"{cls.kind}: ndim", 2 if ndim is None else ndim)
+        n = integer(f"{cls.kind}: nodes", 16 if nodes is None else nodes, lo=2)
         side = max(2, int(round(n ** (1 / nd))))
         if side ** nd == n:
             return cls.from_dims((side,) * nd, **opts)

@@ -37,17 +37,14 @@ import numpy as np
 from ..core.errors import InputError, RouteError
 from ..core.network import Network
 from ..core.system import register_system_kind
+from ..core.validate import integer
 
 I64 = np.int64
 
 
 def _int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"mlfm: {name} must be an integer, got {value!r}")
-    if value < lo or (hi is not None and value > hi):
-        rng = f">= {lo}" if hi is None else f"in {lo}..{hi}"
-        raise InputError(f"mlfm: {name} must be {rng}, got {value}")
-    return int(value)
+    """:func:`collsim.core.validate.integer` with the ``mlfm:`` prefix on the name."""
+    return integer(f"mlfm: {name}", value, lo=lo, hi=hi)
 
 
 def mlfm_counts(d: int, last_layer_servers: int | None = None) -> dict[str, int]:
@@ -109,6 +106,8 @@ class MLFM(Network):
         super().__post_init__()
         d = _int("d", self.d, 1)
         q = None if self.last_layer_servers is None else _int("last_layer_servers", self.last_layer_servers, 1, d)
+        object.__setattr__(self, "d", d)                      # plain ints (numpy integers are accepted)
+        object.__setattr__(self, "last_layer_servers", q)
         if self.selection is not None:
             sel = self.selection
             if isinstance(sel, (str, bytes)) or not hasattr(sel, "__len__") or len(sel) != 3:
@@ -374,9 +373,9 @@ class MLFM(Network):
         keep = (hops[:, None] == 4) | ((hops[:, None] == 2) & np.array([True, False, False, True]))
         return ptr, cand[keep]
 
-    def route(self, src, dst):
-        """Deterministic routes (the default spine for same-column traffic), computed arithmetically."""
-        return self.route_via(src, dst)
+    def route(self, src, dst, via=None):
+        """Arithmetic routes; ``via`` (per transfer, or None) names same-column spines: :meth:`route_via`."""
+        return self.route_via(src, dst, via)
 
     def summary(self) -> dict[str, Any]:
         """Base counts plus the MLFM structure; diameter 4 when two leaves exist."""
@@ -402,8 +401,9 @@ def fat_tree_counts(radix: int, levels: int) -> dict[str, int]:
         ``levels, hosts, switches`` for ``radix`` R (even) and ``levels`` 2 or 3.
     """
     R = _int("radix", radix, 2)
-    if R % 2 or levels not in (2, 3):
-        raise InputError(f"fat tree: radix must be even and levels 2 or 3, got {R}, {levels!r}")
+    levels = integer("fat tree: levels", levels, lo=2, hi=3)
+    if R % 2:
+        raise InputError(f"fat tree: radix must be even, got {R}")
     h = R // 2
     leaves, upper = (R, h) if levels == 2 else (R * h, R * h + h * h)   # edge; aggregation + core
     return {"levels": levels, "hosts": leaves * h, "switches": leaves + upper}

@@ -12,19 +12,16 @@ and defaults to 1 GHz (docs/systems.md).
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
+import numpy as np
+
 from ..core.errors import InputError
+from ..core.routes import RingRoutes
+from ..physical import PhysicalParams, params_from_mapping
 from ..core.system import System, register_system_kind
-from ..core.units import require_positive_int as _positive_int
-
-
-def _positive_float(name: str, value: object, allow_zero: bool = False) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < 0 or (value == 0 and not allow_zero):
-        raise InputError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} number, got {value!r}")
+from ..core.validate import number, positive_integer
 
 
 @register_system_kind
@@ -70,8 +67,8 @@ class OpticalRing(System):
     """
 
     kind: ClassVar[str] = "optical-ring"
-    optical: ClassVar[bool] = True
-    ring_routes: ClassVar[bool] = True
+    family: ClassVar[str] = "optical-ring"
+    Routes: ClassVar[type] = RingRoutes
 
     wavelengths: int = 64
     fibers: int = 1
@@ -88,22 +85,21 @@ class OpticalRing(System):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.physical is not None:
-            from ..physical import PhysicalParams, params_from_mapping
             if not isinstance(self.physical, PhysicalParams):
                 if not isinstance(self.physical, dict):
                     raise InputError(f"physical must be a table of parameters, got {self.physical!r}")
                 object.__setattr__(self, "physical", params_from_mapping(self.physical))
-        _positive_int("wavelengths", self.wavelengths)
-        _positive_int("fibers", self.fibers)
-        _positive_int("flit_bytes", self.flit_bytes)
-        _positive_int("packet_bytes", self.packet_bytes)
-        _positive_float("wavelength_rate_bits_per_s", self.wavelength_rate_bits_per_s)
-        _positive_float("clock_hz", self.clock_hz)
-        _positive_float("mrr_reconfig_s", self.mrr_reconfig_s, allow_zero=True)
-        _positive_float("oeo_cycles_per_flit", self.oeo_cycles_per_flit, allow_zero=True)
-        for name in ("max_tx_channels", "max_rx_channels"):
-            if getattr(self, name) is not None:
-                _positive_int(name, getattr(self, name))
+        for name in ("wavelengths", "fibers", "flit_bytes", "packet_bytes", "max_tx_channels", "max_rx_channels"):
+            value = getattr(self, name)
+            if value is None and name.startswith("max_"):   # unlimited
+                continue
+            object.__setattr__(self, name, positive_integer(name, value))   # a plain int
+        for name, positive in (("wavelength_rate_bits_per_s", True), ("clock_hz", True),
+                               ("mrr_reconfig_s", False), ("oeo_cycles_per_flit", False)):
+            value = getattr(self, name)
+            checked = number(name, value, lo=0, lo_open=positive)
+            if type(value) not in (int, float):      # numpy scalars: store a plain float
+                object.__setattr__(self, name, checked)
 
     @property
     def bandwidth_bytes_per_s(self) -> float:
@@ -140,7 +136,6 @@ class OpticalRing(System):
 
     def physical_params(self):
         """The physical-layer parameters in force (defaults when unset)."""
-        from ..physical import PhysicalParams
         return self.physical or PhysicalParams()
 
     def link_name(self, link: int) -> str:
@@ -150,6 +145,36 @@ class OpticalRing(System):
             return f"cw {link}->{(link + 1) % n}"
         i = link - n
         return f"ccw {i}->{(i - 1) % n}"
+
+    def transfer_time_s(self, size_bytes, band=1):
+        """Serialisation plus O/E/O time of transfers, each over a band of wavelengths (vectorised).
+
+        ``wire(size) / (band * B) + ceil(ceil(size / flit) / band) * t_oeo``: the band's
+        transceivers serialise and convert its flits in parallel (docs/cost-models.md).
+
+        Parameters
+        ----------
+        size_bytes : int or numpy.ndarray
+            Payload of each transfer.
+        band : int or numpy.ndarray, optional
+            Wavelengths carrying each transfer (default 1).
+
+        Returns
+        -------
+        numpy.ndarray
+            Seconds per transfer.
+
+        Examples
+        --------
+        >>> float(OpticalRing(nodes=2).transfer_time_s(np.array([128]))[0])
+        2.96e-08
+        """
+        size = np.asarray(size_bytes, dtype=np.int64)
+        flits = -(-size // self.flit_bytes)
+        if np.ndim(band) == 0 and band == 1:
+            return self.wire_bytes(size) / self.bandwidth_bytes_per_s + flits * self.oeo_s_per_flit
+        band = np.asarray(band, dtype=np.int64)
+        return self.wire_bytes(size) / (band * self.bandwidth_bytes_per_s) + (-(-flits // band)) * self.oeo_s_per_flit
 
     def wire_bytes(self, size_bytes):
         """Bytes on the wire: ``size_bytes`` padded to whole packets (vectorised)."""

@@ -1,4 +1,9 @@
-"""Schedule verification: one entry point, several checks.
+"""Schedule verification: the checks.
+
+Data flow (:mod:`.dataflow`) is the same for every system; resources are
+checked per kind of system (:func:`verify_ring_resources`,
+:func:`verify_network_resources`), and each kind's model
+(:mod:`collsim.kinds`) calls its own.  :func:`collsim.verify` runs them all.
 
 >>> from collsim import build, verify
 >>> report = verify(build("ring", "paper", "allgather", "4KiB", nodes=8))
@@ -10,12 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..core.schedule import Schedule
 from .dataflow import verify_dataflow
-from .resources import (check_network_routes, verify_channels, verify_endpoints, verify_ring_routes,
-                        verify_transceivers)
+from .resources import verify_endpoints, verify_network_resources, verify_ring_resources
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class VerifyReport:
     Attributes
     ----------
     steps : int
-        Physical steps.
+        Physical steps (time slots); also readable as ``slots``.
     rounds : int
         Logical rounds.
     transfers : int
@@ -42,44 +43,11 @@ class VerifyReport:
     wavelengths_used: int
     max_hops: int
 
-
-def verify(schedule: Schedule, *, dataflow: bool = True, resources: bool = True) -> VerifyReport:
-    """Verify a schedule; raise the first violation found.
-
-    Parameters
-    ----------
-    schedule : Schedule
-        The schedule to check.
-    dataflow : bool, optional
-        Check data movement, reductions and the postcondition (default True).
-    resources : bool, optional
-        Check routes, channels and transceiver limits (default True).
-
-    Returns
-    -------
-    VerifyReport
-        Summary counts.
-
-    Raises
-    ------
-    collsim.core.errors.VerificationError
-        A subclass naming the step, transfer, link and wavelength at fault.
-    """
-    verify_endpoints(schedule)
-    if resources:
-        if schedule.system.ring_routes:
-            verify_ring_routes(schedule)
-        elif schedule.route_ptr is not None:
-            check_network_routes(schedule.system, schedule.src, schedule.dst, schedule.route_ptr,
-                                 schedule.route_links, schedule.step)
-        if schedule.system.optical:
-            verify_channels(schedule)
-        verify_transceivers(schedule)
-    if dataflow:
-        verify_dataflow(schedule)
-    return VerifyReport(steps=schedule.num_steps, rounds=schedule.num_rounds, transfers=len(schedule),
-                        wavelengths_used=schedule.wavelengths_used(),
-                        max_hops=int(schedule.hops.max()) if len(schedule) else 0)
+    @property
+    def slots(self) -> int:
+        """Physical time slots (the same as ``steps``)."""
+        return self.steps
 
 
-__all__ = ["verify", "VerifyReport"]
+__all__ = ["VerifyReport", "verify_dataflow", "verify_endpoints", "verify_network_resources",
+           "verify_ring_resources"]

@@ -1,10 +1,18 @@
-"""Resource verification: routes, channels, and transceivers.
+"""Resource verification: routes, channels, bands and transceivers.
 
-On an optical ring every lightpath must be a contiguous one-direction arc
-from its source to its destination, use a fiber < F and a wavelength < w, and
-share no (direction, fiber, wavelength) on any link with another lightpath of
-the same step.  The conflict check sorts arc intervals per (step, direction,
-fiber, wavelength) key and compares neighbours: O(T log T), no per-link loop.
+On an optical ring every transfer must be a contiguous one-direction arc from
+its source to its destination holding a band ``[wavelength, wavelength+band)``
+of one fiber < F inside ``0..w-1``, and no two transfers of one step may share
+a (direction, fiber, wavelength) on any link.  Two transfers conflict when
+their arcs *and* their bands overlap.  The check never expands a band into one
+row per wavelength: within each (step, direction, fiber) it cuts the
+wavelength axis at every band edge into *elementary segments*, so each band is
+a run of whole segments and two bands overlap exactly when they share one.
+One row per (transfer, segment) then goes through the arc-interval check, which
+sorts intervals per key and compares neighbours: O(R log R) with R the number
+of rows, R = T when the bands of a step are aligned (always, for single
+wavelengths).  On networks every route must be a walk of existing links from
+source to destination.
 """
 
 from __future__ import annotations
@@ -81,8 +89,27 @@ def verify_ring_routes(s: Schedule) -> None:
                          Where(step=int(s.step[i]), transfer=i))
 
 
+def _segment_rows(group: np.ndarray, lo: np.ndarray, hi: np.ndarray, w: int):
+    """Rows (transfer, elementary segment) of bands ``[lo, hi)`` within ``group``.
+
+    Returns ``(rows, key, seg_lo)``: the transfer of each row, a key unique per
+    (group, segment), and the segment's lowest wavelength.
+    """
+    span = w + 1
+    if (hi - lo == 1).all():  # single wavelengths: the wavelength is the segment
+        return np.arange(len(lo)), group * span + lo, lo
+    edges = np.concatenate([group * span + lo, group * span + hi])
+    edges.sort()
+    edges = edges[np.concatenate(([True], edges[1:] != edges[:-1]))]
+    first = np.searchsorted(edges, group * span + lo)
+    nseg = np.searchsorted(edges, group * span + hi) - first
+    rows = np.repeat(np.arange(len(lo)), nseg)
+    seg = np.repeat(first - (np.cumsum(nseg) - nseg), nseg) + np.arange(int(nseg.sum()))
+    return rows, seg, edges[seg] % span
+
+
 def verify_channels(s: Schedule) -> None:
-    """Check channel ranges and that no two lightpaths share a channel on a link.
+    """Check channel ranges and that no two transfers share a channel on a link in a step.
 
     Parameters
     ----------
@@ -92,30 +119,46 @@ def verify_channels(s: Schedule) -> None:
     Raises
     ------
     ChannelRangeError
-        Fiber or wavelength index out of range.
+        Fiber, wavelength or band outside the system's range.
     ChannelConflictError
-        Two lightpaths of one step share (direction, fiber, wavelength) on a link;
-        names the step, the later transfer, the link and the channel.
+        Two transfers of one step share (direction, fiber, wavelength) on a link;
+        names the step, the later transfer, the link and the first shared wavelength.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=8, stripe=4)
+    >>> verify_channels(s)
+    >>> verify_channels(s.replace(wavelength=s.wavelength + 62))
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.ChannelRangeError: channel out of range: band 62..65 not in 0..63 (step 0, transfer 0, wavelength 62)
     """
     sysm = s.system
     n, w, f = sysm.nodes, sysm.wavelengths, sysm.fibers
-    i = _first((s.wavelength < 0) | (s.wavelength >= w))
+    lo = s.wavelength.astype(np.int64)
+    hi = lo + s.band
+    i = _first((lo < 0) | (s.band < 1) | (hi > w))
     if i is not None:
-        raise ChannelRangeError(f"wavelength {int(s.wavelength[i])} not in 0..{w - 1}",
-                                Where(step=int(s.step[i]), transfer=i, wavelength=int(s.wavelength[i])))
+        what = (f"wavelength {int(lo[i])}" if s.band[i] == 1 else f"band {int(lo[i])}..{int(hi[i]) - 1}")
+        raise ChannelRangeError(f"{what} not in 0..{w - 1}",
+                                Where(step=int(s.step[i]), transfer=i, wavelength=int(lo[i])))
     i = _first((s.fiber < 0) | (s.fiber >= f))
     if i is not None:
         raise ChannelRangeError(f"fiber {int(s.fiber[i])} not in 0..{f - 1}",
                                 Where(step=int(s.step[i]), transfer=i, fiber=int(s.fiber[i])))
-    key = ((s.step * 2 + (s.direction > 0)) * f + s.fiber) * w + s.wavelength
-    hit = first_overlap(key, arc_start(s.src, s.direction, n), s.hops, n)
+    group = (s.step * 2 + (s.direction > 0)) * f + s.fiber
+    rows, key, seg_lo = _segment_rows(group, lo, hi, w)
+    start = arc_start(s.src, s.direction, n)
+    hit = first_overlap(key, start[rows], s.hops[rows], n)
     if hit is not None:
-        a, b, pos = hit
+        ra, rb, pos = hit
+        a, b = sorted((int(rows[ra]), int(rows[rb])))
         link = int(link_id(np.array([pos]), s.direction[b:b + 1], n)[0])
         raise ChannelConflictError(
             f"transfers {a} and {b} share a channel on a link",
             Where(step=int(s.step[b]), transfer=b, link=sysm.link_name(link),
-                  fiber=int(s.fiber[b]), wavelength=int(s.wavelength[b])))
+                  fiber=int(s.fiber[b]), wavelength=int(seg_lo[rb])))
 
 
 def verify_transceivers(s: Schedule) -> None:
@@ -136,7 +179,7 @@ def verify_transceivers(s: Schedule) -> None:
         limit = getattr(s.system, attr, None)
         if limit is None or not len(col):
             continue
-        counts = np.bincount(s.step * n + col)
+        counts = np.bincount(s.step * n + col, weights=s.routes.channels())
         k = _first(counts > limit)
         if k is not None:
             step, node = divmod(k, n)
@@ -187,3 +230,47 @@ def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarr
         t = int(np.flatnonzero(bad)[0])
         raise RouteError(f"route does not run from {int(src[t])} to {int(dst[t])}",
                          Where(step=int(step[t]), transfer=t))
+
+
+def verify_ring_resources(s: Schedule) -> None:
+    """All resource checks of an optical-ring schedule: arcs, channels and bands, transceivers.
+
+    Parameters
+    ----------
+    s : Schedule
+        Schedule with :class:`~collsim.core.routes.RingRoutes`.
+
+    Raises
+    ------
+    RouteError, ChannelRangeError, ChannelConflictError, TransceiverLimitError
+        The first violation, naming step, transfer, link, fiber and wavelength.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> verify_ring_resources(collsim.build("osm", "paper", "allgather", "1KiB", nodes=8))
+    """
+    verify_ring_routes(s)
+    verify_channels(s)
+    verify_transceivers(s)
+
+
+def verify_network_resources(s: Schedule) -> None:
+    """Resource check of a network schedule: every route is a walk of existing links.
+
+    Parameters
+    ----------
+    s : Schedule
+        Schedule with :class:`~collsim.core.routes.LinkRoutes`.
+
+    Raises
+    ------
+    RouteError
+        Naming the step, transfer and link of the first bad route.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> verify_network_resources(collsim.build("ring", "torus", "allgather", "1KiB", nodes=16))
+    """
+    check_network_routes(s.system, s.src, s.dst, s.route_ptr, s.route_links, s.step)
