@@ -365,6 +365,8 @@ def schedules(draw):
     c = draw(_collectives())
     n = c.nodes
     held = {(int(v), int(k)) for v, k in zip(c.pre_node, c.pre_chunk)}
+    copies = draw(st.sampled_from([0, 0, 1, 3]))  # in ten, for reductions
+    stray = draw(st.integers(0, 9)) == 0  # a reduction flag somewhere, for copies
     steps, src, dst, chunks, red = [], [], [], [], []
     for step in range(draw(st.integers(0, 2 * n + 2))):
         new = set()
@@ -378,7 +380,7 @@ def schedules(draw):
             src.append(a)
             dst.append(b)
             chunks.append(ks)
-            red.append(draw(st.integers(0, 9)) > 1 if c.reduction else draw(st.integers(0, 30)) == 0)
+            red.append(draw(st.integers(0, 9)) >= copies if c.reduction else stray and draw(st.integers(0, 5)) == 0)
             new |= {(b, k) for k in ks}
         held |= new
     return sched(c, steps, src, dst, chunks, red)
@@ -390,11 +392,22 @@ def test_verdicts_match_the_dense_verifier(s):
     same_verdict(s)
 
 
-@settings(max_examples=200)
-@given(schedules(), st.integers(1, 4))
-def test_verdicts_match_in_chunk_batches(s, batch):
+@pytest.mark.parametrize("direct", [True, False])
+@settings(max_examples=300)
+@given(s=schedules())
+def test_verdicts_match_in_either_index_mode(direct, s):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pairs, "_FORCE_DIRECT", direct)
+        mp.setattr(pairs, "BLOCK_ROWS", 3)  # several row blocks
+        same_verdict(s)
+
+
+@settings(max_examples=300)
+@given(schedules(), st.integers(1, 4), st.sampled_from([None, True, False]))
+def test_verdicts_match_in_chunk_batches(s, batch, direct):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(reduction, "_BATCH_PAIRS", batch)
+        mp.setattr(pairs, "_FORCE_DIRECT", direct)
         same_verdict(s)
 
 
@@ -402,7 +415,7 @@ def test_verdicts_match_in_chunk_batches(s, batch):
 @given(schedules())
 def test_verdicts_match_with_rank_compressed_keys(s):
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(pairs, "KEY_SPACE", 0)
+        mp.setattr(pairs, "KEY_SPACE", 0)  # (direct mode is then impossible)
         same_verdict(s)
 
 
@@ -503,6 +516,24 @@ def test_ring_reducescatter_and_breakages_match(n):
     red = s.reduce.copy()
     red[t] = False  # a copy overwrites partial sums: the postcondition sees a short count
     assert same_verdict(_replace(s, reduce=red))[0] in ("PostconditionError", "DoubleCountError")
+
+
+def test_copy_conflicts_and_cross_batch_order():
+    c = make_collective("allreduce", 3, 64, split=2)
+    # two different sets copied into (2, chunk 0) in one step
+    got = same_verdict(sched(c, [0, 0], [0, 1], [2, 2], [[0], [0]]))
+    assert got[0] == "ConflictingWriteError" and "two different buffers" in got[2]
+    # a copy and a reduction into one buffer
+    got = same_verdict(sched(c, [0, 0], [0, 1], [2, 2], [[0], [0]], reduce=[True, False]))
+    assert got[0] == "ConflictingWriteError" and "both copied into and reduced into" in got[2]
+    # in one step: (2, chunk 0) and (0, chunk 1) both double-count; the smaller pair is named,
+    # whether the chunks are verified together or one per batch
+    s = sched(c, [0, 0, 0, 0], [0, 0, 1, 1], [2, 2, 0, 0], [[0], [0], [1], [1]], reduce=True)
+    for batch in (0, 1):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(reduction, "_BATCH_PAIRS", batch)
+            got = same_verdict(s)
+        assert got[0] == "DoubleCountError" and (got[1].node, got[1].chunk) == (0, 1)
 
 
 def test_scan_chain():

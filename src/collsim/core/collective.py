@@ -247,34 +247,14 @@ class Collective:
         s = self.split
         return np.ascontiguousarray(np.tile(split_bytes(self.size_bytes, s), self.chunks // s), dtype=np.int64)
 
-    # -- explicit pairs (backward compatibility; one entry per pair) --------------------------
-    @cached_property
-    def _pre_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.pre.pairs()
-
-    @cached_property
-    def _post_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.post.pairs()
-
-    @property
-    def pre_node(self) -> np.ndarray:
-        """Node of every precondition pair (``int64``; see :meth:`Holdings.pairs` for the order)."""
-        return self._pre_pairs[0]
-
-    @property
-    def pre_chunk(self) -> np.ndarray:
-        """Chunk of every precondition pair."""
-        return self._pre_pairs[1]
-
-    @property
-    def post_node(self) -> np.ndarray:
-        """Node of every postcondition pair."""
-        return self._post_pairs[0]
-
-    @property
-    def post_chunk(self) -> np.ndarray:
-        """Chunk of every postcondition pair."""
-        return self._post_pairs[1]
+    # -- explicit pairs (backward compatibility; one entry per pair, computed on first use) ----
+    _pre_pairs = cached_property(lambda self: self.pre.pairs())
+    _post_pairs = cached_property(lambda self: self.post.pairs())
+    pre_node = property(lambda self: self._pre_pairs[0],
+                        doc="Node of every precondition pair (``int64``; order: :meth:`Holdings.pairs`).")
+    pre_chunk = property(lambda self: self._pre_pairs[1], doc="Chunk of every precondition pair.")
+    post_node = property(lambda self: self._post_pairs[0], doc="Node of every postcondition pair.")
+    post_chunk = property(lambda self: self._post_pairs[1], doc="Chunk of every postcondition pair.")
 
     @cached_property
     def post_upto(self) -> np.ndarray | None:

@@ -22,7 +22,8 @@ import numpy as np
 from ..core.errors import DoubleCountError, MissingDataError, PostconditionError, Where
 from ..core.limits import check_memory
 from ..core.schedule import Schedule
-from .pairs import INDEX, PairIndex, first_absent, grouping_bytes
+from . import pairs
+from .pairs import INDEX, PairIndex, first_absent, plan
 from .reduction import HINT, verify_reduction
 
 _NEVER = np.iinfo(INDEX).max
@@ -52,16 +53,14 @@ def dataflow_memory_bytes(s: Schedule) -> int:
     Returns
     -------
     int
-        The pair index, plus for reductions one contributor bitset per index element
-        (an upper bound on the tracked pairs; the verifier uses the exact count and may
-        split the bitsets into chunk batches).
+        The pair index (:func:`collsim.verify.pairs.plan`) and its state: a step per
+        pair for copies, a contributor bitset per pair for reductions (which the
+        verifier may split into chunk batches when they do not fit).
     """
     c = s.collective
-    r, p, q = len(s.chunk_idx), c.pre.num_explicit, c.post.num_explicit
-    est = grouping_bytes(p, r, q)
-    if c.reduction:
-        est += (p + 2 * r + q) * ((c.nodes + 63) // 64) * 8
-    return est
+    state = (c.nodes + 63) // 64 * 8 if c.reduction else 9
+    return plan(c.nodes, c.chunks, c.pre.num_explicit, len(s.chunk_idx), c.post.num_explicit, state,
+                copies=not c.reduction)[2]
 
 
 def verify_dataflow(s: Schedule) -> None:
@@ -97,29 +96,81 @@ def verify_dataflow(s: Schedule) -> None:
         t = int(np.flatnonzero(s.reduce)[0])
         raise DoubleCountError(f"{c.kind} has no reduction, but the transfer reduces",
                                Where(step=int(s.step[t]), transfer=t))
-    check_memory(grouping_bytes(c.pre.num_explicit, len(s.chunk_idx), c.post.num_explicit) + 8 * len(s.chunk_idx),
-                 what, HINT)
-    _verify_copies(s, PairIndex(s))
+    direct, _, est = plan(c.nodes, c.chunks, c.pre.num_explicit, len(s.chunk_idx), c.post.num_explicit, 9,
+                          copies=True)
+    check_memory(est, what, HINT)
+    if direct:
+        _verify_copies_direct(s)
+    else:
+        _verify_copies(s, PairIndex(s))
+
+
+def _row_blocks(s: Schedule):
+    """Yield ``(lo, hi, t)``: rows ``lo:hi`` (about ``pairs.BLOCK_ROWS`` of them) and their transfers."""
+    ptr = s.chunk_ptr
+    t0, total = 0, len(s.src)
+    while t0 < total:
+        t1 = max(int(np.searchsorted(ptr, ptr[t0] + pairs.BLOCK_ROWS, side="right")) - 1, t0 + 1)
+        t1 = min(t1, total)
+        lo, hi = int(ptr[t0]), int(ptr[t1])
+        yield lo, hi, np.repeat(np.arange(t0, t1, dtype=INDEX), np.diff(ptr[t0:t1 + 1]))
+        t0 = t1
+
+
+def _missing(s: Schedule, t: int, chunk: int) -> MissingDataError:
+    node = int(s.src[t])
+    return MissingDataError(f"node {node} sends chunk {chunk} it does not hold",
+                            Where(step=int(s.step[t]), transfer=t, node=node, chunk=chunk))
+
+
+def _verify_copies_direct(s: Schedule) -> None:
+    """Copies with a step per (node, chunk): held from one step after the earliest write, or pre-held."""
+    c = s.collective
+    nc = c.chunks
+    pre_every = c.pre.every_mask
+    held_from = np.full(c.nodes * nc, _NEVER, dtype=INDEX)
+    for lo, hi, t in _row_blocks(s):
+        np.minimum.at(held_from, s.dst[t] * nc + s.chunk_idx[lo:hi], s.step[t])
+    pn, pc = c.pre.explicit()
+    held_from[pn * nc + pc] = -1
+    for lo, hi, t in _row_blocks(s):
+        ch = s.chunk_idx[lo:hi]
+        ok = held_from[s.src[t] * nc + ch] < s.step[t]
+        ok |= pre_every[ch]
+        if not ok.all():
+            i = int(np.argmin(ok))
+            raise _missing(s, int(t[i]), int(ch[i]))
+    held = held_from != _NEVER
+    del held_from
+    post_n, post_c = c.post.explicit()
+    ok = held[post_n * nc + post_c] | pre_every[post_c]
+    if not ok.all():
+        i = int(np.argmin(ok))
+        v, k = int(post_n[i]), int(post_c[i])
+        raise PostconditionError(f"node {v} lacks chunk {k}", Where(node=v, chunk=k))
+    if c.post.every is not None:
+        cols = np.flatnonzero(c.post.every & ~pre_every)
+        sub = held.reshape(c.nodes, nc)[:, cols]
+        if cols.size and not sub.all():
+            v, j = divmod(int(np.argmin(sub)), cols.size)
+            raise PostconditionError(f"node {v} lacks chunk {int(cols[j])}", Where(node=v, chunk=int(cols[j])))
 
 
 def _verify_copies(s: Schedule, idx: PairIndex) -> None:
-    """Holding is monotone for copies: a pair is held from one step after its earliest write."""
+    """Copies over the sorted index: a pair is held from one step after its earliest write."""
     c = s.collective
     pre_every = c.pre.every_mask
     wrow = idx.first_write_row()
     held_from = np.full(idx.groups, _NEVER, dtype=INDEX)
-    held_from[idx.first_pre()] = -1
     w = wrow >= 0
     held_from[w] = s.step[idx.row_t[wrow[w]]]
     del wrow, w
+    held_from[idx.pre_held()] = -1
     ok = held_from[idx.read] < s.step[idx.row_t]
     ok |= pre_every[s.chunk_idx]
     if not ok.all():
         i = int(np.argmin(ok))
-        t = int(idx.row_t[i])
-        node, chunk = int(s.src[t]), int(s.chunk_idx[i])
-        raise MissingDataError(f"node {node} sends chunk {chunk} it does not hold",
-                               Where(step=int(s.step[t]), transfer=t, node=node, chunk=chunk))
+        raise _missing(s, int(idx.row_t[i]), int(s.chunk_idx[i]))
     del ok
     held = held_from != _NEVER
     if idx.q:

@@ -1,13 +1,20 @@
 """Compact ids for the (node, chunk) pairs a schedule can touch.
 
-The data-flow verifier does not index its state by a dense nodes x chunks
-table.  :class:`PairIndex` gives an id to every pair that can matter: the
-explicit pre- and postcondition pairs of the collective and the (dst, chunk)
-and (src, chunk) of every chunk delivery (a *row*: one chunk of one transfer).
-One stable sort of ``int64`` keys ``node * chunks + chunk`` groups equal pairs;
-ids follow the keys (node-major), so comparisons by id are comparisons by
-(node, chunk).  Pairs of "every node" chunks that no delivery touches are never
-materialised: :func:`first_absent` checks them per chunk.
+The data-flow verifier indexes its state by :class:`PairIndex` ids, in one of two
+modes, whichever :func:`plan` estimates smaller:
+
+* *sorted*: an id for every pair that can matter (the explicit pre- and
+  postcondition pairs of the collective and the (dst, chunk) and (src, chunk)
+  of every chunk delivery, a *row*), found with one sort of ``int64`` keys
+  ``node * chunks + chunk``.  Memory grows with the deliveries, not with
+  nodes x chunks (all-to-all: N^2 deliveries among N^3 pairs).
+* *direct*: the id is the key itself, over all nodes x chunks pairs, when that
+  table is no bigger than the sorted index would be (all-gather, all-reduce:
+  about every pair receives a delivery anyway).
+
+Either way ids follow the keys (node-major), so comparing ids compares
+(node, chunk).  In sorted mode, pairs of "every node" chunks that no delivery
+touches are never materialised: :func:`first_absent` checks them per chunk.
 """
 
 from __future__ import annotations
@@ -23,47 +30,82 @@ KEY_SPACE = 2**62
 rank-compressed to the chunks that appear."""
 
 
-def grouping_bytes(pre_pairs: int, deliveries: int, post_pairs: int) -> int:
-    """Peak bytes :class:`PairIndex` needs.
+_FORCE_DIRECT: bool | None = None  # tests: force a mode
+BLOCK_ROWS = 1 << 22
+"""Rows processed at once where rows can be processed in blocks."""
+
+
+def plan(nodes: int, chunks: int, pre_pairs: int, deliveries: int, post_pairs: int,
+         state_bytes: int, copies: bool = False) -> tuple[bool, int, int]:
+    """Choose the index mode and estimate the verifier's peak bytes, before allocating.
 
     Parameters
     ----------
+    nodes, chunks : int
+        The collective's node and chunk counts.
     pre_pairs, deliveries, post_pairs : int
         Explicit precondition pairs, chunk deliveries (rows), explicit postcondition pairs.
+    state_bytes : int
+        Verifier state per tracked pair (a step for copies, a contributor bitset for reductions).
+    copies : bool, optional
+        Non-reductions, whose direct mode needs no index: rows are read in blocks of
+        :data:`BLOCK_ROWS` (48 bytes each) against the per-pair state.
 
     Returns
     -------
-    int
-        About 30 bytes per element (keys, sort order, sorted keys, flags, group ids)
-        plus 24 per row (its transfer and endpoints while keys are built).
+    tuple
+        ``(direct, index_bytes, total_bytes)``: the mode, the index alone, and the index
+        with the state.  Sorted mode: about 30 bytes per element
+        (``pre + 2 * deliveries + post`` elements: keys with positions, sort
+        order, flags, group ids), 24 per row, and the state of at most
+        ``min(elements, nodes * chunks)`` pairs.  Direct mode: 8 bytes per
+        element, 24 per row, and ``17 + state`` bytes for each of the
+        ``nodes * chunks`` pairs.
+
+    Examples
+    --------
+    >>> plan(4096, 4096**2, 4096**2, 4096**2, 4096**2, 9)[0]  # all-to-all: sorted
+    False
+    >>> plan(4096, 4096, 4096, 4096**2, 0, 9)[0]               # all-gather: direct
+    True
     """
     k = pre_pairs + 2 * deliveries + post_pairs
-    return 30 * k + 24 * deliveries
+    pairs = nodes * chunks
+    sort_index, key_index = 30 * k + 24 * deliveries, 8 * k + 24 * deliveries + 17 * pairs
+    if copies:
+        key_index = 48 * min(deliveries, BLOCK_ROWS) + 16 * (pre_pairs + post_pairs)
+    by_sort = sort_index + min(k, pairs) * state_bytes
+    by_key = key_index + pairs * state_bytes
+    direct = (by_key <= by_sort and pairs < KEY_SPACE) if _FORCE_DIRECT is None else (
+        _FORCE_DIRECT and pairs < KEY_SPACE)
+    return (True, key_index, by_key) if direct else (False, sort_index, by_sort)
 
 
 class PairIndex:
-    """Compact ids of the (node, chunk) pairs a schedule and its collective mention.
+    """Ids of the (node, chunk) pairs a schedule and its collective mention.
 
     Elements are, in this order: the explicit precondition pairs, the (dst, chunk)
     of every row, the (src, chunk) of every row, the explicit postcondition pairs.
-    Equal pairs form one *group*; groups are numbered by ascending key
-    ``node * width + chunk`` (node-major) and, the sort being stable, a group's
-    first element is a precondition pair if the pair is pre-held, else its
-    earliest write if it is ever written.
+    Equal pairs share an id (a *group*); ids ascend with the key
+    ``node * width + chunk`` (node-major).  In sorted mode the sort is stable, so a
+    group's first element is a precondition pair if the pair is pre-held, else
+    its earliest write if it is ever written.
 
     Parameters
     ----------
     s : Schedule
         The schedule (chunk ids already range-checked).
+    direct : bool
+        Direct mode (id = key over all pairs) instead of sorted mode.
 
     Attributes
     ----------
     groups : int
-        Number of distinct pairs.
-    key : numpy.ndarray
-        Key of each group, ascending.
-    first : numpy.ndarray
-        Element position of each group's first element.
+        Number of ids.
+    key : numpy.ndarray or None
+        Key of each group, ascending (None in direct mode: the id is the key).
+    first : numpy.ndarray or None
+        Element position of each group's first element (sorted mode).
     pre, write, read, post : numpy.ndarray
         Group of each explicit pre pair, row destination, row source, explicit post pair.
     row_t : numpy.ndarray
@@ -72,38 +114,48 @@ class PairIndex:
         Numbers of explicit pre pairs, rows and explicit post pairs.
     """
 
-    def __init__(self, s: Schedule) -> None:
+    def __init__(self, s: Schedule, direct: bool = False) -> None:
         c = s.collective
         n, nc = c.nodes, c.chunks
-        pre_n, pre_c = c.pre.explicit()
-        post_n, post_c = c.post.explicit()
-        p, r, q = len(pre_n), len(s.chunk_idx), len(post_n)
+        p, r, q = c.pre.num_explicit, len(s.chunk_idx), c.post.num_explicit
         self.p, self.r, self.q = p, r, q
         self.row_t = np.repeat(np.arange(len(s.src), dtype=INDEX), np.diff(s.chunk_ptr))
         ch = s.chunk_idx
-        if n * nc < KEY_SPACE:
+        self.direct = direct
+        if direct or n * nc < KEY_SPACE:
             self.universe, self.width = None, nc
         else:  # rank-compress chunk ids to the ones that appear
-            u = np.concatenate([pre_c, ch, post_c])
+            u = np.concatenate([c.pre.explicit()[1], ch, c.post.explicit()[1]])
             u.sort()
             self.universe = u[np.concatenate(([True], u[1:] != u[:-1]))] if u.size else u
             self.width = max(len(self.universe), 1)
             if n * self.width >= 2**62:
                 raise InputError(f"{n} nodes x {self.width} chunks are too many pairs to index")
         k = p + 2 * r + q
-        keys = np.empty(k, dtype=INDEX)
-        keys[:p] = self.encode(pre_n, pre_c)
-        keys[p:p + r] = self.encode(s.dst[self.row_t], ch)
-        keys[p + r:p + 2 * r] = self.encode(s.src[self.row_t], ch)
-        keys[p + 2 * r:] = self.encode(post_n, post_c)
-        del pre_n, pre_c, post_n, post_c
         pbits = max(k - 1, 1).bit_length()
-        if (n * self.width - 1).bit_length() + pbits <= 63:
-            # stable sort without argsort: the element position rides in the low bits
-            keys <<= pbits
-            keys |= np.arange(k, dtype=INDEX)
+        packed = not direct and (n * self.width - 1).bit_length() + pbits <= 63
+        keys = np.empty(k, dtype=INDEX)
+        parts = (lambda: c.pre.explicit(), lambda: (s.dst[self.row_t], ch), lambda: (s.src[self.row_t], ch),
+                 lambda: c.post.explicit())
+        for lo, part in zip((0, p, p + r, p + 2 * r), parts):  # one part's pairs alive at a time
+            node, chunk = part()
+            seg = keys[lo:lo + len(chunk)]
+            np.multiply(node, self.width, out=seg)
+            del node
+            seg += chunk if self.universe is None else np.searchsorted(self.universe, chunk)
+            if packed:  # the element's position rides in the low bits: a plain sort is then stable
+                seg <<= pbits
+                seg |= np.arange(lo, lo + len(seg), dtype=INDEX)
+            del chunk, seg
+        if direct:
+            self.groups, self.key, self.first = n * nc, None, None
+            self.pre, self.write = keys[:p], keys[p:p + r]
+            self.read, self.post = keys[p + r:p + 2 * r], keys[p + 2 * r:]
+            return
+        if packed:
             keys.sort()
-            order = keys & ((1 << pbits) - 1)
+            order = np.empty(k, dtype=np.int32 if k < 2**31 else INDEX)
+            np.bitwise_and(keys, (1 << pbits) - 1, out=order, casting="unsafe")
             keys >>= pbits
             sk = keys
         else:
@@ -113,19 +165,17 @@ class PairIndex:
         new = np.empty(k, dtype=bool)
         new[:1] = True
         np.not_equal(sk[1:], sk[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
-        self.key = sk[starts]
+        self.key = sk[new]
         del sk
-        self.groups = len(starts)
+        self.first = order[new]
+        self.groups = len(self.key)
         gdt = np.int32 if self.groups < 2**31 else INDEX
         gid = np.cumsum(new, dtype=gdt)
         gid -= 1
         del new
         grp = np.empty(k, dtype=gdt)
         grp[order] = gid
-        del gid
-        self.first = order[starts]
-        del order, starts
+        del gid, order
         self.pre = grp[:p]
         self.write = grp[p:p + r]
         self.read = grp[p + r:p + 2 * r]
@@ -148,23 +198,37 @@ class PairIndex:
             chunk = np.searchsorted(self.universe, chunk)
         return np.asarray(node, dtype=INDEX) * self.width + chunk
 
+    def _ids(self, g) -> np.ndarray:
+        return np.arange(self.groups, dtype=INDEX)[g] if isinstance(g, slice) else np.asarray(g)
+
     def node_of(self, g) -> np.ndarray:
         """Node of groups ``g`` (an index array or a slice)."""
+        if self.key is None:
+            return self._ids(g) // self.width
         return self.key[g] // self.width
 
     def chunk_of(self, g) -> np.ndarray:
         """Chunk of groups ``g`` (an index array or a slice)."""
-        rank = self.key[g] % self.width
+        rank = self._ids(g) % self.width if self.key is None else self.key[g] % self.width
         return rank if self.universe is None else self.universe[rank]
 
-    def first_pre(self) -> np.ndarray:
-        """Whether each group holds an explicit precondition pair."""
-        return self.first < self.p
+    def pre_held(self) -> np.ndarray:
+        """Whether each group is an explicit precondition pair."""
+        if self.first is not None:
+            return self.first < self.p
+        held = np.zeros(self.groups, dtype=bool)
+        held[self.pre] = True
+        return held
 
     def first_write_row(self) -> np.ndarray:
         """Row of each group's earliest write (rows are in step order), or -1."""
-        f = self.first
-        return np.where((f >= self.p) & (f < self.p + self.r), f - self.p, -1)
+        if self.first is not None:
+            f = self.first
+            return np.where((f >= self.p) & (f < self.p + self.r), f - self.p, -1)
+        row = np.full(self.groups, self.r, dtype=INDEX)
+        np.minimum.at(row, self.write, np.arange(self.r, dtype=INDEX))
+        row[row == self.r] = -1
+        return row
 
 
 def first_absent(nodes: int, every_post: np.ndarray, thr: np.ndarray, pnode: np.ndarray,

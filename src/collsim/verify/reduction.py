@@ -22,9 +22,9 @@ import numpy as np
 from ..core.errors import ConflictingWriteError, DoubleCountError, MissingDataError, PostconditionError, Where
 from ..core.limits import check_memory, limit_error, memory_limit_bytes
 from ..core.schedule import Schedule
-from .pairs import INDEX, PairIndex, first_absent, grouping_bytes
+from .pairs import INDEX, PairIndex, first_absent, plan
 
-MAX_PASSES = 256
+MAX_PASSES = 64
 """Most chunk batches a reduction is verified in when its contributor bitsets do not fit at once."""
 _NEVER = np.iinfo(INDEX).max
 _POST_BATCH = 1 << 18
@@ -293,10 +293,11 @@ def verify_reduction(s: Schedule, what: str) -> None:
     # per-step temporaries (payload, sorted payload, unions, current, new ...) and post-check batches
     post_rows = min(_POST_BATCH, max(q, p + 2 * r + q if c.post.every is not None else 0))
     temps = ((int(per_step.max()) if per_step.size else 0) * 8 + 3 * post_rows) * words * 8
-    check_memory(grouping_bytes(p, r, q) + temps, what, HINT)
-    idx = PairIndex(s)
+    direct, index_bytes, _ = plan(n, c.chunks, p, r, q, words * 8)
+    check_memory(index_bytes + temps, what, HINT)
+    idx = PairIndex(s, direct)
     # allocated while the state lives: group ids, group keys and first elements, row columns
-    fixed = (p + 2 * r + q) * idx.read.itemsize + 16 * idx.groups + 24 * r + temps
+    fixed = (p + 2 * r + q) * idx.read.itemsize + (0 if direct else 16 * idx.groups) + 24 * r + temps
     state_bytes = idx.groups * words * 8
 
     def refuse():
@@ -317,12 +318,13 @@ def verify_reduction(s: Schedule, what: str) -> None:
     post_n, post_c = c.post.explicit()
     pre_every = c.pre.every_mask
     best_step = best_expl = best_every = None
+    pre_held = idx.pre_held()
     for mask in masks:
         b = _Batch(idx, s, row_step, mask)
         state = np.zeros((b.size, words), dtype=np.uint64)
         g = b.glob(np.arange(b.size))
         gn = idx.node_of(g)
-        init = np.flatnonzero((idx.first[g] < idx.p) | pre_every[idx.chunk_of(g)])
+        init = np.flatnonzero(pre_held[g] | pre_every[idx.chunk_of(g)])
         state[init, gn[init] >> 6] = np.left_shift(np.uint64(1), (gn[init] & 63).astype(np.uint64))
         del g, gn, init
         found = _run_steps(s, b, state, _NEVER if best_step is None else best_step[0][0])
@@ -339,7 +341,9 @@ def verify_reduction(s: Schedule, what: str) -> None:
         raise best_step[1]
     if best_expl is not None:
         raise best_expl[1]
-    if c.post.every is None:
+    if c.post.every is None or idx.direct:  # direct mode: no pair is untouched
+        if best_every is not None:
+            raise best_every[1]
         return
     # untouched pairs of every-node chunks keep their initial set: {v} if pre-held, else empty
     if c.prefix:
