@@ -85,3 +85,33 @@ def test_network_systems_refuse_bad_parameters():
         Star(nodes=4, link_latency_s=-1)
     with pytest.raises(E.InputError):
         Line(nodes=1)
+
+
+def test_blocked_link_loads_equal_a_direct_count(monkeypatch):
+    # link_loads works block by block of steps; a tiny block size must give the same counts
+    from collsim.core import routes, schedule
+    from collsim.systems.fat_tree import FatTree
+    s = collsim.build("pairwise", FatTree(nodes=32, k=8), "alltoall", "1KiB")
+    steps = np.repeat(s.step, s.hops)
+    want_keys, want_counts = np.unique(steps * len(s.system.links) + s.route_links, return_counts=True)
+    keys, counts = s.link_loads()
+    assert np.array_equal(keys, want_keys) and np.array_equal(counts, want_counts)
+    small = routes.row_blocks
+    monkeypatch.setattr(schedule, "row_blocks", lambda ptr, max_entries=0: small(ptr, 7))
+    fresh = s.replace()
+    keys, counts = fresh.link_loads()
+    assert np.array_equal(keys, want_keys) and np.array_equal(counts, want_counts)
+    assert fresh.max_link_load() == want_counts.max()
+
+
+def test_dense_rank_and_row_blocks():
+    from collsim.core.routes import dense_rank, row_blocks
+    dense = np.array([0, 0, 1, 2])
+    assert dense_rank(dense) is dense            # already dense: no copy
+    assert dense_rank(np.array([3, 3, 9])).tolist() == [0, 0, 1]
+    assert dense_rank(np.array([], np.int64)).tolist() == []
+    ptr = np.array([0, 3, 3, 10, 11])
+    blocks = row_blocks(ptr, 4)
+    assert blocks[0][0] == 0 and blocks[-1][1] == 4
+    assert all(a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
+    assert all(ptr[hi] - ptr[lo] <= 4 or hi - lo == 1 for lo, hi in blocks)

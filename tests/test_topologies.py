@@ -360,3 +360,16 @@ def test_custom_file_errors(tmp_path):
         CustomNetwork.from_toml(wrong)
     with pytest.raises(InputError, match="TOML file"):
         CustomNetwork.from_options()
+
+
+@pytest.mark.parametrize("nodes,k,levels", [(16, 4, 3), (13, 4, 3), (128, 8, 3), (100, 8, 3), (8, 4, 2),
+                                            (5, 4, 2), (70, 12, 2), (2, 2, 3), (2, 2, 2)])
+def test_fat_tree_arithmetic_routes_equal_the_next_hop_walk(nodes, k, levels):
+    # FatTree.route writes routes from link-id arithmetic; the generic walk follows next_hop
+    from collsim.core.network import Network
+    t = FatTree(nodes=nodes, k=k, levels=levels)
+    s, d = np.divmod(np.arange(nodes * nodes), nodes)
+    keep = s != d
+    fast, walk = t.route(s[keep], d[keep]), Network.route(t, s[keep], d[keep])
+    assert np.array_equal(fast[0], walk[0]) and np.array_equal(fast[1], walk[1])
+    check_network_routes(t, s[keep], d[keep], fast[0], fast[1], np.zeros(keep.sum(), np.int64))

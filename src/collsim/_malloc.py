@@ -13,7 +13,6 @@ docs/performance.md.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 
 M_TRIM_THRESHOLD = -1
 M_TOP_PAD = -2
@@ -33,14 +32,17 @@ def tune_malloc() -> bool:
     >>> isinstance(tune_malloc(), bool)
     True
     """
-    name = ctypes.util.find_library("c")
-    if not name:
-        return False
-    try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
+    try:  # glibc's soname first: ctypes.util.find_library runs ldconfig, which costs start-up time
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
     except (OSError, AttributeError):
-        return False
+        from ctypes.util import find_library
+        name = find_library("c")
+        if not name:
+            return False
+        try:
+            mallopt = ctypes.CDLL(name).mallopt
+        except (OSError, AttributeError):
+            return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     ok = mallopt(M_MMAP_MAX, 0)                 # large blocks from the heap, not mmap
     ok &= mallopt(M_TRIM_THRESHOLD, 2**31 - 1)  # keep freed memory for reuse

@@ -20,6 +20,7 @@ kind it holds.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -63,11 +64,78 @@ def permute_csr(lengths: np.ndarray, idx: np.ndarray, order: np.ndarray) -> tupl
     return ptr, idx[starts + np.arange(ptr[-1], dtype=INDEX)]
 
 
+def dense_rank(sorted_values: np.ndarray) -> np.ndarray:
+    """Rank of each value among the distinct values of a non-decreasing array.
+
+    The inverse of ``np.unique(..., return_inverse=True)`` for sorted input in one
+    linear pass; when the values are already ``0, 1, 2, ...`` with no gap the input
+    array itself is returned (no copy).
+
+    Parameters
+    ----------
+    sorted_values : numpy.ndarray
+        Non-decreasing integers (logical rounds, say).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 ranks, ``0`` for the smallest value.
+
+    Examples
+    --------
+    >>> dense_rank(np.array([2, 2, 5, 7, 7])).tolist()
+    [0, 0, 1, 2, 2]
+    """
+    v = np.asarray(sorted_values)
+    if v.size == 0:
+        return np.zeros(0, INDEX)
+    change = v[1:] != v[:-1]
+    if v.dtype == INDEX and v[0] == 0 and int(v[-1]) == int(np.count_nonzero(change)):
+        return v  # already dense
+    out = np.zeros(v.size, INDEX)
+    np.cumsum(change, out=out[1:])
+    return out
+
+
+def row_blocks(ptr: np.ndarray, max_entries: int = 1 << 20) -> list[tuple[int, int]]:
+    """Split CSR rows into consecutive blocks of at most ``max_entries`` entries.
+
+    Work over CSR contents (every link of every route, say) done block by block
+    keeps its temporaries bounded by the block, not by the whole schedule.  A row
+    longer than ``max_entries`` is a block of its own.
+
+    Parameters
+    ----------
+    ptr : numpy.ndarray
+        CSR row pointer (``len = rows + 1``).
+    max_entries : int, optional
+        Entries per block (default 2**20, 8 MiB of int64).
+
+    Returns
+    -------
+    list of tuple of int
+        ``(lo, hi)`` row ranges covering every row in order.
+
+    Examples
+    --------
+    >>> row_blocks(np.array([0, 2, 4, 5, 9]), max_entries=4)
+    [(0, 2), (2, 3), (3, 4)]
+    """
+    rows = len(ptr) - 1
+    out, lo = [], 0
+    while lo < rows:
+        hi = int(np.searchsorted(ptr, ptr[lo] + max_entries, side="right")) - 1
+        hi = min(max(hi, lo + 1), rows)
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class RingRoutes:
     """Routes and channels of transfers on an optical ring.
 
-    Attributes
+    Parameters
     ----------
     direction : numpy.ndarray
         ``int8`` +1 (clockwise) or -1 (counter-clockwise).
@@ -153,7 +221,7 @@ class RingRoutes:
 class LinkRoutes:
     """Routes of transfers on an electrical network: directed link ids in order.
 
-    Attributes
+    Parameters
     ----------
     route_ptr, route_links : numpy.ndarray
         CSR: transfer ``t`` crosses ``route_links[route_ptr[t]:route_ptr[t+1]]``.
@@ -173,9 +241,9 @@ class LinkRoutes:
     def __len__(self) -> int:
         return len(self.route_ptr) - 1
 
-    @property
+    @cached_property
     def hops(self) -> np.ndarray:
-        """Links on each route."""
+        """Links on each route (computed once)."""
         return np.diff(self.route_ptr)
 
     def channels(self) -> np.ndarray:

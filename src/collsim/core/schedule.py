@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from .collective import Collective
-from .routes import INDEX, ROUTE_COLUMNS, LinkRoutes, RingRoutes, permute_csr
+from .routes import INDEX, ROUTE_COLUMNS, LinkRoutes, RingRoutes, permute_csr, row_blocks
 from .system import System
 
 
@@ -41,7 +41,7 @@ def _csr_from_lists(chunks) -> tuple[np.ndarray, np.ndarray]:
 class LogicalSchedule:
     """What an algorithm emits: transfers grouped into logical rounds.
 
-    Attributes
+    Parameters
     ----------
     collective : Collective
         The collective it implements (with the algorithm's chunking).
@@ -62,6 +62,16 @@ class LogicalSchedule:
     via : numpy.ndarray or None
         Route hint per transfer, read by the system's routing (on an MLFM the other
         column of the spine a same-column transfer crosses); -1 or None: default route.
+
+    Examples
+    --------
+    >>> from collsim.core.collective import make_collective
+    >>> b = LogicalBuilder(make_collective("allgather", 3, 8))
+    >>> b.add(0, [0, 1, 2], [1, 2, 0], [[0], [1], [2]])
+    >>> b.add(1, [0, 1, 2], [1, 2, 0], [[2], [0], [1]])
+    >>> ls = b.build()
+    >>> ls.rounds, ls.round.tolist(), ls.chunk_idx.tolist()
+    (2, [0, 0, 0, 1, 1, 1], [0, 1, 2, 2, 0, 1])
     """
 
     collective: Collective
@@ -137,7 +147,10 @@ class LogicalBuilder:
         if isinstance(chunks, np.ndarray) or (len(chunks) and np.ndim(chunks[0]) == 1
                                                and len({len(c) for c in chunks}) == 1):
             chunks = np.asarray(chunks, dtype=INDEX).reshape(t, -1)
-        ptr, idx = _csr_from_lists(chunks)
+        if isinstance(chunks, np.ndarray):  # uniform width: keep the width, not a pointer array
+            ptr, idx = chunks.shape[1], chunks.reshape(-1).astype(INDEX, copy=False)
+        else:
+            ptr, idx = _csr_from_lists(chunks)
         rnd = np.broadcast_to(np.asarray(rnd, dtype=INDEX), (t,))
         red = np.broadcast_to(np.asarray(reduce, dtype=bool), (t,))
         extra = {}
@@ -159,19 +172,26 @@ class LogicalBuilder:
         if not self._blocks:
             z = np.zeros(0, INDEX)
             return LogicalSchedule(self.collective, z, z, z, np.zeros(1, INDEX), z, np.zeros(0, bool))
+        sizes = [len(b[1]) for b in self._blocks]
         cols = list(zip(*self._blocks))
-        rnd = np.concatenate(cols[0])
-        src = np.concatenate(cols[1])
-        dst = np.concatenate(cols[2])
-        lengths = np.concatenate([np.diff(p) for p in cols[3]])
-        idx = np.concatenate(cols[4])
-        red = np.concatenate(cols[5])
+        self._blocks = []  # each column's blocks are freed once concatenated: peak ~ one column, not two copies
+
+        def column(i: int) -> np.ndarray:
+            if i == 3:  # chunk counts: a width per uniform block, else the block's pointer array
+                out = np.concatenate([np.full(size, p, INDEX) if isinstance(p, int) else np.diff(p)
+                                      for p, size in zip(cols[3], sizes)])
+            else:
+                out = np.concatenate(cols[i])
+            cols[i] = None
+            return out
+
+        rnd, src, dst, lengths, idx, red = (column(i) for i in range(6))
         extra = {}
         for name, used in self._optional.items():
             if used:
                 dtype, fill = self._FILL[name]
-                extra[name] = np.concatenate([e[name] if e[name] is not None else np.full(len(b[1]), fill, dtype)
-                                              for e, b in zip(cols[6], self._blocks)])
+                extra[name] = np.concatenate([e[name] if e[name] is not None else np.full(size, fill, dtype)
+                                              for e, size in zip(cols[6], sizes)])
         if len(rnd) < 2 or (rnd[1:] >= rnd[:-1]).all():  # blocks already in round order
             ptr = np.zeros(len(rnd) + 1, dtype=INDEX)
             np.cumsum(lengths, out=ptr[1:])
@@ -186,7 +206,7 @@ class LogicalBuilder:
 class Schedule:
     """A physical schedule: transfers in time slots, with routes owned by the system's kind.
 
-    Attributes
+    Parameters
     ----------
     system : System
         The system it runs on.
@@ -270,11 +290,16 @@ class Schedule:
     def size_bytes(self) -> np.ndarray:
         """Bytes carried by each transfer (sum of its chunks' sizes)."""
         if "size" not in self._cache:
-            per_chunk = self.collective.chunk_bytes[self.chunk_idx]
-            sizes = np.zeros(len(self.src), dtype=INDEX)
-            nz = np.diff(self.chunk_ptr) > 0
-            if per_chunk.size:
-                sizes[nz] = np.add.reduceat(per_chunk, self.chunk_ptr[:-1][nz])
+            c = self.collective
+            pieces = c.bytes_of(np.arange(c.split))
+            if (pieces == pieces[0]).all():  # equal chunks: chunk count x chunk size, no per-chunk gather
+                sizes = np.diff(self.chunk_ptr) * pieces[0]
+            else:
+                per_chunk = c.bytes_of(self.chunk_idx)
+                sizes = np.zeros(len(self.src), dtype=INDEX)
+                nz = np.diff(self.chunk_ptr) > 0
+                if per_chunk.size:
+                    sizes[nz] = np.add.reduceat(per_chunk, self.chunk_ptr[:-1][nz])
             self._cache["size"] = sizes
         return self._cache["size"]
 
@@ -310,22 +335,41 @@ class Schedule:
             ``(keys, counts)`` with ``key = step * links + link`` for every (step, link)
             used at least once (empty without link routes).
         """
+        keys, counts = [np.zeros(0, INDEX)], [np.zeros(0, INDEX)]
+        for k, c in self._link_load_blocks():
+            keys.append(k)
+            counts.append(c)
+        return np.concatenate(keys), np.concatenate(counts)
+
+    def _link_load_blocks(self):
+        """:meth:`link_loads` block by block of steps (bounded temporaries)."""
         links = getattr(self.routes, "route_links", None)
         if links is None:
-            return np.zeros(0, INDEX), np.zeros(0, INDEX)
+            return
         nlinks = len(self.system.links)
-        steps = np.repeat(self.step, self.routes.hops)
-        keys = steps * nlinks + links
-        keys.sort()
-        if not keys.size:
-            return keys, keys
-        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-        return keys[starts], np.diff(np.append(starts, keys.size))
+        ent = self.routes.route_ptr[self.step_bounds]  # first link entry of every step
+        per_block = max(1, (1 << 18) // max(nlinks, 1))  # steps whose (step, link) counters fit 2 MiB
+        for lo, hi in row_blocks(ent, 1 << 18):  # bounded temporaries, whatever the schedule's size
+            for a in range(lo, hi, per_block):
+                b = min(hi, a + per_block)
+                seg = links[ent[a]:ent[b]]
+                local = np.repeat(np.arange(b - a, dtype=INDEX) * nlinks, np.diff(ent[a:b + 1])) + seg
+                if (b - a) * nlinks <= 4 * max(seg.size, 1 << 16):
+                    cnt = np.bincount(local, minlength=(b - a) * nlinks)
+                    k = np.flatnonzero(cnt)
+                    c = cnt[k]
+                else:  # few entries over very many links: sort instead of counting
+                    local.sort()
+                    starts = np.flatnonzero(np.concatenate(([True], local[1:] != local[:-1])))
+                    k, c = local[starts], np.diff(np.append(starts, local.size))
+                yield k + a * nlinks, c.astype(INDEX)
 
     def max_link_load(self) -> int:
         """The most flows sharing one directed link in one step (0 on rings)."""
-        _, counts = self.link_loads()
-        return int(counts.max()) if counts.size else 0
+        if "max_link_load" not in self._cache:
+            self._cache["max_link_load"] = max((int(c.max()) for _, c in self._link_load_blocks() if c.size),
+                                               default=0)
+        return self._cache["max_link_load"]
 
     def take(self, rows, **changes: Any) -> "Schedule":
         """The schedule made of transfers ``rows`` in that order, with columns replaced.

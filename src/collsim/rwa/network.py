@@ -12,6 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..core.errors import UnsupportedError
+from ..core.routes import dense_rank
 from ..core.schedule import LinkRoutes, LogicalSchedule, Schedule
 
 
@@ -60,8 +61,7 @@ def realize_network(system, logical: LogicalSchedule, *, algorithm: str = "custo
         raise UnsupportedError(f"{system.kind} networks have no wavelength bands; stripe > 1 applies to "
                                f"optical rings")
     ptr, links = system.route(logical.src, logical.dst, via=logical.via)
-    _, step = np.unique(logical.round, return_inverse=True)
     return Schedule(system=system, collective=logical.collective, algorithm=algorithm, params=dict(params or {}),
-                    step=step.astype(np.int64).reshape(-1), round=logical.round, src=logical.src, dst=logical.dst,
+                    step=dense_rank(logical.round), round=logical.round, src=logical.src, dst=logical.dst,
                     chunk_ptr=logical.chunk_ptr, chunk_idx=logical.chunk_idx, reduce=logical.reduce,
                     routes=LinkRoutes(ptr, links))

@@ -111,8 +111,12 @@ def _slots(logical: LogicalSchedule, direction: np.ndarray, w: int):
         raise InputError(f"transfer {i} asks for a band of {int(band[i])} wavelengths; a band holds 1..{w} "
                          f"wavelengths of one fiber")
     group = logical.round * 2 + (direction > 0)
-    uniq, inv = np.unique(group, return_inverse=True)
-    widest = np.zeros(len(uniq), np.int32)
+    if t and int(logical.round.max()) < 4 * t:  # dense round ids: index by (round, direction) directly
+        inv = group
+        widest = np.zeros(2 * int(logical.round.max()) + 2, np.int32)
+    else:
+        uniq, inv = np.unique(group, return_inverse=True)
+        widest = np.zeros(len(uniq), np.int32)
     np.maximum.at(widest, inv, band)
     return band, widest[inv]
 

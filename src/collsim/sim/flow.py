@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InputError, UnsupportedError
+from ..core.routes import row_blocks
 from ..core.schedule import LinkRoutes, Schedule
 from ..cost.network import transfer_fixed_s
 from .maxmin import max_min_rates
@@ -75,7 +76,7 @@ def _gather(ptr: np.ndarray, idx: np.ndarray, rows: np.ndarray) -> tuple[np.ndar
 class SimResult:
     """Outcome of :func:`simulate`.
 
-    Attributes
+    Parameters
     ----------
     total_time_s : float
         Finish time of the last flow.
@@ -97,6 +98,24 @@ class SimResult:
         The network (for link names and bandwidths).
     events : int
         Number of simulation events (rate periods).
+
+    References
+    ----------
+    H. Casanova, A. Legrand, M. Quinson, "SimGrid: a generic framework for large-scale
+    distributed experiments", UKSim 2008 (flow-level network simulation, used by
+    seed 003); D. Bertsekas, R. Gallager, "Data Networks", 2nd ed., Prentice Hall,
+    1992, ch. 6 (max-min fair rates).
+
+    Examples
+    --------
+    >>> import collsim
+    >>> from collsim.systems.electrical import Line
+    >>> line = Line(nodes=4, link_bandwidth_bytes_per_s=1e9, link_latency_s=0)
+    >>> r = simulate(collsim.build("pairwise", line, "alltoall", 1000))
+    >>> r.step_time_s.round(9).tolist(), r.max_link_load, r.peak_link_flows   # phase 2: 2 flows share a link
+    ([1e-06, 2e-06, 1e-06], 2, 2)
+    >>> r.total_time_s, r.link_bytes.tolist()
+    (4e-06, [3000, 4000, 3000, 3000, 4000, 3000])
     """
 
     total_time_s: float
@@ -269,6 +288,13 @@ def simulate(schedule: Schedule, *, mode: str = "bulk") -> SimResult:
     InputError
         For an unknown mode.
 
+    References
+    ----------
+    H. Casanova, A. Legrand, M. Quinson, "SimGrid: a generic framework for large-scale
+    distributed experiments", UKSim 2008 (flow-level simulation with fair sharing);
+    D. Bertsekas, R. Gallager, "Data Networks", 2nd ed., Prentice Hall, 1992, ch. 6
+    (max-min fairness).
+
     Examples
     --------
     >>> import collsim
@@ -289,11 +315,14 @@ def simulate(schedule: Schedule, *, mode: str = "bulk") -> SimResult:
     links = np.asarray(schedule.route_links, np.int64)
     n = len(schedule.src)
     size = schedule.size_bytes
-    hops = np.diff(ptr)
+    hops = schedule.hops
     fixed = transfer_fixed_s(schedule) if n else np.zeros(0)
     moving = (size > 0) & (hops > 0)
-    link_bytes = np.rint(np.bincount(links, weights=np.repeat(size, hops).astype(np.float64),
-                                     minlength=len(lt))).astype(np.int64)
+    link_bytes = np.zeros(len(lt), np.int64)
+    for lo, hi in row_blocks(ptr):  # bounded temporaries: one block of route entries at a time
+        block = np.bincount(links[ptr[lo]:ptr[hi]], weights=np.repeat(size[lo:hi], hops[lo:hi]).astype(np.float64),
+                            minlength=len(lt))
+        link_bytes += np.rint(block).astype(np.int64)
     start = np.zeros(n)
     finish = np.zeros(n)
     eng = _Engine(ptr, links, lt.bandwidth_bytes_per_s)

@@ -73,8 +73,10 @@ def _smallest_k(nodes: int, levels: int) -> int:
 class FatTree(Network):
     """A k-ary fat tree; ``nodes`` hosts (at most the capacity) on the first host ports.
 
-    Attributes
+    Parameters
     ----------
+    nodes, name, link_bandwidth_bytes_per_s, link_latency_s, startup_s
+        As for :class:`~collsim.core.network.Network`.
     k : int or None
         Ports per switch, even >= 2; None picks the smallest k whose tree holds ``nodes``.
     levels : int
@@ -216,6 +218,63 @@ class FatTree(Network):
         out = np.where(agg, np.where(a // m == dst // (m * m), down, up), out)
         c = rel - 2 * k * m
         return np.where(c >= 0, n + k * m + (dst // (m * m)) * m + c // m, out)
+
+    def route(self, src, dst, via=None):
+        """The up/down D-mod-k routes of :meth:`next_hop`, computed arithmetically.
+
+        A route of LCA level ``L`` has ``2L`` links whose ids follow from the edge
+        order of :meth:`edges` (up links first, then the same links downwards), so all
+        routes are written in one pass per level, with no per-hop search.
+
+        Parameters
+        ----------
+        src, dst : numpy.ndarray
+            Distinct end-node endpoints.
+        via : numpy.ndarray, optional
+            Route hints; a fat tree takes none (every entry must be -1).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(ptr, links)``: transfer ``t`` crosses ``links[ptr[t]:ptr[t+1]]`` in order.
+
+        Examples
+        --------
+        >>> t = FatTree(nodes=8, k=4, levels=2)
+        >>> ptr, links = t.route(np.array([0, 0]), np.array([1, 5]))
+        >>> ptr.tolist(), [t.link_name(int(x)) for x in links[ptr[1]:]]
+        ([0, 2, 6], ['n0->s0', 's0->s5', 's5->s2', 's2->n5'])
+        """
+        src = np.asarray(src, dtype=np.int64).reshape(-1)
+        dst = np.asarray(dst, dtype=np.int64).reshape(-1)
+        if (via is not None and (np.asarray(via) >= 0).any()) or (src == dst).any():
+            return super().route(src, dst, via)  # refuses hints / zero-hop routes, as the base class
+        n, k, m = self.nodes, self.k, self.k // 2
+        up = n + (k * m if self.levels == 2 else 2 * k * m * m)  # down link of up link i is up + i
+        level = self.lca_level(src, dst)
+        ptr = np.zeros(len(src) + 1, np.int64)
+        np.cumsum(2 * level, out=ptr[1:])
+        links = np.empty(int(ptr[-1]), np.int64)
+        for lv in range(1, self.levels + 1):
+            rows = np.flatnonzero(level == lv)
+            if not rows.size:
+                continue
+            s, d = src[rows], dst[rows]
+            cols = [s]                                    # host -> its edge/leaf switch
+            if lv >= 2:
+                j = d % m                                 # edge/leaf uplink by destination
+                cols.append(n + (s // m) * m + j)
+            if lv == 3:
+                t = (d // m) % m                          # aggregation uplink by destination
+                cols.append(n + k * m * m + ((s // (m * m)) * m + j) * m + t)
+                cols.append(up + n + k * m * m + ((d // (m * m)) * m + j) * m + t)
+            if lv >= 2:
+                cols.append(up + n + (d // m) * m + j)
+            cols.append(up + d)                           # edge/leaf switch -> host
+            start = ptr[rows]
+            for h, col in enumerate(cols):
+                links[start + h] = col
+        return ptr, links
 
     def lca_level(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """Level of the lowest common ancestor switch (1 = edge/leaf, 2, 3 = core).

@@ -31,7 +31,7 @@ rank-compressed to the chunks that appear."""
 
 
 _FORCE_DIRECT: bool | None = None  # tests: force a mode
-BLOCK_ROWS = 1 << 22
+BLOCK_ROWS = 1 << 20
 """Rows processed at once where rows can be processed in blocks."""
 
 
@@ -112,6 +112,16 @@ class PairIndex:
         Transfer of each row.
     p, r, q : int
         Numbers of explicit pre pairs, rows and explicit post pairs.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=3)
+    >>> idx = PairIndex(s)
+    >>> idx.groups, idx.pre.tolist(), idx.write.tolist()      # every pair occurs: (v, c) has id 3v + c
+    (9, [0, 4, 8], [3, 7, 2, 5, 6, 1])
+    >>> bool((idx.node_of(idx.write) == s.dst[idx.row_t]).all())
+    True
     """
 
     def __init__(self, s: Schedule, direct: bool = False) -> None:

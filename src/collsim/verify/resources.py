@@ -22,6 +22,7 @@ import numpy as np
 from ..core.errors import (ChannelConflictError, ChannelRangeError, RouteError,
                            TransceiverLimitError, Where)
 from ..core.ring import arc_start, first_overlap, link_id
+from ..core.routes import row_blocks
 from ..core.schedule import Schedule
 
 
@@ -38,10 +39,24 @@ def verify_endpoints(s: Schedule) -> None:
     s : Schedule
         Schedule to check.
 
+    Returns
+    -------
+    None
+
     Raises
     ------
     RouteError
         For out-of-range endpoints, a transfer to itself, or steps out of order.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=4)
+    >>> verify_endpoints(s)
+    >>> verify_endpoints(s.replace(dst=s.src))
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.RouteError: bad route: node 0 sends to itself (step 0, transfer 0)
     """
     n = s.system.nodes
     if s.collective.nodes != n:
@@ -66,10 +81,24 @@ def verify_ring_routes(s: Schedule) -> None:
     s : Schedule
         Schedule on a ring system.
 
+    Returns
+    -------
+    None
+
     Raises
     ------
     RouteError
         Naming the step and transfer of the first bad route.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=4)
+    >>> verify_ring_routes(s)
+    >>> verify_ring_routes(s.replace(hops=s.hops + 1))
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.RouteError: bad route: route from 0 going cw for 2 hops ends at 2, not at destination 1 (step 0, transfer 0)
     """
     n = s.system.nodes
     i = _first((s.direction != 1) & (s.direction != -1))
@@ -115,6 +144,10 @@ def verify_channels(s: Schedule) -> None:
     ----------
     s : Schedule
         Schedule on an optical ring (routes already checked).
+
+    Returns
+    -------
+    None
 
     Raises
     ------
@@ -169,10 +202,24 @@ def verify_transceivers(s: Schedule) -> None:
     s : Schedule
         Schedule on a system with optional ``max_tx_channels`` / ``max_rx_channels``.
 
+    Returns
+    -------
+    None
+
     Raises
     ------
     TransceiverLimitError
         Naming the step and node that exceed a limit.
+
+    Examples
+    --------
+    >>> import collsim, dataclasses
+    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=4, stripe=2)   # 2 channels per send
+    >>> verify_transceivers(s)
+    >>> verify_transceivers(s.replace(system=dataclasses.replace(s.system, max_tx_channels=1)))
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.TransceiverLimitError: transceiver limit: node 0 transmits on 2 channels, limit 1 (step 0, transfer 0, node 0)
     """
     n = s.system.nodes
     for attr, col, what in (("max_tx_channels", s.src, "transmits"), ("max_rx_channels", s.dst, "receives")):
@@ -201,35 +248,57 @@ def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarr
     ptr, links : numpy.ndarray
         CSR routes.
 
+    Returns
+    -------
+    None
+
     Raises
     ------
     RouteError
         Naming the step and transfer of the first bad route.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("ring", "ring", "allgather", "1KiB", nodes=4)    # an electrical ring
+    >>> check_network_routes(s.system, s.src, s.dst, s.route_ptr, s.route_links, s.step)
+    >>> check_network_routes(s.system, s.src, s.dst, s.route_ptr, s.route_links[::-1], s.step)
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.RouteError: bad route: route does not run from 0 to 1 (step 0, transfer 0)
     """
     lt = system.links
     if len(ptr) != len(src) + 1 or ptr[-1] != len(links):
         raise RouteError(f"route table covers {len(ptr) - 1} transfers and {len(links)} links, "
                          f"but the schedule has {len(src)} transfers")
+    blocks = row_blocks(ptr)  # three passes of bounded temporaries, in the order errors are reported
+    for lo, hi in blocks:
+        seg = links[ptr[lo]:ptr[hi]]
+        wrong = (seg < 0) | (seg >= len(lt))
+        if wrong.any():
+            k = int(ptr[lo]) + int(np.flatnonzero(wrong)[0])
+            t = int(np.searchsorted(ptr, k, side="right") - 1)
+            raise RouteError(f"link id {int(links[k])} does not exist", Where(step=int(step[t]), transfer=t))
     lengths = np.diff(ptr)
-    bad = lengths < 1
-    if len(links) and ((links < 0) | (links >= len(lt))).any():
-        k = int(np.flatnonzero((links < 0) | (links >= len(lt)))[0])
-        t = int(np.searchsorted(ptr, k, side="right") - 1)
-        raise RouteError(f"link id {int(links[k])} does not exist", Where(step=int(step[t]), transfer=t))
-    if not bad.any() and len(links):
-        first, last = links[ptr[:-1]], links[ptr[1:] - 1]
-        bad = (lt.src[first] != src) | (lt.dst[last] != dst)
-        joins = lt.dst[links[:-1]] != lt.src[links[1:]]
-        joins[ptr[1:-1] - 1] = False  # boundaries between transfers
+    if (lengths < 1).any():
+        t = int(np.flatnonzero(lengths < 1)[0])
+        raise RouteError(f"route does not run from {int(src[t])} to {int(dst[t])}",
+                         Where(step=int(step[t]), transfer=t))
+    for lo, hi in blocks:
+        seg = links[ptr[lo]:ptr[hi]]
+        joins = lt.dst[seg[:-1]] != lt.src[seg[1:]]
+        joins[ptr[lo + 1:hi] - ptr[lo] - 1] = False  # boundaries between transfers
         if joins.any():
-            k = int(np.flatnonzero(joins)[0])
+            k = int(ptr[lo]) + int(np.flatnonzero(joins)[0])
             t = int(np.searchsorted(ptr, k, side="right") - 1)
             raise RouteError(f"route breaks after link {system.link_name(int(links[k]))}",
                              Where(step=int(step[t]), transfer=t, link=system.link_name(int(links[k + 1]))))
-    if bad.any():
-        t = int(np.flatnonzero(bad)[0])
-        raise RouteError(f"route does not run from {int(src[t])} to {int(dst[t])}",
-                         Where(step=int(step[t]), transfer=t))
+    for lo, hi in blocks:
+        bad = (lt.src[links[ptr[lo:hi]]] != src[lo:hi]) | (lt.dst[links[ptr[lo + 1:hi + 1] - 1]] != dst[lo:hi])
+        if bad.any():
+            t = lo + int(np.flatnonzero(bad)[0])
+            raise RouteError(f"route does not run from {int(src[t])} to {int(dst[t])}",
+                             Where(step=int(step[t]), transfer=t))
 
 
 def verify_ring_resources(s: Schedule) -> None:
@@ -239,6 +308,10 @@ def verify_ring_resources(s: Schedule) -> None:
     ----------
     s : Schedule
         Schedule with :class:`~collsim.core.routes.RingRoutes`.
+
+    Returns
+    -------
+    None
 
     Raises
     ------
@@ -262,6 +335,10 @@ def verify_network_resources(s: Schedule) -> None:
     ----------
     s : Schedule
         Schedule with :class:`~collsim.core.routes.LinkRoutes`.
+
+    Returns
+    -------
+    None
 
     Raises
     ------
