@@ -92,3 +92,24 @@ def test_malformed_fields(mutate, match):
     mutate(doc)
     with pytest.raises(E.ScheduleFormatError, match=match):
         loads(json.dumps(doc))
+
+
+@pytest.mark.parametrize("suffix", [".json", ".npz"])
+def test_saved_files_get_ordinary_permissions(tmp_path, suffix):
+    # written through a temporary file (mkstemp makes it 0600), but the result has the mode a
+    # plain open() would give, and an existing file keeps its own
+    import os
+    import stat
+    from collsim.core.serialize import save
+    s = build("ring", "paper", "allgather", 64, nodes=4)
+    new, old = tmp_path / f"new{suffix}", tmp_path / f"old{suffix}"
+    mask = os.umask(0o022)
+    try:
+        save(s, new)
+        old.write_bytes(b"")
+        old.chmod(0o640)
+        save(s, old)
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o644
+    assert stat.S_IMODE(old.stat().st_mode) == 0o640

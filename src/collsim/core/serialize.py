@@ -8,10 +8,7 @@ vertices they visit (``"path"``; on electrical networks switches are vertices to
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +16,7 @@ import numpy as np
 
 from .collective import SPECS, make_collective
 from .errors import CollsimError, InputError, RouteError, ScheduleFormatError, Where
+from .files import atomic_write
 from .schedule import INDEX, LinkRoutes, RingRoutes, Schedule
 from .system import system_from_description
 from .validate import is_integer
@@ -69,6 +67,12 @@ def dumps(s: Schedule) -> str:
     -------
     str
         JSON text, one transfer per line.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> dumps(collsim.build("ring", "paper", "allgather", 1024, nodes=3)).splitlines()[-4]  # the last transfer
+    '   {"src":2,"dst":0,"chunks":[1],"reduce":false,"bytes":1024,"round":1,"path":[2,0],"fiber":0,"wavelength":0}'
     """
     head = json.dumps(header(s), indent=1)[:-2]
     with_path = int(s.hops.sum()) <= PATH_LIMIT
@@ -83,41 +87,6 @@ def dumps(s: Schedule) -> str:
     return "".join(parts)
 
 
-def atomic_write(path: str | Path, write) -> None:
-    """Write a file through a temporary file in the same folder, renamed into place.
-
-    Parameters
-    ----------
-    path : str or Path
-        Destination.
-    write : callable
-        ``write(binary_file)`` writes the contents.
-
-    Raises
-    ------
-    InputError
-        If the file cannot be written; the destination is then untouched and no
-        temporary file is left behind.
-    """
-    path = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
-        raise
-
-
 def save(s: Schedule, path: str | Path) -> None:
     """Write a schedule file: JSON, or numpy's binary ``.npz`` when the name ends in ``.npz``.
 
@@ -127,6 +96,10 @@ def save(s: Schedule, path: str | Path) -> None:
         The schedule.
     path : str or Path
         Destination file (written atomically).
+
+    Returns
+    -------
+    None
 
     Raises
     ------
@@ -215,6 +188,13 @@ def header(s: Schedule) -> dict[str, Any]:
     -------
     dict
         JSON-able header shared by the JSON and the ``.npz`` formats.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> h = header(collsim.build("ring", "paper", "allgather", 1024, nodes=3))
+    >>> h["format"], h["version"], h["collective"], h["algorithm"]
+    ('collsim-schedule', 2, {'kind': 'allgather', 'nodes': 3, 'size_bytes': 1024, 'split': 1, 'root': None}, 'ring')
     """
     return {"format": FORMAT, "version": VERSION, "system": s.system.describe(),
             "collective": s.collective.describe(), "algorithm": s.algorithm, "params": dict(s.params)}
@@ -237,6 +217,13 @@ def read_header(doc: Any):
     ------
     ScheduleFormatError
         Wrong format or version, or a malformed system or collective.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> system, coll = read_header(header(collsim.build("ring", "paper", "allgather", 1024, nodes=3)))
+    >>> system.kind, system.nodes, coll.kind, coll.size_bytes
+    ('optical-ring', 3, 'allgather', 1024)
     """
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ScheduleFormatError(f"not a collsim schedule (expected \"format\": \"{FORMAT}\")")
@@ -279,6 +266,13 @@ def loads(text: str) -> Schedule:
         Malformed JSON or missing/ill-typed fields.
     RouteError
         A ``path`` that is not a contiguous one-direction walk from source to destination.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = loads(dumps(collsim.build("ring", "paper", "allgather", 1024, nodes=3)))
+    >>> s.num_steps, s.src.tolist(), s.dst.tolist()
+    (2, [0, 1, 2, 0, 1, 2], [1, 2, 0, 1, 2, 0])
     """
     try:
         doc = json.loads(text)
@@ -384,6 +378,14 @@ def load(path: str | Path) -> Schedule:
     ------
     ScheduleFormatError
         Unreadable or malformed file.
+
+    Examples
+    --------
+    >>> import collsim, os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     save(collsim.build("ne", "paper", "allgather", 1024, nodes=4), os.path.join(d, "ne.json"))
+    ...     load(os.path.join(d, "ne.json")).algorithm
+    'ne'
     """
     if str(path).endswith(".npz"):
         from .binary import read_npz
