@@ -61,7 +61,8 @@ def algorithms_cmd(as_json: bool) -> None:
 @system_options
 @click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to run.")
 @click.option("--size", "-s", default="4MiB", show_default=True, help="Message size: 4MiB, 32KB, 1048576.")
-@click.option("--algorithms", "-a", default=None, help="Comma-separated algorithm names (default: all that apply).")
+@click.option("--algorithms", "-a", multiple=True,
+              help="Algorithm names, comma-separated or repeated (-a ring -a osm; default: all that apply).")
 @click.option("--param", "-p", "params", multiple=True,
               help="Algorithm parameter key=value, passed to the algorithms that take it (m=65, k=6, radices=4,4,4,4,4).")
 @click.option("--json", "as_json", is_flag=True, help="Print only a JSON array, one object per algorithm.")
@@ -80,7 +81,7 @@ def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency
       collsim compare -a optree,wrht -p k=6 -p m=65
     """
     from ..experiments.compare import compare
-    names = [a.strip() for a in algorithms.split(",") if a.strip()] if algorithms is not None else None
+    names = [a.strip() for arg in algorithms for a in arg.split(",") if a.strip()] if algorithms else None
     if names is not None and not names:
         raise click.BadParameter("--algorithms needs at least one name")
     err = _console(err=True)
