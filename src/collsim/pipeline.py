@@ -211,6 +211,43 @@ class Result:
     (``r.feasible``, ``r.simulated_time_s``); :meth:`to_json` flattens them, gives
     the other kind's keys as null, and keeps ``steps`` as an alias of ``slots``.
     Times are seconds, bandwidths bytes/s.
+
+    Parameters
+    ----------
+    algorithm, collective, system : str
+        Algorithm registry name, canonical collective name and system name.
+    nodes, size_bytes : int
+        Node count and message size (meaning per collective: :mod:`collsim.core.collective`).
+    rounds, slots : int
+        Logical rounds and physical time slots.
+    block_steps : float
+        Time in the papers' unit.
+    transfers, max_hops : int
+        Number of transfers and the longest route in links.
+    time_s : float
+        Closed-form time under the system's model.
+    lower_bound_s : float
+        No schedule of the collective is faster (:func:`lower_bound_s`).
+    efficiency : float
+        ``lower_bound_s`` over the reported time (the simulated time on networks).
+    algbw_bytes_per_s, busbw_bytes_per_s : float
+        nccl-tests' algorithm and bus bandwidths at the reported time.
+    verified : bool
+        Whether the schedule passed :func:`verify`.
+    error : str or None
+        Why it did not.
+    params : dict, optional
+        The algorithm's parameters recorded in the schedule.
+    part : OpticalPart or NetworkPart or None, optional
+        The system kind's fields.
+
+    Examples
+    --------
+    >>> r = run("ring", load_system("ring", nodes=4), "allgather", 1024)
+    >>> r.verified, r.slots, type(r.part).__name__, r.max_link_load, r.wavelengths
+    (True, 3, 'NetworkPart', 1, None)
+    >>> r.to_json()["steps"], r.to_json()["wavelengths"]
+    (3, None)
     """
 
     algorithm: str

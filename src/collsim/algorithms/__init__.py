@@ -45,6 +45,24 @@ def build_logical(name: str, system: System, collective: str, size_bytes: int,
     ------
     UnknownNameError, UnsupportedError, InputError
         For an unknown name, an inapplicable instance, or a bad parameter.
+
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
+    operations in MPICH", IJHPCA 19(1), 2005: several algorithms per collective, each
+    applicable to some instances.  Each algorithm cites its own source (``reference``
+    of :class:`AlgorithmSpec`, ``collsim algorithms``).
+
+    Examples
+    --------
+    >>> from collsim.systems.optical_ring import OpticalRing
+    >>> logical, chosen = build_logical("ne", OpticalRing(nodes=8), "all-gather", 1024)
+    >>> logical.rounds, chosen
+    (4, {})
+    >>> build_logical("ne", OpticalRing(nodes=8), "allgather", 1024, chunks=2)
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.InputError: ne takes no parameter(s) chunks; it takes stripe
     """
     spec = get_algorithm(name)
     coll = canonical_collective(collective)

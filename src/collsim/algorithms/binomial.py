@@ -37,6 +37,12 @@ def binomial_rounds(n: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         Per round ``(parent, child, subtree_end)`` in relative ranks: the child's
         subtree is ``[child, subtree_end)``.
 
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
+    operations in MPICH", IJHPCA 19(1), 2005 (binomial tree broadcast, scatter and
+    gather, ``ceil(lg p)`` steps).
+
     Examples
     --------
     >>> [(p.tolist(), c.tolist()) for p, c, _ in binomial_rounds(5)]

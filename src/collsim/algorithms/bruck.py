@@ -32,6 +32,13 @@ def alltoall_blocks_per_round(n: int) -> list[int]:
     list of int
         Round ``k``: the number of indices ``j`` in ``1..n-1`` with bit ``k`` set.
 
+    References
+    ----------
+    J. Bruck, C.-T. Ho, S. Kipnis, E. Upfal, D. Weathersby, "Efficient algorithms for
+    all-to-all communications in multiport message-passing systems", IEEE TPDS 8(11),
+    1997 (the index algorithm, radix 2); R. Thakur, R. Rabenseifner, W. Gropp,
+    IJHPCA 19(1), 2005 (its cost, ``(p/2) lg p`` blocks for ``p = 2**d``).
+
     Examples
     --------
     >>> alltoall_blocks_per_round(8), alltoall_blocks_per_round(5)

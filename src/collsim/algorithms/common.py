@@ -38,6 +38,13 @@ def is_pow2(n: int) -> bool:
     bool
         True for 1, 2, 4, 8, ...
 
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
+    operations in MPICH", IJHPCA 19(1), 2005: recursive doubling and halving, exact on
+    power-of-two node counts; A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction
+    to Parallel Computing", 2nd ed., Addison-Wesley, 2003, ch. 4 (hypercube algorithms).
+
     Examples
     --------
     >>> is_pow2(8), is_pow2(12)
@@ -58,6 +65,12 @@ def ceil_log2(n: int) -> int:
     -------
     int
         The number of halving (or doubling) rounds over ``n`` labels.
+
+    References
+    ----------
+    A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing",
+    2nd ed., Addison-Wesley, 2003, ch. 4: one-to-all broadcast in ``log p`` steps;
+    R. Thakur, R. Rabenseifner, W. Gropp, IJHPCA 19(1), 2005 (binomial trees).
 
     Examples
     --------
@@ -115,6 +128,12 @@ def check_root(root, n: int) -> int:
     InputError
         If it is not a node id in ``0..n-1``.
 
+    References
+    ----------
+    A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing",
+    2nd ed., Addison-Wesley, 2003, ch. 4: the rooted operations (one-to-all broadcast,
+    all-to-one reduction, scatter, gather).
+
     Examples
     --------
     >>> check_root(3, 8)
@@ -146,6 +165,11 @@ def check_shift(shift, n: int) -> int:
     ------
     InputError
         Otherwise.
+
+    References
+    ----------
+    A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing",
+    2nd ed., Addison-Wesley, 2003, ch. 4, "Circular Shift".
 
     Examples
     --------
@@ -232,6 +256,13 @@ def add_grouped(b: LogicalBuilder, rnd: int, src, dst, lengths, make, *, reduce=
     -------
     None
         The transfers are added to ``b``; those of length 0 are skipped.
+
+    References
+    ----------
+    The scatter and gather trees whose messages shrink and grow round by round:
+    A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing",
+    2nd ed., Addison-Wesley, 2003, ch. 4, "Scatter and Gather"; R. Thakur,
+    R. Rabenseifner, W. Gropp, IJHPCA 19(1), 2005 (binomial scatter and gather).
 
     Examples
     --------
@@ -355,6 +386,13 @@ def stripe_band(system, stripe) -> int:
     ------
     InputError
         For a stripe that is not a positive integer.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024, §I and §IV-A.2: a lightpath occupies one wavelength, which carries
+    d per step.  A band of several is collsim's extension, not the papers'.
 
     Examples
     --------

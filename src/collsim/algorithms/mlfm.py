@@ -26,7 +26,8 @@ spine; for ``m < l-1`` (excluded by the paper, yet its own 24-server pattern
 A, ``(3, 4, 2)``, is one) the rule is congestion-free.  The rule is
 congestion-free and a complete all-to-all iff ``1 <= m <= l-1 <= d`` (with
 ``1 <= n <= d``); proof in docs/mlfm.md, exhaustive check in
-:mod:`collsim.experiments.mlfm_congestion`.  This module enforces that corrected condition.
+:mod:`collsim.experiments.mlfm_congestion`.  This module enforces that corrected condition
+(:mod:`collsim.algorithms.mlfm_select`).
 """
 
 from __future__ import annotations
@@ -38,161 +39,12 @@ import numpy as np
 from ..core.collective import make_collective
 from ..core.errors import InputError
 from ..core.schedule import LogicalBuilder, LogicalSchedule, Schedule
-from ..core.validate import integer
 from ..rwa.network import realize_network
+from .mlfm_select import (CORRECT_CONDITION, PAPER_CONDITION, correct_condition_holds, largest_selection,
+                          paper_condition_holds, parse_select, validate_select)
 from .registry import register
 
 I64 = np.int64
-
-PAPER_CONDITION = "1 <= l-1 <= m <= d and 1 <= n <= d (seed 001 §2)"
-CORRECT_CONDITION = "1 <= m <= l-1 <= d and 1 <= n <= d"
-
-
-def parse_select(select: Any) -> tuple[int, int, int]:
-    """Parse a selection.
-
-    Parameters
-    ----------
-    select : tuple, list or str
-        ``(n, l, m)``, or a string ``"n,l,m"`` / ``"nxlxm"``.
-
-    Returns
-    -------
-    tuple of int
-        ``(n, l, m)`` (InputError if it is not three integers).
-    """
-    if isinstance(select, str):
-        parts = select.replace("x", ",").replace(" ", ",").split(",")
-        parts = [p for p in parts if p]
-        try:
-            select = tuple(int(p) for p in parts)
-        except ValueError:
-            raise InputError(f"mlfm: select must be three integers n,l,m, got {select!r}") from None
-    if not hasattr(select, "__len__") or len(select) != 3:
-        raise InputError(f"mlfm: select must be (n, l, m), got {select!r}")
-    return tuple(integer(f"mlfm: select {name}", v) for name, v in zip(("n", "l", "m"), select))  # type: ignore
-
-
-def paper_condition_holds(d: int, n: int, l: int, m: int) -> bool:
-    """Whether ``(n, l, m)`` meets the paper's stated condition ``1 <= l-1 <= m <= d``, ``1 <= n <= d``.
-
-    Returns
-    -------
-    bool
-        True if it holds.
-    """
-    return 1 <= l - 1 <= m <= d and 1 <= n <= d
-
-
-def correct_condition_holds(d: int, n: int, l: int, m: int) -> bool:
-    """Whether ``(n, l, m)`` meets the corrected condition ``1 <= m <= l-1 <= d``, ``1 <= n <= d``.
-
-    Returns
-    -------
-    bool
-        True if it holds (exactly when the rule is congestion-free, docs/mlfm.md).
-    """
-    return 1 <= m <= l - 1 <= d and 1 <= n <= d
-
-
-def validate_select(d: int, select: Any, servers_per_leaf=None) -> tuple[int, int, int]:
-    """Check a selection against the corrected condition (and the hardware); name what fails.
-
-    Parameters
-    ----------
-    d : int
-        The MLFM's d.
-    select : tuple or str
-        ``(n, l, m)``.
-    servers_per_leaf : array_like, optional
-        Servers per leaf in each layer (the test bed has fewer in the last layer).
-
-    Returns
-    -------
-    tuple of int
-        ``(n, l, m)``.
-
-    Raises
-    ------
-    InputError
-        Naming the violated inequality; for ``m >= l`` (allowed by the paper) citing both
-        the paper's condition and the corrected one.
-
-    Examples
-    --------
-    >>> validate_select(3, (2, 4, 3))
-    (2, 4, 3)
-    >>> validate_select(3, (1, 3, 3))
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: mlfm: select (n, l, m) = (1, 3, 3) violates m <= l-1 ...
-    """
-    n, l, m = parse_select(select)
-    sel = f"select (n, l, m) = ({n}, {l}, {m})"
-    if not 1 <= n:
-        raise InputError(f"mlfm: {sel} violates 1 <= n (paper: {PAPER_CONDITION})")
-    if not n <= d:
-        raise InputError(f"mlfm: {sel} violates n <= d = {d}: there are only {d} layers (paper: {PAPER_CONDITION})")
-    if not 1 <= l - 1:
-        raise InputError(f"mlfm: {sel} violates 1 <= l-1: a selection needs at least two columns "
-                         f"(paper: {PAPER_CONDITION})")
-    if not l - 1 <= d:
-        raise InputError(f"mlfm: {sel} violates l-1 <= d = {d}: there are only {d + 1} columns "
-                         f"(paper: {PAPER_CONDITION})")
-    if not 1 <= m:
-        raise InputError(f"mlfm: {sel} violates 1 <= m (paper: {PAPER_CONDITION})")
-    if not m <= d:
-        raise InputError(f"mlfm: {sel} violates m <= d = {d}: a leaf has only {d} servers "
-                         f"(paper: {PAPER_CONDITION})")
-    if not m <= l - 1:
-        extra = (" although it satisfies the paper's stated condition " + PAPER_CONDITION
-                 if paper_condition_holds(d, n, l, m) else f" (paper: {PAPER_CONDITION})")
-        raise InputError(
-            f"mlfm: {sel} violates m <= l-1{extra}: with m >= l the rule is not an all-to-all (server "
-            f"k = l-1 never sends to column j+1 and reaches its own column twice), in phase t = 1 two servers "
-            f"of one leaf share their leaf->spine link (k = 0 and k = l-1, or k = 0 and k = 2 if l = 2; "
-            f"none only for l = m = 2), and same-column phases (n >= 2) route k = l-1 via the non-existent spine "
-            f"{{j, (j+k+1)%l}} = {{j, j}}; "
-            f"the rule is congestion-free iff {CORRECT_CONDITION} (docs/mlfm.md)")
-    if servers_per_leaf is not None:
-        per = np.asarray(servers_per_leaf, dtype=I64)[:n]
-        if m > int(per.min()):
-            raise InputError(f"mlfm: {sel}: layers 0..{n - 1} have only {int(per.min())} servers on some leaf")
-    return n, l, m
-
-
-def largest_selection(d: int, last_layer_servers: int | None = None) -> tuple[int, int, int]:
-    """The valid selection with the most servers (ties: more layers, then more columns).
-
-    Parameters
-    ----------
-    d : int
-        The MLFM's d.
-    last_layer_servers : int, optional
-        Servers per leaf in the last layer (default d).
-
-    Returns
-    -------
-    tuple of int
-        ``(n, l, m)`` satisfying the corrected condition and the hardware.
-
-    Examples
-    --------
-    >>> largest_selection(3), largest_selection(3, last_layer_servers=2)
-    ((3, 4, 3), (3, 4, 2))
-    """
-    per = np.full(d, d, dtype=I64)
-    if last_layer_servers is not None:
-        per[-1] = last_layer_servers
-    best = None
-    for n in range(1, d + 1):
-        mmax = int(per[:n].min())
-        for l in range(2, d + 2):
-            m = min(mmax, l - 1)
-            key = (n * l * m, n, l)
-            if best is None or key > best[0]:
-                best = (key, (n, l, m))
-    return best[1]
 
 
 def phase_destinations(n: int, l: int, m: int, s, t, u, i, j, k):
@@ -213,6 +65,20 @@ def phase_destinations(n: int, l: int, m: int, s, t, u, i, j, k):
         ``(i2, j2, k2, via)``: destination server and the other column ``c`` of the spine
         ``{j, c}`` the rule names (for ``t != 0`` that is the destination column).  No
         validation: with ``m >= l`` ``via`` may equal ``j`` (a spine that does not exist).
+
+    References
+    ----------
+    T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
+    Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
+    §2 and Fig. 2 (the different-column and same-column rules).
+
+    Examples
+    --------
+    >>> # selection (2, 4, 3), phase (s, t, u) = (0, 1, 0), servers (0, 0, k) for k = 0, 1, 2
+    >>> [np.broadcast_to(x, 3).tolist() for x in phase_destinations(2, 4, 3, 0, 1, 0, 0, 0, [0, 1, 2])]
+    [[0, 0, 0], [2, 3, 1], [0, 1, 2], [2, 3, 1]]
+    >>> phase_destinations(2, 4, 3, 1, 0, 0, 0, 0, [0, 1, 2])[3].tolist()   # same column: spines {0, k+1}
+    [1, 2, 3]
     """
     s, t, u, i, j, k = (np.asarray(x, dtype=I64) for x in (s, t, u, i, j, k))
     i2 = (i + s) % n
@@ -256,6 +122,12 @@ def mlfm_logical(system, size_bytes: int, select=None) -> tuple[LogicalSchedule,
         ``(LogicalSchedule, params, via)``; ``via`` (also the schedule's ``via`` column) is the
         other column of the spine for same-column transfers (-1 for transfers inside one leaf
         or between columns, whose route is unique).
+
+    References
+    ----------
+    T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
+    Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
+    §2, Fig. 2.
 
     Examples
     --------
@@ -325,7 +197,9 @@ def mlfm_alltoall(system, collective, size_bytes, select=None):
 
     References
     ----------
-    Seed 001 §2 (phases (s, t, u), different-column and same-column rules), Fig. 2.
+    T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
+    Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
+    §2 (phases (s, t, u), different-column and same-column rules), Fig. 2.
 
     Examples
     --------
@@ -360,6 +234,12 @@ def mlfm_schedule(system, size_bytes: int, select=None) -> Schedule:
     -------
     Schedule
         Routed by :func:`collsim.rwa.network.realize_network` (not verified).
+
+    References
+    ----------
+    T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
+    Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
+    §2, Fig. 2.
 
     Examples
     --------

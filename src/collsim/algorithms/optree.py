@@ -111,6 +111,13 @@ def integral_radices(nodes: int, k: int) -> tuple[int, ...]:
     InputError
         If ``k`` is out of range.
 
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    Lemma 2 (at most ``m = N^(1/k)`` children per tree node) and the proof of Theorem 1.
+
     Examples
     --------
     >>> integral_radices(1024, 7), integral_radices(4096, 6), integral_radices(13, 2)
@@ -157,6 +164,13 @@ def choose_tree(system, size_bytes: int, tree: str = "search", k: int | None = N
     ------
     InputError
         For an unknown mode, a bad depth or a bad radix vector.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    Theorem 1 (steps for depth k), Lemma 3 (the optimal depth k*) and §V-B, Fig. 4.
 
     Examples
     --------

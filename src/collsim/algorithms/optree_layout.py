@@ -1,7 +1,9 @@
-"""OpTree layout: radix vectors, per-stage lightpath templates and the colour layout.
+"""OpTree layout: radix vectors and per-stage lightpath templates.
+
+The colour layout (:mod:`collsim.algorithms.optree_colours`) is re-exported here.
 
 Shared by the builder (:mod:`collsim.algorithms.optree`) and the exact cost
-evaluator (:mod:`collsim.algorithms.optree_search`), so both compute colours
+evaluator (:mod:`collsim.algorithms.optree_cost`), so both compute colours
 with the same code.
 
 A radix vector ``(m_1, ..., m_k)`` defines block sizes ``G_j = m_{j+1} ... m_k``
@@ -26,6 +28,7 @@ import numpy as np
 from ..core.errors import InputError
 from ..core.validate import is_integer
 from ..rwa.alltoall_ring import uniform_alltoall_ring
+from .optree_colours import arrange_colours, divisor_blocks
 
 INDEX = np.int64
 
@@ -49,6 +52,13 @@ def max_depth(nodes: int) -> int:
     int
         ``ceil(log2 N)``, the largest ``k`` with a valid radix vector.
 
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    §IV-A (a k-stage m-ary tree) and §V-B (depth k = 1 is the One-Stage model).
+
     Examples
     --------
     >>> max_depth(2), max_depth(16), max_depth(17)
@@ -69,6 +79,14 @@ def block_sizes(radices) -> list[int]:
     -------
     list of int
         ``[G_1, ..., G_k]`` with ``G_k = 1``.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    §IV-A.1: stage ``j`` partitions each group into ``m_j`` children (the paper's
+    trees have one radix m; mixed radices are collsim's generalisation).
 
     Examples
     --------
@@ -105,6 +123,13 @@ def validate_radices(nodes: int, radices) -> tuple[int, ...]:
     ------
     InputError
         With the violated condition spelled out.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    §IV-A.1 (an m-ary tree of depth k over the N nodes, ``m^k >= N``).
 
     Examples
     --------
@@ -197,9 +222,9 @@ def _ring_template(s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
 
 @dataclass(frozen=True)
 class StageTemplate:
-    """The lightpath *pairs* of one stage, before chunks are attached.
+    """The lightpath *pairs* of one stage, before chunks are attached (see :func:`stage_templates`).
 
-    Attributes
+    Parameters
     ----------
     src, dst : numpy.ndarray
         Endpoints of every ordered pair that exchanges data in the stage.
@@ -211,6 +236,22 @@ class StageTemplate:
         Number of classes (``cls < classes``).
     extras : int
         How many pairs are the receive-only extras of a partial child.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    §III-C (Fig. 2: stage 1 of the two-stage 4-ary tree on 16 nodes needs
+    ``4 ceil(4^2/8) = 8`` wavelengths) and §IV-A.1.
+
+    Examples
+    --------
+    >>> t = stage_templates(16, (4, 4))[0]         # stage 1: subsets {p, p+4, p+8, p+12}
+    >>> t.classes, t.extras, len(t.src), t.src[:3].tolist(), t.dst[:3].tolist()
+    (8, 0, 48, [0, 0, 0], [4, 8, 12])
+    >>> stage_templates(10, (4, 3))[0].extras     # N = 10: children of 3, 3, 3 and 1 node
+    6
     """
 
     src: np.ndarray
@@ -350,101 +391,3 @@ def stage_templates(nodes: int, radices) -> list[StageTemplate]:
     for j in range(1, len(gs)):
         out.append(_line_stage(n, gs[j - 1], gs[j]))
     return out
-
-
-# --------------------------------------------------------------------------- colour layout
-
-
-def divisor_blocks(count: int, cap: int) -> list[int]:
-    """Split ``count`` classes into blocks whose sizes divide ``cap`` (greedy, largest first).
-
-    Parameters
-    ----------
-    count : int
-        Number of classes, ``< cap``.
-    cap : int
-        Channels per direction.
-
-    Returns
-    -------
-    list of int
-        Block sizes, each a divisor of ``cap``, summing to ``count``.
-
-    Examples
-    --------
-    >>> divisor_blocks(48, 64)
-    [32, 16]
-    """
-    divs = [d for d in range(cap, 0, -1) if cap % d == 0]
-    out, left = [], count
-    for d in divs:
-        while left >= d:
-            out.append(d)
-            left -= d
-    return out
-
-
-def arrange_colours(copies: np.ndarray, cap: int):
-    """Lay out ``(class, copy)`` colours so that consecutive steps reuse lightpaths.
-
-    Classes are sorted by copy count (largest first, stable) and cut into blocks
-    whose sizes divide ``cap = F w``: whole blocks of ``cap`` classes, then the rest
-    split greedily into divisors of ``cap``.  Inside a block of ``b`` classes with
-    ``c`` copies, copy ``r`` of the ``i``-th class gets colour ``base + r b + i``: the
-    block fills ``b c`` consecutive colours with period ``b``, so every step that
-    lies inside one block carries the same lightpaths as the step before it and
-    pays no MRR reconfiguration (:func:`collsim.cost.optical.step_times`).
-
-    Parameters
-    ----------
-    copies : numpy.ndarray
-        Copies (chunks per pair) needed by each class, >= 1.
-    cap : int
-        Channels per direction ``F w``.
-
-    Returns
-    -------
-    tuple
-        ``(base, stride, blocks, order, total)``: copy ``r`` of class ``t`` has colour
-        ``base[t] + r * stride[t]``; ``order`` is the class order; ``blocks`` is an int
-        array with one row ``(first colour, size b, copies c, position in order)`` per
-        block; ``total`` is the number of colours.
-
-    Examples
-    --------
-    >>> base, stride, blocks, order, total = arrange_colours(np.array([2, 2, 2]), 2)
-    >>> base.tolist(), stride.tolist(), total
-    ([0, 1, 4], [2, 2, 1], 6)
-    """
-    copies = np.asarray(copies, dtype=INDEX)
-    nc = len(copies)
-    order = np.argsort(-copies, kind="stable")
-    cs = copies[order]
-    base = np.zeros(nc, INDEX)
-    stride = np.ones(nc, INDEX)
-    rows = []
-    cursor = 0
-    if nc:
-        cuts = np.flatnonzero(np.diff(cs)) + 1
-        bounds = np.concatenate([[0], cuts, [nc]])
-        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-            c = int(cs[lo])
-            g = hi - lo
-            nfull = g // cap
-            if nfull:
-                i = np.arange(nfull * cap, dtype=INDEX)
-                base[order[lo:lo + nfull * cap]] = cursor + (i // cap) * cap * c + i % cap
-                stride[order[lo:lo + nfull * cap]] = cap
-                f = np.arange(nfull, dtype=INDEX)
-                rows.append(np.stack([cursor + f * cap * c, np.full(nfull, cap), np.full(nfull, c),
-                                      lo + f * cap], axis=1))
-                cursor += nfull * cap * c
-            pos = lo + nfull * cap
-            for b in divisor_blocks(g - nfull * cap, cap):
-                base[order[pos:pos + b]] = cursor + np.arange(b, dtype=INDEX)
-                stride[order[pos:pos + b]] = b
-                rows.append(np.array([[cursor, b, c, pos]], dtype=INDEX))
-                cursor += b * c
-                pos += b
-    blocks = np.concatenate(rows).astype(INDEX) if rows else np.zeros((0, 4), INDEX)
-    return base, stride, blocks, order, cursor

@@ -22,9 +22,9 @@ Builder = Callable[..., tuple[LogicalSchedule, dict[str, Any]]]
 
 @dataclass(frozen=True)
 class AlgorithmSpec:
-    """A registered algorithm.
+    """A registered algorithm (made by :func:`register`).
 
-    Attributes
+    Parameters
     ----------
     name : str
         Registry name used on the command line.
@@ -56,6 +56,25 @@ class AlgorithmSpec:
         Parameters the builder reports that are facts of the realised schedule
         (``steps``, ``reconfigurations``); the pipeline recomputes them after
         realisation, so a schedule never carries a prediction that disagrees with it.
+
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
+    operations in MPICH", IJHPCA 19(1), 2005: several
+    algorithms per collective, each applicable to some instances; R. W. Hockney, "The
+    communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel Computing
+    20(3), 1994 (the α–β model of ``alpha_beta``).
+
+    Examples
+    --------
+    >>> from collsim.systems.optical_ring import OpticalRing
+    >>> spec = get_algorithm("ne")
+    >>> spec.collectives, spec.constraints, spec.supports(OpticalRing(nodes=7), "allgather")
+    (('allgather',), 'N even', True)
+    >>> spec.check(OpticalRing(nodes=7), "allgather")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.UnsupportedError: ne cannot build allgather here: needs an even number of nodes, got 7
     """
 
     name: str
@@ -134,6 +153,31 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
     ------
     ValueError
         If the name or an alias is already taken.
+
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
+    operations in MPICH", IJHPCA 19(1), 2005: several
+    algorithms per collective, chosen per instance.
+
+    Examples
+    --------
+    A direct all-gather, every node sending its block to every other node at once:
+
+    >>> import numpy as np
+    >>> from collsim.core.collective import make_collective
+    >>> from collsim.core.schedule import LogicalBuilder
+    >>> @register("direct-demo", collectives=("allgather",), systems=("network",),
+    ...           reference="none (a demo)", summary="every node sends to every node in one round")
+    ... def direct(system, collective, size_bytes):
+    ...     src, dst = np.nonzero(~np.eye(system.nodes, dtype=bool))
+    ...     b = LogicalBuilder(make_collective("allgather", system.nodes, size_bytes))
+    ...     b.add(0, src, dst, src[:, None])
+    ...     return b.build(), {}
+    >>> from collsim import build, verify
+    >>> verify(build("direct-demo", "star", "allgather", 1024, nodes=4))
+    VerifyReport(steps=1, rounds=1, transfers=12, wavelengths_used=0, max_hops=2)
+    >>> del REGISTRY["direct-demo"]          # leave the registry as it was
     """
     def deco(fn: Builder) -> Builder:
         colls = tuple(canonical_collective(c) for c in collectives)
@@ -166,6 +210,18 @@ def get_algorithm(name: str) -> AlgorithmSpec:
     ------
     UnknownNameError
         If no algorithm has that name.
+
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
+    operations in MPICH", IJHPCA 19(1), 2005: several
+    algorithms per collective, chosen by name here.
+
+    Examples
+    --------
+    >>> spec = get_algorithm("Ring-Allgather")        # an alias, any case
+    >>> spec.name, spec.params
+    ('ring', ('chunks', 'stripe'))
     """
     key = str(name).strip().lower()
     key = _ALIASES.get(key, key)

@@ -70,6 +70,12 @@ def shift_rounds(a: int, q: int) -> tuple[int, int, int]:
         ``(row steps, compensation steps, column steps)``: ``min(q mod a, a - q mod a)``,
         1 if ``q mod a > 0`` else 0, and ``min(q // a, a - q // a)``.
 
+    References
+    ----------
+    A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing",
+    2nd ed., Addison-Wesley, 2003, ch. 4, "Circular Shift on a Mesh": at most
+    ``sqrt(p) + 1`` neighbour steps (seed 002).
+
     Examples
     --------
     >>> shift_rounds(4, 5)   # the chapter's 5-shift on a 4 x 4 mesh

@@ -36,6 +36,18 @@ def write_npz(s: Schedule, fh) -> None:
         The schedule.
     fh : file
         Open binary file.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import io, collsim
+    >>> buf = io.BytesIO()
+    >>> write_npz(collsim.build("ring", "paper", "allgather", 1024, nodes=3), buf)
+    >>> sorted(np.load(io.BytesIO(buf.getvalue()), allow_pickle=False).files)[:4]
+    ['band', 'chunk_idx', 'chunk_ptr', 'direction']
     """
     cols = {k: getattr(s, k) for k in ("step", "round", "src", "dst", "chunk_ptr", "chunk_idx", "reduce")}
     cols.update({k: getattr(s.routes, k) for k in s.routes.COLUMNS})

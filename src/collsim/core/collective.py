@@ -39,7 +39,7 @@ from .limits import check_memory
 class CollectiveSpec:
     """Static facts about a kind of collective.
 
-    Attributes
+    Parameters
     ----------
     name : str
         Canonical name (``"allgather"``...).
@@ -52,6 +52,14 @@ class CollectiveSpec:
         number of nodes) or ``"1"``.
     busbw_factor : Callable[[int], float]
         nccl-tests' bus-bandwidth factor as a function of the node count.
+    description : str
+        One line on what the nodes hold at the end.
+
+    Examples
+    --------
+    >>> spec = SPECS["allreduce"]
+    >>> spec.reduction, spec.rooted, spec.busbw_factor(4)
+    (True, False, 1.5)
     """
 
     name: str
@@ -166,9 +174,9 @@ class Collective:
     with the chunks, not with nodes x chunks.  The explicit pair arrays of
     earlier versions (``pre_node`` ...) are still available, computed on first
     use: they cost one entry per pair, so large-instance code should use
-    ``pre`` and ``post``.
+    ``pre`` and ``post``.  Build instances with :func:`make_collective`.
 
-    Attributes
+    Parameters
     ----------
     kind : str
         Canonical collective name.
@@ -189,6 +197,14 @@ class Collective:
         of nodes ``0..v``.
     shift : int or None
         The q of a circular q-shift.
+
+    Examples
+    --------
+    >>> c = make_collective("reducescatter", 4, 1024, split=2)
+    >>> c.chunks, c.split, c.reduction, c.bytes_of([0, 1]).tolist()
+    (8, 2, True, [512, 512])
+    >>> c.post.pairs()[0].tolist()
+    [0, 0, 1, 1, 2, 2, 3, 3]
     """
 
     kind: str

@@ -12,33 +12,85 @@ from dataclasses import dataclass
 
 
 class CollsimError(Exception):
-    """Base class of every error collsim raises on purpose."""
+    """Base class of every error collsim raises on purpose.
+
+    Examples
+    --------
+    >>> from collsim import build
+    >>> try:
+    ...     build("ring", "paper", "alltoall", "1KiB", nodes=8)
+    ... except CollsimError as exc:
+    ...     print(type(exc).__name__)
+    UnsupportedError
+    """
 
 
 class InputError(CollsimError, ValueError):
-    """A parameter or a size is nonsense (N < 2, w < 1, negative size, ...)."""
+    """A parameter or a size is nonsense (N < 2, w < 1, negative size, ...).
+
+    It is also a ``ValueError``, so callers that expect one keep working.
+
+    Examples
+    --------
+    >>> from collsim.core.units import parse_size
+    >>> try:
+    ...     parse_size("-3KB")
+    ... except ValueError as exc:
+    ...     print(type(exc).__name__, exc)
+    InputError invalid size '-3KB': use e.g. 4MiB, 32KB or 1048576
+    """
 
 
 class UnknownNameError(InputError, KeyError):
-    """An algorithm, collective, system or strategy name is not registered."""
+    """An algorithm, collective, system or strategy name is not registered.
+
+    It is also a ``KeyError`` (and an :class:`InputError`); its text carries no quotes.
+
+    Examples
+    --------
+    >>> from collsim.core.collective import canonical_collective
+    >>> try:
+    ...     canonical_collective("allgahter")
+    ... except KeyError as exc:
+    ...     print(exc)
+    unknown collective 'allgahter'; known: allgather, allreduce, alltoall, broadcast, gather, reduce, ...
+    """
 
     def __str__(self) -> str:  # KeyError would add quotes
         return str(self.args[0]) if self.args else ""
 
 
 class UnsupportedError(CollsimError):
-    """An algorithm cannot build this collective on this system (and says why)."""
+    """An algorithm cannot build this collective on this system (and says why).
+
+    Examples
+    --------
+    >>> from collsim import build
+    >>> build("mlfm", "paper", "allgather", "1KiB", nodes=8)
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.UnsupportedError: mlfm does not implement allgather (it implements alltoall)
+    """
 
 
 class ScheduleFormatError(CollsimError):
-    """A schedule or system file is unreadable or malformed."""
+    """A schedule or system file is unreadable or malformed.
+
+    Examples
+    --------
+    >>> from collsim.core.serialize import loads
+    >>> loads("{}")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.ScheduleFormatError: not a collsim schedule (expected "format": "collsim-schedule")
+    """
 
 
 @dataclass(frozen=True)
 class Where:
     """Location of a verification failure.
 
-    Attributes
+    Parameters
     ----------
     step : int or None
         Physical step (time slot) index.
@@ -54,6 +106,13 @@ class Where:
         Node concerned (sender, receiver, or node of the postcondition).
     chunk : int or None
         Chunk concerned.
+
+    Examples
+    --------
+    >>> Where(step=3, transfer=17, link="cw 3->4", wavelength=2).describe()
+    'step 3, transfer 17, link cw 3->4, wavelength 2'
+    >>> Where().describe()
+    ''
     """
 
     step: int | None = None
@@ -81,8 +140,16 @@ class VerificationError(CollsimError):
     ----------
     message : str
         What is wrong.
-    where : Where
-        Step, transfer, link and channel at fault.
+    where : Where, optional
+        Step, transfer, link and channel at fault (default: nowhere in particular).
+
+    Examples
+    --------
+    >>> err = VerificationError("3 transfers left over", Where(step=2))
+    >>> print(err)
+    invalid schedule: 3 transfers left over (step 2)
+    >>> err.step, err.transfer, err.message
+    (2, None, '3 transfers left over')
     """
 
     kind = "invalid schedule"
@@ -105,60 +172,180 @@ class VerificationError(CollsimError):
 
 
 class DataFlowError(VerificationError):
-    """Data moved that was not there, or the result is wrong."""
+    """Data moved that was not there, or the result is wrong.
+
+    Parameters
+    ----------
+    message, where
+        As for :class:`VerificationError`.
+
+    Examples
+    --------
+    >>> issubclass(DataFlowError, VerificationError), issubclass(DataFlowError, ResourceError)
+    (True, False)
+    """
 
     kind = "data-flow violation"
 
 
 class MissingDataError(DataFlowError):
-    """A node sends a chunk it does not hold at the start of the step."""
+    """A node sends a chunk it does not hold at the start of the step.
+
+    Parameters
+    ----------
+    message, where
+        As for :class:`VerificationError`.
+
+    Examples
+    --------
+    >>> print(MissingDataError("node 1 sends chunk 0 it does not hold", Where(step=0, node=1, chunk=0)))
+    missing data: node 1 sends chunk 0 it does not hold (step 0, node 1, chunk 0)
+    """
 
     kind = "missing data"
 
 
 class DoubleCountError(DataFlowError):
-    """A reduction would combine some contribution twice."""
+    """A reduction would combine some contribution twice.
+
+    Parameters
+    ----------
+    message, where
+        As for :class:`VerificationError`.
+
+    Examples
+    --------
+    >>> try:
+    ...     raise DoubleCountError("contribution of node 2 to chunk 0 added twice", Where(node=4, chunk=0))
+    ... except DataFlowError as exc:
+    ...     print(exc.kind, "|", exc.where.describe())
+    double-counted contribution | node 4, chunk 0
+    """
 
     kind = "double-counted contribution"
 
 
 class ConflictingWriteError(DataFlowError):
-    """Two copies written to one buffer in one step disagree."""
+    """Two copies written to one buffer in one step disagree.
+
+    Parameters
+    ----------
+    message, where
+        As for :class:`VerificationError`.
+
+    Examples
+    --------
+    >>> print(ConflictingWriteError("two different partials of chunk 1", Where(step=5, node=3, chunk=1)))
+    conflicting write: two different partials of chunk 1 (step 5, node 3, chunk 1)
+    """
 
     kind = "conflicting write"
 
 
 class PostconditionError(DataFlowError):
-    """At the end, some node lacks a chunk (or a contribution) it must have."""
+    """At the end, some node lacks a chunk (or a contribution) it must have.
+
+    Parameters
+    ----------
+    message, where
+        As for :class:`VerificationError`.
+
+    Examples
+    --------
+    >>> err = PostconditionError("node 6 lacks chunk 2", Where(node=6, chunk=2))
+    >>> isinstance(err, DataFlowError), err.step
+    (True, None)
+    """
 
     kind = "postcondition not met"
 
 
 class ResourceError(VerificationError):
-    """A link, channel or transceiver is over-used."""
+    """A link, channel or transceiver is over-used.
+
+    Parameters
+    ----------
+    message, where
+        As for :class:`VerificationError`.
+
+    Examples
+    --------
+    >>> issubclass(ResourceError, VerificationError), issubclass(ResourceError, DataFlowError)
+    (True, False)
+    """
 
     kind = "resource violation"
 
 
 class ChannelConflictError(ResourceError):
-    """Two lightpaths share a (fiber, direction, wavelength) on a link in one step."""
+    """Two lightpaths share a (fiber, direction, wavelength) on a link in one step.
+
+    Parameters
+    ----------
+    message, where
+        As for :class:`VerificationError`.
+
+    Examples
+    --------
+    >>> err = ChannelConflictError("wavelength 2 used twice", Where(step=3, link="cw 3->4", wavelength=2))
+    >>> print(err)
+    wavelength conflict: wavelength 2 used twice (step 3, link cw 3->4, wavelength 2)
+    >>> err.step
+    3
+    """
 
     kind = "wavelength conflict"
 
 
 class ChannelRangeError(ResourceError):
-    """A fiber or wavelength index is outside the system's range."""
+    """A fiber or wavelength index is outside the system's range.
+
+    Parameters
+    ----------
+    message, where
+        As for :class:`VerificationError`.
+
+    Examples
+    --------
+    >>> print(ChannelRangeError("wavelength 64 >= 64", Where(transfer=9, wavelength=64)))
+    channel out of range: wavelength 64 >= 64 (transfer 9, wavelength 64)
+    """
 
     kind = "channel out of range"
 
 
 class RouteError(ResourceError):
-    """A route is not a contiguous one-direction path from source to destination."""
+    """A route is not a contiguous one-direction path from source to destination.
+
+    Parameters
+    ----------
+    message, where
+        As for :class:`VerificationError`.
+
+    Examples
+    --------
+    >>> try:
+    ...     raise RouteError("route of 0->2 ends at 3", Where(transfer=0))
+    ... except ResourceError as exc:
+    ...     print(exc.kind, exc.transfer)
+    bad route 0
+    """
 
     kind = "bad route"
 
 
 class TransceiverLimitError(ResourceError):
-    """A node transmits or receives on more channels than it has."""
+    """A node transmits or receives on more channels than it has.
+
+    Parameters
+    ----------
+    message, where
+        As for :class:`VerificationError`.
+
+    Examples
+    --------
+    >>> print(TransceiverLimitError("node 0 transmits on 3 channels, has 2", Where(step=1, node=0)))
+    transceiver limit: node 0 transmits on 3 channels, has 2 (step 1, node 0)
+    """
 
     kind = "transceiver limit"

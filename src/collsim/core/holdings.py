@@ -43,6 +43,11 @@ def holder_dtype(nodes: int) -> type:
     -------
     type
         ``numpy.int32`` below 2**31 nodes, else ``numpy.int64``.
+
+    Examples
+    --------
+    >>> holder_dtype(1024).__name__, holder_dtype(2**31).__name__
+    ('int32', 'int64')
     """
     return np.int32 if nodes < 2**31 else np.int64
 
@@ -51,7 +56,7 @@ def holder_dtype(nodes: int) -> type:
 class Holdings:
     """A set of (node, chunk) pairs, per chunk.
 
-    Attributes
+    Parameters
     ----------
     nodes : int
         Number of nodes (ids ``0..nodes-1``).

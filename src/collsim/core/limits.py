@@ -34,7 +34,20 @@ _CGROUP_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limi
 
 
 class MemoryLimitError(InputError):
-    """An instance would need more memory than collsim's limit allows."""
+    """An instance would need more memory than collsim's limit allows.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {ENV_VAR: "1MiB"}):
+    ...     check_memory(2**30, "a big thing")
+    Traceback (most recent call last):
+    ...
+    collsim.core.limits.MemoryLimitError: a big thing needs about 1 GiB, above collsim's memory limit of 1 MiB (COLLSIM_MEMORY_LIMIT=1MiB): use fewer nodes or chunks
+    >>> issubclass(MemoryLimitError, ValueError)       # an InputError
+    True
+    """
 
 
 def physical_memory_bytes() -> int | None:
@@ -45,6 +58,12 @@ def physical_memory_bytes() -> int | None:
     int or None
         ``SC_PHYS_PAGES * SC_PAGE_SIZE``, lowered to the cgroup memory limit if
         one is set and smaller.
+
+    Examples
+    --------
+    >>> phys = physical_memory_bytes()     # machine-dependent
+    >>> phys is None or phys > 0
+    True
     """
     total = None
     try:
@@ -134,6 +153,14 @@ def memory_limit() -> tuple[int, str]:
     -------
     tuple
         ``(limit_bytes, source)``, e.g. ``(12345678848, "half of physical memory")``.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {ENV_VAR: "4GiB"}):
+    ...     memory_limit()
+    (4294967296, 'COLLSIM_MEMORY_LIMIT=4GiB')
     """
     text = os.environ.get(ENV_VAR, "").strip()
     if text:
@@ -156,6 +183,14 @@ def memory_limit_bytes() -> int:
     ------
     InputError
         If ``COLLSIM_MEMORY_LIMIT`` is set but malformed.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {ENV_VAR: "512MiB"}):
+    ...     memory_limit_bytes()
+    536870912
     """
     return memory_limit()[0]
 
@@ -176,6 +211,14 @@ def limit_error(estimate_bytes: float, what: str, hint: str = "use fewer nodes o
     -------
     MemoryLimitError
         Naming the estimate, the limit and where the limit comes from.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {ENV_VAR: "1GiB"}):
+    ...     print(limit_error(3 * 2**30, "verifying allreduce on 4096 nodes"))
+    verifying allreduce on 4096 nodes needs about 3 GiB, above collsim's memory limit of 1 GiB (COLLSIM_MEMORY_LIMIT=1GiB): use fewer nodes or chunks
     """
     limit, source = memory_limit()
     return MemoryLimitError(f"{what} needs about {format_bytes(estimate_bytes)}, above collsim's memory "
@@ -193,6 +236,10 @@ def check_memory(estimate_bytes: float, what: str, hint: str = "use fewer nodes 
         What needs the memory, e.g. ``"verifying allreduce on 4096 nodes"``.
     hint : str, optional
         What the user can reduce.
+
+    Returns
+    -------
+    None
 
     Raises
     ------

@@ -28,7 +28,7 @@ from .validate import number
 class LinkTable:
     """Directed links of a network.
 
-    Attributes
+    Parameters
     ----------
     src, dst : numpy.ndarray
         Endpoint vertices of each link.
@@ -36,6 +36,15 @@ class LinkTable:
         Per-link rate and latency.
     vertices : int
         Number of vertices (end nodes plus switches).
+
+    Examples
+    --------
+    >>> from collsim.systems.electrical import Ring
+    >>> links = Ring(nodes=4).links
+    >>> len(links), links.src.tolist(), links.dst.tolist()
+    (8, [0, 1, 2, 3, 0, 1, 2, 3], [1, 2, 3, 0, 3, 0, 1, 2])
+    >>> links.index([0, 1], [1, 3]).tolist()     # 1 -> 3 is not a link
+    [0, -1]
     """
 
     src: np.ndarray
@@ -78,8 +87,13 @@ class LinkTable:
 class Network(System):
     """Base class of electrical networks.
 
-    Attributes
+    Topologies (:mod:`collsim.systems`) subclass it and supply :meth:`edges` and
+    :meth:`next_hop`.
+
+    Parameters
     ----------
+    nodes, name
+        As for :class:`~collsim.core.system.System`.
     link_bandwidth_bytes_per_s : float
         Rate of every link (100 Gb/s = 12.5e9 bytes/s by default).
     link_latency_s : float
@@ -87,6 +101,13 @@ class Network(System):
     startup_s : float or None
         Per-message start-up cost; None means the textbook's t_s is the per-hop
         link latency and no extra start-up is charged.
+
+    Examples
+    --------
+    >>> from collsim.systems.electrical import Ring
+    >>> ring = Ring(nodes=4, link_bandwidth_bytes_per_s=1e9)
+    >>> ring.vertices, ring.link_bandwidth_bytes_per_s, ring.link_latency_s, ring.startup_s
+    (4, 1000000000.0, 1e-06, None)
     """
 
     kind: ClassVar[str] = "network"

@@ -56,6 +56,11 @@ def link_id(position: np.ndarray, direction: np.ndarray, n: int) -> np.ndarray:
     -------
     numpy.ndarray
         Link ids as used by :meth:`collsim.systems.optical_ring.OpticalRing.link_name`.
+
+    Examples
+    --------
+    >>> link_id(np.array([3, 3, 0]), np.array([1, -1, -1]), 8).tolist()  # cw 3->4, ccw 5->4, ccw 0->7
+    [3, 13, 8]
     """
     position = np.asarray(position, dtype=np.int64) % n
     return np.where(np.asarray(direction) > 0, position, n + (-position) % n)
@@ -115,6 +120,11 @@ def hops_along(src: np.ndarray, dst: np.ndarray, direction: np.ndarray, n: int) 
     -------
     numpy.ndarray
         Hop counts in ``0..n-1``.
+
+    Examples
+    --------
+    >>> hops_along(np.array([1, 1]), np.array([3, 3]), np.array([1, -1]), 8).tolist()
+    [2, 6]
     """
     delta = np.asarray(dst, dtype=np.int64) - np.asarray(src, dtype=np.int64)
     delta *= np.asarray(direction, dtype=np.int64) if np.ndim(direction) else int(direction)

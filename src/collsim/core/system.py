@@ -29,6 +29,12 @@ def register_system_kind(cls: type["System"]) -> type["System"]:
     -------
     type
         ``cls`` unchanged.
+
+    Examples
+    --------
+    >>> from collsim.systems.electrical import Ring
+    >>> SYSTEM_KINDS["ring"] is Ring        # Ring is decorated with register_system_kind
+    True
     """
     SYSTEM_KINDS[cls.kind] = cls
     return cls
@@ -38,7 +44,7 @@ def register_system_kind(cls: type["System"]) -> type["System"]:
 class System:
     """Base class of all systems.
 
-    Attributes
+    Parameters
     ----------
     nodes : int
         Number of end nodes (ranks).
@@ -50,6 +56,12 @@ class System:
     ``kind`` names the class (``"torus"``); ``family`` the model that owns its
     behaviour (``"optical-ring"`` or ``"network"``, :mod:`collsim.kinds`), which
     algorithms name when they run on every system of a family.
+
+    Examples
+    --------
+    >>> s = System(nodes=8, name="toy")
+    >>> s.kind, s.describe()
+    ('abstract', {'kind': 'abstract', 'nodes': 8, 'name': 'toy'})
     """
 
     kind: ClassVar[str] = "abstract"
@@ -90,6 +102,17 @@ def system_from_description(desc: dict[str, Any]) -> System:
     ------
     ScheduleFormatError
         If the kind is unknown or a field is missing or has the wrong type.
+
+    Examples
+    --------
+    >>> from collsim.systems.optical_ring import OpticalRing
+    >>> ring = OpticalRing(nodes=8, wavelengths=4)
+    >>> system_from_description(ring.describe()) == ring
+    True
+    >>> system_from_description({"kind": "moebius", "nodes": 4})
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.ScheduleFormatError: unknown system kind 'moebius'
     """
     if not isinstance(desc, dict) or "kind" not in desc:
         raise ScheduleFormatError("system description must be an object with a 'kind'")

@@ -39,6 +39,13 @@ def block_steps(schedule: Schedule) -> float:
     float
         Block-steps.
 
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    §IV-A.2 and Table 1 (steps in which each wavelength carries d).
+
     Examples
     --------
     >>> import collsim

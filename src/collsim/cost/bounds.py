@@ -17,9 +17,9 @@ from ..systems.optical_ring import OpticalRing
 
 @dataclass(frozen=True)
 class TrafficBound:
-    """Minimum traffic any schedule of a collective must carry.
+    """Minimum traffic any schedule of a collective must carry (see :func:`traffic_bound`).
 
-    Attributes
+    Parameters
     ----------
     recv_bytes : float
         Bytes the busiest receiver must take in.
@@ -27,6 +27,18 @@ class TrafficBound:
         Bytes the busiest sender must emit.
     hop_bytes_ring : float
         Bytes x links that must cross a ring, in total.
+
+    References
+    ----------
+    E. Chan, M. Heimlich, A. Purkayastha, R. van de Geijn, "Collective communication:
+    theory, practice, and experience", Concurrency and Computation: Practice and
+    Experience 19(13), 2007 (lower bounds per collective).
+
+    Examples
+    --------
+    >>> from collsim.core.collective import make_collective
+    >>> traffic_bound(make_collective("allreduce", 4, 1000))
+    TrafficBound(recv_bytes=1500.0, send_bytes=1500.0, hop_bytes_ring=6000.0)
     """
 
     recv_bytes: float
@@ -46,6 +58,14 @@ def ring_distance_sum(n: int) -> int:
     -------
     int
         ``n * sum_{k=1}^{n-1} min(k, n-k)`` = ``n * floor(n^2/4)``.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    Table 1: the One-Stage model's ``ceil(N^2 / 8w)`` steps, this sum spread over the
+    ``2 N w`` link-channels of a bidirectional ring.
 
     Examples
     --------
@@ -79,6 +99,15 @@ def traffic_bound(c: Collective) -> TrafficBound:
     are received in total and some node receives at least 2(N-1)S/N.  All-to-all:
     N-1 blocks in and out per node; on a ring each block crosses its shortest
     distance.
+
+    References
+    ----------
+    E. Chan, M. Heimlich, A. Purkayastha, R. van de Geijn, "Collective communication:
+    theory, practice, and experience", Concurrency and Computation: Practice and
+    Experience 19(13), 2007; P. Patarasuk, X. Yuan, "Bandwidth optimal all-reduce
+    algorithms for clusters of workstations", JPDC 69(2), 2009 (all-reduce); F. Harary,
+    A. J. Schwenk, "The communication problem on graphs and digraphs", Journal of the
+    Franklin Institute 297, 1974 (one-way gossip).
 
     Examples
     --------
@@ -122,6 +151,13 @@ def optical_lower_bound_s(system: OpticalRing, c: Collective) -> float:
     float
         ``t_reconf + tau * max(recv/R, send/T, hop_bytes/(2 N F w))`` with
         ``tau = 1/B + t_oeo/flit`` seconds per byte per channel.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    eq. (3) (``d/B`` per step plus the O/E/O and MRR delays ``a``) and §V-A (parameters).
 
     Examples
     --------

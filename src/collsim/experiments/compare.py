@@ -30,6 +30,12 @@ def applicable(system: System, collective: str) -> list[tuple[str, str | None]]:
     list of (str, str or None)
         ``(name, reason)`` per algorithm in scope; ``reason`` says why it cannot run
         this instance (None when it can).
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> applicable(load_system("paper", nodes=8), "allgather")
+    [('ne', None), ('optree', None), ('osm', None), ('ring', None), ('wrht', None)]
     """
     out = []
     for name, spec in sorted(REGISTRY.items()):

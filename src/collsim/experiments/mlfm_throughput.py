@@ -47,9 +47,9 @@ PAPER_CLAIM = "seed 001 §3: '2.2 times higher throughput improvement (24 server
 
 @dataclass(frozen=True)
 class ThroughputRow:
-    """One (scale, size) point of the experiment.
+    """One (scale, size) point of the experiment (built by :func:`run_point`).
 
-    Attributes
+    Parameters
     ----------
     scale : str
         ``"12"``, ``"18"``, ``"24-A"``, ``"24-B"``.
@@ -73,6 +73,14 @@ class ThroughputRow:
         The paper's stated ratio for this scale (only 24-B: 2.2).
     mlfm_max_link_load, pairwise_max_link_load : int
         Most flows on one directed link in one phase.
+
+    Examples
+    --------
+    >>> row = run_point("12", 16)
+    >>> row.select, row.nodes, row.block_bytes, row.mlfm_max_link_load, row.pairwise_max_link_load
+    ((2, 3, 2), 12, 1398101, 1, 2)
+    >>> round(row.ratio, 2), row.paper_ratio, sorted(row.to_json())[:3]
+    (1.54, None, ['block_bytes', 'mlfm_max_link_load', 'mlfm_mib_per_s'])
     """
 
     scale: str
@@ -124,10 +132,22 @@ def mlfm_testbed(select: tuple[int, int, int], *, link_mib_per_s: float = LINK_M
 def block_bytes(size_mib_per_node: float, nodes: int) -> int:
     """Per-pair block of a send buffer of ``size_mib_per_node`` MiB split in ``nodes`` blocks.
 
+    Parameters
+    ----------
+    size_mib_per_node : float
+        Send buffer per node in MiB (own block included).
+    nodes : int
+        Number of blocks N.
+
     Returns
     -------
     int
-        Bytes per block (at least 1).
+        Bytes per block (at least 1), rounded down.
+
+    Examples
+    --------
+    >>> block_bytes(16, 24), block_bytes(16, 16), block_bytes(1e-9, 4)
+    (699050, 1048576, 1)
     """
     return max(1, int(size_mib_per_node * MIB) // nodes)
 
@@ -135,10 +155,24 @@ def block_bytes(size_mib_per_node: float, nodes: int) -> int:
 def per_node_throughput(block: int, nodes: int, time_s: float) -> float:
     """Per-node throughput.
 
+    Parameters
+    ----------
+    block : int
+        Bytes per (source, destination) block.
+    nodes : int
+        Number of nodes N.
+    time_s : float
+        Completion time of the all-to-all.
+
     Returns
     -------
     float
         Bytes each node sends to the others, ``(nodes-1)*block``, divided by ``time_s``.
+
+    Examples
+    --------
+    >>> per_node_throughput(1000, 5, 0.002)          # 4 blocks of 1000 bytes in 2 ms
+    2000000.0
     """
     return (nodes - 1) * block / time_s
 
@@ -170,11 +204,19 @@ def run_point(scale: str, size_mib_per_node: float, *, mode: str = "bulk", mappi
         Rank -> server permutation for ``pairwise`` (default: lexicographic order).
     verify_schedules : bool, optional
         Verify both schedules first (default True).
+    link_mib_per_s, link_latency_s : float, optional
+        Link bandwidth (MiB/s, default 3770) and latency (default 1 µs).
 
     Returns
     -------
     ThroughputRow
         The point.
+
+    Examples
+    --------
+    >>> row = run_point("24-B", 16)
+    >>> row.nodes, round(row.mlfm_mib_per_s), round(row.pairwise_mib_per_s), round(row.ratio, 2)
+    (24, 3690, 1683, 2.19)
     """
     from ..pipeline import build, verify
     simulate = _require_tools()
@@ -237,6 +279,11 @@ def format_rows(rows: list[ThroughputRow]) -> str:
     -------
     str
         The table, with the paper's ratio beside ours.
+
+    Examples
+    --------
+    >>> print(format_rows([run_point("24-B", 16)]).splitlines()[-1])
+    | 24-B | (2, 4, 3) | 16 | 3690 | 1683 | 3770 | 2.19 | 2.2 | 1 / 3 |
     """
     lines = ["| scale | (n, l, m) | MiB/node | mlfm MiB/s | pairwise MiB/s | optimal | ratio (ours) "
              "| ratio (paper) | max link load mlfm / pairwise |",

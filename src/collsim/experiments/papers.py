@@ -39,6 +39,12 @@ def d_steps(schedule) -> float:
     -------
     float
         Sum of per-step maxima of ``transfer bytes / size_bytes``.
+
+    Examples
+    --------
+    >>> s = build("ne", "paper", "allgather", 1024, nodes=8)   # steps carry 1 block, then 2 blocks
+    >>> s.num_steps, d_steps(s)
+    (4, 7.0)
     """
     per = np.zeros(schedule.num_steps)
     np.maximum.at(per, schedule.step, schedule.size_bytes / schedule.collective.size_bytes)
@@ -63,6 +69,12 @@ def optree_table1(n: int = 1024, w: int = 64) -> list[dict[str, Any]]:
     -------
     list of dict
         ``algorithm, formula, paper, formula_matches_paper, explicit_steps, explicit_d_steps``.
+
+    Examples
+    --------
+    >>> rows = optree_table1(16, 2)      # the printed column is only quoted at N=1024, w=64
+    >>> [(r["algorithm"], r["formula"], r["explicit_steps"]) for r in rows[:2]], rows[0]["paper"]
+    ([('ring', 15, 15), ('ne', 8, 8)], None)
     """
     from ..algorithms.optree import theorem1_steps
     from ..algorithms.wrht import paper_allgather_steps
@@ -85,10 +97,22 @@ def optree_motivation(n: int = 16, w: int = 2) -> list[dict[str, Any]]:
     expressions: for the 3-ary tree 8*ceil(2^2/8), 2*3*ceil(3^2/4) and
     6*ceil(3^2/4) wavelengths, i.e. ceil(8/2) + ceil(18/2) + ceil(18/2).
 
+    Parameters
+    ----------
+    n, w : int, optional
+        Nodes and wavelengths (the example's 16 and 2).  The per-stage wavelength counts
+        of ``paper_expressions`` and the radices of the explicit trees (4-4 and 3-3-3)
+        are the example's whatever ``n``.
+
     Returns
     -------
     list of dict
         ``scheme, paper, paper_expressions, theorem1, explicit_steps``.
+
+    Examples
+    --------
+    >>> [(r["scheme"], r["paper"], r["paper_expressions"], r["explicit_steps"]) for r in optree_motivation()]
+    [('one-stage', 16, 16, 16), ('two-stage 4-ary', 12, 12, 12), ('three-stage 3-ary', 16, 22, 22)]
     """
     from ..algorithms.optree import theorem1_steps
     three_ary = [8 * math.ceil(2**2 / 8), 2 * 3 * math.ceil(3**2 / 4), 6 * math.ceil(3**2 / 4)]
@@ -109,11 +133,28 @@ def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = 4 << 20,
                 depths=range(1, 13)) -> list[dict[str, Any]]:
     """Seed 004 Fig. 4 / Lemma 3: the best depth k per N, by formula and by exact search.
 
+    Parameters
+    ----------
+    nodes : iterable of int, optional
+        Ring sizes N (the figure's 512 to 4096).
+    w : int, optional
+        Wavelengths (64).
+    size : int, optional
+        Bytes per node d for the times (4 MiB).
+    depths : iterable of int, optional
+        Depths whose times are reported (1 to 12).
+
     Returns
     -------
     list of dict
         Per N: the paper's optimal depth, Lemma 3 (ceil and nearest), Theorem 1's argmin,
         and the depth and steps of collsim's exact search, with the time per depth.
+
+    Examples
+    --------
+    >>> row = optree_fig4(nodes=(64,), w=4, size=1024)[0]
+    >>> row["lemma3_ceil"], row["theorem1_argmin"], row["search_radices"], row["search_steps"]
+    (4, 3, [4, 2, 2, 4], 40)
     """
     from ..algorithms.optree import lemma3_k, theorem1_k
     from ..algorithms.optree_search import search_tree
@@ -134,10 +175,22 @@ def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = 4 << 20,
 def wrht_allreduce(nodes=(16, 64, 256, 1024, 4096), w: int = 64) -> list[dict[str, Any]]:
     """Seed 003: WRHT all-reduce steps, closed form beside the explicit schedule.
 
+    Parameters
+    ----------
+    nodes : iterable of int, optional
+        Ring sizes N.
+    w : int, optional
+        Wavelengths (64).
+
     Returns
     -------
     list of dict
         ``nodes, formula, explicit_steps, explicit_rounds``.
+
+    Examples
+    --------
+    >>> wrht_allreduce(nodes=(16, 64))
+    [{'nodes': 16, 'formula': 1, 'explicit_steps': 1, 'explicit_rounds': 1}, {'nodes': 64, 'formula': 2, 'explicit_steps': 2, 'explicit_rounds': 2}]
     """
     from ..algorithms.wrht import paper_allreduce_steps
     rows = []
@@ -152,10 +205,21 @@ def wrht_allreduce(nodes=(16, 64, 256, 1024, 4096), w: int = 64) -> list[dict[st
 def mlfm_congestion(d_values=range(2, 9)) -> list[dict[str, Any]]:
     """Seed 001 §2: exhaustive congestion check of the mlfm rule for d = 2..8.
 
+    Parameters
+    ----------
+    d_values : iterable of int, optional
+        Half radices d to check (default 2..8).
+
     Returns
     -------
     list of dict
         One row per d (see :func:`collsim.experiments.mlfm_congestion.congestion_table`).
+
+    Examples
+    --------
+    >>> row = mlfm_congestion([3])[0]
+    >>> row["checked"], row["paper_valid"], row["paper_congestion_free"], row["correct_congestion_free"]
+    (27, 18, 9, 18)
     """
     from .mlfm_congestion import congestion_table
     return congestion_table(d_values)
@@ -168,6 +232,12 @@ def mlfm_throughput() -> list[dict[str, Any]]:
     -------
     list of dict
         One row per (scale, size), with the paper's 2.2x for pattern B beside ours.
+
+    Examples
+    --------
+    >>> rows = mlfm_throughput()           # 4 scales x 3 sizes, simulated
+    >>> len(rows), [(r["size_mib_per_node"], r["paper_ratio"]) for r in rows if r["scale"] == "24-B"]
+    (12, [(16.0, 2.2), (64.0, 2.2), (256.0, 2.2)])
     """
     from dataclasses import asdict
 

@@ -24,7 +24,7 @@ from .base import Timing, register_model
 class NetworkPart:
     """The network's fields of a result row.
 
-    Attributes
+    Parameters
     ----------
     link_bandwidth_bytes_per_s, link_latency_s : float
         The network's link parameters.
@@ -36,6 +36,14 @@ class NetworkPart:
         All-to-all only: bytes each node sends to the others per simulated second.
     time_model : str
         Which closed form ``time_s`` is.
+
+    Examples
+    --------
+    >>> from collsim import build
+    >>> s = build("ring", "ring", "allgather", 1024, nodes=4)
+    >>> part = NetworkModel().row_part(s, None, {})
+    >>> part.max_link_load, part.time_model, part.title()
+    (1, 'alpha-beta (schedule)', '12.5 GB/s links, 1 µs latency')
     """
 
     link_bandwidth_bytes_per_s: float

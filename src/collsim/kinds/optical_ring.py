@@ -28,7 +28,7 @@ from .base import Timing, register_model
 class OpticalPart:
     """The optical ring's fields of a result row.
 
-    Attributes
+    Parameters
     ----------
     wavelengths, fibers : int
         The ring's w and F.
@@ -46,8 +46,16 @@ class OpticalPart:
         Longest lightpath the physical layer allows.
     worst_ber : float or None
         BER of the longest lightpath.
-    time_model : str
+    time_model : str, optional
         ``"optical-step"``.
+
+    Examples
+    --------
+    >>> from collsim.pipeline import run
+    >>> from collsim.systems import load_system
+    >>> part = run("ring", load_system("paper", nodes=4), "allgather", 1024).part
+    >>> part.paper_steps, part.reconfigurations, part.feasible, part.title()
+    (3, 1, True, 'w=64, F=1')
     """
 
     wavelengths: int

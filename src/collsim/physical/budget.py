@@ -32,7 +32,7 @@ class PhysicalParams:
 
     Sources of the defaults, with caveats, in ``docs/physical-layer.md``.
 
-    Attributes
+    Parameters
     ----------
     laser_power_dbm : float
         P_laser into the Tx: 0 dBm, the input power of "Formal analysis of crosstalk

@@ -47,9 +47,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class OneHopAllToAll:
-    """One lightpath per ordered pair of a ring, with its wavelength.
+    """One lightpath per ordered pair of a ring, with its wavelength (see :func:`uniform_alltoall_ring`).
 
-    Attributes
+    Parameters
     ----------
     src, dst : numpy.ndarray of int64
         End nodes, one entry per ordered pair ``src != dst``, sorted by
@@ -63,6 +63,21 @@ class OneHopAllToAll:
         of the two directions are independent resources.
     wavelengths_per_direction : int
         ``W(n)``; both directions use every wavelength ``0 .. W(n) - 1``.
+
+    References
+    ----------
+    J. Opatrny, "Uniform multi-hop all-to-all optical routings in rings", Theoretical
+    Computer Science 297 (2003) 385-397; F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree:
+    An Efficient Algorithm for All-gather Operation in Optical Interconnect Systems",
+    IEEE Open Journal of the Communications Society (2024), Lemma 1.
+
+    Examples
+    --------
+    >>> t = uniform_alltoall_ring(5)
+    >>> len(t), t.n, t.wavelengths_per_direction
+    (20, 5, 3)
+    >>> t.src[:4].tolist(), t.dst[:4].tolist(), t.direction[:4].tolist(), t.hops[:4].tolist()
+    ([0, 0, 0, 0], [1, 2, 3, 4], [1, 1, -1, -1], [1, 2, 2, 1])
     """
 
     src: np.ndarray

@@ -118,6 +118,15 @@ def best_fit(start: np.ndarray, length: np.ndarray, n: int) -> np.ndarray:
     numpy.ndarray
         Colour per arc.
 
+    References
+    ----------
+    P. Sathishkumar, V. Mahalingam, "Best-fit wavelength assignment algorithm for
+    persistent communication in optical networks", International Journal of Computer
+    Science and Information Technologies 6(1), 2015 (cited as Best Fit by seed 003:
+    F. Dai et al., "Efficient All-reduce for Distributed DNN Training in Optical
+    Interconnect Systems", PPoPP '23 poster, 2023); the tightest-fit rule here is
+    collsim's reading.
+
     Examples
     --------
     >>> best_fit(np.array([0, 4, 2]), np.array([3, 2, 1]), 8).tolist()
@@ -181,6 +190,23 @@ def get_strategy(strategy: str | Strategy) -> Strategy:
     ------
     UnknownNameError
         For an unknown name.
+
+    References
+    ----------
+    H. Zang, J. P. Jue, B. Mukherjee, "A review of routing and wavelength assignment
+    approaches for wavelength-routed optical WDM networks", Optical Networks Magazine
+    1(1), 2000 (wavelength assignment as graph colouring; First-Fit, Most-Used);
+    A. E. Ozdaglar, D. P. Bertsekas, "Routing and wavelength assignment in optical
+    networks", IEEE/ACM Transactions on Networking 11(2), 2003 (seed 003's First Fit).
+
+    Examples
+    --------
+    >>> get_strategy("FF") is first_fit, get_strategy("bestfit") is best_fit
+    (True, True)
+    >>> get_strategy("random-fit")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.UnknownNameError: unknown wavelength-assignment strategy 'random-fit'; known: first-fit, best-fit, most-used
     """
     if callable(strategy):
         return strategy

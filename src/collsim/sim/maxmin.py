@@ -68,6 +68,11 @@ def max_min_rates(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.nda
         Rate per flow (float64): 0 for inactive flows, ``inf`` for active flows that
         cross no link, otherwise the max-min fair share.
 
+    References
+    ----------
+    D. Bertsekas, R. Gallager, "Data Networks", 2nd ed., Prentice Hall, 1992, ch. 6
+    (max-min fair flow control and its computation by progressive filling).
+
     Examples
     --------
     Two flows share link 0 (capacity 2); flow 1 also crosses link 1 (capacity 10):
@@ -162,6 +167,21 @@ def check_max_min(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.nda
     -------
     bool
         True if fair.
+
+    References
+    ----------
+    D. Bertsekas, R. Gallager, "Data Networks", 2nd ed., Prentice Hall, 1992, ch. 6
+    (max-min fair flow control and its computation by progressive filling).
+
+    Examples
+    --------
+    Flow 0 crosses links 0 and 1, flow 1 link 0, flow 2 link 1 (capacities 2 and 3):
+
+    >>> ptr, links, cap = np.array([0, 2, 3, 4]), np.array([0, 1, 0, 1]), np.array([2.0, 3.0])
+    >>> check_max_min(ptr, links, cap, max_min_rates(ptr, links, cap))
+    True
+    >>> check_max_min(ptr, links, cap, np.array([1.0, 1.0, 1.0]))   # flow 2 could grow to 2
+    False
     """
     lens = np.diff(flow_ptr)
     owner = np.repeat(np.arange(len(lens)), lens)

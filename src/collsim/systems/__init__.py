@@ -52,6 +52,12 @@ def preset_description(name: str) -> dict[str, Any]:
     ------
     UnknownNameError
         If there is no such preset.
+
+    Examples
+    --------
+    >>> d = preset_description("terarack")
+    >>> d["kind"], d["nodes"], d["wavelengths"], d["fibers"]
+    ('optical-ring', 1024, 64, 2)
     """
     if name not in PRESETS:
         raise UnknownNameError(f"unknown system {name!r}; presets: {', '.join(PRESETS)}, or a TOML file")
@@ -85,6 +91,16 @@ def load_system(spec: str | System, **overrides: Any) -> System:
         Malformed TOML.
     InputError
         Invalid parameter values.
+
+    Examples
+    --------
+    >>> ring = load_system("paper", nodes=8, wavelengths=4)
+    >>> ring.kind, ring.nodes, ring.wavelengths
+    ('optical-ring', 8, 4)
+    >>> load_system("torus", dims=(4, 4)).nodes
+    16
+    >>> load_system(ring, fibers=2).fibers
+    2
     """
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if isinstance(spec, System):
@@ -137,7 +153,18 @@ def _network_from_options(cls, options: dict[str, Any]) -> System:
 
 
 def system_names() -> list[str]:
-    """Optical presets and every registered network kind, for help texts."""
+    """Optical presets and every registered network kind, for help texts.
+
+    Returns
+    -------
+    list of str
+        The presets, then the network kinds in alphabetical order.
+
+    Examples
+    --------
+    >>> system_names()
+    ['paper', 'terarack', 'custom', 'fat-tree', 'hypercube', 'line', 'mesh', 'mlfm', 'ring', 'star', 'torus']
+    """
     return list(PRESETS) + sorted(k for k, c in SYSTEM_KINDS.items() if c.family == "network" and k != "network")
 
 

@@ -58,8 +58,11 @@ _KEYS = ("a", "b", "bandwidth", "latency", "duplex")
 class CustomNetwork(Network):
     """An arbitrary graph of end nodes and switches with per-link rates and latencies.
 
-    Attributes
+    Parameters
     ----------
+    nodes, name, link_bandwidth_bytes_per_s, link_latency_s, startup_s
+        As for :class:`~collsim.core.network.Network`; the rate and latency are
+        the defaults of links that declare none.
     switches : int
         Number of switch vertices.
     link : tuple of tuple

@@ -22,6 +22,11 @@ from ..core.system import register_system_kind
 class Line(Network):
     """A linear array: node i joined to i+1 by a full-duplex link.
 
+    Parameters
+    ----------
+    nodes, name, link_bandwidth_bytes_per_s, link_latency_s, startup_s
+        As for :class:`~collsim.core.network.Network`.
+
     Examples
     --------
     >>> ptr, links = Line(nodes=4).route(np.array([0]), np.array([3]))
@@ -46,9 +51,11 @@ class Line(Network):
 class Ring(Network):
     """An electrical ring; bidirectional by default, shortest direction, parity tie split.
 
-    Attributes
+    Parameters
     ----------
-    bidirectional : bool
+    nodes, name, link_bandwidth_bytes_per_s, link_latency_s, startup_s
+        As for :class:`~collsim.core.network.Network`.
+    bidirectional : bool, optional
         Links in both directions (True) or clockwise only (False).
 
     Examples
@@ -111,6 +118,11 @@ class Ring(Network):
 @dataclass(frozen=True)
 class Star(Network):
     """All nodes on one switch (the switch is vertex N).
+
+    Parameters
+    ----------
+    nodes, name, link_bandwidth_bytes_per_s, link_latency_s, startup_s
+        As for :class:`~collsim.core.network.Network`.
 
     Examples
     --------

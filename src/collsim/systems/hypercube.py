@@ -38,6 +38,11 @@ class Hypercube(Network):
     Links are listed bit by bit: for bit 0 every node's link ``i -> i^1``, then
     bit 1, and so on.
 
+    Parameters
+    ----------
+    nodes, name, link_bandwidth_bytes_per_s, link_latency_s, startup_s
+        As for :class:`~collsim.core.network.Network`; ``nodes`` must be a power of two.
+
     Examples
     --------
     >>> h = Hypercube(nodes=8)

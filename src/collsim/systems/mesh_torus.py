@@ -262,8 +262,10 @@ class _Grid(Network):
 class Mesh(_Grid):
     """A mesh (grid without wrap-around) of any dimension, dimension-order routed.
 
-    Attributes
+    Parameters
     ----------
+    nodes, name, link_bandwidth_bytes_per_s, link_latency_s, startup_s
+        As for :class:`~collsim.core.network.Network`.
     dims : tuple of int
         Size of each dimension; ``nodes`` must equal their product.
 
@@ -287,8 +289,10 @@ class Torus(_Grid):
     (the ``+`` and wrap-around ``-`` neighbours coincide), i.e. it is a mesh
     dimension; no parallel links are created.
 
-    Attributes
+    Parameters
     ----------
+    nodes, name, link_bandwidth_bytes_per_s, link_latency_s, startup_s
+        As for :class:`~collsim.core.network.Network`.
     dims : tuple of int
         Size of each dimension; ``nodes`` must equal their product.
 

@@ -29,7 +29,7 @@ from ..core.validate import number, positive_integer
 class OpticalRing(System):
     """A bidirectional WDM ring.
 
-    Attributes
+    Parameters
     ----------
     nodes : int
         Number of nodes N >= 2.

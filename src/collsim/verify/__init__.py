@@ -23,7 +23,7 @@ from .resources import verify_endpoints, verify_network_resources, verify_ring_r
 class VerifyReport:
     """Summary of a schedule that passed verification.
 
-    Attributes
+    Parameters
     ----------
     steps : int
         Physical steps (time slots); also readable as ``slots``.
@@ -35,6 +35,15 @@ class VerifyReport:
         Distinct wavelength indices used (0 on electrical systems).
     max_hops : int
         Longest route in links.
+
+    Examples
+    --------
+    >>> from collsim import build, verify
+    >>> report = verify(build("ring", "paper", "allgather", 1024, nodes=8))
+    >>> report
+    VerifyReport(steps=7, rounds=7, transfers=56, wavelengths_used=1, max_hops=1)
+    >>> report.slots
+    7
     """
 
     steps: int

@@ -56,6 +56,12 @@ def dataflow_memory_bytes(s: Schedule) -> int:
         The pair index (:func:`collsim.verify.pairs.plan`) and its state: a step per
         pair for copies, a contributor bitset per pair for reductions (which the
         verifier may split into chunk batches when they do not fit).
+
+    Examples
+    --------
+    >>> import collsim
+    >>> dataflow_memory_bytes(collsim.build("ring", "paper", "allgather", "1KiB", nodes=4))
+    784
     """
     c = s.collective
     state = (c.nodes + 63) // 64 * 8 if c.reduction else 9
@@ -71,6 +77,10 @@ def verify_dataflow(s: Schedule) -> None:
     s : Schedule
         Schedule to check (endpoints already range-checked, steps non-decreasing).
 
+    Returns
+    -------
+    None
+
     Raises
     ------
     MissingDataError
@@ -84,6 +94,20 @@ def verify_dataflow(s: Schedule) -> None:
         Some node ends without a chunk, or with a partial reduction.
     collsim.core.limits.MemoryLimitError
         The verifier's state would exceed collsim's memory limit.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=4)
+    >>> verify_dataflow(s)
+    >>> verify_dataflow(s.take(np.flatnonzero(s.step != 0)))       # without its first step
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.MissingDataError: missing data: node 0 sends chunk 3 it does not hold (step 1, transfer 0, node 0, chunk 3)
+    >>> verify_dataflow(s.take(np.flatnonzero(s.step != 2)))       # without its last step
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.PostconditionError: postcondition not met: node 0 lacks chunk 1 (node 0, chunk 1)
     """
     _check_ranges(s)
     c = s.collective

@@ -278,12 +278,30 @@ def verify_reduction(s: Schedule, what: str) -> None:
     what : str
         Description for memory-limit messages.
 
+    Returns
+    -------
+    None
+
     Raises
     ------
     collsim.core.errors.DataFlowError
         The first violation, as :func:`collsim.verify.dataflow.verify_dataflow` documents.
     collsim.core.limits.MemoryLimitError
         If the state cannot fit, even in :data:`MAX_PASSES` chunk batches.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("ring", "paper", "allreduce", "1KiB", nodes=3)
+    >>> verify_reduction(s, "ring all-reduce")
+    >>> verify_reduction(s.take(np.flatnonzero(s.step != 3)), "without its last step")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.PostconditionError: postcondition not met: node 0 ends with 2 of 3 contributions to chunk 1 (node 0, chunk 1)
+    >>> verify_reduction(s.take(np.r_[0, np.arange(len(s))]), "first transfer twice")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.DoubleCountError: double-counted contribution: node 1 receives twice in one step a contribution to chunk 2 (step 0, transfer 1, node 1, chunk 2)
     """
     c = s.collective
     n = c.nodes

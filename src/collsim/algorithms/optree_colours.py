@@ -1,0 +1,130 @@
+"""OpTree colour layout: which colour (channel of a step) each copy of a pair class gets.
+
+A pair whose sender holds ``c`` chunks needs ``c`` copies of its colour class;
+:func:`arrange_colours` lays the copies out so that consecutive steps carry the
+same lightpaths, which collsim's optical model charges no MRR reconfiguration for
+(:func:`collsim.cost.optical.step_times`).  Shared by the builder
+(:mod:`collsim.algorithms.optree`) and the exact cost evaluator
+(:mod:`collsim.algorithms.optree_cost`); ``docs/algorithms/optree.md``,
+"Chunk copies and reconfigurations".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+INDEX = np.int64
+
+__all__ = ["arrange_colours", "divisor_blocks"]
+
+
+def divisor_blocks(count: int, cap: int) -> list[int]:
+    """Split ``count`` classes into blocks whose sizes divide ``cap`` (greedy, largest first).
+
+    Parameters
+    ----------
+    count : int
+        Number of classes, ``< cap``.
+    cap : int
+        Channels per direction.
+
+    Returns
+    -------
+    list of int
+        Block sizes, each a divisor of ``cap``, summing to ``count``.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    §IV-A.3, eq. (3), charges the MRR reconfiguration on every step; laying colours out
+    so that steps repeat lightpaths and skip it is collsim's (docs/algorithms/optree.md).
+
+    Examples
+    --------
+    >>> divisor_blocks(48, 64)
+    [32, 16]
+    """
+    divs = [d for d in range(cap, 0, -1) if cap % d == 0]
+    out, left = [], count
+    for d in divs:
+        while left >= d:
+            out.append(d)
+            left -= d
+    return out
+
+
+def arrange_colours(copies: np.ndarray, cap: int):
+    """Lay out ``(class, copy)`` colours so that consecutive steps reuse lightpaths.
+
+    Classes are sorted by copy count (largest first, stable) and cut into blocks
+    whose sizes divide ``cap = F w``: whole blocks of ``cap`` classes, then the rest
+    split greedily into divisors of ``cap``.  Inside a block of ``b`` classes with
+    ``c`` copies, copy ``r`` of the ``i``-th class gets colour ``base + r b + i``: the
+    block fills ``b c`` consecutive colours with period ``b``, so every step that
+    lies inside one block carries the same lightpaths as the step before it and
+    pays no MRR reconfiguration (:func:`collsim.cost.optical.step_times`).
+
+    Parameters
+    ----------
+    copies : numpy.ndarray
+        Copies (chunks per pair) needed by each class, >= 1.
+    cap : int
+        Channels per direction ``F w``.
+
+    Returns
+    -------
+    tuple
+        ``(base, stride, blocks, order, total)``: copy ``r`` of class ``t`` has colour
+        ``base[t] + r * stride[t]``; ``order`` is the class order; ``blocks`` is an int
+        array with one row ``(first colour, size b, copies c, position in order)`` per
+        block; ``total`` is the number of colours.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    §IV-A.2 (each wavelength carries d per step) and §IV-A.3, eq. (3) (a reconfiguration
+    delay per step); the layout that lets repeated steps skip it is collsim's
+    (docs/algorithms/optree.md).
+
+    Examples
+    --------
+    >>> base, stride, blocks, order, total = arrange_colours(np.array([2, 2, 2]), 2)
+    >>> base.tolist(), stride.tolist(), total
+    ([0, 1, 4], [2, 2, 1], 6)
+    """
+    copies = np.asarray(copies, dtype=INDEX)
+    nc = len(copies)
+    order = np.argsort(-copies, kind="stable")
+    cs = copies[order]
+    base = np.zeros(nc, INDEX)
+    stride = np.ones(nc, INDEX)
+    rows = []
+    cursor = 0
+    if nc:
+        cuts = np.flatnonzero(np.diff(cs)) + 1
+        bounds = np.concatenate([[0], cuts, [nc]])
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            c = int(cs[lo])
+            g = hi - lo
+            nfull = g // cap
+            if nfull:
+                i = np.arange(nfull * cap, dtype=INDEX)
+                base[order[lo:lo + nfull * cap]] = cursor + (i // cap) * cap * c + i % cap
+                stride[order[lo:lo + nfull * cap]] = cap
+                f = np.arange(nfull, dtype=INDEX)
+                rows.append(np.stack([cursor + f * cap * c, np.full(nfull, cap), np.full(nfull, c),
+                                      lo + f * cap], axis=1))
+                cursor += nfull * cap * c
+            pos = lo + nfull * cap
+            for b in divisor_blocks(g - nfull * cap, cap):
+                base[order[pos:pos + b]] = cursor + np.arange(b, dtype=INDEX)
+                stride[order[pos:pos + b]] = b
+                rows.append(np.array([[cursor, b, c, pos]], dtype=INDEX))
+                cursor += b * c
+                pos += b
+    blocks = np.concatenate(rows).astype(INDEX) if rows else np.zeros((0, 4), INDEX)
+    return base, stride, blocks, order, cursor
