@@ -282,7 +282,7 @@ def _one(name: str, tuned: bool, smoke: bool = False) -> None:
     global SMOKE
     SMOKE = smoke
     if tuned:  # as the CLI does (src/collsim/_malloc.py); --no-malloc-tuning measures without it
-        from collsim import tune_malloc
+        from collsim._malloc import tune_malloc
         tune_malloc()
     fn = globals()[WORKLOADS[name][0]]
     t0 = time.perf_counter()
@@ -336,7 +336,9 @@ def main(argv: list[str]) -> None:
         return
     out = Path(__file__).parent / "results"
     out.mkdir(exist_ok=True)
-    (out / "latest.json").write_text(json.dumps(results, indent=1))
+    from collsim.core.files import atomic_write  # a failed write keeps the previous results whole
+    text = json.dumps(results, indent=1).encode()
+    atomic_write(out / "latest.json", lambda fh: fh.write(text))
 
 
 if __name__ == "__main__":

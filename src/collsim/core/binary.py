@@ -14,13 +14,16 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
 from .errors import ScheduleFormatError
+from .files import os_reason
 from .routes import INDEX
 from .schedule import Schedule
 from .serialize import header, read_header
+from .wellformed import check_wellformed
 
 _DTYPES = {"step": INDEX, "round": INDEX, "src": INDEX, "dst": INDEX, "chunk_ptr": INDEX, "chunk_idx": INDEX,
            "reduce": bool, "direction": np.int8, "hops": INDEX, "fiber": np.int16, "wavelength": np.int32,
@@ -55,13 +58,36 @@ def write_npz(s: Schedule, fh) -> None:
     np.savez(fh, header=head, **cols)
 
 
-def read_npz(path: str | Path) -> Schedule:
+def _column(path, name: str, a: np.ndarray) -> np.ndarray:
+    """Column ``name`` in its canonical dtype: integers of another width are converted only if
+    every value fits (checked, vectorised: never a silent wrap-around)."""
+    want = np.dtype(_DTYPES[name])
+    if a.ndim != 1 or (a.dtype != want and not (a.dtype.kind in "iu" and want.kind in "iu")):
+        raise ScheduleFormatError(f"{path}: column {name!r} must be a 1-D {want} array, got {a.dtype}{a.shape}")
+    if a.dtype != want and a.size:
+        info = np.iinfo(want)
+        lo, hi = int(a.min()), int(a.max())  # Python ints: exact for uint64 too
+        if lo < info.min or hi > info.max:
+            bad = lo if lo < info.min else hi
+            raise ScheduleFormatError(f"{path}: column {name!r} holds {bad}, out of range: collsim stores it as "
+                                      f"{want.name}, {info.min}..{info.max}")
+    return a.astype(want, copy=False)
+
+
+def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
     """Read a ``.npz`` schedule.
+
+    Every column is checked as a JSON file's fields are: integer columns of another
+    width are converted only if their values fit, and the schedule must be
+    well-formed (:func:`collsim.core.wellformed.check_wellformed`: contiguous steps,
+    no chunk named twice in a transfer, consistent CSR pointers, sizes within int64).
 
     Parameters
     ----------
-    path : str or Path
-        File to read.
+    path : str or Path or file
+        File to read (or an open binary file, e.g. standard input's bytes).
+    name : str, optional
+        What to call it in messages (default: ``path``).
 
     Returns
     -------
@@ -71,7 +97,8 @@ def read_npz(path: str | Path) -> Schedule:
     Raises
     ------
     ScheduleFormatError
-        Unreadable file, missing or ill-typed columns, or columns of different lengths.
+        Unreadable file, missing or ill-typed columns, values out of range, columns
+        of different lengths, or a malformed schedule.
 
     Examples
     --------
@@ -82,32 +109,37 @@ def read_npz(path: str | Path) -> Schedule:
     >>> len(read_npz(f))
     56
     """
+    name = str(path) if name is None else name
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise ScheduleFormatError(f"cannot read {path}: {exc}") from exc
+    except OSError as exc:
+        raise ScheduleFormatError(f"cannot read {name}: {os_reason(exc)}") from exc
+    except (ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise ScheduleFormatError(f"cannot read {name}: not a .npz schedule (numpy's zip of arrays, "
+                                  f"without Python objects)") from exc
     try:
         doc = json.loads(bytes(arrays.pop("header")).decode())
     except KeyError:
-        raise ScheduleFormatError(f"{path}: no 'header' array") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ScheduleFormatError(f"{path}: bad header ({exc})") from exc
+        raise ScheduleFormatError(f"{name}: no 'header' array") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ScheduleFormatError(f"{name}: bad header ({exc})") from exc
     system, coll = read_header(doc)
     names = ("step", "round", "src", "dst", "chunk_ptr", "chunk_idx", "reduce") + system.Routes.COLUMNS
     cols = {}
-    for name in names:
-        if name not in arrays:
-            raise ScheduleFormatError(f"{path}: missing column {name!r}")
-        a = arrays[name]
-        want = np.dtype(_DTYPES[name])
-        if a.ndim != 1 or (a.dtype != want and not (a.dtype.kind in "iu" and want.kind in "iu")):
-            raise ScheduleFormatError(f"{path}: column {name!r} must be a 1-D {want} array, got {a.dtype}{a.shape}")
-        cols[name] = a.astype(want, copy=False)
+    for col in names:
+        if col not in arrays:
+            raise ScheduleFormatError(f"{name}: missing column {col!r}")
+        cols[col] = _column(name, col, arrays[col])
     routes = system.Routes(**{k: cols.pop(k) for k in system.Routes.COLUMNS})
     try:
-        return Schedule(system=system, collective=coll, algorithm=str(doc.get("algorithm", "file")),
-                        params=doc.get("params") if isinstance(doc.get("params"), dict) else {},
-                        routes=routes, **cols)
+        s = Schedule(system=system, collective=coll, algorithm=str(doc.get("algorithm", "file")),
+                     params=doc.get("params") if isinstance(doc.get("params"), dict) else {},
+                     routes=routes, **cols)
     except ValueError as exc:
-        raise ScheduleFormatError(f"{path}: {exc}") from exc
+        raise ScheduleFormatError(f"{name}: {exc}") from exc
+    try:
+        check_wellformed(s)
+    except ScheduleFormatError as exc:
+        raise ScheduleFormatError(f"{name}: {exc}") from exc
+    return s

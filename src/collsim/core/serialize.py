@@ -8,18 +8,22 @@ vertices they visit (``"path"``; on electrical networks switches are vertices to
 
 from __future__ import annotations
 
+import bisect
+import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from .collective import SPECS, make_collective
-from .errors import CollsimError, InputError, RouteError, ScheduleFormatError, Where
-from .files import atomic_write
+from .errors import CollsimError, InputError, ScheduleFormatError
+from .fields import check_ints, int_column, need, optional, route_reader
+from .files import atomic_write, os_reason
 from .schedule import INDEX, LinkRoutes, RingRoutes, Schedule
 from .system import system_from_description
 from .validate import is_integer
+from .wellformed import STEP_RULE, check_wellformed
 
 FORMAT = "collsim-schedule"
 VERSION = 2
@@ -38,7 +42,7 @@ def _ring_fields(s: Schedule, t: int, with_path: bool) -> dict[str, Any]:
     else:
         out["dir"], out["hops"] = ("cw" if d > 0 else "ccw"), h
     out["fiber"], out["wavelength"] = int(s.fiber[t]), int(s.wavelength[t])
-    if s.band[t] > 1:
+    if s.band[t] != 1:  # written whenever it is not the default, even a band of 0 that the verifier refuses
         out["band"] = int(s.band[t])
     return out
 
@@ -55,13 +59,18 @@ def _transfer_json(s: Schedule, t: int, sizes: np.ndarray, with_path: bool, fiel
     return json.dumps(out, separators=(",", ":"))
 
 
-def dumps(s: Schedule) -> str:
+_Progress = Callable[[int, int], None]  # progress(steps done, steps in all): the command line's progress bar
+
+
+def dumps(s: Schedule, progress: _Progress | None = None) -> str:
     """Serialise a schedule to JSON text (deterministic).
 
     Parameters
     ----------
     s : Schedule
         The schedule.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each step is written.
 
     Returns
     -------
@@ -76,18 +85,20 @@ def dumps(s: Schedule) -> str:
     """
     head = json.dumps(header(s), indent=1)[:-2]
     with_path = int(s.hops.sum()) <= PATH_LIMIT
-    fields_of = _CODECS[type(s.routes)][0]
+    fields_of = _WRITERS[type(s.routes)]
     sizes = s.size_bytes
     parts = [head, ',\n "steps": [']
     bounds = s.step_bounds
     for k in range(s.num_steps):
         rows = ",\n   ".join(_transfer_json(s, t, sizes, with_path, fields_of) for t in range(bounds[k], bounds[k + 1]))
         parts.append(("\n" if k == 0 else ",\n") + f'  {{"step": {k}, "transfers": [\n   {rows}\n  ]}}')
+        if progress is not None:
+            progress(k + 1, s.num_steps)
     parts.append("\n ]\n}\n")
     return "".join(parts)
 
 
-def save(s: Schedule, path: str | Path) -> None:
+def save(s: Schedule, path: str | Path, progress: _Progress | None = None) -> None:
     """Write a schedule file: JSON, or numpy's binary ``.npz`` when the name ends in ``.npz``.
 
     Parameters
@@ -96,6 +107,8 @@ def save(s: Schedule, path: str | Path) -> None:
         The schedule.
     path : str or Path
         Destination file (written atomically).
+    progress : callable, optional
+        ``progress(done, total)`` per step written (JSON; :func:`dumps`).
 
     Returns
     -------
@@ -119,61 +132,8 @@ def save(s: Schedule, path: str | Path) -> None:
         from .binary import write_npz
         atomic_write(path, lambda fh: write_npz(s, fh))
         return
-    text = dumps(s).encode()
+    text = dumps(s, progress).encode()
     atomic_write(path, lambda fh: fh.write(text))
-
-
-def _need(obj: dict, key: str, kind, where: str):
-    if not isinstance(obj, dict) or key not in obj:
-        raise ScheduleFormatError(f"{where}: missing '{key}'")
-    value = obj[key]
-    if kind is int and not is_integer(value):
-        raise ScheduleFormatError(f"{where}: '{key}' must be an integer")
-    if kind is not int and not isinstance(value, kind):
-        raise ScheduleFormatError(f"{where}: '{key}' has the wrong type")
-    return value
-
-
-def _route(tr: dict, n: int, step: int, t: int, where: str) -> tuple[int, int]:
-    src, dst = tr["src"], tr["dst"]
-    if "path" in tr:
-        path = tr["path"]
-        if not isinstance(path, list) or len(path) < 2 or not all(is_integer(v) for v in path):
-            raise ScheduleFormatError(f"{where}: 'path' must be a list of at least 2 node ids")
-        loc = Where(step=step, transfer=t)
-        if path[0] != src or path[-1] != dst:
-            raise RouteError(f"path runs {path[0]}->{path[-1]} but the transfer is {src}->{dst}", loc)
-        steps = {(b - a) % n for a, b in zip(path, path[1:])}
-        if len(steps) != 1 or steps.pop() not in (1, n - 1):
-            raise RouteError("path is not a contiguous one-direction walk around the ring", loc)
-        d = 1 if (path[1] - path[0]) % n == 1 else -1
-        if n == 2:
-            d = {"cw": 1, "ccw": -1}.get(tr.get("dir", "cw"), 0)
-            if d == 0:
-                raise ScheduleFormatError(f"{where}: 'dir' must be 'cw' or 'ccw'")
-        return d, len(path) - 1
-    if "dir" in tr:
-        d = {"cw": 1, "ccw": -1}.get(tr["dir"])
-        if d is None:
-            raise ScheduleFormatError(f"{where}: 'dir' must be 'cw' or 'ccw'")
-        return d, _need(tr, "hops", int, where)
-    raise ScheduleFormatError(f"{where}: needs a route ('path', or 'dir' and 'hops')")
-
-
-def _network_route(tr: dict, system, step: int, t: int, where: str, out: list[int]) -> int:
-    """Parse a vertex path on a graph system into link ids appended to ``out``."""
-    path = tr.get("path")
-    if not isinstance(path, list) or len(path) < 2 or not all(is_integer(v) for v in path):
-        raise ScheduleFormatError(f"{where}: 'path' must be a list of at least 2 vertex ids")
-    loc = Where(step=step, transfer=t)
-    if path[0] != tr["src"] or path[-1] != tr["dst"]:
-        raise RouteError(f"path runs {path[0]}->{path[-1]} but the transfer is {tr['src']}->{tr['dst']}", loc)
-    links = system.links.index(np.asarray(path[:-1]), np.asarray(path[1:]))
-    if (links < 0).any():
-        k = int(np.flatnonzero(links < 0)[0])
-        raise RouteError(f"no link from vertex {path[k]} to vertex {path[k + 1]}", loc)
-    out.extend(links.tolist())
-    return len(links)
 
 
 def header(s: Schedule) -> dict[str, Any]:
@@ -227,45 +187,56 @@ def read_header(doc: Any):
     """
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ScheduleFormatError(f"not a collsim schedule (expected \"format\": \"{FORMAT}\")")
-    if doc.get("version") not in READS or isinstance(doc.get("version"), bool):
+    if not is_integer(doc.get("version")) or doc.get("version") not in READS:  # not 2.0, not true
         raise ScheduleFormatError(f"unsupported schedule version {doc.get('version')!r} "
                                   f"(this collsim reads {', '.join(map(str, READS))})")
-    system = system_from_description(_need(doc, "system", dict, "file"))
-    cd = _need(doc, "collective", dict, "file")
-    kind = _need(cd, "kind", str, "collective")
+    sd, cd = need(doc, "system", dict, "file"), need(doc, "collective", dict, "file")
+    check_ints(sd, "system")
+    check_ints(cd, "collective")
+    try:
+        system = system_from_description(sd)
+    except OverflowError as exc:
+        raise ScheduleFormatError(f"system: a number is out of range ({exc})") from exc
+    kind = need(cd, "kind", str, "collective")
     if kind not in SPECS:
         raise ScheduleFormatError(f"collective: unknown kind {kind!r}")
     root = cd.get("root")
     if root is not None and not is_integer(root):
         raise ScheduleFormatError("collective: 'root' must be an integer or null")
     try:
-        coll = make_collective(kind, _need(cd, "nodes", int, "collective"), _need(cd, "size_bytes", int, "collective"),
-                               split=cd.get("split", 1) if is_integer(cd.get("split", 1)) else -1, root=root,
-                               shift=cd.get("shift", 1))
+        coll = make_collective(kind, need(cd, "nodes", int, "collective"), need(cd, "size_bytes", int, "collective"),
+                               split=optional(cd, "split", 1, "collective"), root=root, shift=cd.get("shift", 1))
     except InputError as exc:
         raise ScheduleFormatError(f"collective: {exc}") from exc
+    except OverflowError as exc:
+        raise ScheduleFormatError(f"collective: a number is out of range ({exc})") from exc
     return system, coll
 
 
-def loads(text: str) -> Schedule:
+def loads(text: str, progress: _Progress | None = None) -> Schedule:
     """Parse schedule JSON text.
 
     Parameters
     ----------
     text : str
         File contents.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each step is read.
 
     Returns
     -------
     Schedule
-        The schedule (not yet verified).
+        The schedule (well-formed, not yet verified).
 
     Raises
     ------
     ScheduleFormatError
-        Malformed JSON or missing/ill-typed fields.
+        Malformed JSON, missing or ill-typed fields, integers that do not fit their
+        columns, or a malformed schedule (:func:`collsim.core.wellformed.check_wellformed`:
+        steps not numbered 0, 1, 2, ... without gaps, a chunk twice in one transfer, ...).
     RouteError
-        A ``path`` that is not a contiguous one-direction walk from source to destination.
+        A ``path`` through nodes that do not exist, or that is not a contiguous
+        one-direction walk from source to destination.
 
     Examples
     --------
@@ -276,103 +247,89 @@ def loads(text: str) -> Schedule:
     """
     try:
         doc = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, and integers of over 4300 digits
         raise ScheduleFormatError(f"not valid JSON: {exc}") from exc
     system, coll = read_header(doc)
-    steps = _need(doc, "steps", list, "file")
+    steps = need(doc, "steps", list, "file")
     cols: dict[str, list] = {k: [] for k in ("step", "round", "src", "dst", "reduce", "nchunks")}
     chunks: list[int] = []
-    reader = _CODECS[system.Routes][1](system)
-    t = 0
+    reader = route_reader(system)
+    starts: list[int] = []  # the first transfer of each entry of "steps"
+    t, prev = 0, -1
     for k, st in enumerate(steps):
-        sn = _need(st, "step", int, f"steps[{k}]")
-        for j, tr in enumerate(_need(st, "transfers", list, f"steps[{k}]")):
+        sn = need(st, "step", int, f"steps[{k}]")
+        if sn not in ((0,) if k == 0 else (prev, prev + 1)):
+            what = f"the first step is numbered {sn}, not 0" if k == 0 else f"step {sn} follows step {prev}"
+            raise ScheduleFormatError(f"steps[{k}]: {what}: {STEP_RULE}")
+        prev = sn
+        transfers = need(st, "transfers", list, f"steps[{k}]")
+        if not transfers:
+            raise ScheduleFormatError(f"steps[{k}]: step {sn} has no transfers (a step holds at least one)")
+        starts.append(t)
+        for j, tr in enumerate(transfers):
             where = f"steps[{k}].transfers[{j}]"
-            src, dst = _need(tr, "src", int, where), _need(tr, "dst", int, where)
-            ch = _need(tr, "chunks", list, where)
+            src, dst = need(tr, "src", int, where), need(tr, "dst", int, where)
+            ch = need(tr, "chunks", list, where)
             if not all(is_integer(c) for c in ch):
                 raise ScheduleFormatError(f"{where}: 'chunks' must be a list of integers")
             red = tr.get("reduce", False)
             if not isinstance(red, bool):
                 raise ScheduleFormatError(f"{where}: 'reduce' must be true or false")
+            rnd = optional(tr, "round", sn, where, lo=0)
+            optional(tr, "bytes", 0, where, lo=0)  # informative: recomputed from the chunks
             reader.add(tr, sn, t, where)
-            rnd = tr.get("round", sn)
-            for name, val in (("step", sn), ("round", rnd if is_integer(rnd) else sn), ("src", src),
-                              ("dst", dst), ("reduce", red), ("nchunks", len(ch))):
+            for name, val in (("step", sn), ("round", rnd), ("src", src), ("dst", dst), ("reduce", red),
+                              ("nchunks", len(ch))):
                 cols[name].append(val)
             chunks.extend(ch)
             t += 1
-    step = np.asarray(cols["step"], dtype=INDEX)
-    order = np.argsort(step, kind="stable")
-    if (order != np.arange(len(order))).any():
-        raise ScheduleFormatError("transfers must be listed in step order")
+        if progress is not None:
+            progress(k + 1, len(steps))
+
+    def where_of(i: int) -> str:
+        k = bisect.bisect_right(starts, i) - 1
+        return f"steps[{k}].transfers[{i - starts[k]}]"
+
     ptr = np.zeros(t + 1, dtype=INDEX)
     np.cumsum(np.asarray(cols["nchunks"], dtype=INDEX), out=ptr[1:])
-    try:
-        s = Schedule(system=system, collective=coll, algorithm=str(doc.get("algorithm", "file")),
-                     params=doc.get("params") if isinstance(doc.get("params"), dict) else {},
-                     step=step, round=np.asarray(cols["round"], dtype=INDEX),
-                     src=np.asarray(cols["src"], dtype=INDEX), dst=np.asarray(cols["dst"], dtype=INDEX),
-                     chunk_ptr=ptr, chunk_idx=np.asarray(chunks, dtype=INDEX),
-                     reduce=np.asarray(cols["reduce"], dtype=bool), routes=reader.finish())
-    except OverflowError as exc:
-        raise ScheduleFormatError(f"a number is out of range: {exc}") from exc
+    chunk_idx = int_column(chunks, INDEX, "chunks", lambda i: where_of(int(np.searchsorted(ptr, i, side="right")) - 1))
+    s = Schedule(system=system, collective=coll, algorithm=str(doc.get("algorithm", "file")),
+                 params=doc.get("params") if isinstance(doc.get("params"), dict) else {},
+                 step=np.asarray(cols["step"], dtype=INDEX), round=np.asarray(cols["round"], dtype=INDEX),
+                 src=np.asarray(cols["src"], dtype=INDEX), dst=np.asarray(cols["dst"], dtype=INDEX),
+                 chunk_ptr=ptr, chunk_idx=chunk_idx, reduce=np.asarray(cols["reduce"], dtype=bool),
+                 routes=reader.finish(where_of))
+    check_wellformed(s)
     return s
 
 
-class _RingReader:
-    """Collects the route and channel fields of optical-ring transfers."""
-
-    def __init__(self, system) -> None:
-        self.system = system
-        self.cols: dict[str, list] = {k: [] for k in RingRoutes.COLUMNS}
-
-    def add(self, tr: dict, step: int, t: int, where: str) -> None:
-        d, h = _route(tr, self.system.nodes, step, t, where)
-        band = tr.get("band", 1)
-        if not is_integer(band):
-            raise ScheduleFormatError(f"{where}: 'band' must be an integer")
-        for name, val in (("direction", d), ("hops", h), ("fiber", _need(tr, "fiber", int, where)),
-                          ("wavelength", _need(tr, "wavelength", int, where)), ("band", band)):
-            self.cols[name].append(val)
-
-    def finish(self) -> RingRoutes:
-        return RingRoutes.create(**self.cols)
+# each kind's routes part: the writer of its JSON fields (the readers: collsim.core.fields)
+_WRITERS = {RingRoutes: _ring_fields, LinkRoutes: _link_fields}
 
 
-class _LinkReader:
-    """Collects the vertex paths of network transfers as link ids."""
-
-    def __init__(self, system) -> None:
-        self.system = system
-        self.hops: list[int] = []
-        self.links: list[int] = []
-
-    def add(self, tr: dict, step: int, t: int, where: str) -> None:
-        self.hops.append(_network_route(tr, self.system, step, t, where, self.links))
-
-    def finish(self) -> LinkRoutes:
-        ptr = np.zeros(len(self.hops) + 1, dtype=INDEX)
-        np.cumsum(np.asarray(self.hops, dtype=INDEX), out=ptr[1:])
-        return LinkRoutes(ptr, np.asarray(self.links, dtype=INDEX))
+def _parse_text(text: str, progress: _Progress | None = None) -> Schedule:
+    try:
+        return loads(text, progress)
+    except CollsimError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
+        raise ScheduleFormatError(f"malformed schedule: {exc}") from exc
 
 
-# each kind's routes part: (writer of its JSON fields, reader)
-_CODECS = {RingRoutes: (_ring_fields, _RingReader), LinkRoutes: (_link_fields, _LinkReader)}
-
-
-def load(path: str | Path) -> Schedule:
+def load(path: str | Path, progress: _Progress | None = None) -> Schedule:
     """Read a schedule file (JSON, or ``.npz``).
 
     Parameters
     ----------
     path : str or Path
         File to read.
+    progress : callable, optional
+        ``progress(done, total)`` per step read (JSON; :func:`loads`).
 
     Returns
     -------
     Schedule
-        The schedule (not yet verified).
+        The schedule (well-formed, not yet verified).
 
     Raises
     ------
@@ -391,12 +348,49 @@ def load(path: str | Path) -> Schedule:
         from .binary import read_npz
         return read_npz(path)
     try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScheduleFormatError(f"cannot read {path}: {exc}") from exc
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScheduleFormatError(f"cannot read {path}: {os_reason(exc)}") from exc
+    except UnicodeDecodeError as exc:
+        raise ScheduleFormatError(f"cannot read {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    return _parse_text(text, progress)
+
+
+def load_bytes(data: bytes, name: str = "the input") -> Schedule:
+    """Read a schedule from bytes: ``.npz`` if they start as a zip archive does, else JSON.
+
+    Parameters
+    ----------
+    data : bytes
+        The contents (standard input's, say).
+    name : str, optional
+        What to call them in messages.
+
+    Returns
+    -------
+    Schedule
+        The schedule (well-formed, not yet verified).
+
+    Raises
+    ------
+    ScheduleFormatError
+        Unreadable or malformed contents.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> load_bytes(dumps(collsim.build("ring", "paper", "allgather", 1024, nodes=3)).encode()).num_steps
+    2
+    >>> load_bytes(bytes([255]), "standard input")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.ScheduleFormatError: cannot read standard input: not UTF-8 text (invalid start byte at byte 0)
+    """
+    if data[:4] == b"PK\x03\x04":  # numpy's .npz is a zip archive
+        from .binary import read_npz
+        return read_npz(io.BytesIO(data), name=name)
     try:
-        return loads(text)
-    except CollsimError:
-        raise
-    except (TypeError, ValueError, KeyError, AttributeError) as exc:
-        raise ScheduleFormatError(f"malformed schedule: {exc}") from exc
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScheduleFormatError(f"cannot read {name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    return _parse_text(text)

@@ -1,0 +1,56 @@
+"""Schedule files on the command line: ``-`` is standard input or output.
+
+* ``collsim schedule ... --out FILE`` writes through
+  :func:`collsim.core.files.atomic_write` (a failed write leaves FILE as it was);
+  ``--out -`` writes the schedule to standard output, always as JSON (the
+  exchange format: text, which pipes and terminals carry).  ``.npz`` is written
+  only to a named file: there is no way to ask for it on standard output, so
+  binary never reaches a terminal.
+* ``collsim verify -`` reads a schedule from standard input: ``.npz`` if the
+  bytes start as a zip archive does, JSON otherwise.
+
+Loading this module imports neither numpy nor the library: the functions import
+what they need.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+STDIO = "-"
+
+
+def write_schedule(sched, out: str, progress=None) -> str:
+    """Write ``sched`` to the file ``out``, or as JSON to standard output if ``out`` is ``-``.
+
+    Returns what to call the destination in messages.  ``progress(done, total)`` is called
+    per step written (a progress bar's hook).
+    """
+    if out != STDIO:
+        from ..core.serialize import save
+        save(sched, out, progress)
+        return out
+    from ..core.serialize import dumps
+    data = dumps(sched, progress).encode()  # complete before the first byte goes out
+    stream = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else sys.stdout
+    try:
+        sys.stdout.flush()
+        stream.write(data)
+        stream.flush()
+    except BrokenPipeError:  # the reader went away: say nothing more, and let nothing flush at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise
+    return "standard output"
+
+
+def read_schedule(file: str, progress=None):
+    """Read the schedule file ``file``, or standard input if ``file`` is ``-`` (JSON or ``.npz``).
+
+    ``progress(done, total)`` is called per step read from a JSON file (a progress bar's hook).
+    """
+    from ..core.serialize import load, load_bytes
+    if file != STDIO:
+        return load(file, progress)
+    stream = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+    return load_bytes(stream.read(), "standard input")

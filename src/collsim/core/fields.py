@@ -1,0 +1,322 @@
+"""Reading the fields of a schedule file: typed, exact, range-checked, located.
+
+Integers are read as integers, never through a float (``json`` parses them
+exactly), and must fit collsim's columns: int64 everywhere, and the narrower
+types of some route columns (``fiber`` int16, ``wavelength`` and ``band``
+int32).  A value that does not fit is refused with one line naming where it is
+(:class:`~collsim.core.errors.ScheduleFormatError`, exit status 2).  Routes are
+read here too: a ``path`` must name existing nodes (vertices on networks), run
+from the transfer's source to its destination, and on rings go one way round
+(else :class:`~collsim.core.errors.RouteError`, exit status 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import RouteError, ScheduleFormatError, Where
+from .routes import INDEX, LinkRoutes, RingRoutes
+from .validate import is_integer
+
+
+INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
+
+
+def _beyond_int64(where: str, value: int, key: str | None = None) -> ScheduleFormatError:
+    what = f"{where}: '{key}' is" if key else f"{where} is"
+    return ScheduleFormatError(f"{what} {value}, out of range: collsim's integers are int64, "
+                               f"{INT64_MIN}..{INT64_MAX}")
+
+
+def _typed(value, key: str, kind, where: str, lo: int | None = None):
+    if kind is int:
+        if not is_integer(value):
+            raise ScheduleFormatError(f"{where}: '{key}' must be an integer")
+        value = int(value)
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise _beyond_int64(where, value, key)
+        if lo is not None and value < lo:
+            raise ScheduleFormatError(f"{where}: '{key}' must be >= {lo}, got {value}")
+        return value
+    if not isinstance(value, kind):
+        raise ScheduleFormatError(f"{where}: '{key}' has the wrong type")
+    return value
+
+
+def need(obj: dict, key: str, kind, where: str, lo: int | None = None):
+    """A required field of a file's object, checked for its type (integers: int64, ``>= lo``).
+
+    Parameters
+    ----------
+    obj : dict
+        The parsed object (anything else counts as missing the field).
+    key : str
+        Field name.
+    kind : type
+        ``int`` (collsim's integers: not bool, not float) or the type to check with ``isinstance``.
+    where : str
+        Where the object is, for the message (``"steps[0].transfers[2]"``).
+    lo : int, optional
+        Smallest allowed integer.
+
+    Returns
+    -------
+    object
+        The value (a Python ``int`` for ``kind=int``).
+
+    Raises
+    ------
+    ScheduleFormatError
+        Missing, of the wrong type, beyond int64 or below ``lo``.
+
+    Examples
+    --------
+    >>> need({"step": 3}, "step", int, "steps[3]")
+    3
+    >>> need({"step": 2**63}, "step", int, "steps[0]")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.ScheduleFormatError: steps[0]: 'step' is 9223372036854775808, out of range: collsim's integers are int64, -9223372036854775808..9223372036854775807
+    """
+    if not isinstance(obj, dict) or key not in obj:
+        raise ScheduleFormatError(f"{where}: missing '{key}'")
+    return _typed(obj[key], key, kind, where, lo)
+
+
+def optional(obj: dict, key: str, default: int, where: str, lo: int | None = None) -> int:
+    """An optional integer field: ``default`` when absent or null, else checked as by :func:`need`.
+
+    Parameters
+    ----------
+    obj : dict
+        The parsed object.
+    key : str
+        Field name.
+    default : int
+        Value when the field is absent or null.
+    where : str
+        Where the object is, for the message.
+    lo : int, optional
+        Smallest allowed value.
+
+    Returns
+    -------
+    int
+        The value.
+
+    Raises
+    ------
+    ScheduleFormatError
+        Not an integer, beyond int64 or below ``lo``.
+
+    Examples
+    --------
+    >>> optional({}, "round", 4, "steps[4].transfers[0]"), optional({"round": None}, "round", 4, "t")
+    (4, 4)
+    >>> optional({"bytes": -1}, "bytes", 0, "steps[0].transfers[0]", lo=0)
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.ScheduleFormatError: steps[0].transfers[0]: 'bytes' must be >= 0, got -1
+    """
+    value = obj.get(key)
+    return default if value is None else _typed(value, key, int, where, lo)
+
+
+def check_ints(obj, where: str) -> None:
+    """Refuse any integer beyond int64 anywhere in a parsed JSON value (a file header's system, say).
+
+    Parameters
+    ----------
+    obj : object
+        Parsed JSON: dicts and lists are searched.
+    where : str
+        Its name, for the message; keys and indices are appended.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ScheduleFormatError
+        Naming the first integer out of range.
+
+    Examples
+    --------
+    >>> check_ints({"kind": "optical-ring", "fibers": 2**63}, "system")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.ScheduleFormatError: system.fibers is 9223372036854775808, out of range: collsim's integers are int64, -9223372036854775808..9223372036854775807
+    """
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            check_ints(value, f"{where}.{key}")
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            check_ints(value, f"{where}[{i}]")
+    elif is_integer(obj) and not INT64_MIN <= obj <= INT64_MAX:
+        raise _beyond_int64(where, obj)
+
+
+def int_column(values: list, dtype, field: str, where_of) -> np.ndarray:
+    """A file's integers as a numpy column of ``dtype``, or one line naming the first that does not fit.
+
+    Never goes through a float: values are converted exactly or refused.
+
+    Parameters
+    ----------
+    values : list of int
+        The integers (already checked to be integers).
+    dtype : numpy dtype
+        The column's type (``int64``, or a narrower one such as ``int16`` for fibers).
+    field : str
+        Field name, for the message.
+    where_of : callable
+        ``where_of(i)`` names the place of value ``i`` (``"steps[0].transfers[2]"``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The column.
+
+    Raises
+    ------
+    ScheduleFormatError
+        A value beyond int64 or beyond ``dtype``.
+
+    Examples
+    --------
+    >>> int_column([2**53 + 1], np.int64, "chunks", str).tolist() == [2**53 + 1]
+    True
+    >>> int_column([0, 70000], np.int16, "fiber", lambda i: f"transfer {i}")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.ScheduleFormatError: transfer 1: 'fiber' is 70000, out of range: collsim stores it as int16, -32768..32767
+    """
+    try:
+        a = np.asarray(values, dtype=INDEX)
+    except OverflowError:
+        i = next(i for i, v in enumerate(values) if not INT64_MIN <= v <= INT64_MAX)
+        raise _beyond_int64(where_of(i), values[i], field) from None
+    if np.dtype(dtype) != a.dtype and a.size:
+        info = np.iinfo(dtype)
+        bad = np.flatnonzero((a < info.min) | (a > info.max))
+        if bad.size:
+            i = int(bad[0])
+            raise ScheduleFormatError(f"{where_of(i)}: '{field}' is {int(a[i])}, out of range: collsim stores it "
+                                      f"as {np.dtype(dtype).name}, {info.min}..{info.max}")
+    return a.astype(dtype, copy=False)
+
+
+def _path(tr: dict, vertices: int, what: str, step: int, t: int, where: str) -> list:
+    """A transfer's ``path``: integers naming existing vertices, from ``src`` to ``dst``."""
+    path = tr["path"]
+    if not isinstance(path, list) or len(path) < 2 or not all(is_integer(v) for v in path):
+        raise ScheduleFormatError(f"{where}: 'path' must be a list of at least 2 {what} ids")
+    lo, hi = min(path), max(path)
+    loc = Where(step=step, transfer=t)
+    for v in (lo, hi):
+        if not INT64_MIN <= v <= INT64_MAX:
+            raise _beyond_int64(where, v, "path")
+        if not 0 <= v < vertices:
+            raise RouteError(f"path visits {what} {v}, which does not exist ({what}s are 0..{vertices - 1})", loc)
+    if path[0] != tr["src"] or path[-1] != tr["dst"]:
+        raise RouteError(f"path runs {path[0]}->{path[-1]} but the transfer is {tr['src']}->{tr['dst']}", loc)
+    return path
+
+
+def _route(tr: dict, n: int, step: int, t: int, where: str) -> tuple[int, int]:
+    if "path" in tr:
+        path = _path(tr, n, "node", step, t, where)
+        loc = Where(step=step, transfer=t)
+        steps = {(b - a) % n for a, b in zip(path, path[1:])}
+        if len(steps) != 1 or steps.pop() not in (1, n - 1):
+            raise RouteError("path is not a contiguous one-direction walk around the ring", loc)
+        d = 1 if (path[1] - path[0]) % n == 1 else -1
+        if n == 2:
+            d = {"cw": 1, "ccw": -1}.get(tr.get("dir", "cw"), 0)
+            if d == 0:
+                raise ScheduleFormatError(f"{where}: 'dir' must be 'cw' or 'ccw'")
+        return d, len(path) - 1
+    if "dir" in tr:
+        d = {"cw": 1, "ccw": -1}.get(tr["dir"]) if isinstance(tr["dir"], str) else None
+        if d is None:
+            raise ScheduleFormatError(f"{where}: 'dir' must be 'cw' or 'ccw'")
+        return d, need(tr, "hops", int, where)
+    raise ScheduleFormatError(f"{where}: needs a route ('path', or 'dir' and 'hops')")
+
+
+def _network_route(tr: dict, system, step: int, t: int, where: str, out: list[int]) -> int:
+    """Parse a vertex path on a graph system into link ids appended to ``out``."""
+    if "path" not in tr:
+        raise ScheduleFormatError(f"{where}: 'path' must be a list of at least 2 vertex ids")
+    path = np.asarray(_path(tr, system.vertices, "vertex", step, t, where), dtype=INDEX)
+    links = system.links.index(path[:-1], path[1:])
+    if (links < 0).any():
+        k = int(np.flatnonzero(links < 0)[0])
+        raise RouteError(f"no link from vertex {path[k]} to vertex {path[k + 1]}", Where(step=step, transfer=t))
+    out.extend(links.tolist())
+    return len(links)
+
+
+class _RingReader:
+    """Collects the route and channel fields of optical-ring transfers."""
+
+    def __init__(self, system) -> None:
+        self.system = system
+        self.cols: dict[str, list] = {k: [] for k in RingRoutes.COLUMNS}
+
+    def add(self, tr: dict, step: int, t: int, where: str) -> None:
+        d, h = _route(tr, self.system.nodes, step, t, where)
+        band = optional(tr, "band", 1, where)
+        for name, val in (("direction", d), ("hops", h), ("fiber", need(tr, "fiber", int, where)),
+                          ("wavelength", need(tr, "wavelength", int, where)), ("band", band)):
+            self.cols[name].append(val)
+
+    def finish(self, where_of) -> RingRoutes:
+        dtypes = {"direction": np.int8, "hops": INDEX, "fiber": np.int16, "wavelength": np.int32, "band": np.int32}
+        return RingRoutes(**{k: int_column(v, dtypes[k], k, where_of) for k, v in self.cols.items()})
+
+
+class _LinkReader:
+    """Collects the vertex paths of network transfers as link ids."""
+
+    def __init__(self, system) -> None:
+        self.system = system
+        self.hops: list[int] = []
+        self.links: list[int] = []
+
+    def add(self, tr: dict, step: int, t: int, where: str) -> None:
+        self.hops.append(_network_route(tr, self.system, step, t, where, self.links))
+
+    def finish(self, where_of) -> LinkRoutes:
+        ptr = np.zeros(len(self.hops) + 1, dtype=INDEX)
+        np.cumsum(np.asarray(self.hops, dtype=INDEX), out=ptr[1:])
+        return LinkRoutes(ptr, np.asarray(self.links, dtype=INDEX))
+
+
+def route_reader(system):
+    """A collector of the route fields of the transfers of a schedule file on ``system``.
+
+    Parameters
+    ----------
+    system : System
+        An optical ring (routes: direction, hops, fiber, wavelength, band) or a network
+        (routes: link ids).
+
+    Returns
+    -------
+    object
+        ``add(transfer, step, t, where)`` per transfer, then ``finish(where_of)`` gives
+        the schedule's routes part.
+
+    Examples
+    --------
+    >>> from collsim.systems import OpticalRing
+    >>> r = route_reader(OpticalRing(nodes=4))
+    >>> r.add({"path": [1, 0, 3], "src": 1, "dst": 3, "fiber": 0, "wavelength": 5}, 0, 0, "t0")
+    >>> routes = r.finish(str)
+    >>> routes.direction.tolist(), routes.hops.tolist(), routes.wavelength.tolist()
+    ([-1], [2], [5])
+    """
+    return (_RingReader if system.Routes is RingRoutes else _LinkReader)(system)

@@ -1,0 +1,220 @@
+"""Well-formed schedules: what must hold before the verifier can judge a schedule at all.
+
+A schedule is *malformed* when its numbers do not describe a schedule: the
+collective and the system disagree on the node count, the step numbers are not
+``0, 1, 2, ...`` in order without gaps, a payload names a chunk twice, a CSR
+pointer runs backwards, or its byte counts do not fit collsim's int64 columns.
+Malformed schedules raise :class:`~collsim.core.errors.ScheduleFormatError`
+(exit status 2, like a file that is not JSON).  A well-formed schedule that
+moves data wrongly or misuses the network is *invalid*: that is the verifier's
+:class:`~collsim.core.errors.VerificationError` (exit status 1).  The table of
+every error class is in ``docs/model.md``, "Errors and exit codes".
+
+Every loaded file is checked here (:func:`collsim.core.serialize.load`, ``.npz``
+too), and so is every schedule the verifier sees; each check is vectorised, and
+a schedule is checked once (the result is cached on it).
+
+The byte limit: transfer sizes, wire sizes (padded to whole packets) and link
+byte totals are int64.  So collsim refuses a schedule whose largest transfer,
+padded to whole packets, or whose *traffic* (every transfer's bytes times the
+links it crosses, summed) exceeds :data:`MAX_BYTES` = 2**63 - 1.  Every per-link
+byte sum is at most the traffic, so nothing downstream can overflow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ScheduleFormatError
+from .routes import INDEX, permute_csr
+
+STEP_RULE = "transfers must be listed in step order, steps numbered 0, 1, 2, ... without gaps"
+"""How steps are numbered, quoted by every message about step numbers."""
+
+MAX_BYTES = 2**63 - 1
+"""The most bytes collsim counts in one number: int64's maximum, about 9.2 EB (8 EiB)."""
+
+
+def _ptr_ok(ptr: np.ndarray, entries: int) -> bool:
+    return len(ptr) > 0 and ptr[0] == 0 and ptr[-1] == entries and bool((np.diff(ptr) >= 0).all())
+
+
+def first_duplicate(ptr: np.ndarray, idx: np.ndarray) -> tuple[int, int] | None:
+    """The first CSR row that names a value twice, and that value (vectorised).
+
+    Rows whose values are strictly increasing (every row collsim builds) are
+    recognised in one linear pass; only the other rows are sorted.
+
+    Parameters
+    ----------
+    ptr, idx : numpy.ndarray
+        CSR rows: row ``t`` is ``idx[ptr[t]:ptr[t+1]]``.
+
+    Returns
+    -------
+    tuple of int or None
+        ``(row, value)`` of the lowest row with a repeated value, or None.
+
+    Examples
+    --------
+    >>> first_duplicate(np.array([0, 2, 5]), np.array([3, 1, 4, 0, 4]))
+    (1, 4)
+    >>> first_duplicate(np.array([0, 2, 3]), np.array([3, 1, 1])) is None
+    True
+    """
+    if len(idx) < 2:
+        return None
+    rising = idx[1:] > idx[:-1]
+    starts = ptr[1:-1]
+    rising[starts[(starts > 0) & (starts < len(idx))] - 1] = True  # pairs across a row boundary
+    if rising.all():
+        return None
+    rows = np.unique(np.searchsorted(ptr, np.flatnonzero(~rising), side="right") - 1)
+    sub_ptr, sub = permute_csr(np.diff(ptr), idx, rows)
+    local = np.repeat(np.arange(len(rows), dtype=INDEX), np.diff(sub_ptr))
+    low = int(sub.min())
+    span = int(sub.max()) - low + 1
+    if len(rows) * span < 2**62:  # one int64 key per entry, (row, value) in order: a plain sort
+        key = local * span + (sub - low)
+        key.sort()
+        dup = np.flatnonzero(key[1:] == key[:-1])
+        if dup.size == 0:
+            return None
+        row, value = divmod(int(key[dup[0]]), span)
+        return int(rows[row]), value + low
+    order = np.lexsort((sub, local))
+    local, sub = local[order], sub[order]
+    dup = np.flatnonzero((local[1:] == local[:-1]) & (sub[1:] == sub[:-1]))
+    if dup.size == 0:
+        return None
+    return int(rows[local[dup[0]]]), int(sub[dup[0]])
+
+
+def _check_steps(step: np.ndarray, rnd: np.ndarray) -> None:
+    if not len(step):
+        return
+    if step[0] != 0:
+        raise ScheduleFormatError(f"the first step is numbered {int(step[0])}, not 0: {STEP_RULE}")
+    jump = np.diff(step)
+    bad = np.flatnonzero((jump < 0) | (jump > 1))
+    if bad.size:
+        t = int(bad[0]) + 1
+        a, b = int(step[t - 1]), int(step[t])
+        raise ScheduleFormatError(f"transfer {t} is in step {b}, after step {a}: {STEP_RULE}")
+    neg = np.flatnonzero(rnd < 0)
+    if neg.size:
+        raise ScheduleFormatError(f"transfer {int(neg[0])} has round {int(rnd[neg[0]])}; rounds are non-negative")
+
+
+def traffic_bytes(s) -> int:
+    """Bytes the schedule moves over links: every transfer's bytes times the links it crosses.
+
+    Exact (a Python ``int``).  Ring arcs count at most N - 1 links (longer ones are
+    bad routes, refused by the verifier); a transfer counts at least one link.
+
+    Parameters
+    ----------
+    s : Schedule
+        A schedule whose transfers fit int64 (checked by :func:`check_wellformed`).
+
+    Returns
+    -------
+    int
+        The traffic in byte-links.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> traffic_bytes(collsim.build("ring", "paper", "allgather", 1000, nodes=4))  # 12 one-hop transfers
+    12000
+    """
+    if not len(s):
+        return 0
+    hops = np.clip(s.routes.hops, 1, max(s.system.nodes - 1, 1))
+    size = s.size_bytes
+    estimate = float(np.dot(size.astype(np.float64), hops.astype(np.float64)))
+    if estimate < 2.0**62:  # the exact sum fits int64 with room to spare
+        return int(np.dot(size, hops.astype(INDEX)))
+    return int(sum(size.astype(object) * hops.astype(object)))
+
+
+def _check_bytes(s) -> None:
+    c = s.collective
+    if not len(s):
+        return
+    largest_chunk = -(-c.size_bytes // c.split)
+    most = int(np.diff(s.chunk_ptr).max()) * largest_chunk
+    packet = int(getattr(s.system, "packet_bytes", 1))
+    if -(-most // packet) * packet > MAX_BYTES:
+        raise ScheduleFormatError(
+            f"a transfer carries up to {most} bytes ({int(np.diff(s.chunk_ptr).max())} chunks of up to "
+            f"{largest_chunk}), beyond collsim's limit of 2**63-1 = {MAX_BYTES} bytes per number (int64)"
+            + (f" once padded to {packet}-byte packets" if packet > 1 and most <= MAX_BYTES else "")
+            + ": use a smaller size_bytes")
+    total = traffic_bytes(s)
+    if total > MAX_BYTES:
+        raise ScheduleFormatError(
+            f"the schedule moves {total} bytes over links (bytes x links crossed, summed over transfers), "
+            f"beyond collsim's limit of 2**63-1 = {MAX_BYTES} bytes (int64): use a smaller size_bytes")
+
+
+def check_wellformed(s) -> None:
+    """Refuse a malformed schedule (exit status 2); checked once per schedule object.
+
+    Checks, in order: the collective's node count is the system's; the CSR
+    pointers start at 0, never decrease and end at their arrays' lengths; steps
+    are ``0, 1, 2, ...``, non-decreasing and without gaps; rounds are
+    non-negative; no transfer names a chunk twice (a payload is a *set*); and
+    sizes fit int64 (the largest transfer padded to whole packets, and the
+    traffic, each at most :data:`MAX_BYTES`).
+
+    Parameters
+    ----------
+    s : Schedule
+        The schedule.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ScheduleFormatError
+        The first malformation found, in one line.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("ring", "paper", "allgather", 1000, nodes=4)
+    >>> check_wellformed(s)
+    >>> check_wellformed(s.replace(step=s.step * 2))
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.ScheduleFormatError: transfer 4 is in step 2, after step 0: transfers must be listed in step order, steps numbered 0, 1, 2, ... without gaps
+    >>> ne = collsim.build("ne", "paper", "allgather", 1000, nodes=4)   # transfers 4.. carry 2 chunks
+    >>> check_wellformed(ne.replace(chunk_idx=ne.chunk_idx * 0))
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.ScheduleFormatError: transfer 4 (in step 1) carries chunk 0 more than once (a payload is a set of chunks)
+    """
+    if s._cache.get("wellformed"):
+        return
+    if s.collective.nodes != s.system.nodes:
+        raise ScheduleFormatError(f"the collective has {s.collective.nodes} nodes but the system has "
+                                  f"{s.system.nodes}")
+    for name in s.routes.COLUMNS:  # Schedule checks the routes part's length, not each of its columns
+        rows, want = len(getattr(s.routes, name)), {"route_ptr": len(s) + 1, "route_links": None}.get(name, len(s))
+        if want is not None and rows != want:
+            raise ScheduleFormatError(f"routes column {name!r} has {rows} rows, expected {want}")
+    if not _ptr_ok(s.chunk_ptr, len(s.chunk_idx)):
+        raise ScheduleFormatError("chunk_ptr must start at 0, never decrease and end at the length of chunk_idx")
+    route_ptr = getattr(s.routes, "route_ptr", None)
+    if route_ptr is not None and not _ptr_ok(route_ptr, len(s.routes.route_links)):
+        raise ScheduleFormatError("route_ptr must start at 0, never decrease and end at the length of route_links")
+    _check_steps(s.step, s.round)
+    dup = first_duplicate(s.chunk_ptr, s.chunk_idx)
+    if dup is not None:
+        raise ScheduleFormatError(f"transfer {dup[0]} (in step {int(s.step[dup[0]])}) carries chunk {dup[1]} more "
+                                  "than once (a payload is a set of chunks)")
+    _check_bytes(s)
+    s._cache["wellformed"] = True
