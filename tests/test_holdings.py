@@ -550,7 +550,8 @@ def test_scan_chain():
 
 def test_parse_memory_limit():
     assert parse_memory_limit("4GiB") == 4 * 2**30
-    assert parse_memory_limit(" 512MB ") == 512 * 2**20
+    # issue #11: one unit rule, SI prefixes decimal (512MB was 512 * 2**20 before)
+    assert parse_memory_limit(" 512MB ") == 512 * 10**6 and parse_memory_limit("512MiB") == 512 * 2**20
     assert parse_memory_limit("1048576") == 2**20
     assert 0 < parse_memory_limit("50%") <= parse_memory_limit("100%")
     for bad in ("0", "-1GiB", "lots", "150%", "0%", "1.5B"):

@@ -7,19 +7,20 @@ and at the end the nodes named by the postcondition must hold the chunk with
 every contribution combined exactly once.  Algorithms pick the chunking (how
 many pieces the data is cut into); the semantics do not depend on it.
 
-``size_bytes`` follows the textbook's message size *m*:
+``size_bytes`` follows the textbook's message size *m* (first column); nccl-tests' size is the
+total buffer (second column; :mod:`collsim.core.totals`):
 
-=============== ==========================================================
-all-gather      each node's contribution (the papers' *d*)
-scatter/gather  each node's block
-scan            the whole vector on each node
-shift           each node's block
-reduce-scatter  each node's resulting block (input is ``nodes * size``)
-all-reduce      the whole vector on each node
-broadcast       the root's vector
-reduce          the vector reduced onto the root
-all-to-all      each (source, destination) block
-=============== ==========================================================
+=============== ================================================ ================
+all-gather      each node's contribution (the papers' *d*)       N * size
+scatter/gather  each node's block                                N * size
+scan            the whole vector on each node                    size
+shift           each node's block                                size
+reduce-scatter  each node's resulting block (input is N * size)  N * size
+all-reduce      the whole vector on each node                    size
+broadcast       the root's vector                                size
+reduce          the vector reduced onto the root                 size
+all-to-all      each (source, destination) block                 N * size
+=============== ================================================ ================
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import InputError, UnknownNameError
+from .errors import InputError, UnknownNameError, did_you_mean
 from .holdings import Holdings, holder_dtype
 from .limits import check_memory
 
@@ -134,8 +135,8 @@ def canonical_collective(name: str) -> str:
     key = str(name).strip().lower()
     key = ALIASES.get(key, key)
     if key not in SPECS:
-        raise UnknownNameError(
-            f"unknown collective {name!r}; known: {', '.join(sorted(SPECS))}")
+        hint = did_you_mean(name, SPECS)
+        raise UnknownNameError(f"unknown collective {name!r}{hint + ' Known' if hint else '; known'}: {', '.join(sorted(SPECS))}")
     return key
 
 
@@ -378,7 +379,8 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
     Raises
     ------
     InputError
-        For fewer than 2 nodes, a non-positive size or split, or a bad root.
+        For fewer than 2 nodes, a non-positive size or split, a bad root, or a size whose whole
+        data times the node count reaches 2^63 bytes.
     MemoryLimitError
         (an InputError) If the collective, or the fewest chunk deliveries any explicit
         schedule for it needs (:func:`min_deliveries` x :data:`BYTES_PER_DELIVERY`),
@@ -409,6 +411,9 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
                             or not 1 <= shift < n):
         raise InputError(f"shift q must be an integer in 1..{n - 1}, got {shift!r}")
     c = _chunk_count(kind, n, s)
+    if int(size_bytes) * (c // s) * n > 2**63 - 1:  # whole data x N: what schedules sum in int64
+        raise InputError(f"{kind} of {int(size_bytes)} bytes on {n} nodes is too large for collsim's 64-bit byte "
+                         f"counts (whole data x nodes < 2^63): use at most {(2**63 - 1) // (c // s * n)} bytes")
     deliveries = min_deliveries(kind, n, s)
     check_memory(collective_memory_bytes(kind, n, s) + deliveries * BYTES_PER_DELIVERY,
                  f"{kind} on {n} nodes with {c} chunks", f"explicit schedules are limited by memory (this one "

@@ -11,7 +11,7 @@ The limit is half of the machine's physical memory (the smaller of
 ``SC_PHYS_PAGES * SC_PAGE_SIZE`` and a cgroup memory limit, if one is set), or
 8 GiB when neither can be read.  The environment variable
 ``COLLSIM_MEMORY_LIMIT`` overrides it: a number of bytes (``4294967296``), a
-size (``4GiB``, ``512MiB``; ``G``/``GB`` are binary too, as in
+size (``4GiB``, ``512MiB``; ``4GB`` is 4*10^9 bytes, as in
 :func:`~collsim.core.units.parse_size`) or a share of physical memory
 (``75%``).
 """
@@ -113,7 +113,7 @@ def parse_memory_limit(text: str) -> int:
     Parameters
     ----------
     text : str
-        ``"4GiB"``, ``"4294967296"``, ``"512MB"`` or a share of physical memory
+        ``"4GiB"``, ``"4294967296"``, ``"512MB"`` (512*10^6) or a share of physical memory
         such as ``"75%"``.
 
     Returns

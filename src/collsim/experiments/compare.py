@@ -2,17 +2,61 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable
 
 from ..algorithms import REGISTRY, get_algorithm
-from ..core.collective import canonical_collective
+from ..core.collective import SPECS, canonical_collective
 from ..core.errors import InputError, UnsupportedError
 from ..core.system import System
+from ..core.totals import size_from_total, total_bytes
 from ..core.units import parse_size
-from ..pipeline import Result, run
+from ..pipeline import Result as _PipelineResult
+from ..pipeline import run
 from ..systems import load_system
 
-__all__ = ["Result", "applicable", "compare", "run_one"]
+__all__ = ["Result", "applicable", "compare", "placement_params", "run_one"]
+
+
+@dataclass(frozen=True)
+class Result(_PipelineResult):
+    """A compared algorithm's row: :class:`collsim.pipeline.Result` plus the sizes and placement.
+
+    Parameters
+    ----------
+    *fields
+        Those of :class:`collsim.pipeline.Result` (``size_bytes`` is collsim's size: a node's
+        block, a pair's block or the vector; :mod:`collsim.core.totals`).
+    total_bytes : int or None
+        nccl-tests' size of the same collective: the total buffer (``N * size_bytes`` for
+        all-gather, reduce-scatter, all-to-all, scatter and gather, else ``size_bytes``).
+    root : int or None
+        Root node of a rooted collective (None for the others).
+    shift : int or None
+        q of a circular shift (None for the other collectives).
+
+    Examples
+    --------
+    >>> r = run_one("ring", load_system("ring", nodes=4), "allgather", 1024)
+    >>> r.size_bytes, r.total_bytes, r.root, list(r.to_json())[4:6]
+    (1024, 4096, None, ['size_bytes', 'total_bytes'])
+    """
+
+    total_bytes: int | None = None
+    root: int | None = None
+    shift: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as a JSON-able dict: the pipeline row's keys, ``total_bytes`` after ``size_bytes``."""
+        base = super().to_json()
+        extra = {"total_bytes": self.total_bytes, "root": self.root, "shift": self.shift}
+        out: dict[str, Any] = {}
+        for key, value in base.items():
+            if key not in extra:
+                out[key] = value
+            if key == "size_bytes":
+                out.update(extra)
+        return out
 
 
 def applicable(system: System, collective: str) -> list[tuple[str, str | None]]:
@@ -77,12 +121,93 @@ def run_one(name: str, system: System, collective: str, size_bytes: int, *,
     >>> run_one("ring", load_system("paper", nodes=4), "allgather", 1024).slots
     3
     """
-    return run(name, system, collective, size_bytes, strategy=strategy, **params)
+    coll = canonical_collective(collective)
+    row = run(name, system, coll, size_bytes, strategy=strategy, **params)
+    # An algorithm without a root (shift) parameter roots at 0 (shifts by 1): tests/test_units.py checks it.
+    root = row.params.get("root", params.get("root", 0)) if SPECS[coll].rooted else None
+    shift = row.params.get("shift", params.get("shift", 1)) if coll == "shift" else None
+    return Result(**{f.name: getattr(row, f.name) for f in fields(row)},
+                  total_bytes=total_bytes(coll, row.nodes, row.size_bytes), root=root, shift=shift)
 
 
-def compare(system: str | System = "paper", collective: str = "allgather", size: str | int = "4MiB", *,
+def placement_params(name: str, collective: str, params: dict[str, Any] | None = None, *,
+                     root: int | None = None, shift: int | None = None) -> dict[str, Any]:
+    """An algorithm's parameters with the collective's root and shift applied, or a refusal.
+
+    ``params`` may carry ``root``, ``shift`` or ``q`` (the documents' name of the shift) too;
+    they mean the same as the keywords.  An algorithm that takes no ``root`` always roots
+    the collective at node 0, one that takes no ``shift`` shifts by 1: asking such an
+    algorithm for another root or shift is refused, never silently ignored.
+
+    Parameters
+    ----------
+    name : str
+        Algorithm name.
+    collective : str
+        Collective name.
+    params : dict, optional
+        Algorithm parameters (``-p key=value``).
+    root : int, optional
+        Root of broadcast, reduce, scatter or gather.
+    shift : int, optional
+        q of the circular shift.
+
+    Returns
+    -------
+    dict
+        ``params`` without ``q``, plus ``root``/``shift`` for the algorithms that take them.
+
+    Raises
+    ------
+    InputError
+        For a root of an unrooted collective, a shift of another collective, or two different
+        values of one.
+    UnsupportedError
+        If the algorithm cannot honour the root or shift (it would use 0, resp. 1).
+
+    Examples
+    --------
+    >>> placement_params("binomial", "broadcast", {"root": 3}), placement_params("ring", "broadcast", root=0)
+    ({'root': 3}, {})
+    >>> placement_params("direct", "shift", {"q": 3})
+    {'shift': 3}
+    >>> placement_params("ring", "broadcast", root=3)
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.UnsupportedError: ring takes no root (it always roots broadcast at node 0), so it cannot honour root 3; algorithms that take a root for broadcast: binomial, mesh, recursive-doubling
+    """
+    coll = canonical_collective(collective)
+    out = dict(params or {})
+    root = _merge("root", root, out.pop("root", None))
+    shift = _merge("shift", _merge("shift", shift, out.pop("q", None)), out.pop("shift", None))
+    spec = get_algorithm(name)
+    for key, value, default, applies in (("root", root, 0, SPECS[coll].rooted), ("shift", shift, 1, coll == "shift")):
+        if value is None:
+            continue
+        if not applies:
+            which = "broadcast, reduce, scatter and gather" if key == "root" else "the shift collective (q)"
+            raise InputError(f"{coll} has no {key}: --{key} applies to {which}")
+        if key in spec.params:
+            out[key] = value
+        elif value != default:
+            takers = sorted(n for n, s in REGISTRY.items() if coll in s.collectives and key in s.params)
+            raise UnsupportedError(f"{spec.name} takes no {key} (it always {'roots' if key == 'root' else 'shifts'} "
+                                   f"{coll} {'at node' if key == 'root' else 'by'} {default}), so it cannot honour "
+                                   f"{key} {value}; algorithms that take a {key} for {coll}: "
+                                   f"{', '.join(takers) or 'none'}")
+    return out
+
+
+def _merge(key: str, a: Any, b: Any) -> Any:
+    if a is not None and b is not None and a != b:
+        raise InputError(f"two different values of {key}: {a!r} and {b!r}")
+    return a if a is not None else b
+
+
+def compare(system: str | System = "paper", collective: str = "allgather", size: str | int | None = None, *,
             algorithms: Iterable[str] | None = None, strategy: str = "first-fit",
             progress: Callable[[str], None] | None = None, params: dict[str, Any] | None = None,
+            total_size: str | int | None = None, root: int | None = None, shift: int | None = None,
             **overrides: Any) -> tuple[list[Result], list[str]]:
     """Build, verify and time several algorithms side by side.
 
@@ -93,7 +218,9 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     collective : str, optional
         Collective (default all-gather).
     size : str or int, optional
-        Message size (default 4 MiB).
+        collsim's size (default ``"4MiB"``): a node's block for all-gather, reduce-scatter,
+        scatter, gather and shift, a (source, destination) pair's block for all-to-all, the
+        vector for all-reduce, broadcast, reduce and scan (:mod:`collsim.core.totals`).
     algorithms : iterable of str, optional
         Names; default every registered algorithm that applies.
     strategy : str, optional
@@ -102,7 +229,15 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
         Called with each algorithm's name before it runs.
     params : dict, optional
         Algorithm parameters (``m`` for WRHT, ``k``/``radices``/``tree`` for OpTree ...);
-        each goes to the algorithms that accept it.
+        each goes to the algorithms that accept it.  ``root``, ``shift`` and ``q`` are
+        the keywords below.
+    total_size : str or int, optional
+        nccl-tests' size (the total buffer) instead of ``size``; N must divide it for the
+        collectives whose total holds N blocks.
+    root : int, optional
+        Root of a rooted collective, applied to every compared algorithm (default 0).
+    shift : int, optional
+        q of a circular shift, applied to every compared algorithm (default 1).
     **overrides
         System overrides (``nodes``, ``wavelengths``, ``fibers`` ...).
 
@@ -110,46 +245,64 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     -------
     tuple
         ``(results, skipped)``: rows in algorithm order, and a note per algorithm
-        in scope that cannot run this instance (only when ``algorithms`` is None).
+        in scope that cannot run this instance (only when ``algorithms`` is None): one that
+        cannot honour ``root`` or ``shift`` is skipped with a note.
 
     Raises
     ------
     UnsupportedError
-        If an explicitly requested algorithm cannot run this instance.
+        If an explicitly requested algorithm cannot run this instance, root or shift.
     InputError
-        If no compared algorithm accepts a given parameter.
+        If no compared algorithm accepts a given parameter, or for a bad or indivisible size.
 
     Examples
     --------
     >>> rows, skipped = compare("paper", "allgather", "1MiB", nodes=8, algorithms=["ring", "ne"])
     >>> [(r.algorithm, r.slots, r.block_steps, r.verified) for r in rows]
     [('ring', 7, 7.0, True), ('ne', 4, 7.0, True)]
+    >>> rows, _ = compare("ring", "allgather", total_size="8KiB", nodes=8, algorithms=["ring"])
+    >>> rows[0].size_bytes, rows[0].total_bytes
+    (1024, 8192)
     """
     sysm = load_system(system, **overrides)
-    size_bytes = parse_size(size)
     coll = canonical_collective(collective)
+    if total_size is not None:
+        if size is not None:
+            raise InputError("give a size or a total size, not both")
+        size_bytes = size_from_total(coll, sysm.nodes, parse_size(total_size))
+    else:
+        size_bytes = parse_size("4MiB" if size is None else size)
     skipped: list[str] = []
+    params = dict(params or {})
     if algorithms is None:
         names = []
         for name, reason in applicable(sysm, coll):
+            if reason is None:
+                try:
+                    placement_params(name, coll, params, root=root, shift=shift)
+                except UnsupportedError as exc:
+                    reason = str(exc)
             if reason is None:
                 names.append(name)
             else:
                 skipped.append(reason)
         if not names:
-            raise UnsupportedError(f"no registered algorithm implements {coll} on {sysm.kind} systems here")
+            raise UnsupportedError(f"no registered algorithm implements {coll} on {sysm.kind} systems here"
+                                   + (f" ({'; '.join(skipped)})" if skipped and (root or shift) else ""))
     else:
         names = [get_algorithm(a).name for a in algorithms]
         for name in names:
             get_algorithm(name).check(sysm, coll)
-    params = dict(params or {})
-    unused = set(params) - {p for name in names for p in get_algorithm(name).params}
+    chosen = {name: placement_params(name, coll, params, root=root, shift=shift) for name in names}
+    placed = {"root", "shift", "q"}
+    unused = set(params) - placed - {p for name in names for p in get_algorithm(name).params}
     if unused:
         raise InputError(f"no compared algorithm takes parameter(s) {', '.join(sorted(unused))}")
     results = []
     for name in names:
         if progress:
             progress(name)
-        mine = {k: v for k, v in params.items() if k in get_algorithm(name).params}
+        spec = get_algorithm(name)
+        mine = {k: v for k, v in chosen[name].items() if k in spec.params}
         results.append(run_one(name, sysm, coll, size_bytes, strategy=strategy, **mine))
     return results, skipped

@@ -5,6 +5,14 @@ evaluated from N and w, explicit schedules are built and verified.  The
 ``paper`` columns quote what the paper prints, as claims to check; they are
 never used as results.  ``collsim reproduce NAME`` prints each table; the
 discrepancies are explained in docs/papers/discrepancies.md.
+
+The papers write sizes as "4 MB" or "16, 64, 256MiB" and mostly do not say
+whether MB is 10^6 or 2^20 bytes.  Every row that depends on a message size
+carries ``size_bytes`` (collsim's size, in bytes: the all-gather block d, the
+all-reduce vector, the all-to-all send buffer's pair block) and ``paper_size``
+(the paper's own words, or None where the paper gives no size), and
+:data:`SIZE_NOTES` says for each table how the paper's size was read
+(``collsim reproduce`` prints it under the table; docs/units.md).
 """
 
 from __future__ import annotations
@@ -22,6 +30,24 @@ OPTREE_TABLE1_PRINTED_K = 7
 OPTREE_MOTIVATION_PRINTED = {"one-stage": 16, "two-stage 4-ary": 12, "three-stage 3-ary": 16}  # seed 004 §III-C
 OPTREE_FIG4_PRINTED_DEPTH = {512: 6, 1024: 6, 2048: 7, 4096: 8}  # seed 004 §V-B
 MLFM_PAPER_RATIO_PATTERN_B = 2.2  # seed 001 §3
+PAPER_D = 4 << 20
+"""The all-gather block d of seed 004's evaluation, "4 megabyte (MB)", read as 4 MiB = 4194304 bytes."""
+
+SIZE_NOTES: dict[str, str] = {
+    "optree-table1": "sizes: [OpTree24] sets the message to '4 megabyte (MB)'; collsim reads it as 4 MiB = "
+                     "4194304 bytes per node (size_bytes, the all-gather block d); step counts do not depend on it",
+    "optree-motivation": "sizes: the example gives no size; the explicit schedules use 1024 bytes per node "
+                         "(size_bytes); step counts do not depend on it",
+    "optree-fig4": "sizes: [OpTree24] sets the message to '4 megabyte (MB)'; collsim reads it as 4 MiB = 4194304 "
+                   "bytes per node (size_bytes, the all-gather block d); the times depend on it",
+    "wrht-allreduce": "sizes: the poster gives no size for its step counts; the explicit schedules reduce a "
+                      "4 MiB = 4194304-byte vector (size_bytes); step counts do not depend on it",
+    "mlfm-congestion": "sizes: none; congestion-freeness is a property of the phases, not of a message size",
+    "mlfm-throughput": "sizes: [MLFM16] says '16, 64, 256MiB per node' (binary: 16777216 ... bytes of send buffer); "
+                       "size_bytes is each pair's block floor(buffer / N) (collsim's size), total_bytes the N "
+                       "blocks sent (nccl-tests' size, up to N-1 bytes below the paper's buffer)",
+}
+"""Per table: how the paper's sizes are read, in bytes (printed under ``collsim reproduce NAME``)."""
 
 
 def d_steps(schedule) -> float:
@@ -51,7 +77,7 @@ def d_steps(schedule) -> float:
     return float(per.sum())
 
 
-def _explicit(alg: str, n: int, w: int, size: int = 4 << 20, **params) -> dict[str, Any]:
+def _explicit(alg: str, n: int, w: int, size: int = PAPER_D, **params) -> dict[str, Any]:
     s = build(alg, "paper", "allgather", size, nodes=n, wavelengths=w, **params)
     verify(s)
     return {"steps": s.num_steps, "d_steps": d_steps(s), "params": dict(s.params)}
@@ -68,7 +94,8 @@ def optree_table1(n: int = 1024, w: int = 64) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        ``algorithm, formula, paper, formula_matches_paper, explicit_steps, explicit_d_steps``.
+        ``algorithm, formula, paper, formula_matches_paper, explicit_steps, explicit_d_steps``,
+        ``size_bytes`` (the explicit schedules' d) and ``paper_size`` (the paper's words).
 
     Examples
     --------
@@ -86,7 +113,8 @@ def optree_table1(n: int = 1024, w: int = 64) -> list[dict[str, Any]]:
         printed = OPTREE_TABLE1_PRINTED.get(alg) if (n, w) == (1024, 64) else None
         rows.append({"algorithm": alg, "formula": formula, "paper": printed,
                      "formula_matches_paper": None if printed is None else formula == printed,
-                     "explicit_steps": ex["steps"], "explicit_d_steps": ex["d_steps"]})
+                     "explicit_steps": ex["steps"], "explicit_d_steps": ex["d_steps"],
+                     "size_bytes": PAPER_D, "paper_size": "4 MB"})
     return rows
 
 
@@ -107,7 +135,8 @@ def optree_motivation(n: int = 16, w: int = 2) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        ``scheme, paper, paper_expressions, theorem1, explicit_steps``.
+        ``scheme, paper, paper_expressions, theorem1, explicit_steps``, ``size_bytes`` (1024, the
+        explicit schedules' d) and ``paper_size`` (None: the example gives none).
 
     Examples
     --------
@@ -125,11 +154,12 @@ def optree_motivation(n: int = 16, w: int = 2) -> list[dict[str, Any]]:
          _explicit("optree", n, w, 1024, radices=(3, 3, 3))),
     ]
     return [{"scheme": name, "paper": OPTREE_MOTIVATION_PRINTED[name], "paper_expressions": expr,
-             "theorem1": theorem1_steps(n, w, k), "explicit_steps": ex["steps"]}
+             "theorem1": theorem1_steps(n, w, k), "explicit_steps": ex["steps"], "size_bytes": 1024,
+             "paper_size": None}
             for name, expr, k, ex in schemes]
 
 
-def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = 4 << 20,
+def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = PAPER_D,
                 depths=range(1, 13)) -> list[dict[str, Any]]:
     """Seed 004 Fig. 4 / Lemma 3: the best depth k per N, by formula and by exact search.
 
@@ -140,7 +170,7 @@ def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = 4 << 20,
     w : int, optional
         Wavelengths (64).
     size : int, optional
-        Bytes per node d for the times (4 MiB).
+        Bytes per node d for the times (the paper's "4 MB", read as 4 MiB = 4194304 bytes).
     depths : iterable of int, optional
         Depths whose times are reported (1 to 12).
 
@@ -148,7 +178,8 @@ def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = 4 << 20,
     -------
     list of dict
         Per N: the paper's optimal depth, Lemma 3 (ceil and nearest), Theorem 1's argmin,
-        and the depth and steps of collsim's exact search, with the time per depth.
+        and the depth and steps of collsim's exact search, with the time per depth;
+        ``size_bytes`` (d) and ``paper_size`` ("4 MB" when d is the paper's, read as 4 MiB).
 
     Examples
     --------
@@ -168,7 +199,8 @@ def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = 4 << 20,
                      "lemma3_ceil": lemma3_k(n, "ceil"), "lemma3_round": lemma3_k(n, "round"),
                      "theorem1_argmin": theorem1_k(n, w), "search_depth": len(best.radices),
                      "search_radices": list(best.radices), "search_steps": best.steps,
-                     "time_by_depth_s": times})
+                     "time_by_depth_s": times, "size_bytes": int(size),
+                     "paper_size": "4 MB" if size == PAPER_D else None})
     return rows
 
 
@@ -185,20 +217,21 @@ def wrht_allreduce(nodes=(16, 64, 256, 1024, 4096), w: int = 64) -> list[dict[st
     Returns
     -------
     list of dict
-        ``nodes, formula, explicit_steps, explicit_rounds``.
+        ``nodes, formula, explicit_steps, explicit_rounds``, ``size_bytes`` (the vector the
+        explicit schedules reduce, 4 MiB) and ``paper_size`` (None: the poster gives none).
 
     Examples
     --------
-    >>> wrht_allreduce(nodes=(16, 64))
-    [{'nodes': 16, 'formula': 1, 'explicit_steps': 1, 'explicit_rounds': 1}, {'nodes': 64, 'formula': 2, 'explicit_steps': 2, 'explicit_rounds': 2}]
+    >>> wrht_allreduce(nodes=(16, 64))[1]
+    {'nodes': 64, 'formula': 2, 'explicit_steps': 2, 'explicit_rounds': 2, 'size_bytes': 4194304, 'paper_size': None}
     """
     from ..algorithms.wrht import paper_allreduce_steps
     rows = []
     for n in nodes:
-        s = build("wrht", "paper", "allreduce", 4 << 20, nodes=n, wavelengths=w)
+        s = build("wrht", "paper", "allreduce", PAPER_D, nodes=n, wavelengths=w)
         verify(s)
         rows.append({"nodes": n, "formula": paper_allreduce_steps(n, w), "explicit_steps": s.num_steps,
-                     "explicit_rounds": s.num_rounds})
+                     "explicit_rounds": s.num_rounds, "size_bytes": PAPER_D, "paper_size": None})
     return rows
 
 
@@ -231,13 +264,15 @@ def mlfm_throughput() -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        One row per (scale, size), with the paper's 2.2x for pattern B beside ours.
+        One row per (scale, size), with the paper's 2.2x for pattern B beside ours;
+        ``size_bytes`` is collsim's size (the pair block, ``block_bytes``), ``total_bytes`` the
+        send buffer it makes (N blocks) and ``paper_size`` the paper's words.
 
     Examples
     --------
     >>> rows = mlfm_throughput()           # 4 scales x 3 sizes, simulated
-    >>> len(rows), [(r["size_mib_per_node"], r["paper_ratio"]) for r in rows if r["scale"] == "24-B"]
-    (12, [(16.0, 2.2), (64.0, 2.2), (256.0, 2.2)])
+    >>> len(rows), [(r["paper_size"], r["total_bytes"], r["paper_ratio"]) for r in rows if r["scale"] == "24-B"]
+    (12, [('16MiB per node', 16777200, 2.2), ('64MiB per node', 67108848, 2.2), ('256MiB per node', 268435440, 2.2)])
     """
     from dataclasses import asdict
 
@@ -245,14 +280,17 @@ def mlfm_throughput() -> list[dict[str, Any]]:
     rows = [asdict(r) for r in throughput_experiment()]
     for r in rows:
         r["paper_ratio"] = MLFM_PAPER_RATIO_PATTERN_B if "B" in str(r.get("scale", "")) else None
+        r["size_bytes"] = r["block_bytes"]  # collsim's all-to-all size: one pair's block
+        r["total_bytes"] = r["block_bytes"] * r["nodes"]  # nccl-tests' size: the send buffer actually used
+        r["paper_size"] = f"{r['size_mib_per_node']:g}MiB per node"
     return rows
 
 
 EXPERIMENTS: dict[str, tuple[Callable[[], list[dict[str, Any]]], str]] = {
-    "optree-table1": (optree_table1, "seed 004 Table 1: all-gather steps at N=1024, w=64"),
-    "optree-motivation": (optree_motivation, "seed 004 §III-C: N=16, w=2 motivation example"),
-    "optree-fig4": (optree_fig4, "seed 004 Fig. 4 / Lemma 3: optimal depth for N=512..4096"),
-    "wrht-allreduce": (wrht_allreduce, "seed 003: WRHT all-reduce steps"),
-    "mlfm-congestion": (mlfm_congestion, "seed 001 §2: congestion-freeness for d=2..8"),
-    "mlfm-throughput": (mlfm_throughput, "seed 001 §3 / Fig. 3: throughput, mlfm vs pairwise"),
+    "optree-table1": (optree_table1, "[OpTree24] Table 1: all-gather steps at N=1024, w=64"),
+    "optree-motivation": (optree_motivation, "[OpTree24] §III-C: N=16, w=2 motivation example"),
+    "optree-fig4": (optree_fig4, "[OpTree24] Fig. 4 / Lemma 3: optimal depth for N=512..4096"),
+    "wrht-allreduce": (wrht_allreduce, "[WRHT23]: WRHT all-reduce steps"),
+    "mlfm-congestion": (mlfm_congestion, "[MLFM16] §2: congestion-freeness for d=2..8"),
+    "mlfm-throughput": (mlfm_throughput, "[MLFM16] §3 / Fig. 3: throughput, mlfm vs pairwise"),
 }

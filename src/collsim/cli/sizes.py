@@ -1,0 +1,335 @@
+"""Sizes, size sweeps, root and shift: the options of the commands that build collectives.
+
+One decorator, :func:`size_options`, gives ``compare``, ``simulate`` and ``schedule``
+the same options, collected into one :class:`SizeRequest` argument:
+
+* ``-s/--size``: collsim's size (a node's block, a pair's block or the vector,
+  :mod:`collsim.core.totals`); ``--total-size``: nccl-tests' total buffer instead;
+* ``-b/--min-size``, ``-e/--max-size`` with ``-f/--step-factor`` or
+  ``-i/--step-bytes``: a sweep as nccl-tests walks it, one row per size
+  (``--total`` reads the sweep as total buffers); ``compare`` and ``simulate`` only;
+* ``--root`` and ``--shift``: applied to every algorithm, or refused
+  (:func:`collsim.experiments.compare.placement_params`).
+
+``-f`` was ``--fibers`` before sweeps existed; fibers are now ``-F/--fibers``, and
+``-f`` on a command without sweeps says so (:func:`retired_fibers_flag`).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import click
+
+from ..core.units import format_size
+from ..core.totals import describe_size, size_from_total, size_help, total_bytes
+from ..core.units import parse_size, sweep_sizes
+
+DEFAULT_SIZE = "4MiB"
+_UNITS = ("SI prefixes are decimal (32kB = 32000 B, 4MB = 4000000 B), IEC prefixes binary (32KiB = 32768 B, "
+          "4MiB = 4194304 B), B is bytes and b bits (4Mb = 500000 B); a bare number is bytes; at most 2^63-1")
+
+
+@dataclass(frozen=True)
+class SizeRequest:
+    """What the size options asked for, before the system's node count is known.
+
+    Parameters
+    ----------
+    size, total_size : str or None
+        ``--size`` and ``--total-size``.
+    min_size, max_size : str or None
+        ``-b`` and ``-e``.
+    factor : int or None
+        ``-f``.
+    step : str or None
+        ``-i``.
+    total : bool
+        ``--total``: the sweep's sizes are total buffers.
+    root, shift : int or None
+        ``--root`` and ``--shift``.
+    """
+
+    size: str | None = None
+    total_size: str | None = None
+    min_size: str | None = None
+    max_size: str | None = None
+    factor: int | None = None
+    step: str | None = None
+    total: bool = False
+    root: int | None = None
+    shift: int | None = None
+
+    @property
+    def sweep(self) -> bool:
+        """Whether a sweep (``-b``/``-e``) was asked for."""
+        return self.min_size is not None or self.max_size is not None
+
+    @property
+    def explicit(self) -> bool:
+        """Whether any size, root or shift was given (else the defaults: 4 MiB, root 0, shift 1)."""
+        return (self.sweep or self.size is not None or self.total_size is not None or self.root is not None
+                or self.shift is not None)
+
+    def check(self) -> None:
+        """Refuse contradictory options (before any work)."""
+        given = [name for name, on in (("--size", self.size is not None), ("--total-size", self.total_size is not None),
+                                       ("-b/-e", self.sweep)) if on]
+        if len(given) > 1:
+            raise click.UsageError(f"{' and '.join(given)} are mutually exclusive: give one size, one total size "
+                                   "or one sweep")
+        if self.sweep and (self.min_size is None or self.max_size is None):
+            raise click.UsageError("a sweep needs both -b/--min-size and -e/--max-size")
+        if not self.sweep and (self.factor is not None or self.step is not None or self.total):
+            which = "-f/--step-factor" if self.factor is not None else "-i/--step-bytes" if self.step else "--total"
+            hint = " (fibers per direction are -F/--fibers)" if self.factor is not None else ""
+            raise click.UsageError(f"{which} needs a sweep: -b/--min-size and -e/--max-size{hint}")
+        if self.factor is not None and self.step is not None:
+            raise click.UsageError("-f/--step-factor and -i/--step-bytes are mutually exclusive")
+        for text in (self.size, self.total_size, self.min_size, self.max_size, self.step):
+            if text is not None:
+                parse_size(text)
+
+    def count(self) -> int:
+        """How many sizes (rows per algorithm) the request makes.
+
+        Returns
+        -------
+        int
+            1 without a sweep.
+        """
+        if not self.sweep:
+            return 1
+        self.check()
+        return len(sweep_sizes(parse_size(self.min_size), parse_size(self.max_size), factor=self.factor,
+                               step=None if self.step is None else parse_size(self.step)))
+
+    def sizes(self, collective: str, nodes: int) -> list[int]:
+        """collsim's sizes (one per row) for ``collective`` on ``nodes`` nodes.
+
+        Parameters
+        ----------
+        collective : str
+            Collective name.
+        nodes : int
+            Node count of the system.
+
+        Returns
+        -------
+        list of int
+            One size for ``--size``/``--total-size``, the sweep's otherwise.
+        """
+        self.check()
+        if self.total_size is not None:
+            return [size_from_total(collective, nodes, parse_size(self.total_size))]
+        if not self.sweep:
+            return [parse_size(self.size or DEFAULT_SIZE)]
+        points = sweep_sizes(parse_size(self.min_size), parse_size(self.max_size), factor=self.factor,
+                             step=None if self.step is None else parse_size(self.step))
+        return [size_from_total(collective, nodes, p) for p in points] if self.total else points
+
+
+def size_options(*, sweep: bool = True) -> Callable:
+    """Add the size, total-size, sweep (if ``sweep``), root and shift options.
+
+    The command receives one ``sizes`` argument, a :class:`SizeRequest`, instead of the
+    individual options; contradictory options are refused before the command runs.
+
+    Parameters
+    ----------
+    sweep : bool, optional
+        Offer ``-b``/``-e``/``-f``/``-i``/``--total`` (compare, simulate); without them, ``-f``
+        is refused with a pointer to ``-F/--fibers``.
+
+    Returns
+    -------
+    callable
+        The decorator.
+    """
+    meaning = size_help()
+    options = [
+        click.option("--size", "-s", default=None, metavar="SIZE",
+                     help=f"Message size in collsim's meaning (default {DEFAULT_SIZE}): {meaning}. {_UNITS}."),
+        click.option("--total-size", default=None, metavar="SIZE",
+                     help="nccl-tests' size instead of --size: the total buffer, N blocks for allgather, "
+                          "reducescatter, alltoall, scatter and gather (N must divide it), the vector otherwise."),
+    ]
+    if sweep:
+        options += [
+            click.option("--min-size", "-b", default=None, metavar="SIZE",
+                         help="Sweep from this size (as nccl-tests -b; collsim's size unless --total). "
+                              "Unlike nccl-tests, 128M is 128*10^6 bytes: write 128MiB for 2^27."),
+            click.option("--max-size", "-e", default=None, metavar="SIZE",
+                         help="Sweep up to this size (as nccl-tests -e); one row per size."),
+            click.option("--step-factor", "-f", "factor", type=int, default=None,
+                         help="Multiply the size by this factor each step (as nccl-tests -f; default 2)."),
+            click.option("--step-bytes", "-i", "step", default=None, metavar="SIZE",
+                         help="Add this size each step instead (as nccl-tests -i)."),
+            click.option("--total", is_flag=True,
+                         help="Read -b/-e/-i as nccl-tests total buffers (N must divide each size)."),
+        ]
+    else:
+        options.append(_retired_f)
+    options += [
+        click.option("--root", type=int, default=None,
+                     help="Root node of broadcast, reduce, scatter and gather (default 0), for every algorithm: "
+                          "one that cannot take it is skipped with a note, or refused if named with -a."),
+        click.option("--shift", type=int, default=None,
+                     help="q of the circular shift collective (default 1), for every algorithm; -p q=3 is the same."),
+    ]
+    names = ("size", "total_size", "min_size", "max_size", "factor", "step", "total", "root", "shift")
+
+    def decorator(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            request = SizeRequest(**{k: kwargs.pop(k, None) for k in names if k != "total"},
+                                  total=bool(kwargs.pop("total", False)))
+            request.check()
+            kwargs["sizes"] = request
+            return fn(*args, **kwargs)
+        for option in reversed(options):
+            wrapper = option(wrapper)
+        return wrapper
+    return decorator
+
+
+def _refuse_f(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    if value is not None:
+        raise click.UsageError("-f is no longer --fibers: write -F or --fibers for fibers per direction "
+                               "(-f is nccl-tests' --step-factor on compare and simulate)")
+
+
+_retired_f = click.option("-f", "retired_f", default=None, hidden=True, expose_value=False, callback=_refuse_f)
+
+
+def retired_fibers_flag(fn: Callable) -> Callable:
+    """Refuse ``-f`` on a command without sweeps, pointing to ``-F/--fibers``.
+
+    Parameters
+    ----------
+    fn : callable
+        The click command function.
+
+    Returns
+    -------
+    callable
+        ``fn`` with a hidden ``-f`` option that fails when given.
+    """
+    return _retired_f(fn)
+
+
+def compare_rows(system: Any, collective: str, request: SizeRequest, *, overrides: dict[str, Any],
+                 progress: Callable[[str], None] | None = None, **options: Any) -> tuple[list, list[str]]:
+    """Run :func:`collsim.experiments.compare.compare` once per requested size.
+
+    Parameters
+    ----------
+    system : str or System
+        The ``--system`` value.
+    collective : str
+        Collective name.
+    request : SizeRequest
+        The size options.
+    overrides : dict
+        System overrides (:func:`collsim.cli.options.overrides`).
+    progress : callable, optional
+        Called before each algorithm runs with its name (and the size, in a sweep).
+    **options
+        ``algorithms``, ``strategy``, ``params`` for ``compare``.
+
+    Returns
+    -------
+    tuple
+        ``(rows, skipped)``: the rows of every size, size by size, and the notes, once each.
+    """
+    from ..experiments.compare import compare
+    from ..systems import load_system
+    sysm = load_system(system, **overrides)
+    sizes = request.sizes(collective, sysm.nodes)
+    rows: list = []
+    skipped: list[str] = []
+    for size in sizes:
+        label = f" at {format_size(size)}" if len(sizes) > 1 else ""
+        hook = (lambda name, label=label: progress(f"{name}{label}")) if progress else None
+        got, notes = compare(sysm, collective, size, root=request.root, shift=request.shift, progress=hook,
+                             **options)
+        rows += got
+        skipped += [n for n in notes if n not in skipped]
+    return rows, skipped
+
+
+def iter_schedules(algorithm: str, system: Any, collective: str, request: SizeRequest, *,
+                   overrides: dict[str, Any], params: dict[str, Any], strategy: str = "first-fit"):
+    """Build an algorithm's schedule for each requested size (not verified), one at a time.
+
+    Parameters
+    ----------
+    algorithm : str
+        Algorithm name.
+    system : str or System
+        The ``--system`` value.
+    collective : str
+        Collective name.
+    request : SizeRequest
+        The size, root and shift options.
+    overrides : dict
+        System overrides.
+    params : dict
+        Algorithm parameters (``-p``; ``root``, ``shift`` and ``q`` as ``--root``/``--shift``).
+    strategy : str, optional
+        Wavelength-assignment strategy.
+
+    Yields
+    ------
+    Schedule
+        One per size, in increasing size.
+    """
+    from ..experiments.compare import placement_params
+    from ..pipeline import build
+    from ..systems import load_system
+    sysm = load_system(system, **overrides)
+    chosen = placement_params(algorithm, collective, params, root=request.root, shift=request.shift)
+    for size in request.sizes(collective, sysm.nodes):
+        yield build(algorithm, sysm, collective, size, strategy=strategy, **chosen)
+
+
+def schedule_facts(schedule) -> dict[str, Any]:
+    """What a schedule's collective is, for result rows: sizes in both conventions, root and shift.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        A built schedule.
+
+    Returns
+    -------
+    dict
+        ``algorithm, collective, system, nodes, size_bytes, total_bytes, root, shift``.
+    """
+    coll = schedule.collective
+    return {"algorithm": schedule.algorithm, "collective": coll.kind, "system": schedule.system.name,
+            "nodes": coll.nodes, "size_bytes": coll.size_bytes,
+            "total_bytes": total_bytes(coll.kind, coll.nodes, coll.size_bytes), "root": coll.root,
+            "shift": coll.shift}
+
+
+def size_title(collective: str, nodes: int, size_bytes: int) -> str:
+    """The size part of a title, saying what the size is: ``4MiB per node, total 4GiB``.
+
+    Parameters
+    ----------
+    collective : str
+        Collective name.
+    nodes : int
+        Node count.
+    size_bytes : int
+        collsim's size.
+
+    Returns
+    -------
+    str
+        See :func:`collsim.core.totals.describe_size`.
+    """
+    return describe_size(collective, nodes, size_bytes)

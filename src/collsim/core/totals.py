@@ -1,0 +1,160 @@
+"""What a size means for each collective, and nccl-tests' total buffer size.
+
+collsim's size (``size_bytes``, ``--size``) is the textbook's message size *m*:
+one node's block for all-gather, reduce-scatter, scatter, gather and shift, one
+(source, destination) pair's block for all-to-all, the whole vector for
+all-reduce, broadcast, reduce and scan (:mod:`collsim.core.collective`).
+nccl-tests reports the **total buffer** instead: N blocks for all-gather,
+reduce-scatter, all-to-all, scatter and gather, the vector for the others
+(``SPECS[kind].nccl_size_factor``).  :func:`total_bytes` and
+:func:`size_from_total` convert between the two, exactly; a total that N does
+not divide is refused with the nearest valid totals, where nccl-tests would
+silently round it down.
+"""
+
+from __future__ import annotations
+
+from .collective import SPECS, canonical_collective
+from .errors import InputError
+from .units import format_size
+from .validate import positive_integer
+
+SIZE_MEANING: dict[str, tuple[str, str]] = {
+    "allgather": ("per node", "each node's block"),
+    "reducescatter": ("per node", "each node's result block"),
+    "allreduce": ("vector", "the whole vector"),
+    "broadcast": ("vector", "the root's whole vector"),
+    "reduce": ("vector", "the whole vector"),
+    "alltoall": ("per node pair", "each (source, destination) pair's block"),
+    "scatter": ("per node", "each node's block"),
+    "gather": ("per node", "each node's block"),
+    "scan": ("vector", "the whole vector"),
+    "shift": ("per node", "each node's block"),
+}
+"""Per collective: (short phrase for titles, what ``size_bytes`` is)."""
+
+
+def _factor(kind: str, nodes: int) -> int:
+    return positive_integer("nodes", nodes) if SPECS[kind].nccl_size_factor == "n" else 1
+
+
+def total_bytes(kind: str, nodes: int, size_bytes: int) -> int:
+    """nccl-tests' size (the total buffer) of a collective of collsim's ``size_bytes``.
+
+    Parameters
+    ----------
+    kind : str
+        Collective name or alias.
+    nodes : int
+        Number of nodes N.
+    size_bytes : int
+        collsim's size (a block, a pair's block or the vector; module docstring).
+
+    Returns
+    -------
+    int
+        ``N * size_bytes`` for all-gather, reduce-scatter, all-to-all, scatter and gather;
+        ``size_bytes`` otherwise.
+
+    Examples
+    --------
+    >>> total_bytes("allgather", 8, 1024), total_bytes("allreduce", 8, 1024), total_bytes("alltoall", 4, 10)
+    (8192, 1024, 40)
+    """
+    kind = canonical_collective(kind)
+    return int(size_bytes) * _factor(kind, nodes)
+
+
+def size_from_total(kind: str, nodes: int, total: int) -> int:
+    """collsim's size of a collective whose nccl-tests size (total buffer) is ``total``.
+
+    Parameters
+    ----------
+    kind : str
+        Collective name or alias.
+    nodes : int
+        Number of nodes N.
+    total : int
+        Total buffer in bytes.
+
+    Returns
+    -------
+    int
+        ``total / N`` for the collectives whose total holds N blocks, else ``total``.
+
+    Raises
+    ------
+    InputError
+        If N does not divide the total; the message names the nearest valid totals.
+
+    Examples
+    --------
+    >>> size_from_total("allgather", 8, 8192), size_from_total("allreduce", 6, 1000)
+    (1024, 1000)
+    >>> size_from_total("allgather", 6, 1000)
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.InputError: total size 1kB does not divide evenly among 6 nodes (allgather's total is 6 blocks): nearest valid totals are 996B (166B per node) and 1002B (167B per node)
+    """
+    kind = canonical_collective(kind)
+    total = int(total)
+    n = _factor(kind, nodes)
+    block, rest = divmod(total, n)
+    if rest == 0:
+        return block
+    below = [f"{format_size(block * n)} ({format_size(block)} {SIZE_MEANING[kind][0]})"] if block else []
+    above = [f"{format_size((block + 1) * n)} ({format_size(block + 1)} {SIZE_MEANING[kind][0]})"]
+    nearest = " and ".join(below + above)
+    raise InputError(f"total size {format_size(total)} does not divide evenly among {n} nodes ({kind}'s total is "
+                     f"{n} blocks): nearest valid total{'s are' if below else ' is'} {nearest}")
+
+
+def describe_size(kind: str, nodes: int, size_bytes: int) -> str:
+    """A size with its meaning and nccl-tests' total, for titles: ``4MiB per node, total 4GiB``.
+
+    Parameters
+    ----------
+    kind : str
+        Collective name or alias.
+    nodes : int
+        Number of nodes N.
+    size_bytes : int
+        collsim's size.
+
+    Returns
+    -------
+    str
+        The size (:func:`~collsim.core.units.format_size`), what it is, and the total buffer.
+
+    Examples
+    --------
+    >>> describe_size("allgather", 1024, 4 << 20), describe_size("allreduce", 16, 32768)
+    ('4MiB per node, total 4GiB', '32KiB vector, total 32KiB')
+    >>> describe_size("alltoall", 4, 1000)
+    '1kB per node pair, total 4kB'
+    """
+    kind = canonical_collective(kind)
+    return (f"{format_size(size_bytes)} {SIZE_MEANING[kind][0]}, "
+            f"total {format_size(total_bytes(kind, nodes, size_bytes))}")
+
+
+def size_help() -> str:
+    """One paragraph saying what collsim's size is for every collective (for ``--help``).
+
+    Returns
+    -------
+    str
+        The collectives grouped by meaning.
+
+    Examples
+    --------
+    >>> size_help().startswith("each node's block for allgather")
+    True
+    """
+    groups: dict[str, list[str]] = {}
+    for kind, (_, meaning) in SIZE_MEANING.items():
+        groups.setdefault(meaning, []).append(kind)
+    return "; ".join(f"{meaning} for {', '.join(kinds)}" for meaning, kinds in groups.items())
+
+
+__all__ = ["SIZE_MEANING", "describe_size", "size_from_total", "size_help", "total_bytes"]
