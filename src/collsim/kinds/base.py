@@ -11,6 +11,7 @@ kind a system is.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol
 
@@ -42,6 +43,85 @@ class Timing:
 
     time_s: float
     model: str
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a result table: the row's key, a short header, the cell text and what it means.
+
+    The command line (``collsim compare``) lays its tables out from these; CSV and JSON use the
+    raw value under ``key`` instead of ``text``.  Each kind's part lists its own
+    (:meth:`OpticalPart.columns <collsim.kinds.optical_ring.OpticalPart.columns>`).
+
+    Parameters
+    ----------
+    key : str
+        The row's key (``Result.to_json()``) whose value the column shows.
+    header : str
+        Short table header; a newline splits it over two lines.
+    text : callable
+        ``text(row) -> str``: the cell of one result row (numbers in full, with units).
+    legend : str
+        What the column means (``collsim compare --explain``; docs/output.md).
+    wide : bool, optional
+        Shown only with ``--wide`` (default False).
+    drop : int or None, optional
+        When a terminal is too narrow, columns are dropped in increasing ``drop``
+        order; None (the default) keeps the column always.
+
+    Examples
+    --------
+    >>> col = Column("slots", "slots", lambda row: str(row["slots"]), "physical time slots")
+    >>> col.text({"slots": 7}), col.wide, col.drop
+    ('7', False, None)
+    """
+
+    key: str
+    header: str
+    text: Callable[[Any], str]
+    legend: str
+    wide: bool = False
+    drop: int | None = None
+
+
+def format_number(value: float | None, digits: int = 4, *, strip: bool = True) -> str:
+    """A number with at least ``digits`` significant digits, without an exponent from 1e-4 up (``"-"`` for None).
+
+    Parameters
+    ----------
+    value : float or None
+        The number.
+    digits : int, optional
+        Significant digits kept below ``10**digits`` (default 4); larger numbers keep every
+        integer digit.
+    strip : bool, optional
+        Drop trailing zeros after the decimal point (default True; False keeps a column's
+        digits aligned: ``28.0`` beside ``27.9``).
+
+    Returns
+    -------
+    str
+        Plain decimal text (below 1e-4 in magnitude, scientific): a table cell that reads the
+        same at every width.
+
+    Examples
+    --------
+    >>> format_number(1153.0), format_number(61.1432), format_number(0.000123456), format_number(12345678.9)
+    ('1153', '61.14', '0.0001235', '12345679')
+    >>> format_number(2.5e-12)   # below 1e-4: an exponent, still every digit
+    '2.500e-12'
+    >>> format_number(None), format_number(0), format_number(1023.5, 6), format_number(28.0, 3, strip=False)
+    ('-', '0', '1023.5', '28.0')
+    """
+    if value is None:
+        return "-"
+    if value == 0 or value != value or value in (float("inf"), float("-inf")):
+        return f"{value:g}"
+    if abs(value) < 1e-4:
+        return f"{value:.{digits - 1}e}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if strip and "." in text else text
 
 
 class SystemModel(Protocol):

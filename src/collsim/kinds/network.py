@@ -17,7 +17,7 @@ from ..cost.network import alpha_beta_time_s, network_lower_bound_s
 from ..rwa.network import realize_network
 from ..sim import simulate
 from ..verify.resources import verify_network_resources
-from .base import Timing, register_model
+from .base import Column, Timing, format_number, register_model
 
 
 @dataclass(frozen=True)
@@ -54,13 +54,76 @@ class NetworkPart:
     time_model: str
 
     def title(self) -> str:
-        """The system part of a comparison table's title."""
+        """The system part of a comparison table's title.
+
+        Returns
+        -------
+        str
+            ``"12.5 GB/s links, 1 µs latency"``.
+        """
         return f"{self.link_bandwidth_bytes_per_s / 1e9:g} GB/s links, {format_time(self.link_latency_s)} latency"
 
+    @staticmethod
+    def columns() -> list[Column]:
+        """This kind's columns of a comparison table, in order (after ``block steps``).
+
+        Returns
+        -------
+        list of Column
+            Key, header, cell text and meaning of each.
+
+        Examples
+        --------
+        >>> [c.key for c in NetworkPart.columns()][:3]
+        ['block_steps', 'max_hops', 'max_link_load']
+        """
+        return list(_COLUMNS)
+
     def cells(self, row) -> list[tuple[str, str]]:
-        """``(column, text)`` of this kind's columns in a comparison table, after ``block steps``."""
-        return [("max hops", str(row.max_hops)), ("max link load", str(self.max_link_load)),
-                ("α–β time", format_time(row.time_s)), ("simulated", format_time(self.simulated_time_s))]
+        """``(header, text)`` of this kind's columns for one result row (every column, ``--wide`` ones too).
+
+        Parameters
+        ----------
+        row : Result
+            A result row whose part this is.
+
+        Returns
+        -------
+        list of (str, str)
+            One pair per column of :meth:`columns`.
+        """
+        return [(c.header, c.text(row)) for c in _COLUMNS]
+
+
+def _throughput(row) -> str:
+    value = row.per_node_throughput_bytes_per_s
+    return "-" if value is None else format_number(value / 1e9, 3)
+
+
+_COLUMNS = (  # block_steps replaces the common column of that key: on a network it goes first when narrow
+    Column("block_steps", "block\nsteps", lambda r: format_number(r.block_steps, 6),
+           "The schedule's length in block times: per slot the largest transfer's bytes, summed over slots "
+           "and divided by the message size (one block over one link); the bandwidth term of alpha-beta in "
+           "units of m/B, without start-up or latency.", drop=1),
+    Column("max_hops", "max\nhops", lambda r: str(r.max_hops), "The longest route, in links.",
+           drop=2),
+    Column("max_link_load", "link\nload", lambda r: str(r.max_link_load),
+           "The most flows sharing one directed link in one slot; 1 means no link is ever shared.", drop=4),
+    Column("time_s", "\u03b1\u2013\u03b2\ntime", lambda r: format_time(r.time_s),
+           "The alpha-beta (Hockney) closed form: the algorithm's own formula where it registers one, "
+           "else the schedule's (per slot, the slowest transfer's start-up, route latency and bytes over "
+           "bandwidth). It ignores contention, so it can be below simulated (docs/cost-models.md).", drop=3),
+    Column("simulated_time_s", "simulated", lambda r: format_time(r.simulated_time_s),
+           "The flow simulator's contention-aware time: bulk-synchronous slots, max-min fair sharing of "
+           "links (docs/flow-simulator.md). Efficiency and bandwidths use this time."),
+    Column("time_model", "\u03b1\u2013\u03b2\nmodel",
+           lambda r: r.time_model.replace("alpha-beta (", "").rstrip(")"),
+           "Which alpha-beta formula the alpha-beta time is: 'closed form' (the algorithm's registered "
+           "formula) or 'schedule' (computed over the schedule's slots).", wide=True),
+    Column("per_node_throughput_bytes_per_s", "GB/s per\nnode", _throughput,
+           "All-to-all only: the bytes each node sends to the others per simulated second, in GB/s "
+           "(10^9 bytes/s); '-' for other collectives.", wide=True),
+)
 
 
 class NetworkModel:

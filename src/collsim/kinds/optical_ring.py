@@ -21,7 +21,7 @@ from ..physical import check_schedule
 from ..rwa.ring import realize_ring
 from ..systems.optical_ring import OpticalRing
 from ..verify.resources import verify_ring_resources
-from .base import Timing, register_model
+from .base import Column, Timing, format_number, register_model
 
 
 @dataclass(frozen=True)
@@ -70,16 +70,85 @@ class OpticalPart:
     time_model: str = "optical-step"
 
     def title(self) -> str:
-        """The system part of a comparison table's title."""
+        """The system part of a comparison table's title.
+
+        Returns
+        -------
+        str
+            ``"w=64, F=1"``.
+        """
         return f"w={self.wavelengths}, F={self.fibers}"
 
+    @staticmethod
+    def columns() -> list[Column]:
+        """This kind's columns of a comparison table, in order (after ``block steps``).
+
+        Returns
+        -------
+        list of Column
+            Key, header, cell text and meaning of each.
+
+        Examples
+        --------
+        >>> [c.key for c in OpticalPart.columns()][:3]
+        ['paper_steps', 'wavelengths_used', 'max_hops']
+        """
+        return list(_COLUMNS)
+
     def cells(self, row) -> list[tuple[str, str]]:
-        """``(column, text)`` of this kind's columns in a comparison table, after ``block steps``."""
-        opt = lambda v, f=str: "-" if v is None else f(v)  # noqa: E731
-        return [("paper steps", opt(self.paper_steps)), ("λ used", str(self.wavelengths_used)),
-                ("max hops", str(row.max_hops)),
-                ("feasible", "yes" if self.feasible else f"no (>{self.max_feasible_hops} hops)"),
-                ("time", format_time(row.time_s)), ("paper time", opt(self.paper_time_s, format_time))]
+        """``(header, text)`` of this kind's columns for one result row (every column, ``--wide`` ones too).
+
+        Parameters
+        ----------
+        row : Result
+            A result row whose part this is.
+
+        Returns
+        -------
+        list of (str, str)
+            One pair per column of :meth:`columns`.
+        """
+        return [(c.header, c.text(row)) for c in _COLUMNS]
+
+
+def _feasible(row) -> str:
+    return "yes" if row.feasible else f"no (>{row.max_feasible_hops})"
+
+
+def _opt_time(value) -> str:
+    return "-" if value is None else format_time(value)
+
+
+_COLUMNS = (
+    Column("paper_steps", "paper\nsteps", lambda r: format_number(r.paper_steps, 6),
+           "The papers' closed-form step count S for this algorithm, evaluated at this N and w (their formula, "
+           "not the value printed in their table: `collsim reproduce optree-table1` shows both, "
+           "docs/papers/discrepancies.md says where they differ). Compare it with block steps, not with "
+           "slots. '-' where the algorithm has no paper formula.", drop=3),
+    Column("wavelengths_used", "\u03bb\nused", lambda r: str(r.wavelengths_used),
+           "Distinct wavelengths the schedule uses (of the w per fiber in the title).", drop=1),
+    Column("max_hops", "max\nhops", lambda r: str(r.max_hops), "The longest lightpath, in ring links.", drop=2),
+    Column("feasible", "feasible", _feasible,
+           "yes: every lightpath closes the physical layer's power budget with BER below 1e-9 "
+           "(docs/physical-layer.md). no (>h): some lightpath is longer than h hops, the most the "
+           "physical layer allows (JSON max_feasible_hops); the schedule would need amplification, and "
+           "its times are those of a ring that could carry it."),
+    Column("time_s", "time", lambda r: format_time(r.time_s),
+           "collsim's optical step model (docs/cost-models.md): per slot, the slowest transfer's "
+           "serialisation of its padded bytes plus O/E/O per flit, plus the MRR reconfiguration only when "
+           "the slot's lightpaths differ from the previous slot's; the slots' times add up. Efficiency "
+           "and bandwidths use this time."),
+    Column("paper_time_s", "paper\ntime", lambda r: _opt_time(r.paper_time_s),
+           "The papers' eq. 3, T = S (d/B + a), at S = paper steps, with a = one reconfiguration plus the "
+           "O/E/O of one message. It differs from time wherever eq. 3 differs from the schedule: it "
+           "charges a reconfiguration every step (Ring keeps its lightpaths and pays once), one message "
+           "per step (NE sends two after its first step), and counts the formula's steps, not the "
+           "explicit schedule's.", drop=5),
+    Column("reconfigurations", "reconf", lambda r: str(r.reconfigurations),
+           "Slots that pay the MRR reconfiguration (the first slot always does).", wide=True),
+    Column("worst_ber", "worst\nBER", lambda r: "-" if r.worst_ber is None else f"{r.worst_ber:.2e}",
+           "Bit-error rate of the longest lightpath ('-' when it is too small to compute).", wide=True),
+)
 
 
 class OpticalRingModel:

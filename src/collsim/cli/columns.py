@@ -1,0 +1,396 @@
+"""The columns of ``collsim compare``'s table and ``simulate``'s output, and what each means.
+
+The legend text lives here and in each kind's part (:meth:`OpticalPart.columns
+<collsim.kinds.optical_ring.OpticalPart.columns>`, :meth:`NetworkPart.columns
+<collsim.kinds.network.NetworkPart.columns>`) and nowhere else: ``--explain`` prints it and
+docs/output.md holds a copy that tests/test_output.py checks against :func:`legend_markdown`
+(``python -m collsim.cli.columns`` prints it).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any, Sequence
+
+from ..core.units import format_size, format_time
+from ..kinds.base import Column, format_number
+from .output import TableColumn, echo, print_table
+
+
+def _efficiency(row) -> str:
+    text = format_number(100 * row.efficiency, 3, strip=False) + "%"
+    return text + "*" if row.feasible is False else text
+
+
+def _gbps(value: float | None) -> str:
+    return "-" if value is None else format_number(value / 1e9, 3, strip=False)
+
+
+BEFORE = (
+    Column("algorithm", "algorithm", lambda r: r.algorithm, "The algorithm's registry name (`collsim algorithms`)."),
+    Column("size_bytes", "size", lambda r: format_size(r.size_bytes),
+           "The message size m in the collective's convention (docs/model.md): each node's block for "
+           "all-gather, each pair's block for all-to-all, the whole vector for all-reduce. In the title "
+           "when every row has the same."),
+    Column("nodes", "N", lambda r: str(r.nodes), "Nodes. In the title when every row has the same."),
+    Column("total_bytes", "total", lambda r: format_size(r.total_bytes),
+           "nccl-tests' size of the same collective, the total buffer: N m for all-gather, reduce-scatter, "
+           "all-to-all, scatter and gather, m for the others.", wide=True),
+    Column("root", "root", lambda r: str(r.root), "The root node of a rooted collective (broadcast, reduce, "
+           "scatter, gather).", wide=True),
+    Column("shift", "q", lambda r: str(r.shift), "The shift q of the circular shift collective.", wide=True),
+    Column("rounds", "rounds", lambda r: str(r.rounds),
+           "Logical rounds: the groups of transfers the algorithm means to run together.", wide=True),
+    Column("slots", "slots", lambda r: str(r.slots),
+           "Physical time slots of the realised schedule (JSON also has it as steps): a round that needs "
+           "more channels than the system has becomes several slots, and slots differ in length.", drop=7),
+    Column("block_steps", "block\nsteps", lambda r: format_number(r.block_steps, 6),
+           "Time in the papers' unit, one block (the message size) on one channel: per slot the largest "
+           "bytes per channel of its transfers, summed over slots and divided by the size. It leaves out "
+           "start-up, O/E/O, padding and reconfiguration, and is what paper steps counts.", drop=4),
+)
+
+AFTER = (
+    Column("lower_bound_s", "lower\nbound", lambda r: format_time(r.lower_bound_s),
+           "No schedule of this collective on this system is faster under the system's model "
+           "(docs/derivations/lower-bounds.md). In the title when every row has the same.", drop=8),
+    Column("efficiency", "effi-\nciency", _efficiency,
+           "lower bound / t, with t the time on optical rings and the simulated time on electrical "
+           "networks; 100% would be optimal. A * marks an infeasible schedule (feasible: no): its time "
+           "assumes lightpaths the physical layer cannot carry, so that efficiency is not attainable as "
+           "built."),
+    Column("algbw_bytes_per_s", "algbw\nGB/s", lambda r: _gbps(r.algbw_bytes_per_s),
+           "nccl-tests' algorithm bandwidth S / t in GB/s (10^9 bytes/s), t as for efficiency; S is N m "
+           "for all-gather, reduce-scatter and all-to-all, m for all-reduce, broadcast and reduce.", wide=True),
+    Column("busbw_bytes_per_s", "busbw\nGB/s", lambda r: _gbps(r.busbw_bytes_per_s),
+           "nccl-tests' bus bandwidth: algbw times 2(N-1)/N for all-reduce, (N-1)/N for all-gather, "
+           "reduce-scatter and all-to-all, 1 for broadcast and reduce.", drop=5),
+    Column("transfers", "trans-\nfers", lambda r: str(r.transfers),
+           "Transfers in the schedule (lightpaths on optical rings, messages on networks).", wide=True),
+    Column("verified", "verified", lambda r: "yes" if r.verified else "NO",
+           "yes: the verifier passed the schedule (data flow, reductions, channels and routes). NO: the "
+           "error is printed under the table and collsim exits with status 1."),
+)
+
+# Keys a table never shows as columns (the title has them, or they are not cells).
+NOT_COLUMNS = {"collective", "system", "wavelengths", "fibers", "link_bandwidth_bytes_per_s", "link_latency_s",
+               "steps", "params", "error", "skipped", "max_feasible_hops", "time_model"}
+
+
+def _merged(kind: Sequence[Column]) -> list[Column]:
+    """The common columns around a kind's own; a kind's column replaces the common one of its key."""
+    own = {c.key for c in kind}
+    return [*(c for c in BEFORE if c.key not in own), *kind, *(c for c in AFTER if c.key not in own)]
+
+
+def _kind_columns(row) -> list[Column]:
+    return list(row.part.columns()) if row.part is not None and hasattr(row.part, "columns") else []
+
+
+def _generic(key: str):
+    def text(row) -> str:
+        value = row.to_json().get(key)
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if key.endswith("_s") and isinstance(value, (int, float)):
+            return format_time(value)
+        return format_number(value, 6) if isinstance(value, (int, float)) else "-" if value is None else str(value)
+    return text
+
+
+def result_columns(rows: Sequence[Any]) -> list[Column]:
+    """Every column of a comparison table of ``rows``, ``--wide`` ones included, in order.
+
+    Row fields no column describes (new ones) follow as ``--wide`` columns of their own.
+
+    Parameters
+    ----------
+    rows : sequence of Result
+        Rows of one kind of system.
+
+    Returns
+    -------
+    list of Column
+        The common columns around the kind's own.
+
+    Examples
+    --------
+    >>> from collsim.pipeline import run
+    >>> from collsim.systems import load_system
+    >>> row = run("ring", load_system("paper", nodes=4), "allgather", 1024)
+    >>> [c.header for c in result_columns([row]) if not c.wide][-4:]
+    ['lower\\nbound', 'effi-\\nciency', 'busbw\\nGB/s', 'verified']
+    """
+    data = [r.to_json() for r in rows]
+    cols = [c for c in _merged(_kind_columns(rows[0])) if c.key in data[0]
+            and not (c.wide and all(d[c.key] is None for d in data))]
+    known = {c.key for c in cols} | NOT_COLUMNS
+    extra = [k for k, v in data[0].items() if k not in known and not isinstance(v, (dict, list))
+             and any(d.get(k) is not None for d in data)]
+    cols[-1:-1] = [Column(k, k.replace("_", "\n", 1), _generic(k), "(a row field without a description)",
+                          wide=True) for k in extra]
+    return cols
+
+
+def compare_table(rows: Sequence[Any], *, wide: bool = False) -> None:
+    """Print ``collsim compare``'s table of result rows (see :func:`result_columns`).
+
+    Size, node count and lower bound go in the title when every row shares them; an
+    infeasible schedule's efficiency carries a ``*``; verification errors follow the table.
+
+    Parameters
+    ----------
+    rows : sequence of Result
+        The rows (at least one).
+    wide : bool, optional
+        Every column, none dropped to fit.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> from collsim.pipeline import run
+    >>> from collsim.systems import load_system
+    >>> compare_table([run("ring", load_system("paper", nodes=4), "allgather", 1024)])  # doctest: +ELLIPSIS
+    allgather of 1KiB per node, total 4KiB on paper: N=4, w=64, F=1, lower bound ...
+    ...ring 3 3 3 1 1 yes ...yes
+    """
+    first = rows[0]
+    same = {k for k in ("size_bytes", "total_bytes", "nodes", "lower_bound_s")
+            if len({getattr(r, k, None) for r in rows}) == 1}
+    from ..core.totals import SIZE_MEANING, describe_size  # the title says what the size is (issue #11)
+    title = f"{first.collective}" + (f" of {describe_size(first.collective, first.nodes, first.size_bytes)}"
+                                     if "size_bytes" in same else f" (size {SIZE_MEANING[first.collective][0]})") \
+        + f" on {first.system}: " + (f"N={first.nodes}, " if "nodes" in same else "") \
+        + (first.part.title() if first.part is not None else "")
+    if "lower_bound_s" in same and not wide:
+        title += f", lower bound {format_time(first.lower_bound_s)}"
+    cols = [c for c in result_columns(rows) if (wide or not c.wide) and c.key not in same - ({"lower_bound_s"}
+                                                                                              if wide else set())]
+    keys = sum(1 for c in cols[:3] if c.key in ("algorithm", "size_bytes", "nodes"))
+    table = [TableColumn(c.header, [c.text(r) for r in rows], left=c.key == "algorithm",
+                         drop=None if wide else c.drop) for c in cols]
+    caption = []
+    if any(r.feasible is False for r in rows) and any(c.key == "efficiency" for c in cols):
+        caption.append("* infeasible (feasible: no): lightpaths beyond the physical layer's reach, so this "
+                       "efficiency is not attainable as built")
+    print_table(title, table, caption=caption, keys=keys)
+    for r in rows:
+        if not r.verified:
+            echo(f"NO: {r.algorithm}: {r.error}")
+
+
+# What a skipped row copies from the rows that ran: the instance, not any result.
+INSTANCE_KEYS = ("collective", "system", "nodes", "size_bytes", "total_bytes", "wavelengths", "fibers",
+                 "link_bandwidth_bytes_per_s", "link_latency_s")
+
+
+def skipped_rows(rows: Sequence[Any], notes: Sequence[str]) -> list[dict]:
+    """JSON rows for algorithms that do not apply: the row's keys, ``verified: false``, ``skipped``.
+
+    Parameters
+    ----------
+    rows : sequence of Result
+        The rows that ran (their keys are copied, as null).
+    notes : sequence of str
+        :func:`collsim.experiments.compare.compare`'s notes, each naming its algorithm first.
+
+    Returns
+    -------
+    list of dict
+        One row per note; ``skipped`` holds the note.
+
+    Examples
+    --------
+    >>> skipped_rows([], ["ne cannot build allgather here: needs an even number of nodes, got 9"])[0]["algorithm"]
+    'ne'
+    """
+    from ..algorithms import REGISTRY
+    template = {**dict.fromkeys(rows[0].to_json()), "skipped": None} if rows else {}
+    out = []
+    for note in notes:
+        name = max((n for n in REGISTRY if note.startswith(n + " ")), key=len, default=note.split(" ")[0])
+        row = dict(template)
+        if rows:  # the instance's fields (system, collective, size); the algorithm's stay null
+            first = rows[0].to_json()
+            row.update({k: first[k] for k in INSTANCE_KEYS if k in first})
+        row.update(algorithm=name, verified=False, skipped=note)
+        out.append(row)
+    return out
+
+
+def compare_total(system: Any, collective: str, names: Sequence[str] | None, overrides: dict) -> int | None:
+    """How many algorithms ``compare`` will run (for its progress bar; None when no bar is drawn).
+
+    Parameters
+    ----------
+    system : str or System
+        As for :func:`collsim.experiments.compare.compare`.
+    collective : str
+        Collective name.
+    names : sequence of str or None
+        Requested algorithms (None: every one that applies).
+    overrides : dict
+        System overrides.
+
+    Returns
+    -------
+    int or None
+        The count of applicable algorithms, or None off a terminal.
+
+    Examples
+    --------
+    >>> compare_total("paper", "allgather", ["ring", "ne"], {}) in (None, 2)
+    True
+    """
+    from .progress import progress_enabled
+    if not progress_enabled():
+        return None
+    if names:
+        return len(names)
+    from ..core.collective import canonical_collective
+    from ..experiments.compare import applicable
+    from ..systems import load_system
+    return sum(reason is None for _, reason in applicable(load_system(system, **overrides),
+                                                          canonical_collective(collective)))
+
+
+def legend_kind(row: Any) -> str:
+    """Which legend describes a result row's table: ``"optical"`` or ``"network"``.
+
+    Parameters
+    ----------
+    row : Result
+        A result row.
+
+    Returns
+    -------
+    str
+        The kind.
+
+    Examples
+    --------
+    >>> from collsim.pipeline import run
+    >>> from collsim.systems import load_system
+    >>> legend_kind(run("ring", load_system("ring", nodes=4), "allgather", 1024))
+    'network'
+    """
+    from ..kinds import OpticalPart
+    return "optical" if isinstance(row.part, OpticalPart) else "network"
+
+
+SIMULATE = (
+    ("algorithm", "algorithm", "The algorithm's registry name (or the name recorded in a schedule file)."),
+    ("system", "system", "The system's name; `nodes` is its node count N."),
+    ("collective", "collective", "The collective; `size_bytes` is collsim's size m (docs/model.md), `total_bytes` "
+                                 "nccl-tests' total buffer, `root` and `shift` its root and q (null where they do "
+                                 "not apply)."),
+    ("mode", "mode", "bulk: every step starts when the previous one has finished; dataflow: each transfer starts "
+                     "as soon as the data it sends has arrived."),
+    ("simulated", "total_time_s", "The contention-aware time, when the last flow finishes, with max-min fair "
+                                  "sharing of every link (docs/flow-simulator.md)."),
+    ("alpha-beta", "alpha_beta_time_s", "The congestion-unaware alpha-beta time of the same schedule (per step, "
+                                        "the slowest transfer's start-up, route latency and bytes over "
+                                        "bandwidth); simulated minus this is the cost of contention."),
+    ("steps", "steps", "Steps (time slots) of the schedule; `transfers` counts its transfers and `events` the "
+                       "simulator's rate periods."),
+    ("max link load", "max_link_load", "The most flows sharing one directed link in one step (a property of the "
+                                       "schedule); `peak_link_flows` is the most seen sending on one link at once."),
+    ("total_link_bytes", "total_link_bytes", "Bytes carried, summed over links (a transfer counts once per link "
+                                             "it crosses)."),
+    ("step_time_s", "step_time_s", "JSON only: per step, its duration (bulk) or when its last flow finishes "
+                                   "(dataflow)."),
+    ("links", "links", "JSON only: per link that carried bytes, `bytes`, `busy_s`, `busy_fraction` (busy time "
+                       "over the total) and `utilisation` (bytes over bandwidth times the total time)."),
+)
+
+
+def legend(kind: str) -> list[tuple[str, str, str, str]]:
+    """``(header, key, when shown, meaning)`` of every column of a kind's table, or of simulate's fields.
+
+    Parameters
+    ----------
+    kind : str
+        ``"optical"``, ``"network"`` or ``"simulate"``.
+
+    Returns
+    -------
+    list of (str, str, str, str)
+        Header (one line), row key, when the table shows it (``""``: always; ``"with --wide"``,
+        ``"when rows differ"``; ``"in JSON/CSV"`` for simulate's fields outside its line) and meaning.
+
+    Examples
+    --------
+    >>> [(key, shown) for _, key, shown, _ in legend("optical")][2:4]
+    [('nodes', 'when rows differ'), ('total_bytes', 'with --wide')]
+    """
+    if kind == "simulate":
+        line = {"simulated", "alpha-beta", "steps", "max link load", "algorithm", "collective", "system", "mode"}
+        return [(h, k, "" if h in line else "in JSON/CSV", t) for h, k, t in SIMULATE]
+    from ..kinds import NetworkPart, OpticalPart
+    part = OpticalPart if kind == "optical" else NetworkPart
+    cols = _merged(part.columns())
+    title = {"size_bytes": "when rows differ", "nodes": "when rows differ",
+             "lower_bound_s": "when rows differ or with --wide"}
+    return [(c.header.replace("-\n", "").replace("\n", " "), c.key,
+             "with --wide" if c.wide else title.get(c.key, ""), c.legend) for c in cols]
+
+
+def print_legend(kind: str, *, err: bool = False) -> None:
+    """Print :func:`legend` as wrapped text (``--explain``).
+
+    Parameters
+    ----------
+    kind : str
+        ``"optical"``, ``"network"`` or ``"simulate"``.
+    err : bool, optional
+        On stderr (when stdout carries CSV or JSON).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> print_legend("simulate")  # doctest: +ELLIPSIS
+    <BLANKLINE>
+    What the fields mean (JSON/CSV keys in parentheses):
+    algorithm (algorithm)
+        The algorithm's registry name ...
+    """
+    import shutil
+    width = max(60, min(100, shutil.get_terminal_size((100, 24)).columns))
+    echo("", err=err)
+    echo(f"What the {'fields' if kind == 'simulate' else 'columns'} mean (JSON/CSV keys in parentheses):", err=err)
+    for header, key, shown, text in legend(kind):
+        echo(f"{header} ({key}{'; shown ' + shown if shown else ''})", err=err)
+        echo(textwrap.fill(text, width, initial_indent="    ", subsequent_indent="    "), err=err)
+
+
+def legend_markdown() -> str:
+    """The legend as Markdown: the copy docs/output.md must hold.
+
+    Returns
+    -------
+    str
+        One section per table: optical rings, electrical networks, simulate.
+
+    Examples
+    --------
+    >>> legend_markdown().splitlines()[0]
+    '### compare on optical rings'
+    """
+    out = []
+    for kind, title in (("optical", "compare on optical rings"), ("network", "compare on electrical networks"),
+                        ("simulate", "simulate")):
+        out.append(f"### {title}\n")
+        out.append("| column | key | shown | meaning |\n|---|---|---|---|")
+        out += [f"| {h} | `{k}` | {s or 'always'} | {t} |" for h, k, s, t in legend(kind)]
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(legend_markdown(), end="")

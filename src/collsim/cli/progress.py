@@ -1,0 +1,214 @@
+"""A progress bar with an ETA for long work, on a terminal only.
+
+The bar goes to stderr, appears only once the work has taken ``delay`` seconds (2 by
+default; ``COLLSIM_PROGRESS_DELAY`` overrides it) and only when stderr is a terminal
+(not ``TERM=dumb``), and disappears when the work ends: piped or redirected output never
+holds progress text or terminal control codes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+
+def progress_enabled() -> bool:
+    """Whether a progress bar may be drawn: stderr is a terminal that is not ``TERM=dumb``.
+
+    Returns
+    -------
+    bool
+        True on an interactive terminal.
+
+    Examples
+    --------
+    >>> progress_enabled()   # doctest output is captured, not a terminal
+    False
+    """
+    try:
+        return sys.stderr.isatty() and os.environ.get("TERM", "") != "dumb"
+    except (AttributeError, ValueError):
+        return False
+
+
+def _hms(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _delay(default: float) -> float:
+    try:
+        return max(0.0, float(os.environ.get("COLLSIM_PROGRESS_DELAY", default)))
+    except ValueError:
+        return default
+
+
+class ProgressBar:
+    """A context manager drawing one rich progress bar (description, bar, count, elapsed, ETA).
+
+    Parameters
+    ----------
+    description : str
+        What is being done.
+    total : int or None, optional
+        Units of work (None: unknown until :meth:`update` says).
+    delay : float, optional
+        Seconds of work before the bar appears (default 2).
+
+    Examples
+    --------
+    >>> with ProgressBar("loading", total=3) as bar:
+    ...     for i in range(3):
+    ...         bar.update(i + 1)
+    >>> bar.completed
+    3
+    """
+
+    def __init__(self, description: str, total: int | None = None, *, delay: float = 2.0) -> None:
+        self.description = self._base = description
+        self.total = total
+        self._begun = 0
+        self.completed = 0
+        self._delay = _delay(delay)
+        self._lock = threading.Lock()
+        self._progress: Any = None
+        self._task: Any = None
+        self._timer: threading.Timer | None = None
+        self._done = False
+        self._last = 0.0
+        self._t0 = time.monotonic()
+        self._first: tuple[float, int] | None = None  # when the first unit was done, and how many
+
+    def __enter__(self) -> ProgressBar:
+        self._t0 = time.monotonic()
+        if progress_enabled():
+            self._timer = threading.Timer(self._delay, self._start)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def clock(self) -> str:
+        """Time since the work began and the estimated time left, from the units done so far.
+
+        Returns
+        -------
+        str
+            ``"0:00:12 elapsed, ETA 0:00:30"`` (``ETA -:--:--`` before the first unit is done).
+
+        Examples
+        --------
+        >>> with ProgressBar("x", total=4) as bar:
+        ...     bar.update(2)
+        ...     bar.clock()
+        '0:00:00 elapsed, ETA 0:00:00'
+        """
+        now = time.monotonic()
+        done, total = self.completed, self.total
+        left = None
+        if total and done and done <= total:  # the pace since the first unit was done, else since the start
+            t1, d1 = self._first or (self._t0, 0)
+            t1, d1 = (t1, d1) if done > d1 else (self._t0, 0)
+            left = (now - t1) * (total - done) / (done - d1)
+        return f"{_hms(now - self._t0)} elapsed, ETA {'-:--:--' if left is None else _hms(left)}"
+
+    def _start(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn
+        from rich.text import Text
+        bar = self
+
+        class Clock(ProgressColumn):  # from the work's own start: the bar appears only after a delay
+            def render(self, task) -> Text:
+                return Text(bar.clock())
+        with self._lock:
+            if self._done:
+                return
+            progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Clock(),
+                                console=Console(stderr=True, highlight=False), transient=True)
+            self._task = progress.add_task(self.description, total=self.total, completed=self.completed)
+            progress.start()
+            self._progress = progress
+
+    def update(self, completed: int | None = None, *, total: int | None = None, description: str | None = None,
+               advance: int = 0) -> None:
+        """Record progress (cheap when no bar is shown).
+
+        Parameters
+        ----------
+        completed : int, optional
+            Units done so far.
+        total : int, optional
+            New total.
+        description : str, optional
+            New description.
+        advance : int, optional
+            Units just done (added to ``completed``).
+
+        Returns
+        -------
+        None
+        """
+        with self._lock:
+            if completed is not None:
+                self.completed = completed
+            self.completed += advance
+            if self._first is None and self.completed > 0:
+                self._first = (time.monotonic(), self.completed)
+            if total is not None:
+                self.total = total
+            if description is not None:
+                self.description = description
+            if self._progress is not None:
+                self._progress.update(self._task, completed=self.completed, total=self.total,
+                                      description=self.description)
+
+    def begin(self, label: str) -> None:
+        """One more unit starts (the one before it is done): ``compare``'s ``progress`` hook.
+
+        Parameters
+        ----------
+        label : str
+            What it is (an algorithm's name), shown after the description.
+
+        Returns
+        -------
+        None
+        """
+        with self._lock:
+            self._begun += 1
+            begun = self._begun
+        self.update(begun - 1, description=f"{self._base} {label}")
+
+    def callback(self, done: int, total: int | None = None) -> None:
+        """``callback(done, total)``: the form library hooks call (``collsim.core.serialize.load`` ...).
+
+        Called once per step of a file, it passes at most 20 updates a second on to the bar.
+
+        Parameters
+        ----------
+        done : int
+            Units done.
+        total : int, optional
+            Units in all.
+
+        Returns
+        -------
+        None
+        """
+        now = time.monotonic()
+        if now - self._last < 0.05 and done != total:
+            return
+        self._last = now
+        self.update(done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._done = True
+            if self._timer is not None:
+                self._timer.cancel()
+            progress, self._progress = self._progress, None
+        if progress is not None:
+            progress.stop()

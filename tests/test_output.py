@@ -1,0 +1,236 @@
+"""The output layer (issue #11): formats, fitted tables, the legend, ASCII terminals, progress.
+
+Everything runs the installed console script: through pipes (as a consumer reads it) or in
+a pseudo-terminal of a given width (as a person sees it).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from collsim.cli.columns import legend, legend_markdown
+from collsim.core.units import format_time
+from collsim.kinds.base import format_number
+from conftest import collsim_exe
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "output.md"
+CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
+
+
+def run_pipe(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The console script with stdout and stderr piped (bytes)."""
+    return subprocess.run([collsim_exe(), *args], capture_output=True, cwd=cwd, timeout=300,
+                          env={**os.environ, "COLUMNS": "200", **(env or {})})
+
+
+def run_tty(*args: str, columns: int, env: dict | None = None, cwd: Path | None = None) -> tuple[int, str]:
+    """The console script in a pseudo-terminal ``columns`` wide: exit status and everything it drew."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    proc = subprocess.Popen([collsim_exe(), *args], stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
+                            env={**os.environ, "COLUMNS": str(columns), "TERM": "xterm", **(env or {})})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 1 << 16)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=300), b"".join(chunks).decode("utf-8", "replace").replace("\r", "")
+
+
+def screen(text: str) -> list[str]:
+    """What the terminal shows, line by line, without control codes."""
+    return [CONTROL.sub("", line).rstrip() for line in text.split("\n")]
+
+
+TABLES = {
+    "optical": ("compare",),  # the issue's example: the paper system, N=1024, every algorithm
+    "network": ("compare", "--system", "fat-tree", "-n", "128", "-c", "alltoall", "-s", "64KiB"),
+    "wide": ("compare", "-n", "64", "-a", "ring,osm,wrht", "--wide"),
+}
+
+
+@pytest.mark.parametrize("columns", [100, 80])
+@pytest.mark.parametrize("which", list(TABLES))
+def test_tables_fit_the_terminal_and_keep_every_number_whole(which, columns, tmp_path):
+    args = TABLES[which]
+    rows = [r for r in json.loads(run_pipe(*args, "--json", cwd=tmp_path).stdout) if r["skipped"] is None]
+    code, text = run_tty(*args, columns=columns, cwd=tmp_path)
+    assert code == 0, text
+    lines = screen(text)
+    assert "…" not in text and "..." not in text, text
+    table = [line for line in lines if not line.startswith("skipped:")]
+    assert max(len(line) for line in table) <= columns, "\n".join(table)
+    for r in rows:
+        mine = [line.split() for line in table if line.split()[:1] == [r["algorithm"]]]
+        assert mine, f"no line for {r['algorithm']}:\n{text}"
+        cells = [cell for line in mine for cell in line]
+        timed = r["simulated_time_s"] if r["simulated_time_s"] is not None else r["time_s"]
+        value, unit = format_time(timed).split()
+        assert any(a == value and b == unit for a, b in zip(cells, cells[1:])), (r["algorithm"], value, cells)
+        eff = format_number(100 * r["efficiency"], 3, strip=False) + "%"
+        assert str(r["slots"]) in cells and (eff in cells or eff + "*" in cells), (eff, cells)
+    if columns == 80 and which != "wide":
+        assert any(line.startswith("not shown at 80 columns:") for line in lines)
+
+
+def test_the_default_table_at_100_columns_reads_as_documented(tmp_path):
+    code, text = run_tty("compare", columns=100, cwd=tmp_path)
+    lines = screen(text)
+    head = next(i for i, line in enumerate(lines) if line.startswith("algorithm"))
+    assert lines[head].split() == ["algorithm", "slots", "steps", "steps", "used", "hops", "feasible", "time",
+                                   "time", "ciency", "GB/s", "verified"]
+    assert lines[0].startswith("allgather of 4MiB") and "on paper: N=1024, w=64, F=1, lower bound" in lines[0]
+    assert not any(line.startswith("not shown") for line in lines)  # every default column fits in 100
+
+
+def test_piped_output_has_no_progress_or_control_codes(tmp_path):
+    for args in (("compare", "-n", "64", "-a", "ring,osm"), ("compare", "-n", "64", "-a", "ring", "--format", "csv"),
+                 ("simulate", "ne", "--system", "ring", "-n", "16", "-s", "64KiB")):
+        proc = run_pipe(*args, env={"COLLSIM_PROGRESS_DELAY": "0"}, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        for stream in (proc.stdout, proc.stderr):
+            assert b"\x1b" not in stream and b"ETA" not in stream and b"\r" not in stream, stream[:300]
+
+
+def test_a_terminal_gets_a_progress_bar_with_an_eta(tmp_path):
+    code, text = run_tty("compare", "-n", "64", "-a", "ring,osm", columns=100, cwd=tmp_path,
+                         env={"COLLSIM_PROGRESS_DELAY": "0"})
+    assert code == 0 and "building and verifying" in text and "elapsed, ETA" in text, text[:500]
+    assert any(line.startswith("ring ") for line in screen(text))  # the table follows the erased bar
+    code, text = run_tty("compare", "-n", "8", "-a", "ring", columns=100, cwd=tmp_path)  # quick work: no bar
+    assert code == 0 and "ETA" not in text
+
+
+def test_csv_and_tsv_hold_the_json_values_raw(tmp_path):
+    from collsim.cli.output import _cell
+    args = ("compare", "-n", "9", "-w", "4", "-s", "1KiB")
+    rows = json.loads(run_pipe(*args, "--json", cwd=tmp_path).stdout)
+    for fmt, sep in (("csv", ","), ("tsv", "\t")):
+        text = run_pipe(*args, "--format", fmt, cwd=tmp_path).stdout.decode()
+        assert len(text.splitlines()) == 1 + len(rows)  # one header, one line per row
+        got = list(csv.DictReader(io.StringIO(text), delimiter=sep))
+        assert list(got[0]) == list(rows[0])
+        for want, have in zip(rows, got):
+            assert have == {k: _cell(v) for k, v in want.items()}
+            if want["time_s"] is not None:
+                assert float(have["time_s"]) == want["time_s"] and int(have["size_bytes"]) == 1024
+    assert any(r["skipped"] for r in rows) and "ne" in {r["algorithm"] for r in rows if r["skipped"]}
+
+
+def test_json_flag_is_format_json(tmp_path):
+    args = ("compare", "-n", "16", "-w", "4", "-a", "ring,osm")
+    assert run_pipe(*args, "--json", cwd=tmp_path).stdout == run_pipe(*args, "--format", "json", cwd=tmp_path).stdout
+    proc = run_pipe(*args, "--json", "--format", "tsv", cwd=tmp_path)
+    assert proc.returncode == 2 and b"contradicts" in proc.stderr
+
+
+def test_verify_json_names_the_failure(tmp_path):
+    assert run_pipe("schedule", "osm", "-n", "8", "-w", "8", "--out", "o.json", cwd=tmp_path).returncode == 0
+    doc = json.loads((tmp_path / "o.json").read_text())
+    trs = doc["steps"][0]["transfers"]
+    a = next(t for t in trs if t["src"] == 0 and t["dst"] == 2)
+    b = next(t for t in trs if t["src"] == 1 and t["dst"] == 3)
+    b["wavelength"] = a["wavelength"]
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    proc = run_pipe("verify", "c.json", "--json", cwd=tmp_path)
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1
+    out = json.loads(proc.stdout)
+    assert out["valid"] is False and out["error"] == "ChannelConflictError" and out["algorithm"] == "osm"
+    assert out["step"] == 0 and out["link"] == "cw 1->2" and out["wavelength"] == a["wavelength"]
+    assert set(out) >= {"transfer", "fiber", "node", "chunk", "message"} and "wavelength conflict" in out["message"]
+    (tmp_path / "g.json").write_text('{"version":')
+    proc = run_pipe("verify", "g.json", "--json", cwd=tmp_path)
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 2 and out["error"] == "ScheduleFormatError" and out["step"] is None
+    proc = run_pipe("verify", "c.json", cwd=tmp_path)  # without --json: nothing on stdout, as before
+    assert proc.returncode == 1 and proc.stdout == b""
+
+
+def test_reproduce_and_simulate_json(tmp_path):
+    listing = json.loads(run_pipe("reproduce", "--json", cwd=tmp_path).stdout)
+    assert listing[0]["name"] == "optree-table1" and "Table 1" in listing[0]["description"]
+    assert {"optree-fig4", "mlfm-throughput"} <= {t["name"] for t in listing}
+    sim = json.loads(run_pipe("simulate", "ne", "--system", "ring", "-n", "16", "-s", "64KiB", "--json",
+                              cwd=tmp_path).stdout)
+    assert (sim["algorithm"], sim["system"], sim["nodes"], sim["collective"], sim["size_bytes"]) == \
+        ("ne", "ring", 16, "allgather", 65536)
+    assert sim["alpha_beta_time_s"] > 0 and sim["total_time_s"] >= sim["alpha_beta_time_s"] * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("args", [("compare", "-n", "16", "-w", "4", "--json"),
+                                  ("simulate", "bruck", "--system", "ring", "-n", "8", "-s", "8KiB", "--json"),
+                                  ("reproduce", "optree-motivation", "--format", "csv")])
+def test_results_carry_no_wall_clock_times(args, tmp_path):
+    first, second = run_pipe(*args, cwd=tmp_path), run_pipe(*args, cwd=tmp_path)
+    assert first.returncode == 0 and first.stdout == second.stdout
+
+
+def test_an_infeasible_schedule_s_efficiency_is_marked(tmp_path):
+    rows = {r["algorithm"]: r for r in json.loads(run_pipe("compare", "-n", "64", "-a", "ring,osm", "--json",
+                                                           cwd=tmp_path).stdout)}
+    assert rows["osm"]["feasible"] is False and rows["ring"]["feasible"] is True
+    lines = run_pipe("compare", "-n", "64", "-a", "ring,osm", cwd=tmp_path).stdout.decode().splitlines()
+    osm, ring = (next(x for x in lines if x.startswith(name + " ")) for name in ("osm", "ring"))
+    assert "%*" in osm and "no (>25)" in osm and "%*" not in ring
+    assert any(x.startswith("* infeasible") for x in lines)
+
+
+@pytest.mark.parametrize("kind,args", [("optical", ("compare", "-n", "16", "-w", "4", "-a", "ring")),
+                                       ("network", ("compare", "--system", "ring", "-n", "8", "-s", "1KiB",
+                                                    "-a", "ne")),
+                                       ("simulate", ("simulate", "ne", "--system", "ring", "-n", "8", "-s", "1KiB"))])
+def test_explain_names_every_column(kind, args, tmp_path):
+    proc = run_pipe(*args, "--explain", cwd=tmp_path)
+    text = proc.stdout.decode()
+    assert proc.returncode == 0
+    for header, key, _, meaning in legend(kind):
+        assert f"{header} ({key}" in text and meaning.split()[0] in text
+    machine = run_pipe(*args, "--explain", "--format", "csv", cwd=tmp_path)  # the legend keeps out of the data
+    assert b"What the" in machine.stderr and b"What the" not in machine.stdout
+
+
+def test_the_docs_hold_the_legend_and_every_key(tmp_path):
+    docs = DOCS.read_text()
+    assert legend_markdown() in docs, "docs/output.md is stale: paste `python -m collsim.cli.columns` into it"
+    for kind in ("optical", "network", "simulate"):
+        for header, key, _, _ in legend(kind):
+            assert f"`{key}`" in docs and header in docs
+    for args in (("compare", "-n", "9", "-w", "4", "-s", "1KiB"), ("compare", "--system", "ring", "-n", "8")):
+        for key in json.loads(run_pipe(*args, "--json", cwd=tmp_path).stdout)[0]:
+            assert key in docs, f"docs/output.md does not mention the JSON key {key!r}"
+    assert "output.md" in (DOCS.parent / "README.md").read_text()
+
+
+def test_non_utf8_terminals_get_ascii_names(tmp_path):
+    env = {"LC_ALL": "C", "LANG": "C", "PYTHONIOENCODING": "ascii"}
+    for args, names in ((("compare", "-n", "16", "-w", "4", "-a", "ring,osm", "--explain"), ("lambda used",)),
+                        (("compare", "--system", "ring", "-n", "8", "-s", "1KiB", "--explain"),
+                         ("alpha-beta", " us", "alpha-beta time (time_s)")),
+                        (("simulate", "ne", "--system", "ring", "-n", "8", "-s", "1KiB"), ("us,",))):
+        proc = run_pipe(*args, env=env, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.isascii() and proc.stderr.isascii(), proc.stdout[:400]
+        for name in names:
+            assert name in proc.stdout.decode(), (name, proc.stdout[:400])
+    code, text = run_tty("compare", "-n", "16", "-w", "4", columns=80, env=env, cwd=tmp_path)
+    assert code == 0 and text.isascii() and "lambda" in text and max(map(len, screen(text))) <= 80
+    proc = run_pipe("compare", "--system", "ring", "--link-latency", "-1µs", env=env, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.isascii() and b"internal error" not in proc.stderr
