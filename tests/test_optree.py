@@ -241,3 +241,15 @@ def test_large_search_is_fast():
     t = time.perf_counter()
     best, _ = search_tree(OpticalRing(nodes=4096, wavelengths=64), SIZE)
     assert time.perf_counter() - t < 3.0 and best.steps == 352
+
+
+def test_optree_cost_does_not_grow_with_unused_wavelengths():
+    # the search's cost used to be O(w) (a divisor scan and slot signatures padded to w):
+    # w = 1e9 ran for minutes and tens of GB; beyond what the tree can use, w changes nothing
+    import collsim
+    from collsim.algorithms.optree_colours import divisor_blocks
+    assert divisor_blocks(48, 64) == [32, 16]
+    assert sum(divisor_blocks(10**6 + 3, 10**9)) == 10**6 + 3
+    big = collsim.build("optree", "paper", "allgather", "1KiB", nodes=16, wavelengths=10**9)
+    some = collsim.build("optree", "paper", "allgather", "1KiB", nodes=16, wavelengths=10**6)
+    assert collsim.verify(big).slots == collsim.verify(some).slots

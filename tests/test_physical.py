@@ -263,3 +263,14 @@ def test_doc_lists_every_parameter():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "physical-layer.md").read_text()
     for f in dataclasses.fields(PhysicalParams):
         assert f"`{f.name}`" in doc, f.name
+
+
+def test_channel_counts_beyond_the_schedule_columns_are_refused():
+    # a schedule stores each transfer's wavelength as int32 and fiber as int16
+    from collsim.core.errors import InputError
+    from collsim.systems import OpticalRing
+    with pytest.raises(InputError, match=r"wavelengths must be at most 2147483647"):
+        OpticalRing(nodes=4, wavelengths=2**62)
+    with pytest.raises(InputError, match=r"fibers must be at most 32767"):
+        OpticalRing(nodes=4, fibers=2**63)
+    assert OpticalRing(nodes=4, wavelengths=2**31 - 1, fibers=2**15 - 1).fibers == 32767

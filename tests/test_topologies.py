@@ -373,3 +373,43 @@ def test_fat_tree_arithmetic_routes_equal_the_next_hop_walk(nodes, k, levels):
     fast, walk = t.route(s[keep], d[keep]), Network.route(t, s[keep], d[keep])
     assert np.array_equal(fast[0], walk[0]) and np.array_equal(fast[1], walk[1])
     check_network_routes(t, s[keep], d[keep], fast[0], fast[1], np.zeros(keep.sum(), np.int64))
+
+
+LINK_COUNT_CASES = [
+    ("fat-tree", dict(nodes=16, k=4)), ("fat-tree", dict(nodes=13, k=4)), ("fat-tree", dict(nodes=8, k=4, levels=2)),
+    ("fat-tree", dict(nodes=2, k=2)), ("fat-tree", dict(nodes=100, k=8)), ("ring", dict(nodes=5)),
+    ("ring", dict(nodes=5, bidirectional=False)), ("ring", dict(nodes=2)), ("line", dict(nodes=4)),
+    ("star", dict(nodes=3)), ("mesh", dict(nodes=12, dims=(3, 4))), ("torus", dict(nodes=24, dims=(2, 3, 4))),
+    ("torus", dict(nodes=16, dims=(4, 4))), ("hypercube", dict(nodes=16)),
+]
+
+
+@pytest.mark.parametrize("kind,kw", LINK_COUNT_CASES)
+def test_closed_form_link_counts_match_the_link_tables(kind, kw):
+    from collsim.core.system import SYSTEM_KINDS
+    t = SYSTEM_KINDS[kind](**kw)
+    assert t.link_count() == len(t.links)
+
+
+def test_mlfm_link_count_and_fat_tree_summary_from_closed_forms():
+    from collsim.core.network import Network
+    from collsim.systems.mlfm import MLFM
+    for m in (MLFM.from_options(d=2), MLFM.from_options(d=3, select=(2, 3, 2))):
+        assert m.link_count() == len(m.links)
+    for t in (FatTree(nodes=16, k=4), FatTree(nodes=13, k=4), FatTree(nodes=8, k=4, levels=2), FatTree(nodes=100, k=8)):
+        closed, built = t.summary(), Network.summary(t)
+        assert {k: closed[k] for k in built} == built
+    # a fat tree of 250 million hosts is summarised without building anything
+    big = FatTree.from_options(radix=1000)
+    assert big.summary()["links"] == 2 * (250_000_000 + 2 * 1000 * 500 * 500) and "links" not in big.__dict__
+
+
+def test_networks_too_big_for_memory_are_refused_before_allocating(monkeypatch):
+    from collsim.core.limits import MemoryLimitError
+    from collsim.systems.fat_tree import FatTree
+    monkeypatch.setenv("COLLSIM_MEMORY_LIMIT", "64MiB")
+    with pytest.raises(MemoryLimitError, match=r"link table of a torus network .* directed links needs about"):
+        Torus(nodes=10**6, dims=(1000, 1000)).links
+    monkeypatch.setenv("COLLSIM_MEMORY_LIMIT", "150MiB")  # the collective fits (106 MiB), its routes do not
+    with pytest.raises(MemoryLimitError, match=r"routing 1047552 transfers \(\d+ link crossings\) on a fat-tree"):
+        collsim.build("pairwise", FatTree(nodes=1024, k=16), "alltoall", "1KiB")

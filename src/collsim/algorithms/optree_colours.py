@@ -11,11 +11,21 @@ same lightpaths, which collsim's optical model charges no MRR reconfiguration fo
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 INDEX = np.int64
 
 __all__ = ["arrange_colours", "divisor_blocks"]
+
+
+@functools.lru_cache(maxsize=64)
+def _divisors_descending(cap: int) -> tuple[int, ...]:
+    """Divisors of ``cap``, largest first: O(sqrt(cap)) once per ``cap`` (the search asks often)."""
+    small = [d for d in range(1, math.isqrt(cap) + 1) if cap % d == 0]
+    return tuple(sorted({*small, *(cap // d for d in small)}, reverse=True))
 
 
 def divisor_blocks(count: int, cap: int) -> list[int]:
@@ -46,9 +56,8 @@ def divisor_blocks(count: int, cap: int) -> list[int]:
     >>> divisor_blocks(48, 64)
     [32, 16]
     """
-    divs = [d for d in range(cap, 0, -1) if cap % d == 0]
     out, left = [], count
-    for d in divs:
+    for d in _divisors_descending(cap):
         while left >= d:
             out.append(d)
             left -= d

@@ -112,7 +112,10 @@ def _windows_general(blocks, order, total, cap, cls_sorted_keys, class_end, kmul
     r = off // width
     t = order[blocks[bi, 3] + off % width]
     n = class_end[t] - np.searchsorted(cls_sorted_keys, t * kmul + r, side="right")
-    sig_t = np.full(nw * cap, -1, INDEX)
+    if nw == 1:  # one window: no padding to ``cap`` slots (which grows with w, not with the data)
+        busy = int((n > 0).any())
+        return StageCost(busy, busy)
+    sig_t = np.full(nw * cap, -1, INDEX)  # nw > 1: nw * cap < 2 * total
     sig_n = np.zeros(nw * cap, INDEX)
     sig_t[:total] = np.where(n > 0, t, -1)
     sig_n[:total] = n

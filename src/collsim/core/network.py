@@ -19,9 +19,19 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .errors import RouteError, UnsupportedError
+from .limits import check_memory
 from .routes import LinkRoutes
 from .system import System
 from .validate import number
+
+
+BYTES_PER_ROUTE_ENTRY = 48
+"""Peak bytes per (transfer, link) entry while routes are computed and stored (the hop-by-hop
+walk keeps row, hop and link per entry, then sorts them; arithmetic routes need less)."""
+
+BYTES_PER_LINK = 112
+"""Peak bytes per directed link while the link table is built: its four columns, the sort
+keys of :meth:`LinkTable.index` and the topology's temporary edge arrays."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,6 +152,33 @@ class Network(System):
         """Deterministic next vertex from ``cur`` towards ``dst`` for a flow from ``src``."""
         raise NotImplementedError
 
+    def distance(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray | None:
+        """Hops of the routes from ``src`` to ``dst`` from a closed form, or None if unknown.
+
+        Parameters
+        ----------
+        src, dst : numpy.ndarray
+            End nodes.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            Hops per pair; topologies with a closed form override this (the base class
+            knows none), and realisation checks the routes' memory against it.
+        """
+        return None
+
+    def link_count(self) -> int | None:
+        """Number of directed links, from a closed form (None: not known without building them).
+
+        Returns
+        -------
+        int or None
+            What ``len(self.links)`` will be; the link table's memory is checked against
+            it before anything is allocated.
+        """
+        return None
+
     # --- shared machinery -----------------------------------------------------------
     @property
     def vertices(self) -> int:
@@ -155,7 +192,11 @@ class Network(System):
 
     @cached_property
     def links(self) -> LinkTable:
-        """The directed link table (built once)."""
+        """The directed link table (built once; refused up front if it would not fit in memory)."""
+        count = self.link_count()
+        if count is not None:
+            check_memory(count * BYTES_PER_LINK, f"the link table of a {self.kind} network with {self.vertices} "
+                         f"vertices and {count} directed links", "use a smaller network")
         u, v = self.edges()
         u = np.asarray(u, dtype=np.int64)
         return LinkTable(u, np.asarray(v, dtype=np.int64), np.full(len(u), float(self.link_bandwidth_bytes_per_s)),

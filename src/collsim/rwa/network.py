@@ -12,6 +12,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..core.errors import UnsupportedError
+from ..core.limits import check_memory
+from ..core.network import BYTES_PER_ROUTE_ENTRY
 from ..core.routes import dense_rank
 from ..core.schedule import LinkRoutes, LogicalSchedule, Schedule
 
@@ -60,6 +62,12 @@ def realize_network(system, logical: LogicalSchedule, *, algorithm: str = "custo
     if logical.band is not None and (logical.band > 1).any():
         raise UnsupportedError(f"{system.kind} networks have no wavelength bands; stripe > 1 applies to "
                                f"optical rings")
+    hops = system.distance(logical.src, logical.dst)
+    if hops is not None:  # refuse before routing what would not fit
+        entries = int(hops.sum())
+        check_memory(entries * BYTES_PER_ROUTE_ENTRY, f"routing {len(logical.src)} transfers ({entries} link "
+                     f"crossings) on a {system.kind} network of {system.nodes} nodes",
+                     "use fewer nodes or a collective with fewer transfers")
     ptr, links = system.route(logical.src, logical.dst, via=logical.via)
     return Schedule(system=system, collective=logical.collective, algorithm=algorithm, params=dict(params or {}),
                     step=dense_rank(logical.round), round=logical.round, src=logical.src, dst=logical.dst,
