@@ -62,7 +62,7 @@ def test_testbed_variant_and_from_options():
         MLFM.from_options(d=3, nodes=30)
     with pytest.raises(InputError, match="no d gives 35"):
         MLFM.from_options(nodes=35)
-    with pytest.raises(InputError, match="radix must be even"):
+    with pytest.raises(InputError, match=r"radix \(switch ports, 2d\) must be an even integer"):
         MLFM.from_options(radix=7)
     with pytest.raises(InputError, match="servers per leaf"):
         MLFM.from_options(d=3, last_layer_servers=2, selection=(3, 4, 3))   # last layer has 2

@@ -115,7 +115,9 @@ def test_public_names_and_subpackages_resolve():
         from collsim import *  # noqa: F403
         for name in collsim.__all__:
             assert getattr(collsim, name) is globals()[name], name
-        assert callable(collsim.tune_malloc) and isinstance(collsim.tune_malloc(), bool)
+        assert "tune_malloc" not in collsim.__all__ and not hasattr(collsim, "tune_malloc")
+        from collsim._malloc import tune_malloc
+        assert isinstance(tune_malloc(), bool)
         assert collsim.sim.simulate and collsim.systems.load_system is collsim.load_system
         assert not hasattr(collsim, "no_such_thing") and not hasattr(collsim, "_no_such_thing")
         assert set(collsim.__all__) <= set(dir(collsim))

@@ -55,7 +55,7 @@ def test_unknown_names_and_files(tmp_path):
     with pytest.raises(UnknownNameError):
         load_system("nonesuch")
     (tmp_path / "x.toml").write_text('[system]\nkind = "optical-ring"\nnodes = 8\nwarp = 9\n')
-    with pytest.raises(ScheduleFormatError, match="unknown system field"):
+    with pytest.raises(ScheduleFormatError, match="no parameter warp"):
         load_system(str(tmp_path / "x.toml"))
     (tmp_path / "y.toml").write_text('nodes = 8\n')
     with pytest.raises(ScheduleFormatError, match=r"\[system\]"):

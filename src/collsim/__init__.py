@@ -21,25 +21,44 @@ __version__ = "0.1.0"
 # Public names, imported on first use (PEP 562): ``import collsim`` loads neither numpy nor any
 # subpackage, which keeps the command line's start-up short (docs/performance.md).
 _LAZY = {
+    # build, check and time schedules
     "build": ".pipeline",
+    "verify": ".pipeline",
+    "evaluate": ".pipeline",
+    "run": ".pipeline",
+    "schedule_time_s": ".pipeline",
+    "lower_bound_s": ".pipeline",
+    "Result": ".pipeline",
+    "VerifyReport": ".verify",
+    "compare": ".experiments.compare",
+    "simulate": ".sim",
+    "SimResult": ".sim",
+    # files, systems, collectives
+    "load": ".core.serialize",
+    "save": ".core.serialize",
+    "load_system": ".systems",
+    "OpticalRing": ".systems",
+    "Schedule": ".core.schedule",
     "Collective": ".core.collective",
     "make_collective": ".core.collective",
+    # errors (every one collsim raises is a CollsimError)
     "CollsimError": ".core.errors",
+    "InputError": ".core.errors",
+    "UnknownNameError": ".core.errors",
+    "UnsupportedError": ".core.errors",
+    "ScheduleFormatError": ".core.errors",
     "VerificationError": ".core.errors",
-    "Schedule": ".core.schedule",
-    "OpticalRing": ".systems",
-    "load_system": ".systems",
-    "VerifyReport": ".verify",
-    "verify": ".pipeline",
-    "tune_malloc": "._malloc",
 }
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these come from __getattr__
-    from ._malloc import tune_malloc
     from .core.collective import Collective, make_collective
-    from .core.errors import CollsimError, VerificationError
+    from .core.errors import (CollsimError, InputError, ScheduleFormatError, UnknownNameError, UnsupportedError,
+                              VerificationError)
     from .core.schedule import Schedule
-    from .pipeline import build, verify
+    from .core.serialize import load, save
+    from .experiments.compare import compare
+    from .pipeline import Result, build, evaluate, lower_bound_s, run, schedule_time_s, verify
+    from .sim import SimResult, simulate
     from .systems import OpticalRing, load_system
     from .verify import VerifyReport
 
@@ -88,12 +107,8 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 __all__ = [
-    "Collective", "CollsimError", "OpticalRing", "Schedule", "VerificationError", "VerifyReport",
-    "build", "load_system", "make_collective", "verify", "compare", "tune_malloc",
+    "build", "verify", "evaluate", "run", "compare", "simulate", "schedule_time_s", "lower_bound_s",
+    "load", "save", "load_system", "make_collective",
+    "Collective", "OpticalRing", "Result", "Schedule", "SimResult", "VerifyReport",
+    "CollsimError", "InputError", "ScheduleFormatError", "UnknownNameError", "UnsupportedError", "VerificationError",
 ]
-
-
-def compare(*args, **kwargs):
-    """Build, verify and time several algorithms (see :func:`collsim.experiments.compare.compare`)."""
-    from .experiments.compare import compare as _compare
-    return _compare(*args, **kwargs)

@@ -13,19 +13,21 @@ kinds of system is delegated to the system's model (:mod:`collsim.kinds`).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Mapping
 
 from .algorithms import build_logical, get_algorithm
-from .core.collective import canonical_collective
-from .core.errors import InputError, VerificationError
+from .core.collective import Collective, canonical_collective
+from .core.errors import InputError, ScheduleFormatError, VerificationError
 from .core.schedule import LogicalSchedule, Schedule
 from .core.system import System
 from .core.units import parse_size
 from .cost import block_steps, bus_bandwidth
 from .kinds import NetworkPart, OpticalPart, model_for
 from .systems import load_system
-from .verify import VerifyReport, verify_dataflow, verify_endpoints
+from .verify import VerifyReport as _CheckReport
+from .verify import verify_dataflow, verify_endpoints
 
 
 def realize(system: System, logical: LogicalSchedule, *, strategy: str | Callable = "first-fit",
@@ -104,6 +106,8 @@ def build(algorithm: str, system: str | System, collective: str, size: str | int
     >>> verify(s).steps
     16
     """
+    if system_options is not None and not isinstance(system_options, Mapping):
+        raise InputError(f"system_options must be a mapping of parameter names to values, got {system_options!r}")
     options = {"nodes": nodes, "wavelengths": wavelengths, "fibers": fibers}
     options.update({k: v for k, v in (system_options or {}).items() if v is not None})
     sysm = load_system(system, **options)
@@ -118,13 +122,34 @@ def build(algorithm: str, system: str | System, collective: str, size: str | int
     return sched
 
 
-def verify(schedule: Schedule, *, dataflow: bool = True, resources: bool = True) -> VerifyReport:
-    """Verify a schedule; raise the first violation found.
+@dataclass(frozen=True, repr=False)
+class VerifyReport(_CheckReport):
+    """What :func:`verify` returns: a :class:`collsim.verify.VerifyReport` that also carries ``time_s``.
 
     Parameters
     ----------
-    schedule : Schedule
-        The schedule to check.
+    steps, rounds, transfers, wavelengths_used, max_hops : int
+        As for :class:`collsim.verify.VerifyReport`.
+    time_s : float
+        Seconds under the system's model (:func:`schedule_time_s`).
+
+    Examples
+    --------
+    >>> report = verify(build("ring", "paper", "allgather", "1MiB", nodes=8))
+    >>> report.steps, round(report.time_s * 1e3, 3)
+    (7, 1.722)
+    """
+
+    time_s: float = math.nan
+
+
+def verify(schedule: Schedule | str | os.PathLike, *, dataflow: bool = True, resources: bool = True) -> VerifyReport:
+    """Verify a schedule (or a schedule file); raise the first violation found.
+
+    Parameters
+    ----------
+    schedule : Schedule, str or path
+        The schedule to check, or a schedule file (JSON or ``.npz``) to load and check.
     dataflow : bool, optional
         Check data movement, reductions and the postcondition (default True).
     resources : bool, optional
@@ -133,35 +158,71 @@ def verify(schedule: Schedule, *, dataflow: bool = True, resources: bool = True)
     Returns
     -------
     VerifyReport
-        Summary counts.
+        Summary counts and ``time_s``, the schedule's time under its system's model.
 
     Raises
     ------
     collsim.core.errors.VerificationError
         A subclass naming the step, transfer, link and wavelength at fault.
+    collsim.core.errors.ScheduleFormatError
+        For a file that cannot be read or is malformed.
 
     Examples
     --------
     >>> verify(build("ring", "paper", "allgather", "4KiB", nodes=8)).slots
     7
+    >>> import os, tempfile
+    >>> from collsim.core.serialize import save
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     save(build("ne", "paper", "allgather", 1024, nodes=4), os.path.join(d, "ne.json"))
+    ...     verify(os.path.join(d, "ne.json")).steps
+    2
     """
+    schedule = _schedule(schedule, "verify")
+    _check(schedule, dataflow, resources)
+    return VerifyReport(steps=schedule.num_steps, rounds=schedule.num_rounds, transfers=len(schedule),
+                        wavelengths_used=schedule.wavelengths_used(),
+                        max_hops=int(schedule.hops.max()) if len(schedule) else 0,
+                        time_s=schedule_time_s(schedule))
+
+
+def _schedule(schedule: Schedule | str | os.PathLike, what: str) -> Schedule:
+    """``schedule`` itself, or the schedule in the file it names."""
+    if isinstance(schedule, Schedule):
+        return schedule
+    if not isinstance(schedule, (str, os.PathLike)):
+        raise InputError(f"{what} takes a Schedule or a schedule file's path, not {_a(schedule)}")
+    from pathlib import Path
+
+    from .core.serialize import load
+    path = Path(schedule)
+    if path.is_dir():
+        raise ScheduleFormatError(f"{path} is a directory, not a schedule file")
+    if not path.exists():
+        raise ScheduleFormatError(f"schedule file {path} does not exist")
+    return load(path)
+
+
+def _a(value: Any) -> str:  # what a wrong argument was, in words: "None", "a dict"
+    return "None" if value is None else f"a {type(value).__name__}"
+
+
+def _check(schedule: Schedule, dataflow: bool = True, resources: bool = True) -> None:
+    """The checks of :func:`verify`, without the report."""
     verify_endpoints(schedule)
     if resources:
         model_for(schedule.system).check_resources(schedule)
     if dataflow:
         verify_dataflow(schedule)
-    return VerifyReport(steps=schedule.num_steps, rounds=schedule.num_rounds, transfers=len(schedule),
-                        wavelengths_used=schedule.wavelengths_used(),
-                        max_hops=int(schedule.hops.max()) if len(schedule) else 0)
 
 
-def schedule_time_s(schedule: Schedule) -> float:
+def schedule_time_s(schedule: Schedule | str | os.PathLike) -> float:
     """Time of a schedule under its system's closed-form model over the schedule.
 
     Parameters
     ----------
-    schedule : Schedule
-        A verified schedule.
+    schedule : Schedule, str or path
+        A verified schedule, or a schedule file.
 
     Returns
     -------
@@ -173,18 +234,19 @@ def schedule_time_s(schedule: Schedule) -> float:
     >>> round(schedule_time_s(build("ring", "paper", "allgather", "1MiB", nodes=8)) * 1e3, 3)
     1.722
     """
+    schedule = _schedule(schedule, "schedule_time_s")
     return model_for(schedule.system).time(schedule).time_s
 
 
-def lower_bound_s(system: System, collective) -> float:
+def lower_bound_s(system: System | str, collective: Collective) -> float:
     """Lower bound on the time of ``collective`` on ``system`` under the system's model.
 
     Parameters
     ----------
-    system : System
-        The system.
+    system : System or str
+        The system, or a name or TOML file :func:`~collsim.systems.load_system` reads.
     collective : Collective
-        The collective instance.
+        The collective instance (:func:`~collsim.core.collective.make_collective`).
 
     Returns
     -------
@@ -198,6 +260,9 @@ def lower_bound_s(system: System, collective) -> float:
     >>> lower_bound_s(s, make_collective("allgather", 4, 10**6)) > 0
     True
     """
+    system = load_system(system) if not isinstance(system, System) else system
+    if not isinstance(collective, Collective):
+        raise InputError(f"lower_bound_s takes a Collective (collsim.make_collective), not {_a(collective)}")
     return model_for(system).lower_bound_s(system, collective)
 
 
@@ -319,6 +384,8 @@ def evaluate(schedule: Schedule, *, error: str | None = None) -> Result:
     >>> r.slots, r.block_steps, r.paper_steps
     (7, 7.0, 7)
     """
+    if not isinstance(schedule, Schedule):
+        raise InputError(f"evaluate takes a Schedule (collsim.build or collsim.load), not {_a(schedule)}")
     system = schedule.system
     model = model_for(system)
     try:
@@ -372,11 +439,12 @@ def run(algorithm: str, system: System, collective: str, size_bytes: int, *,
     """
     sched = build(algorithm, system, canonical_collective(collective), size_bytes, strategy=strategy, **params)
     try:
-        verify(sched)
+        _check(sched)  # evaluate() times the schedule; verify()'s report would time it twice
         error = None
     except VerificationError as exc:
         error = str(exc)
     return evaluate(sched, error=error)
 
 
-__all__ = ["Result", "build", "evaluate", "lower_bound_s", "realize", "run", "schedule_time_s", "verify"]
+__all__ = ["Result", "VerifyReport", "build", "evaluate", "lower_bound_s", "realize", "run", "schedule_time_s",
+           "verify"]

@@ -70,9 +70,9 @@ def _alpha_beta(system, collective, size_bytes, params):
 @register(
     "binomial", collectives=("broadcast", "reduce", "scatter", "gather"), systems=("network",),
     params=("root",), alpha_beta=_alpha_beta, constraints="any N, any root",
-    reference="Thakur, Rabenseifner & Gropp, IJHPCA 19(1) 2005, §2 (binomial-tree broadcast, "
-              "scatter, gather; reduce as the reverse tree); seed 002 (Grama et al.), one-to-all "
-              "broadcast and scatter, costs (t_s + t_w m) log p and t_s log p + t_w m (p-1)",
+    reference="[Thakur05] §2 (binomial-tree broadcast, scatter, gather; reduce as the reverse tree); "
+              "[Grama03] ch. 4, one-to-all broadcast and scatter, costs (t_s + t_w m) log p and "
+              "t_s log p + t_w m (p-1)",
     summary="binomial tree from the root over relative ranks: ceil(log2 N) rounds on any N",
 )
 def binomial(system, collective, size_bytes, *, root: int = 0):

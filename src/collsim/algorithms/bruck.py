@@ -60,10 +60,8 @@ def _alpha_beta(system, collective, size_bytes, params):
 @register(
     "bruck", collectives=("allgather", "alltoall"), systems=("network",), alpha_beta=_alpha_beta,
     constraints="any N",
-    reference="J. Bruck, C.-T. Ho, S. Kipnis, E. Upfal, D. Weathersby, 'Efficient algorithms for "
-              "all-to-all communications in multiport message-passing systems', IEEE TPDS 8(11) 1997, "
-              "§3 (index, radix 2) and §4 (concatenation); Thakur, Rabenseifner & Gropp, IJHPCA 19(1) "
-              "2005, §3 (Bruck all-gather, ceil(lg p) a + (p-1)/p n b) and §5 (Bruck all-to-all)",
+    reference="[Bruck97] §3 (index, radix 2) and §4 (concatenation); [Thakur05] §3 (Bruck all-gather, "
+              "ceil(lg p) a + (p-1)/p n b) and §5 (Bruck all-to-all)",
     summary="ceil(log2 N) rounds at distances 2^k: all-gather (concatenation) and all-to-all (index) on any N",
 )
 def bruck(system, collective, size_bytes):

@@ -167,8 +167,7 @@ def mlfm_logical(system, size_bytes: int, select=None) -> tuple[LogicalSchedule,
 
 @register(
     "mlfm", collectives=("alltoall",), systems=("mlfm",), requires=_requires, params=("select",),
-    reference="Seed 001 (Shimizu, Miwa, Nakashima: all-to-all on multi-layer full mesh) §2, Fig. 2; "
-              "selection condition corrected to 1 <= m <= l-1 <= d (docs/mlfm.md)",
+    reference="[MLFM16] §2, Fig. 2; selection condition corrected to 1 <= m <= l-1 <= d (docs/mlfm.md)",
     summary="MLFM partial-server all-to-all: n*l*m permutation phases (s, t, u), one flow per link",
     constraints="the system's end nodes are an (n, l, m) box with 1 <= m <= l-1 <= d, 1 <= n <= d "
                 "(the paper states 1 <= l-1 <= m <= d, which congests for m >= l)",

@@ -21,8 +21,8 @@ def _paper_steps(system, collective, params):
 @register(
     "ne", collectives=("allgather",), systems=("optical-ring", "network"), aliases=("neighbor-exchange",),
     requires=_even, constraints="N even", paper_steps=_paper_steps,
-    reference="J. Chen, Y. Zhang, L. Zhang, W. Yuan, 'Performance of a new allgather algorithm on "
-              "terascale DeepComp 6800', DCABES 2005; seed 004 §IV-A.2 and Table 1 (N/2 steps)",
+    reference="[Chen05] (neighbour exchange; the same authors' [Chen05b] is what [OpTree24] cites); "
+              "[OpTree24] §IV-A.2 and Table 1 (N/2 steps)",
     summary="neighbour exchange: pairs swap 1 then 2 chunks with alternating neighbours, N/2 rounds",
     params=("stripe",),
 )

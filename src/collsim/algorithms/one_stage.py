@@ -30,8 +30,7 @@ def _paper_steps(system, collective, params):
 @register(
     "osm", collectives=("allgather", "alltoall", "reducescatter", "allreduce", "broadcast", "reduce"),
     systems=("optical-ring",), aliases=("one-stage",), paper_steps=_paper_steps,
-    reference="Seed 004 §III-B Lemma 1 and Table 1 (OSM, ceil(N^2/8w) steps); wavelength optimum: "
-              "J. Opatrny, Theor. Comput. Sci. 297 (2003) 385-397",
+    reference="[OpTree24] §III-B Lemma 1 and Table 1 (OSM, ceil(N^2/8w) steps); wavelength optimum: [Opatrny03]",
     summary="one-stage model: direct lightpaths between all pairs, optimal wavelength construction",
 )
 def one_stage(system, collective, size_bytes):

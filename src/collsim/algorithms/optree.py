@@ -211,8 +211,8 @@ def _paper_steps(system, collective, params):
 @register(
     "optree", collectives=("allgather",), systems=("optical-ring",), aliases=("op-tree",),
     paper_steps=_paper_steps, params=("tree", "k", "radices"), realised=("steps", "reconfigurations"),
-    reference="Seed 004 (Dai et al., OpTree, IEEE OJ-COMS 2024) §IV-A: routing, Theorem 1 eq. (1), "
-              "Lemma 3 eq. (2), Theorem 2, Algorithm 1, Table 1; §V-B Fig. 4",
+    reference="[OpTree24] §IV-A: routing, Theorem 1 eq. (1), Lemma 3 eq. (2), Theorem 2, Algorithm 1, "
+              "Table 1; §V-B Fig. 4 (conference version: [OpTree23])",
     summary="k-stage m-ary tree of one-hop all-to-alls, one chunk per lightpath, exact colouring",
 )
 def optree(system, collective, size_bytes, *, tree: str = "search", k: int | None = None, radices=None):

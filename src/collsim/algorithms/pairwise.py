@@ -77,10 +77,9 @@ def _alpha_beta(system, collective, size_bytes, params):
     "pairwise", aliases=("shift-exchange",), collectives=("alltoall",), systems=("network",),
     params=("exchange", "mapping"), alpha_beta=_alpha_beta,
     constraints="any N; exchange='xor' needs N a power of two; mapping a permutation of the nodes",
-    reference="Seed 001 Fig. 1b (pairwise/shift all-to-all, Open MPI); seed 002 (Grama et al.), "
-              "all-to-all personalized communication on a hypercube, optimal algorithm "
-              "(ALL_TO_ALL_PERSONAL, partner i XOR j, (t_s + t_w m)(p-1)); Thakur, Rabenseifner & Gropp, "
-              "IJHPCA 19(1) 2005, §5 (pairwise exchange)",
+    reference="[MLFM16] Fig. 1b (pairwise/shift all-to-all, Open MPI); [Grama03] ch. 4, all-to-all "
+              "personalized communication on a hypercube, optimal algorithm (ALL_TO_ALL_PERSONAL, partner "
+              "i XOR j, (t_s + t_w m)(p-1)); [Thakur05] §5 (pairwise exchange)",
     summary="N-1 phases; phase p: rank r -> (r+p) mod N (shift) or r XOR p (xor)",
 )
 def pairwise(system, collective, size_bytes, *, exchange: str = "shift", mapping=None):

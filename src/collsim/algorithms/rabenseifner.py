@@ -45,10 +45,9 @@ def _alpha_beta(system, collective, size_bytes, params):
     collectives=("allreduce", "reducescatter"), systems=("network",), requires=_requires,
     alpha_beta=_alpha_beta, constraints="all-reduce: any N (non-powers of two add MPICH's fold and unfold steps); "
                                         "reduce-scatter: N a power of two",
-    reference="Thakur, Rabenseifner & Gropp, IJHPCA 19(1) 2005, §4.4 (Rabenseifner's algorithm: "
-              "recursive-halving reduce-scatter then recursive-doubling all-gather, "
-              "2 lg p a + 2 (p-1)/p n b; non-powers of two by folding); R. Rabenseifner, ICCS 2004; "
-              "reduce-scatter alone is seed 002's all-to-all reduction on a hypercube",
+    reference="[Thakur05] §4.4 (Rabenseifner's algorithm: recursive-halving reduce-scatter then "
+              "recursive-doubling all-gather, 2 lg p a + 2 (p-1)/p n b; non-powers of two by folding); "
+              "[Rabenseifner04]; reduce-scatter alone is [Grama03]'s all-to-all reduction on a hypercube",
     summary="all-reduce as recursive-halving reduce-scatter + recursive-doubling all-gather, 2 log2 p rounds",
 )
 def rabenseifner(system, collective, size_bytes):

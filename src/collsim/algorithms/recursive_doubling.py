@@ -32,7 +32,7 @@ from ..core.schedule import LogicalBuilder
 from .common import ceil_log2, check_root, fold_ranks, halving_rounds, is_pow2, tree_schedule, ts_tw
 from .registry import register
 
-SEED = "seed 002 (Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations')"
+SEED = "[Grama03] ch. 4"  # Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations' (and its slides)
 
 
 # --- registration -------------------------------------------------------------------------
@@ -64,8 +64,8 @@ def _alpha_beta(system, collective, size_bytes, params):
     reference=f"{SEED}: one-to-all broadcast / all-to-one reduction on a hypercube (procedures "
               "GENERAL_ONE_TO_ALL_BC, ALL_TO_ONE_REDUCE, cost (t_s + t_w m) log p), all-to-all broadcast "
               "on a hypercube (ALL_TO_ALL_BC_HCUBE, t_s log p + t_w m (p-1)), all-reduce ((t_s + t_w m) "
-              "log p), scatter (t_s log p + t_w m (p-1)); Thakur, Rabenseifner & Gropp, IJHPCA 19(1) 2005, "
-              "§4 (recursive doubling; non-power-of-two all-reduce); scan: Kogge & Stone, IEEE TC 22(8) 1973",
+              "log p), scatter (t_s log p + t_w m (p-1)); [Thakur05] §4 (recursive doubling; non-power-of-two "
+              "all-reduce); scan: [KoggeStone73]",
     summary="log p rounds over label bits: hypercube all-gather/all-reduce/broadcast/reduce/scatter/gather/scan",
 )
 def recursive_doubling(system, collective, size_bytes, *, root: int = 0):

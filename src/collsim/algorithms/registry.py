@@ -9,13 +9,15 @@ registered.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..core.collective import canonical_collective
-from ..core.errors import UnknownNameError, UnsupportedError
+from ..core.errors import InputError, UnknownNameError, UnsupportedError, close_matches, did_you_mean
 from ..core.schedule import LogicalSchedule
 from ..core.system import System
+from .bibliography import Citation, citations
 
 Builder = Callable[..., tuple[LogicalSchedule, dict[str, Any]]]
 
@@ -35,7 +37,8 @@ class AlgorithmSpec:
     systems : tuple of str
         System kinds it runs on; ``"network"`` stands for every electrical network.
     reference : str
-        Source (paper, section, equation or figure).
+        Source: ``[Key]`` citations of :data:`~collsim.algorithms.bibliography.BIBLIOGRAPHY`
+        with the section, equation or figure.
     summary : str
         One-line description.
     aliases : tuple of str
@@ -71,6 +74,8 @@ class AlgorithmSpec:
     >>> spec = get_algorithm("ne")
     >>> spec.collectives, spec.constraints, spec.supports(OpticalRing(nodes=7), "allgather")
     (('allgather',), 'N even', True)
+    >>> spec.parameters(), [c.key for c in spec.citations]
+    ({'stripe': 1}, ['Chen05', 'Chen05b', 'OpTree24'])
     >>> spec.check(OpticalRing(nodes=7), "allgather")
     Traceback (most recent call last):
     ...
@@ -90,6 +95,23 @@ class AlgorithmSpec:
     params: tuple[str, ...] = field(default=())
     alpha_beta: Callable[[System, str, int, dict], float] | None = None
     realised: tuple[str, ...] = ()
+
+    def parameters(self) -> dict[str, Any]:
+        """The builder's keyword parameters and their defaults, read from its signature.
+
+        Returns
+        -------
+        dict
+            Name -> default (``None`` where the builder chooses, e.g. OpTree's ``k``).
+        """
+        sig = inspect.signature(self.builder)
+        return {p.name: (None if p.default is p.empty else p.default)
+                for p in list(sig.parameters.values())[3:] if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+    @property
+    def citations(self) -> list[Citation]:
+        """The bibliography entries ``reference`` cites as ``[Key]`` (:mod:`.bibliography`)."""
+        return citations(self.reference)
 
     def supports(self, system: System, collective: str) -> bool:
         """Whether the collective and system kind are in this algorithm's scope."""
@@ -151,8 +173,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
 
     Raises
     ------
-    ValueError
-        If the name or an alias is already taken.
+    InputError
+        If the name or an alias is already taken (also a ``ValueError``).
 
     References
     ----------
@@ -185,7 +207,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
                              requires, paper_steps, constraints, tuple(params), alpha_beta, tuple(realised))
         for key in (name, *aliases):
             if key in REGISTRY or key in _ALIASES:
-                raise ValueError(f"algorithm name {key!r} registered twice")
+                raise InputError(f"algorithm name {key!r} registered twice")
         REGISTRY[name] = spec
         for a in aliases:
             _ALIASES[a] = name
@@ -222,9 +244,16 @@ def get_algorithm(name: str) -> AlgorithmSpec:
     >>> spec = get_algorithm("Ring-Allgather")        # an alias, any case
     >>> spec.name, spec.params
     ('ring', ('chunks', 'stripe'))
+    >>> get_algorithm("optre")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.UnknownNameError: unknown algorithm 'optre'; did you mean optree? Known: ...
     """
     key = str(name).strip().lower()
     key = _ALIASES.get(key, key)
     if key not in REGISTRY:
-        raise UnknownNameError(f"unknown algorithm {name!r}; known: {', '.join(sorted(REGISTRY))}")
+        close = dict.fromkeys(_ALIASES.get(k, k) for k in close_matches(name, [*REGISTRY, *_ALIASES], n=6))
+        hint = did_you_mean(None, list(close)[:3]) if close else ""
+        raise UnknownNameError(f"unknown algorithm {name!r}" + (f"{hint} Known" if hint else "; known")
+                               + f": {', '.join(sorted(REGISTRY))}")
     return REGISTRY[key]

@@ -26,8 +26,8 @@ def _paper_steps(system, collective, params):
     "ring", collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
     systems=("optical-ring", "network"), aliases=("ring-allgather",), paper_steps=_paper_steps,
     params=("chunks", "stripe"),
-    reference="Seed 004 §IV-A.2 and Table 1 (Ring all-gather, N-1 steps, after Chen et al. 2005); "
-              "ring all-reduce: Patarasuk & Yuan, JPDC 69(2) 2009, and seed 002 (ring all-reduce in ML training)",
+    reference="[OpTree24] §IV-A.2 and Table 1 (Ring all-gather, N-1 steps, after [Chen05b]); ring "
+              "all-reduce: [Patarasuk09], and [Grama03] (the slides' ring all-reduce in ML training)",
     summary="neighbour ring: N-1 rounds per phase, one wavelength",
 )
 def ring(system, collective, size_bytes, *, chunks: int = 1, stripe: int = 1):

@@ -36,7 +36,7 @@ def _alpha_beta(system, collective, size_bytes, params):
 @register(
     "hypercube-personalized", aliases=("dimension-exchange",), collectives=("alltoall",),
     systems=("network",), requires=_requires, alpha_beta=_alpha_beta, constraints="N a power of two",
-    reference="seed 002 (Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations'): all-to-all "
+    reference="[Grama03] ch. 4: all-to-all "
               "personalized communication on a hypercube (log p steps of m p/2 words, "
               "T = (t_s + t_w m p/2) log p)",
     summary="all-to-all by dimension exchange: log p steps, p/2 blocks per message",

@@ -34,7 +34,7 @@ from ..core.schedule import LogicalBuilder
 from .common import ceil_log2, check_root, check_shift, halving_rounds, tree_schedule, ts_tw
 from .registry import register
 
-SEED = "seed 002 (Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations')"
+SEED = "[Grama03] ch. 4"  # Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations' (and its slides)
 
 
 def _side(system) -> int | None:
@@ -112,7 +112,7 @@ def _alpha_beta(system, collective, size_bytes, params):
               "mesh (ALL_TO_ALL_BC_MESH, 2 t_s (sqrt(p)-1) + t_w m (p-1)), scatter (t_s log p + t_w m (p-1) "
               "holds for a 2-D mesh), all-to-all personalized on a mesh ((2 t_s + t_w m p)(sqrt(p)-1)), "
               "circular shift on a mesh (<= (t_s + t_w m)(sqrt(p)+1)); all-reduce as reduce-scatter + "
-              "all-gather (its ML-training slides)",
+              "all-gather (the slides' ML-training section)",
     summary="square-mesh textbook algorithms: row phase, then column phase",
 )
 def mesh(system, collective, size_bytes, *, root: int = 0, shift: int = 1):

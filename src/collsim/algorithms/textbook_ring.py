@@ -24,7 +24,7 @@ from ..core.schedule import LogicalBuilder
 from .common import check_shift, ts_tw
 from .registry import register
 
-SEED = "seed 002 (Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations')"
+SEED = "[Grama03] ch. 4"  # Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations' (and its slides)
 
 
 def _personalized_ab(system, collective, size_bytes, params):

@@ -39,7 +39,7 @@ from ..core.validate import integer
 from ..rwa.alltoall_ring import uniform_alltoall_ring, uniform_alltoall_wavelengths
 from .registry import register
 
-_REF003 = "seed 003 (Dai et al., PPoPP'23 poster), §2 'The WRHT Scheme' and Figure 1"
+_REF003 = "[WRHT23] §2 'The WRHT Scheme' and Figure 1 (full paper: [WRHT-ICPP23])"
 
 
 def _ceil_log(n: int, m: int) -> int:
@@ -236,7 +236,7 @@ def _ranges(lo: np.ndarray, hi: np.ndarray, n: int, complement: bool = False) ->
 @register(
     "wrht", collectives=("allreduce", "allgather"), systems=("optical-ring",),
     aliases=("wavelength-reuse-hierarchical-tree",), paper_steps=_paper_steps, params=("m",),
-    reference=_REF003 + "; all-gather extension and its step formula: seed 004 §IV-A.2 and Table 1",
+    reference=_REF003 + "; all-gather extension and its step formula: [OpTree24] §IV-A.2 and Table 1",
     summary="hierarchical groups of m = 2Fw+1 around middle representatives, all-to-all at the top",
 )
 def wrht(system, collective, size_bytes, *, m: int | None = None):

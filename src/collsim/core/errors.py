@@ -8,6 +8,7 @@ these into one line and an exit code; the library never prints.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 
@@ -37,7 +38,7 @@ class InputError(CollsimError, ValueError):
     ...     parse_size("-3KB")
     ... except ValueError as exc:
     ...     print(type(exc).__name__, exc)
-    InputError invalid size '-3KB': use e.g. 4MiB, 32KB or 1048576
+    InputError invalid size '-3KB': must be a positive whole number of bytes
     """
 
 
@@ -53,11 +54,69 @@ class UnknownNameError(InputError, KeyError):
     ...     canonical_collective("allgahter")
     ... except KeyError as exc:
     ...     print(exc)
-    unknown collective 'allgahter'; known: allgather, allreduce, alltoall, broadcast, gather, reduce, ...
+    unknown collective 'allgahter'; did you mean allgather or gather? Known: allgather, allreduce, alltoall, ...
     """
 
     def __str__(self) -> str:  # KeyError would add quotes
         return str(self.args[0]) if self.args else ""
+
+
+def close_matches(name: object, choices, *, n: int = 3) -> list[str]:
+    """The valid names closest to a mistyped one, ignoring case (:func:`difflib.get_close_matches`).
+
+    Parameters
+    ----------
+    name : object
+        What the user typed (its ``str``).
+    choices : iterable of str
+        The valid names.
+    n : int, optional
+        At most this many (default 3).
+
+    Returns
+    -------
+    list of str
+        Matches with a similarity of at least 0.6, best first.
+
+    Examples
+    --------
+    >>> close_matches("Toruss", ["ring", "torus", "mesh"])
+    ['torus']
+    """
+    lowered = {str(c).lower(): str(c) for c in choices}
+    return [lowered[c] for c in difflib.get_close_matches(str(name).strip().lower(), list(lowered), n=n, cutoff=0.6)]
+
+
+def did_you_mean(name: object, choices, *, n: int = 3) -> str:
+    """A ``"; did you mean X?"`` hint for a mistyped name, or ``""`` when nothing is close.
+
+    Parameters
+    ----------
+    name : object
+        What the user typed (its ``str``).
+    choices : iterable of str
+        The valid names (or, when ``name`` is None, the suggestions themselves).
+    n : int, optional
+        At most this many suggestions (default 3).
+
+    Returns
+    -------
+    str
+        ``"; did you mean torus?"``, ``"; did you mean ring or line?"`` or ``""``.
+
+    Examples
+    --------
+    >>> did_you_mean("toruss", ["ring", "torus", "mesh"])
+    '; did you mean torus?'
+    >>> did_you_mean("xyz", ["ring", "torus"])
+    ''
+    >>> did_you_mean(None, ["ring", "line"])
+    '; did you mean ring or line?'
+    """
+    names = list(choices) if name is None else close_matches(name, choices, n=n)
+    if not names:
+        return ""
+    return "; did you mean " + (names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]) + "?"
 
 
 class UnsupportedError(CollsimError):
@@ -83,6 +142,19 @@ class ScheduleFormatError(CollsimError):
     Traceback (most recent call last):
     ...
     collsim.core.errors.ScheduleFormatError: not a collsim schedule (expected "format": "collsim-schedule")
+    """
+
+
+class MalformedScheduleError(ScheduleFormatError, ValueError):
+    """A schedule's columns disagree with each other (lengths, payload, routes).
+
+    It is also a ``ValueError`` (what :class:`~collsim.core.schedule.Schedule`
+    raised before), so callers that catch one keep working.
+
+    Examples
+    --------
+    >>> issubclass(MalformedScheduleError, ScheduleFormatError), issubclass(MalformedScheduleError, ValueError)
+    (True, True)
     """
 
 

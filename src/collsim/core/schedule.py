@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from .collective import Collective
+from .errors import MalformedScheduleError
 from .routes import INDEX, ROUTE_COLUMNS, LinkRoutes, RingRoutes, permute_csr, row_blocks
 from .system import System
 
@@ -260,9 +261,9 @@ class Schedule:
         t = len(self.src)
         for name in self.COMMON:
             if len(getattr(self, name)) != t:
-                raise ValueError(f"schedule column {name!r} has {len(getattr(self, name))} rows, expected {t}")
+                raise MalformedScheduleError(f"schedule column {name!r} has {len(getattr(self, name))} rows, expected {t}")
         if len(self.chunk_ptr) != t + 1 or len(self.routes) != t:
-            raise ValueError(f"schedule payload or routes do not cover its {t} transfers")
+            raise MalformedScheduleError(f"schedule payload or routes do not cover its {t} transfers")
 
     def __getattr__(self, name: str) -> Any:
         # the routes part's columns read as the schedule's own (s.hops, s.wavelength, s.route_links ...)

@@ -8,13 +8,15 @@ string so that a schedule file can embed its system and be read back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
-from .errors import InputError, ScheduleFormatError
-from .validate import node_count
+from .errors import InputError, ScheduleFormatError, UnknownNameError, did_you_mean
+from .validate import is_integer, node_count
 
 SYSTEM_KINDS: dict[str, type["System"]] = {}
+MAX_NODES = 1 << 40
+"""Largest node count a system may have (about 1.1e12; far beyond any memory collsim can use)."""
 
 
 def register_system_kind(cls: type["System"]) -> type["System"]:
@@ -71,7 +73,13 @@ class System:
     name: str = "custom"
 
     def __post_init__(self) -> None:
+        if not is_integer(self.nodes):
+            raise InputError(f"nodes must be an integer >= 2, got {self.nodes!r}")
+        if int(self.nodes) > MAX_NODES:
+            raise InputError(f"nodes must be at most 2**40 = {MAX_NODES}, got {int(self.nodes)}")
         object.__setattr__(self, "nodes", node_count(self.nodes, owner="a system"))
+        if not isinstance(self.name, str):
+            raise InputError(f"name must be a string, got {self.name!r}")
 
     def describe(self) -> dict[str, Any]:
         """Return a JSON-able description that :func:`system_from_description` reads back."""
@@ -109,23 +117,67 @@ def system_from_description(desc: dict[str, Any]) -> System:
     >>> ring = OpticalRing(nodes=8, wavelengths=4)
     >>> system_from_description(ring.describe()) == ring
     True
-    >>> system_from_description({"kind": "moebius", "nodes": 4})
+    >>> system_from_description({"kind": "torus", "dims": [4, 4]})
     Traceback (most recent call last):
     ...
-    collsim.core.errors.ScheduleFormatError: unknown system kind 'moebius'
+    collsim.core.errors.ScheduleFormatError: torus system description lacks nodes
     """
     if not isinstance(desc, dict) or "kind" not in desc:
         raise ScheduleFormatError("system description must be an object with a 'kind'")
-    cls = SYSTEM_KINDS.get(desc["kind"])
-    if cls is None:
-        raise ScheduleFormatError(f"unknown system kind {desc['kind']!r}")
+    cls = system_kind(desc["kind"], error=ScheduleFormatError)
     names = {f.name for f in fields(cls)}
-    unknown = set(desc) - names - {"kind"}
+    unknown = sorted(set(desc) - names - {"kind"})
     if unknown:
-        raise ScheduleFormatError(f"unknown system field(s): {', '.join(sorted(unknown))}")
+        hint = did_you_mean(unknown[0], names) if len(unknown) == 1 else ""
+        raise ScheduleFormatError(f"{cls.kind} systems have no field(s) {', '.join(unknown)}"
+                                  + (f"{hint} Known" if hint else "; known") + f": {', '.join(sorted(names))}")
+    missing = [f.name for f in fields(cls)
+               if f.default is MISSING and f.default_factory is MISSING and f.name not in desc]
+    if missing:
+        raise ScheduleFormatError(f"{cls.kind} system description lacks {', '.join(missing)}")
     try:
         return cls(**{k: v for k, v in desc.items() if k != "kind"})
     except InputError as exc:
         raise ScheduleFormatError(f"bad system description: {exc}") from exc
-    except TypeError as exc:
-        raise ScheduleFormatError(f"bad system description: {exc}") from exc
+    except TypeError as exc:  # a value of a type no check anticipated: name the fields, not Python's words
+        raise ScheduleFormatError(f"bad {cls.kind} system description: a field has the wrong type "
+                                  f"({', '.join(sorted(k for k in desc if k != 'kind'))})") from exc
+
+
+def system_kind(kind: Any, *, error: type[Exception] = UnknownNameError) -> type[System]:
+    """The registered class of a system kind, matched without regard to case.
+
+    Parameters
+    ----------
+    kind : str
+        A kind such as ``"torus"``, ``"Fat-Tree"`` or ``"optical-ring"``.
+    error : type, optional
+        Exception class raised for an unknown kind (default :class:`UnknownNameError`).
+
+    Returns
+    -------
+    type
+        The :class:`System` subclass.
+
+    Raises
+    ------
+    UnknownNameError
+        (or ``error``) for an unknown kind, with a "did you mean" hint.
+
+    Examples
+    --------
+    >>> system_kind("Torus").__name__
+    'Torus'
+    >>> system_kind("toruss")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.UnknownNameError: unknown system kind 'toruss'; did you mean torus? Known: ...
+    """
+    kinds = {k for k, c in SYSTEM_KINDS.items() if k not in ("abstract", "network")}
+    if not isinstance(kind, str):
+        raise error(f"a system kind is a name (one of {', '.join(sorted(kinds))}), got {kind!r}")
+    key = kind.strip().lower()
+    if key in kinds:
+        return SYSTEM_KINDS[key]
+    hint = did_you_mean(kind, kinds)
+    raise error(f"unknown system kind {kind!r}" + (f"{hint} Known" if hint else "; known") + f": {', '.join(sorted(kinds))}")

@@ -36,13 +36,15 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ..core.errors import UnknownNameError
+
 MIB = 1 << 20
 LINK_MIB_PER_S = 3770.0
 SIZES_MIB = (16, 64, 256)
 SCALES: dict[str, tuple[int, int, int]] = {
     "12": (2, 3, 2), "18": (3, 3, 2), "24-A": (3, 4, 2), "24-B": (2, 4, 3)}
 PAPER_RATIO = {"24-B": 2.2}
-PAPER_CLAIM = "seed 001 §3: '2.2 times higher throughput improvement (24 servers pattern B)'"
+PAPER_CLAIM = "[MLFM16] §3: '2.2 times higher throughput improvement (24 servers pattern B)'"
 
 
 @dataclass(frozen=True)
@@ -221,7 +223,7 @@ def run_point(scale: str, size_mib_per_node: float, *, mode: str = "bulk", mappi
     from ..pipeline import build, verify
     simulate = _require_tools()
     if scale not in SCALES:
-        raise KeyError(f"unknown scale {scale!r}; known: {', '.join(SCALES)}")
+        raise UnknownNameError(f"unknown scale {scale!r}; known: {', '.join(SCALES)}")
     sel = SCALES[scale]
     net = mlfm_testbed(sel, link_mib_per_s=link_mib_per_s, link_latency_s=link_latency_s)
     n = net.nodes

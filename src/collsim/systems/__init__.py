@@ -1,4 +1,10 @@
-"""Systems: presets, TOML files, and overrides.
+"""Systems: presets, kinds, TOML files, and overrides.
+
+A system name is a preset (``paper``, ``terarack``) or a kind (``optical-ring``,
+``torus`` ...), matched without regard to case; anything else is read as a TOML
+file with a ``[system]`` table.  :func:`kind_parameters` lists what each kind
+takes, from its dataclass fields and its ``from_options`` signature (``collsim
+systems`` prints it).
 
 >>> from collsim.systems import load_system
 >>> load_system("paper", nodes=16).wavelengths
@@ -8,17 +14,83 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import os
 import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import InputError, ScheduleFormatError, UnknownNameError
-from ..core.system import SYSTEM_KINDS, System, system_from_description
+from ..core.errors import InputError, ScheduleFormatError, UnknownNameError, did_you_mean
+from ..core.system import SYSTEM_KINDS, System, system_from_description, system_kind
+from ..core.validate import is_integer
 from . import custom, electrical, fat_tree, hypercube, mesh_torus, mlfm  # noqa: F401  (register the network kinds)
 from .optical_ring import OpticalRing
 
 PRESETS = ("paper", "terarack")
+DEFAULT_NODES = 16
+"""Nodes of a kind that has no ``from_options`` when none are given (``--system ring``)."""
+
+
+def kind_names() -> list[str]:
+    """Every registered system kind, alphabetically (``optical-ring`` and the network kinds).
+
+    Returns
+    -------
+    list of str
+        Kind names as ``--system`` and ``kind =`` accept them.
+
+    Examples
+    --------
+    >>> kind_names()
+    ['custom', 'fat-tree', 'hypercube', 'line', 'mesh', 'mlfm', 'optical-ring', 'ring', 'star', 'torus']
+    """
+    return sorted(k for k in SYSTEM_KINDS if k not in ("abstract", "network"))
+
+
+def kind_parameters(cls: type[System]) -> dict[str, Any]:
+    """The keyword parameters a kind accepts by name, with their defaults.
+
+    They are the dataclass fields and the named parameters of the kind's
+    ``from_options`` (which derives fields, e.g. ``dims`` -> ``nodes``); a
+    default of ``dataclasses.MISSING`` marks a required field.  Where both give
+    a default, ``from_options``'s wins (it is what a name alone builds).
+
+    Parameters
+    ----------
+    cls : type
+        A registered :class:`~collsim.core.system.System` subclass.
+
+    Returns
+    -------
+    dict
+        Parameter name -> default, fields first in declaration order.
+
+    Examples
+    --------
+    >>> from collsim.systems.mesh_torus import Torus
+    >>> params = kind_parameters(Torus)
+    >>> params["nodes"], params["dims"], params["ndim"]
+    (None, None, None)
+    >>> kind_parameters(OpticalRing)["wavelengths"]
+    64
+    """
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+        else:
+            out[f.name] = dataclasses.MISSING
+    build = getattr(cls, "from_options", None)
+    if build is not None:
+        for p in inspect.signature(build).parameters.values():
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                out[p.name] = p.default if p.default is not p.empty else dataclasses.MISSING
+    elif out.get("nodes", None) is dataclasses.MISSING:
+        out["nodes"] = DEFAULT_NODES
+    return out
 
 
 def _read_toml(text: str, origin: str) -> dict[str, Any]:
@@ -30,7 +102,7 @@ def _read_toml(text: str, origin: str) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise ScheduleFormatError(f"{origin}: needs a [system] table")
     table = dict(table)
-    if table.get("kind") == "custom" and "links" in table and "link" not in table:
+    if str(table.get("kind", "")).strip().lower() == "custom" and "links" in table and "link" not in table:
         table["link"] = table.pop("links")  # [[system.links]] reads as well as [[system.link]]
     return table
 
@@ -41,7 +113,7 @@ def preset_description(name: str) -> dict[str, Any]:
     Parameters
     ----------
     name : str
-        ``"paper"`` or ``"terarack"``.
+        ``"paper"`` or ``"terarack"`` (any case).
 
     Returns
     -------
@@ -59,21 +131,27 @@ def preset_description(name: str) -> dict[str, Any]:
     >>> d["kind"], d["nodes"], d["wavelengths"], d["fibers"]
     ('optical-ring', 1024, 64, 2)
     """
-    if name not in PRESETS:
-        raise UnknownNameError(f"unknown system {name!r}; presets: {', '.join(PRESETS)}, or a TOML file")
-    text = resources.files(__package__).joinpath("presets", f"{name}.toml").read_text()
+    key = str(name).strip().lower()
+    if key not in PRESETS:
+        raise UnknownNameError(f"unknown preset {name!r}{did_you_mean(name, PRESETS)}; presets: {', '.join(PRESETS)}")
+    text = resources.files(__package__).joinpath("presets", f"{key}.toml").read_text()
     return _read_toml(text, f"preset {name}")
 
 
-def load_system(spec: str | System, **overrides: Any) -> System:
-    """Load a system from a preset name, a TOML file, or an instance, with overrides.
+def load_system(spec: str | os.PathLike | System, **overrides: Any) -> System:
+    """Load a system from a preset name, a kind, a TOML file, or an instance, with overrides.
+
+    Names (presets and kinds) are matched without regard to case; a kind alone
+    (``torus``, ``optical-ring`` ...) gives that kind with its defaults
+    (``collsim systems`` lists them).
 
     Parameters
     ----------
-    spec : str or System
-        Optical preset (``paper``, ``terarack``), an electrical network kind
-        (``ring``, ``line``, ``star``, ``mesh``, ``torus``, ``hypercube``, ``fat-tree``...),
-        path to a TOML file with a ``[system]`` table, or a System instance.
+    spec : str, path or System
+        Optical preset (``paper``, ``terarack``), a system kind (``optical-ring``,
+        ``ring``, ``line``, ``star``, ``mesh``, ``torus``, ``hypercube``, ``fat-tree``,
+        ``mlfm``, ``custom``), path to a TOML file with a ``[system]`` table, or a
+        System instance.
     **overrides
         Field values to replace (``nodes=``, ``wavelengths=``, ``fibers=`` ...);
         None values are ignored.
@@ -86,46 +164,97 @@ def load_system(spec: str | System, **overrides: Any) -> System:
     Raises
     ------
     UnknownNameError
-        Unknown preset and no such file.
+        Unknown name (with a "did you mean" hint) that is not a file either.
     ScheduleFormatError
-        Malformed TOML.
+        A TOML file that does not exist, cannot be read or is malformed.
     InputError
-        Invalid parameter values.
+        Invalid or unknown parameters.
 
     Examples
     --------
     >>> ring = load_system("paper", nodes=8, wavelengths=4)
     >>> ring.kind, ring.nodes, ring.wavelengths
     ('optical-ring', 8, 4)
-    >>> load_system("torus", dims=(4, 4)).nodes
+    >>> load_system("Torus", dims=(4, 4)).nodes
     16
-    >>> load_system(ring, fibers=2).fibers
-    2
+    >>> load_system("optical-ring").nodes, load_system(ring, fibers=2).fibers
+    (1024, 2)
+    >>> load_system("toruss")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.UnknownNameError: unknown system 'toruss'; did you mean torus? ...
     """
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if isinstance(spec, System):
         desc = spec.describe()
-    elif str(spec) in SYSTEM_KINDS and SYSTEM_KINDS[str(spec)].family == "network":
-        return _network_from_options(SYSTEM_KINDS[str(spec)], overrides)
-    elif str(spec) in PRESETS:
-        desc = preset_description(str(spec))
-    else:
-        path = Path(str(spec))
-        if not path.is_file():
-            raise UnknownNameError(f"unknown system {spec!r}; presets: {', '.join(PRESETS)}, or a TOML file")
-        try:
-            desc = _read_toml(path.read_text(), str(path))
-        except UnicodeDecodeError as exc:
-            raise ScheduleFormatError(f"{path}: not a text file") from exc
-        desc.setdefault("name", path.stem)
-    cls = SYSTEM_KINDS.get(desc.get("kind", ""))
-    if cls is None:
-        raise ScheduleFormatError(f"unknown system kind {desc.get('kind')!r}")
-    names = {f.name for f in dataclasses.fields(cls)}
-    bad = set(overrides) - names
-    if bad:
-        raise InputError(f"{cls.kind} systems have no parameter {', '.join(sorted(bad))}")
-    desc.update(overrides)
+        bad = set(overrides) - {f.name for f in dataclasses.fields(type(spec))}
+        if bad:
+            raise InputError(_no_parameter(type(spec), sorted(bad)))
+        desc.update(overrides)
+        return _from_description(desc)
+    if not isinstance(spec, (str, os.PathLike)):
+        shown = "None" if spec is None else f"a {type(spec).__name__}"
+        raise InputError(f"a system is a name, a TOML file or a System, not {shown}")
+    text = os.fspath(spec).strip() if isinstance(spec, os.PathLike) else spec.strip()
+    if not text:
+        raise InputError(f"the system name is empty; use one of {', '.join(system_names())} or a TOML file")
+    key = text.lower()
+    if key in PRESETS:
+        desc = preset_description(key)
+        return _from_options(system_kind(desc.pop("kind")), {**desc, **overrides})
+    if key in kind_names():
+        return _from_options(system_kind(key), overrides)
+    desc, origin = _read_file(text)
+    kind = desc.pop("kind", None)
+    if kind is None:
+        raise ScheduleFormatError(f"{origin}: the [system] table needs a kind (one of {', '.join(kind_names())})")
+    try:
+        cls = system_kind(kind, error=ScheduleFormatError)
+    except ScheduleFormatError as exc:
+        raise ScheduleFormatError(f"{origin}: {exc}") from None
+    known = set(kind_parameters(cls))
+    bad = sorted(set(desc) - known)
+    if bad:  # a key the file should not have: a malformed file (overrides are checked as such below)
+        raise ScheduleFormatError(f"{origin}: {_no_parameter(cls, bad, known)}")
+    if set(overrides) - known:
+        return _from_options(cls, overrides)  # raises, naming the override
+    try:
+        return _from_options(cls, {**desc, **overrides})
+    except InputError as exc:
+        raise InputError(f"{origin}: {exc}") from None
+
+
+def _read_file(text: str) -> tuple[dict[str, Any], str]:
+    """The ``[system]`` table of the TOML file ``text`` (with ``name`` defaulting to the file's stem)."""
+    path = Path(text)
+    if path.is_dir():
+        raise ScheduleFormatError(f"{text} is a directory, not a TOML system file")
+    if not path.is_file():
+        if path.suffix.lower() == ".toml" or os.sep in text or "/" in text:
+            raise ScheduleFormatError(f"system file {text} does not exist")
+        names = system_names()
+        hint = did_you_mean(text, names)
+        raise UnknownNameError(f"unknown system {text!r}" + (f"{hint} Known" if hint else "; known")
+                               + f": {', '.join(names)}, or a TOML file (collsim systems lists them)")
+    try:
+        raw = path.read_text()
+    except UnicodeDecodeError as exc:
+        raise ScheduleFormatError(f"{path}: not a text file") from exc
+    except OSError as exc:
+        raise ScheduleFormatError(f"{path}: cannot read it ({exc.strerror or 'unreadable'})") from None
+    desc = _read_toml(raw, str(path))
+    desc.setdefault("name", path.stem)
+    return desc, str(path)
+
+
+def _no_parameter(cls, bad: list[str], known=None) -> str:
+    known = sorted(known if known is not None else {f.name for f in dataclasses.fields(cls)})
+    hint = did_you_mean(bad[0], known) if len(bad) == 1 else ""
+    return (f"{cls.kind} systems have no parameter {', '.join(bad)}" + (f"{hint} Known" if hint else "; known")
+            + f": {', '.join(known)}")
+
+
+def _from_description(desc: dict[str, Any]) -> System:
     try:
         return system_from_description(desc)
     except ScheduleFormatError as exc:
@@ -135,37 +264,44 @@ def load_system(spec: str | System, **overrides: Any) -> System:
         raise
 
 
-def _network_from_options(cls, options: dict[str, Any]) -> System:
-    """Build a network kind from CLI-style options (``from_options`` when the kind has one)."""
-    build = getattr(cls, "from_options", None)
+def _from_options(cls, options: dict[str, Any]) -> System:
+    """Build a kind from keyword options (its ``from_options`` when it has one), refusing unknown keys."""
+    options = dict(options)
+    known = set(kind_parameters(cls))
+    bad = sorted(set(options) - known)
+    if bad:
+        raise InputError(_no_parameter(cls, bad, known))
     options.setdefault("name", cls.kind)
+    if options.get("nodes") is not None and not is_integer(options["nodes"]):
+        shown = ",".join(map(str, options["nodes"])) if isinstance(options["nodes"], tuple) else repr(options["nodes"])
+        raise InputError(f"nodes must be an integer >= 2, got {shown}")
+    build = getattr(cls, "from_options", None)
     try:
         if build is not None:
             return build(**options)
-        options.setdefault("nodes", 16)
+        options.setdefault("nodes", DEFAULT_NODES)
         return cls(**options)
-    except TypeError as exc:
-        import re
-        m = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
-        if m:
-            raise InputError(f"{cls.kind} systems have no parameter {m.group(1)}") from None
-        raise InputError(f"{cls.kind}: {exc}") from None
+    except TypeError as exc:  # a value of a type no check anticipated: name the parameters, not Python's words
+        raise InputError(f"{cls.kind}: a parameter has the wrong type "
+                         f"({', '.join(f'{k}={v!r}' for k, v in sorted(options.items()) if k != 'name')})") from exc
 
 
 def system_names() -> list[str]:
-    """Optical presets and every registered network kind, for help texts.
+    """Every name ``--system`` accepts besides a TOML file: the presets, then the kinds.
 
     Returns
     -------
     list of str
-        The presets, then the network kinds in alphabetical order.
+        The presets, then the kinds in alphabetical order.
 
     Examples
     --------
-    >>> system_names()
-    ['paper', 'terarack', 'custom', 'fat-tree', 'hypercube', 'line', 'mesh', 'mlfm', 'ring', 'star', 'torus']
+    >>> system_names()  # doctest: +NORMALIZE_WHITESPACE
+    ['paper', 'terarack', 'custom', 'fat-tree', 'hypercube', 'line', 'mesh', 'mlfm', 'optical-ring', 'ring',
+     'star', 'torus']
     """
-    return list(PRESETS) + sorted(k for k, c in SYSTEM_KINDS.items() if c.family == "network" and k != "network")
+    return [*PRESETS, *kind_names()]
 
 
-__all__ = ["OpticalRing", "PRESETS", "load_system", "preset_description", "system_names"]
+__all__ = ["DEFAULT_NODES", "OpticalRing", "PRESETS", "kind_names", "kind_parameters", "load_system",
+           "preset_description", "system_names"]

@@ -194,8 +194,16 @@ class CustomNetwork(Network):
         path = Path(path)
         try:
             data = tomllib.loads(path.read_text())
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise InputError(f"{path}: cannot read a TOML system ({exc})") from None
+        except FileNotFoundError:
+            raise InputError(f"system file {path} does not exist") from None
+        except IsADirectoryError:
+            raise InputError(f"{path} is a directory, not a TOML system file") from None
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read it ({exc.strerror or 'unreadable'})") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: not a text file") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"{path}: not valid TOML ({exc})") from None
         table = dict(data.get("system", {})) if isinstance(data.get("system"), dict) else None
         if table is None:
             raise InputError(f"{path}: needs a [system] table")
@@ -236,7 +244,8 @@ class CustomNetwork(Network):
         opts = {k: v for k, v in opts.items() if v is not None}
         if path is None:
             if "link" not in opts or nodes is None:
-                raise InputError("a custom network needs a TOML file (path=...) or nodes= and link=")
+                raise InputError("a custom network needs nodes and a list of links ([[system.link]] tables in a "
+                                 "TOML file: --system FILE, or -S path=FILE)")
             bad = sorted(set(opts) - {f.name for f in fields(cls)})
             if bad:
                 raise InputError(f"custom systems have no parameter {', '.join(bad)}")

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..core.errors import InputError
 from ..core.network import Network
 from ..core.ring import hops_along, shortest_direction
 from ..core.system import register_system_kind
@@ -35,6 +36,10 @@ class Line(Network):
     """
 
     kind: ClassVar[str] = "line"
+
+    def link_count(self) -> int:
+        """``2 (N - 1)``."""
+        return 2 * (self.nodes - 1)
 
     def edges(self):
         """Both directions of each of the N-1 links."""
@@ -67,6 +72,16 @@ class Ring(Network):
 
     kind: ClassVar[str] = "ring"
     bidirectional: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.bidirectional, (bool, np.bool_)):
+            raise InputError(f"ring: bidirectional must be true or false, got {self.bidirectional!r}")
+        object.__setattr__(self, "bidirectional", bool(self.bidirectional))
+
+    def link_count(self) -> int:
+        """``2N`` (``N`` one-way)."""
+        return 2 * self.nodes if self.bidirectional else self.nodes
 
     def edges(self):
         """Clockwise links i -> i+1 (ids 0..N-1), then counter-clockwise i -> i-1."""
@@ -136,6 +151,10 @@ class Star(Network):
     def switches(self) -> int:
         """One switch."""
         return 1
+
+    def link_count(self) -> int:
+        """``2N``."""
+        return 2 * self.nodes
 
     def edges(self):
         """Node -> switch and switch -> node for every node."""

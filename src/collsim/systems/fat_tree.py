@@ -34,8 +34,8 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.network import Network
-from ..core.system import register_system_kind
-from ..core.validate import integer, is_integer
+from ..core.system import MAX_NODES, register_system_kind
+from ..core.validate import integer
 
 
 def fat_tree_capacity(k: int, levels: int) -> int:
@@ -59,6 +59,14 @@ def fat_tree_capacity(k: int, levels: int) -> int:
     (1024, 8)
     """
     return k * k // 2 if levels == 2 else k ** 3 // 4
+
+
+def _ports(name: str, value: Any) -> int:
+    """An even switch port count >= 2, or InputError naming ``name``."""
+    k = integer(f"fat-tree: {name}", value, lo=2, what="an even integer")
+    if k % 2:
+        raise InputError(f"fat-tree: {name} must be an even integer >= 2, got {k}")
+    return k
 
 
 def _smallest_k(nodes: int, levels: int) -> int:
@@ -143,12 +151,18 @@ class FatTree(Network):
             If ``nodes`` exceeds the capacity, naming the smallest k that fits.
         """
         if radix is not None:
+            radix = _ports("radix (switch ports k)", radix)
             if k is not None and k != radix:
                 raise InputError(f"fat-tree: k={k} and radix={radix} disagree")
             k = radix
-        levels = 3 if levels is None else levels
+        elif k is not None:
+            k = _ports("k (switch ports)", k)
+        levels = 3 if levels is None else integer("fat-tree: levels", levels, lo=2, hi=3)
+        if k is not None and fat_tree_capacity(k, levels) > MAX_NODES:
+            raise InputError(f"fat-tree: k={k}, levels={levels} would hold {fat_tree_capacity(k, levels)} hosts, "
+                             f"more than collsim's limit of 2**40 nodes")
         if nodes is None:
-            nodes = 16 if k is None or not is_integer(k) else fat_tree_capacity(k, levels)
+            nodes = 16 if k is None else fat_tree_capacity(k, levels)
         opts = {name: v for name, v in opts.items() if v is not None}
         bad = sorted(set(opts) - {f.name for f in fields(cls)})
         if bad:
@@ -178,6 +192,11 @@ class FatTree(Network):
     def switches(self) -> int:
         """``3k/2`` (2 levels) or ``5k**2/4`` (3 levels)."""
         return sum(self.switches_per_level.values())
+
+    def link_count(self) -> int:
+        """``2 (N + k m)`` (2 levels) or ``2 (N + 2 k m^2)`` (3 levels), ``m = k/2``."""
+        k, m = self.k, self.k // 2
+        return 2 * (self.nodes + (k * m if self.levels == 2 else 2 * k * m * m))
 
     def edges(self):
         """Host links, then edge–aggregation (leaf–spine), then aggregation–core; both ways."""
@@ -313,11 +332,15 @@ class FatTree(Network):
         return 2 * self.lca_level(src, dst)
 
     def summary(self) -> dict[str, Any]:
-        """Base counts plus k, levels, capacity and switches per level."""
-        out = super().summary()
+        """Counts from closed forms (no link table is built): base fields plus k, levels,
+        capacity and switches per level.  Every aggregation/spine and core switch uses all
+        ``k`` ports, so the switch radix is ``k``; the diameter is ``2 x`` the LCA level of
+        hosts 0 and N-1."""
+        n = self.nodes
+        out = {"kind": self.kind, "nodes": n, "switches": self.switches, "links": self.link_count(),
+               "node_degree": 1, "switch_radix": self.k,
+               "diameter": int(self.distance(np.array([0]), np.array([n - 1]))[0]) if n > 1 else 0}
         out.update({"k": self.k, "levels": self.levels, "capacity": self.capacity,
                     "hosts_per_leaf": self.hosts_per_leaf})
         out.update({f"{name}_switches": c for name, c in self.switches_per_level.items()})
-        if out["diameter"] is None:
-            out["diameter"] = int(self.distance(np.array([0]), np.array([self.nodes - 1]))[0])
         return out

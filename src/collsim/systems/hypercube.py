@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.network import Network
-from ..core.system import register_system_kind
+from ..core.system import MAX_NODES, register_system_kind
 from ..core.validate import integer
 
 
@@ -89,7 +89,7 @@ class Hypercube(Network):
             If the sizes do not fit, naming the nearest powers of two.
         """
         if dimension is not None:
-            dimension = integer("hypercube: dimension", dimension, lo=1)
+            dimension = integer("hypercube: dimension", dimension, lo=1, hi=MAX_NODES.bit_length() - 1)
             if nodes is not None and nodes != 1 << dimension:
                 raise InputError(f"hypercube: nodes={nodes} but dimension {dimension} has {1 << dimension} nodes")
             nodes = 1 << dimension
@@ -98,6 +98,10 @@ class Hypercube(Network):
         if bad:
             raise InputError(f"hypercube systems have no parameter {', '.join(bad)}")
         return cls(nodes=16 if nodes is None else nodes, **opts)
+
+    def link_count(self) -> int:
+        """``N log2 N``."""
+        return self.nodes * self.dimension
 
     def edges(self):
         """``i -> i XOR 2**b`` for every node, bit 0 first."""

@@ -39,8 +39,16 @@ def _parse_dims(dims: Any) -> tuple[int, ...]:
             raise InputError(f"invalid dims {dims!r}: use e.g. 4x4 or 4x4x2")
         return tuple(int(p) for p in parts)
     if not isinstance(dims, (tuple, list)) or not dims or not all(is_integer(k) for k in dims):
-        raise InputError(f"dims must be a non-empty list of integers, got {dims!r}")
+        shown = ",".join(map(str, dims)) if isinstance(dims, (tuple, list)) else repr(dims)
+        raise InputError(f"dims must be a non-empty list of integers, got {shown}")
+    if any(int(k) < 2 for k in dims):
+        raise InputError(f"every dimension needs at least 2 nodes, got dims {_show(dims)}")
     return tuple(int(k) for k in dims)
+
+
+def _show(dims) -> str:
+    """``4x4x2``: dims as the user writes them."""
+    return "x".join(map(str, dims))
 
 
 def _balanced(n: int, nd: int) -> tuple[int, ...] | None:
@@ -79,9 +87,9 @@ class _Grid(Network):
         super().__post_init__()
         dims = _parse_dims(self.dims)
         if any(k < 2 for k in dims):
-            raise InputError(f"{self.kind}: every dimension needs at least 2 nodes, got dims {dims}")
+            raise InputError(f"{self.kind}: every dimension needs at least 2 nodes, got dims {_show(dims)}")
         if math.prod(dims) != self.nodes:
-            raise InputError(f"{self.kind}: nodes={self.nodes} does not match dims {dims} "
+            raise InputError(f"{self.kind}: nodes={self.nodes} does not match dims {_show(dims)} "
                              f"(product {math.prod(dims)}); use {self.__class__.__name__}.from_dims")
         object.__setattr__(self, "dims", dims)
 
@@ -130,10 +138,14 @@ class _Grid(Network):
         InputError
             If the sizes do not fit, naming sizes that would.
         """
+        if ndim is not None:
+            ndim = positive_integer(f"{cls.kind}: ndim", ndim)
         if dims is not None:
             dims = _parse_dims(dims)
+            if ndim is not None and ndim != len(dims):
+                raise InputError(f"{cls.kind}: ndim={ndim} but dims {_show(dims)} have {len(dims)}")
             if nodes is not None and nodes != math.prod(dims):
-                raise InputError(f"{cls.kind}: nodes={nodes} but dims {dims} hold {math.prod(dims)} nodes")
+                raise InputError(f"{cls.kind}: nodes={nodes} but dims {_show(dims)} hold {math.prod(dims)} nodes")
             return cls.from_dims(dims, **opts)
         nd = positive_integer(f"{cls.kind}: ndim", 2 if ndim is None else ndim)
         n = integer(f"{cls.kind}: nodes", 16 if nodes is None else nodes, lo=2)
@@ -201,6 +213,11 @@ class _Grid(Network):
             return np.concatenate([i, i]), np.concatenate([plus, minus])
         up, down = c < k - 1, c > 0  # mesh, or a torus dimension of size 2 (one link each way)
         return np.concatenate([i[up], i[down]]), np.concatenate([i[up] + s, i[down] - s])
+
+    def link_count(self) -> int:
+        """Per dimension of size k: ``2N`` with wrap-around (k > 2), else ``2N (k-1) / k``."""
+        n = self.nodes
+        return sum(2 * n if self.wrap and k > 2 else 2 * n * (k - 1) // k for k in self.dims)
 
     def edges(self):
         """Links dimension by dimension (0 first), ``+`` direction then ``-`` direction."""

@@ -1,4 +1,4 @@
-"""Multi-layer full mesh (MLFM): seed 001 §1–§2, Fig. 2 (details: docs/mlfm.md).
+"""Multi-layer full mesh (MLFM): [MLFM16] §1–§2, Fig. 2 (details: docs/mlfm.md).
 
 Hardware (2d-port switches): ``d`` layers of ``d + 1`` leaves; leaf ``(i, j)``
 (layer i, column j) has ``d`` servers ``(i, j, k)``; spine ``{j0, j1}`` (one per
@@ -48,10 +48,20 @@ def _int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
     return integer(f"mlfm: {name}", value, lo=lo, hi=hi)
 
 
+def _selection(sel: Any) -> tuple:
+    """``(n, l, m)`` as a tuple of integers >= 1 (the ranges are checked with ``d`` by :class:`MLFM`)."""
+    if isinstance(sel, list):
+        sel = tuple(sel)
+    if not isinstance(sel, tuple) or len(sel) != 3:
+        shown = ",".join(map(str, sel)) if isinstance(sel, tuple) else sel
+        raise InputError(f"mlfm: selection must be three integers n,l,m (e.g. 2,4,3), got {shown!r}")
+    return tuple(_int(f"selection {what}", v, 1) for what, v in zip(("n (layers)", "l (columns)", "m (servers per leaf)"), sel))
+
+
 @register_system_kind
 @dataclass(frozen=True)
 class MLFM(Network):
-    """Multi-layer full mesh of 2d-port switches (seed 001), optionally a selected sub-box.
+    """Multi-layer full mesh of 2d-port switches ([MLFM16]), optionally a selected sub-box.
 
     Parameters
     ----------
@@ -112,7 +122,7 @@ class MLFM(Network):
 
     @classmethod
     def from_options(cls, nodes: int | None = None, radix: int | None = None, d: int | None = None,
-                     **opts: Any) -> "MLFM":
+                     select=None, **opts: Any) -> "MLFM":
         """Build from ``d``, ``radix`` (= 2d) or ``nodes`` (default d = 2).
 
         Parameters
@@ -122,8 +132,10 @@ class MLFM(Network):
             ``d`` is found if neither ``d`` nor ``radix`` is given).
         radix, d : int, optional
             Switch port count (even) or half of it.
+        select : tuple of int, optional
+            Alias of ``selection``: ``(n, l, m)`` (the CLI's ``--select``).
         **opts
-            ``last_layer_servers``, ``selection`` (alias ``select``), ``name``, link
+            ``last_layer_servers``, ``selection``, ``name``, link
             bandwidth/latency; None values are ignored.
 
         Returns
@@ -137,18 +149,24 @@ class MLFM(Network):
         (36, 3)
         """
         opts = {k: v for k, v in opts.items() if v is not None}
-        if "select" in opts:
-            opts["selection"] = opts.pop("select")
+        if select is not None:
+            if opts.get("selection") not in (None, select):
+                raise InputError(f"mlfm: select={select} and selection={opts['selection']} disagree")
+            opts["selection"] = select
         bad = sorted(set(opts) - {f.name for f in fields(cls)} - {"nodes", "d"})
         if bad:
             raise InputError(f"mlfm systems have no parameter {', '.join(bad)}")
         sel, q = opts.get("selection"), opts.get("last_layer_servers")
-        if isinstance(sel, list):
-            opts["selection"] = sel = tuple(sel)
+        if sel is not None:
+            opts["selection"] = sel = _selection(sel)
+        if q is not None:
+            q = _int("last_layer_servers", q, 1)
         if radix is not None:
-            r = _int("radix", radix, 2)
-            if r % 2 or (d is not None and d != r // 2):
-                raise InputError(f"mlfm: radix must be even (2d-port switches) and equal 2d, got {r}, d={d}")
+            r = _int("radix (switch ports, 2d)", radix, 2)
+            if r % 2:
+                raise InputError(f"mlfm: radix (switch ports, 2d) must be an even integer >= 2, got {r}")
+            if d is not None and d != r // 2:
+                raise InputError(f"mlfm: radix={r} means d={r // 2}, but d={d} was given")
             d = r // 2
         if d is None and nodes is not None:
             if sel is not None:
@@ -271,6 +289,10 @@ class MLFM(Network):
         """Link id of spine ``{j, c}`` -> leaf ``(i, j)`` (``c != j``)."""
         return self.uplink_id(i, j, c) + self.d * self.d * self.columns
 
+    def link_count(self) -> int:
+        """``2E`` access links and ``2 d^2 C`` leaf-spine links."""
+        return 2 * self.nodes + 2 * self.d * self.d * self.columns
+
     def edges(self):
         """Access links (up, then down), leaf -> spine, spine -> leaf, in link-id order."""
         E, C, d = self.nodes, self.columns, self.d
@@ -363,7 +385,8 @@ class MLFM(Network):
     def summary(self) -> dict[str, Any]:
         """Base counts plus the MLFM structure; diameter 4 when two leaves exist."""
         out = super().summary() if self.nodes <= 1024 else {
-            "kind": self.kind, "nodes": self.nodes, "switches": self.switches, "links": len(self.links),
+            "kind": self.kind, "nodes": self.nodes, "switches": self.switches,
+            "links": 2 * self.nodes + 2 * self.leaves * self.d,  # access links, then leaf <-> spine
             "node_degree": 1, "switch_radix": 2 * self.d, "diameter": 4}
         out.update({f"machine_{k}": v for k, v in self.structure().items()})
         out["selection"] = list(self.selection) if self.selection is not None else None

@@ -4,7 +4,7 @@ Nodes ``0..N-1`` sit on a ring of ``fibers`` fibers per direction, each
 carrying ``wavelengths`` wavelengths.  Directed link ``cw i`` goes from node
 ``i`` to ``i+1`` and ``ccw i`` from node ``i`` to ``i-1`` (mod N).  A
 lightpath occupies one (fiber, wavelength) on every link of a contiguous
-one-direction arc.  Parameter sources: seed 004 §III-A and §V-A (40 Gb/s per
+one-direction arc.  Parameter sources: [OpTree24] §III-A and §V-A (40 Gb/s per
 wavelength, 25 µs MRR reconfiguration, 1 clock cycle of O/E/O per 32-byte
 flit, 128-byte packets, w = 64); the clock rate is not given by the papers
 and defaults to 1 GHz (docs/systems.md).
@@ -22,6 +22,10 @@ from ..core.routes import RingRoutes
 from ..physical import PhysicalParams, params_from_mapping
 from ..core.system import System, register_system_kind
 from ..core.validate import number, positive_integer
+
+
+DEFAULT_NODES = 1024
+"""Nodes of ``--system optical-ring`` when none are given: the papers' 1024-node ring."""
 
 
 @register_system_kind
@@ -55,7 +59,7 @@ class OpticalRing(System):
         Per-node limit of simultaneous transmit / receive lightpaths (None: unlimited,
         as in the papers).
     physical : PhysicalParams or None
-        Device parameters for the insertion-loss and crosstalk checks (seed 004 §IV-B);
+        Device parameters for the insertion-loss and crosstalk checks ([OpTree24] §IV-B);
         None means collsim's documented defaults (docs/physical-layer.md).  A mapping
         (a ``[system.physical]`` TOML table) is converted.
 
@@ -94,12 +98,40 @@ class OpticalRing(System):
             if value is None and name.startswith("max_"):   # unlimited
                 continue
             object.__setattr__(self, name, positive_integer(name, value))   # a plain int
+        # schedules store a wavelength per transfer as int32 and a fiber as int16
+        for name, top in (("wavelengths", 2**31 - 1), ("fibers", 2**15 - 1)):
+            if getattr(self, name) > top:
+                raise InputError(f"{name} must be at most {top} (collsim's schedule columns), got {getattr(self, name)}")
         for name, positive in (("wavelength_rate_bits_per_s", True), ("clock_hz", True),
                                ("mrr_reconfig_s", False), ("oeo_cycles_per_flit", False)):
             value = getattr(self, name)
             checked = number(name, value, lo=0, lo_open=positive)
             if type(value) not in (int, float):      # numpy scalars: store a plain float
                 object.__setattr__(self, name, checked)
+
+    @classmethod
+    def from_options(cls, nodes: int | None = None, **opts: Any) -> "OpticalRing":
+        """Build from keyword options, as ``--system optical-ring`` does.
+
+        Parameters
+        ----------
+        nodes : int, optional
+            Number of nodes (default 1024, the papers' ring).
+        **opts
+            Other fields (``wavelengths``, ``fibers``, ``clock_hz`` ...); None values are ignored.
+
+        Returns
+        -------
+        OpticalRing
+            The ring; without options, the ``paper`` preset's values.
+
+        Examples
+        --------
+        >>> OpticalRing.from_options().nodes, OpticalRing.from_options(nodes=8, fibers=2).fibers
+        (1024, 2)
+        """
+        opts = {k: v for k, v in opts.items() if v is not None}
+        return cls(nodes=DEFAULT_NODES if nodes is None else nodes, **opts)
 
     @property
     def bandwidth_bytes_per_s(self) -> float:

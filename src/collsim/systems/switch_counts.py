@@ -1,6 +1,6 @@
 """Hardware counts of MLFM machines and fat trees, from their structure (no graph is built).
 
-Seed 001 §1 compares the multi-layer full mesh (MLFM) with fat trees of the same
+[MLFM16] §1 compares the multi-layer full mesh (MLFM) with fat trees of the same
 switch radix: at R = 36 an MLFM connects 6156 servers, a two-level fat tree 648.
 :class:`collsim.systems.mlfm.MLFM` and :class:`collsim.systems.fat_tree.FatTree`
 build the graphs; these functions only count (details: docs/mlfm.md).
@@ -87,7 +87,7 @@ def fat_tree_counts(radix: int, levels: int) -> dict[str, int]:
 
 
 def compare_with_fat_tree(radix: int) -> dict[str, Any]:
-    """MLFM versus two- and three-level fat trees of one switch radix (seed 001 §1: 6156 vs 648 at R = 36).
+    """MLFM versus two- and three-level fat trees of one switch radix ([MLFM16] §1: 6156 vs 648 at R = 36).
 
     Parameters
     ----------
