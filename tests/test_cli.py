@@ -29,15 +29,21 @@ def test_compare_json_has_the_documented_keys(run_cli):
 
 
 def test_compare_table_and_options(run_cli):
-    proc = run_cli("compare", "-n", "31", "-w", "4", "-f", "2", "-c", "all-reduce", "-s", "32KB",
+    # issue #11: fibers are -F (-f is the sweep's step factor), and 32KB is 32000 bytes: 32KiB keeps 32768
+    proc = run_cli("compare", "-n", "31", "-w", "4", "-F", "2", "-c", "all-reduce", "-s", "32KiB",
                    "-a", "ring,osm", check=True)
     assert "allreduce of 32KiB" in proc.stdout and "osm" in proc.stdout and "yes" in proc.stdout
 
 
 def test_compare_skips_inapplicable_algorithms_with_a_note(run_cli):
     proc = run_cli("compare", "-n", "9", "--json", check=True)
-    names = {r["algorithm"] for r in json.loads(proc.stdout)}
-    assert {"osm", "ring"} <= names and "ne" not in names
+    rows = json.loads(proc.stdout)
+    ran = {r["algorithm"] for r in rows if r["skipped"] is None}
+    assert {"osm", "ring"} <= ran and "ne" not in ran
+    # a skipped algorithm is a row too (docs/output.md): "not applicable" is not "not run"
+    ne = [r for r in rows if r["algorithm"] == "ne"]
+    assert len(ne) == 1 and ne[0]["verified"] is False and "even number of nodes" in ne[0]["skipped"]
+    assert ne[0]["nodes"] == 9 and ne[0]["time_s"] is None and set(ne[0]) == set(rows[0])
     assert "even number of nodes" in proc.stderr
 
 
@@ -85,7 +91,7 @@ def test_verify_names_the_wavelength_conflict(run_cli, tmp_path):
     (("compare", "--size", "0"), "invalid size"),
     (("compare", "--algorithms", "bogus"), "unknown algorithm"),
     (("compare", "--collective", "allgossip"), "unknown collective"),
-    (("compare", "--system", "nowhere.toml"), "unknown system"),
+    (("compare", "--system", "nowhere.toml"), "does not exist"),
     (("compare", "--strategy", "random"), "unknown wavelength-assignment strategy"),
     (("compare", "-n", "9", "-a", "ne"), "even number of nodes"),
     (("compare", "--nodes", "ten"), "not a valid integer"),
@@ -149,6 +155,9 @@ def test_console_script_is_installed():
 def test_compare_on_an_electrical_ring(run_cli):
     rows = json.loads(run_cli("compare", "--system", "ring", "-n", "16", "--link-bandwidth", "100Gb/s",
                               "--link-latency", "500ns", "--json", check=True).stdout)
+    skipped = [r for r in rows if r["skipped"] is not None]  # mesh: a ring has no 2-D dims
+    assert [r["algorithm"] for r in skipped] == ["mesh"] and skipped[0]["link_latency_s"] == 5e-7
+    rows = [r for r in rows if r["skipped"] is None]
     for r in rows:
         assert KEYS <= set(r) and r["wavelengths"] is None and r["system"] == "ring"
         assert r["link_bandwidth_bytes_per_s"] == 12.5e9 and r["link_latency_s"] == 5e-7

@@ -8,128 +8,113 @@ all (collsim.cli.main; docs/performance.md; tests/test_startup.py).
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import TYPE_CHECKING
 
 import click
 
-from ..core.units import format_size, format_time, parse_size
-from .options import overrides, parse_params, system_options
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-
-def _console(err: bool = False) -> Console:
-    from rich.console import Console
-    console = Console(stderr=err, highlight=False)
-    if not console.is_terminal:  # pipes and files get full-width tables
-        console = Console(stderr=err, highlight=False, width=200)
-    return console
+from ..core.units import format_time
+from .options import StrictCommand, given_options, overrides, parse_params, system_options
+from .sizes import retired_fibers_flag, size_options
+from .output import Output, ProgressBar, TableColumn, echo, emit, emit_json, emit_one, output_options, print_table
 
 
-@click.command("algorithms")
-@click.option("--json", "as_json", is_flag=True, help="Print the registry as JSON.")
-def algorithms_cmd(as_json: bool) -> None:
+@click.command("algorithms", cls=StrictCommand)
+@click.argument("name", required=False)
+@output_options()
+def algorithms_cmd(name, out: Output) -> None:
     """List registered algorithms: name, collectives, systems, reference.
+
+    With NAME, show that algorithm: its parameters and defaults, collectives,
+    systems, constraints and full references.
 
     \b
     Examples:
       collsim algorithms
+      collsim algorithms optree
       collsim algorithms --json
+      collsim algorithms --format csv
     """
-    from rich.table import Table
-
+    from .info import print_references, show_algorithm
+    if name is not None:
+        show_algorithm(name, out)
+        return
     from ..algorithms import REGISTRY
     rows = [{"name": s.name, "aliases": list(s.aliases), "collectives": list(s.collectives),
              "systems": list(s.systems), "constraints": s.constraints, "params": list(s.params),
-             "summary": s.summary, "reference": s.reference} for s in sorted(REGISTRY.values(), key=lambda s: s.name)]
-    if as_json:
-        click.echo(json.dumps(rows, indent=1))
-        return
-    table = Table(title="collsim algorithms")
-    for col in ("name", "collectives", "systems", "constraints", "reference"):
-        table.add_column(col, overflow="fold", ratio=3 if col == "reference" else 1)
-    for r in rows:
-        table.add_row(r["name"] + (f" ({', '.join(r['aliases'])})" if r["aliases"] else ""),
-                      ", ".join(r["collectives"]), ", ".join(r["systems"]), r["constraints"] or "-", r["reference"])
-    _console().print(table)
+             "summary": s.summary, "reference": s.reference, "citations": [c.key for c in s.citations]}
+            for s in sorted(REGISTRY.values(), key=lambda s: s.name)]
+
+    def table() -> None:
+        print_table("collsim algorithms", [
+            TableColumn("name", [r["name"] + (f" ({', '.join(r['aliases'])})" if r["aliases"] else "") for r in rows],
+                        left=True, wrap=True, ratio=1),
+            *(TableColumn(key, [", ".join(r[key]) if isinstance(r[key], list) else r[key] or "-" for r in rows],
+                          left=True, wrap=True, ratio=3 if key == "reference" else 1)
+              for key in ("collectives", "systems", "constraints", "reference"))])
+        echo("References:")
+        print_references(*(r["reference"] for r in rows))
+    emit(out, rows, table)
 
 
-@click.command("compare")
+@click.command("compare", cls=StrictCommand)
 @system_options
 @click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to run.")
-@click.option("--size", "-s", default="4MiB", show_default=True, help="Message size: 4MiB, 32KB, 1048576.")
+@size_options()
 @click.option("--algorithms", "-a", multiple=True,
               help="Algorithm names, comma-separated or repeated (-a ring -a osm; default: all that apply).")
 @click.option("--param", "-p", "params", multiple=True,
               help="Algorithm parameter key=value, passed to the algorithms that take it (m=65, k=6, radices=4,4,4,4,4).")
-@click.option("--json", "as_json", is_flag=True, help="Print only a JSON array, one object per algorithm.")
+@output_options(wide=True, explain=True)
 def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-                system_params, strategy, collective, size, algorithms, params, as_json) -> None:
+                system_params, strategy, collective, sizes, algorithms, params, out: Output) -> None:
     """Build, verify and time algorithms side by side.
 
     With no options: the paper system, N=1024, w=64, all-gather of 4 MiB per node,
-    every applicable algorithm.
+    every applicable algorithm.  JSON and CSV rows hold raw numbers (seconds, bytes,
+    bytes/s); an algorithm that does not apply is a row with its reason in "skipped".
 
     \b
     Examples:
       collsim compare
+      collsim compare --explain
       collsim compare --nodes 512 --algorithms ring,osm --json
-      collsim compare --system terarack --collective allreduce --size 32KB
-      collsim compare -a optree,wrht -p k=6 -p m=65
+      collsim compare --system terarack --collective allreduce --size 32KiB --format csv
+      collsim compare --system ring -n 8 -a ring,bruck -b 1KiB -e 1MiB -f 4
+      collsim compare --system ring -n 8 --total-size 8MiB
+      collsim compare --system star -n 8 -c broadcast --root 3
+      collsim compare -a optree,wrht -p k=6 -p m=65 --wide
     """
-    from ..experiments.compare import compare
+    from .columns import compare_table, compare_total, legend_kind, print_legend, skipped_rows
+    from .sizes import compare_rows
     names = [a.strip() for arg in algorithms for a in arg.split(",") if a.strip()] if algorithms else None
     if names is not None and not names:
         raise click.BadParameter("--algorithms needs at least one name")
-    err = _console(err=True)
-    parse_size(size)  # fail on a bad size before any work
-    with err.status("building", spinner="dots") as status:
-        rows, skipped = compare(system, collective, size, algorithms=names, strategy=strategy,
-                                params=parse_params(params),
-                                progress=lambda n: status.update(f"building and verifying {n}"),
-                                **overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
-                                            system_params, radix, select))
-    if as_json:
-        click.echo(json.dumps([r.to_json() for r in rows], indent=1))
-    else:
-        _print_table(rows)
+    sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params, radix,
+                         select)
+    per_size = compare_total(system, collective, names, sys_over)
+    with ProgressBar("building and verifying", total=per_size and per_size * sizes.count()) as bar:
+        rows, skipped = compare_rows(system, collective, sizes, algorithms=names, strategy=strategy,
+                                     params=parse_params(params), progress=bar.begin, overrides=sys_over)
+    emit(out, [{**r.to_json(), "skipped": None} for r in rows] + skipped_rows(rows, skipped),
+         lambda: compare_table(rows, wide=out.wide))
     for note in skipped:
-        err.print(f"skipped: {note}")
+        echo(f"skipped: {note}", err=True)
+    if out.explain:
+        print_legend(legend_kind(rows[0]), err=out.format != "table")
     if not all(r.verified for r in rows):
         sys.exit(1)
 
 
-def _print_table(rows) -> None:
-    from rich.table import Table
-    first = rows[0]
-    title = f"{first.collective} of {format_size(first.size_bytes)} on {first.system}: N={first.nodes}, " \
-            + first.part.title()
-    table = Table(title=title)
-    kind_cols = [c for c, _ in first.part.cells(first)]
-    cols = ["algorithm", "rounds", "slots", "block steps", *kind_cols, "lower bound", "efficiency", "busbw GB/s",
-            "verified"]
-    for col in cols:
-        table.add_column(col, justify="left" if col == "algorithm" else "right")
-    for r in rows:
-        table.add_row(r.algorithm, str(r.rounds), str(r.slots), f"{r.block_steps:.6g}",
-                      *(text for _, text in r.part.cells(r)), format_time(r.lower_bound_s),
-                      f"{100 * r.efficiency:.1f}%", f"{r.busbw_bytes_per_s / 1e9:.2f}",
-                      "yes" if r.verified else f"NO: {r.error}")
-    _console().print(table)
-
-
-@click.command("schedule")
+@click.command("schedule", cls=StrictCommand)
 @click.argument("algorithm")
 @system_options
 @click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to build.")
-@click.option("--size", "-s", default="4MiB", show_default=True, help="Message size.")
+@size_options(sweep=False)
 @click.option("--param", "-p", "params", multiple=True, help="Algorithm parameter key=value (repeatable).")
-@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="File to write.")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False, allow_dash=True),
+              help="File to write; - for JSON on standard output.")
 def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
-                 radix, select, system_params, strategy, collective, size, params, out) -> None:
+                 radix, select, system_params, strategy, collective, sizes, params, out) -> None:
     """Build, verify and write a schedule file (JSON; numpy's binary format if the name ends in .npz).
 
     \b
@@ -137,62 +122,82 @@ def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, 
       collsim schedule ring --nodes 8 --out ring.json
       collsim schedule osm --nodes 1024 --out osm.npz
       collsim schedule osm --nodes 16 --wavelengths 2 --collective alltoall --size 1KiB --out a2a.json
+      collsim schedule ring --nodes 8 --out - | collsim verify -
     """
-    from ..core.serialize import save
-    from ..pipeline import build, verify
+    from ..pipeline import verify
+    from .io import write_schedule
+    from .sizes import iter_schedules
     sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
                              radix, select)
-    sched = build(algorithm, system, collective, size, strategy=strategy, system_options=sys_over,
-                  **parse_params(params))
-    report = verify(sched)
-    save(sched, out)
-    click.echo(f"wrote {out}: {sched.algorithm} {sched.collective.kind}, {report.steps} steps (time slots), "
-               f"{report.transfers} transfers, verified")
+    with ProgressBar("building") as bar:
+        sched = next(iter_schedules(algorithm, system, collective, sizes, overrides=sys_over,
+                                    params=parse_params(params), strategy=strategy))
+        bar.update(description="verifying")
+        report = verify(sched)
+        bar.update(description=f"writing {out}")
+        where = write_schedule(sched, out, bar.callback)  # steps written of all
+    click.echo(f"wrote {where}: {sched.algorithm} {sched.collective.kind}, {report.steps} steps (time slots), "
+               f"{report.transfers} transfers, verified", err=out == "-")
 
 
-@click.command("verify")
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def verify_cmd(file, as_json) -> None:
+@click.command("verify", cls=StrictCommand)
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@output_options()
+def verify_cmd(file, out: Output) -> None:
     """Check a schedule file (ours or hand-written; JSON or .npz).
 
     Exit 0 with a summary when valid, 1 with one line naming the violation,
-    2 for an unreadable or malformed file.
+    2 for an unreadable or malformed file.  FILE - reads standard input.
+    With --json (or --format csv/tsv) a failure is printed as a record too:
+    "valid": false, the error's class and where it happened.
 
     \b
     Examples:
       collsim verify ring.json
+      collsim verify - < ring.json
+      collsim verify ring.json --json
     """
     from dataclasses import asdict
 
-    from ..core.serialize import load
+    from ..core.errors import CollsimError
     from ..pipeline import schedule_time_s, verify
-    sched = load(file)
-    report = verify(sched)
+    from .io import read_schedule
+    from .output import error_record
+    sched = None
+    try:
+        with ProgressBar(f"reading {file}") as bar:
+            sched = read_schedule(file, bar.callback)  # steps read of all
+        with ProgressBar("verifying"):
+            report = verify(sched)
+    except CollsimError as exc:
+        if out.format != "table":
+            head = {"file": file} if sched is None else {
+                "file": file, "algorithm": sched.algorithm, "collective": sched.collective.kind,
+                "nodes": sched.system.nodes}
+            emit_one(out, {**head, **error_record(exc)}, "")
+        raise
     from ..cost import block_steps
     summary = {"file": file, "algorithm": sched.algorithm, "collective": sched.collective.kind,
                "nodes": sched.system.nodes, **asdict(report), "slots": report.slots,
                "block_steps": block_steps(sched), "time_s": schedule_time_s(sched), "valid": True}
-    if as_json:
-        click.echo(json.dumps(summary, indent=1))
-    else:
-        click.echo(f"valid: {sched.collective.kind} on {sched.system.kind} N={sched.system.nodes}, "
-                   f"{report.steps} steps (time slots), {summary['block_steps']:.6g} block-steps, "
-                   f"{report.transfers} transfers, "
-                   f"{report.wavelengths_used} wavelengths, "
-                   f"time {format_time(summary['time_s'])}")
+    emit_one(out, summary, f"valid: {sched.collective.kind} on {sched.system.kind} N={sched.system.nodes}, "
+                           f"{report.steps} steps (time slots), {summary['block_steps']:.6g} block-steps, "
+                           f"{report.transfers} transfers, "
+                           f"{report.wavelengths_used} wavelengths, "
+                           f"time {format_time(summary['time_s'])}")
 
 
-@click.command("topology")
+@click.command("topology", cls=StrictCommand)
 @click.argument("system", default="paper")
 @click.option("--nodes", "-n", type=int, default=None, help="Number of nodes N.")
 @click.option("--wavelengths", "-w", type=int, default=None, help="Wavelengths per fiber (optical).")
-@click.option("--fibers", "-f", type=int, default=None, help="Fibers per direction (optical).")
+@click.option("--fibers", "-F", type=int, default=None, help="Fibers per direction (optical; -F, as on compare).")
+@retired_fibers_flag
 @click.option("--radix", type=int, default=None, help="Switch port count (fat-tree k, MLFM 2d).")
 @click.option("--select", default=None, help="MLFM partial-server selection n,l,m.")
 @click.option("--system-param", "-S", "system_params", multiple=True, help="Other system parameter key=value.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def topology_cmd(system, nodes, wavelengths, fibers, radix, select, system_params, as_json) -> None:
+@output_options()
+def topology_cmd(system, nodes, wavelengths, fibers, radix, select, system_params, out: Output) -> None:
     """Show what a system is made of: nodes, switches, links, radix, diameter.
 
     \b
@@ -201,44 +206,33 @@ def topology_cmd(system, nodes, wavelengths, fibers, radix, select, system_param
       collsim topology torus -S dims=4,4,4
       collsim topology fat-tree -S k=8 --json
       collsim topology mlfm --radix 36
+      collsim topology fat-tree -S k=8 --format csv
     """
-    from rich.table import Table
-
     from ..systems import load_system
+    from .output import flatten, text_of
     sysm = load_system(system, **overrides(nodes, wavelengths, fibers, system_params=system_params,
                                            radix=radix, select=select))
     info = {"system": sysm.name, **sysm.summary()}
-    if as_json:
-        click.echo(json.dumps(info, indent=1))
+    if out.format == "json":  # one object, nested as the system describes itself
+        emit_json(info)
         return
-    table = Table(title=f"{sysm.kind} ({sysm.name})", show_header=False)
-    table.add_column("field")
-    table.add_column("value", justify="right")
-    for key, value in _flatten(info):
-        table.add_row(key.replace("_", " "), "-" if value is None else str(value))
-    _console().print(table)
+    flat = flatten(info)
+    emit(out, [flat], lambda: print_table(f"{sysm.kind} ({sysm.name})", [
+        TableColumn("field", [k.replace("_", " ") for k in flat], left=True),
+        TableColumn("value", [text_of(v) for v in flat.values()])]))
 
 
-def _flatten(info: dict, prefix: str = ""):
-    """Yield (dotted key, value) pairs of nested dictionaries, for one table row each."""
-    for key, value in info.items():
-        if isinstance(value, dict):
-            yield from _flatten(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value
-
-
-@click.command("simulate")
+@click.command("simulate", cls=StrictCommand)
 @click.argument("target")
 @system_options
 @click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to build.")
-@click.option("--size", "-s", default="4MiB", show_default=True, help="Message size.")
+@size_options()
 @click.option("--param", "-p", "params", multiple=True, help="Algorithm parameter key=value (repeatable).")
 @click.option("--mode", type=click.Choice(["bulk", "dataflow"]), default="bulk", show_default=True,
               help="Bulk-synchronous steps, or start each transfer when its data has arrived.")
-@click.option("--json", "as_json", is_flag=True, help="Print totals, per-step times and per-link utilisation.")
+@output_options(explain=True)
 def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-                 system_params, strategy, collective, size, params, mode, as_json) -> None:
+                 system_params, strategy, collective, sizes, params, mode, out: Output) -> None:
     """Run the flow-level simulator on an algorithm's schedule or a schedule FILE (electrical networks).
 
     \b
@@ -246,33 +240,69 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
       collsim simulate ne --system ring -n 64 -s 1MiB
       collsim simulate pairwise --system fat-tree -n 128 -c alltoall -s 64KiB --json
       collsim simulate sched.json --mode dataflow
+      collsim simulate ne --system ring -n 16 -b 64KiB -e 64MiB -f 4 --json
+      collsim simulate ne --system ring -n 64 --format csv --explain
+
+    JSON has per-step times and per-link utilisation too; CSV and TSV have one row per size.
     """
     from pathlib import Path
 
     from ..core.serialize import load
-    from ..pipeline import build, schedule_time_s, verify
+    from ..pipeline import schedule_time_s, verify
     from ..sim import simulate
-    if target.endswith((".json", ".npz")) and Path(target).exists():
-        sched = load(target)
+    from .columns import print_legend
+    from .sizes import iter_schedules, schedule_facts, size_title
+    from_file = target.endswith((".json", ".npz")) and Path(target).exists()
+    if target.endswith((".json", ".npz")) and not from_file:
+        from ..core.errors import ScheduleFormatError
+        raise ScheduleFormatError(f"schedule file {target} does not exist")
+    if from_file:
+        if sizes.explicit:
+            raise click.UsageError("a schedule file has its own size, root and shift: --size, --total-size, -b/-e, "
+                                   "--root and --shift apply when simulating an algorithm")
+        ignored = given_options(click.get_current_context(),
+                                exclude=("target", "mode", "fmt", "as_json", "explain_columns", "wide_table"))
+        if ignored:
+            raise click.UsageError(f"a schedule file carries its own system, collective and algorithm; "
+                                   f"{', '.join(ignored)} would be ignored (they apply when simulating an algorithm)")
+        with ProgressBar(f"reading {target}") as bar:
+            scheds = [load(target, bar.callback)]
     else:
         sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
                              radix, select)
-        sched = build(target, system, collective, size, strategy=strategy, system_options=sys_over,
-                      **parse_params(params))
-    verify(sched)
-    result = simulate(sched, mode=mode)
-    if as_json:
-        click.echo(json.dumps(result.to_json(), indent=1))
-        return
-    click.echo(f"{sched.algorithm} {sched.collective.kind} on {sched.system.kind} N={sched.system.nodes} ({mode}): "
-               f"simulated {format_time(result.total_time_s)}, alpha-beta {format_time(schedule_time_s(sched))}, "
-               f"{len(result.step_time_s)} steps, max link load {result.max_link_load}")
+        scheds = iter_schedules(target, system, collective, sizes, overrides=sys_over, params=parse_params(params),
+                                strategy=strategy)
+    docs = []
+    with ProgressBar("verifying" if from_file else "building",
+                     total=3 * (1 if from_file else sizes.count())) as bar:
+        for sched in scheds:  # each size's schedule is built (or the file read) as the loop asks for it
+            bar.update(advance=1, description="verifying")
+            verify(sched)
+            bar.update(advance=1, description="simulating")
+            result = simulate(sched, mode=mode)
+            bar.update(advance=1, description="building")
+            # one record per size, each with the schedule's sizes (size_bytes, total_bytes), root and shift
+            docs.append({**schedule_facts(sched), "alpha_beta_time_s": schedule_time_s(sched), **result.to_json()})
+            if out.format != "table":
+                continue
+            coll = sched.collective
+            echo(f"{sched.algorithm} {coll.kind} of {size_title(coll.kind, coll.nodes, coll.size_bytes)} on "
+                 f"{sched.system.kind} N={sched.system.nodes} ({mode}): "
+                 f"simulated {format_time(result.total_time_s)}, "
+                 f"alpha-beta {format_time(docs[-1]['alpha_beta_time_s'])}, "
+                 f"{len(result.step_time_s)} steps, max link load {result.max_link_load}")
+    if out.format == "json":
+        emit_json(docs if sizes.sweep else docs[0])
+    elif out.format != "table":  # csv, tsv: the scalars, one row per size
+        emit(out, [{k: v for k, v in d.items() if not isinstance(v, (list, dict))} for d in docs])
+    if out.explain:
+        print_legend("simulate", err=out.format != "table")
 
 
-@click.command("reproduce")
+@click.command("reproduce", cls=StrictCommand)
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
-def reproduce_cmd(name, as_json) -> None:
+@output_options()
+def reproduce_cmd(name, out: Output) -> None:
     """Regenerate a paper's published table, the paper's value beside collsim's.
 
     With no NAME, list the available tables.
@@ -282,31 +312,39 @@ def reproduce_cmd(name, as_json) -> None:
       collsim reproduce
       collsim reproduce optree-table1
       collsim reproduce mlfm-congestion --json
+      collsim reproduce mlfm-throughput --format csv
     """
-    from rich.table import Table
-
     from ..core.errors import UnknownNameError
-    from ..experiments.papers import EXPERIMENTS
+    from ..experiments.papers import EXPERIMENTS, SIZE_NOTES
+    from .output import text_of
+    from ..algorithms.bibliography import citations
+    from .info import print_references
     if name is None:
-        for key, (_, what) in EXPERIMENTS.items():
-            click.echo(f"{key:20s} {what}")
+        listing = [{"name": key, "description": what, "references": [c.text() for c in citations(what)]}
+                   for key, (_, what) in EXPERIMENTS.items()]
+
+        def table() -> None:
+            for r in listing:
+                echo(f"{r['name']:20s} {r['description']}")
+            echo("References:")
+            print_references(*(what for _, what in EXPERIMENTS.values()))
+        emit(out, listing, table)
         return
     if name not in EXPERIMENTS:
-        raise UnknownNameError(f"unknown table {name!r}; known: {', '.join(EXPERIMENTS)}")
+        from ..core.errors import did_you_mean
+        hint = did_you_mean(name, EXPERIMENTS)
+        raise UnknownNameError(f"unknown table {name!r}" + (f"{hint} Known" if hint else "; known")
+                               + f": {', '.join(EXPERIMENTS)}")
     fn, what = EXPERIMENTS[name]
-    with _console(err=True).status(f"reproducing {name}", spinner="dots"):
+    with ProgressBar(f"reproducing {name}"):
         rows = fn()
-    if as_json:
-        click.echo(json.dumps(rows, indent=1, default=str))
-        return
-    table = Table(title=f"{name}: {what}")
     keys = [k for k in rows[0] if not isinstance(rows[0][k], (dict, list))]
-    for k in keys:
-        table.add_column(k.replace("_", " "), justify="right")
-    for r in rows:
-        table.add_row(*("-" if r[k] is None else (f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k]))
-                        for k in keys))
-    _console().print(table)
+    emit(out, rows, lambda: print_table(f"{name}: {what}", [
+        TableColumn(k.replace("_", " "), [text_of(r[k]) for r in rows], left=isinstance(rows[0][k], str))
+        for k in keys], caption=([SIZE_NOTES[name]] if name in SIZE_NOTES else [])  # the paper's sizes, in bytes
+        + [f"[{c.key}] {c.text()}" for c in citations(what + " " + SIZE_NOTES.get(name, ""))]))
 
 
-ALL = [algorithms_cmd, compare_cmd, reproduce_cmd, schedule_cmd, simulate_cmd, topology_cmd, verify_cmd]
+from .info import systems_cmd  # noqa: E402  (its own module: ``collsim systems``)
+
+ALL = [algorithms_cmd, compare_cmd, reproduce_cmd, schedule_cmd, simulate_cmd, systems_cmd, topology_cmd, verify_cmd]

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "reproduce": "Regenerate a paper's published table, the paper's value beside collsim's.",
     "schedule": "Build, verify and write a schedule file (JSON; numpy's binary format if the name ends in .npz).",
     "simulate": "Run the flow-level simulator on an algorithm's schedule or a schedule FILE (electrical networks).",
+    "systems": "List system presets and kinds with their parameters and defaults.",
     "topology": "Show what a system is made of: nodes, switches, links, radix, diameter.",
     "verify": "Check a schedule file (ours or hand-written; JSON or .npz).",
 }
@@ -67,8 +68,9 @@ def cli() -> None:
     \b
     Examples:
       collsim compare
-      collsim compare --nodes 256 --collective allreduce --size 32KB --json
+      collsim compare --nodes 256 --collective allreduce --size 32KiB --json
       collsim algorithms
+      collsim systems
       collsim compare --system fat-tree -n 128 --collective alltoall --size 64KiB
       collsim schedule osm --nodes 16 --wavelengths 2 --out osm.json
       collsim verify osm.json
@@ -92,32 +94,33 @@ def main(argv: list[str] | None = None) -> None:
     # collsim makes no BLAS calls, and OpenBLAS starting its thread pool when numpy is imported
     # costs tens of milliseconds on a small machine (docs/performance.md).  An explicit setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from .output import ascii_fallback, echo  # a terminal that cannot show "λ" gets "lambda" (docs/output.md)
+    ascii_fallback()
     try:
         cli.main(args=argv, prog_name="collsim", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        click.echo("collsim: aborted", err=True)
+        echo("collsim: aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        click.echo(f"collsim: {exc.format_message()}", err=True)
+        echo(f"collsim: {exc.format_message()}", err=True)
         sys.exit(2)
     except VerificationError as exc:
-        click.echo(f"collsim: {exc}", err=True)
+        echo(f"collsim: {exc}", err=True)
         sys.exit(1)
     except CollsimError as exc:
-        click.echo(f"collsim: {exc}", err=True)
+        echo(f"collsim: {exc}", err=True)
         sys.exit(2)
     except BrokenPipeError:
         sys.exit(0)
-    except MemoryError as exc:
-        click.echo(f"collsim: not enough memory for this instance ({exc}); use fewer nodes or a smaller "
-                   "split", err=True)
+    except MemoryError:  # numpy's text ("Unable to allocate 745. GiB for an array with shape ...") is not for users
+        echo("collsim: not enough memory for this instance; use fewer nodes or a smaller split", err=True)
         sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - never show users a traceback
         if os.environ.get("COLLSIM_DEBUG"):
             raise
-        click.echo(f"collsim: internal error: {type(exc).__name__}: {exc} "
-                   "(set COLLSIM_DEBUG=1 for a traceback)", err=True)
+        echo(f"collsim: internal error: {type(exc).__name__}: {exc} (set COLLSIM_DEBUG=1 for a traceback)",
+             err=True)
         sys.exit(3)
     sys.exit(0)
