@@ -234,3 +234,21 @@ def test_compare_passes_algorithm_parameters(run_cli):
     assert by["wrht"]["params"]["m"] == 33 and "m" not in by["ring"]["params"]
     proc = run_cli("compare", "-a", "ring", "-p", "m=3")
     assert proc.returncode == 2 and "takes parameter" in proc.stderr
+
+
+def test_simulate_reads_standard_input_and_the_api_takes_paths(run_cli, tmp_path):
+    import collsim
+    text = run_cli("schedule", "ring", "--system", "ring", "-n", "8", "-s", "1KiB", "--out", "-", check=True).stdout
+    proc = subprocess.run([collsim_exe(), "simulate", "-", "--json"], input=text, capture_output=True, text=True)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["algorithm"] == "ring"
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    assert collsim.simulate(str(path)).total_time_s == json.loads(proc.stdout)["total_time_s"]
+
+
+def test_parameters_an_algorithm_would_ignore_are_refused(run_cli):
+    import collsim
+    proc = run_cli("compare", "--system", "ring", "-n", "8", "-a", "ring", "-p", "chunks=4", "-s", "1KiB")
+    assert proc.returncode == 2 and "chunks=4 pipelines broadcast and reduce" in proc.stderr
+    rows, _ = collsim.compare("ring", "broadcast", "1KiB", nodes=8, algorithms="ring", params={"chunks": 4})
+    assert rows[0].params["chunks"] == 4

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
+from ..core.errors import UnsupportedError
 from ..core.schedule import LogicalBuilder
 from ..core.validate import positive_integer
 from .common import stripe_band
@@ -76,6 +77,10 @@ def ring(system, collective, size_bytes, *, chunks: int = 1, stripe: int = 1):
     i = np.arange(n)
     band = stripe_band(system, stripe)
     extra = {"stripe": band} if band > 1 else {}
+    k = positive_integer("chunks", chunks)
+    if k != 1 and collective not in ("broadcast", "reduce"):  # never silently ignore a parameter
+        raise UnsupportedError(f"ring: chunks={k} pipelines broadcast and reduce; {collective} sends one block "
+                               f"(or one N-th of the vector) per transfer")
     if collective == "allgather":
         b = LogicalBuilder(make_collective("allgather", n, size_bytes))
         for r in range(n - 1):
@@ -90,7 +95,6 @@ def ring(system, collective, size_bytes, *, chunks: int = 1, stripe: int = 1):
             for r in range(n - 1):
                 b.add(n - 1 + r, i, (i + 1) % n, ((i - r) % n)[:, None], direction=1, band=band)
         return b.build(), extra
-    k = positive_integer("chunks", chunks)
     root = 0
     coll = make_collective(collective, n, size_bytes, split=k, root=root)
     b = LogicalBuilder(coll)

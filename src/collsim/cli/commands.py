@@ -240,6 +240,7 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
       collsim simulate ne --system ring -n 64 -s 1MiB
       collsim simulate pairwise --system fat-tree -n 128 -c alltoall -s 64KiB --json
       collsim simulate sched.json --mode dataflow
+      collsim schedule ring --system ring -n 8 --out - | collsim simulate -
       collsim simulate ne --system ring -n 16 -b 64KiB -e 64MiB -f 4 --json
       collsim simulate ne --system ring -n 64 --format csv --explain
 
@@ -247,12 +248,11 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
     """
     from pathlib import Path
 
-    from ..core.serialize import load
     from ..pipeline import schedule_time_s, verify
     from ..sim import simulate
     from .columns import print_legend
     from .sizes import iter_schedules, schedule_facts, size_title
-    from_file = target.endswith((".json", ".npz")) and Path(target).exists()
+    from_file = target == "-" or (target.endswith((".json", ".npz")) and Path(target).exists())
     if target.endswith((".json", ".npz")) and not from_file:
         from ..core.errors import ScheduleFormatError
         raise ScheduleFormatError(f"schedule file {target} does not exist")
@@ -265,8 +265,9 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
         if ignored:
             raise click.UsageError(f"a schedule file carries its own system, collective and algorithm; "
                                    f"{', '.join(ignored)} would be ignored (they apply when simulating an algorithm)")
+        from .io import read_schedule
         with ProgressBar(f"reading {target}") as bar:
-            scheds = [load(target, bar.callback)]
+            scheds = [read_schedule(target, bar.callback)]
     else:
         sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
                              radix, select)

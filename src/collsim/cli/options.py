@@ -74,17 +74,19 @@ def overrides(nodes, wavelengths, fibers, link_bandwidth=None, link_latency=None
         out["radix"] = radix
     if select is not None:
         out["selection"] = _value(select)
-    out.update(parse_params(system_params))
+    out.update(parse_params(system_params, "--system-param/-S"))
     return out
 
 
-def parse_params(items: tuple[str, ...]) -> dict:
+def parse_params(items: tuple[str, ...], option: str = "--param") -> dict:
     """Parse ``--param key=value`` pairs (ints, floats, comma lists, strings).
 
     Parameters
     ----------
     items : tuple of str
         Raw ``key=value`` strings.
+    option : str, optional
+        The option they came from, for the message.
 
     Returns
     -------
@@ -100,7 +102,7 @@ def parse_params(items: tuple[str, ...]) -> dict:
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key:
-            raise InputError(f"--param expects key=value, got {item!r}")
+            raise InputError(f"{option} expects key=value, got {item!r}")
         out[key.strip()] = _value(raw.strip())
     return out
 

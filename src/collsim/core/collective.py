@@ -413,7 +413,7 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
     c = _chunk_count(kind, n, s)
     if int(size_bytes) * (c // s) * n > 2**63 - 1:  # whole data x N: what schedules sum in int64
         raise InputError(f"{kind} of {int(size_bytes)} bytes on {n} nodes is too large for collsim's 64-bit byte "
-                         f"counts (whole data x nodes < 2^63): use at most {(2**63 - 1) // (c // s * n)} bytes")
+                         f"counts (whole data x nodes < 2^63): " + (f"use at most {top} bytes" if (top := (2**63 - 1) // (c // s * n)) else "use fewer nodes"))
     deliveries = min_deliveries(kind, n, s)
     check_memory(collective_memory_bytes(kind, n, s) + deliveries * BYTES_PER_DELIVERY,
                  f"{kind} on {n} nodes with {c} chunks", f"explicit schedules are limited by memory (this one "

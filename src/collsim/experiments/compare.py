@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from ..algorithms import REGISTRY, get_algorithm
 from ..core.collective import SPECS, canonical_collective
@@ -273,7 +273,11 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     else:
         size_bytes = parse_size("4MiB" if size is None else size)
     skipped: list[str] = []
+    if params is not None and not isinstance(params, Mapping):
+        raise InputError(f"params must be a mapping of parameter names to values, got {params!r}")
     params = dict(params or {})
+    if isinstance(algorithms, str):  # one name, or "ring,ne" as on the command line
+        algorithms = [a.strip() for a in algorithms.split(",") if a.strip()]
     if algorithms is None:
         names = []
         for name, reason in applicable(sysm, coll):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..core.network import Network
-from ..core.units import format_time
+from ..core.units import format_bandwidth, format_time
 from ..cost.network import alpha_beta_time_s, network_lower_bound_s
 from ..rwa.network import realize_network
 from ..sim import simulate
@@ -43,7 +43,7 @@ class NetworkPart:
     >>> s = build("ring", "ring", "allgather", 1024, nodes=4)
     >>> part = NetworkModel().row_part(s, None, {})
     >>> part.max_link_load, part.time_model, part.title()
-    (1, 'alpha-beta (schedule)', '12.5 GB/s links, 1 µs latency')
+    (1, 'alpha-beta (schedule)', '12.5GB/s links, 1 µs latency')
     """
 
     link_bandwidth_bytes_per_s: float
@@ -59,9 +59,9 @@ class NetworkPart:
         Returns
         -------
         str
-            ``"12.5 GB/s links, 1 µs latency"``.
+            ``"12.5GB/s links, 1 µs latency"``.
         """
-        return f"{self.link_bandwidth_bytes_per_s / 1e9:g} GB/s links, {format_time(self.link_latency_s)} latency"
+        return f"{format_bandwidth(self.link_bandwidth_bytes_per_s)} links, {format_time(self.link_latency_s)} latency"
 
     @staticmethod
     def columns() -> list[Column]:

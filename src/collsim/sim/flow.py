@@ -47,6 +47,7 @@ other; see :mod:`collsim.sim.maxmin`.
 from __future__ import annotations
 
 import heapq
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -271,8 +272,9 @@ def simulate(schedule: Schedule, *, mode: str = "bulk") -> SimResult:
 
     Parameters
     ----------
-    schedule : Schedule
-        A schedule on an electrical network (with ``route_links``).
+    schedule : Schedule or path
+        A schedule on an electrical network (with ``route_links``), or a schedule file
+        (JSON or ``.npz``) to load.
     mode : {"bulk", "dataflow"}, optional
         Bulk-synchronous steps, or dependency-driven starts.
 
@@ -304,6 +306,9 @@ def simulate(schedule: Schedule, *, mode: str = "bulk") -> SimResult:
     >>> round(r.total_time_s, 12)   # 3 uncongested steps of 1 us + 1000 B / (1 GB/s)
     6e-06
     """
+    if isinstance(schedule, (str, os.PathLike)):
+        from ..core.serialize import load
+        schedule = load(schedule)
     if mode not in MODES:
         raise InputError(f"unknown simulation mode {mode!r}; known: {', '.join(MODES)}")
     if not isinstance(schedule.routes, LinkRoutes):
