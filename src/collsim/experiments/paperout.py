@@ -1,0 +1,339 @@
+"""What a paper's reproduction writes: data CSV, figures (PNG + SVG), comparison tables.
+
+Every ``collsim reproduce PAPER --out DIR`` goes through these helpers so that the
+files look alike and are byte-identical from run to run (no timestamps in CSV,
+Markdown, PNG or SVG metadata).  A reproduction returns a :class:`PaperResult`:
+the files it wrote, its comparison rows (one per number the paper prints: the
+paper's value, collsim's, the difference and, where they differ, the
+explanation) and its provenance (assumptions, parameters), which the HTML
+report (``reproduce all``) assembles.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..core.files import atomic_write
+
+COMPARISON_COLUMNS = ("item", "quantity", "unit", "paper", "collsim", "difference", "model", "agrees",
+                      "explanation")
+"""Columns of every comparison table (CSV and Markdown)."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One number the paper prints, beside collsim's.
+
+    Parameters
+    ----------
+    item : str
+        Where the paper prints it: ``"Table 1"``, ``"Fig. 5"``, ``"abstract"``.
+    quantity : str
+        What it is: ``"OSM steps, N=1024, w=64"``.
+    unit : str
+        ``"steps"``, ``"s"``, ``"%"`` ...
+    paper : float or None
+        The printed value (None when the paper draws but does not print it).
+    collsim : float or None
+        collsim's value under ``model``.
+    model : str
+        Which of collsim's models gave ``collsim``: ``"eq3"`` (the papers' closed form)
+        or ``"schedule"`` (the explicit verified schedule), or a simulator.
+    explanation : str, optional
+        Why they differ (required when they do not agree).
+    rtol : float, optional
+        Relative tolerance within which the two agree (default 0.5 %).
+
+    Examples
+    --------
+    >>> c = Comparison("Table 1", "Ring steps", "steps", 1023, 1023, "schedule")
+    >>> c.agrees, c.difference
+    (True, 0.0)
+    """
+
+    item: str
+    quantity: str
+    unit: str
+    paper: float | None
+    collsim: float | None
+    model: str
+    explanation: str = ""
+    rtol: float = 0.005
+
+    @property
+    def difference(self) -> float | None:
+        """``collsim - paper`` (None if either is missing)."""
+        if self.paper is None or self.collsim is None:
+            return None
+        return float(self.collsim) - float(self.paper)
+
+    @property
+    def agrees(self) -> bool | None:
+        """Whether the values agree within ``rtol`` (None if either is missing)."""
+        if self.paper is None or self.collsim is None:
+            return None
+        scale = max(abs(float(self.paper)), abs(float(self.collsim)), 1e-300)
+        return abs(float(self.collsim) - float(self.paper)) <= self.rtol * scale
+
+    def row(self) -> dict[str, Any]:
+        """The comparison as a flat record in :data:`COMPARISON_COLUMNS` order.
+
+        Returns
+        -------
+        dict
+            JSON-able values.
+
+        Examples
+        --------
+        >>> Comparison("abstract", "reduction vs Ring", "%", 72.97, 70.1, "eq3", "see docs").row()["agrees"]
+        False
+        """
+        d = asdict(self)
+        return {k: (getattr(self, k) if k in ("difference", "agrees") else d[k]) for k in COMPARISON_COLUMNS}
+
+
+@dataclass(frozen=True)
+class PaperResult:
+    """What one paper's reproduction produced.
+
+    Parameters
+    ----------
+    paper : str
+        ``"optree"``, ``"wrht"``, ``"mlfm"`` or ``"textbook"``.
+    title : str
+        The paper's full citation (``docs/references.md``).
+    out_dir : Path
+        Where the files are.
+    figures : tuple of str
+        Figure base names written (``fig5`` for ``fig5.png`` and ``fig5.svg``), in order.
+    tables : tuple of str
+        CSV data files written (file names), in order.
+    comparisons : tuple of Comparison
+        Every printed number beside collsim's.
+    notes : tuple of str
+        Assumptions and parameters a reader needs (provenance), in order.
+    captions : dict
+        Figure base name -> caption (what it shows, under which model).
+
+    Examples
+    --------
+    >>> r = PaperResult("optree", "[OpTree24]", Path("."), comparisons=(
+    ...     Comparison("Table 1", "Ring steps", "steps", 1023, 1023, "schedule"),))
+    >>> r.disagreements()
+    []
+    """
+
+    paper: str
+    title: str
+    out_dir: Path
+    figures: tuple = ()
+    tables: tuple = ()
+    comparisons: tuple = ()
+    notes: tuple = ()
+    captions: dict = field(default_factory=dict)
+
+    def disagreements(self) -> list[Comparison]:
+        """The comparisons whose values differ.
+
+        Returns
+        -------
+        list of Comparison
+            Each with its explanation.
+        """
+        return [c for c in self.comparisons if c.agrees is False]
+
+
+def write_csv(path: str | Path, rows: Iterable[dict[str, Any]], columns: Iterable[str] | None = None) -> Path:
+    """Write records as CSV (header from ``columns`` or the first record), atomically.
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination.
+    rows : iterable of dict
+        Records; lists and dicts are written as JSON text, None as an empty field.
+    columns : iterable of str, optional
+        Column order (default: the first record's keys).
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = write_csv(os.path.join(tempfile.mkdtemp(), "a.csv"), [{"n": 4, "t_s": 0.5}])
+    >>> p.read_text().splitlines()
+    ['n,t_s', '4,0.5']
+    """
+    rows = list(rows)
+    cols = list(columns) if columns is not None else (list(rows[0]) if rows else [])
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for r in rows:
+        w.writerow(["" if r.get(c) is None else (json.dumps(r[c]) if isinstance(r.get(c), (list, dict, tuple))
+                                                  else r[c]) for c in cols])
+    path = Path(path)
+    atomic_write(path, lambda fh: fh.write(buf.getvalue().encode()))
+    return path
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "**no**"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(rows: Iterable[dict[str, Any]], columns: Iterable[str]) -> str:
+    """A GitHub-flavoured Markdown table.
+
+    Parameters
+    ----------
+    rows : iterable of dict
+        Records.
+    columns : iterable of str
+        Columns, in order.
+
+    Returns
+    -------
+    str
+        The table, one line per row.
+
+    Examples
+    --------
+    >>> print(markdown_table([{"a": 1, "b": None}], ["a", "b"]))
+    | a | b |
+    |---|---|
+    | 1 | – |
+    """
+    cols = list(columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    lines += ["| " + " | ".join(_cell(r.get(c)) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def write_comparisons(out_dir: str | Path, paper: str, comparisons: Iterable[Comparison]) -> tuple[Path, Path]:
+    """Write ``{paper}-comparison.csv`` and ``{paper}-comparison.md``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Folder.
+    paper : str
+        File name prefix.
+    comparisons : iterable of Comparison
+        The rows.
+
+    Returns
+    -------
+    tuple of Path
+        The CSV and Markdown files.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> c, m = write_comparisons(tempfile.mkdtemp(), "x", [Comparison("T1", "q", "steps", 1, 2, "eq3", "why")])
+    >>> m.read_text().splitlines()[2].startswith("| T1 | q | steps | 1 | 2 | 1")
+    True
+    """
+    rows = [c.row() for c in comparisons]
+    out = Path(out_dir)
+    csv_path = write_csv(out / f"{paper}-comparison.csv", rows, COMPARISON_COLUMNS)
+    md = markdown_table(rows, COMPARISON_COLUMNS) + "\n"
+    md_path = out / f"{paper}-comparison.md"
+    atomic_write(md_path, lambda fh: fh.write(md.encode()))
+    return csv_path, md_path
+
+
+def save_figure(fig, out_dir: str | Path, name: str) -> tuple[Path, Path]:
+    """Save a matplotlib figure as ``name.png`` and ``name.svg``, byte-identical across runs.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure (closed afterwards).
+    out_dir : str or Path
+        Folder.
+    name : str
+        Base name.
+
+    Returns
+    -------
+    tuple of Path
+        The PNG and SVG files.
+
+    Examples
+    --------
+    >>> import tempfile, matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([1, 2], [3, 4])
+    >>> png, svg = save_figure(fig, tempfile.mkdtemp(), "f")
+    >>> png.read_bytes()[:4] == b"\\x89PNG", svg.suffix
+    (True, '.svg')
+    """
+    import matplotlib
+    import matplotlib.pyplot as plt
+    out = Path(out_dir)
+    paths = []
+    with matplotlib.rc_context({"svg.hashsalt": "collsim", "svg.fonttype": "none"}):
+        for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None, "Creator": None})):
+            buf = io.BytesIO()
+            fig.savefig(buf, format=ext, metadata=meta, dpi=120, bbox_inches="tight")
+            p = out / f"{name}.{ext}"
+            atomic_write(p, lambda fh, data=buf.getvalue(): fh.write(data))
+            paths.append(p)
+    plt.close(fig)
+    return paths[0], paths[1]
+
+
+def pyplot():
+    """matplotlib's pyplot on the non-interactive Agg backend (no display needed).
+
+    Returns
+    -------
+    module
+        ``matplotlib.pyplot``.
+
+    Raises
+    ------
+    collsim.core.errors.InputError
+        If matplotlib is not installed (``pip install 'collsim[plot]'``).
+
+    Examples
+    --------
+    >>> pyplot().__name__
+    'matplotlib.pyplot'
+    """
+    from ..core.errors import InputError
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError("drawing figures needs matplotlib: pip install 'collsim[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+Reproducer = Callable[..., PaperResult]
+"""``reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None) -> PaperResult``."""
+
+PAPERS: dict[str, str] = {
+    "optree": "collsim.experiments.reproduce_optree",
+    "wrht": "collsim.experiments.reproduce_wrht",
+    "mlfm": "collsim.experiments.reproduce_mlfm",
+    "textbook": "collsim.experiments.reproduce_textbook",
+}
+"""Paper name -> module whose ``reproduce`` function regenerates its evaluation."""
