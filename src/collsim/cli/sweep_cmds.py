@@ -1,0 +1,119 @@
+"""``collsim sweep`` and ``collsim results``: run a grid of points into a results store, and read it back.
+
+The library is imported inside the commands (tests/test_startup.py); docs/sweeps.md has
+the file format and the store's schema.
+"""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from .options import StrictCommand
+from .output import Output, ProgressBar, TableColumn, echo, emit, output_options, print_table
+
+DEFAULT_STORE = "collsim-results.sqlite"
+
+
+@click.command("sweep", cls=StrictCommand)
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--store", "store_path", default=DEFAULT_STORE, show_default=True,
+              type=click.Path(dir_okay=False), help="The results store (an SQLite file; created if missing).")
+@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Worker processes.")
+def sweep_cmd(file, store_path, jobs) -> None:
+    """Run a sweep file's grid of points into a results store, skipping finished points.
+
+    FILE is TOML with a [sweep] table of lists (docs/sweeps.md): systems, nodes,
+    wavelengths, fibers, link_bandwidths, link_latencies, sizes, collectives,
+    algorithms, and [sweep.params].  Each point is built, verified and timed once;
+    a point that fails is recorded with its error and the sweep goes on.  Rerun the
+    same file to finish an interrupted sweep.
+
+    \b
+    Examples:
+      collsim sweep examples/sweep-small.toml
+      collsim sweep grid.toml --store results.sqlite --jobs 4
+      collsim results --store results.sqlite --format csv
+    """
+    from ..experiments.store import Store
+    from ..experiments.sweep import read_sweep, run_sweep
+    grid = read_sweep(file)
+    if grid.skipped:
+        echo(f"left out {len(grid.skipped)} kind(s) of combination that do not apply:", err=True)
+        for reason in grid.skipped:
+            echo(f"  skipped: {reason}", err=True)
+    t0 = time.monotonic()
+    with Store(store_path) as store, ProgressBar("sweep", total=len(grid)) as bar:
+        def progress(done: int, total: int, record: dict | None) -> None:
+            rate = done / max(time.monotonic() - t0, 1e-9)
+            bar.update(done, total=total, description=f"sweep ({rate:.1f} points/s)")
+        summary = run_sweep(grid, store, jobs=jobs, progress=progress)
+    click.echo(f"{summary['points']} points: {summary['run']} run, {summary['finished']} skipped as finished, "
+               f"{summary['failed']} failed; store {store_path}")
+
+
+_SHOWN = (("algorithm", "algorithm"), ("system", "system"), ("collective", "collective"), ("nodes", "N"),
+          ("size_bytes", "size"), ("slots", "slots"), ("time_s", "time"), ("simulated_time_s", "simulated"),
+          ("efficiency", "efficiency"), ("status", "status"))
+
+
+@click.command("results", cls=StrictCommand)
+@click.option("--store", "store_path", default=DEFAULT_STORE, show_default=True,
+              type=click.Path(dir_okay=False), help="The results store collsim sweep wrote.")
+@click.option("--system", default=None, help="Only this system (as the sweep file names it).")
+@click.option("--collective", "-c", default=None, help="Only this collective.")
+@click.option("--algorithm", "-a", default=None, help="Only this algorithm.")
+@click.option("--nodes", "-n", type=int, default=None, help="Only this node count.")
+@click.option("--status", type=click.Choice(["ok", "error"]), default=None, help="Only finished or failed points.")
+@output_options()
+def results_cmd(store_path, system, collective, algorithm, nodes, status, out: Output) -> None:
+    """Show the results a sweep stored, one row per point, in a fixed order.
+
+    JSON and CSV rows hold every key of the point's result (as collsim compare
+    --json prints it) plus key, status and error; a failed point has its error and
+    the point's own keys.
+
+    \b
+    Examples:
+      collsim results
+      collsim results --system ring --collective allgather --format csv
+      collsim results --store results.sqlite --status error --json
+    """
+    from ..algorithms import get_algorithm
+    from ..core.collective import canonical_collective
+    from ..core.units import format_size, format_time
+    from ..experiments.store import Store, flat_record
+    from ..systems import PRESETS, kind_names
+    if system is not None and system.strip().lower() in (*PRESETS, *kind_names()):
+        system = system.strip().lower()  # as the sweep stored it (a TOML file's path is kept as written)
+    filters = {"system": system, "nodes": nodes, "status": status,
+               "collective": canonical_collective(collective) if collective else None,
+               "algorithm": get_algorithm(algorithm).name if algorithm else None}
+    with Store(store_path, create=False) as store:
+        rows = [flat_record(r) for r in store.records(**filters)]
+
+    def cell(key: str, value) -> str:
+        if value is None:
+            return "-"
+        if key == "size_bytes":
+            return format_size(value)
+        if key.endswith("time_s"):
+            return format_time(value)
+        if key == "efficiency":
+            return f"{100 * value:.3g}%"
+        return str(value)
+
+    def table() -> None:
+        if not rows:
+            echo(f"no results in {store_path}" + (" match" if any(filters.values()) else ""))
+            return
+        failed = [r for r in rows if r["status"] == "error"]
+        print_table(f"{len(rows)} results in {store_path}", [
+            TableColumn(head, [cell(key, r.get(key)) for r in rows], left=key in ("algorithm", "system", "collective"))
+            for key, head in _SHOWN], caption=[f"{r['algorithm']} on {r['system']}: {r['error']}" for r in failed])
+    emit(out, rows, table)
+
+
+ALL = [results_cmd, sweep_cmd]

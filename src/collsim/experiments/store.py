@@ -1,0 +1,434 @@
+"""The results store: one SQLite row per sweep point, keyed by a hash of its configuration.
+
+A point (:mod:`collsim.experiments.sweep`) is a dict: system, nodes, wavelengths,
+fibers, link bandwidth and latency, size, collective, algorithm and the algorithm's
+parameters.  Its row's ``key`` is the SHA-256 of the canonical JSON (sorted keys,
+no spaces) of ``{"model_version": MODEL_VERSION, "point": <the point>}``, so a
+result computed by an older model is never found for, or mixed with, a new one.
+
+The store is an embedded SQLite file (the standard library's :mod:`sqlite3`) in WAL
+mode with a busy timeout: several sweeps may write one store at once, every finished
+point is committed on its own (a sweep killed with SIGKILL loses no finished point
+and leaves the file readable), and readers never block writers.  Rows hold no
+wall-clock value: the same points give the same rows (docs/sweeps.md).
+
+>>> import os, tempfile
+>>> with tempfile.TemporaryDirectory() as d:
+...     store = Store(os.path.join(d, "r.sqlite"))
+...     p = {"system": "ring", "nodes": 4, "size_bytes": 1024, "collective": "allgather", "algorithm": "ring"}
+...     _ = store.put(p, {"algorithm": "ring", "slots": 3, "error": None})
+...     [(r["status"], r["result"]["slots"]) for r in store.records(system="ring")]
+[('ok', 3)]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from typing import Any, Mapping
+
+from ..core.errors import InputError, did_you_mean
+
+__all__ = ["FILTERS", "MODEL_VERSION", "SCHEMA_VERSION", "Store", "canonical_json", "flat_record", "point_key"]
+
+# Bump MODEL_VERSION whenever a model changes what a point computes (a time model, a lower
+# bound, the simulator, an algorithm's schedule, a system's defaults, the row's keys): the keys
+# of every point change with it, so a sweep re-runs its points and records() never mixes rows of
+# two models (docs/sweeps.md).  SCHEMA_VERSION is the table layout's.
+MODEL_VERSION = "collsim-model-1"
+SCHEMA_VERSION = 1
+
+FILTERS = ("system", "collective", "algorithm", "nodes", "size_bytes", "status")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS points (
+    key TEXT PRIMARY KEY,
+    model_version TEXT NOT NULL,
+    config TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
+    error TEXT,
+    result TEXT,
+    system TEXT,
+    collective TEXT,
+    algorithm TEXT,
+    nodes INTEGER,
+    size_bytes INTEGER
+);
+CREATE INDEX IF NOT EXISTS points_system ON points (system);
+CREATE INDEX IF NOT EXISTS points_collective ON points (collective);
+CREATE INDEX IF NOT EXISTS points_algorithm ON points (algorithm);
+CREATE INDEX IF NOT EXISTS points_nodes ON points (nodes);
+CREATE INDEX IF NOT EXISTS points_size ON points (size_bytes);
+CREATE INDEX IF NOT EXISTS points_version ON points (model_version);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-able")
+
+
+def canonical_json(value: Any) -> str:
+    """JSON text that is the same for equal values: sorted keys, no spaces, tuples as lists.
+
+    Parameters
+    ----------
+    value : object
+        Anything JSON can hold (numpy values become numbers).
+
+    Returns
+    -------
+    str
+        The canonical text.
+
+    Examples
+    --------
+    >>> canonical_json({"b": (1, 2), "a": None})
+    '{"a":null,"b":[1,2]}'
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_jsonable)
+
+
+def point_key(point: Mapping[str, Any], model_version: str | None = None) -> str:
+    """A point's row key: SHA-256 of the canonical JSON of the point and the model version.
+
+    Parameters
+    ----------
+    point : Mapping
+        The point's full configuration (as :func:`collsim.experiments.sweep.normalize_point` gives it).
+    model_version : str, optional
+        Default :data:`MODEL_VERSION` (its value when called).
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+
+    Examples
+    --------
+    >>> k = point_key({"system": "ring", "nodes": 4})
+    >>> len(k), k == point_key({"nodes": 4, "system": "ring"}), k == point_key({"system": "ring", "nodes": 4}, "x")
+    (64, True, False)
+    """
+    version = MODEL_VERSION if model_version is None else model_version
+    text = canonical_json({"model_version": version, "point": dict(point)})
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def flat_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """One record of :meth:`Store.records` as one level: key, status, error, then the result's keys.
+
+    Keys of the point missing from the result (an error's point has no result) are taken from
+    the point; ``params`` is the schedule's (with defaults) when there is a result.
+
+    Parameters
+    ----------
+    record : Mapping
+        ``{"key", "model_version", "status", "error", "point", "result"}``.
+
+    Returns
+    -------
+    dict
+        A flat row (a CSV line, a DataFrame row).
+
+    Examples
+    --------
+    >>> flat_record({"key": "ab", "model_version": "m", "status": "error", "error": "boom",
+    ...              "point": {"system": "ring", "nodes": 3}, "result": None})
+    {'key': 'ab', 'status': 'error', 'error': 'boom', 'system': 'ring', 'nodes': 3}
+    """
+    out: dict[str, Any] = {"key": record["key"], "status": record["status"], "error": record["error"]}
+    for k, v in (record.get("result") or {}).items():
+        if k != "error":
+            out[k] = v
+    for k, v in (record.get("point") or {}).items():
+        if out.get(k) is None:
+            out[k] = v
+    return out
+
+
+class Store:
+    """An SQLite results store (created if missing), safe to share between processes.
+
+    Parameters
+    ----------
+    path : str or path
+        The database file.
+    create : bool, optional
+        Create the file if it does not exist (default True); else a missing file is an
+        :class:`~collsim.core.errors.InputError`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     store = Store(os.path.join(d, "r.sqlite"))
+    ...     point = {"system": "ring", "nodes": 4, "algorithm": "ring"}
+    ...     _ = store.put(point, error="InputError: nodes must be even")
+    ...     store.get(point)["status"], len(store), store.integrity()
+    ('error', 1, 'ok')
+    """
+
+    def __init__(self, path: str | os.PathLike, *, create: bool = True) -> None:
+        self.path = os.fspath(path)
+        if os.path.isdir(self.path):
+            raise InputError(f"results store {self.path} is a directory")
+        if not create and not os.path.exists(self.path):
+            raise InputError(f"no results store at {self.path} (collsim sweep writes one)")
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            self._retry(self._init)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"cannot open results store {self.path}: {exc}") from None
+
+    @staticmethod
+    def _retry(fn: Any, *args: Any) -> Any:
+        for attempt in range(50):  # a concurrent writer switching to WAL can return "locked" at once
+            try:
+                return fn(*args)
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or attempt == 49:
+                    raise
+                time.sleep(0.05 * (1 + attempt % 5))
+        return None  # not reached
+
+    def _init(self) -> None:
+        conn = self._conn
+        conn.execute("PRAGMA busy_timeout = 60000")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise sqlite3.OperationalError(f"database is locked (journal mode {mode})")
+        conn.execute("PRAGMA synchronous = NORMAL")  # in WAL: a process killed loses no commit
+        conn.executescript(_SCHEMA)
+        conn.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def close(self) -> None:
+        """Close the connection.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     Store(os.path.join(d, "r.sqlite")).close()
+        """
+        self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self._conn.execute("SELECT COUNT(*) FROM points WHERE model_version = ?", (MODEL_VERSION,)).fetchone()[0]
+
+    def get(self, point: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The stored record of a point under the current :data:`MODEL_VERSION`, or None.
+
+        Parameters
+        ----------
+        point : Mapping
+            The point (normalised: :func:`collsim.experiments.sweep.normalize_point`).
+
+        Returns
+        -------
+        dict or None
+            As :meth:`records` gives it.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     Store(os.path.join(d, "r.sqlite")).get({"system": "ring"}) is None
+        True
+        """
+        row = self._conn.execute(f"SELECT {_COLUMNS} FROM points WHERE key = ?", (point_key(point),)).fetchone()
+        return None if row is None else _record(row)
+
+    def keys(self) -> set[str]:
+        """Keys of every row under the current :data:`MODEL_VERSION`.
+
+        Returns
+        -------
+        set of str
+            Row keys (:func:`point_key`).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     Store(os.path.join(d, "r.sqlite")).keys()
+        set()
+        """
+        rows = self._conn.execute("SELECT key FROM points WHERE model_version = ?", (MODEL_VERSION,))
+        return {k for (k,) in rows}
+
+    def put(self, point: Mapping[str, Any], result: Mapping[str, Any] | None = None, *,
+            error: str | None = None) -> str:
+        """Store a point's result or error, committed at once (replacing an earlier row of the point).
+
+        Parameters
+        ----------
+        point : Mapping
+            The point (normalised).
+        result : Mapping, optional
+            The row (:meth:`collsim.pipeline.Result.to_json`) or an error record of
+            :func:`collsim.experiments.sweep.run_point` (``{"error": ..., "error_type": ...}``).
+            A row whose ``error`` is not None (a schedule that failed verification) is
+            stored with status ``error`` and its row.
+        error : str, optional
+            Instead of ``result``: why the point failed.
+
+        Returns
+        -------
+        str
+            The row's key.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     len(Store(os.path.join(d, "r.sqlite")).put({"system": "ring"}, error="boom"))
+        64
+        """
+        if (result is None) == (error is None):
+            raise InputError("Store.put takes a result or an error, not both or neither")
+        if result is not None:
+            error = result.get("error")
+            row = dict(result) if "error_type" not in result else None
+        else:
+            row = None
+        status = "ok" if error is None else "error"
+        src = row or {}
+        values = {k: src.get(k) if src.get(k) is not None else point.get(k)
+                  for k in ("collective", "algorithm", "nodes", "size_bytes")}
+        key = point_key(point)
+        self._retry(self._conn.execute,
+                    "INSERT OR REPLACE INTO points (key, model_version, config, status, error, result, system, "
+                    "collective, algorithm, nodes, size_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (key, MODEL_VERSION, canonical_json(dict(point)), status, error,
+                     None if row is None else json.dumps(row, default=_jsonable),
+                     point.get("system"), values["collective"], values["algorithm"], values["nodes"],
+                     values["size_bytes"]))
+        return key
+
+    def records(self, *, model_version: str | None = None, all_versions: bool = False,
+                **filters: Any) -> list[dict[str, Any]]:
+        """The stored records, in a fixed order (system, collective, algorithm, nodes, size, point).
+
+        Parameters
+        ----------
+        model_version : str, optional
+            Only rows of this model (default the current :data:`MODEL_VERSION`).
+        all_versions : bool, optional
+            Rows of every model version instead.
+        **filters
+            Equality filters on ``system``, ``collective``, ``algorithm``, ``nodes``,
+            ``size_bytes`` and ``status`` (None values are ignored).
+
+        Returns
+        -------
+        list of dict
+            ``{"key", "model_version", "status", "error", "point", "result"}``, ``result`` None
+            for a point that failed before it had a row.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     Store(os.path.join(d, "r.sqlite")).records(nodes=8)
+        []
+        """
+        where, args = [], []
+        if not all_versions:
+            where.append("model_version = ?")
+            args.append(MODEL_VERSION if model_version is None else model_version)
+        for name, value in filters.items():
+            if value is None:
+                continue
+            if name not in FILTERS:
+                hint = did_you_mean(name, FILTERS)
+                raise InputError(f"unknown filter {name!r}{hint + ' Known' if hint else '; known'}: "
+                                 f"{', '.join(FILTERS)}")
+            where.append(f"{name} = ?")
+            args.append(value)
+        sql = (f"SELECT {_COLUMNS} FROM points" + (f" WHERE {' AND '.join(where)}" if where else "")
+               + " ORDER BY system, collective, algorithm, nodes, size_bytes, config, model_version")
+        return [_record(row) for row in self._conn.execute(sql, args)]
+
+    def dataframe(self, **filters: Any) -> Any:
+        """The records as a pandas DataFrame, one flat row each (:func:`flat_record`).
+
+        Parameters
+        ----------
+        **filters
+            As for :meth:`records`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per record.
+
+        Raises
+        ------
+        InputError
+            If pandas is not installed.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     try:
+        ...         n = len(Store(os.path.join(d, "r.sqlite")).dataframe())
+        ...     except InputError as exc:
+        ...         n = 0
+        >>> n
+        0
+        """
+        try:
+            import pandas
+        except ImportError:
+            raise InputError("Store.dataframe needs pandas (pip install pandas); Store.records gives the "
+                             "same rows as dicts") from None
+        return pandas.DataFrame([flat_record(r) for r in self.records(**filters)])
+
+    def integrity(self) -> str:
+        """SQLite's ``PRAGMA integrity_check``: ``"ok"`` for a sound file.
+
+        Returns
+        -------
+        str
+            ``ok`` or the problems found.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     Store(os.path.join(d, "r.sqlite")).integrity()
+        'ok'
+        """
+        return "; ".join(str(r[0]) for r in self._conn.execute("PRAGMA integrity_check"))
+
+
+_COLUMNS = "key, model_version, status, error, config, result"
+
+
+def _record(row: tuple) -> dict[str, Any]:
+    key, version, status, error, config, result = row
+    return {"key": key, "model_version": version, "status": status, "error": error, "point": _loads(config),
+            "result": _loads(result)}

@@ -1,0 +1,448 @@
+"""Sweeps: a grid of points, each built, verified and timed once, into a results store.
+
+A **point** is a dict: ``system`` (a preset, kind or TOML file), ``nodes``,
+``wavelengths`` and ``fibers`` (optical rings), ``link_bandwidth`` and
+``link_latency`` (networks; strings with units or numbers, docs/units.md),
+``size_bytes`` (collsim's size), ``collective``, ``algorithm`` and ``params``
+(the algorithm's parameters).  :func:`run_point` runs one point through the
+pipeline (closed forms, and on networks the flow simulator); :func:`expand_grid`
+makes the points of a ``[sweep]`` table; :func:`run_sweep` runs those not yet in a
+:class:`~collsim.experiments.store.Store`.  docs/sweeps.md describes the file format.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tomllib
+from typing import Any, Callable, Iterable, Mapping
+
+from ..algorithms import REGISTRY, get_algorithm
+from ..core.errors import CollsimError, InputError, UnknownNameError, UnsupportedError, did_you_mean
+from ..core.collective import canonical_collective
+from ..core.units import parse_bandwidth, parse_size, parse_time
+from ..core.validate import is_integer
+from ..systems import PRESETS, kind_names, kind_parameters, load_system, preset_description
+from ..core.system import system_kind
+from .compare import placement_params, run_one
+from .store import Store, canonical_json, point_key
+
+__all__ = ["GRID_KEYS", "POINT_KEYS", "Grid", "expand_grid", "normalize_point", "read_sweep", "run_point",
+           "run_sweep"]
+
+POINT_KEYS = ("system", "nodes", "wavelengths", "fibers", "link_bandwidth", "link_latency", "size_bytes",
+              "collective", "algorithm", "params")
+# A [sweep] table's keys and the point key each fills (params is the [sweep.params] table).
+GRID_KEYS = {"systems": "system", "nodes": "nodes", "wavelengths": "wavelengths", "fibers": "fibers",
+             "link_bandwidths": "link_bandwidth", "link_latencies": "link_latency", "sizes": "size_bytes",
+             "collectives": "collective", "algorithms": "algorithm", "params": "params"}
+_OPTICAL = ("wavelengths", "fibers")
+_LINKS = {"link_bandwidth": "link_bandwidth_bytes_per_s", "link_latency": "link_latency_s"}
+_PLACED = ("root", "shift", "q")
+
+
+def _unknown(what: str, name: str, choices: Iterable[str]) -> InputError:
+    hint = did_you_mean(name, choices)
+    return InputError(f"unknown {what} {name!r}{hint + ' Known' if hint else '; known'}: {', '.join(choices)}")
+
+
+def _count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not is_integer(value):
+        raise InputError(f"{name} must be a whole number, not {value!r}")
+    return int(value)
+
+
+def _params(value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InputError(f"params must be a table of parameter names to values, not {value!r}")
+    return {str(k): list(v) if isinstance(v, tuple) else v for k, v in sorted(value.items())}
+
+
+def normalize_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """A point in its canonical form: names canonical, sizes in bytes, bandwidths in B/s, no None values.
+
+    Equal configurations written differently (``"100Gb/s"`` and ``12.5e9``, ``"all-gather"``
+    and ``"allgather"``) give the same dict, hence the same store key.
+
+    Parameters
+    ----------
+    point : Mapping
+        Keys of :data:`POINT_KEYS` (``system``, ``size_bytes``, ``collective`` and ``algorithm``
+        are required).
+
+    Returns
+    -------
+    dict
+        The canonical point.
+
+    Raises
+    ------
+    InputError
+        For an unknown key, a missing one or a bad value.
+
+    Examples
+    --------
+    >>> normalize_point({"system": "Ring", "nodes": 8, "size_bytes": "1KiB", "collective": "all-gather",
+    ...                  "algorithm": "ring", "link_bandwidth": "100Gb/s", "wavelengths": None})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'algorithm': 'ring', 'collective': 'allgather', 'link_bandwidth': 12500000000.0, 'nodes': 8,
+     'params': {}, 'size_bytes': 1024, 'system': 'ring'}
+    """
+    if not isinstance(point, Mapping):
+        raise InputError(f"a point is a dict of {', '.join(POINT_KEYS)}, not {point!r}")
+    bad = sorted(set(point) - set(POINT_KEYS))
+    if bad:
+        raise _unknown("point key", bad[0], POINT_KEYS)
+    missing = [k for k in ("system", "size_bytes", "collective", "algorithm") if point.get(k) is None]
+    if missing:
+        raise InputError(f"a point needs {', '.join(missing)}")
+    system = point["system"]
+    system = os.fspath(system) if isinstance(system, os.PathLike) else str(system).strip()
+    out: dict[str, Any] = {"system": system.lower() if system.lower() in [*PRESETS, *kind_names()] else system,
+                           "size_bytes": parse_size(point["size_bytes"]),
+                           "collective": canonical_collective(point["collective"]),
+                           "algorithm": get_algorithm(str(point["algorithm"])).name,
+                           "params": _params(point.get("params") or {})}
+    for key in ("nodes", *_OPTICAL):
+        if point.get(key) is not None:
+            out[key] = _count(key, point[key])
+    if point.get("link_bandwidth") is not None:
+        out["link_bandwidth"] = float(parse_bandwidth(point["link_bandwidth"]))
+    if point.get("link_latency") is not None:
+        out["link_latency"] = float(parse_time(point["link_latency"]))
+    return dict(sorted(out.items()))
+
+
+def _overrides(point: Mapping[str, Any]) -> dict[str, Any]:
+    over = {k: point.get(k) for k in ("nodes", *_OPTICAL)}
+    over.update({_LINKS[k]: point[k] for k in _LINKS if point.get(k) is not None})
+    return over
+
+
+def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """Build, verify and time one point; never raises.
+
+    Parameters
+    ----------
+    point : Mapping
+        The point (normalised or not: :func:`normalize_point`).
+
+    Returns
+    -------
+    dict
+        The row (:meth:`collsim.experiments.compare.Result.to_json`; on networks with the
+        flow simulator's ``simulated_time_s``; ``error`` names a verification failure), or an
+        error record ``{"error": message, "error_type": class name}`` when the point cannot run.
+
+    Examples
+    --------
+    >>> row = run_point({"system": "ring", "nodes": 4, "size_bytes": 1024, "collective": "allgather",
+    ...                  "algorithm": "ring"})
+    >>> row["slots"], row["verified"], row["simulated_time_s"] > 0
+    (3, True, True)
+    >>> run_point({"system": "ring", "nodes": 5, "size_bytes": 1024, "collective": "allgather",
+    ...            "algorithm": "ne"})["error_type"]
+    'UnsupportedError'
+    """
+    try:
+        p = normalize_point(point)
+        system = load_system(p["system"], **_overrides(p))
+        params = placement_params(p["algorithm"], p["collective"], p["params"])
+        params = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
+        return run_one(p["algorithm"], system, p["collective"], p["size_bytes"], **params).to_json()
+    except CollsimError as exc:
+        return {"error": str(exc), "error_type": type(exc).__name__}
+    except Exception as exc:  # noqa: BLE001 - a sweep records every failure and goes on
+        return {"error": f"internal error: {type(exc).__name__}: {exc}", "error_type": type(exc).__name__}
+
+
+class Grid(list):
+    """The points of a sweep (a list), with ``skipped``: why each left-out combination was left out.
+
+    Parameters
+    ----------
+    points : iterable of dict, optional
+        The points.
+    skipped : list of str, optional
+        One reason per left-out combination (or group of them).
+
+    Examples
+    --------
+    >>> g = Grid([{"system": "ring"}], ["ne needs an even number of nodes"])
+    >>> len(g), g.skipped
+    (1, ['ne needs an even number of nodes'])
+    """
+
+    def __init__(self, points: Iterable[dict] = (), skipped: list[str] | None = None) -> None:
+        super().__init__(points)
+        self.skipped = list(skipped or [])
+
+
+def _check_spec(spec: Any) -> dict[str, list]:
+    if not isinstance(spec, Mapping):
+        raise InputError(f"a sweep is a table of lists ({', '.join(GRID_KEYS)}), not {spec!r}")
+    for key, value in spec.items():
+        if key not in GRID_KEYS:
+            raise _unknown("[sweep] key", key, GRID_KEYS)
+        if key == "params":
+            if not isinstance(value, Mapping):
+                raise InputError(f"[sweep.params] must be a table of lists (stripe = [1, 2]), not {value!r}")
+            for name, values in value.items():
+                if not isinstance(values, list) or not values:
+                    raise InputError(f"[sweep.params] {name} must be a non-empty list, e.g. {name} = [{values!r}]")
+        elif not isinstance(value, list) or not value:
+            example = value if not isinstance(value, list) else '"..."'
+            raise InputError(f"[sweep] {key} must be a non-empty list, e.g. {key} = [{example!r}]")
+    for key in ("systems", "sizes"):
+        if key not in spec:
+            raise InputError(f"[sweep] needs {key} (a list)")
+    return dict(spec)
+
+
+def _fields(name: str) -> set[str]:
+    """The parameters of a system's kind (a preset, kind or TOML file); empty if it cannot be read."""
+    key = name.strip().lower()
+    try:
+        if key in PRESETS:
+            cls = system_kind(preset_description(key)["kind"])
+        elif key in kind_names():
+            cls = system_kind(key)
+        else:
+            cls = type(load_system(name))
+    except UnknownNameError:
+        raise
+    except CollsimError:
+        return set(POINT_KEYS)
+    names = set(kind_parameters(cls))
+    return names | {k for k, field in _LINKS.items() if field in names}
+
+
+def expand_grid(spec: Mapping[str, Any]) -> Grid:
+    """The points of a ``[sweep]`` table: every combination of its lists, in a fixed order.
+
+    Optical keys (wavelengths, fibers) apply to optical systems, link keys to networks.
+    An algorithm outside a system's or collective's scope, or that cannot build an
+    instance (an odd N for NE), is left out with a reason in ``Grid.skipped`` (when no
+    ``algorithms`` are given every registered algorithm in scope is tried, silently
+    leaving out those out of scope).  A parameter goes to the algorithms that take it; for
+    the others it is left out, and the duplicate points that makes are noted as skipped.
+
+    Parameters
+    ----------
+    spec : Mapping
+        The table: ``systems`` and ``sizes`` (required), ``nodes``, ``wavelengths``,
+        ``fibers``, ``link_bandwidths``, ``link_latencies``, ``collectives`` (default
+        ``["allgather"]``), ``algorithms`` and ``params`` (a table of lists); every value a list.
+
+    Returns
+    -------
+    Grid
+        The normalised points (:func:`normalize_point`), without duplicates.
+
+    Raises
+    ------
+    InputError
+        For an unknown key (with a did-you-mean), a value that is not a list, or an unknown name.
+
+    Examples
+    --------
+    >>> g = expand_grid({"systems": ["ring"], "nodes": [4, 5], "sizes": ["1KiB"], "algorithms": ["ring", "ne"]})
+    >>> [(p["nodes"], p["algorithm"]) for p in g]
+    [(4, 'ring'), (4, 'ne'), (5, 'ring')]
+    >>> g.skipped
+    ['ne cannot build allgather here: needs an even number of nodes, got 5 (ring, N=5)']
+    """
+    spec = _check_spec(spec)
+    sizes = [parse_size(s) for s in spec["sizes"]]
+    collectives = list(dict.fromkeys(canonical_collective(c) for c in spec.get("collectives", ["allgather"])))
+    explicit = spec.get("algorithms")
+    algorithms = [get_algorithm(str(a)).name for a in explicit] if explicit else sorted(REGISTRY)
+    algorithms = list(dict.fromkeys(algorithms))
+    grid_params = dict(spec.get("params", {}))
+    dims = {k: spec.get(k, [None]) for k in ("nodes", "wavelengths", "fibers")}
+    dims["link_bandwidth"] = [None if v is None else parse_bandwidth(v) for v in spec.get("link_bandwidths", [None])]
+    dims["link_latency"] = [None if v is None else parse_time(v) for v in spec.get("link_latencies", [None])]
+    for key in ("nodes", "wavelengths", "fibers"):
+        dims[key] = [None if v is None else _count(key, v) for v in dims[key]]
+    points: list[dict] = []
+    seen: set[str] = set()
+    skipped: list[str] = []
+    notes: set[str] = set()
+
+    def note(reason: str) -> None:
+        if reason not in notes:
+            notes.add(reason)
+            skipped.append(reason)
+
+    for system_name in spec["systems"]:
+        system_name = str(system_name)
+        fields = _fields(system_name)
+        try:
+            default = load_system(system_name)  # its kind, for the scope of a system the overrides break
+        except CollsimError:
+            default = None
+        used = [k for k in ("nodes", "wavelengths", "fibers", "link_bandwidth", "link_latency") if k in fields]
+        for k in ("wavelengths", "fibers", "link_bandwidth", "link_latency"):
+            if k not in used and dims[k] != [None]:
+                note(f"{k} does not apply to {system_name}: left out of its points")
+        for combo in itertools.product(*(dims[k] for k in used)):
+            over = dict(zip(used, combo))
+            try:
+                system = load_system(system_name, **_overrides(over))
+            except CollsimError:
+                system = None  # every point of it records the error
+            where = f"{system_name}" + (f", N={system.nodes}" if system is not None else "")
+            for coll, size, algo in itertools.product(collectives, sizes, algorithms):
+                spec_a = get_algorithm(algo)
+                if system is None and default is not None and not spec_a.supports(default, coll):
+                    if explicit:
+                        note(f"{algo} does not run {coll} on {default.kind} systems ({where})")
+                    continue
+                if system is not None:
+                    try:
+                        spec_a.check(system, coll)
+                    except UnsupportedError as exc:
+                        if explicit or spec_a.supports(system, coll):
+                            note(f"{exc} ({where})")
+                        continue
+                taken = {k: v for k, v in grid_params.items() if k in spec_a.params or k in _PLACED}
+                for k in sorted(set(grid_params) - set(taken)):
+                    note(f"{algo} takes no parameter {k}: its points run without it")
+                for values in itertools.product(*taken.values()):
+                    params = dict(zip(taken, values))
+                    try:
+                        params = placement_params(algo, coll, params)
+                    except (UnsupportedError, InputError) as exc:
+                        note(f"{exc} ({where})")
+                        continue
+                    point = normalize_point({"system": system_name, **over, "size_bytes": size, "collective": coll,
+                                             "algorithm": algo, "params": params})
+                    text = canonical_json(point)
+                    if text not in seen:
+                        seen.add(text)
+                        points.append(point)
+    return Grid(points, skipped)
+
+
+def read_sweep(path: str | os.PathLike) -> Grid:
+    """Read a sweep file (TOML with a ``[sweep]`` table) and expand it (:func:`expand_grid`).
+
+    Parameters
+    ----------
+    path : str or path
+        The file.
+
+    Returns
+    -------
+    Grid
+        Its points.
+
+    Raises
+    ------
+    InputError
+        For a missing or unreadable file, bad TOML, or a bad table; the message names the file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> f = os.path.join(tmp.name, "s.toml")
+    >>> _ = open(f, "w").write('[sweep]\\nsystems = ["ring"]\\nnodes = [4]\\nsizes = ["1KiB"]\\nalgorithms = ["ring"]\\n')
+    >>> len(read_sweep(f))
+    1
+    >>> tmp.cleanup()
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except OSError as exc:
+        raise InputError(f"cannot read sweep file {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    other = sorted(set(doc) - {"sweep"})
+    if other:
+        hint = did_you_mean(other[0], ["sweep"])
+        raise InputError(f"{path}: unknown table or key {other[0]!r}{hint or ';'} a sweep file has one [sweep] table")
+    if "sweep" not in doc:
+        raise InputError(f"{path}: no [sweep] table")
+    try:
+        return expand_grid(doc["sweep"])
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def run_sweep(points: Iterable[Mapping[str, Any]], store: Store, jobs: int = 1,
+              progress: Callable[[int, int, dict | None], None] | None = None) -> dict[str, Any]:
+    """Run the points not yet in the store; the parent process writes each result as it finishes.
+
+    Parameters
+    ----------
+    points : iterable of Mapping
+        The points (:func:`expand_grid`).
+    store : Store
+        The results store; a point whose key it holds is skipped as finished.
+    jobs : int, optional
+        Worker processes (default 1: run in this process).
+    progress : callable, optional
+        ``progress(done, total, record)``: called with 0 before the first point, then after
+        each point with the row or error record just stored.
+
+    Returns
+    -------
+    dict
+        ``{"points", "run", "finished", "failed", "store"}``: points in all, points run now,
+        points skipped as finished (by an earlier or a concurrent sweep), failed points run now.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> g = expand_grid({"systems": ["ring"], "nodes": [4], "sizes": ["1KiB"], "algorithms": ["ring", "ne"]})
+    >>> with tempfile.TemporaryDirectory() as d, Store(os.path.join(d, "r.sqlite")) as store:
+    ...     first, again = run_sweep(g, store), run_sweep(g, store)
+    >>> (first["run"], first["finished"], first["failed"]), (again["run"], again["finished"])
+    ((2, 0, 0), (0, 2))
+    """
+    jobs = _count("jobs", jobs)
+    if jobs < 1:
+        raise InputError(f"jobs must be at least 1, not {jobs}")
+    todo: dict[str, dict] = {}
+    for p in points:
+        p = normalize_point(p)
+        todo.setdefault(point_key(p), p)
+    have = store.keys()
+    pending = [p for k, p in todo.items() if k not in have]
+    summary = {"points": len(todo), "run": 0, "finished": len(todo) - len(pending), "failed": 0,
+               "store": store.path}
+    done = 0
+    if progress:
+        progress(0, len(pending), None)
+
+    def record(point: dict, rec: dict) -> None:
+        nonlocal done
+        store.put(point, rec)
+        done += 1
+        summary["run"] += 1
+        summary["failed"] += rec.get("error") is not None
+        if progress:
+            progress(done, len(pending), rec)
+
+    if jobs == 1 or len(pending) <= 1:
+        for p in pending:
+            if store.get(p) is not None:  # a concurrent sweep finished it meanwhile
+                summary["finished"] += 1
+                done += 1
+                continue
+            record(p, run_point(p))
+        return summary
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(pending)))
+    try:
+        futures = {pool.submit(run_point, p): p for p in pending}
+        for fut in as_completed(futures):
+            record(futures[fut], fut.result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return summary
