@@ -1,0 +1,326 @@
+"""The numbers behind ``collsim reproduce optree``: every (algorithm, N, w, size) of seed 004's §V.
+
+Two models time every point (docs/cost-models.md):
+
+* ``eq3``: the papers' eq. (3), ``S (d/B + a)``, with S the paper's closed-form step
+  count: N−1 (Ring), N/2 (NE), Table 1's WRHT formula, and for OpTree Theorem 2
+  (Theorem 1 at Lemma 3's printed ceiling k*), as the paper's Tables 1–3 use it;
+* ``schedule``: collsim's explicit, verified schedule timed by collsim's step model
+  (``time_s``; OpTree's tree is collsim's exact search).
+
+A schedule's structure (steps, lightpaths, how many chunks each transfer carries)
+does not depend on the message size for these four algorithms, only its time does:
+each (algorithm, N, w) is built and verified **once** and :func:`retime` times it
+at every size (tests/test_reproduce_optree.py checks this against a rebuild).
+OpTree's search may pick another tree for another size, so it is searched per size
+and built once per distinct tree.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Callable
+
+import numpy as np
+
+ALGORITHMS = ("optree", "wrht", "ring", "ne")
+"""The four algorithms of Figs. 5–7, in the paper's order."""
+LABELS = {"optree": "OpTree", "wrht": "WRHT", "ring": "Ring", "ne": "NE"}
+KIB, MIB = 1 << 10, 1 << 20
+SMALL_SIZES = tuple(32 * KIB << i for i in range(6))
+"""Fig. 5 (a): "32 kilobytes (KB) to 1024KB", read as 32 KiB … 1024 KiB (binary, as PAPER_D)."""
+LARGE_SIZES = tuple(4 * MIB * 4 ** i for i in range(6))
+"""Fig. 5 (b): "4MB to 4⁶MB", read as 4 MiB, 16 MiB, … 4096 MiB (powers of 4, binary)."""
+NODE_SIZES = tuple(4 * MIB << i for i in range(6))
+"""Figs. 6 and 7: "4MB to 128MB", read as 4, 8, … 128 MiB (powers of 2, binary)."""
+NODES = (512, 1024, 2048, 4096)
+"""Fig. 6 / Table 2 node counts (and Fig. 4's)."""
+WAVELENGTHS = (4, 16, 64, 128, 256)
+"""Fig. 7 / Table 3: 4, 16, 64, 256 (Table 3's header) plus 128 (§V-E's panel (d))."""
+
+
+def eq3_steps(algorithm: str, nodes: int, wavelengths: int) -> int:
+    """The paper's closed-form step count S of one algorithm, as its Tables 1–3 use it.
+
+    Parameters
+    ----------
+    algorithm : str
+        ``"optree"``, ``"wrht"``, ``"ring"``, ``"ne"`` or ``"osm"``.
+    nodes, wavelengths : int
+        N and w.
+
+    Returns
+    -------
+    int
+        Ring N−1, NE N/2, OSM ⌈N²/(8w)⌉, WRHT Table 1's formula (collsim's choice of its
+        two forms), OpTree Theorem 2 (Theorem 1 at Lemma 3's printed ceiling k*).
+
+    Examples
+    --------
+    >>> [eq3_steps(a, 1024, 64) for a in ("optree", "wrht", "ring", "ne", "osm")]
+    [70, 259, 1023, 512, 2048]
+    """
+    from ..algorithms.optree import lemma3_k, theorem1_steps
+    from ..algorithms.wrht import paper_allgather_steps
+    if algorithm == "optree":
+        return int(theorem1_steps(nodes, wavelengths, lemma3_k(nodes, "ceil")))
+    if algorithm == "wrht":
+        return int(paper_allgather_steps(nodes, wavelengths))
+    if algorithm == "osm":
+        return -(-nodes * nodes // (8 * wavelengths))
+    return {"ring": nodes - 1, "ne": nodes // 2}[algorithm]
+
+
+def eq3_time_s(algorithm: str, nodes: int, wavelengths: int, size_bytes: int) -> float:
+    """Eq. (3), ``S (d/B + a)``, on the paper's ring (collsim.cost.optical.paper_time_s).
+
+    Parameters
+    ----------
+    algorithm : str
+        As :func:`eq3_steps`.
+    nodes, wavelengths : int
+        N and w.
+    size_bytes : int
+        d, bytes per node.
+
+    Returns
+    -------
+    float
+        Seconds.
+
+    Examples
+    --------
+    >>> round(eq3_time_s("optree", 1024, 64, 4 << 20), 6)
+    0.069645
+    """
+    from ..cost.optical import paper_time_s
+    from ..systems import load_system
+    system = load_system("paper", nodes=nodes, wavelengths=wavelengths)
+    return float(paper_time_s(system, int(size_bytes), eq3_steps(algorithm, nodes, wavelengths)))
+
+
+def profile(schedule) -> dict[str, Any]:
+    """What a schedule's time depends on besides the size: its per-step chunk counts and reconfigurations.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        An all-gather schedule on an optical ring whose transfers carry whole chunks.
+
+    Returns
+    -------
+    dict
+        ``steps`` (per unique (step, chunks, band) triple: the step), ``chunks``, ``band``,
+        ``num_steps`` and ``reconfigurations`` (steps that pay the MRR reconfiguration).
+
+    Raises
+    ------
+    ValueError
+        If a transfer carries a fraction of a chunk (the time would not scale).
+
+    Examples
+    --------
+    >>> from collsim import build
+    >>> p = profile(build("ne", "paper", "allgather", 1024, nodes=8))
+    >>> p["num_steps"], p["chunks"].tolist(), p["reconfigurations"]
+    (4, [1, 2, 2, 2], 4)
+    """
+    from ..cost.optical import step_times
+    d = int(schedule.collective.size_bytes)
+    sizes = np.asarray(schedule.size_bytes, dtype=np.int64)
+    if (sizes % d).any():
+        raise ValueError("a transfer carries part of a chunk: its time does not scale with the size")
+    chunks = sizes // d
+    band = np.asarray(schedule.band, dtype=np.int64)
+    key = (np.asarray(schedule.step, dtype=np.int64) * (int(chunks.max(initial=1)) + 1) + chunks) \
+        * (int(band.max(initial=1)) + 1) + band
+    uniq = np.unique(key)
+    b = uniq % (int(band.max(initial=1)) + 1)
+    rest = uniq // (int(band.max(initial=1)) + 1)
+    c = rest % (int(chunks.max(initial=1)) + 1)
+    st = rest // (int(chunks.max(initial=1)) + 1)
+    return {"steps": st, "chunks": c, "band": b, "num_steps": int(schedule.num_steps),
+            "reconfigurations": int(step_times(schedule).reconfigured.sum())}
+
+
+def retime(prof: dict[str, Any], system, size_bytes: int) -> float:
+    """collsim's step-model time of a profiled schedule at another message size.
+
+    Parameters
+    ----------
+    prof : dict
+        From :func:`profile`.
+    system : OpticalRing
+        The schedule's system.
+    size_bytes : int
+        The new d.
+
+    Returns
+    -------
+    float
+        Seconds: sum over steps of the slowest transfer, plus the reconfigurations.
+
+    Examples
+    --------
+    >>> from collsim import build, schedule_time_s
+    >>> s = build("ne", "paper", "allgather", 1024, nodes=8)
+    >>> abs(retime(profile(s), s.system, 1024) - schedule_time_s(s)) < 1e-15
+    True
+    """
+    per = np.asarray(system.transfer_time_s(prof["chunks"] * int(size_bytes), prof["band"]), dtype=float)
+    busy = np.zeros(prof["num_steps"])
+    np.maximum.at(busy, prof["steps"], per)
+    return float(busy.sum() + prof["reconfigurations"] * system.mrr_reconfig_s)
+
+
+def _optree_trees(nodes: int, wavelengths: int, sizes) -> dict[tuple, list[int]]:
+    from ..algorithms.optree_search import search_tree
+    from ..systems import load_system
+    system = load_system("paper", nodes=nodes, wavelengths=wavelengths)
+    trees: dict[tuple, list[int]] = {}
+    for size in sizes:
+        best, _ = search_tree(system, int(size))
+        trees.setdefault(tuple(int(m) for m in best.radices), []).append(int(size))
+    return trees
+
+
+def build_point(task: tuple) -> dict[str, Any]:
+    """Build, verify and profile one (algorithm, N, w[, radices]) schedule at one size.
+
+    Parameters
+    ----------
+    task : tuple
+        ``(algorithm, nodes, wavelengths, size_bytes, radices or None)``.
+
+    Returns
+    -------
+    dict
+        ``algorithm, nodes, wavelengths, build_size_bytes, radices, slots, block_steps,
+        row_paper_steps`` (the result row's, Theorem 1 at the built depth for OpTree),
+        ``verified`` and ``profile``.
+
+    Examples
+    --------
+    >>> p = build_point(("ring", 8, 64, 1024, None))
+    >>> p["slots"], p["verified"], p["profile"]["reconfigurations"]
+    (7, True, 1)
+    """
+    from ..pipeline import build, evaluate, verify
+    alg, n, w, size, radices = task
+    params = {"radices": tuple(radices)} if radices else {}
+    sched = build(alg, "paper", "allgather", int(size), nodes=n, wavelengths=w, **params)
+    verify(sched)  # raises on any violation: no unverified schedule is timed
+    row = evaluate(sched)
+    return {"algorithm": alg, "nodes": n, "wavelengths": w, "build_size_bytes": int(size),
+            "radices": list(row.params.get("radices", [])) or None, "slots": int(row.slots),
+            "block_steps": float(row.block_steps), "row_paper_steps": row.paper_steps,
+            "verified": bool(row.verified), "profile": profile(sched)}
+
+
+def grid_points(points: list[tuple[str, int, int, tuple]], *, jobs: int = 1,
+                progress: Callable[[str], Any] | None = None) -> list[dict[str, Any]]:
+    """Time every (algorithm, N, w) at its sizes under both models, building each schedule once.
+
+    Parameters
+    ----------
+    points : list of tuple
+        ``(algorithm, nodes, wavelengths, sizes)``; equal (algorithm, N, w) share one build.
+    jobs : int, optional
+        Processes for the builds (1: in this process).
+    progress : callable, optional
+        Called with a line per build.
+
+    Returns
+    -------
+    list of dict
+        One row per (algorithm, N, w, size): ``eq3_steps, eq3_time_s`` (paper's model) and
+        ``slots, block_steps, reconfigurations, time_s, radices`` (collsim's schedule).
+
+    Examples
+    --------
+    >>> rows = grid_points([("ne", 8, 64, (1024, 2048))])
+    >>> [(r["size_bytes"], r["slots"], r["block_steps"], r["eq3_steps"]) for r in rows]
+    [(1024, 4, 7.0, 4), (2048, 4, 7.0, 4)]
+    """
+    from ..systems import load_system
+    wanted: dict[tuple, list[int]] = {}
+    for alg, n, w, sizes in points:
+        wanted.setdefault((alg, n, w), [])
+        wanted[(alg, n, w)] += [int(s) for s in sizes if int(s) not in wanted[(alg, n, w)]]
+    tasks, owner = [], {}
+    for (alg, n, w), sizes in wanted.items():
+        groups = _optree_trees(n, w, sizes) if alg == "optree" else {None: list(sizes)}
+        for radices, group in groups.items():
+            owner[len(tasks)] = group
+            tasks.append((alg, n, w, group[0], radices))
+    order = sorted(range(len(tasks)), key=lambda i: -tasks[i][1])  # the big rings first
+    built: dict[int, dict] = {}
+    if jobs > 1 and len(tasks) > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for i, res in zip(order, pool.map(build_point, [tasks[i] for i in order])):
+                built[i] = res
+                if progress is not None:
+                    progress(f"optree: built {tasks[i][0]} N={tasks[i][1]} w={tasks[i][2]}")
+    else:
+        for i in order:
+            if progress is not None:
+                progress(f"optree: building {tasks[i][0]} N={tasks[i][1]} w={tasks[i][2]}")
+            built[i] = build_point(tasks[i])
+    rows = []
+    for i, task in enumerate(tasks):
+        alg, n, w, _, _ = task
+        b = built[i]
+        system = load_system("paper", nodes=n, wavelengths=w)
+        for size in owner[i]:
+            rows.append({"algorithm": alg, "nodes": n, "wavelengths": w, "size_bytes": size,
+                         "eq3_steps": eq3_steps(alg, n, w), "eq3_time_s": eq3_time_s(alg, n, w, size),
+                         "slots": b["slots"], "block_steps": b["block_steps"],
+                         "reconfigurations": b["profile"]["reconfigurations"],
+                         "time_s": retime(b["profile"], system, size), "radices": b["radices"],
+                         "row_paper_steps": b["row_paper_steps"], "verified": b["verified"]})
+    rank = {a: i for i, a in enumerate(ALGORITHMS)}
+    rows.sort(key=lambda r: (r["nodes"], r["wavelengths"], rank.get(r["algorithm"], 9), r["size_bytes"]))
+    return rows
+
+
+def reduction_pct(t_optree: float, t_other: float) -> float:
+    """The paper's "performance difference": how much less time OpTree takes, in % of the other's.
+
+    Parameters
+    ----------
+    t_optree, t_other : float
+        Times (any unit, the same for both).
+
+    Returns
+    -------
+    float
+        ``100 (1 − t_optree / t_other)``; negative when OpTree is slower (Table 3's −180 %).
+
+    Examples
+    --------
+    >>> round(reduction_pct(70, 1023), 4)
+    93.1574
+    """
+    return 100.0 * (1.0 - t_optree / t_other)
+
+
+def mean_sd(values) -> tuple[float, float]:
+    """Average and population standard deviation, as Tables 2 and 3 compute them.
+
+    Parameters
+    ----------
+    values : iterable of float
+        The per-column differences.
+
+    Returns
+    -------
+    tuple of float
+        ``(mean, sd)`` with sd = sqrt(mean((x − mean)²)) (Table 2's Ring SD 0.77 % needs it).
+
+    Examples
+    --------
+    >>> [round(x, 3) for x in mean_sd([93.73, 93.15, 92.37, 91.69])]
+    [92.735, 0.773]
+    """
+    a = np.asarray(list(values), dtype=float)
+    return float(a.mean()), float(a.std())
