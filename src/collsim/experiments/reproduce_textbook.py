@@ -1,0 +1,337 @@
+"""Reproduce seed 002 ([Grama03] ch. 4): the communication times of the basic operations.
+
+The chapter gives, for each basic operation, a ``t_s + t_w m`` cost on a ring,
+a 2-D wraparound mesh and a hypercube (its summary table lists the hypercube
+column; the ring and mesh costs are in the text).  Here every formula is
+evaluated at one configuration (p = 16 nodes, a 4 x 4 torus, a 4-cube;
+t_s = 10 us, t_w = 1 ns/byte, m = 64 KiB, circular shift q = 5) and set beside
+the flow simulator's time (:func:`collsim.sim.simulate`) of *every* algorithm
+collsim registers for that operation on an electrical network, run on that
+topology with ``startup_s = t_s``, link bandwidth ``1 / t_w`` and zero per-hop
+latency (the chapter charges no per-hop term; docs/algorithms/textbook-and-mpi.md,
+D6).  ``m`` is the chapter's message: the per-node block for all-to-all
+broadcast, scatter and gather, the per-pair block for all-to-all personalized,
+the whole vector for broadcast, reduction, all-reduce and prefix sums.
+
+Where the chapter's algorithm is the one simulated, the two agree exactly; the
+other rows show what the chapter's model leaves out (congestion of algorithms
+designed for another topology, different algorithms' own costs).
+
+Files written: ``textbook-table.csv``, ``table.png`` / ``table.svg`` and
+``textbook-comparison.csv`` / ``.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from .paperout import Comparison, PaperResult, pyplot, save_figure, write_comparisons, write_csv
+
+TITLE = ("[Grama03] A. Grama, A. Gupta, G. Karypis, V. Kumar, \"Introduction to Parallel Computing\", "
+         "2nd ed., ch. 4 'Basic Communication Operations' (lecture slides), 2003")
+P, SIDE = 16, 4
+TS, TW, M, Q = 10e-6, 1e-9, 1 << 16, 5
+QUICK_P, QUICK_SIDE = 4, 2
+TOPOLOGIES = ("ring", "torus", "hypercube")
+OPERATIONS = ("broadcast", "reduce", "allgather", "reducescatter", "allreduce", "scatter", "gather", "alltoall",
+              "shift", "scan")
+OP_NAMES = {"broadcast": "one-to-all broadcast", "reduce": "all-to-one reduction",
+            "allgather": "all-to-all broadcast", "reducescatter": "all-to-all reduction",
+            "allreduce": "all-reduce", "scatter": "scatter", "gather": "gather",
+            "alltoall": "all-to-all personalized", "shift": "circular shift", "scan": "prefix sum"}
+
+
+def chapter_formulas(topology: str, op: str, p: int, m: int = M, ts: float = TS, tw: float = TW,
+                     q: int = Q) -> list[tuple[str, float]]:
+    """The chapter's cost(s) of an operation on a topology, evaluated.
+
+    Parameters
+    ----------
+    topology : str
+        ``"ring"``, ``"torus"`` (2-D wraparound mesh) or ``"hypercube"``.
+    op : str
+        A collective of :data:`OPERATIONS`.
+    p : int
+        Nodes (a power of two; a square for the torus).
+    m, ts, tw, q : optional
+        Message bytes, start-up (s), per-byte time (s) and shift distance.
+
+    Returns
+    -------
+    list of (str, float)
+        ``(formula text, seconds)``; empty where the chapter gives none.  Reduction,
+        gather and all-to-all reduction use the cost of their duals, as the chapter says.
+
+    Examples
+    --------
+    >>> chapter_formulas("hypercube", "allgather", 8, 1000, 1.0, 0.001)
+    [('t_s log p + t_w m (p-1)', 10.0)]
+    >>> chapter_formulas("torus", "allreduce", 16)
+    []
+    """
+    lg, sq = math.log2(p), math.isqrt(p)
+    dual = {"reduce": "broadcast", "gather": "scatter", "reducescatter": "allgather"}
+    op = dual.get(op, op)
+    table = {
+        ("ring", "broadcast"): [("(t_s + t_w m) log p", (ts + tw * m) * lg)],
+        ("ring", "allgather"): [("(t_s + t_w m)(p-1)", (ts + tw * m) * (p - 1))],
+        ("ring", "allreduce"): [("2(p-1)(t_s + t_w m/p) (ML slides)", 2 * (p - 1) * (ts + tw * m / p))],
+        ("ring", "scatter"): [("t_s log p + t_w m (p-1)", ts * lg + tw * m * (p - 1))],
+        ("ring", "alltoall"): [("(t_s + t_w m p/2)(p-1)", (ts + tw * m * p / 2) * (p - 1))],
+        ("ring", "shift"): [("(t_s + t_w m) min(q, p-q)", (ts + tw * m) * min(q, p - q))],
+        ("torus", "broadcast"): [("(t_s + t_w m) log p", (ts + tw * m) * lg)],
+        ("torus", "allgather"): [("2 t_s (sqrt p - 1) + t_w m (p-1)", 2 * ts * (sq - 1) + tw * m * (p - 1))],
+        ("torus", "scatter"): [("t_s log p + t_w m (p-1)", ts * lg + tw * m * (p - 1))],
+        ("torus", "alltoall"): [("(2 t_s + t_w m p)(sqrt p - 1)", (2 * ts + tw * m * p) * (sq - 1))],
+        ("torus", "shift"): [("<= (t_s + t_w m)(sqrt p + 1) (upper bound)", (ts + tw * m) * (sq + 1))],
+        ("hypercube", "broadcast"): [("(t_s + t_w m) log p", (ts + tw * m) * lg)],
+        ("hypercube", "allgather"): [("t_s log p + t_w m (p-1)", ts * lg + tw * m * (p - 1))],
+        ("hypercube", "allreduce"): [("(t_s + t_w m) log p", (ts + tw * m) * lg)],
+        ("hypercube", "scatter"): [("t_s log p + t_w m (p-1)", ts * lg + tw * m * (p - 1))],
+        ("hypercube", "alltoall"): [("(t_s + t_w m)(p-1) (optimal)", (ts + tw * m) * (p - 1)),
+                                    ("(t_s + t_w m p/2) log p (dimension exchange)", (ts + tw * m * p / 2) * lg)],
+        ("hypercube", "shift"): [("t_s + t_w m (E-cube)", ts + tw * m)],
+        ("hypercube", "scan"): [("(t_s + t_w m) log p", (ts + tw * m) * lg)],
+    }
+    return table.get((topology, op), [])
+
+
+# algorithm (variant) -> which of chapter_formulas' entries it implements, where not the first
+_FORMULA_INDEX = {("hypercube", "alltoall", "hypercube-personalized"): 1, ("hypercube", "alltoall", "bruck"): 1}
+
+
+def systems(p: int = P, side: int = SIDE) -> dict:
+    """The three electrical networks, with the chapter's parameters.
+
+    Parameters
+    ----------
+    p, side : int, optional
+        Nodes and torus side (``side**2 == p``).
+
+    Returns
+    -------
+    dict
+        ``{"ring": Ring, "torus": Torus, "hypercube": Hypercube}``.
+
+    Examples
+    --------
+    >>> s = systems(4, 2)
+    >>> [x.nodes for x in s.values()]
+    [4, 4, 4]
+    """
+    from ..systems.electrical import Ring
+    from ..systems.hypercube import Hypercube
+    from ..systems.mesh_torus import Torus
+    net = dict(startup_s=TS, link_latency_s=0.0, link_bandwidth_bytes_per_s=1 / TW)
+    return {"ring": Ring(nodes=p, **net), "torus": Torus.from_dims((side, side), **net),
+            "hypercube": Hypercube(nodes=p, **net)}
+
+
+def _variants(name: str, op: str, p: int, takes: tuple = ("root", "shift")):
+    if op in ("broadcast", "reduce", "scatter", "gather"):
+        return [(name, {"root": 0} if "root" in takes else {})]
+    if op == "shift":
+        return [(name, {"shift": Q % p or 1})]
+    if name == "pairwise":
+        return [("pairwise", {}), ("pairwise (xor)", {"exchange": "xor"})]
+    return [(name, {})]
+
+
+def run_table(p: int = P, side: int = SIDE) -> list[dict]:
+    """Simulate every registered algorithm for every operation on the three topologies.
+
+    Parameters
+    ----------
+    p, side : int, optional
+        Nodes and torus side.
+
+    Returns
+    -------
+    list of dict
+        One row per (topology, operation, algorithm variant) that collsim builds:
+        chapter formula and value, simulated time, the algorithm's own closed form, max link load.
+
+    Examples
+    --------
+    >>> rows = run_table(4, 2)
+    >>> r = [r for r in rows if (r["topology"], r["operation"], r["algorithm"]) ==
+    ...      ("hypercube", "allreduce", "recursive-doubling")][0]
+    >>> r["chapter_s"] == r["simulated_s"], r["max_link_load"]
+    (True, 1)
+    """
+    from ..algorithms.registry import REGISTRY
+    from ..core.errors import UnsupportedError
+    from ..pipeline import build, verify
+    from ..sim import simulate
+    rows = []
+    for topo, system in systems(p, side).items():
+        for op in OPERATIONS:
+            formulas = chapter_formulas(topo, op, p)
+            for name, spec in REGISTRY.items():
+                if "network" not in spec.systems or op not in spec.collectives:
+                    continue
+                for label, params in _variants(name, op, p, spec.params):
+                    try:
+                        sched = build(name, system, op, M, **params)
+                    except UnsupportedError:
+                        continue
+                    verify(sched)
+                    sim = simulate(sched).total_time_s
+                    own = spec.alpha_beta(sched.system, op, M, dict(sched.params)) if spec.alpha_beta else None
+                    fi = _FORMULA_INDEX.get((topo, op, name), 0)
+                    text, value = formulas[fi] if formulas else (None, None)
+                    rows.append({"topology": topo, "operation": op, "algorithm": label, "p": p, "m_bytes": M,
+                                 "t_s": TS, "t_w": TW, "params": {k: v for k, v in params.items()},
+                                 "chapter_formula": text, "chapter_s": value, "simulated_s": sim,
+                                 "own_closed_form_s": own, "max_link_load": int(sched.max_link_load()),
+                                 "steps": int(sched.num_steps)})
+    return rows
+
+
+def _explain(r: dict) -> str:
+    if r["chapter_s"] is None or math.isclose(r["simulated_s"], r["chapter_s"], rel_tol=0.005):
+        return ""
+    parts = []
+    if "upper bound" in (r["chapter_formula"] or "") and r["simulated_s"] <= r["chapter_s"]:
+        parts.append("the chapter gives only an upper bound for the mesh shift (D5)")
+    if r["algorithm"] != "mesh" or r["topology"] != "torus":
+        parts.append("not the chapter's algorithm for this topology")
+    if r["max_link_load"] > 1:
+        parts.append(f"congested: up to {r['max_link_load']} messages share a link in a step, which the chapter's "
+                     "model does not charge")
+    own = r["own_closed_form_s"]
+    if own is not None and math.isclose(own, r["simulated_s"], rel_tol=1e-6):
+        parts.append(f"the simulated time equals the algorithm's own closed form ({own * 1e6:.6g} us)")
+    elif own is not None:
+        parts.append(f"its own (congestion-unaware) closed form is {own * 1e6:.6g} us")
+    parts.append(f"{r['steps']} steps")
+    return "; ".join(parts)
+
+
+_ITEM = {"ring": "ch. 4 text, ring", "torus": "ch. 4 text, 2-D wraparound mesh",
+         "hypercube": "ch. 4 summary table (hypercube)"}
+
+
+def comparisons(rows: list[dict]) -> list[Comparison]:
+    """One comparison per (topology, operation, algorithm) with a chapter formula.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Output of :func:`run_table`.
+
+    Returns
+    -------
+    list of Comparison
+        Chapter formula (µs) beside the simulated time (µs).
+
+    Examples
+    --------
+    >>> cs = comparisons(run_table(4, 2))
+    >>> all(c.explanation for c in cs if c.agrees is False)
+    True
+    """
+    out = []
+    for r in rows:
+        if r["chapter_s"] is None:
+            continue
+        out.append(Comparison(
+            _ITEM[r["topology"]], f"{OP_NAMES[r['operation']]}: {r['chapter_formula']}; "
+            f"collsim {r['algorithm']}, p={r['p']}", "us", round(r["chapter_s"] * 1e6, 6),
+            round(r["simulated_s"] * 1e6, 6), "flow simulator", _explain(r)))
+    return out
+
+
+def _figure(rows, out_dir: Path, p: int):
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 3, figsize=(15, 8.5), sharex=True)
+    for ax, topo in zip(axes, TOPOLOGIES):
+        sel = [r for r in rows if r["topology"] == topo]
+        y = list(range(len(sel)))[::-1]
+        sim = [r["simulated_s"] * 1e6 for r in sel]
+        colors = ["tab:green" if r["chapter_s"] is not None and math.isclose(r["simulated_s"], r["chapter_s"],
+                                                                              rel_tol=0.005)
+                  else ("tab:red" if r["max_link_load"] > 1 else "tab:gray") for r in sel]
+        ax.barh(y, sim, color=colors, height=0.7)
+        fy = [yy for yy, r in zip(y, sel) if r["chapter_s"] is not None]
+        fx = [r["chapter_s"] * 1e6 for r in sel if r["chapter_s"] is not None]
+        ax.scatter(fx, fy, marker="|", s=200, color="k", zorder=3)
+        ax.set_yticks(y)
+        ax.set_yticklabels([f"{OP_NAMES[r['operation']]}: {r['algorithm']}" for r in sel], fontsize=7)
+        ax.set_xscale("log")
+        ax.set_xlabel("time (us, log scale)")
+        ax.set_title({"ring": f"ring, p={p}", "torus": f"2-D wraparound mesh, p={p}",
+                      "hypercube": f"hypercube, p={p}"}[topo])
+        ax.grid(axis="x", alpha=0.3)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    handles = [Patch(color="tab:green", label="simulated = chapter's formula"),
+               Patch(color="tab:red", label="simulated, congested (link load > 1)"),
+               Patch(color="tab:gray", label="simulated, other algorithm / no chapter formula"),
+               Line2D([], [], marker="|", ls="", color="k", markersize=14, label="chapter's formula")]
+    fig.suptitle(f"[Grama03] ch. 4: communication times of the basic operations, chapter's formula vs collsim's "
+                 f"flow simulator (t_s={TS * 1e6:g} us, t_w={TW * 1e9:g} ns/B, m={M} B, q={Q})", fontsize=10)
+    fig.tight_layout()
+    fig.legend(handles=handles, loc="upper center", ncol=4, fontsize=9, bbox_to_anchor=(0.5, 0.0))
+    return save_figure(fig, out_dir, "table")
+
+
+def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick: bool = False) -> PaperResult:
+    """Regenerate the chapter's table of operation costs beside collsim's simulated times.
+
+    Parameters
+    ----------
+    out_dir : Path
+        Folder (created if missing).
+    store : object, optional
+        Results store (unused: the whole table simulates in seconds).
+    jobs : int, optional
+        Worker processes (unused).
+    progress : callable, optional
+        Called with a one-line message per stage.
+    quick : bool, optional
+        p = 4 (2 x 2 torus, 2-cube) instead of 16.
+
+    Returns
+    -------
+    PaperResult
+        Files, comparisons and notes.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> r = reproduce(Path(tempfile.mkdtemp()), quick=True)
+    >>> r.figures, r.tables, len(r.comparisons) > 30
+    (('table',), ('textbook-table.csv',), True)
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    p, side = (QUICK_P, QUICK_SIDE) if quick else (P, SIDE)
+    if progress:
+        progress(f"textbook: simulating every registered algorithm on ring, torus, hypercube (p={p})")
+    rows = run_table(p, side)
+    write_csv(out_dir / "textbook-table.csv", rows)
+    _figure(rows, out_dir, p)
+    comps = comparisons(rows)
+    write_comparisons(out_dir, "textbook", comps)
+    notes = (f"p = {p}: Ring({p}), Torus({side}x{side}) (the chapter's 2-D wraparound mesh), Hypercube({p}).",
+             f"t_s = {TS * 1e6:g} us as startup_s, t_w = {TW * 1e9:g} ns/byte as link bandwidth 1/t_w = "
+             f"{1 / TW / 1e9:g} GB/s, zero per-hop latency (the chapter has no t_h term); m = {M} bytes; "
+             f"shift distance q = {Q % p or 1}; roots 0.",
+             "m is the chapter's message: per node (all-to-all broadcast, scatter, gather), per pair (all-to-all "
+             "personalized), the whole vector (broadcast, reduction, all-reduce, prefix sum).",
+             "Reduction, gather and all-to-all reduction are charged their duals' costs (broadcast, scatter, "
+             "all-to-all broadcast), as the chapter states.",
+             "Every algorithm collsim registers for an electrical network is simulated on every topology "
+             "(pairwise twice: shift and xor exchange); rows the chapter gives no formula for (mesh all-reduce, "
+             "ring/mesh prefix sum) are in the CSV only.",
+             "Flow simulator: max-min fair bandwidth sharing, bulk-synchronous steps.")
+    caption = ("Simulated time of every registered algorithm per operation (bars; green = equal to the chapter's "
+               "formula, red = congested, grey = another algorithm) and the chapter's formula (black tick), on a "
+               "ring, a 2-D wraparound mesh and a hypercube.")
+    return PaperResult("textbook", TITLE, out_dir, figures=("table",), tables=("textbook-table.csv",),
+                       comparisons=tuple(comps), notes=notes, captions={"table": caption})
+
+
+__all__ = ["chapter_formulas", "comparisons", "reproduce", "run_table", "systems"]
