@@ -204,6 +204,49 @@ def mlfm_d18() -> dict:
             "congestion_free": r.congestion_free}
 
 
+@workload("reproduce-all", "collsim reproduce all --jobs 2 < 10 min; a second run into the same folder < 1 min (issue #12)")
+def reproduce_all_papers() -> dict:
+    """Both runs of ``collsim reproduce all --jobs 2`` (whole process), into one folder; ``--quick`` when smoke."""
+    import tempfile
+    exe = Path(sys.executable).parent / "collsim"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        args = cmd + ["reproduce", "all", "--out", tmp, "--jobs", "2", "--json"] + (["--quick"] if SMOKE else [])
+        for run in ("first",) if SMOKE else ("first", "second"):
+            t0 = time.perf_counter()
+            proc = subprocess.run(args, capture_output=True, text=True, check=True)
+            out[f"{run}_run_s"] = time.perf_counter() - t0
+        rows = json.loads(proc.stdout)
+        out["papers"] = {r["paper"]: {"compared": r["numbers_compared"], "agree": r["agree"], "differ": r["differ"]}
+                         for r in rows}
+        out["report_mib"] = (Path(tmp) / "report.html").stat().st_size / 2**20
+    out["child_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return out
+
+
+@workload("sweep-grid", "a 120-point sweep into a fresh store, --jobs 2; the rerun skips every point (issue #12)")
+def sweep_grid() -> dict:
+    """``collsim sweep`` of a 120-point grid (2 systems x 2 N x 4 sizes x 2 collectives x algorithms), twice."""
+    import tempfile
+    exe = Path(sys.executable).parent / "collsim"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
+    nodes = "[16]" if SMOKE else "[128, 512]"
+    grid = (f"[sweep]\nsystems = [\"paper\", \"ring\"]\nnodes = {nodes}\n"
+            f"sizes = [\"1KiB\", \"64KiB\", \"1MiB\", \"4MiB\"]\ncollectives = [\"allgather\", \"allreduce\"]\n")
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        toml = Path(tmp) / "grid.toml"
+        toml.write_text(grid)
+        for run in ("first", "second"):
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd + ["sweep", str(toml), "--store", str(Path(tmp) / "s.sqlite"), "--jobs", "2"],
+                                  capture_output=True, text=True, check=True)
+            out[f"{run}_run_s"] = time.perf_counter() - t0
+            out[f"{run}_summary"] = (proc.stdout.strip().splitlines() or [""])[-1]
+    return out
+
+
 @workload("osm-scaling", "time/(T log T) roughly flat")
 def osm_scaling() -> dict:
     import math

@@ -55,7 +55,8 @@ import pytest
 # (84/107; missed: legend_markdown, which tests/test_output.py runs, and the progress total, drawn
 # only on a terminal), progress 65.0 (63/97; missed: drawing the bar, which needs a terminal:
 # tests/test_output.py runs it in a pseudo-terminal), info 97.5 (153/157; missed: a
-# system kind that cannot be built from its name alone, and unreachable docstring shapes).
+# system kind that cannot be built from its name alone, and unreachable docstring shapes), sweep_cmds 100
+# (60/60).
 MIN_LINE_COVERAGE: dict[str, float] = {
     "__init__.py": 100.0,
     "columns.py": 74.0,
@@ -69,6 +70,8 @@ MIN_LINE_COVERAGE: dict[str, float] = {
     "options.py": 97.0,
     "sizes.py": 95.0,
     "info.py": 94.0,
+    "sweep_cmds.py": 90.0,
+    "paper_cmd.py": 80.0,
 }
 
 
@@ -189,6 +192,13 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         from collsim.experiments import papers
         for name in failing:
             papers.EXPERIMENTS.pop(name)
+
+    grid, grid_bad, db = tmp / "grid.toml", tmp / "grid-bad.toml", tmp / "results.sqlite"
+
+    def write_sweep() -> None:
+        grid.write_text('[sweep]\nsystems = ["torus", "paper"]\nnodes = [7, 16]\nwavelengths = [4]\n'
+                        'sizes = ["1KiB"]\nalgorithms = ["ring"]\n')
+        grid_bad.write_text('[sweep]\nsystems = ["ring"]\nsize = ["1KiB"]\n')
 
     return [
         # the group
@@ -334,6 +344,11 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
              check=_delimited("\t", lambda rows: len(rows) == 7 and rows[0]["d"] == "2")),
         Case(["algorithms", "--format", "csv"], check=_delimited(",", lambda rows: "osm" in {r["name"] for r in rows})),
         Case(["reproduce", "nonesuch"], 2, _bad("unknown table")),
+        Case(["reproduce", "mlfm", "--out", "rep-mlfm"], check=_has("mlfm: 1 figures", "6 agree")),
+        Case(["reproduce", "mlfm", "--out", "rep-mlfm", "--json"], check=_json(lambda rows: rows[0]["agree"] == 6)),
+        Case(["reproduce", "optree-table1", "--out", "x"], 2, _bad("apply to a paper")),
+        Case(["reproduce", "mlfm", "--out", "rep-mlfm", "--quick"],
+             check=_has("mlfm: 1 figures")),
         # main's last-resort handlers: an internal error is one line and exit 3, no traceback unless asked
         add_failing_tables,
         Case(["reproduce", "test-internal-error"], 3, _bad("internal error: RuntimeError: boom")),
@@ -344,6 +359,20 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         # main's own BrokenPipeError handler (exit 0) is not reached from a command; either code is quiet.
         Case(["reproduce", "test-broken-pipe"], (0, 1), _quiet),
         remove_failing_tables,
+        # sweep and results (docs/sweeps.md)
+        write_sweep,
+        Case(["sweep", str(grid), "--store", str(db)],
+             check=_has("4 points: 4 run, 0 skipped as finished, 1 failed", "store")),
+        Case(["sweep", str(grid), "--store", str(db), "--jobs", "2"], check=_has("0 run, 4 skipped as finished")),
+        Case(["results", "--store", str(db)], check=_has("4 results in", "efficiency", "ring on torus:")),
+        Case(["results", "--store", str(db), "--system", "torus", "-c", "allgather", "-a", "ring", "-n", "16",
+              "--json"], check=_json(lambda rows: len(rows) == 1 and rows[0]["status"] == "ok")),
+        Case(["results", "--store", str(db), "--status", "error", "--format", "csv"],
+             check=_delimited(",", lambda rows: len(rows) == 1 and rows[0]["nodes"] == "7")),
+        Case(["results", "--store", str(db), "--nodes", "99"], check=_has("no results in")),
+        Case(["sweep", str(tmp / "missing.toml")], 2, _bad("cannot read sweep file")),
+        Case(["sweep", str(grid_bad), "--store", str(db)], 2, _bad("did you mean sizes")),
+        Case(["results", "--store", str(tmp / "none.sqlite")], 2, _bad("no results store")),
     ]
 
 

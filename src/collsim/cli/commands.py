@@ -302,11 +302,20 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
 
 @click.command("reproduce", cls=StrictCommand)
 @click.argument("name", required=False)
+@click.option("--out", "out_dir", default=None, metavar="DIR",
+              help="For a paper (optree, wrht, mlfm, textbook, all): the folder for its data, figures and "
+                   "comparison tables (default: reproduce-NAME).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Parallel processes for a paper's evaluation.")
+@click.option("--quick", is_flag=True, help="A reduced grid of every figure (for a fast look).")
 @output_options()
-def reproduce_cmd(name, out: Output) -> None:
-    """Regenerate a paper's published table, the paper's value beside collsim's.
+def reproduce_cmd(name, out_dir, jobs, quick, out: Output) -> None:
+    """Regenerate a paper's published table, or a paper's whole evaluation with its figures.
 
-    With no NAME, list the available tables.
+    With no NAME, list the available tables and papers. A table NAME prints the
+    paper's values beside collsim's. A paper NAME (optree, wrht, mlfm, textbook)
+    writes its data (CSV), figures (PNG, SVG) and a comparison table (CSV,
+    Markdown) into --out; "all" does every paper and writes one HTML report.
 
     \b
     Examples:
@@ -314,15 +323,27 @@ def reproduce_cmd(name, out: Output) -> None:
       collsim reproduce optree-table1
       collsim reproduce mlfm-congestion --json
       collsim reproduce mlfm-throughput --format csv
+      collsim reproduce optree --out optree-figs
+      collsim reproduce all --out evaluation --jobs 2
     """
     from ..core.errors import UnknownNameError
     from ..experiments.papers import EXPERIMENTS, SIZE_NOTES
+    from ..experiments.reproduce import paper_names
+    from .paper_cmd import PAPER_DESCRIPTIONS
+    if name in paper_names():
+        from .paper_cmd import run_papers  # noqa: PLC0415
+        run_papers(name, out_dir, jobs=jobs, quick=quick, out=out)
+        return
+    if out_dir is not None or quick or jobs != 1:
+        raise click.UsageError(f"--out, --jobs and --quick apply to a paper ({', '.join(paper_names())}), "
+                               f"not to the table {name or '(listing)'}")
     from .output import text_of
     from ..algorithms.bibliography import citations
     from .info import print_references
     if name is None:
         listing = [{"name": key, "description": what, "references": [c.text() for c in citations(what)]}
                    for key, (_, what) in EXPERIMENTS.items()]
+        listing += [{"name": p, "description": PAPER_DESCRIPTIONS[p], "references": []} for p in paper_names()]
 
         def table() -> None:
             for r in listing:
@@ -333,9 +354,10 @@ def reproduce_cmd(name, out: Output) -> None:
         return
     if name not in EXPERIMENTS:
         from ..core.errors import did_you_mean
-        hint = did_you_mean(name, EXPERIMENTS)
-        raise UnknownNameError(f"unknown table {name!r}" + (f"{hint} Known" if hint else "; known")
-                               + f": {', '.join(EXPERIMENTS)}")
+        known = [*EXPERIMENTS, *paper_names()]
+        hint = did_you_mean(name, known)
+        raise UnknownNameError(f"unknown table or paper {name!r}" + (f"{hint} Known" if hint else "; known")
+                               + f": {', '.join(known)}")
     fn, what = EXPERIMENTS[name]
     with ProgressBar(f"reproducing {name}"):
         rows = fn()
@@ -348,4 +370,7 @@ def reproduce_cmd(name, out: Output) -> None:
 
 from .info import systems_cmd  # noqa: E402  (its own module: ``collsim systems``)
 
-ALL = [algorithms_cmd, compare_cmd, reproduce_cmd, schedule_cmd, simulate_cmd, systems_cmd, topology_cmd, verify_cmd]
+from .sweep_cmds import results_cmd, sweep_cmd  # noqa: E402  (collsim sweep, collsim results)
+
+ALL = [algorithms_cmd, compare_cmd, reproduce_cmd, schedule_cmd, simulate_cmd, systems_cmd, topology_cmd, verify_cmd,
+       results_cmd, sweep_cmd]

@@ -26,8 +26,10 @@ from ..core.errors import CollsimError, VerificationError
 COMMANDS: dict[str, str] = {
     "algorithms": "List registered algorithms: name, collectives, systems, reference.",
     "compare": "Build, verify and time algorithms side by side.",
-    "reproduce": "Regenerate a paper's published table, the paper's value beside collsim's.",
+    "reproduce": "Regenerate a paper's published table, or a paper's whole evaluation with its figures.",
+    "results": "Show the results a sweep stored, one row per point, in a fixed order.",
     "schedule": "Build, verify and write a schedule file (JSON; numpy's binary format if the name ends in .npz).",
+    "sweep": "Run a sweep file's grid of points into a results store, skipping finished points.",
     "simulate": "Run the flow-level simulator on an algorithm's schedule or a schedule FILE (electrical networks).",
     "systems": "List system presets and kinds with their parameters and defaults.",
     "topology": "Show what a system is made of: nodes, switches, links, radix, diameter.",

@@ -1,0 +1,72 @@
+"""``collsim reproduce PAPER --out DIR``: run a paper's evaluation and say what it found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .output import Output, ProgressBar, echo, emit
+
+PAPER_DESCRIPTIONS = {
+    "optree": "OpTree all-gather [OpTree24]: Table 1, Figs. 4-7, Tables 2-3 and the abstract's reductions",
+    "wrht": "WRHT all-reduce [WRHT23]: Fig. 2 (DNN models across node counts) and the abstract's reductions",
+    "mlfm": "MLFM all-to-all [MLFM16]: Fig. 3 throughput at four scales and three sizes, the 2.2x ratio",
+    "textbook": "Basic communication operations [Grama03]: the cost summary, formula beside simulation",
+    "all": "every paper above, plus one self-contained HTML report (report.html)",
+}
+"""One line per paper for ``collsim reproduce`` with no name."""
+
+
+def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: Output) -> None:
+    """Run one paper's reproduction (or all) and print a summary per paper.
+
+    Parameters
+    ----------
+    name : str
+        A paper name or ``"all"``.
+    out_dir : str or None
+        Destination folder (default ``reproduce-NAME``).
+    jobs : int
+        Parallel processes.
+    quick : bool
+        A reduced grid.
+    out : Output
+        The output options (table, csv, tsv, json).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> sorted(PAPER_DESCRIPTIONS)[:2]
+    ['all', 'mlfm']
+    """
+    from ..experiments.reproduce import ALL, reproduce_all, reproduce_paper
+    folder = Path(out_dir or f"reproduce-{name}")
+    store = None  # every paper's evaluation takes seconds (docs/performance.md): nothing to cache yet
+    options = {"quick": True} if quick else {}
+    with ProgressBar(f"reproducing {name}") as bar:
+        def progress(what: str) -> None:
+            bar.update(description=what)
+        if name == ALL:
+            results, report = reproduce_all(folder, store=store, jobs=jobs, progress=progress, **options)
+        else:
+            results, report = [reproduce_paper(name, folder, store=store, jobs=jobs, progress=progress,
+                                               **options)], None
+    rows = []
+    for r in results:
+        agree = sum(c.agrees is True for c in r.comparisons)
+        differ = len(r.disagreements())
+        rows.append({"paper": r.paper, "folder": str(r.out_dir), "figures": len(r.figures),
+                     "numbers_compared": len(r.comparisons), "agree": agree, "differ": differ,
+                     "not_printed": len(r.comparisons) - agree - differ,
+                     "report": str(report) if report else None})
+
+    def table() -> None:
+        for row, r in zip(rows, results):
+            echo(f"{row['paper']}: {row['figures']} figures and {row['numbers_compared']} printed numbers in "
+                 f"{row['folder']}: {row['agree']} agree, {row['differ']} differ (explained in "
+                 f"{r.paper}-comparison.md)")
+        if report:
+            echo(f"report: {report}")
+    emit(out, rows, table)

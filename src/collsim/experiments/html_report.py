@@ -1,0 +1,441 @@
+"""One self-contained HTML page for all the papers' reproductions (``reproduce all``).
+
+:func:`write_report` assembles the :class:`~collsim.experiments.paperout.PaperResult`
+of every reproduced paper into a single HTML file that needs nothing else: every
+figure is embedded (its PNG as a base64 ``data:`` URI; the SVG when there is no PNG),
+every comparison table and every data table (read from the CSV files) is an HTML
+table, the complete list of discrepancies (the comparisons that do not agree) is
+given with their explanations, each paper's notes (assumptions) are listed, and a
+provenance section names collsim's version, the git commit, the Python, numpy and
+matplotlib versions and every parameter passed in.
+
+The page loads nothing from anywhere: no scripts, no web fonts, no external images
+or style sheets; the CSS is inline, and a Content-Security-Policy (``default-src
+'none'``, images from ``data:`` only) makes the browser refuse any request that
+might slip in.  URLs that appear in the text (a citation's DOI, say) stay plain
+text and are never turned into links.  The bytes depend only on the inputs: no
+timestamps, no random identifiers.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import json
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..core.errors import InputError
+from ..core.files import atomic_write
+from .paperout import Comparison, PaperResult
+
+NOT_A_CHECKOUT = "not a git checkout"
+"""What the provenance says for the git commit when collsim is not run from a git checkout."""
+
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+_CSS = """
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif;
+  font-size: 16px; line-height: 1.5; color: #1b1f24; background: #fff; margin: 0; }
+main { max-width: 76rem; margin: 0 auto; padding: 1.5rem 2rem 4rem; }
+h1 { font-size: 1.8rem; margin: 0.5rem 0 0.25rem; } h3 { font-size: 1.15rem; margin: 1.75rem 0 0.5rem; }
+h2 { font-size: 1.45rem; margin: 2.5rem 0 0.75rem; padding-top: 0.5rem; border-top: 2px solid #d0d7de; }
+p.citation { color: #444c56; margin-top: 0; }
+nav { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 0.5rem 1rem; }
+nav ol { margin: 0.25rem 0; padding-left: 1.5rem; }
+a { color: #0550ae; }
+code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.9em;
+  background: #f6f8fa; padding: 0 0.2em; border-radius: 3px; word-break: break-all; }
+.scroll { overflow: auto; margin: 0.5rem 0 1.25rem; border: 1px solid #d0d7de; border-radius: 6px;
+  box-sizing: border-box; }
+.scroll.long { max-height: 34rem; }
+.scroll.fit { width: fit-content; max-width: 100%; }
+table { border-collapse: collapse; font-size: 0.9rem; width: 100%; }
+table[data-kind="data"] { width: auto; min-width: 28rem; }
+caption { caption-side: top; text-align: left; font-weight: 600; padding: 0.5rem 0.6rem; background: #f6f8fa;
+  border-bottom: 1px solid #d0d7de; }
+th, td { padding: 0.3rem 0.6rem; border-bottom: 1px solid #e5e8eb; vertical-align: top; text-align: left; }
+thead th { background: #eaeef2; position: sticky; top: 0; }
+th.num { text-align: right; }
+tbody tr:nth-child(even) { background: #fafbfc; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.text { min-width: 18rem; }
+td.quantity { min-width: 10rem; } td.nw { white-space: nowrap; }
+td.item { min-width: 5rem; }
+tr.differs { background: #fff1f0 !important; }
+.no, .missing { color: #a40e26; font-weight: 700; }
+.yes { color: #116329; } .na { color: #57606a; }
+figure { margin: 1rem 0 1.5rem; }
+figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; border-radius: 6px; background: #fff; }
+.figbox { overflow-x: auto; }
+.zoom:checked ~ .figbox img { max-width: none; }
+label.zoom-label { font-size: 0.9rem; color: #444c56; margin-left: 0.25rem; }
+figcaption { color: #1b1f24; font-size: 0.95rem; margin-top: 0.35rem; max-width: 60rem; }
+ul.notes li { margin: 0.2rem 0; }
+.summary-line { font-size: 1.05rem; }
+@media print { .scroll.long { max-height: none; overflow: visible; } nav { display: none; } }
+"""
+
+_LABELS = {"item": "Item", "quantity": "Quantity", "unit": "Unit", "paper": "Paper prints",
+           "collsim": "collsim", "difference": "collsim − paper", "model": "Model",
+           "agrees": "Agrees", "explanation": "Explanation"}
+_LONG_TABLE = 25  # data tables with more rows scroll inside a box of fixed height
+_FULL_WIDTH = 1150  # figures wider than the text column (px) are shrunk, with a full-size switch
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _git_commit(folder: Path) -> str:
+    """The commit checked out in ``folder`` if it is part of a git checkout that tracks collsim."""
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=20,
+                              stdin=subprocess.DEVNULL)
+    try:
+        head = git("rev-parse", "--verify", "HEAD")
+        tracked = git("ls-files", "--error-unmatch", "__init__.py")  # not merely a venv inside some repo
+        if head.returncode != 0 or tracked.returncode != 0 or not head.stdout.strip():
+            return NOT_A_CHECKOUT
+        commit = head.stdout.strip()
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        return commit + (" (with uncommitted changes)" if dirty.returncode == 0 and dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return NOT_A_CHECKOUT
+
+
+def environment(package_dir: str | Path | None = None) -> dict[str, str]:
+    """What ran the reproduction: collsim's version and git commit, Python, numpy, matplotlib.
+
+    Never fails: the commit is :data:`NOT_A_CHECKOUT` when collsim's source folder is
+    not tracked by git (an installed wheel) or git is missing, and a library that is
+    not installed is ``"not installed"``.
+
+    Parameters
+    ----------
+    package_dir : str or Path, optional
+        The folder whose git commit is read (default: collsim's own source folder).
+
+    Returns
+    -------
+    dict
+        ``{"collsim": ..., "git commit": ..., "Python": ..., "numpy": ..., "matplotlib": ...}``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> env = environment(tempfile.mkdtemp())
+    >>> list(env), env["git commit"]
+    (['collsim', 'git commit', 'Python', 'numpy', 'matplotlib'], 'not a git checkout')
+    """
+    from .. import __version__
+    folder = Path(package_dir) if package_dir is not None else Path(__file__).resolve().parents[1]
+    versions = {}
+    for name in ("numpy", "matplotlib"):
+        try:
+            versions[name] = str(__import__(name).__version__)
+        except ImportError:
+            versions[name] = "not installed"
+    return {"collsim": str(__version__), "git commit": _git_commit(folder),
+            "Python": f"{platform.python_version()} ({platform.python_implementation()})", **versions}
+
+
+def _number(v: Any, signed: bool = False) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) < 1e15):
+        text = f"{int(v):d}"
+    elif isinstance(v, float):
+        text = f"{v:.6g}"
+    else:
+        return str(v)
+    return ("+" + text) if signed and not text.startswith("-") and float(v) != 0 else text
+
+
+def _agrees_cell(c: Comparison) -> str:
+    if c.agrees is None:
+        return '<td class="na">not compared</td>'
+    return '<td class="yes">yes</td>' if c.agrees else '<td class="no">no</td>'
+
+
+def _explanation_cell(c: Comparison) -> str:
+    if c.explanation:
+        return f'<td class="text">{_e(c.explanation)}</td>'
+    if c.agrees is False:
+        return '<td class="text missing">no explanation given</td>'
+    return '<td class="text"></td>'
+
+
+def _head(labels: Iterable[str], numeric: Iterable[bool] = ()) -> str:
+    labels = list(labels)
+    numeric = list(numeric) + [False] * len(labels)
+    right = ' class="num"'
+    return "<thead><tr>" + "".join(f'<th scope="col"{right if numeric[i] else ""}>{_e(x)}</th>'
+                                   for i, x in enumerate(labels)) + "</tr></thead>"
+
+
+def _table(caption: str, head: str, rows: list[str], *, table_id: str, kind: str) -> str:
+    extra = (" long" if len(rows) > _LONG_TABLE else "") + (" fit" if kind == "data" else "")
+    return (f'<div class="scroll{extra}"><table id="{_e(table_id)}" data-kind="{kind}">'
+            f"<caption>{_e(caption)}</caption>{head}<tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>")
+
+
+def _comparison_row(c: Comparison, paper: str | None = None) -> str:
+    cls = ' class="differs"' if c.agrees is False else ""
+    cells = [f"<td>{_e(paper)}</td>"] if paper is not None else []
+    cells += [f'<td class="item">{_e(c.item)}</td>', f'<td class="quantity">{_e(c.quantity)}</td>',
+              f"<td>{_e(c.unit)}</td>",
+              f'<td class="num">{_e(_number(c.paper))}</td>', f'<td class="num">{_e(_number(c.collsim))}</td>',
+              f'<td class="num">{_e(_number(c.difference, signed=True))}</td>', f"<td>{_e(c.model)}</td>"]
+    if paper is None:
+        cells.append(_agrees_cell(c))
+    cells.append(_explanation_cell(c))
+    return f"<tr{cls}>" + "".join(cells) + "</tr>"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip() != ""
+
+
+def _data_cell(text: str) -> str:
+    """A CSV field; long floats are shown to 6 significant digits, the exact text on hover."""
+    if not _is_number(text):
+        return f'<td class="nw">{_e(text)}</td>' if len(text) <= 24 else f"<td>{_e(text)}</td>"
+    short = f"{float(text):.6g}" if len(text) > 10 and not text.strip().lstrip("+-").isdigit() else text
+    title = "" if short == text else f' title="{_e(text)}"'
+    return f'<td class="num"{title}>{_e(short)}</td>'
+
+
+def _csv_table(r: PaperResult, name: str) -> str:
+    path = Path(r.out_dir) / name
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+    except OSError as exc:
+        raise InputError(f"paper {r.paper!r} lists the data table {name} but {path} cannot be read: "
+                         f"{exc.strerror or exc}") from exc
+    header, body = (rows[0], rows[1:]) if rows else ([], [])
+    out = []
+    for row in body:
+        out.append("<tr>" + "".join(_data_cell(x) for x in row) + "</tr>")
+    numeric = [bool(body) and all(_is_number(row[i]) for row in body if i < len(row) and row[i])
+               for i in range(len(header))]
+    caption = (f"{r.paper}: data table {name} ({len(body)} row{'s' if len(body) != 1 else ''}"
+               + ("; the box scrolls)" if len(body) > _LONG_TABLE else ")"))
+    return _table(caption, _head(header, numeric), out, table_id=f"{r.paper}-data-{name}", kind="data")
+
+
+def _image(r: PaperResult, name: str) -> tuple[str, int | None, int | None]:
+    """A figure's ``data:`` URI and its pixel size (PNG), else its SVG."""
+    png, svg = Path(r.out_dir) / f"{name}.png", Path(r.out_dir) / f"{name}.svg"
+    if png.is_file():
+        data = png.read_bytes()
+        if data[:8] != b"\x89PNG\r\n\x1a\n" or len(data) < 24:
+            raise InputError(f"paper {r.paper!r}: {png} is not a PNG file")
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        return "data:image/png;base64," + base64.b64encode(data).decode("ascii"), width, height
+    if svg.is_file():
+        return "data:image/svg+xml;base64," + base64.b64encode(svg.read_bytes()).decode("ascii"), None, None
+    raise InputError(f"paper {r.paper!r} lists the figure {name!r} but neither {png} nor {svg} exists")
+
+
+def _figure(r: PaperResult, number: int, name: str) -> str:
+    uri, width, height = _image(r, name)
+    caption = r.captions.get(name, "")
+    size = f' width="{width}" height="{height}"' if width and height else ""
+    alt = caption or f"figure {name} of {r.paper}"
+    text = _e(caption) if caption else '<span class="missing">no caption given</span>'
+    fid = f"{r.paper}-fig-{name}"
+    zoom = (f'<input type="checkbox" class="zoom" id="{_e(fid)}-zoom"><label class="zoom-label" for="{_e(fid)}-zoom">'
+            f"show at full size ({width} px wide; scrolls sideways)</label>" if width and width > _FULL_WIDTH else "")
+    return (f'<figure id="{_e(fid)}">{zoom}<div class="figbox"><img src="{uri}" alt="{_e(alt)}"{size}></div>'
+            f"<figcaption><strong>Figure {number} ({_e(r.paper)}/{_e(name)}).</strong> {text}</figcaption></figure>")
+
+
+def _counts(r: PaperResult) -> tuple[int, int, int, int]:
+    agree = sum(1 for c in r.comparisons if c.agrees is True)
+    differ = sum(1 for c in r.comparisons if c.agrees is False)
+    return len(r.comparisons), agree, differ, len(r.comparisons) - agree - differ
+
+
+def _summary(results: list[PaperResult]) -> str:
+    rows = []
+    for r in results:
+        n, agree, differ, na = _counts(r)
+        rows.append(f'<tr><td><a href="#paper-{_e(r.paper)}">{_e(r.paper)}</a></td><td class="text">{_e(r.title)}</td>'
+                    f'<td class="num">{n}</td><td class="num">{agree}</td><td class="num">{differ}</td>'
+                    f'<td class="num">{na}</td><td class="num">{len(r.figures)}</td>'
+                    f'<td class="num">{len(r.tables)}</td></tr>')
+    head = _head(["Paper", "Citation", "Printed values", "Agree", "Differ", "Not compared", "Figures",
+                  "Data tables"])
+    totals = [sum(x) for x in zip(*(_counts(r) for r in results))] if results else [0, 0, 0, 0]
+    line = (f'<p class="summary-line">{totals[0]} printed values compared: <strong>{totals[1]}</strong> agree, '
+            f'<strong class="{"no" if totals[2] else "yes"}">{totals[2]}</strong> differ '
+            f'(<a href="#discrepancies">listed below</a> with their explanations), {totals[3]} not compared '
+            "(the paper's or collsim's value is missing).</p>")
+    return line + _table("Papers reproduced", head, rows, table_id="summary", kind="summary")
+
+
+def _discrepancies(results: list[PaperResult]) -> str:
+    rows = [_comparison_row(c, r.paper) for r in results for c in r.disagreements()]
+    if not rows:
+        return "<p>None: every value the papers print agrees with collsim's.</p>"
+    labels = ["Paper"] + [_LABELS[k] for k in ("item", "quantity", "unit", "paper", "collsim", "difference",
+                                                "model", "explanation")]
+    return ("<p>Every printed value collsim does not reproduce, and why (docs/papers/discrepancies.md "
+            "has the derivations).</p>"
+            + _table(f"All discrepancies ({len(rows)})", _head(labels), rows, table_id="discrepancy-table",
+                     kind="discrepancies"))
+
+
+def _paper_section(r: PaperResult, first_figure: int) -> str:
+    n, agree, differ, na = _counts(r)
+    parts = [f'<section id="paper-{_e(r.paper)}"><h2>{_e(r.paper)}</h2>', f'<p class="citation">{_e(r.title)}</p>',
+             f"<p>Files: <code>{_e(Path(r.out_dir).as_posix())}</code></p>", "<h3>Assumptions and notes</h3>"]
+    parts.append('<ul class="notes">' + "".join(f"<li>{_e(x)}</li>" for x in r.notes) + "</ul>" if r.notes
+                 else "<p>No notes given.</p>")
+    parts.append("<h3>Printed values beside collsim's</h3>")
+    if r.comparisons:
+        labels = [_LABELS[k] for k in ("item", "quantity", "unit", "paper", "collsim", "difference", "model",
+                                        "agrees", "explanation")]
+        caption = (f"{r.paper}: comparison ({n} value{'s' if n != 1 else ''}: {agree} agree, {differ} differ, "
+                   f"{na} not compared)")
+        parts.append(_table(caption, _head(labels), [_comparison_row(c) for c in r.comparisons],
+                            table_id=f"{r.paper}-comparison", kind="comparison"))
+    else:
+        parts.append("<p>No printed values compared.</p>")
+    if r.figures:
+        parts.append("<h3>Figures</h3>")
+        parts += [_figure(r, first_figure + i, name) for i, name in enumerate(r.figures)]
+    if r.tables:
+        parts.append("<h3>Data tables</h3>")
+        parts += [_csv_table(r, name) for name in r.tables]
+    return "\n".join(parts) + "\n</section>"
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    return json.dumps(v, sort_keys=True, default=str, ensure_ascii=False)
+
+
+def _provenance(provenance: dict, env: dict[str, str]) -> str:
+    env_rows = [f'<tr><th scope="row">{_e(k)}</th><td><code>{_e(v)}</code></td></tr>' for k, v in env.items()]
+    out = [_table("Software", _head(["Component", "Version"]), env_rows, table_id="provenance-software",
+                  kind="provenance")]
+    if provenance:
+        rows = [f'<tr><th scope="row">{_e(k)}</th><td class="text"><code>{_e(_value(v))}</code></td></tr>'
+                for k, v in provenance.items()]
+        out.append(_table("Parameters and assumptions of this run", _head(["Parameter", "Value"]), rows,
+                          table_id="provenance-parameters", kind="provenance"))
+    else:
+        out.append("<p>No parameters were passed.</p>")
+    return "\n".join(out)
+
+
+def render_report(results: list[PaperResult], *, provenance: dict, env: dict[str, str] | None = None) -> str:
+    """The HTML text of the report (what :func:`write_report` writes).
+
+    Parameters
+    ----------
+    results : list of PaperResult
+        The papers, in the order they appear.
+    provenance : dict
+        Every parameter and assumption of the run (name -> value; non-strings as JSON).
+    env : dict, optional
+        The software versions (default: :func:`environment`).
+
+    Returns
+    -------
+    str
+        A complete HTML document.
+
+    Raises
+    ------
+    InputError
+        If a listed figure or data table is missing.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from collsim.experiments.paperout import Comparison, PaperResult
+    >>> r = PaperResult("optree", "[OpTree24]", Path("."), comparisons=(
+    ...     Comparison("Table 1", "OSM steps", "steps", 128, 2048, "schedule", "formula gives 2048"),))
+    >>> page = render_report([r], provenance={"nodes": 1024}, env={"collsim": "0.1.0"})
+    >>> page.startswith("<!DOCTYPE html>"), "formula gives 2048" in page, "http://" in page
+    (True, True, False)
+    """
+    env = environment() if env is None else env
+    nav = ['<li><a href="#summary-section">Summary</a></li>', '<li><a href="#discrepancies">Discrepancies</a></li>']
+    nav += [f'<li><a href="#paper-{_e(r.paper)}">{_e(r.paper)}</a></li>' for r in results]
+    nav.append('<li><a href="#provenance">Provenance</a></li>')
+    sections, figure = [], 1
+    for r in results:
+        sections.append(_paper_section(r, figure))
+        figure += len(r.figures)
+    body = "\n".join([
+        "<main>", "<h1>collsim: the papers' evaluations, reproduced</h1>",
+        "<p>Each number a paper prints, beside the value collsim computes; the figures and data behind them; "
+        "every discrepancy with its explanation; and what produced this page.</p>",
+        '<nav aria-label="Contents"><strong>Contents</strong><ol>' + "".join(nav) + "</ol></nav>",
+        '<section id="summary-section"><h2>Summary</h2>', _summary(results), "</section>",
+        '<section id="discrepancies"><h2>Discrepancies</h2>', _discrepancies(results), "</section>",
+        *sections,
+        '<section id="provenance"><h2>Provenance</h2>', _provenance(provenance, env), "</section>", "</main>"])
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f'<meta http-equiv="Content-Security-Policy" content="{_e(_CSP)}">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            "<title>collsim: paper reproductions</title>\n"
+            f"<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+
+
+def write_report(results: list[PaperResult], out_path: str | Path, *, provenance: dict) -> Path:
+    """Write one self-contained HTML file with every paper's figures, tables and discrepancies.
+
+    Parameters
+    ----------
+    results : list of PaperResult
+        The papers, in the order they appear; their figures (PNG, else SVG) and data
+        tables (CSV) are read from each ``out_dir``.
+    out_path : str or Path
+        The HTML file (written atomically).
+    provenance : dict
+        Every parameter and assumption of the run (name -> value), listed with the
+        software versions (:func:`environment`).
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    InputError
+        If a listed figure or data table is missing, or the file cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from collsim.experiments.paperout import Comparison, PaperResult
+    >>> d = Path(tempfile.mkdtemp())
+    >>> r = PaperResult("textbook", "[Textbook]", d, comparisons=(
+    ...     Comparison("eq. 1", "ring steps", "steps", 7, 7, "schedule"),))
+    >>> p = write_report([r], d / "report.html", provenance={"nodes": 8})
+    >>> p.read_text(encoding="utf-8").count("<table")
+    4
+    """
+    out_path = Path(out_path)
+    data = render_report(list(results), provenance=provenance).encode("utf-8")
+    atomic_write(out_path, lambda fh: fh.write(data))
+    return out_path

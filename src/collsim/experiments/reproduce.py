@@ -1,0 +1,146 @@
+"""``collsim reproduce PAPER --out DIR``: regenerate a paper's evaluation, or all of them.
+
+Each paper's module (:data:`collsim.experiments.paperout.PAPERS`) has a
+``reproduce(out_dir, *, store=None, jobs=1, progress=None)`` function returning a
+:class:`~collsim.experiments.paperout.PaperResult`.  :func:`reproduce_paper` runs
+one into ``DIR``; :func:`reproduce_all` runs every paper into ``DIR/<paper>/`` and
+writes one self-contained HTML report, ``DIR/report.html``
+(:mod:`collsim.experiments.html_report`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+from typing import Any, Callable
+
+from ..core.errors import InputError, UnknownNameError, did_you_mean
+from .paperout import PAPERS, PaperResult
+
+ALL = "all"
+
+
+def paper_names() -> list[str]:
+    """The papers ``reproduce`` knows, plus ``all``.
+
+    Returns
+    -------
+    list of str
+        ``["optree", "wrht", "mlfm", "textbook", "all"]``.
+
+    Examples
+    --------
+    >>> paper_names()[-1]
+    'all'
+    """
+    return [*PAPERS, ALL]
+
+
+def _module(paper: str):
+    if paper not in PAPERS:
+        hint = did_you_mean(paper, paper_names())
+        raise UnknownNameError(f"unknown paper {paper!r}{hint + ' Known' if hint else '; known'}: "
+                               f"{', '.join(paper_names())}")
+    try:
+        return importlib.import_module(PAPERS[paper])
+    except ModuleNotFoundError as exc:
+        if exc.name == PAPERS[paper]:
+            raise InputError(f"the {paper} reproduction is not available in this version of collsim") from None
+        raise
+
+
+def reproduce_paper(paper: str, out_dir: str | Path, *, store=None, jobs: int = 1,
+                    progress: Callable[[str], Any] | None = None, **options: Any) -> PaperResult:
+    """Regenerate one paper's evaluation into ``out_dir`` (created if needed).
+
+    Parameters
+    ----------
+    paper : str
+        ``"optree"``, ``"wrht"``, ``"mlfm"`` or ``"textbook"``.
+    out_dir : str or Path
+        Folder for the CSV data, the figures (PNG and SVG) and the comparison tables.
+    store : Store, optional
+        Results store to reuse finished points from (where the paper's module uses one).
+    jobs : int, optional
+        Parallel processes (where the paper's module uses them).
+    progress : callable, optional
+        Called with a short description as work proceeds.
+    **options
+        Passed to the paper's ``reproduce`` when it accepts them (``quick=True``: a reduced grid).
+
+    Returns
+    -------
+    PaperResult
+        The files written and every printed number beside collsim's.
+
+    Raises
+    ------
+    UnknownNameError
+        For an unknown paper.
+
+    Examples
+    --------
+    >>> reproduce_paper("optre", ".")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.UnknownNameError: unknown paper 'optre'; did you mean optree? Known: optree, wrht, mlfm, textbook, all
+    """
+    fn = _module(paper).reproduce
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create {out}: {exc.strerror or exc}") from exc
+    accepted = inspect.signature(fn).parameters
+    extra = {k: v for k, v in options.items() if k in accepted}
+    return fn(out, store=store, jobs=jobs, progress=progress, **extra)
+
+
+def reproduce_all(out_dir: str | Path, *, store=None, jobs: int = 1, progress: Callable[[str], Any] | None = None,
+                  papers: list[str] | None = None, **options: Any) -> tuple[list[PaperResult], Path]:
+    """Regenerate every paper into ``out_dir/<paper>/`` and write ``out_dir/report.html``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Folder.
+    store : Store, optional
+        Results store.
+    jobs : int, optional
+        Parallel processes.
+    progress : callable, optional
+        Called with a short description as work proceeds.
+    papers : list of str, optional
+        A subset (default: every paper).
+    **options
+        Passed on to each paper's ``reproduce`` that accepts them.
+
+    Returns
+    -------
+    tuple
+        ``(results, report_path)``.
+
+    Examples
+    --------
+    >>> reproduce_all(".", papers=["xyzzy"])
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.UnknownNameError: unknown paper 'xyzzy'; known: optree, wrht, mlfm, textbook, all
+    """
+    from .. import __version__
+    names = list(PAPERS) if papers is None else list(papers)
+    for name in names:
+        _module(name)  # fail on an unknown paper before any work
+    out = Path(out_dir)
+    results = []
+    for name in names:
+        if progress is not None:
+            progress(f"reproducing {name}")
+        results.append(reproduce_paper(name, out / name, store=store, jobs=jobs, progress=progress, **options))
+    from .html_report import write_report
+    provenance = {"collsim version": __version__, "papers": ", ".join(names), "jobs": jobs,
+                  "results store": "none" if store is None else str(getattr(store, "path", store)),
+                  **{k: v for k, v in sorted(options.items())}}
+    report = write_report(results, out / "report.html", provenance=provenance)
+    return results, report
