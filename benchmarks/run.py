@@ -153,6 +153,11 @@ def ring_stripe_1024() -> dict:
     return _build_verify("ring", 1024, stripe=64)
 
 
+@workload("striped-allgather-4096", "striped-ring all-gather, N=4096, w=64: build + verify < 30 s (issue #13)")
+def striped_allgather_4096() -> dict:
+    return _build_verify("striped-ring", 4096)
+
+
 @workload("osm-1024-npz", "save + load + verify of the .npz file < 3 s (issue #10)")
 def osm_1024_npz() -> dict:
     import tempfile

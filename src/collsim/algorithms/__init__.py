@@ -14,7 +14,7 @@ from ..core.schedule import LogicalSchedule
 from ..core.system import System
 from . import (  # noqa: F401  (registration)
     binomial, bruck, mlfm, neighbor_exchange, one_stage, optree, pairwise, rabenseifner, recursive_doubling, ring,
-    textbook_hypercube, textbook_mesh, textbook_ring, wrht,
+    striped_ring, textbook_hypercube, textbook_mesh, textbook_ring, wrht,
 )
 from .registry import REGISTRY, AlgorithmSpec, get_algorithm, register
 

@@ -79,7 +79,7 @@ def applicable(system: System, collective: str) -> list[tuple[str, str | None]]:
     --------
     >>> from collsim.systems import load_system
     >>> applicable(load_system("paper", nodes=8), "allgather")
-    [('ne', None), ('optree', None), ('osm', None), ('ring', None), ('wrht', None)]
+    [('ne', None), ('optree', None), ('osm', None), ('ring', None), ('striped-ring', None), ('wrht', None)]
     """
     out = []
     for name, spec in sorted(REGISTRY.items()):

@@ -1,0 +1,189 @@
+"""Striped bidirectional ring: every block over every channel, lightpaths fixed throughout.
+
+Each block is cut into ``2F`` pieces; ``F`` of them travel clockwise and ``F``
+counter-clockwise, piece ``p`` of a direction on fiber ``p`` over a band of all
+``w`` wavelengths.  Every node keeps the same ``2F`` one-hop lightpaths (to each
+neighbour, on every fiber) for the whole collective, so the MRRs are configured
+once.  All-gather and reduce-scatter take N-1 slots, all-reduce 2(N-1)
+(reduce-scatter then all-gather).  Derivation: docs/derivations/striped-ring.md.
+
+References
+----------
+P. Patarasuk, X. Yuan, "Bandwidth Optimal All-reduce Algorithms for Clusters of
+Workstations", Journal of Parallel and Distributed Computing 69(2), 2009 (the ring
+reduce-scatter / all-gather pipeline); F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree:
+An Efficient Algorithm for All-gather Operation in Optical Interconnect Systems",
+IEEE Open Journal of the Communications Society, 2024, §IV-A.2 (the Ring all-gather
+on one wavelength).  Splitting every block over both directions, all fibers and a
+band of every wavelength is collsim's own construction (issue #13).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.collective import make_collective
+from ..core.schedule import LogicalBuilder
+from .registry import register
+
+__all__ = ["striped_ring", "striped_ring_band", "striped_ring_time_s"]
+
+
+def striped_ring_band(system) -> int:
+    """Band width of every piece: all ``w`` wavelengths, within the transceiver limits.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        Target ring.
+
+    Returns
+    -------
+    int
+        ``w``, lowered to ``L // 2F`` (at least 1) when a node may transmit or receive on
+        only ``L`` channels at once, so that its ``2F`` pieces still fit in one slot.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024, §I (one lightpath per wavelength).  Bands of wavelengths are
+    collsim's extension.
+
+    Examples
+    --------
+    >>> from collsim.systems import OpticalRing
+    >>> striped_ring_band(OpticalRing(nodes=8, wavelengths=64))
+    64
+    >>> striped_ring_band(OpticalRing(nodes=8, wavelengths=64, fibers=2, max_tx_channels=100))
+    25
+    """
+    band = int(system.wavelengths)
+    limits = [x for x in (system.max_tx_channels, system.max_rx_channels) if x is not None]
+    if limits:
+        band = min(band, max(1, min(limits) // (2 * system.fibers)))
+    return band
+
+
+def _slots(collective: str, n: int) -> int:
+    return 2 * (n - 1) if collective == "allreduce" else n - 1
+
+
+def striped_ring_time_s(system, collective: str, size_bytes: int) -> float:
+    """Closed-form time of :func:`striped_ring` under collsim's optical step model.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        The ring (no transceiver limit below ``2F`` channels, so no slot is split).
+    collective : str
+        ``allgather``, ``reducescatter`` or ``allreduce``.
+    size_bytes : int
+        Message size m.
+
+    Returns
+    -------
+    float
+        ``t_reconf + S * (t_piece + t_slot)`` with ``S = N-1`` (``2(N-1)`` for
+        all-reduce), ``t_piece`` the transfer time of the largest piece, ``ceil(m / 2F)``
+        bytes (``ceil(m / 2FN)`` for all-reduce), over a band of ``b`` wavelengths
+        (:func:`striped_ring_band`), and ``t_slot`` the system's per-slot latency
+        (``slot_latency_s``, 0 by default).
+
+    References
+    ----------
+    P. Patarasuk, X. Yuan, "Bandwidth Optimal All-reduce Algorithms for Clusters of
+    Workstations", JPDC 69(2), 2009 (2(N-1) steps of m/N).  The band and
+    reconfiguration terms are collsim's model (docs/cost-models.md).
+
+    Examples
+    --------
+    >>> from collsim.systems import OpticalRing
+    >>> ring = OpticalRing(nodes=4, wavelengths=2)
+    >>> round(striped_ring_time_s(ring, "allgather", 1024) * 1e6, 4)
+    25.1776
+    """
+    n, f = system.nodes, system.fibers
+    pieces = 2 * f * (n if collective == "allreduce" else 1)
+    piece = -(-int(size_bytes) // pieces)
+    t_piece = float(np.asarray(system.transfer_time_s(np.array([piece]), striped_ring_band(system))).ravel()[0])
+    t_slot = float(getattr(system, "slot_latency_s", 0.0))   # per-slot latency, where the system has one
+    return float(system.mrr_reconfig_s + _slots(collective, n) * (t_piece + t_slot))
+
+
+@register(
+    "striped-ring", collectives=("allgather", "reducescatter", "allreduce"), systems=("optical-ring",),
+    aliases=("bidirectional-striped-ring",), params=(),
+    reference="[Patarasuk09] (ring reduce-scatter and all-gather, all-reduce as the two in sequence); "
+              "[OpTree24] §IV-A.2 (Ring all-gather on one wavelength); splitting each block over both "
+              "directions, every fiber and a band of all w wavelengths is collsim's own",
+    summary="ring over every channel: 2F pieces per block, both directions, fixed lightpaths",
+)
+def striped_ring(system, collective, size_bytes):
+    """Build striped bidirectional ring schedules.
+
+    Chunk ``2F b + p`` is piece ``p`` of block ``b``.  Clockwise, piece ``p < F``
+    rides fiber ``p``: in round ``r`` node ``i`` sends its piece of block
+    ``(i - r) mod N`` (all-gather) or its partial of block ``(i - 1 - r) mod N``
+    (reduce-scatter, reduced at the receiver) to ``i + 1``.  Counter-clockwise,
+    piece ``F + p`` rides fiber ``p`` with the mirrored blocks ``(i + r)`` and
+    ``(i + 1 + r)`` to ``i - 1``.  Every transfer holds a band of all ``w``
+    wavelengths (:func:`striped_ring_band`) and its channel is pre-assigned, so the
+    ``2NF`` lightpaths are the same in every slot and the MRRs are configured once.
+    All-reduce cuts the vector into N blocks and runs reduce-scatter then all-gather.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        Target ring.
+    collective : str
+        ``allgather``, ``reducescatter`` or ``allreduce``.
+    size_bytes : int
+        Message size.
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, {})``: it takes no parameters.
+
+    References
+    ----------
+    P. Patarasuk, X. Yuan, "Bandwidth Optimal All-reduce Algorithms for Clusters of
+    Workstations", JPDC 69(2), 2009; seed 004 (Dai et al., OpTree journal version),
+    §IV-A.2.  The bidirectional, all-fiber, all-wavelength striping is collsim's own.
+
+    Examples
+    --------
+    >>> from collsim import build
+    >>> s = build("striped-ring", "paper", "allgather", "1MiB", nodes=16)
+    >>> s.num_steps, int(s.band.max()), sorted(set(s.direction.tolist()))
+    (15, 64, [-1, 1])
+    """
+    n, f = system.nodes, system.fibers
+    band = striped_ring_band(system)
+    per_fiber = system.wavelengths // band
+    i = np.arange(n)
+    p = np.arange(f)
+    src = np.repeat(i, f)                                  # node-major, fiber-minor
+    fib = np.tile(p, n)
+    color = fib * per_fiber                                # colour -> fiber p, lowest wavelength 0
+    cw_dst, ccw_dst = (src + 1) % n, (src - 1) % n
+    k = 2 * f
+
+    def add(b, rnd, cw_block, ccw_block, reduce):
+        cw = (np.repeat(cw_block, f) * k + fib)[:, None]
+        ccw = (np.repeat(ccw_block, f) * k + f + fib)[:, None]
+        b.add(rnd, src, cw_dst, cw, reduce=reduce, direction=1, color=color, band=band)
+        b.add(rnd, src, ccw_dst, ccw, reduce=reduce, direction=-1, color=color, band=band)
+
+    split = k * n if collective == "allreduce" else k
+    b = LogicalBuilder(make_collective(collective, n, size_bytes, split=split))
+    first = 0
+    if collective in ("reducescatter", "allreduce"):
+        for r in range(n - 1):
+            add(b, r, (i - 1 - r) % n, (i + 1 + r) % n, True)
+        first = n - 1
+    if collective in ("allgather", "allreduce"):
+        for r in range(n - 1):
+            add(b, first + r, (i - r) % n, (i + r) % n, False)
+    return b.build(), {}
