@@ -15,6 +15,7 @@ from ..core.collective import Collective
 from ..core.network import Network
 from ..core.schedule import Schedule
 from .bounds import traffic_bound
+from .cuts import cut_bound_s
 
 
 def transfer_fixed_s(schedule: Schedule) -> np.ndarray:
@@ -110,8 +111,10 @@ def network_lower_bound_s(system: Network, collective: Collective) -> float:
     -------
     float
         ``t_fixed + max(recv / node-in bandwidth, send / node-out bandwidth,
-        link-bytes / total link bandwidth)``, with ``t_fixed`` the cheapest
-        one-hop start-up (every schedule sends at least one message).
+        link-bytes / total link bandwidth, cut bound)``, with ``t_fixed`` the cheapest
+        one-hop start-up (every schedule sends at least one message) and the cut
+        bound :func:`collsim.cost.cuts.cut_bound_s` (every end node's ingress and
+        egress, the topology's closed-form cuts, every cut of small networks).
 
     Notes
     -----
@@ -156,5 +159,5 @@ def network_lower_bound_s(system: Network, collective: Collective) -> float:
         else:
             link_bytes = len(s) * float(collective.size_bytes)
     load = max(t.recv_bytes / in_bw.max(), t.send_bytes / out_bw.max(),
-               link_bytes / lt.bandwidth_bytes_per_s.sum())
+               link_bytes / lt.bandwidth_bytes_per_s.sum(), cut_bound_s(system, collective))
     return float((system.startup_s or 0.0) + lt.latency_s.min() + load)

@@ -1,0 +1,239 @@
+"""Cut lower bounds on electrical networks (derivations: docs/derivations/lower-bounds.md).
+
+A cut splits the vertices (end nodes and switches) into a side ``A`` and the
+rest ``B``.  Every byte that must get from an end node in ``A`` to one in ``B``
+crosses a link ``A -> B`` (switches never reduce), so a schedule takes at least
+``demand(A -> B) / capacity(A -> B)`` seconds of link time, and likewise the
+other way.  :func:`cut_demand_bytes` gives the demand of every collective for
+any cut; :func:`cut_bound_s` takes the largest ratio over every single-node cut,
+a family of closed-form cuts per topology (ring and line arcs, grid slabs,
+hypercube sub-cubes, access switches with their end nodes, fat-tree pods) and,
+for networks of at most ``exhaustive_vertices`` vertices, every cut.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..core.collective import Collective
+from ..core.network import Network
+from ..systems.electrical import Line, Ring, Star
+from ..systems.fat_tree import FatTree
+from ..systems.hypercube import Hypercube
+from ..systems.mesh_torus import _Grid
+
+EXHAUSTIVE_VERTICES = 16
+"""Networks with at most this many vertices have every cut evaluated (2^V - 2 of them)."""
+
+_CHUNK_CELLS = 1 << 22
+"""Cuts x links (or cuts x nodes) evaluated per numpy pass."""
+
+
+def cut_demand_bytes(c: Collective, in_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes any schedule of ``c`` must move across each cut, in each direction.
+
+    Parameters
+    ----------
+    c : Collective
+        The collective (kind, node count, ``size_bytes``, root, shift).
+    in_a : numpy.ndarray
+        Boolean, shape ``(K, N)``: which end nodes are on side ``A`` of each of ``K`` cuts.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(a_to_b, b_to_a)`` bytes per cut (zero when one side has no end node).
+
+    Notes
+    -----
+    With ``a`` end nodes in ``A`` and ``b`` in ``B`` and m the message size:
+    all-gather ``a m`` / ``b m`` (each block must enter the other side once);
+    reduce-scatter ``b m`` / ``a m`` (each block of a node in ``B`` needs ``A``'s
+    contributions, which ``A`` may combine first); all-reduce m each way;
+    all-to-all ``a b m`` each way; broadcast / scatter m / ``b m`` into the side
+    without the root; reduce / gather m / ``a m`` out of the side without the root;
+    scan m from ``A`` to ``B`` if some node of ``A`` precedes some node of ``B``;
+    shift m per node of ``A`` whose target is in ``B``.  These per-cut demands are
+    collsim's own derivations.
+
+    References
+    ----------
+    E. Chan, M. Heimlich, A. Purkayastha, R. van de Geijn, "Collective communication:
+    theory, practice, and experience", Concurrency and Computation: Practice and
+    Experience 19(13), 2007 (the per-node special case); F. T. Leighton, "Introduction
+    to Parallel Algorithms and Architectures: Arrays, Trees, Hypercubes", Morgan
+    Kaufmann, 1992 (bisection arguments).
+
+    Examples
+    --------
+    >>> from collsim.core.collective import make_collective
+    >>> cut = np.array([[True, True, False, False]])
+    >>> [x.tolist() for x in cut_demand_bytes(make_collective("alltoall", 4, 10), cut)]
+    [[40.0], [40.0]]
+    >>> [x.tolist() for x in cut_demand_bytes(make_collective("scatter", 4, 10, root=0), cut)]
+    [[20.0], [0.0]]
+    """
+    return _demand(c.kind, c.nodes, float(c.size_bytes), c.root, c.shift, in_a)
+
+
+def _demand(k: str, n: int, m: float, root: int | None, shift: int | None,
+            in_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cut_demand_bytes` from the collective's fields."""
+    in_a = np.asarray(in_a, dtype=bool)
+    a = in_a.sum(axis=1).astype(float)
+    b = n - a
+    both = (a > 0) & (b > 0)
+    if k == "allgather":
+        ab, ba = a * m, b * m
+    elif k == "reducescatter":
+        ab, ba = b * m, a * m
+    elif k == "allreduce":
+        ab = ba = np.full(len(a), m)
+    elif k == "alltoall":
+        ab = ba = a * b * m
+    elif k in ("broadcast", "scatter", "reduce", "gather"):
+        root_a = in_a[:, root]
+        per_b, per_a = (b * m, a * m) if k == "scatter" else (a * m, b * m) if k == "gather" else (m, m)
+        if k in ("broadcast", "scatter"):   # out of the root's side
+            ab, ba = np.where(root_a, per_b, 0.0), np.where(root_a, 0.0, per_a)
+        else:                               # into the root's side
+            ab, ba = np.where(root_a, 0.0, per_b), np.where(root_a, per_a, 0.0)
+    elif k == "scan":  # node j needs the contributions of nodes 0..j
+        idx = np.arange(n)
+        first_a = np.where(in_a, idx, n).min(axis=1)
+        first_b = np.where(in_a, n, idx).min(axis=1)
+        last_a = np.where(in_a, idx, -1).max(axis=1)
+        last_b = np.where(in_a, -1, idx).max(axis=1)
+        ab, ba = np.where(first_a < last_b, m, 0.0), np.where(first_b < last_a, m, 0.0)
+    elif k == "shift":
+        tgt_a = np.roll(in_a, -int(shift), axis=1)   # tgt_a[:, i]: is node i + q in A
+        ab = (in_a & ~tgt_a).sum(axis=1) * m
+        ba = (~in_a & tgt_a).sum(axis=1) * m
+    else:
+        raise ValueError(f"no cut demand for collective kind {k!r}")
+    zero = np.zeros(len(a))
+    return np.where(both, ab, zero).astype(float), np.where(both, ba, zero).astype(float)
+
+
+def _cut_masks(system: Network, exhaustive_vertices: int) -> np.ndarray:
+    """Vertex masks ``(K, V)`` of the closed-form cuts of ``system`` (side A is True)."""
+    n, v = system.nodes, system.vertices
+    masks: list[np.ndarray] = []
+    if v <= exhaustive_vertices:
+        codes = np.arange(1, (1 << v) - 1, dtype=np.int64)
+        masks.append(((codes[:, None] >> np.arange(v)) & 1).astype(bool))
+    idx = np.arange(v)
+    if isinstance(system, (Ring, Line)):      # arcs [0, L): two (ring) or one (line) link each way
+        masks.append(idx[None, :] < np.arange(1, n)[:, None])
+    if isinstance(system, _Grid):             # slabs: coordinate d below p
+        coords = system.coords(np.arange(n))
+        for d, k in enumerate(system.dims):
+            masks.append(coords[None, :, d] < np.arange(1, k)[:, None])
+    if isinstance(system, Hypercube):         # sub-cubes x < 2^j and the halves bit b = 0
+        dim = system.dimension
+        masks.append(idx[None, :] < (1 << np.arange(dim))[:, None])
+        masks.append(((idx[None, :] >> np.arange(dim)[:, None]) & 1) == 0)
+    lt = system.links
+    if system.switches and not isinstance(system, Star):   # a switch with the end nodes linked to it
+        host = lt.src < n
+        sw = np.full(n, -1)
+        sw[lt.src[host]] = np.where(lt.dst[host] >= n, lt.dst[host], -1)
+        for s in np.unique(sw[sw >= 0]):
+            mk = np.zeros(v, bool)
+            mk[s] = True
+            mk[:n] = sw == s
+            masks.append(mk[None, :])
+    if isinstance(system, FatTree) and system.levels == 3:   # the first p pods with their switches
+        k, m = system.k, system.k // 2
+        pod_host = np.arange(n) // (m * m)
+        pod_sw = np.concatenate([np.arange(k * m) // m, np.arange(k * m) // m, np.full(m * m, k)])
+        pod = np.concatenate([pod_host, pod_sw])
+        masks.append(pod[None, :] < np.arange(1, k)[:, None])
+    out = [mk for mk in masks if mk.shape[1] == v and len(mk)]
+    return np.concatenate(out) if out else np.zeros((0, v), bool)
+
+
+def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAUSTIVE_VERTICES) -> float:
+    """Largest cut bound: max over the evaluated cuts of demand / capacity, either way.
+
+    Parameters
+    ----------
+    system : Network
+        The network (any link bandwidths; links may be one-way).
+    c : Collective
+        The collective.
+    exhaustive_vertices : int, optional
+        Evaluate every cut of networks with at most this many vertices (0: only the
+        single-node and closed-form cuts).
+
+    Returns
+    -------
+    float
+        Seconds of link time (no latency) that no schedule beats: the maximum of
+        ``demand / capacity`` over every single-node cut (an end node's egress and
+        ingress), the topology's closed-form cuts (:mod:`collsim.cost.cuts`), and
+        on small networks every cut.  Cuts with zero capacity are skipped.
+
+    References
+    ----------
+    L. R. Ford, D. R. Fulkerson, "Maximal flow through a network", Canadian Journal of
+    Mathematics 8, 1956 (flow across a cut is at most its capacity); F. T. Leighton,
+    "Introduction to Parallel Algorithms and Architectures: Arrays, Trees, Hypercubes",
+    Morgan Kaufmann, 1992 (bisection widths of rings, meshes, tori and hypercubes).
+    The demands are collsim's own (:func:`cut_demand_bytes`).
+
+    Examples
+    --------
+    >>> from collsim.core.collective import make_collective
+    >>> from collsim.systems.mesh_torus import Mesh
+    >>> mesh = Mesh.from_dims((4, 4), link_bandwidth_bytes_per_s=1.0)
+    >>> cut_bound_s(mesh, make_collective("allgather", 16, 10))    # a corner takes 150 B on 2 links
+    75.0
+    >>> cut_bound_s(mesh, make_collective("alltoall", 16, 10))     # bisection: 8 x 8 x 10 B on 4 links
+    160.0
+    """
+    key = (c.kind, c.nodes, c.root, c.shift, int(exhaustive_vertices))
+    try:
+        per_byte = _per_byte(system, *key)
+    except TypeError:                       # an unhashable system: no cache
+        per_byte = _per_byte.__wrapped__(system, *key)
+    return per_byte * float(c.size_bytes)
+
+
+@lru_cache(maxsize=16)
+def _per_byte(system: Network, kind: str, n: int, root: int | None, shift: int | None,
+              exhaustive_vertices: int) -> float:
+    """:func:`cut_bound_s` for a 1-byte message (every demand is linear in m)."""
+    lt = system.links
+    bw = lt.bandwidth_bytes_per_s
+    best = 0.0
+
+    def worst(ab, ba, cab, cba) -> float:
+        r = np.concatenate([np.divide(ab, cab, out=np.zeros(len(ab)), where=cab > 0),
+                            np.divide(ba, cba, out=np.zeros(len(ba)), where=cba > 0)])
+        return float(r.max(initial=0.0))
+
+    out_bw = np.bincount(lt.src, weights=bw, minlength=system.vertices)[:n]
+    in_bw = np.bincount(lt.dst, weights=bw, minlength=system.vertices)[:n]
+    step = max(1, _CHUNK_CELLS // max(n, 1))
+    for lo in range(0, n, step):                       # single end node v: A = {v}
+        rows = np.arange(lo, min(n, lo + step))
+        in_a = np.zeros((len(rows), n), bool)
+        in_a[np.arange(len(rows)), rows] = True
+        ab, ba = _demand(kind, n, 1.0, root, shift, in_a)
+        best = max(best, worst(ab, ba, out_bw[rows], in_bw[rows]))
+    masks = _cut_masks(system, exhaustive_vertices)
+    step = max(1, _CHUNK_CELLS // max(len(lt), 1))
+    for lo in range(0, len(masks), step):
+        mk = masks[lo:lo + step]
+        ms, md = mk[:, lt.src], mk[:, lt.dst]
+        cab = (ms & ~md) @ bw
+        cba = (~ms & md) @ bw
+        ab, ba = _demand(kind, n, 1.0, root, shift, mk[:, :n])
+        best = max(best, worst(ab, ba, cab, cba))
+    return best
+
+
+__all__ = ["EXHAUSTIVE_VERTICES", "cut_bound_s", "cut_demand_bytes"]
