@@ -4,7 +4,8 @@ For each collective we bound, over all possible schedules, the bytes some node
 must receive, the bytes some node must send, and the bytes that must cross
 links in total.  Dividing by the channels available gives a bandwidth bound;
 on the optical ring every channel moves one byte per ``1/B + t_oeo/flit``
-seconds, and every schedule pays at least one MRR configuration.
+seconds, and every schedule pays at least one MRR configuration and one
+per-slot latency (``slot_latency_s``: it has at least one slot).
 """
 
 from __future__ import annotations
@@ -149,8 +150,9 @@ def optical_lower_bound_s(system: OpticalRing, c: Collective) -> float:
     Returns
     -------
     float
-        ``t_reconf + tau * max(recv/R, send/T, hop_bytes/(2 N F w))`` with
-        ``tau = 1/B + t_oeo/flit`` seconds per byte per channel.
+        ``t_reconf + t_slot + tau * max(recv/R, send/T, hop_bytes/(2 N F w))`` with
+        ``tau = 1/B + t_oeo/flit`` seconds per byte per channel and ``t_slot`` the
+        per-slot latency, charged once: every schedule has at least one slot.
 
     References
     ----------
@@ -171,4 +173,4 @@ def optical_lower_bound_s(system: OpticalRing, c: Collective) -> float:
     channels = 2 * system.nodes * system.channels_per_direction
     load = max(t.recv_bytes / system.rx_channels, t.send_bytes / system.tx_channels,
                t.hop_bytes_ring / channels)
-    return system.mrr_reconfig_s + tau * load
+    return system.mrr_reconfig_s + system.slot_latency_s + tau * load

@@ -5,6 +5,7 @@ collsim's model (docs/cost-models.md), per physical step ``s``::
     t_s = max_{transfers in s} ( wire(size)/(b*B) + ceil(ceil(size/flit)/b) * t_oeo )
           + t_reconf  if the step's set of lightpaths differs from step s-1's
                       (the first step always configures its lightpaths)
+          + t_slot    (``slot_latency_s``: synchronisation and propagation, 0 by default)
 
 where ``wire`` pads to whole 128-byte packets, ``B`` is one wavelength's rate,
 ``b`` the transfer's band (wavelengths moving it in parallel, 1 in the papers)
@@ -14,7 +15,8 @@ eq. 3)::
 
     T = S * (d/B + a),   a = t_reconf + ceil(d/flit) * t_oeo
 
-with ``S`` the paper's closed-form step count and ``d`` the per-node message.
+with ``S`` the paper's closed-form step count and ``d`` the per-node message;
+eq. 3 has no per-slot latency, so ``paper_time_s`` ignores ``slot_latency_s``.
 """
 
 from __future__ import annotations
@@ -127,7 +129,8 @@ def step_times(s: Schedule) -> StepTimes:
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024,
     eq. (3), which charges the reconfiguration on every step; collsim charges it only
-    when the step's lightpaths change (docs/cost-models.md).
+    when the step's lightpaths change, and adds the system's ``slot_latency_s`` to
+    every step (docs/cost-models.md).
 
     Examples
     --------
@@ -159,7 +162,7 @@ def step_times(s: Schedule) -> StepTimes:
         if counts[k] == counts[k - 1]:
             a, b, c = bounds[k - 1], bounds[k], bounds[k + 1]
             reconf[k] = not np.array_equal(keys[a:b], keys[b:c])
-    return StepTimes(busy + reconf * system.mrr_reconfig_s, reconf)
+    return StepTimes(busy + reconf * system.mrr_reconfig_s + system.slot_latency_s, reconf)
 
 
 def paper_time_s(system: OpticalRing, size_bytes: int, steps: int | None) -> float | None:
@@ -181,7 +184,8 @@ def paper_time_s(system: OpticalRing, size_bytes: int, steps: int | None) -> flo
 
     References
     ----------
-    Seed 004, eq. (3) and Theorem 3.
+    Seed 004, eq. (3) and Theorem 3.  Eq. 3 has no per-slot latency: the system's
+    ``slot_latency_s`` is not charged here (collsim's :func:`step_times` charges it).
 
     Examples
     --------

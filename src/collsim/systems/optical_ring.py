@@ -21,6 +21,7 @@ from ..core.errors import InputError
 from ..core.routes import RingRoutes
 from ..physical import PhysicalParams, params_from_mapping
 from ..core.system import System, register_system_kind
+from ..core.units import parse_time
 from ..core.validate import number, positive_integer
 
 
@@ -47,6 +48,10 @@ class OpticalRing(System):
         Line rate of one wavelength (40 Gb/s).
     mrr_reconfig_s : float
         Micro-ring reconfiguration delay (25 µs).
+    slot_latency_s : float
+        Fixed latency charged once per physical slot (synchronisation and
+        propagation); 0 by default, as in the papers.  A time string (``"2us"``)
+        is accepted.  Not part of the papers' eq. 3 (docs/cost-models.md).
     oeo_cycles_per_flit : float
         O/E/O conversion cost in clock cycles per flit (1).
     clock_hz : float
@@ -78,6 +83,7 @@ class OpticalRing(System):
     fibers: int = 1
     wavelength_rate_bits_per_s: float = 40e9
     mrr_reconfig_s: float = 25e-6
+    slot_latency_s: float = 0.0
     oeo_cycles_per_flit: float = 1.0
     clock_hz: float = 1e9
     flit_bytes: int = 32
@@ -102,8 +108,15 @@ class OpticalRing(System):
         for name, top in (("wavelengths", 2**31 - 1), ("fibers", 2**15 - 1)):
             if getattr(self, name) > top:
                 raise InputError(f"{name} must be at most {top} (collsim's schedule columns), got {getattr(self, name)}")
+        if isinstance(self.slot_latency_s, str):   # "2us", as -S slot_latency_s=2us gives it
+            try:
+                object.__setattr__(self, "slot_latency_s", parse_time(self.slot_latency_s))
+            except InputError:
+                raise InputError(f"slot_latency_s must be a non-negative time (2us, 500ns, seconds), "
+                                 f"got {self.slot_latency_s!r}") from None
         for name, positive in (("wavelength_rate_bits_per_s", True), ("clock_hz", True),
-                               ("mrr_reconfig_s", False), ("oeo_cycles_per_flit", False)):
+                               ("mrr_reconfig_s", False), ("slot_latency_s", False),
+                               ("oeo_cycles_per_flit", False)):
             value = getattr(self, name)
             checked = number(name, value, lo=0, lo_open=positive)
             if type(value) not in (int, float):      # numpy scalars: store a plain float

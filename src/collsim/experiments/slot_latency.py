@@ -1,0 +1,236 @@
+"""How the ranking of optical algorithms changes with a fixed per-slot latency (issue #13).
+
+collsim's optical step model charges ``slot_latency_s`` once per physical slot
+(docs/cost-models.md), so an algorithm's time is linear in it::
+
+    T(L) = T(0) + slots * L
+
+Each schedule is therefore built and verified once, at ``L = 0``, and its time
+at any latency follows from its slot count.  (OpTree's tree search does not
+look at ``slot_latency_s``, so its schedule does not depend on it either.)
+Because the lines are exact, the latencies where two algorithms swap places,
+and where the fastest one changes, are computed exactly rather than read off
+the sampled latencies.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Iterable
+
+from ..core.errors import InputError
+from ..core.units import format_size, format_time, parse_size
+from ..core.validate import number
+from ..cost.optical import step_times
+from ..pipeline import build, verify
+from ..systems import load_system
+from .compare import applicable
+from .paperout import pyplot, save_figure
+
+DEFAULT_LATENCIES_S = (0.0, 0.5e-6, 1e-6, 2e-6, 5e-6, 10e-6)
+"""The latencies of issue #13: 0 to 10 µs."""
+
+
+def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str | int = "4MiB",
+                           latencies_s: Iterable[float] = DEFAULT_LATENCIES_S,
+                           algorithms: Iterable[str] | None = None, *, system: str = "paper",
+                           collective: str = "allgather") -> list[dict]:
+    """Verified time of every applicable optical algorithm at each per-slot latency.
+
+    Parameters
+    ----------
+    nodes, wavelengths : int, optional
+        Ring size N and wavelengths per fiber w (default 1024 and 64, the papers').
+    size : str or int, optional
+        Per-node message (default ``"4MiB"``).
+    latencies_s : iterable of float, optional
+        Per-slot latencies in seconds (default 0, 0.5, 1, 2, 5, 10 µs).
+    algorithms : iterable of str, optional
+        Algorithms to compare (default: every one that can run this instance).
+    system : str, optional
+        Optical preset the ring starts from (default ``"paper"``).
+    collective : str, optional
+        Collective (default ``"allgather"``, the papers').
+
+    Returns
+    -------
+    list of dict
+        One row per (latency, algorithm), latencies in the order given and, within
+        one latency, fastest first: ``nodes``, ``wavelengths``, ``size_bytes``,
+        ``latency_s``, ``algorithm``, ``slots``,
+        ``time_s`` (collsim's optical step model), ``rank`` (1 = fastest; ties
+        broken by fewer slots, then name) and ``best``.
+
+    Examples
+    --------
+    >>> rows = slot_latency_crossover(8, 2, "64KiB", (0, 1e-3), ["ring", "wrht"])
+    >>> [(r["latency_s"], r["algorithm"], r["slots"], r["rank"]) for r in rows]
+    [(0.0, 'ring', 7, 1), (0.0, 'wrht', 3, 2), (0.001, 'wrht', 3, 1), (0.001, 'ring', 7, 2)]
+    """
+    lats = [number("latency", v, lo=0) for v in latencies_s]
+    if not lats:
+        raise InputError("slot_latency_crossover needs at least one latency")
+    ring = load_system(system, nodes=nodes, wavelengths=wavelengths)
+    if getattr(ring, "kind", None) != "optical-ring":
+        raise InputError(f"slot latency is an optical-ring parameter; {system!r} is not an optical ring")
+    ring = dataclasses.replace(ring, slot_latency_s=0.0)
+    size_bytes = parse_size(size) if isinstance(size, str) else size
+    names = [a for a, why in applicable(ring, collective) if why is None] if algorithms is None else list(algorithms)
+    if not names:
+        raise InputError(f"no algorithm can run {collective} on this ring")
+    base = {}
+    for name in names:  # built and verified once: the time is linear in the latency
+        sched = build(name, ring, collective, size_bytes)
+        verify(sched)
+        base[name] = (sched.num_steps, step_times(sched).total_s)
+    rows = []
+    for lat in lats:
+        times = sorted(((t0 + s * lat, s, name) for name, (s, t0) in base.items()))
+        for rank, (t, s, name) in enumerate(times, 1):
+            rows.append({"nodes": ring.nodes, "wavelengths": ring.wavelengths, "size_bytes": size_bytes,
+                         "latency_s": lat, "algorithm": name, "slots": s, "time_s": t,
+                         "rank": rank, "best": rank == 1})
+    return rows
+
+
+def _lines(rows: list[dict]) -> dict[str, tuple[float, int]]:
+    """``{algorithm: (time at latency 0, slots)}`` recovered from the rows."""
+    out = {}
+    for r in rows:
+        out.setdefault(r["algorithm"], (r["time_s"] - r["slots"] * r["latency_s"], r["slots"]))
+    return out
+
+
+def crossovers(rows: list[dict], upto: float | None = None) -> list[dict]:
+    """Latencies, within the rows' range, where the fastest algorithm changes.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Output of :func:`slot_latency_crossover`.
+    upto : float, optional
+        Largest latency to look at (default: the rows' largest; ``math.inf`` for all).
+
+    Returns
+    -------
+    list of dict
+        In increasing latency: ``latency_s`` (exact, where the two lines meet),
+        ``before`` (fastest just below it) and ``after`` (fastest just above it).
+
+    Examples
+    --------
+    >>> rows = slot_latency_crossover(8, 2, "64KiB", (0, 1e-3), ["ring", "wrht"])
+    >>> [(c["before"], c["after"], round(c["latency_s"] * 1e6, 2)) for c in crossovers(rows)]
+    [('ring', 'wrht', 35.23)]
+    """
+    if not rows:
+        return []
+    lines = _lines(rows)
+    lo = min(r["latency_s"] for r in rows)
+    hi = max(r["latency_s"] for r in rows) if upto is None else upto
+    at = lo
+    best = min(lines, key=lambda a: (lines[a][0] + lines[a][1] * lo, lines[a][1], a))
+    out = []
+    while True:
+        c_b, s_b = lines[best]
+        nxt = None
+        for a, (c_a, s_a) in lines.items():
+            if s_a < s_b:  # only a flatter line can overtake
+                x = max((c_a - c_b) / (s_b - s_a), at)
+                if nxt is None or (x, s_a, a) < nxt:
+                    nxt = (x, s_a, a)
+        if nxt is None or nxt[0] > hi:
+            return out
+        out.append({"latency_s": nxt[0], "before": best, "after": nxt[2]})
+        at, best = nxt[0], nxt[2]
+
+
+def pair_crossovers(rows: list[dict]) -> list[dict]:
+    """Every latency > 0 where two algorithms swap places, inside the rows' range or beyond it.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Output of :func:`slot_latency_crossover`.
+
+    Returns
+    -------
+    list of dict
+        In increasing latency: ``latency_s``, ``faster_below`` (the algorithm with more
+        slots, faster below it) and ``faster_above``.
+
+    Examples
+    --------
+    >>> rows = slot_latency_crossover(8, 2, "64KiB", (0,), ["ring", "wrht"])
+    >>> [(c["faster_below"], c["faster_above"]) for c in pair_crossovers(rows)]
+    [('ring', 'wrht')]
+    """
+    lines = sorted(_lines(rows).items())
+    out = []
+    for i, (a, (c_a, s_a)) in enumerate(lines):
+        for b, (c_b, s_b) in lines[i + 1:]:
+            if s_a == s_b:
+                continue
+            (many, c_m, s_m), (few, c_f, s_f) = sorted(((a, c_a, s_a), (b, c_b, s_b)), key=lambda t: -t[2])
+            x = (c_f - c_m) / (s_m - s_f)
+            if x > 0:
+                out.append({"latency_s": x, "faster_below": many, "faster_above": few})
+    return sorted(out, key=lambda c: (c["latency_s"], c["faster_below"], c["faster_above"]))
+
+
+def plot_slot_latency(rows: list[dict], out_dir: str | Path, name: str = "slot-latency") -> tuple[Path, Path]:
+    """Draw each algorithm's time against the per-slot latency, crossovers marked.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Output of :func:`slot_latency_crossover`.
+    out_dir : str or Path
+        Folder for ``name.png`` and ``name.svg``.
+    name : str, optional
+        Base file name (default ``"slot-latency"``).
+
+    Returns
+    -------
+    tuple of Path
+        The PNG and SVG files.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> rows = slot_latency_crossover(8, 2, "64KiB", (0, 5e-6, 1e-5), ["ring", "wrht"])
+    >>> png, svg = plot_slot_latency(rows, tempfile.mkdtemp())
+    >>> png.name, svg.name
+    ('slot-latency.png', 'slot-latency.svg')
+    """
+    plt = pyplot()
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    lines = _lines(rows)
+    lats = sorted({r["latency_s"] for r in rows})
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for alg, (c, s) in sorted(lines.items(), key=lambda kv: kv[1][0] + kv[1][1] * lats[-1]):
+        dense = [lats[0] + (lats[-1] - lats[0]) * i / 200 for i in range(201)]  # lines curve on a log axis
+        (line,) = ax.plot([x * 1e6 for x in dense], [c + s * x for x in dense], label=f"{alg} ({s} slots)")
+        ax.plot([x * 1e6 for x in lats], [c + s * x for x in lats], "o", ms=3, color=line.get_color())
+    for cx in crossovers(rows):
+        x = cx["latency_s"]
+        c, s = lines[cx["after"]]
+        ax.axvline(x * 1e6, color="grey", ls=":", lw=1)
+        ax.annotate(f"{cx['before']} \u2192 {cx['after']}\n{format_time(x)}", (x * 1e6, c + s * x),
+                    textcoords="offset points", xytext=(4, 8), fontsize=8)
+    inside = crossovers(rows)
+    beyond = crossovers(rows, math.inf)[len(inside):]
+    last = inside[-1]["after"] if inside else min(lines, key=lambda a: (lines[a][0] + lines[a][1] * lats[0], a))
+    note = (f"{last} stays fastest to {format_time(lats[-1])}" + (
+        f"; {beyond[0]['after']} overtakes it at {format_time(beyond[0]['latency_s'])}" if beyond else ""))
+    ax.set_yscale("log")
+    ax.set_xlabel("per-slot latency (\u00b5s)")
+    ax.set_ylabel("time (s), collsim's optical step model")
+    r0 = rows[0]
+    ax.set_title(f"{format_size(r0['size_bytes'])} per node, N={r0['nodes']}, w={r0['wavelengths']}: "
+                 f"time against per-slot latency\n{note}", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return save_figure(fig, out_dir, name)
