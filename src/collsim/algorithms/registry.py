@@ -59,6 +59,10 @@ class AlgorithmSpec:
         Parameters the builder reports that are facts of the realised schedule
         (``steps``, ``reconfigurations``); the pipeline recomputes them after
         realisation, so a schedule never carries a prediction that disagrees with it.
+    tune : callable or None
+        ``tune(system, collective, size_bytes) -> list[dict]``: the parameter sets worth
+        trying on this instance (``collsim tune`` builds, verifies and times each); None
+        means the defaults only (:meth:`candidates`).
 
     References
     ----------
@@ -95,6 +99,35 @@ class AlgorithmSpec:
     params: tuple[str, ...] = field(default=())
     alpha_beta: Callable[[System, str, int, dict], float] | None = None
     realised: tuple[str, ...] = ()
+    tune: Callable[[System, str, int], list[dict[str, Any]]] | None = None
+
+    def candidates(self, system: System, collective: str, size_bytes: int) -> list[dict[str, Any]]:
+        """Parameter sets a tuner should try on this instance (``[{}]``, the defaults, if none declared).
+
+        Parameters
+        ----------
+        system : System
+            Target system.
+        collective : str
+            Collective name.
+        size_bytes : int
+            Message size.
+
+        Returns
+        -------
+        list of dict
+            Keyword parameters for the builder, each a distinct choice; never empty.
+
+        Examples
+        --------
+        >>> from collsim.systems.optical_ring import OpticalRing
+        >>> get_algorithm("ne").candidates(OpticalRing(nodes=8), "allgather", 1024)
+        [{}]
+        """
+        if self.tune is None:
+            return [{}]
+        found = [dict(p) for p in self.tune(system, canonical_collective(collective), int(size_bytes))]
+        return found or [{}]
 
     def parameters(self) -> dict[str, Any]:
         """The builder's keyword parameters and their defaults, read from its signature.
@@ -142,7 +175,7 @@ _ALIASES: dict[str, str] = {}
 def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...], reference: str,
              summary: str, aliases: tuple[str, ...] = (), requires=None, paper_steps=None,
              constraints: str = "", params: tuple[str, ...] = (),
-             alpha_beta=None, realised: tuple[str, ...] = ()) -> Callable[[Builder], Builder]:
+             alpha_beta=None, realised: tuple[str, ...] = (), tune=None) -> Callable[[Builder], Builder]:
     """Decorator registering an algorithm builder.
 
     Parameters
@@ -165,6 +198,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         Closed-form α–β cost (see :class:`AlgorithmSpec`).
     realised : tuple of str, optional
         Parameters recomputed from the realised schedule (see :class:`AlgorithmSpec`).
+    tune : callable, optional
+        Candidate parameter sets for a tuner (see :class:`AlgorithmSpec`).
 
     Returns
     -------
@@ -204,7 +239,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
     def deco(fn: Builder) -> Builder:
         colls = tuple(canonical_collective(c) for c in collectives)
         spec = AlgorithmSpec(name, fn, colls, tuple(systems), reference, summary, tuple(aliases),
-                             requires, paper_steps, constraints, tuple(params), alpha_beta, tuple(realised))
+                             requires, paper_steps, constraints, tuple(params), alpha_beta, tuple(realised), tune)
         for key in (name, *aliases):
             if key in REGISTRY or key in _ALIASES:
                 raise InputError(f"algorithm name {key!r} registered twice")
