@@ -176,6 +176,10 @@ def compare_table(rows: Sequence[Any], *, wide: bool = False) -> None:
     if any(r.feasible is False for r in rows) and any(c.key == "efficiency" for c in cols):
         caption.append("* infeasible (feasible: no): lightpaths beyond the physical layer's reach, so this "
                        "efficiency is not attainable as built")
+    from ..kinds.network import below_bound
+    if any(r.simulated_time_s is not None and below_bound(r) for r in rows) and any(c.key == "time_s" for c in cols):
+        caption.append("\u2020 below the lower bound: the alpha-beta closed form ignores that flows share links, "
+                       "so no schedule reaches it; efficiency uses the simulated time")
     print_table(title, table, caption=caption, keys=keys)
     for r in rows:
         if not r.verified:

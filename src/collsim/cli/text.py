@@ -17,7 +17,7 @@ __all__ = ["ASCII_NAMES", "ascii_fallback", "echo", "plain"]
 # What a character becomes on a stream that cannot encode it (anything else becomes "?").
 ASCII_NAMES = {"λ": "lambda", "α": "alpha", "β": "beta", "µ": "u", "μ": "u", "–": "-", "—": "-", "−": "-",
                "…": "...", "≤": "<=", "≥": ">=", "×": "x", "·": "*", "→": "->", "²": "^2", "⌈": "ceil(",
-               "⌉": ")", "⌊": "floor(", "⌋": ")", "━": "-", "─": "-", "│": "|"}
+               "⌉": ")", "⌊": "floor(", "⌋": ")", "━": "-", "─": "-", "│": "|", "†": "+"}
 
 
 def _ascii_names(exc: UnicodeError) -> tuple[str, int]:

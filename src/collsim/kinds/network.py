@@ -100,6 +100,37 @@ def _throughput(row) -> str:
     return "-" if value is None else format_number(value / 1e9, 3)
 
 
+def _alpha_beta(row) -> str:
+    """The alpha-beta time, with a dagger where it is below the lower bound (contention ignored)."""
+    text = format_time(row.time_s)
+    return text + "\u2020" if below_bound(row) else text
+
+
+def below_bound(row) -> bool:
+    """Whether a network row's contention-unaware alpha-beta time is below the lower bound.
+
+    Parameters
+    ----------
+    row : Result
+        A result row of an electrical network.
+
+    Returns
+    -------
+    bool
+        True when ``time_s < lower_bound_s`` (by more than rounding): the closed form ignores
+        that flows share links, so it promises a time no schedule can reach.
+
+    Examples
+    --------
+    >>> from collsim.pipeline import run
+    >>> from collsim.systems import load_system
+    >>> below_bound(run("pairwise", load_system("mesh", dims=(8, 8)), "alltoall", 65536))
+    True
+    """
+    lb = getattr(row, "lower_bound_s", None)
+    return lb is not None and row.time_s is not None and row.time_s < lb * (1 - 1e-9)
+
+
 _COLUMNS = (  # block_steps replaces the common column of that key: on a network it goes first when narrow
     Column("block_steps", "block\nsteps", lambda r: format_number(r.block_steps, 6),
            "The schedule's length in block times: per slot the largest transfer's bytes, summed over slots "
@@ -109,10 +140,12 @@ _COLUMNS = (  # block_steps replaces the common column of that key: on a network
            drop=2),
     Column("max_link_load", "link\nload", lambda r: str(r.max_link_load),
            "The most flows sharing one directed link in one slot; 1 means no link is ever shared.", drop=4),
-    Column("time_s", "\u03b1\u2013\u03b2\ntime", lambda r: format_time(r.time_s),
+    Column("time_s", "\u03b1\u2013\u03b2\ntime", _alpha_beta,
            "The alpha-beta (Hockney) closed form: the algorithm's own formula where it registers one, "
            "else the schedule's (per slot, the slowest transfer's start-up, route latency and bytes over "
-           "bandwidth). It ignores contention, so it can be below simulated (docs/cost-models.md).", drop=3),
+           "bandwidth). It ignores contention, so it can be below simulated (docs/cost-models.md) and "
+           "even below the lower bound, which counts every link and cut: such a time is marked \u2020 and "
+           "is not attainable.", drop=3),
     Column("simulated_time_s", "simulated", lambda r: format_time(r.simulated_time_s),
            "The flow simulator's contention-aware time: bulk-synchronous slots, max-min fair sharing of "
            "links (docs/flow-simulator.md). Efficiency and bandwidths use this time."),
