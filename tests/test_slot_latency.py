@@ -127,3 +127,21 @@ def test_a_time_string_on_the_command_line():
 def test_bad_values_in_python(value):
     with pytest.raises(InputError, match="slot_latency_s"):
         OpticalRing(nodes=4, slot_latency_s=value)
+
+
+@pytest.mark.parametrize("nodes,wavelengths,size", [(16, 2, 1024), (64, 4, 1 << 20), (96, 2, 1 << 16)])
+def test_optree_search_charges_the_slot_latency(nodes, wavelengths, size):
+    """The search scores a tree with the same model that times the built schedule.
+
+    Every one of OpTree's S steps is a slot, so its time grows by exactly S * t_slot.
+    """
+    from collsim.algorithms.optree_search import search_tree
+    from collsim.pipeline import run
+    from collsim.systems import load_system
+    base = load_system("paper", nodes=nodes, wavelengths=wavelengths)
+    slow = load_system("paper", nodes=nodes, wavelengths=wavelengths, slot_latency_s=1e-5)
+    b0, _ = search_tree(base, size)
+    b1, _ = search_tree(slow, size)
+    assert b1.time_s <= b0.time_s + b0.steps * 1e-5 + 1e-15
+    r = run("optree", slow, "allgather", size)
+    assert r.time_s == pytest.approx(b1.time_s, rel=1e-12) and r.slots == b1.steps

@@ -179,7 +179,8 @@ def uniform_stage_cost(classes: int, copies: int, cap: int) -> StageCost:
 
 
 def _transfer_time(system, size_bytes: int) -> float:
-    return float(system.transfer_time_s(np.array([size_bytes]))[0])
+    """One step: a block over one wavelength plus the system's per-slot latency (0 in the papers)."""
+    return float(system.transfer_time_s(np.array([size_bytes]))[0]) + float(getattr(system, "slot_latency_s", 0.0))
 
 
 def _finish(radices, stages, system, size_bytes) -> TreeCost:
