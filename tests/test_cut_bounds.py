@@ -163,3 +163,48 @@ def test_alpha_beta_time_below_the_cut_bound_is_marked_in_the_table():
     from collsim.systems import load_system
     r = run("pairwise", load_system("mesh", dims=(8, 8)), "alltoall", 65536)
     assert r.time_s < bisection_s <= r.lower_bound_s * (1 + 1e-9) <= r.simulated_time_s
+
+
+def _floyd_warshall(system):
+    lt = system.links
+    v = system.vertices
+    d = [[0.0 if i == j else float("inf") for j in range(v)] for i in range(v)]
+    for a, b, lat in zip(lt.src.tolist(), lt.dst.tolist(), lt.latency_s.tolist()):
+        d[a][b] = min(d[a][b], lat)
+    for k in range(v):
+        for i in range(v):
+            for j in range(v):
+                if d[i][k] + d[k][j] < d[i][j]:
+                    d[i][j] = d[i][k] + d[k][j]
+    return d
+
+
+@pytest.mark.parametrize("system", [Ring(nodes=9, link_latency_s=1e-6), Line(nodes=7, link_latency_s=2e-6),
+                                    Star(nodes=5, link_latency_s=1e-6), Mesh.from_dims((3, 4), link_latency_s=1e-6),
+                                    Torus.from_dims((3, 3), link_latency_s=1e-6),
+                                    Hypercube(nodes=8, link_latency_s=1e-6)], ids=repr)
+def test_hop_chain_latency_is_the_farthest_required_pair(system):
+    """latency_chain_s against all-pairs shortest latencies computed by Floyd-Warshall."""
+    from collsim.cost.network import latency_chain_s
+    d = _floyd_warshall(system)
+    n = system.nodes
+    cases = {"allgather": max(d[0][j] for j in range(n)), "broadcast": max(d[1][j] for j in range(n)),
+             "reduce": max(d[j][1] for j in range(n)), "shift": d[0][2 % n]}
+    for kind, want in cases.items():
+        c = make_collective(kind, n, 100, root=1 if kind in ("broadcast", "reduce") else None,
+                            shift=2 if kind == "shift" else None)
+        assert latency_chain_s(system, c) == pytest.approx(want)
+
+
+def test_the_hop_chain_tightens_small_messages_and_no_schedule_beats_it():
+    """64-node ring, 8 B blocks: the bound is now startup + 32 hops, below every simulated time."""
+    ring = Ring(nodes=64, link_latency_s=1e-6)
+    c = make_collective("allgather", 64, 8)
+    lb = network_lower_bound_s(ring, c)
+    assert lb >= 32e-6
+    for name in ("ring", "ne", "bruck", "recursive-doubling"):
+        try:
+            r = collsim.pipeline.run(name, ring, "allgather", 8)
+        except collsim.core.errors.UnsupportedError:
+            continue
+        assert r.simulated_time_s >= lb * (1 - 1e-12), name

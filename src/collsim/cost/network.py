@@ -110,11 +110,12 @@ def network_lower_bound_s(system: Network, collective: Collective) -> float:
     Returns
     -------
     float
-        ``t_fixed + max(recv / node-in bandwidth, send / node-out bandwidth,
-        link-bytes / total link bandwidth, cut bound)``, with ``t_fixed`` the cheapest
-        one-hop start-up (every schedule sends at least one message) and the cut
-        bound :func:`collsim.cost.cuts.cut_bound_s` (every end node's ingress and
-        egress, the topology's closed-form cuts, every cut of small networks).
+        ``startup + max(min link latency + load, hop chain)``, with ``load`` the
+        largest of recv / node-in bandwidth, send / node-out bandwidth, link-bytes /
+        total link bandwidth and the cut bound :func:`collsim.cost.cuts.cut_bound_s`
+        (every end node's ingress and egress, the topology's closed-form cuts, every
+        cut of small networks), and ``hop chain`` the route latency of the farthest
+        pair the collective must connect (:func:`latency_chain_s`).
 
     Notes
     -----
@@ -160,4 +161,73 @@ def network_lower_bound_s(system: Network, collective: Collective) -> float:
             link_bytes = len(s) * float(collective.size_bytes)
     load = max(t.recv_bytes / in_bw.max(), t.send_bytes / out_bw.max(),
                link_bytes / lt.bandwidth_bytes_per_s.sum(), cut_bound_s(system, collective))
-    return float((system.startup_s or 0.0) + lt.latency_s.min() + load)
+    fixed = (system.startup_s or 0.0)
+    return float(fixed + max(lt.latency_s.min() + load, latency_chain_s(system, collective)))
+
+
+def _latencies_from(system: Network, source: int, *, reverse: bool = False) -> np.ndarray:
+    """Smallest summed link latency from ``source`` to every vertex (to it, if ``reverse``).
+
+    Bellman-Ford relaxations over the whole link table at once; it stops when nothing
+    improves, after at most the hop diameter of the network rounds.
+    """
+    lt = system.links
+    a, b = (lt.dst, lt.src) if reverse else (lt.src, lt.dst)
+    dist = np.full(system.vertices, np.inf)
+    dist[source] = 0.0
+    for _ in range(system.vertices):
+        new = dist.copy()
+        np.minimum.at(new, b, dist[a] + lt.latency_s)
+        if np.array_equal(new, dist):
+            break
+        dist = new
+    return dist
+
+
+def latency_chain_s(system: Network, collective: Collective) -> float:
+    """Route latency some required delivery pays: the farthest pair a collective must connect.
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+    collective : Collective
+        The collective.
+
+    Returns
+    -------
+    float
+        The largest shortest-path latency (summed link latencies) over pairs
+        ``(u, v)`` of end nodes such that ``v`` needs data of ``u``, taken over the
+        pairs from node 0 (all-gather, reduce-scatter, all-reduce, all-to-all, scan),
+        from the root (broadcast, scatter), to the root (reduce, gather), or from
+        node 0 to node q (shift).  Whatever chain of messages carries ``u``'s data to
+        ``v``, its routes together cross a path from ``u`` to ``v``, and every flow
+        pays the latency of the links it crosses; so no schedule ends before the
+        start-up plus this latency.
+
+    References
+    ----------
+    R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2",
+    Parallel Computing 20(3), 1994 (latency per message); E. Chan, M. Heimlich,
+    A. Purkayastha, R. van de Geijn, "Collective communication: theory, practice, and
+    experience", Concurrency and Computation: Practice and Experience 19(13), 2007
+    (the log p and p-1 latency lower bounds this hop chain complements).
+
+    Examples
+    --------
+    >>> from collsim.core.collective import make_collective
+    >>> from collsim.systems.electrical import Ring
+    >>> ring = Ring(nodes=64, link_latency_s=1e-6)
+    >>> round(latency_chain_s(ring, make_collective("allgather", 64, 8)) * 1e6, 6)   # 32 hops away
+    32.0
+    """
+    n = system.nodes
+    kind = collective.kind
+    root = int(collective.root or 0)
+    if kind == "shift":
+        return float(_latencies_from(system, 0)[(collective.shift or 1) % n])
+    if kind in ("reduce", "gather"):
+        return float(_latencies_from(system, root, reverse=True)[:n].max())
+    source = root if kind in ("broadcast", "scatter") else 0
+    return float(_latencies_from(system, source)[:n].max())
