@@ -165,3 +165,18 @@ if __name__ == "__main__":
         _update()
     else:
         sys.exit(pytest.main([__file__, "-q"]))
+
+
+@pytest.mark.parametrize("alg,coll", [("striped-ring", "allgather"), ("striped-ring", "allreduce"), ("ne", "allgather")])
+def test_retime_handles_pieces_and_the_slot_latency(alg, coll):
+    """A schedule cut into pieces (split > 1) retimes exactly at any size the pieces divide."""
+    from collsim import build, schedule_time_s
+    from collsim.experiments.reproduce_optree_data import profile, retime
+    from collsim.systems import load_system
+    system = load_system("paper", nodes=16, wavelengths=4, slot_latency_s=2e-6)
+    prof = profile(build(alg, system, coll, 1 << 12))
+    for size in (1 << 12, 1 << 20, 3 << 19):
+        assert retime(prof, system, size) == pytest.approx(schedule_time_s(build(alg, system, coll, size)), rel=1e-12)
+    if prof["split"] > 1:
+        with pytest.raises(ValueError, match="equal pieces"):
+            retime(prof, system, prof["split"] * 1000 + 1)

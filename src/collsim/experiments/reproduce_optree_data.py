@@ -100,33 +100,42 @@ def eq3_time_s(algorithm: str, nodes: int, wavelengths: int, size_bytes: int) ->
 
 
 def profile(schedule) -> dict[str, Any]:
-    """What a schedule's time depends on besides the size: its per-step chunk counts and reconfigurations.
+    """What a schedule's time depends on besides the size: its per-step piece counts and reconfigurations.
 
     Parameters
     ----------
     schedule : Schedule
-        An all-gather schedule on an optical ring whose transfers carry whole chunks.
+        A schedule on an optical ring whose transfers carry whole pieces: its collective
+        cuts every block into ``split`` equal pieces at this size.
 
     Returns
     -------
     dict
-        ``steps`` (per unique (step, chunks, band) triple: the step), ``chunks``, ``band``,
-        ``num_steps`` and ``reconfigurations`` (steps that pay the MRR reconfiguration).
+        ``steps`` (per unique (step, pieces, band) triple: the step), ``chunks`` (pieces
+        of ``m / split`` bytes), ``band``, ``split``, ``num_steps`` and
+        ``reconfigurations`` (steps that pay the MRR reconfiguration).
 
     Raises
     ------
     ValueError
-        If a transfer carries a fraction of a chunk (the time would not scale).
+        If the pieces are unequal at this size or a transfer carries a fraction of one
+        (the time would not scale).
 
     Examples
     --------
     >>> from collsim import build
     >>> p = profile(build("ne", "paper", "allgather", 1024, nodes=8))
-    >>> p["num_steps"], p["chunks"].tolist(), p["reconfigurations"]
-    (4, [1, 2, 2, 2], 4)
+    >>> p["num_steps"], p["chunks"].tolist(), p["reconfigurations"], p["split"]
+    (4, [1, 2, 2, 2], 4, 1)
+    >>> p = profile(build("striped-ring", "paper", "allgather", 1024, nodes=8))
+    >>> p["split"], set(p["chunks"].tolist()), p["num_steps"]
+    (2, {1}, 7)
     """
     from ..cost.optical import step_times
-    d = int(schedule.collective.size_bytes)
+    split = int(schedule.collective.split)
+    if int(schedule.collective.size_bytes) % split:
+        raise ValueError("the pieces of a block are unequal at this size: its time does not scale")
+    d = int(schedule.collective.size_bytes) // split
     sizes = np.asarray(schedule.size_bytes, dtype=np.int64)
     if (sizes % d).any():
         raise ValueError("a transfer carries part of a chunk: its time does not scale with the size")
@@ -139,7 +148,7 @@ def profile(schedule) -> dict[str, Any]:
     rest = uniq // (int(band.max(initial=1)) + 1)
     c = rest % (int(chunks.max(initial=1)) + 1)
     st = rest // (int(chunks.max(initial=1)) + 1)
-    return {"steps": st, "chunks": c, "band": b, "num_steps": int(schedule.num_steps),
+    return {"steps": st, "chunks": c, "band": b, "split": split, "num_steps": int(schedule.num_steps),
             "reconfigurations": int(step_times(schedule).reconfigured.sum())}
 
 
@@ -153,12 +162,18 @@ def retime(prof: dict[str, Any], system, size_bytes: int) -> float:
     system : OpticalRing
         The schedule's system.
     size_bytes : int
-        The new d.
+        The new m: a multiple of the profile's ``split``.
 
     Returns
     -------
     float
-        Seconds: sum over steps of the slowest transfer, plus the reconfigurations.
+        Seconds: sum over steps of the slowest transfer and the per-slot latency, plus
+        the reconfigurations.
+
+    Raises
+    ------
+    ValueError
+        If ``size_bytes`` does not cut into ``split`` equal pieces.
 
     Examples
     --------
@@ -167,10 +182,14 @@ def retime(prof: dict[str, Any], system, size_bytes: int) -> float:
     >>> abs(retime(profile(s), s.system, 1024) - schedule_time_s(s)) < 1e-15
     True
     """
-    per = np.asarray(system.transfer_time_s(prof["chunks"] * int(size_bytes), prof["band"]), dtype=float)
+    split = int(prof.get("split", 1))
+    if int(size_bytes) % split:
+        raise ValueError(f"{size_bytes} bytes do not cut into {split} equal pieces")
+    per = np.asarray(system.transfer_time_s(prof["chunks"] * (int(size_bytes) // split), prof["band"]), dtype=float)
     busy = np.zeros(prof["num_steps"])
     np.maximum.at(busy, prof["steps"], per)
-    return float(busy.sum() + prof["reconfigurations"] * system.mrr_reconfig_s)
+    return float(busy.sum() + prof["num_steps"] * float(getattr(system, "slot_latency_s", 0.0))
+                 + prof["reconfigurations"] * system.mrr_reconfig_s)
 
 
 def _optree_trees(nodes: int, wavelengths: int, sizes) -> dict[tuple, list[int]]:
