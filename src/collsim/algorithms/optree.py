@@ -208,9 +208,15 @@ def _paper_steps(system, collective, params):
     return theorem1_steps(system.nodes, system.channels_per_direction, params["k"])
 
 
+def _tune(system, collective, size_bytes):
+    # collsim tune: the best tree of every depth (a deeper tree has shorter lightpaths)
+    return [{"k": k} for k in range(1, max_depth(system.nodes) + 1)]
+
+
 @register(
     "optree", collectives=("allgather",), systems=("optical-ring",), aliases=("op-tree",),
     paper_steps=_paper_steps, params=("tree", "k", "radices"), realised=("steps", "reconfigurations"),
+    tune=_tune,
     reference="[OpTree24] §IV-A: routing, Theorem 1 eq. (1), Lemma 3 eq. (2), Theorem 2, Algorithm 1, "
               "Table 1; §V-B Fig. 4 (conference version: [OpTree23])",
     summary="k-stage m-ary tree of one-hop all-to-alls, one chunk per lightpath, exact colouring",

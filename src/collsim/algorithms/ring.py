@@ -23,10 +23,19 @@ def _paper_steps(system, collective, params):
     return system.nodes - 1 if collective == "allgather" and params.get("stripe", 1) == 1 else None
 
 
+def _tune(system, collective, size_bytes):
+    # collsim tune: bands of 1, 2, 4 ... w wavelengths on optical rings; pipeline depths for broadcast/reduce
+    w = getattr(system, "wavelengths", 0) if system.family == "optical-ring" else 0
+    stripes = [{"stripe": s} for s in sorted({1 << j for j in range(w.bit_length())} | {w})] if w else [{}]
+    depths = [{"chunks": c} for c in (1, 4, 16, 64, 256, 1024) if c <= min(size_bytes, (1 << 18) // system.nodes)] \
+        if collective in ("broadcast", "reduce") else [{}]
+    return [{**s, **c} for s in stripes for c in depths]
+
+
 @register(
     "ring", collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
     systems=("optical-ring", "network"), aliases=("ring-allgather",), paper_steps=_paper_steps,
-    params=("chunks", "stripe"),
+    params=("chunks", "stripe"), tune=_tune,
     reference="[OpTree24] §IV-A.2 and Table 1 (Ring all-gather, N-1 steps, after [Chen05b]); ring "
               "all-reduce: [Patarasuk09], and [Grama03] (the slides' ring all-reduce in ML training)",
     summary="neighbour ring: N-1 rounds per phase, one wavelength",

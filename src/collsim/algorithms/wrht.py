@@ -233,9 +233,15 @@ def _ranges(lo: np.ndarray, hi: np.ndarray, n: int, complement: bool = False) ->
     return np.split(idx, ptr[1:-1])
 
 
+def _tune(system, collective, size_bytes):
+    # collsim tune: group sizes 3, 5, 9, 17 ... up to the default 2Fw+1 (smaller groups, shorter lightpaths)
+    top = group_size(system.channels_per_direction)
+    return [{"m": m} for m in sorted({(1 << j) + 1 for j in range(1, top.bit_length()) if (1 << j) + 1 < top} | {top})]
+
+
 @register(
     "wrht", collectives=("allreduce", "allgather"), systems=("optical-ring",),
-    aliases=("wavelength-reuse-hierarchical-tree",), paper_steps=_paper_steps, params=("m",),
+    aliases=("wavelength-reuse-hierarchical-tree",), paper_steps=_paper_steps, params=("m",), tune=_tune,
     reference=_REF003 + "; all-gather extension and its step formula: [OpTree24] §IV-A.2 and Table 1",
     summary="hierarchical groups of m = 2Fw+1 around middle representatives, all-to-all at the top",
 )
