@@ -72,7 +72,7 @@ TABLES = {
 def test_tables_fit_the_terminal_and_keep_every_number_whole(which, columns, tmp_path):
     args = TABLES[which]
     rows = [r for r in json.loads(run_pipe(*args, "--json", cwd=tmp_path).stdout) if r["skipped"] is None]
-    code, text = run_tty(*args, columns=columns, cwd=tmp_path)
+    code, text = run_tty(*args, columns=columns, cwd=tmp_path, env={"COLLSIM_PROGRESS_DELAY": "600"})  # no bar
     assert code == 0, text
     lines = screen(text)
     assert "…" not in text and "..." not in text, text
@@ -92,10 +92,11 @@ def test_tables_fit_the_terminal_and_keep_every_number_whole(which, columns, tmp
 
 
 def test_the_default_table_at_100_columns_reads_as_documented(tmp_path):
-    code, text = run_tty("compare", columns=100, cwd=tmp_path)
+    # the run takes a few seconds: no progress bar (it is tested elsewhere) mixed into the screen
+    code, text = run_tty("compare", columns=100, cwd=tmp_path, env={"COLLSIM_PROGRESS_DELAY": "600"})
     lines = screen(text)
     head = next(i for i, line in enumerate(lines) if line.startswith("algorithm"))
-    # six default algorithms (striped-ring's name widens the first column): the secondary "λ used"
+    # every default algorithm (striped-stages' name widens the first column): the secondary "λ used"
     # column gives way at 100 columns, with a note; every other column and every number stays whole
     assert lines[head].split() == ["algorithm", "slots", "steps", "steps", "hops", "feasible", "time",
                                    "time", "ciency", "GB/s", "verified"]
@@ -233,7 +234,8 @@ def test_non_utf8_terminals_get_ascii_names(tmp_path):
         assert proc.stdout.isascii() and proc.stderr.isascii(), proc.stdout[:400]
         for name in names:
             assert name in proc.stdout.decode(), (name, proc.stdout[:400])
-    code, text = run_tty("compare", "-n", "16", "-w", "4", columns=80, env=env, cwd=tmp_path)
+    code, text = run_tty("compare", "-n", "16", "-w", "4", columns=80, env={**env, "COLLSIM_PROGRESS_DELAY": "600"},
+                         cwd=tmp_path)
     assert code == 0 and text.isascii() and "lambda" in text and max(map(len, screen(text))) <= 80
     proc = run_pipe("compare", "--system", "ring", "--link-latency", "-1µs", env=env, cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.isascii() and b"internal error" not in proc.stderr

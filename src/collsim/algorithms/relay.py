@@ -1,0 +1,396 @@
+"""Hop-bounded variants: relay every lightpath longer than H hops through O/E/O at intermediate nodes.
+
+:func:`relay_logical` transforms the schedule of a base algorithm (OSM, OpTree,
+WRHT) so that no lightpath crosses more than ``H`` links, ``H`` defaulting to
+the longest lightpath the ring's physical parameters allow
+(:func:`collsim.physical.max_feasible_hops`, 25 with collsim's defaults).  The
+base is realised first (route, colours, physical slots).  A transfer of ``h``
+hops is cut into ``k = ceil(h / H)`` segments of ``floor`` / ``ceil(h / k)`` hops
+along its own (pinned) direction; segment ``j`` runs in sub-round ``j``, from the
+node where segment ``j - 1`` ended, which received the data electrically (O/E/O)
+and re-sends it on a new lightpath.  Each base round is laid out in one of two
+ways, whichever takes fewer slots: (A) every base slot ``s`` becomes
+``ceil(h_s / H)`` sub-rounds and each segment keeps its parent's fiber and
+wavelengths (it lies inside its parent's arc, so no channel is shared); (B) the
+round becomes ``ceil(h_r / H)`` sub-rounds and each sub-round's segments are
+coloured afresh by start class (:func:`_packed_colours`), which fills every link
+again: OSM's relayed all-gather at N = 1024 takes 2245 slots this way against
+35869 slot by slot.  Registered as one algorithm, ``relay`` (alias
+``hop-bounded``), with ``base=`` and ``max_hops=``; its ``tune=`` hook offers every
+base.  The base is realised with first-fit colouring whatever strategy the caller
+asks for (its exact colourings are pre-assigned and kept).  Derivation, slot
+count and costs: docs/derivations/hop-bounded.md.
+
+Only non-reducing collectives are relayed: a relay stores what it forwards in
+its own buffer for that chunk, and in collsim's model a copy *overwrites* the
+buffer, so a partial sum passing through a node would clobber that node's own
+contribution or partial (docs/derivations/hop-bounded.md, "Reductions").
+
+References
+----------
+I. Chlamtac, A. Ganz, G. Karmi, "Lightpath communications: an approach to high
+bandwidth optical WANs", IEEE Transactions on Communications 40(7), 1992 (traffic
+over a sequence of lightpaths, switched electronically between them); F. Dai,
+Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+Society, 2024, §IV-B (the longest feasible signal path).  The relay construction is
+collsim's own (issue #13).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import InputError, UnsupportedError
+from ..core.ring import arc_start
+from ..core.schedule import INDEX, LogicalSchedule, permute_csr
+from ..physical import max_feasible_hops
+from ..rwa.ring import realize_ring
+from .registry import get_algorithm, register
+
+__all__ = ["BASES", "default_max_hops", "relay", "relay_logical", "relay_slots"]
+
+_REF = ("[Chlamtac92] (traffic over a sequence of lightpaths, O/E/O between them); [OpTree24] §IV-B "
+        "(the longest feasible signal path); relaying every lightpath longer than max_hops is collsim's own")
+
+
+def default_max_hops(system) -> int:
+    """The longest lightpath, in hops, that the ring's physical parameters allow.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        The ring (its ``physical`` parameters, or collsim's defaults).
+
+    Returns
+    -------
+    int
+        :func:`collsim.physical.max_feasible_hops` of the system's parameters.
+
+    Raises
+    ------
+    UnsupportedError
+        If not even a one-hop lightpath is feasible.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024, §IV-B, eqs. (4)-(9).
+
+    Examples
+    --------
+    >>> from collsim.systems import OpticalRing
+    >>> default_max_hops(OpticalRing(nodes=8))
+    25
+    """
+    h = int(max_feasible_hops(system.physical_params()))
+    if h < 1:
+        raise UnsupportedError("no lightpath is feasible with this ring's physical parameters "
+                               "(max_feasible_hops is 0), so no relay distance works")
+    return h
+
+
+def _check_hops(system, max_hops) -> int:
+    if max_hops is None:
+        return default_max_hops(system)
+    if isinstance(max_hops, bool) or not isinstance(max_hops, (int, np.integer)) or max_hops < 1:
+        raise InputError(f"max_hops must be an integer >= 1, got {max_hops!r}")
+    return int(max_hops)
+
+
+def relay_slots(step_max_hops, max_hops: int) -> int:
+    """Slots of layout A (slot by slot), ``sum_s ceil(h_s / H)``: at least what :func:`relay_logical` takes.
+
+    Parameters
+    ----------
+    step_max_hops : array_like
+        Longest lightpath (hops, >= 1) of each slot of the realised base schedule.
+    max_hops : int
+        H, the longest lightpath allowed.
+
+    Returns
+    -------
+    int
+        Layout A's slot count; each base round takes the smaller of it and the packed
+        layout's (without transceiver limits, which may split slots further).
+
+    References
+    ----------
+    I. Chlamtac, A. Ganz, G. Karmi, "Lightpath communications: an approach to high
+    bandwidth optical WANs", IEEE Trans. Commun. 40(7), 1992.  The formula is derived
+    in docs/derivations/hop-bounded.md.
+
+    Examples
+    --------
+    >>> relay_slots([512, 30, 25, 1], 25)         # 21 + 2 + 1 + 1
+    25
+    """
+    h = np.asarray(step_max_hops, dtype=np.int64)
+    return int((-(-h // int(max_hops))).sum())
+
+
+def relay_logical(system, logical: LogicalSchedule, max_hops: int) -> LogicalSchedule:
+    """Cut every lightpath of ``logical`` longer than ``max_hops`` into relayed segments.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        Target ring.
+    logical : LogicalSchedule
+        A non-reducing base schedule.
+    max_hops : int
+        H >= 1: no segment crosses more links.
+
+    Returns
+    -------
+    LogicalSchedule
+        Per base round, the sub-rounds of layout A (one per base slot and segment, on the
+        parent's channel) or B (one per segment index, packed by start class), whichever
+        needs fewer slots; directions pinned; colours pre-assigned.
+
+    Raises
+    ------
+    UnsupportedError
+        For a reducing collective (a relay would overwrite its own partial).
+
+    References
+    ----------
+    I. Chlamtac, A. Ganz, G. Karmi, "Lightpath communications: an approach to high
+    bandwidth optical WANs", IEEE Trans. Commun. 40(7), 1992 (electronic switching
+    between lightpaths).  docs/derivations/hop-bounded.md.
+
+    Examples
+    --------
+    >>> from collsim.systems import OpticalRing
+    >>> from collsim.algorithms import build_logical
+    >>> ring = OpticalRing(nodes=16, wavelengths=4)
+    >>> out = relay_logical(ring, build_logical("osm", ring, "allgather", 64)[0], 3)
+    >>> out.rounds, int(out.round.size)        # one round, 8 hops at most: ceil(8/3) sub-rounds
+    (3, 432)
+    """
+    c = logical.collective
+    if c.reduction or logical.reduce.any():
+        raise UnsupportedError(f"relaying {c.kind} is not supported: a relay stores a forwarded partial in "
+                               f"its own buffer, which a copy overwrites (docs/derivations/hop-bounded.md)")
+    h_max = _check_hops(system, max_hops)
+    n, w = system.nodes, system.wavelengths
+    phys = realize_ring(system, logical)
+    t = len(phys.src)
+    if t == 0:
+        return logical
+    hops = phys.hops.astype(np.int64)
+    k = -(-hops // h_max)                                       # segments per transfer
+    parent = np.repeat(np.arange(t, dtype=INDEX), k)
+    j = np.arange(len(parent), dtype=np.int64) - np.concatenate([[0], np.cumsum(k)[:-1]])[parent]
+    h, kk, d = hops[parent], k[parent], phys.direction[parent].astype(np.int64)
+    lo, hi = j * h // kk, (j + 1) * h // kk                    # balanced: every segment floor/ceil(h/k) hops
+    src = (phys.src[parent] + d * lo) % n
+    dst = (phys.src[parent] + d * hi) % n
+    band = phys.band[parent].astype(np.int32)
+    base_round = phys.round[parent].astype(np.int64)
+    # layout A, per base slot: slot s -> ceil(h_s / H) sub-rounds, segments on their parent's channel
+    k_slot = _group_max(phys.step, k)
+    slot_rnd = _starts(k_slot)[phys.step[parent]] + j
+    slot_color = _parent_colours(slot_rnd, d, band, phys.fiber[parent], phys.wavelength[parent], w)
+    # layout B, per base round: round r -> ceil(h_r / H) sub-rounds, segments packed afresh
+    k_round = _group_max(phys.round, k)
+    pack_rnd = _starts(k_round)[base_round] + j
+    pack_color = _packed_colours(pack_rnd, d, band, src, hi - lo, n, w)
+    # per base round, the layout with fewer slots (realize_ring: a group needs ceil((max colour + 1) / cap))
+    slots_a = _round_slots(slot_rnd, d, band, slot_color, system, base_round)
+    slots_b = _round_slots(pack_rnd, d, band, pack_color, system, base_round)
+    use_b = slots_b < slots_a
+    sub = np.where(use_b, k_round, _group_sum(phys.round[_first_of(phys.step)], k_slot, len(k_round)))
+    local = np.where(use_b[base_round], j, slot_rnd - _starts(k_slot)[_first_step(phys)[base_round]])
+    rnd = _starts(sub)[base_round] + local
+    color = np.where(use_b[base_round], pack_color, slot_color)
+    o = np.argsort(rnd, kind="stable")                         # rounds in order, parents' order within
+    ptr, idx = permute_csr(np.diff(phys.chunk_ptr), phys.chunk_idx, parent[o])
+    return LogicalSchedule(c, rnd[o].astype(INDEX), src[o].astype(INDEX), dst[o].astype(INDEX), ptr, idx,
+                           np.zeros(len(parent), bool), direction=d[o].astype(np.int8),
+                           color=color[o].astype(INDEX), band=band[o])
+
+
+def _group_max(key: np.ndarray, value: np.ndarray) -> np.ndarray:
+    out = np.zeros(int(key.max()) + 1, np.int64)
+    np.maximum.at(out, key, value)
+    return out
+
+
+def _group_sum(key: np.ndarray, value: np.ndarray, size: int) -> np.ndarray:
+    return np.bincount(key, weights=value, minlength=size).astype(np.int64)
+
+
+def _starts(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+
+def _first_of(step: np.ndarray) -> np.ndarray:
+    """Index of the first transfer of every slot (slots are sorted and contiguous)."""
+    return np.searchsorted(step, np.arange(int(step.max()) + 1))
+
+
+def _first_step(phys) -> np.ndarray:
+    """First physical slot of every base round (a round's slots are consecutive)."""
+    out = np.full(int(phys.round.max()) + 1, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(out, phys.round, phys.step)
+    return out
+
+
+def _widths(rnd: np.ndarray, d: np.ndarray, band: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group id (sub-round, direction) and its widest band, per segment (as realize_ring groups them)."""
+    group = rnd * 2 + (d > 0)
+    if band.min() == band.max():                               # one band width (the bases' 1): no grouping
+        return group, np.full(len(band), int(band[0]), np.int64)
+    return group, _group_max(group, band)[group]
+
+
+def _parent_colours(rnd, d, band, fiber, wl, w) -> np.ndarray:
+    """Colours that realize_ring maps back to the parent's (fiber, wavelength), in one slot."""
+    group, width = _widths(rnd, d, band)
+    per_fiber = w // width
+    fiber, wl = fiber.astype(np.int64), wl.astype(np.int64)
+    color = fiber * per_fiber + wl // width
+    bad = (wl % width != 0) | (wl // width >= per_fiber)
+    if bad.any():                                               # rare band layouts: let the strategy colour
+        color[np.isin(group, np.unique(group[bad]))] = -1
+    return color
+
+
+def _packed_colours(rnd, d, band, src, length, n, w) -> np.ndarray:
+    """Colour short arcs by start class (docs/derivations/hop-bounded.md, "Packing").
+
+    In a group whose arcs have at most P hops, let T = floor(n/P) and b_i = floor(i n / T): the
+    position p with b_i <= p < b_(i+1) has class p - b_i, so one class's positions are at least
+    floor(n/T) >= P apart, around the seam too, and its arcs never overlap.  Colour = the class's
+    offset + the arc's rank among the arcs starting at p; ceil(n/T) classes.
+    """
+    group, _ = _widths(rnd, d, band)
+    start = arc_start(src, d, n)
+    per = n // _group_max(group, length)[group]                 # T: positions per class, >= P apart
+    safe = np.maximum(per, 1)
+    i = ((start + 1) * safe - 1) // n                          # the largest i with floor(i n / T) <= start
+    cls = np.where(per > 0, start - (i * n) // safe, start)    # < ceil(n / T) <= n
+    order = np.lexsort((np.arange(len(start)), start, group))
+    key = (group * n + start)[order]
+    first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+    rank = np.empty(len(start), np.int64)
+    rank[order] = np.arange(len(start)) - np.repeat(first, np.diff(np.append(first, len(start))))
+    ckey = group * (2 * n) + cls
+    uk, inv = np.unique(ckey, return_inverse=True)
+    count = np.zeros(len(uk), np.int64)
+    np.maximum.at(count, inv, rank + 1)
+    before = np.cumsum(count) - count                          # colours of earlier classes, all groups
+    gstart = np.flatnonzero(np.concatenate([[True], uk[1:] // (2 * n) != uk[:-1] // (2 * n)]))
+    base = np.repeat(before[gstart], np.diff(np.append(gstart, len(uk))))
+    return (before - base)[inv] + rank
+
+
+def _round_slots(rnd, d, band, color, system, base_round) -> np.ndarray:
+    """Slots every base round takes in a layout: per (sub-round, direction) ceil((max colour + 1) / cap)."""
+    group, width = _widths(rnd, d, band)
+    cap = system.fibers * (system.wavelengths // width)
+    need = _group_max(group, np.where(color < 0, 1 << 40, color // cap + 1))   # -1: unknown, never chosen
+    need = np.append(need, np.zeros(len(need) % 2, np.int64))
+    per_sub = np.maximum(need[0::2], need[1::2])
+    sub_round = _group_max(rnd, base_round)                    # each sub-round belongs to one base round
+    return _group_sum(sub_round, per_sub[:len(sub_round)], int(base_round.max()) + 1)
+
+
+BASES = {"allgather": ("optree", "wrht", "osm"), "alltoall": ("osm",), "broadcast": ("osm",)}
+"""Bases relayed per collective, the default first (the fastest relayed base at N = 1024, w = 64)."""
+_BASE_PARAMS = {"optree": ("tree", "k", "radices"), "wrht": ("m",), "osm": ()}
+
+
+def _base_for(collective: str, base) -> str:
+    if base is None:
+        return BASES[collective][0]
+    name = str(base).strip().lower()
+    name = {"one-stage": "osm", "op-tree": "optree"}.get(name, name)
+    if name not in _BASE_PARAMS:
+        raise InputError(f"relay: unknown base {base!r}; it relays {', '.join(sorted(_BASE_PARAMS))}")
+    if name not in BASES[collective]:
+        raise UnsupportedError(f"relay cannot relay {name} for {collective}: its bases for {collective} are "
+                               f"{', '.join(BASES[collective])}")
+    return name
+
+
+def _tune(system, collective, size_bytes):
+    h = default_max_hops(system)
+    out: list[dict] = []
+    for base in BASES.get(collective, ()):
+        found = get_algorithm(base).candidates(system, collective, size_bytes)
+        if base == "optree":                    # relaying makes long final stages dear: try deeper trees
+            found += [{"k": k} for k in range(2, min(6, max(2, (system.nodes - 1).bit_length())) + 1)]
+        for p in found:
+            cand = {"base": base, "max_hops": h, **p}
+            if cand not in out:
+                out.append(cand)
+    return out
+
+
+@register("relay", collectives=tuple(BASES), systems=("optical-ring",), aliases=("hop-bounded",),
+          params=("base", "max_hops", "tree", "k", "radices", "m"), realised=("steps", "reconfigurations"),
+          tune=_tune, constraints="base: optree, wrht or osm (all-gather), osm (all-to-all, broadcast)",
+          reference="[OpTree24] §III-B (OSM), §IV-A (OpTree), §IV-A.2 and [WRHT23] §2 (WRHT): the bases; " + _REF,
+          summary="a base (OpTree, WRHT, OSM) with every lightpath longer than max_hops relayed through O/E/O")
+def relay(system, collective, size_bytes, *, base: str | None = None, max_hops: int | None = None,
+          tree: str | None = None, k: int | None = None, radices=None, m: int | None = None):
+    """Build a base algorithm's schedule with lightpaths of at most ``max_hops`` hops.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        Target ring.
+    collective : str
+        ``allgather``, ``alltoall`` or ``broadcast``.
+    size_bytes : int
+        Message size.
+    base : str, optional
+        ``optree`` (default for all-gather), ``wrht`` or ``osm`` (default otherwise).
+    max_hops : int, optional
+        Longest lightpath H (default: :func:`default_max_hops`, 25 with collsim's
+        default device values).
+    tree, k, radices : optional
+        OpTree's parameters (base ``optree``).
+    m : int, optional
+        WRHT's group size (base ``wrht``).
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, params)``: ``base``, ``max_hops`` and the base's parameters.
+
+    Raises
+    ------
+    InputError
+        A parameter the base does not take, or a bad ``max_hops``.
+
+    References
+    ----------
+    F. Dai et al., "OpTree: An Efficient Algorithm for All-gather Operation in Optical
+    Interconnect Systems", IEEE OJ-COMS 2024, §III-B, §IV-A, §IV-B; I. Chlamtac, A. Ganz,
+    G. Karmi, "Lightpath communications", IEEE Trans. Commun. 40(7), 1992.
+
+    Examples
+    --------
+    >>> from collsim import build, verify
+    >>> s = build("relay", "paper", "allgather", "1MiB", nodes=32, wavelengths=8, base="osm", max_hops=5)
+    >>> verify(s).max_hops, s.num_steps, s.params["base"]
+    (5, 27, 'osm')
+    >>> build("relay", "paper", "allgather", "1MiB", nodes=64, wavelengths=8).params["base"]
+    'optree'
+    """
+    name = _base_for(collective, base)
+    given = {"tree": tree, "k": k, "radices": radices, "m": m}
+    extra = sorted(p for p, v in given.items() if v is not None and p not in _BASE_PARAMS[name])
+    if extra:
+        raise InputError(f"relay with base={name} takes no parameter(s) {', '.join(extra)}"
+                         + (f"; {name} takes {', '.join(_BASE_PARAMS[name])}" if _BASE_PARAMS[name] else ""))
+    spec = get_algorithm(name)
+    spec.check(system, collective)
+    h = _check_hops(system, max_hops)
+    params = {p: v for p, v in given.items() if v is not None}
+    logical, chosen = spec.builder(system, collective, size_bytes, **params)
+    return relay_logical(system, logical, h), {"base": name, "max_hops": h, **chosen}
