@@ -19,6 +19,8 @@ def _instances():
         for coll in spec.collectives:
             if "optical-ring" in spec.systems:
                 yield name, coll, OpticalRing(nodes=12, wavelengths=4)
+            elif "optical-torus" in spec.systems:
+                yield name, coll, load_system("optical-torus", rows=3, cols=4, wavelengths=4)
             elif "mlfm" in spec.systems:
                 yield name, coll, load_system("mlfm", d=3, selection=(2, 3, 2))
             elif name == "mesh":

@@ -25,6 +25,7 @@ FAMILY_KINDS = {
     "optical-ring": ["optical-ring"],
     "network": ["ring", "line", "star", "torus", "mesh", "hypercube", "fat-tree"],
     "mlfm": ["mlfm"],
+    "optical-torus": ["optical-torus"],
 }
 
 
@@ -65,6 +66,11 @@ def systems(draw, family: str):
         l = draw(st.integers(2, d + 1))
         sel = (draw(st.integers(1, d)), l, draw(st.integers(1, min(d, l - 1))))
         return load_system("mlfm", d=d, selection=sel)
+    if kind == "optical-torus":
+        limit = draw(st.sampled_from([None, None, 2, 4]))
+        return load_system(kind, rows=draw(st.integers(1, 6)), cols=draw(st.integers(2, 6)),
+                           wavelengths=draw(st.integers(1, 8)), fibers=draw(st.integers(1, 2)),
+                           shared_transceivers=draw(st.booleans()), max_tx_channels=limit, max_rx_channels=limit)
     if kind in ("torus", "mesh"):
         return load_system(kind, dims=(draw(st.integers(2, 8)), draw(st.integers(2, 8))))
     if kind == "hypercube":
@@ -86,7 +92,7 @@ def test_algorithm_on_every_declared_family(name, collective, family, data, size
     sched = build(name, system, collective, size)
     report = verify(sched)
     assert report.transfers >= 1 and len(sched) >= 1
-    assert isinstance(sched.routes, RingRoutes if family == "optical-ring" else LinkRoutes)
+    assert isinstance(sched.routes, RingRoutes if family in ("optical-ring", "optical-torus") else LinkRoutes)
     BUILT[name, family] += 1
 
 

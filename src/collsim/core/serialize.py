@@ -84,7 +84,8 @@ def dumps(s: Schedule, progress: _Progress | None = None) -> str:
     '   {"src":2,"dst":0,"chunks":[1],"reduce":false,"bytes":1024,"round":1,"path":[2,0],"fiber":0,"wavelength":0}'
     """
     head = json.dumps(header(s), indent=1)[:-2]
-    with_path = int(s.hops.sum()) <= PATH_LIMIT
+    # a torus's lightpaths stay in one row or column ring: 'path' would read them as one big ring
+    with_path = int(s.hops.sum()) <= PATH_LIMIT and getattr(s.system, "ring_paths", True)
     fields_of = _WRITERS[type(s.routes)]
     sizes = s.size_bytes
     parts = [head, ',\n "steps": [']

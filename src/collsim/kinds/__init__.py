@@ -1,6 +1,6 @@
 """System models: each kind of system's behaviour in one place (see :mod:`.base`).
 
-Importing this package registers the two models, for optical rings and for
+Importing this package registers the models, for optical rings, optical tori and
 electrical networks.
 
 >>> from collsim.kinds import model_for
@@ -14,6 +14,7 @@ from __future__ import annotations
 from .base import SystemModel, Timing, model_for, register_model
 from .network import NetworkModel, NetworkPart
 from .optical_ring import OpticalPart, OpticalRingModel
+from .optical_torus import OpticalTorusModel
 
-__all__ = ["NetworkModel", "NetworkPart", "OpticalPart", "OpticalRingModel", "SystemModel", "Timing",
-           "model_for", "register_model"]
+__all__ = ["NetworkModel", "NetworkPart", "OpticalPart", "OpticalRingModel", "OpticalTorusModel", "SystemModel",
+           "Timing", "model_for", "register_model"]

@@ -4,7 +4,8 @@ A *system model* owns everything that differs between kinds of system:
 realising a logical schedule (routing plus channel assignment, reading route
 hints), checking the schedule's resources, timing it with the kind's closed-form
 model, bounding any schedule's time from below, and the kind's part of a result
-row.  collsim has two: :class:`~collsim.kinds.optical_ring.OpticalRingModel` and
+row.  collsim has three: :class:`~collsim.kinds.optical_ring.OpticalRingModel`,
+:class:`~collsim.kinds.optical_torus.OpticalTorusModel` and
 :class:`~collsim.kinds.network.NetworkModel`.  Nothing outside them asks which
 kind a system is.
 """

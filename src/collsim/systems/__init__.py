@@ -26,6 +26,7 @@ from ..core.system import SYSTEM_KINDS, System, system_from_description, system_
 from ..core.validate import is_integer
 from . import custom, electrical, fat_tree, hypercube, mesh_torus, mlfm  # noqa: F401  (register the network kinds)
 from .optical_ring import OpticalRing
+from .optical_torus import OpticalTorus
 
 PRESETS = ("paper", "terarack")
 DEFAULT_NODES = 16
@@ -42,8 +43,9 @@ def kind_names() -> list[str]:
 
     Examples
     --------
-    >>> kind_names()
-    ['custom', 'fat-tree', 'hypercube', 'line', 'mesh', 'mlfm', 'optical-ring', 'ring', 'star', 'torus']
+    >>> kind_names()  # doctest: +NORMALIZE_WHITESPACE
+    ['custom', 'fat-tree', 'hypercube', 'line', 'mesh', 'mlfm', 'optical-ring', 'optical-torus', 'ring', 'star',
+     'torus']
     """
     return sorted(k for k in SYSTEM_KINDS if k not in ("abstract", "network"))
 
@@ -297,11 +299,11 @@ def system_names() -> list[str]:
     Examples
     --------
     >>> system_names()  # doctest: +NORMALIZE_WHITESPACE
-    ['paper', 'terarack', 'custom', 'fat-tree', 'hypercube', 'line', 'mesh', 'mlfm', 'optical-ring', 'ring',
-     'star', 'torus']
+    ['paper', 'terarack', 'custom', 'fat-tree', 'hypercube', 'line', 'mesh', 'mlfm', 'optical-ring',
+     'optical-torus', 'ring', 'star', 'torus']
     """
     return [*PRESETS, *kind_names()]
 
 
-__all__ = ["DEFAULT_NODES", "OpticalRing", "PRESETS", "kind_names", "kind_parameters", "load_system",
-           "preset_description", "system_names"]
+__all__ = ["DEFAULT_NODES", "OpticalRing", "OpticalTorus", "PRESETS", "kind_names", "kind_parameters",
+           "load_system", "preset_description", "system_names"]
