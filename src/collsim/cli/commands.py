@@ -303,7 +303,7 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
 @click.command("reproduce", cls=StrictCommand)
 @click.argument("name", required=False)
 @click.option("--out", "out_dir", default=None, metavar="DIR",
-              help="For a paper (optree, wrht, mlfm, textbook, all): the folder for its data, figures and "
+              help="For a paper (optree, wrht, mlfm, textbook, beyond, all): the folder for its data, figures and "
                    "comparison tables (default: reproduce-NAME).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Parallel processes for a paper's evaluation.")
@@ -313,7 +313,8 @@ def reproduce_cmd(name, out_dir, jobs, quick, out: Output) -> None:
     """Regenerate a paper's published table, or a paper's whole evaluation with its figures.
 
     With no NAME, list the available tables and papers. A table NAME prints the
-    paper's values beside collsim's. A paper NAME (optree, wrht, mlfm, textbook)
+    paper's values beside collsim's. A paper NAME (optree, wrht, mlfm, textbook;
+    beyond: collsim's own evaluation on the OpTree paper's grids)
     writes its data (CSV), figures (PNG, SVG) and a comparison table (CSV,
     Markdown) into --out; "all" does every paper and writes one HTML report.
 

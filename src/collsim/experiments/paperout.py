@@ -335,5 +335,6 @@ PAPERS: dict[str, str] = {
     "wrht": "collsim.experiments.reproduce_wrht",
     "mlfm": "collsim.experiments.reproduce_mlfm",
     "textbook": "collsim.experiments.reproduce_textbook",
+    "beyond": "collsim.experiments.reproduce_beyond",
 }
 """Paper name -> module whose ``reproduce`` function regenerates its evaluation."""

@@ -27,7 +27,8 @@ def paper_names() -> list[str]:
     Returns
     -------
     list of str
-        ``["optree", "wrht", "mlfm", "textbook", "all"]``.
+        ``["optree", "wrht", "mlfm", "textbook", "beyond", "all"]`` (``beyond`` is
+        collsim's own evaluation beyond the papers, on the OpTree paper's grids).
 
     Examples
     --------
@@ -84,7 +85,7 @@ def reproduce_paper(paper: str, out_dir: str | Path, *, store=None, jobs: int = 
     >>> reproduce_paper("optre", ".")
     Traceback (most recent call last):
     ...
-    collsim.core.errors.UnknownNameError: unknown paper 'optre'; did you mean optree? Known: optree, wrht, mlfm, textbook, all
+    collsim.core.errors.UnknownNameError: unknown paper 'optre'; did you mean optree? Known: optree, wrht, mlfm, textbook, beyond, all
     """
     fn = _module(paper).reproduce
     out = Path(out_dir)
@@ -126,7 +127,7 @@ def reproduce_all(out_dir: str | Path, *, store=None, jobs: int = 1, progress: C
     >>> reproduce_all(".", papers=["xyzzy"])
     Traceback (most recent call last):
     ...
-    collsim.core.errors.UnknownNameError: unknown paper 'xyzzy'; known: optree, wrht, mlfm, textbook, all
+    collsim.core.errors.UnknownNameError: unknown paper 'xyzzy'; known: optree, wrht, mlfm, textbook, beyond, all
     """
     from .. import __version__
     names = list(PAPERS) if papers is None else list(papers)

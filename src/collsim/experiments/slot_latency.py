@@ -6,8 +6,10 @@ collsim's optical step model charges ``slot_latency_s`` once per physical slot
     T(L) = T(0) + slots * L
 
 Each schedule is therefore built and verified once, at ``L = 0``, and its time
-at any latency follows from its slot count.  (OpTree's tree search does not
-look at ``slot_latency_s``, so its schedule does not depend on it either.)
+at any latency follows from its slot count.  (An algorithm whose default
+parameters depend on the latency, as OpTree's tree search and striped-stages'
+radices do, is drawn with its choice at ``L = 0``; ``tuned=True`` draws every
+parameter set it proposes and keeps those that win somewhere.)
 Because the lines are exact, the latencies where two algorithms swap places,
 and where the fastest one changes, are computed exactly rather than read off
 the sampled latencies.
@@ -20,10 +22,12 @@ import math
 from pathlib import Path
 from typing import Iterable
 
+from ..algorithms import get_algorithm
 from ..core.errors import InputError
 from ..core.units import format_size, format_time, parse_size
 from ..core.validate import number
 from ..cost.optical import step_times
+from ..physical import check_schedule
 from ..pipeline import build, verify
 from ..systems import load_system
 from .compare import applicable
@@ -36,7 +40,7 @@ DEFAULT_LATENCIES_S = (0.0, 0.5e-6, 1e-6, 2e-6, 5e-6, 10e-6)
 def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str | int = "4MiB",
                            latencies_s: Iterable[float] = DEFAULT_LATENCIES_S,
                            algorithms: Iterable[str] | None = None, *, system: str = "paper",
-                           collective: str = "allgather") -> list[dict]:
+                           collective: str = "allgather", tuned: bool = False) -> list[dict]:
     """Verified time of every applicable optical algorithm at each per-slot latency.
 
     Parameters
@@ -53,6 +57,11 @@ def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str |
         Optical preset the ring starts from (default ``"paper"``).
     collective : str, optional
         Collective (default ``"allgather"``, the papers').
+    tuned : bool, optional
+        Build every parameter set each algorithm proposes
+        (:meth:`~collsim.algorithms.registry.AlgorithmSpec.candidates`) as its own line,
+        named ``algorithm[k=v,...]``, and keep each algorithm's fastest line at latency 0
+        plus every line that is the fastest of all somewhere in the latency range.
 
     Returns
     -------
@@ -61,7 +70,8 @@ def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str |
         one latency, fastest first: ``nodes``, ``wavelengths``, ``size_bytes``,
         ``latency_s``, ``algorithm``, ``slots``,
         ``time_s`` (collsim's optical step model), ``rank`` (1 = fastest; ties
-        broken by fewer slots, then name) and ``best``.
+        broken by fewer slots, then name), ``best`` and ``feasible`` (the physical
+        layer accepts every lightpath).
 
     Examples
     --------
@@ -80,19 +90,45 @@ def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str |
     names = [a for a, why in applicable(ring, collective) if why is None] if algorithms is None else list(algorithms)
     if not names:
         raise InputError(f"no algorithm can run {collective} on this ring")
-    base = {}
+    base, feasible = {}, {}
     for name in names:  # built and verified once: the time is linear in the latency
-        sched = build(name, ring, collective, size_bytes)
-        verify(sched)
-        base[name] = (sched.num_steps, step_times(sched).total_s)
+        for params in (get_algorithm(name).candidates(ring, collective, size_bytes) if tuned else [{}]):
+            sched = build(name, ring, collective, size_bytes, **params)
+            verify(sched)
+            base[_label(name, params)] = (sched.num_steps, step_times(sched).total_s)
+            feasible[_label(name, params)] = bool(check_schedule(sched, ring.physical_params()).feasible)
+    if tuned:
+        base = _envelope(base, names, lats)
     rows = []
     for lat in lats:
         times = sorted(((t0 + s * lat, s, name) for name, (s, t0) in base.items()))
         for rank, (t, s, name) in enumerate(times, 1):
             rows.append({"nodes": ring.nodes, "wavelengths": ring.wavelengths, "size_bytes": size_bytes,
                          "latency_s": lat, "algorithm": name, "slots": s, "time_s": t,
-                         "rank": rank, "best": rank == 1})
+                         "rank": rank, "best": rank == 1, "feasible": feasible[name]})
     return rows
+
+
+def _label(name: str, params: dict) -> str:
+    """``striped-stages[radices=32x32,stage=pipeline]``: an algorithm with its parameters."""
+    if not params:
+        return name
+    text = ",".join(f"{k}={'x'.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                    for k, v in sorted(params.items()))
+    return f"{name}[{text}]"
+
+
+def _envelope(base: dict[str, tuple[int, float]], names: list[str], lats: list[float]) -> dict:
+    """Each algorithm's fastest line at the smallest latency, and every line fastest somewhere."""
+    keep = set()
+    for name in names:
+        mine = [k for k in base if k == name or k.startswith(name + "[")]
+        if mine:
+            keep.add(min(mine, key=lambda k: (base[k][1] + base[k][0] * lats[0], base[k][0], k)))
+    rows = [{"algorithm": k, "slots": s, "time_s": t0, "latency_s": 0.0} for k, (s, t0) in base.items()]
+    keep.add(min(base, key=lambda k: (base[k][1] + base[k][0] * min(lats), base[k][0], k)))
+    keep |= {c["after"] for c in crossovers(rows, max(lats))}
+    return {k: v for k, v in base.items() if k in keep}
 
 
 def _lines(rows: list[dict]) -> dict[str, tuple[float, int]]:
@@ -208,11 +244,14 @@ def plot_slot_latency(rows: list[dict], out_dir: str | Path, name: str = "slot-l
     plt = pyplot()
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     lines = _lines(rows)
+    feasible = {r["algorithm"]: r.get("feasible", True) for r in rows}
     lats = sorted({r["latency_s"] for r in rows})
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for alg, (c, s) in sorted(lines.items(), key=lambda kv: kv[1][0] + kv[1][1] * lats[-1]):
         dense = [lats[0] + (lats[-1] - lats[0]) * i / 200 for i in range(201)]  # lines curve on a log axis
-        (line,) = ax.plot([x * 1e6 for x in dense], [c + s * x for x in dense], label=f"{alg} ({s} slots)")
+        ok = feasible.get(alg, True)
+        (line,) = ax.plot([x * 1e6 for x in dense], [c + s * x for x in dense], ls="-" if ok else ":",
+                          label=f"{alg} ({s} slots{'' if ok else ', infeasible'})")
         ax.plot([x * 1e6 for x in lats], [c + s * x for x in lats], "o", ms=3, color=line.get_color())
     for cx in crossovers(rows):
         x = cx["latency_s"]
