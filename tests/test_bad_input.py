@@ -127,7 +127,21 @@ CASES = [
     (["verify", "hugesize.json"], ["size_bytes", "out of range", "int64"]),
     (["verify", "garbage.npz"], ["garbage.npz", "not a .npz schedule"]),
     (["schedule", "ring", "-n", "8", "--out", "nodir/x.json"], ["cannot write", "nodir/x.json"]),
-]
+] + [(["tune", "--system", "ring", "-n", "8", *args], words) for args, words in [
+    # collsim tune: refused before any work, and nothing written (test_bad_tune_input_writes_nothing)
+    (["-b", "4KiB", "-e", "1KiB"], ["the sweep is empty", "4KiB", "1KiB"]),
+    (["-b", "1KiB", "-e", "4KiB", "-f", "1"], ["step factor", ">= 2", "1"]),
+    (["-b", "1KiB", "-e", "4KiB", "-a", "ringg"], ["unknown algorithm", "did you mean ring"]),
+    (["-b", "1KiB", "-e", "4KiB", "-a", "osm"], ["osm does not run on ring systems"]),
+    (["-b", "1KiB", "-e", "4KiB", "--rules", "nodir/r.json"], ["cannot write the rules file", "nodir", "does not exist"]),
+    (["-b", "1KiB", "-e", "4KiB", "--rules", "adir"], ["adir", "is a directory"]),
+    (["-b", "1KiB", "-e", "4KiB", "--figure", "t.pdf"], ["t.pdf", "must end in .png or .svg"]),
+    (["-b", "1KiB", "-e", "4KiB", "--store", "adir"], ["adir", "is a directory"]),
+    (["-b", "1KiB", "-e", "4KiB", "--store", "s.sqlite", "--no-store"], ["--store and --no-store"]),
+    (["-b", "1KiB"], ["Missing option", "--max-size"]),
+    (["-b", "1KiB", "-e", "4KiB", "--rules-format", "nccl"], ["--rules-format", "'nccl'"]),
+]] + [(["tune", "--system", "paper", "-n", "8", "-c", "scan", "-b", "1KiB", "-e", "2KiB"],
+       ["no registered algorithm runs scan"])]
 
 # What a message must never contain: Python's and numpy's own words about collsim's internals.
 LEAKS = ("Traceback", "__init__()", "positional argument", "keyword argument", "ufunc", "dtype(", "[Errno",
@@ -171,6 +185,20 @@ def test_bad_input_is_one_clear_line(run_cli, files, args, words):
         assert word in err, (word, err)
     for leak in LEAKS:
         assert leak not in err, (leak, err)
+
+
+@pytest.mark.parametrize("args", [a for a, _ in CASES if a[0] == "tune"], ids=lambda a: " ".join(a[4:]))
+def test_bad_tune_input_writes_nothing(files, args):
+    import os
+    import subprocess
+
+    from conftest import collsim_exe
+    before = sorted(p.relative_to(files) for p in files.rglob("*"))
+    outputs = [] if {"--rules", "--figure"} & set(args) else ["--rules", "r.json", "--figure", "f.png"]
+    proc = subprocess.run([collsim_exe(), *args, *outputs], cwd=files, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "XDG_CACHE_HOME": str(files / "cache")})
+    assert proc.returncode == 2, proc.stderr
+    assert sorted(p.relative_to(files) for p in files.rglob("*")) == before  # no store, rules or figure
 
 
 def test_the_cases_are_many():

@@ -372,6 +372,7 @@ def reproduce_cmd(name, out_dir, jobs, quick, out: Output) -> None:
 from .info import systems_cmd  # noqa: E402  (its own module: ``collsim systems``)
 
 from .sweep_cmds import results_cmd, sweep_cmd  # noqa: E402  (collsim sweep, collsim results)
+from .tune_cmd import tune_cmd  # noqa: E402  (collsim tune)
 
 ALL = [algorithms_cmd, compare_cmd, reproduce_cmd, schedule_cmd, simulate_cmd, systems_cmd, topology_cmd, verify_cmd,
-       results_cmd, sweep_cmd]
+       results_cmd, sweep_cmd, tune_cmd]

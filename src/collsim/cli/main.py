@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "simulate": "Run the flow-level simulator on an algorithm's schedule or a schedule FILE (electrical networks).",
     "systems": "List system presets and kinds with their parameters and defaults.",
     "topology": "Show what a system is made of: nodes, switches, links, radix, diameter.",
+    "tune": "Pick the fastest feasible, verified algorithm and parameters per message size.",
     "verify": "Check a schedule file (ours or hand-written; JSON or .npz).",
 }
 

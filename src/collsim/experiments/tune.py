@@ -1,0 +1,327 @@
+"""Tuning: the fastest physically feasible, verified schedule per message size, and rules from it.
+
+:func:`tune` builds, verifies and times every applicable algorithm (the registry's
+:func:`~collsim.experiments.compare.applicable`) with every parameter set its ``tune``
+hook offers (:meth:`~collsim.algorithms.registry.AlgorithmSpec.candidates`) at every
+size, through the one pipeline.  Each (algorithm, parameters, size) is a **trial**;
+a trial is **eligible** when its schedule verified and, on optical rings, every
+lightpath is feasible under the system's device values (``feasible``).  Per size the
+fastest eligible trial is the pick (times within :data:`TIE_RTOL` tie; ties go
+to the algorithm name, then the parameters); the
+runner-up is the fastest eligible trial of *another* algorithm.  A results
+:class:`~collsim.experiments.store.Store` keeps every trial, so a second run with the
+same inputs builds nothing.  :mod:`collsim.experiments.tune_rules` merges the picks into
+size ranges and :mod:`collsim.experiments.tune_figure` draws them (docs/tune.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from ..algorithms import get_algorithm
+from ..core.collective import canonical_collective
+from ..core.errors import CollsimError, InputError, UnsupportedError
+from ..core.system import System
+from ..core.totals import total_bytes
+from ..core.units import format_size
+from ..systems import load_system
+from .compare import applicable, run_one
+from .store import Store, canonical_json
+
+__all__ = ["TIE_RTOL", "Choice", "Trial", "Tuning", "tunable", "tune"]
+
+# Times this close (relative) are a tie, broken by algorithm name then parameters: two schedules that
+# move the same bytes over the same channels differ only by rounding, and the pick must not flicker.
+TIE_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One algorithm with one parameter set at one size, evaluated (or why it could not be).
+
+    Parameters
+    ----------
+    algorithm : str
+        Registry name.
+    params : dict
+        The parameters asked for (the candidate), not the schedule's derived ones.
+    size_bytes : int
+        collsim's size.
+    time_s, lower_bound_s, efficiency : float or None
+        Reported time (the flow simulator's on networks), the lower bound, and their
+        ratio; None if the trial failed before it had a row.
+    feasible : bool or None
+        Physical feasibility on optical rings; None on networks (no such limit).
+    verified : bool
+        Whether the schedule passed verification.
+    error : str or None
+        Why the trial failed (cannot build, or a verification failure).
+    cached : bool, optional
+        Read from the results store rather than built now.
+
+    Examples
+    --------
+    >>> Trial("ring", {"stripe": 2}, 1024, 1e-3, 5e-4, 0.5, True, True, None).eligible
+    True
+    """
+
+    algorithm: str
+    params: dict[str, Any]
+    size_bytes: int
+    time_s: float | None
+    lower_bound_s: float | None
+    efficiency: float | None
+    feasible: bool | None
+    verified: bool
+    error: str | None
+    cached: bool = False
+
+    @property
+    def eligible(self) -> bool:
+        """Verified, not infeasible, with a finite positive time: a trial that may be recommended."""
+        return (self.verified and self.error is None and self.feasible is not False and self.time_s is not None
+                and math.isfinite(self.time_s) and self.time_s > 0)
+
+    @property
+    def choice(self) -> str:
+        """``algorithm`` and its parameters as one word: ``ring stripe=64``."""
+        return " ".join([self.algorithm, *(f"{k}={_text(v)}" for k, v in sorted(self.params.items()))])
+
+    def sort_key(self) -> tuple:
+        """Fastest first, then algorithm name, then canonical parameters (ties: :data:`TIE_RTOL`)."""
+        return (self.time_s, self.algorithm, canonical_json(self.params))
+
+    def to_json(self) -> dict[str, Any]:
+        """The trial as a flat JSON-able dict (one CSV row)."""
+        return {"algorithm": self.algorithm, "params": dict(self.params), "size_bytes": self.size_bytes,
+                "time_s": self.time_s, "lower_bound_s": self.lower_bound_s, "efficiency": self.efficiency,
+                "feasible": self.feasible, "verified": self.verified, "eligible": self.eligible,
+                "error": self.error}
+
+
+def _text(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The decision at one size: the pick, the runner-up (another algorithm) and what was tried.
+
+    Parameters
+    ----------
+    size_bytes, total_bytes : int
+        collsim's size and nccl-tests' (the total buffer).
+    best, runner_up : Trial or None
+        Fastest eligible trial; fastest eligible trial of another algorithm.
+    tried, eligible : int
+        Trials at this size, and how many of them were eligible.
+
+    Examples
+    --------
+    >>> t = Trial("ring", {}, 1024, 2e-3, 1e-3, 0.5, True, True, None)
+    >>> Choice(1024, 8192, t, None, 3, 1).to_json()["algorithm"]
+    'ring'
+    """
+
+    size_bytes: int
+    total_bytes: int
+    best: Trial | None
+    runner_up: Trial | None
+    tried: int
+    eligible: int
+
+    def to_json(self) -> dict[str, Any]:
+        """One flat row: the size, the pick and the runner-up (None where there is none)."""
+        b, r = self.best, self.runner_up
+        return {"size_bytes": self.size_bytes, "total_bytes": self.total_bytes,
+                "algorithm": b and b.algorithm, "params": b and dict(b.params), "time_s": b and b.time_s,
+                "lower_bound_s": b and b.lower_bound_s, "efficiency": b and b.efficiency,
+                "runner_up": r and r.algorithm, "runner_up_params": r and dict(r.params),
+                "runner_up_time_s": r and r.time_s, "tried": self.tried, "eligible": self.eligible}
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """What :func:`tune` found.
+
+    Parameters
+    ----------
+    system : System
+        The tuned system.
+    collective : str
+        Canonical collective name.
+    strategy : str
+        Wavelength-assignment strategy used.
+    trials : tuple of Trial
+        Every trial, by size, then algorithm, then candidate order.
+    choices : tuple of Choice
+        One per size, increasing.
+    built, from_store : int
+        Trials built and verified now, and trials read from the store.
+    skipped : tuple of str, optional
+        Algorithms in scope that cannot run this instance, with the reason.
+
+    Examples
+    --------
+    >>> t = tune("ring", "allgather", [1024], nodes=4, algorithms=["ring"])
+    >>> t.choices[0].best.algorithm, t.built, t.from_store
+    ('ring', 1, 0)
+    """
+
+    system: System
+    collective: str
+    strategy: str
+    trials: tuple[Trial, ...]
+    choices: tuple[Choice, ...]
+    built: int
+    from_store: int
+    skipped: tuple[str, ...] = field(default=())
+
+
+def _fastest(trials: list[Trial]) -> Trial | None:
+    """The fastest trial; times within :data:`TIE_RTOL` of it tie, and the tie goes to the name, then parameters."""
+    if not trials:
+        return None
+    limit = min(t.time_s for t in trials) * (1 + TIE_RTOL)
+    return min((t for t in trials if t.time_s <= limit), key=lambda t: t.sort_key()[1:])
+
+
+def _trial(name: str, params: dict, size: int, row: dict, cached: bool) -> Trial:
+    if "error_type" in row:  # could not build: the store's error record
+        return Trial(name, params, size, None, None, None, None, False, row["error"], cached)
+    reported = row.get("simulated_time_s") or row.get("time_s")
+    return Trial(name, params, size, reported, row.get("lower_bound_s"), row.get("efficiency"),
+                 row.get("feasible"), bool(row.get("verified")), row.get("error"), cached)
+
+
+def _point(system: System, coll: str, name: str, params: dict, size: int, strategy: str) -> dict[str, Any]:
+    return {"tool": "tune", "system": system.name, "system_description": system.describe(), "collective": coll,
+            "algorithm": name, "params": params, "size_bytes": int(size), "strategy": strategy}
+
+
+def tunable(system: System, collective: str, algorithms: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
+    """The algorithms :func:`tune` would try, and why the others in scope cannot run.
+
+    Parameters
+    ----------
+    system : System
+        Target system.
+    collective : str
+        Collective name.
+    algorithms : iterable of str, optional
+        Names to restrict to (each must apply); default every algorithm that applies.
+
+    Returns
+    -------
+    tuple
+        ``(names, skipped)``: registry names in order, and one reason per algorithm left out.
+
+    Raises
+    ------
+    UnsupportedError
+        If a named algorithm cannot run this instance, or none can.
+    UnknownNameError
+        For an unknown name.
+
+    Examples
+    --------
+    >>> names, skipped = tunable(load_system("ring", nodes=5), "allgather")
+    >>> "ring" in names, "ne cannot build allgather here: needs an even number of nodes, got 5" in skipped
+    (True, True)
+    """
+    coll = canonical_collective(collective)
+    if algorithms is None:
+        found = applicable(system, coll)
+        names, skipped = [n for n, why in found if why is None], [why for _, why in found if why is not None]
+        if not names:
+            raise UnsupportedError(f"no registered algorithm runs {coll} on this {system.kind} system"
+                                   + (f" ({'; '.join(skipped)})" if skipped else ""))
+        return names, skipped
+    names = list(dict.fromkeys(get_algorithm(a).name for a in algorithms))
+    if not names:
+        raise InputError("give at least one algorithm to tune")
+    for name in names:
+        get_algorithm(name).check(system, coll)
+    return names, []
+
+
+def tune(system: str | System, collective: str, sizes: Sequence[int], *, algorithms: Iterable[str] | None = None,
+         strategy: str = "first-fit", store: Store | None = None,
+         progress: Callable[[int, int, str], None] | None = None, **overrides: Any) -> Tuning:
+    """Evaluate every applicable algorithm and parameter set at every size; pick the fastest per size.
+
+    Parameters
+    ----------
+    system : str or System
+        Preset, kind, TOML file or System.
+    collective : str
+        Collective name.
+    sizes : sequence of int
+        collsim's sizes (a node's block for all-gather; docs/units.md).
+    algorithms : iterable of str, optional
+        Restrict to these (each must apply); default every algorithm that applies.
+    strategy : str, optional
+        Wavelength-assignment strategy (default first-fit).
+    store : Store, optional
+        Results store: trials it holds are read, not rebuilt; new ones are added.
+    progress : callable, optional
+        ``progress(done, total, label)`` before each trial (``label``: its size, ``4MiB``) and once
+        at the end (``done``).
+    **overrides
+        System overrides (``nodes``, ``wavelengths`` ...).
+
+    Returns
+    -------
+    Tuning
+        Trials, one :class:`Choice` per size, and build/store counts.
+
+    Raises
+    ------
+    InputError
+        For no sizes or a bad size.
+    UnsupportedError
+        If a named algorithm cannot run this instance, or none can.
+
+    Examples
+    --------
+    >>> t = tune("paper", "allgather", [1024, 1 << 20], nodes=8, algorithms=["ring", "ne"])
+    >>> [(c.best.choice, c.runner_up.algorithm) for c in t.choices]
+    [('ring stripe=64', 'ne'), ('ring stripe=64', 'ne')]
+    """
+    sysm = load_system(system, **overrides)
+    coll = canonical_collective(collective)
+    sizes = sorted({int(s) for s in sizes})
+    if not sizes or sizes[0] < 1:
+        raise InputError("tune needs at least one positive size")
+    names, skipped = tunable(sysm, coll, algorithms)
+    plan = [(size, name, dict(p)) for size in sizes for name in names
+            for p in get_algorithm(name).candidates(sysm, coll, size)]
+    trials: list[Trial] = []
+    built = 0
+    for i, (size, name, params) in enumerate(plan):
+        if progress:
+            progress(i, len(plan), format_size(size))
+        point = _point(sysm, coll, name, params, size, strategy)
+        rec = store.get(point) if store is not None else None
+        row = rec and (rec["result"] or {"error": rec["error"], "error_type": "stored"})
+        if row is None:
+            try:
+                row = run_one(name, sysm, coll, size, strategy=strategy, **params).to_json()
+            except CollsimError as exc:
+                row = {"error": str(exc), "error_type": type(exc).__name__}
+            built += 1
+            if store is not None:
+                store.put(point, row)
+        trials.append(_trial(name, params, size, row, rec is not None))
+    if progress:
+        progress(len(plan), len(plan), "done")
+    choices = []
+    for size in sizes:
+        here = [t for t in trials if t.size_bytes == size]
+        ok = [t for t in here if t.eligible]
+        best = _fastest(ok)
+        runner = _fastest([t for t in ok if best is not None and t.algorithm != best.algorithm])
+        choices.append(Choice(size, total_bytes(coll, sysm.nodes, size), best, runner, len(here), len(ok)))
+    return Tuning(sysm, coll, strategy, tuple(trials), tuple(choices), built, len(plan) - built, tuple(skipped))

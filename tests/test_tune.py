@@ -1,0 +1,217 @@
+"""collsim tune (issue #13): the pick per size, the rules, the store, the figure and the command."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import subprocess
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collsim.algorithms import get_algorithm
+from collsim.core.units import sweep_sizes
+from collsim.experiments.compare import applicable
+from collsim.experiments.store import Store
+from collsim.experiments.tune import TIE_RTOL, tune
+from collsim.experiments.tune_figure import plot_tuning
+from collsim.experiments.tune_rules import crossovers, rules, rules_document
+from collsim.pipeline import run
+from collsim.systems import load_system
+
+from conftest import collsim_exe
+
+
+def _reported(row) -> float:
+    return row.simulated_time_s or row.time_s
+
+
+@pytest.mark.parametrize("system, options, collective, sizes", [
+    ("paper", {"nodes": 8, "wavelengths": 4}, "allgather", [1024, 1 << 20]),
+    ("ring", {"nodes": 8}, "allreduce", [64, 1 << 20]),
+    ("ring", {"nodes": 6}, "broadcast", [1024, 1 << 22]),
+])
+def test_the_pick_is_the_fastest_feasible_verified_row_of_independent_runs(system, options, collective, sizes):
+    sysm = load_system(system, **options)
+    result = tune(sysm, collective, sizes)
+    for choice in result.choices:
+        rows = []
+        for name, why in applicable(sysm, collective):
+            if why is not None:
+                continue
+            for params in get_algorithm(name).candidates(sysm, collective, choice.size_bytes):
+                r = run(name, sysm, collective, choice.size_bytes, **params)
+                if r.verified and r.feasible is not False:
+                    rows.append((_reported(r), name, json.dumps(params, sort_keys=True), params))
+        assert rows, "the case needs feasible rows"
+        limit = min(rows)[0] * (1 + TIE_RTOL)  # near-equal times tie; the tie goes to the name, then parameters
+        fastest = min((r for r in rows if r[0] <= limit), key=lambda r: r[1:3])
+        assert choice.best is not None
+        assert (choice.best.algorithm, choice.best.params) == (fastest[1], fastest[3])
+        assert choice.best.time_s == pytest.approx(fastest[0], rel=1e-12)
+        assert choice.eligible == len(rows)
+        others = [r for r in rows if r[1] != fastest[1]]
+        if others:
+            limit = min(others)[0] * (1 + TIE_RTOL)
+            assert choice.runner_up.algorithm == min((r for r in others if r[0] <= limit), key=lambda r: r[1:3])[1]
+            assert choice.runner_up.time_s >= choice.best.time_s
+
+
+def test_infeasible_rows_never_win_even_when_faster():
+    # OpTree's lightpaths on 64 nodes are longer than the default device values allow; NE's are one hop.
+    result = tune("paper", "allgather", [1 << 20], nodes=64, algorithms=["optree", "ne"])
+    choice = result.choices[0]
+    infeasible = [t for t in result.trials if t.feasible is False]
+    assert infeasible and min(t.time_s for t in infeasible) < choice.best.time_s
+    assert choice.best.algorithm == "ne" and choice.best.feasible is True
+    assert choice.runner_up is None  # no other algorithm is eligible
+
+
+@settings(max_examples=8)
+@given(system=st.sampled_from([("paper", {"nodes": 8, "wavelengths": 2}), ("ring", {"nodes": 6}),
+                               ("torus", {"nodes": 16}), ("hypercube", {"nodes": 8})]),
+       collective=st.sampled_from(["allgather", "allreduce"]),
+       first=st.integers(6, 14), factor=st.integers(2, 16), count=st.integers(1, 5))
+def test_picks_are_eligible_minima_and_rules_cover_the_range(system, collective, first, factor, count):
+    name, options = system
+    sizes = [(1 << first) * factor ** i for i in range(count)]
+    end = sizes[-1] * factor - 1
+    result = tune(name, collective, sizes, **options)
+    for choice in result.choices:
+        here = [t for t in result.trials if t.size_bytes == choice.size_bytes]
+        ok = [t for t in here if t.eligible]
+        assert choice.best is not None and choice.best.eligible
+        assert choice.best.time_s <= min(t.time_s for t in ok) * (1 + TIE_RTOL)
+        assert all(t.eligible for t in (choice.best, choice.runner_up) if t is not None)
+    found = rules(result, sizes[0], end)
+    assert found[0].min_bytes == sizes[0] and found[-1].max_bytes == end
+    for a, b in zip(found, found[1:]):
+        assert b.min_bytes == a.max_bytes + 1 and a.min_bytes <= a.max_bytes
+        assert b.min_total_bytes == a.max_total_bytes + 1  # nccl-tests' sizes are contiguous too
+        assert (a.algorithm, a.params) != (b.algorithm, b.params)  # equal neighbours are merged
+    measured = [p["size_bytes"] for r in found for p in r.points]
+    assert measured == sizes
+    for r in found:  # each measured size lies in its own pick's range
+        for p in r.points:
+            assert r.min_bytes <= p["size_bytes"] <= r.max_bytes
+
+
+def test_crossovers_lie_between_the_measured_sizes_and_follow_the_lines():
+    sizes = sweep_sizes(64, 1 << 24, factor=4)
+    result = tune("torus", "allreduce", sizes, nodes=16)
+    found = crossovers(result)
+    assert found, "this case changes algorithm"
+    for cx in found:
+        below = max(s for s in sizes if s < cx["size_bytes"])
+        above = min(s for s in sizes if s >= cx["size_bytes"])
+        assert below < cx["size_bytes"] <= above and above / below == 4
+        assert cx["before"] != cx["after"]
+
+
+def test_a_second_run_reads_every_trial_from_the_store(tmp_path):
+    path = tmp_path / "tune.sqlite"
+    sizes = [1024, 1 << 16, 1 << 20]
+    with Store(path) as store:
+        first = tune("paper", "allgather", sizes, nodes=8, wavelengths=4, store=store)
+    with Store(path) as store:
+        again = tune("paper", "allgather", sizes, nodes=8, wavelengths=4, store=store)
+        assert len(store) == len(first.trials)
+    assert first.built == len(first.trials) > 0 and first.from_store == 0
+    assert again.built == 0 and again.from_store == len(first.trials)
+    assert all(t.cached for t in again.trials)
+    assert [c.to_json() for c in again.choices] == [c.to_json() for c in first.choices]
+    with Store(path) as store:  # another system is another key: nothing is reused by mistake
+        other = tune("paper", "allgather", sizes, nodes=8, wavelengths=2, store=store)
+    assert other.built == len(other.trials)
+
+
+def test_the_mpich_form_is_ordered_by_size_and_ends_with_any():
+    result = tune("torus", "allreduce", sweep_sizes(64, 1 << 24, factor=4), nodes=16)
+    doc = rules_document(result, form="mpich")
+    tree = doc["collective=allreduce"]["comm_type=intra"]["comm_size<=16"]
+    keys = list(tree)
+    assert keys[-1] == "avg_msg_size=any" and len(keys) == len(rules(result))
+    limits = [int(k.split("<=")[1]) for k in keys[:-1]]
+    assert limits == sorted(limits)
+    assert all(len(v) == 1 and next(iter(v)).startswith("algorithm=collsim_") for v in tree.values())
+
+
+def test_the_figure_is_a_png_or_an_svg(tmp_path):
+    result = tune("ring", "allreduce", [64, 4096, 1 << 20], nodes=8)
+    png = plot_tuning(result, tmp_path / "t.png")
+    svg = plot_tuning(result, tmp_path / "t.svg")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and b"<svg" in svg.read_bytes()[:400]
+    assert plot_tuning(result, tmp_path / "u.png").read_bytes() == png.read_bytes()
+
+
+# ------------------------------------------------------------------------------------- the command
+
+def _tune(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([collsim_exe(), "tune", *args], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "COLUMNS": "100",
+                                            "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_the_command_writes_identical_rules_and_figures_and_reuses_its_store(tmp_path):
+    args = ["--system", "paper", "-n", "16", "-w", "8", "-b", "32KB", "-e", "4GiB", "-f", "16",
+            "--rules", "r1.json", "--figure", "f1.png"]
+    first = _tune(tmp_path, *args)
+    again = _tune(tmp_path, *args[:-4], "--rules", "r2.json", "--figure", "f2.png")
+    assert "built and verified, 0 read from the store" in first.stderr
+    summary = again.stderr.strip().splitlines()[-1]
+    assert summary.startswith("tune: ") and ": 0 built and verified" in summary, summary
+    assert (tmp_path / "cache" / "collsim" / "tune.sqlite").exists()  # the default store
+    r1, r2 = (tmp_path / "r1.json").read_bytes(), (tmp_path / "r2.json").read_bytes()
+    assert r1 == r2 and (tmp_path / "f1.png").read_bytes() == (tmp_path / "f2.png").read_bytes()
+    doc = json.loads(r1)
+    assert doc["collective"] == "allgather" and doc["system"]["nodes"] == 16
+    assert doc["rules"][0]["min_bytes"] == 32000 and doc["rules"][-1]["max_bytes"] == 4 << 30
+    assert (tmp_path / "f1.png").read_bytes()[:4] == b"\x89PNG"
+    assert "best" in first.stdout and "runner-up" in first.stdout and "32kB" in first.stdout
+
+
+@pytest.mark.parametrize("columns", [100, 80])
+def test_the_table_fits_the_terminal_and_keeps_every_number_whole(tmp_path, columns):
+    import test_output as out  # its pseudo-terminal helpers (a module attribute: nothing collected twice)
+    args = ["tune", "--system", "paper", "-n", "64", "-a", "ring,striped-ring,striped-stages,optree", "-b", "32KB",
+            "-e", "4GiB", "-f", "4", "--store", "t.sqlite"]  # long choices ("striped-stages radices=64 ...")
+    code, text = out.run_tty(*args, columns=columns, cwd=tmp_path, env={"COLLSIM_PROGRESS_DELAY": "600"})
+    assert code == 0, text
+    lines = out.screen(text)
+    table = lines[:next(i for i, line in enumerate(lines) if line.startswith(("never picked", "tune:")))]
+    assert max(len(line) for line in table) <= columns, "\n".join(lines)
+    assert "\u2026" not in text and "..." not in text
+    docs = json.loads(out.run_pipe(*args, "--json", cwd=tmp_path).stdout)
+    shown = "\n".join(lines)
+    for d in docs:  # every size and every time, whole
+        from collsim.core.units import format_size, format_time
+        assert format_size(d["size_bytes"]) in shown and format_time(d["time_s"]) in shown
+
+
+def test_the_command_prints_csv_and_json_rows(tmp_path):
+    common = ["--system", "ring", "-n", "8", "-c", "allreduce", "-a", "ring,recursive-doubling", "-b", "64", "-e",
+              "1MiB", "-f", "16"]
+    rows = list(csv.DictReader(_tune(tmp_path, *common, "--format", "csv").stdout.splitlines()))
+    docs = json.loads(_tune(tmp_path, *common, "--json", "--no-store").stdout)
+    assert [int(r["size_bytes"]) for r in rows] == [d["size_bytes"] for d in docs] == [64, 1024, 16384, 262144]
+    assert [r["algorithm"] for r in rows] == [d["algorithm"] for d in docs]
+    assert {docs[0]["algorithm"], docs[-1]["algorithm"]} == {"recursive-doubling", "ring"}
+    for d in docs:
+        assert 0 < d["efficiency"] <= 1 + 1e-9 and math.isclose(d["efficiency"], d["lower_bound_s"] / d["time_s"])
+        assert d["runner_up_time_s"] >= d["time_s"]
+    trials = json.loads(_tune(tmp_path, *common, "--json", "--trials").stdout)
+    assert len(trials) == sum(d["tried"] for d in docs) and {"eligible", "params", "error"} <= set(trials[0])
+
+
+def test_the_mpich_rules_file(tmp_path):
+    _tune(tmp_path, "--system", "torus", "-n", "16", "-c", "allreduce", "-b", "64", "-e", "16MiB", "-f", "4",
+          "--rules", "sel.json", "--rules-format", "mpich", "--no-store")
+    doc = json.loads((tmp_path / "sel.json").read_text())
+    assert list(doc) == ["collective=allreduce"]
+    assert list(doc["collective=allreduce"]["comm_type=intra"]) == ["comm_size<=16"]
+    assert not (tmp_path / "cache").exists()  # --no-store writes no store
