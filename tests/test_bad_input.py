@@ -142,6 +142,24 @@ CASES = [
     (["-b", "1KiB", "-e", "4KiB", "--rules-format", "nccl"], ["--rules-format", "'nccl'"]),
 ]] + [(["tune", "--system", "paper", "-n", "8", "-c", "scan", "-b", "1KiB", "-e", "2KiB"],
        ["no registered algorithm runs scan"])]
+CASES += [  # collsim calibrate (docs/calibration.md): refused before MPI measures anything
+    (["calibrate"], ["at least 2 ranks", "mpiexec -n 2"]),
+    (["calibrate", "--sizes", "1B,,4B"], ["comma-separated", "1B,,4B"]),
+    (["calibrate", "--sizes", "1KiB"], ["at least two different sizes", "got 1"]),
+    (["calibrate", "--sizes", "0,4"], ["invalid size '0'", "positive"]),
+    (["calibrate", "--sizes", "1B,2GiB"], ["1 B to 1 GiB"]),
+    (["calibrate", "--sizes", "1B,4mb"], ["4mb"]),
+    (["calibrate", "--iterations", "0"], ["--iterations", "0"]),
+    (["calibrate", "--name", ""], ["--name", "cannot be empty"]),
+    (["calibrate", "--statistic", "mean"], ["--statistic", "'mean'"]),
+    (["calibrate", "--out", "nodir/c.toml"], ["cannot write the system file", "nodir", "does not exist"]),
+    (["calibrate", "--out", "adir"], ["adir", "is a directory"]),
+    (["calibrate", "--refit", "nowhere.toml"], ["cannot read calibration file", "nowhere.toml"]),
+    (["calibrate", "--refit", "broken.toml"], ["broken.toml", "invalid TOML"]),
+    (["calibrate", "--refit", "torrus.toml"], ["torrus.toml", "no [calibration] table"]),
+    (["sweep", "nowhere.toml", "--executor", "mpi"], ["--executor mpi", "at least 2 ranks"]),
+    (["sweep", "nowhere.toml", "--executor", "mpi", "-j", "2"], ["--jobs is for --executor local"]),
+]
 
 # What a message must never contain: Python's and numpy's own words about collsim's internals.
 LEAKS = ("Traceback", "__init__()", "positional argument", "keyword argument", "ufunc", "dtype(", "[Errno",

@@ -57,7 +57,12 @@ import pytest
 # tests/test_output.py runs it in a pseudo-terminal), info 97.5 (153/157; missed: a
 # system kind that cannot be built from its name alone, and unreachable docstring shapes), sweep_cmds 100
 # (60/60), tune_cmd 96.7 (119/123; missed: a folder that is not writable, which root may write
-# anyway, click's own refusal of a directory, and a schedule that fails verification).
+# anyway, click's own refusal of a directory, and a schedule that fails verification), calibrate_cmd
+# 97.3 (72/74; missed: the other ranks' quiet return after a measurement, which needs mpiexec:
+# tests/test_mpi_calibrate.py runs it), sweep_cmds with --executor mpi 95.9 (71/74;
+# missed: the ranks' sweep, which needs mpiexec: tests/test_mpi_sweep.py).
+# mpi_cmd 65.2 (58/89; missed: everything after a run, the rows, predictions and table, and the other
+# ranks' quiet exit, which need mpiexec: tests/test_mpi.py runs them in real jobs).
 MIN_LINE_COVERAGE: dict[str, float] = {
     "__init__.py": 100.0,
     "columns.py": 74.0,
@@ -73,7 +78,9 @@ MIN_LINE_COVERAGE: dict[str, float] = {
     "info.py": 94.0,
     "sweep_cmds.py": 90.0,
     "paper_cmd.py": 80.0,
+    "mpi_cmd.py": 61.0,
     "tune_cmd.py": 93.0,
+    "calibrate_cmd.py": 92.0,
 }
 
 
@@ -201,6 +208,15 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         grid.write_text('[sweep]\nsystems = ["torus", "paper"]\nnodes = [7, 16]\nwavelengths = [4]\n'
                         'sizes = ["1KiB"]\nalgorithms = ["ring"]\n')
         grid_bad.write_text('[sweep]\nsystems = ["ring"]\nsize = ["1KiB"]\n')
+
+    cal_big, cal_small, cal_broken = tmp / "cal-big.toml", tmp / "cal-small.toml", tmp / "cal-broken.toml"
+
+    def write_calibrations() -> None:
+        from collsim.mpi.calibrate import Sample, calibration_from
+        samples = [Sample(1, 10, 2.5e-6, 2.001e-6), Sample(10**6, 10, 1.5e-3, 1.002e-3)]
+        calibration_from(samples, 1e-6, 2, 10).write(cal_big)          # an overhead of half of α
+        calibration_from(samples, 1e-9, 2, 10).write(cal_small)        # none
+        cal_broken.write_text(cal_small.read_text().replace("ranks = 2", 'ranks = "two"'))
 
     return [
         # the group
@@ -375,6 +391,40 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         Case(["sweep", str(tmp / "missing.toml")], 2, _bad("cannot read sweep file")),
         Case(["sweep", str(grid_bad), "--store", str(db)], 2, _bad("did you mean sizes")),
         Case(["results", "--store", str(tmp / "none.sqlite")], 2, _bad("no results store")),
+        # collsim mpi (docs/mpi.md): outside mpiexec the world has one rank, and every schedule has at least
+        # two nodes, so each run is refused here; tests/test_mpi.py runs the command under mpiexec
+        Case(["mpi", "--help"], check=_has("mpiexec -n P", "--timeout", "--predict")),
+        Case(["mpi", "ring", "--system", "ring", "-n", "4", "-s", "1KiB", "-I", "1"], 2,
+             _bad("the schedule has 4 nodes but this MPI job has 1 rank (was it started without mpiexec?)")),
+        Case(["mpi", str(ring), "-I", "1"], 2, _bad("this MPI job has 1 rank")),
+        Case(["mpi", "ring", "--op", "bxor", "--dtype", "float64"], 2, _bad("--op bxor needs integer data")),
+        Case(["mpi", "ring", "--op", "avg"], 2, _bad("unknown reduction operation 'avg'")),
+        Case(["mpi", "ring", "--timeout", "0"], 2, _bad("--timeout must be positive")),
+        Case(["mpi", str(ring), "-s", "1KiB"], 2, _bad("a schedule file has its own size")),
+        Case(["mpi", str(ring), "--system", "torus"], 2, _bad("--system would be ignored")),
+        Case(["mpi", str(tmp / "missing.json")], 2, _bad("does not exist")),
+        # sweep --executor mpi and calibrate (docs/calibration.md): outside mpiexec the world has one rank;
+        # the measurement itself runs under mpiexec in tests/test_mpi_*.py, the report here from --refit
+        Case(["sweep", str(grid), "--store", str(db), "--executor", "mpi"], 2, _bad("at least 2 ranks")),
+        Case(["sweep", str(grid), "--executor", "mpi", "--jobs", "2"], 2, _bad("--jobs is for --executor local")),
+        write_calibrations,
+        Case(["calibrate", "--refit", str(cal_big), "--out", str(tmp / "host.toml")],
+             check=_has("one-way times between 2 MPI ranks", "fit of the min", "startup_s =", "wrote")),
+        Case(["calibrate", "--refit", str(cal_small), "--statistic", "median", "--out", str(tmp / "host.toml"),
+              "--json"], check=_json(lambda d: d["startup_s"] is None and d["statistic"] == "median")),
+        Case(["calibrate", "--refit", str(cal_small), "--out", str(tmp / "host.toml")], check=_has("no startup_s")),
+        Case(["calibrate", "--refit", str(cal_small), "--out", str(tmp / "host.toml"), "--format", "csv"],
+             check=_delimited(",", lambda rows: [r["size_bytes"] for r in rows] == ["1", "1000000"])),
+        Case(["calibrate", "--out", str(tmp / "host.toml")], 2, _bad("at least 2 ranks")),
+        Case(["calibrate", "--sizes", "1B,,4B"], 2, _bad("comma-separated")),
+        Case(["calibrate", "--sizes", "1B"], 2, _bad("at least two different sizes")),
+        Case(["calibrate", "--name", " "], 2, _bad("cannot be empty")),
+        Case(["calibrate", "--out", str(tmp / "nodir" / "c.toml")], 2, _bad("does not exist")),
+        Case(["calibrate", "--refit", str(cal_big), "--sizes", "1B,2B"], 2, _bad("give one of them")),
+        Case(["calibrate", "--refit", str(tmp / "nowhere.toml")], 2, _bad("cannot read calibration file")),
+        Case(["calibrate", "--refit", str(grid_bad)], 2, _bad("no [calibration] table")),
+        Case(["calibrate", "--refit", str(cal_broken)], 2, _bad("malformed")),
+        Case(["calibrate", "--refit", str(garbage)], 2, _bad("invalid TOML")),
         # tune (docs/tune.md): table, files, the store reused, csv/json/trials, bad input
         Case(["tune", "--system", "ring", "-n", "8", "-c", "allreduce", "-a", "ring,recursive-doubling", "-b", "64",
               "-e", "1MiB", "-f", "16",

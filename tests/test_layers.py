@@ -15,7 +15,7 @@ BOTTOM = {"_malloc"}  # a leaf utility (ctypes only) that any layer may call
 
 def _layer(module: str) -> int | None:
     head = module.split(".")[0]
-    if head in TOP:
+    if head in TOP or module.endswith(".__main__"):  # ``python -m collsim.X`` entry points sit on top too
         return len(LAYERS)
     if head in BOTTOM:
         return -1

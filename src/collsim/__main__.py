@@ -1,5 +1,6 @@
-"""``python -m collsim`` runs the command line."""
+"""``python -m collsim`` runs the command line (guarded: mpi4py.futures workers re-import ``__main__``)."""
 
 from .cli.main import main
 
-main()
+if __name__ == "__main__":
+    main()

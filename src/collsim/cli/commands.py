@@ -373,6 +373,8 @@ from .info import systems_cmd  # noqa: E402  (its own module: ``collsim systems`
 
 from .sweep_cmds import results_cmd, sweep_cmd  # noqa: E402  (collsim sweep, collsim results)
 from .tune_cmd import tune_cmd  # noqa: E402  (collsim tune)
+from .mpi_cmd import mpi_cmd  # noqa: E402  (collsim mpi)
+from .calibrate_cmd import calibrate_cmd  # noqa: E402  (collsim calibrate)
 
 ALL = [algorithms_cmd, compare_cmd, reproduce_cmd, schedule_cmd, simulate_cmd, systems_cmd, topology_cmd, verify_cmd,
-       results_cmd, sweep_cmd, tune_cmd]
+       results_cmd, sweep_cmd, tune_cmd, mpi_cmd, calibrate_cmd]

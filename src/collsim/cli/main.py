@@ -25,7 +25,9 @@ from ..core.errors import CollsimError, VerificationError
 # does).  tests/test_startup.py checks this table against collsim.cli.commands.ALL.
 COMMANDS: dict[str, str] = {
     "algorithms": "List registered algorithms: name, collectives, systems, reference.",
+    "calibrate": "Measure point-to-point latency and bandwidth between MPI ranks, fit α–β, write a system TOML.",
     "compare": "Build, verify and time algorithms side by side.",
+    "mpi": "Run a schedule for real on MPI ranks, checked and timed against MPI's own collective.",
     "reproduce": "Regenerate a paper's published table, or a paper's whole evaluation with its figures.",
     "results": "Show the results a sweep stored, one row per point, in a fixed order.",
     "schedule": "Build, verify and write a schedule file (JSON; numpy's binary format if the name ends in .npz).",

@@ -22,7 +22,9 @@ DEFAULT_STORE = "collsim-results.sqlite"
               type=click.Path(dir_okay=False), help="The results store (an SQLite file; created if missing).")
 @click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(min=1),
               help="Worker processes.")
-def sweep_cmd(file, store_path, jobs) -> None:
+@click.option("--executor", type=click.Choice(["local", "mpi"]), default="local", show_default=True,
+              help="local: --jobs processes here; mpi: the ranks of mpiexec -n P (rank 0 writes the store).")
+def sweep_cmd(file, store_path, jobs, executor) -> None:
     """Run a sweep file's grid of points into a results store, skipping finished points.
 
     FILE is TOML with a [sweep] table of lists (docs/sweeps.md): systems, nodes,
@@ -35,8 +37,21 @@ def sweep_cmd(file, store_path, jobs) -> None:
     Examples:
       collsim sweep examples/sweep-small.toml
       collsim sweep grid.toml --store results.sqlite --jobs 4
+      mpiexec -n 4 collsim sweep grid.toml --executor mpi
       collsim results --store results.sqlite --format csv
     """
+    if executor == "mpi":
+        if jobs != 1:
+            raise click.UsageError("--jobs is for --executor local; with --executor mpi the MPI ranks are the workers")
+        from ..mpi.distributed import mpi_executor
+        with mpi_executor() as pool:
+            if pool is not None:  # rank 0; the other ranks have run points until it was done
+                _sweep(file, store_path, jobs, pool)
+        return
+    _sweep(file, store_path, jobs, None)
+
+
+def _sweep(file, store_path, jobs, pool) -> None:
     from ..experiments.store import Store
     from ..experiments.sweep import read_sweep, run_sweep
     grid = read_sweep(file)
@@ -49,7 +64,7 @@ def sweep_cmd(file, store_path, jobs) -> None:
         def progress(done: int, total: int, record: dict | None) -> None:
             rate = done / max(time.monotonic() - t0, 1e-9)
             bar.update(done, total=total, description=f"sweep ({rate:.1f} points/s)")
-        summary = run_sweep(grid, store, jobs=jobs, progress=progress)
+        summary = run_sweep(grid, store, jobs=jobs, progress=progress, executor=pool)
     click.echo(f"{summary['points']} points: {summary['run']} run, {summary['finished']} skipped as finished, "
                f"{summary['failed']} failed; store {store_path}")
 

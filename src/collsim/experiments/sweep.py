@@ -375,7 +375,7 @@ def read_sweep(path: str | os.PathLike) -> Grid:
 
 
 def run_sweep(points: Iterable[Mapping[str, Any]], store: Store, jobs: int = 1,
-              progress: Callable[[int, int, dict | None], None] | None = None) -> dict[str, Any]:
+              progress: Callable[[int, int, dict | None], None] | None = None, executor: Any = None) -> dict[str, Any]:
     """Run the points not yet in the store; the parent process writes each result as it finishes.
 
     Parameters
@@ -389,6 +389,8 @@ def run_sweep(points: Iterable[Mapping[str, Any]], store: Store, jobs: int = 1,
     progress : callable, optional
         ``progress(done, total, record)``: called with 0 before the first point, then after
         each point with the row or error record just stored.
+    executor : concurrent.futures.Executor, optional
+        Runs the points instead of ``jobs`` processes (MPI ranks: collsim.mpi.distributed); it stays open.
 
     Returns
     -------
@@ -409,13 +411,11 @@ def run_sweep(points: Iterable[Mapping[str, Any]], store: Store, jobs: int = 1,
     if jobs < 1:
         raise InputError(f"jobs must be at least 1, not {jobs}")
     todo: dict[str, dict] = {}
-    for p in points:
-        p = normalize_point(p)
+    for p in map(normalize_point, points):
         todo.setdefault(point_key(p), p)
     have = store.keys()
     pending = [p for k, p in todo.items() if k not in have]
-    summary = {"points": len(todo), "run": 0, "finished": len(todo) - len(pending), "failed": 0,
-               "store": store.path}
+    summary = {"points": len(todo), "run": 0, "finished": len(todo) - len(pending), "failed": 0, "store": store.path}
     done = 0
     if progress:
         progress(0, len(pending), None)
@@ -429,7 +429,7 @@ def run_sweep(points: Iterable[Mapping[str, Any]], store: Store, jobs: int = 1,
         if progress:
             progress(done, len(pending), rec)
 
-    if jobs == 1 or len(pending) <= 1:
+    if executor is None and (jobs == 1 or len(pending) <= 1):
         for p in pending:
             if store.get(p) is not None:  # a concurrent sweep finished it meanwhile
                 summary["finished"] += 1
@@ -438,11 +438,12 @@ def run_sweep(points: Iterable[Mapping[str, Any]], store: Store, jobs: int = 1,
             record(p, run_point(p))
         return summary
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(pending)))
+    pool = executor or ProcessPoolExecutor(max_workers=min(jobs, len(pending)))
     try:
         futures = {pool.submit(run_point, p): p for p in pending}
         for fut in as_completed(futures):
             record(futures[fut], fut.result())
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if executor is None:  # an executor passed in is its owner's to shut down
+            pool.shutdown(wait=True, cancel_futures=True)
     return summary

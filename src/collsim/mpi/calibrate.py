@@ -1,0 +1,425 @@
+"""Calibration: measure point-to-point times between MPI ranks, fit α–β, write a system TOML.
+
+Rank 0 plays **ping-pong** with each other rank in turn (the others wait in a barrier that
+sleeps, leaving the cores to the pair); a sample is half a timed round trip, and per size
+the table keeps the median and the minimum over every pair's samples.  The fit is
+``t(m) = α + m/β`` by least squares on one of them (the minimum by default), **weighted by
+1/t** so that it minimises the relative error.  A **burst** of :data:`BURST` messages
+posted back to back measures the per-message overhead o; the data asks for one when
+``o >= OVERHEAD_SHARE · α``.  The system written is a ``star`` with a node per rank: a
+message crosses two links, so ``startup_s + 2 · link_latency_s = α`` (``startup_s = o``
+if asked for, else none) and ``link_bandwidth_bytes_per_s = β``.  docs/calibration.md
+explains each choice, the measured figures and where the model misses.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..core.errors import InputError, UnsupportedError
+from ..core.files import atomic_write
+
+__all__ = ["BURST", "DEFAULT_SIZES_BYTES", "OVERHEAD_SHARE", "STAR_HOPS", "Calibration", "Fit", "Sample",
+           "calibration_from", "check_sizes", "fit_alpha_beta", "measure"]
+
+DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(4**k for k in range(13))
+"""Message sizes measured by default: powers of 4 from 1 B to 16 MiB (13 sizes)."""
+MAX_SIZE_BYTES = 2**30
+"""Largest message measured (1 GiB): each of the pair holds one buffer of it."""
+BURST = 16
+"""Messages in the burst that measures the per-message overhead."""
+OVERHEAD_SHARE = 0.1
+"""The data asks for a per-message overhead when it is at least this share of α."""
+STAR_HOPS = 2
+"""Links a message crosses in a star (rank, switch, rank)."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One-way times of one message size, over every pair measured.
+
+    Parameters
+    ----------
+    size_bytes : int
+        The message size.
+    count : int
+        Timed round trips (iterations times pairs).
+    median_s, min_s : float
+        Median and least one-way time (half a round trip).
+
+    Examples
+    --------
+    >>> Sample(1024, 40, 2.5e-6, 2.1e-6).median_s
+    2.5e-06
+    """
+
+    size_bytes: int
+    count: int
+    median_s: float
+    min_s: float
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The α–β fit ``t(m) = α + m/β``, and how well it reproduces the points.
+
+    Parameters
+    ----------
+    alpha_s : float
+        Per-message time α.
+    beta_bytes_per_s : float
+        Bandwidth β.
+    r_squared : float
+        Coefficient of determination of the fitted times.
+    max_relative_error : float
+        Largest ``|fit − t| / t`` over the points.
+
+    Examples
+    --------
+    >>> Fit(2e-6, 1e9, 0.99, 0.1).predict_s(1000)       # α + m/β
+    3e-06
+    """
+
+    alpha_s: float
+    beta_bytes_per_s: float
+    r_squared: float
+    max_relative_error: float
+
+    def predict_s(self, size_bytes: Any) -> Any:
+        """The fitted time ``α + m/β`` of a message size (or a numpy array of them)."""
+        return self.alpha_s + size_bytes / self.beta_bytes_per_s
+
+
+def check_sizes(sizes_bytes: Sequence[int]) -> tuple[int, ...]:
+    """Sizes to measure, sorted and without repeats; at least two, each 1 B .. 1 GiB.
+
+    Parameters
+    ----------
+    sizes_bytes : sequence of int
+        Message sizes in bytes.
+
+    Returns
+    -------
+    tuple of int
+        The sizes, ascending.
+
+    Raises
+    ------
+    InputError
+        For a size out of range, or fewer than two distinct sizes.
+
+    Examples
+    --------
+    >>> check_sizes([4096, 1, 4096])
+    (1, 4096)
+    """
+    out = sorted(set(int(s) for s in sizes_bytes))
+    bad = [s for s in out if not 1 <= s <= MAX_SIZE_BYTES]
+    if bad:
+        raise InputError(f"a calibration message size must be 1 B to 1 GiB, not {bad[0]} bytes")
+    if len(out) < 2:
+        raise InputError(f"calibration fits a line: it needs at least two different sizes, got {len(out)}")
+    return tuple(out)
+
+
+def fit_alpha_beta(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> Fit:
+    """Least-squares fit of ``t = α + m/β``, weighted by 1/t (relative errors).
+
+    Parameters
+    ----------
+    sizes_bytes : sequence of float
+        Message sizes m.
+    times_s : sequence of float
+        Their measured times t (positive).
+
+    Returns
+    -------
+    Fit
+        α, β, R² and the largest relative error.
+
+    Raises
+    ------
+    UnsupportedError
+        If the times do not fit a positive α and a finite positive β (they fall with size).
+
+    Examples
+    --------
+    >>> f = fit_alpha_beta([1, 1000, 1000000], [2.001e-6, 3e-6, 1.002e-3])
+    >>> round(f.alpha_s * 1e6, 6), round(f.beta_bytes_per_s / 1e9, 6), f.max_relative_error < 1e-9
+    (2.0, 1.0, True)
+    """
+    m = np.asarray(sizes_bytes, dtype=float)
+    t = np.asarray(times_s, dtype=float)
+    if len(m) != len(t) or len(m) < 2 or not (t > 0).all() or not np.isfinite(t).all():
+        raise UnsupportedError("the α–β fit needs at least two points with positive, finite times")
+    design = np.stack([np.ones_like(m), m], axis=1) / t[:, None]
+    (alpha, inv_beta), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
+    if not alpha > 0 or not inv_beta > 0:
+        raise UnsupportedError(f"the times do not fit t = α + m/β with α > 0 and β > 0 (α = {alpha:.3g} s, "
+                               f"1/β = {inv_beta:.3g} s/B): they do not grow with the message size")
+    fitted = alpha + m * inv_beta
+    total = float(((t - t.mean()) ** 2).sum())
+    r2 = 1.0 - float(((t - fitted) ** 2).sum()) / total if total > 0 else 1.0
+    return Fit(float(alpha), float(1.0 / inv_beta), r2, float((np.abs(fitted - t) / t).max()))
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A calibration: the measured table, the fit, and the star system it gives.
+
+    Parameters
+    ----------
+    ranks : int
+        MPI ranks (the system's nodes).
+    statistic : str
+        ``median`` or ``min``: which column was fitted.
+    iterations : int
+        Timed round trips per size and pair.
+    samples : tuple of Sample
+        The raw table.
+    fit : Fit
+        The α–β fit.
+    overhead_s : float
+        The burst test's per-message overhead o.
+    startup_s : float or None
+        o if the data asks for it (``o >= OVERHEAD_SHARE · α``), else None.
+
+    Examples
+    --------
+    >>> s = (Sample(1, 20, 2.2e-6, 2.001e-6), Sample(10**6, 20, 1.1e-3, 1.002e-3))
+    >>> cal = calibration_from(s, overhead_s=1e-6, ranks=2, iterations=10)
+    >>> cal.startup_s, round(cal.link_latency_s * 1e6, 6)
+    (1e-06, 0.5)
+    """
+
+    ranks: int
+    statistic: str
+    iterations: int
+    samples: tuple[Sample, ...]
+    fit: Fit
+    overhead_s: float
+    startup_s: float | None
+
+    @property
+    def link_latency_s(self) -> float:
+        """Each link's latency ``(α − startup_s) / 2``: what α leaves after the start-up, over two hops."""
+        return max(self.fit.alpha_s - (self.startup_s or 0.0), 0.0) / STAR_HOPS
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The raw table, the fit beside each point: ``size_bytes``, ``count``, ``median_s``, ``min_s``,
+        ``fit_s`` and ``error_percent`` (the fit against the fitted statistic)."""
+        out = []
+        for s in self.samples:
+            fitted = float(self.fit.predict_s(s.size_bytes))
+            measured = s.median_s if self.statistic == "median" else s.min_s
+            out.append({"size_bytes": s.size_bytes, "count": s.count, "median_s": s.median_s, "min_s": s.min_s,
+                        "fit_s": fitted, "error_percent": round(100.0 * (fitted - measured) / measured, 6)})
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything as a JSON-able dict: the fit, the system's parameters and ``rows`` (:meth:`rows`)."""
+        return {"ranks": self.ranks, "statistic": self.statistic, "iterations": self.iterations,
+                "alpha_s": self.fit.alpha_s, "beta_bytes_per_s": self.fit.beta_bytes_per_s,
+                "r_squared": self.fit.r_squared, "max_relative_error": self.fit.max_relative_error,
+                "overhead_s": self.overhead_s, "startup_s": self.startup_s, "link_latency_s": self.link_latency_s,
+                "link_bandwidth_bytes_per_s": self.fit.beta_bytes_per_s, "rows": self.rows()}
+
+    def system_toml(self, name: str = "calibrated") -> str:
+        """The TOML of the calibrated star; ``load_system`` reads its ``[system]`` table.
+
+        The ``[calibration]`` table after it (the fit and the raw table) is for people and
+        scripts; ``load_system`` ignores it.
+
+        Parameters
+        ----------
+        name : str, optional
+            The system's name.
+
+        Returns
+        -------
+        str
+            The file's text.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from collsim.systems import load_system
+        >>> cal = Calibration(2, "min", 1, (), Fit(1e-6, 8e6, 1.0, 0.0), 0.0, None)
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     cal.write(os.path.join(d, "c.toml")); load_system(os.path.join(d, "c.toml")).kind
+        'star'
+        >>> print(cal.system_toml().split("[calibration]")[0].split("\\n[system]\\n")[1].strip())
+        kind = "star"
+        name = "calibrated"
+        nodes = 2
+        link_bandwidth_bytes_per_s = 8000000.0
+        link_latency_s = 5e-07
+        """
+        lines = ["# Written by `collsim calibrate` (docs/calibration.md): ping-pong between MPI ranks,",
+                 f"# t(m) = alpha + m/beta fitted to the {self.statistic} one-way times (weighted by 1/t).",
+                 "# A star: every rank on one switch; a message crosses 2 links, so",
+                 "# alpha = startup_s + 2 * link_latency_s and beta = link_bandwidth_bytes_per_s.",
+                 "", "[system]", 'kind = "star"', f"name = {_toml_str(name)}", f"nodes = {self.ranks}",
+                 f"link_bandwidth_bytes_per_s = {self.fit.beta_bytes_per_s!r}",
+                 f"link_latency_s = {self.link_latency_s!r}"]
+        if self.startup_s is not None:
+            lines.append(f"startup_s = {self.startup_s!r}")
+        doc = self.to_json()
+        rows = doc.pop("rows")
+        lines += ["", "[calibration]"]
+        lines += [f"{k} = {_toml_value(v)}" for k, v in doc.items() if v is not None]
+        for key in ("size_bytes", "count", "median_s", "min_s", "fit_s", "error_percent"):
+            lines.append(f"{key} = [{', '.join(_toml_value(r[key]) for r in rows)}]")
+        return "\n".join(lines) + "\n"
+
+    def write(self, path: str | os.PathLike, name: str = "calibrated") -> None:
+        """Write :meth:`system_toml` to ``path`` atomically (``core.files.atomic_write``)."""
+        text = self.system_toml(name).encode()
+        atomic_write(path, lambda fh: fh.write(text))
+
+
+def _toml_str(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _toml_value(value: Any) -> str:
+    return _toml_str(value) if isinstance(value, str) else repr(value)  # floats as repr: valid TOML, exact
+
+
+def calibration_from(samples: Sequence[Sample], overhead_s: float, ranks: int, iterations: int,
+                     statistic: str = "min") -> Calibration:
+    """Fit a measured table and decide the per-message overhead (no MPI: the arithmetic of :func:`measure`).
+
+    Parameters
+    ----------
+    samples : sequence of Sample
+        The raw table.
+    overhead_s : float
+        The burst test's per-message overhead.
+    ranks : int
+        MPI ranks measured.
+    iterations : int
+        Timed round trips per size and pair.
+    statistic : str, optional
+        ``min`` (default) or ``median``: the column to fit.
+
+    Returns
+    -------
+    Calibration
+        The fit and the system's parameters.
+
+    Raises
+    ------
+    InputError
+        For an unknown statistic.
+
+    Examples
+    --------
+    >>> s = [Sample(1, 20, 2.001e-6, 1.9e-6), Sample(10**6, 20, 1.002e-3, 1e-3)]
+    >>> cal = calibration_from(s, overhead_s=1e-8, ranks=2, iterations=10, statistic="median")
+    >>> cal.startup_s is None, round(cal.fit.beta_bytes_per_s / 1e9, 6)     # 10 ns is under 10 % of α
+    (True, 1.0)
+    """
+    if statistic not in ("median", "min"):
+        raise InputError(f"the statistic to fit is median or min, not {statistic!r}")
+    samples = tuple(sorted(samples, key=lambda s: s.size_bytes))
+    times = [s.median_s if statistic == "median" else s.min_s for s in samples]
+    fit = fit_alpha_beta([s.size_bytes for s in samples], times)
+    startup = min(overhead_s, fit.alpha_s) if overhead_s >= OVERHEAD_SHARE * fit.alpha_s else None
+    return Calibration(ranks, statistic, iterations, samples, fit, float(overhead_s), startup)
+
+
+def _quiet_barrier(comm: Any) -> None:
+    """A barrier that sleeps while it waits, leaving the cores to the ranks at work."""
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(2e-4)
+
+
+def _rounds(comm: Any, peer: int, size: int, count: int, answer: int, rounds: int, warmup: int,
+            lead: bool) -> list[float]:
+    """Times of rounds: ``count`` messages of ``size`` bytes posted back to back, then ``answer`` bytes back."""
+    from mpi4py import MPI
+    bufs = [np.ones(size, dtype=np.uint8) for _ in range(count)]
+    back = np.ones(answer, dtype=np.uint8)
+    out = []
+    for _ in range(warmup + rounds):
+        t0 = time.perf_counter()
+        if lead:
+            MPI.Request.Waitall([comm.Isend(b, dest=peer, tag=1) for b in bufs])
+            comm.Recv(back, source=peer, tag=2)
+        else:
+            MPI.Request.Waitall([comm.Irecv(b, source=peer, tag=1) for b in bufs])
+            comm.Send(back, dest=peer, tag=2)
+        out.append(time.perf_counter() - t0)
+    return out[warmup:]
+
+
+def measure(comm: Any = None, sizes_bytes: Sequence[int] = DEFAULT_SIZES_BYTES, iterations: int = 20,
+            warmup: int = 3, statistic: str = "min") -> Calibration | None:
+    """Measure ping-pong times between rank 0 and every other rank, and fit them (collective call).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm, optional
+        The ranks (default ``COMM_WORLD``); at least two.
+    sizes_bytes : sequence of int, optional
+        Message sizes (default :data:`DEFAULT_SIZES_BYTES`: 1 B to 16 MiB, powers of 4).
+    iterations : int, optional
+        Timed round trips per size and pair (default 20).
+    warmup : int, optional
+        Untimed round trips before them (default 3).
+    statistic : str, optional
+        ``min`` (default) or ``median``: the column to fit.
+
+    Returns
+    -------
+    Calibration or None
+        The calibration on rank 0; None on the other ranks.
+
+    Raises
+    ------
+    InputError
+        For fewer than two ranks, or bad sizes, iterations or statistic.
+
+    Examples
+    --------
+    Under ``mpiexec -n 2``:
+
+    >>> cal = measure()          # doctest: +SKIP
+    >>> cal.fit.alpha_s > 0      # doctest: +SKIP
+    True
+    """
+    sizes = check_sizes(sizes_bytes)
+    if iterations < 1 or warmup < 0:
+        raise InputError(f"iterations must be at least 1 and warmup at least 0, not {iterations} and {warmup}")
+    if statistic not in ("median", "min"):
+        raise InputError(f"the statistic to fit is median or min, not {statistic!r}")
+    if comm is None:
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+    ranks, rank = comm.Get_size(), comm.Get_rank()
+    if ranks < 2:
+        raise InputError("calibration measures between MPI ranks: run it under mpiexec with at least 2 ranks "
+                         "(mpiexec -n 2 collsim calibrate); this world has 1")
+    times: dict[int, list[float]] = {s: [] for s in sizes}
+    overheads = []
+    for peer in range(1, ranks):
+        if rank in (0, peer):
+            other = peer if rank == 0 else 0
+            lead = rank == 0
+            for size in sizes:  # a ping-pong: one message, the same size back; one way is half of it
+                times[size] += [t / 2 for t in _rounds(comm, other, size, 1, size, iterations, warmup, lead)]
+            single, many = (min(_rounds(comm, other, sizes[0], k, 0, iterations, max(warmup, 2), lead))
+                            for k in (1, BURST))
+            overheads.append(max(many - single, 0.0) / (BURST - 1))
+        _quiet_barrier(comm)
+    if rank != 0:
+        return None
+    samples = [Sample(s, len(ts), float(np.median(ts)), float(np.min(ts))) for s, ts in times.items()]
+    return calibration_from(samples, float(np.median(overheads)), ranks, iterations, statistic)

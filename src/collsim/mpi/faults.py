@@ -1,0 +1,298 @@
+"""Faults that must not hang a job: the watchdog, and the faults tests inject.
+
+Every rank runs a :class:`Watchdog` thread beside the schedule.  The rank's main thread
+says where it is (:meth:`Watchdog.enter`: the step, and whether it is computing or waiting
+in MPI for named peers).  When a rank stays in one place longer than the timeout, its
+watchdog prints one line naming the rank and the step and calls ``MPI_Abort`` on the
+communicator, which ends every rank of the job:
+
+* a rank stuck *outside* MPI (a hang in its own code) reports itself after ``timeout_s``;
+* a rank *waiting* in MPI reports after ``timeout_s`` plus a grace period
+  (:data:`GRACE_S`, and :data:`STAGGER_S` more per step number), naming the ranks whose
+  data it waits for, so that the stuck rank, if it can still run Python, names itself
+  first, and otherwise the rank waiting in the earliest step names the rank it waits for.
+
+A rank that raises is reported by the executor the same way (its rank, step and error),
+then aborts.  :class:`Fault` is an injected fault for tests: ``COLLSIM_MPI_FAULT`` holds
+``raise:RANK:STEP``, ``sleep:RANK:STEP[:SECONDS]`` or ``stop:RANK:STEP`` (the process stops
+with ``SIGSTOP``, its watchdog too: the ranks waiting for it report it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.errors import InputError
+
+GRACE_S = 2.0
+"""How much longer a rank waiting in MPI waits than a stuck rank before it reports."""
+
+STAGGER_S = 0.2
+STAGGER_STEPS = 10
+"""Extra wait per step number (:data:`STAGGER_S`, up to :data:`STAGGER_STEPS` steps; one more
+outside the steps: barriers, MPI's own collective): a rank waiting in an earlier step reports
+first, and the rank it waits for is the nearer to the fault."""
+
+FAULT_ENV = "COLLSIM_MPI_FAULT"
+
+
+class InjectedFault(RuntimeError):
+    """The error an injected ``raise`` fault raises (tests only).
+
+    Examples
+    --------
+    >>> str(InjectedFault("injected fault"))
+    'injected fault'
+    """
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A fault to inject: rank ``rank`` raises, sleeps or stops when it starts step ``step``.
+
+    Parameters
+    ----------
+    action : str
+        ``raise``, ``sleep`` or ``stop`` (``SIGSTOP``: the whole process, watchdog included).
+    rank : int
+        The faulty rank.
+    step : int
+        The schedule step at whose start the fault fires.
+    seconds : float, optional
+        How long a ``sleep`` fault sleeps (default 3600).
+
+    Examples
+    --------
+    >>> Fault("sleep", 2, 1, 30.0).fire(2, 0)  # doctest: +SKIP
+    >>> Fault("raise", 1, 3).fire(0, 3) is None   # another rank: nothing happens
+    True
+    """
+
+    action: str
+    rank: int
+    step: int
+    seconds: float = 3600.0
+
+    def fire(self, rank: int, step: int) -> None:
+        """Inject the fault if this is its rank and step.
+
+        Parameters
+        ----------
+        rank, step : int
+            Where the caller is.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        InjectedFault
+            For a ``raise`` fault at its rank and step.
+        """
+        if rank != self.rank or step != self.step:
+            return None
+        if self.action == "raise":
+            raise InjectedFault(f"injected fault: rank {rank} raises in step {step}")
+        if self.action == "stop":
+            import signal
+            os.kill(os.getpid(), signal.SIGSTOP)
+        time.sleep(self.seconds)
+        return None
+
+
+def parse_fault(text: str | None) -> Fault | None:
+    """Read a fault description (``raise:RANK:STEP``, ``sleep:RANK:STEP[:SECONDS]``, ``stop:RANK:STEP``).
+
+    Parameters
+    ----------
+    text : str or None
+        The description (None or empty: no fault).
+
+    Returns
+    -------
+    Fault or None
+        The fault.
+
+    Raises
+    ------
+    InputError
+        For a malformed description.
+
+    Examples
+    --------
+    >>> parse_fault("sleep:2:1:30")
+    Fault(action='sleep', rank=2, step=1, seconds=30.0)
+    >>> parse_fault("") is None
+    True
+    """
+    if not text:
+        return None
+    parts = text.strip().split(":")
+    try:
+        if parts[0] in ("raise", "sleep", "stop") and len(parts) in (3, 4 if parts[0] == "sleep" else 3):
+            return Fault(parts[0], int(parts[1]), int(parts[2]), *(float(p) for p in parts[3:]))
+    except ValueError:
+        pass
+    raise InputError(f"{FAULT_ENV}={text!r} is not raise:RANK:STEP, sleep:RANK:STEP[:SECONDS] "
+                     "or stop:RANK:STEP")
+
+
+def fault_from_env() -> Fault | None:
+    """The fault ``COLLSIM_MPI_FAULT`` asks for, if any.
+
+    Returns
+    -------
+    Fault or None
+        The fault.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ.pop(FAULT_ENV, None) and None
+    >>> fault_from_env() is None
+    True
+    """
+    return parse_fault(os.environ.get(FAULT_ENV))
+
+
+class Watchdog:
+    """A daemon thread that aborts the job when its rank makes no progress for ``timeout_s``.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        The communicator to abort.
+    timeout_s : float
+        Longest time a rank may stay in one step (computing or waiting).
+    label : str
+        What is running, for the message (``"ring allgather"``).
+
+    Examples
+    --------
+    >>> dog = Watchdog(None, 5.0, "ring allgather")
+    >>> dog.enter(3, (1, 2))
+    >>> dog.describe(7.5)
+    'rank 0 timed out in step 3 of ring allgather: waited 7.5 s for ranks 1, 2 (timeout 5 s); aborting the job'
+    >>> dog.enter(4, (3,))
+    >>> dog.describe(8.0)[:69]
+    'rank 0 timed out in step 4 of ring allgather: waited 8.0 s for rank 3'
+    """
+
+    def __init__(self, comm: Any, timeout_s: float, label: str) -> None:
+        self.comm = comm
+        self.rank = comm.Get_rank() if comm is not None else 0
+        self.timeout_s = float(timeout_s)
+        self.label = label
+        self.where: tuple = ("start", None, time.monotonic())
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def enter(self, step: Any, peers: tuple | None = None) -> None:
+        """Record that the rank starts ``step`` (computing if ``peers`` is None, else waiting for them).
+
+        Parameters
+        ----------
+        step : int or str
+            The step (or a phase name: ``"native"``, ``"barrier"``).
+        peers : tuple of int, optional
+            The ranks this rank now waits for in MPI.
+
+        Returns
+        -------
+        None
+        """
+        self.where = (step, peers, time.monotonic())
+
+    def describe(self, elapsed_s: float) -> str:
+        """The one-line report for the current place, after ``elapsed_s`` seconds there.
+
+        Parameters
+        ----------
+        elapsed_s : float
+            Seconds spent there.
+
+        Returns
+        -------
+        str
+            The message.
+        """
+        step, peers, _ = self.where
+        at = f"step {step}" if isinstance(step, int) else str(step)
+        if peers is None:
+            return (f"rank {self.rank} hung in {at} of {self.label}: no progress for {elapsed_s:.1f} s outside MPI "
+                    f"(timeout {self.timeout_s:g} s); aborting the job")
+        who = (f"rank{'s' if len(peers) > 1 else ''} {', '.join(str(p) for p in peers)}" if peers
+               else "the other ranks")
+        return (f"rank {self.rank} timed out in {at} of {self.label}: waited {elapsed_s:.1f} s for {who} "
+                f"(timeout {self.timeout_s:g} s); aborting the job")
+
+    def abort(self, message: str) -> None:
+        """Print ``collsim: message`` on standard error and abort every rank of the job.
+
+        Parameters
+        ----------
+        message : str
+            What went wrong, naming the rank and the step.
+
+        Returns
+        -------
+        None
+        """
+        sys.stderr.write(f"collsim: {message}\n")
+        sys.stderr.flush()
+        if self.comm is not None:
+            self.comm.Abort(2)
+
+    @staticmethod
+    def grace_s(step: object, peers: tuple | None) -> float:
+        """Extra time before a rank reports: none outside MPI, more for later steps.
+
+        Parameters
+        ----------
+        step : int or str
+            Where the rank is.
+        peers : tuple or None
+            The ranks it waits for (None: not waiting in MPI).
+
+        Returns
+        -------
+        float
+            Seconds.
+
+        Examples
+        --------
+        >>> Watchdog.grace_s(3, None), Watchdog.grace_s(3, (1,)), Watchdog.grace_s("native", ())
+        (0.0, 2.6, 4.2)
+        """
+        if peers is None:
+            return 0.0
+        return GRACE_S + STAGGER_S * (min(step, STAGGER_STEPS) if isinstance(step, int) else STAGGER_STEPS + 1)
+
+    def _watch(self) -> None:
+        tick = min(0.05, self.timeout_s / 10)
+        while not self._stop.wait(tick):
+            step, peers, since = self.where
+            elapsed = time.monotonic() - since
+            if elapsed > self.timeout_s + self.grace_s(step, peers):
+                self.abort(self.describe(elapsed))
+                return
+
+    def __enter__(self) -> "Watchdog":
+        self.where = ("start", None, time.monotonic())
+        self._thread = threading.Thread(target=self._watch, name="collsim-watchdog", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+__all__ = ["FAULT_ENV", "Fault", "GRACE_S", "STAGGER_S", "STAGGER_STEPS", "InjectedFault", "Watchdog", "fault_from_env", "parse_fault"]
