@@ -158,6 +158,93 @@ def striped_allgather_4096() -> dict:
     return _build_verify("striped-ring", 4096)
 
 
+@workload("striped-stages-4096", "striped-stages all-gather (default radices), N=4096, w=64: build + verify < 30 s (issue #13)")
+def striped_stages_4096() -> dict:
+    return _build_verify("striped-stages", 4096)
+
+
+@workload("torus-64x64", "torus-striped all-gather on a 64x64 optical torus (4096 nodes), w=64: build + verify (issue #13)")
+def torus_64x64() -> dict:
+    import collsim
+    from collsim.systems import load_system
+    side = _n(64, 4)
+    t0 = time.perf_counter()
+    s = collsim.build("torus-striped", load_system("optical-torus", rows=side, cols=side, wavelengths=64),
+                      "allgather", "4MiB")
+    t1 = time.perf_counter()
+    rep = collsim.verify(s)
+    t2 = time.perf_counter()
+    return {"nodes": side * side, "transfers": rep.transfers, "steps": rep.steps, "build_s": t1 - t0,
+            "verify_s": t2 - t1}
+
+
+@workload("ring-alltoall-512", "striped-relay-alltoall, N=512, w=64, 4 MiB: build + verify, at the bisection bound (issue #13)")
+def ring_alltoall_512() -> dict:
+    import collsim
+    from collsim.pipeline import evaluate
+    n = _n(512, 16)
+    t0 = time.perf_counter()
+    s = collsim.build("striped-relay-alltoall", "paper", "alltoall", "4MiB", nodes=n, wavelengths=64)
+    t1 = time.perf_counter()
+    collsim.verify(s)
+    t2 = time.perf_counter()
+    row = evaluate(s)
+    return {"nodes": n, "build_s": t1 - t0, "verify_s": t2 - t1, "efficiency": row.efficiency,
+            "feasible": row.feasible}
+
+
+@workload("tune-paper-64", "collsim tune, paper N=64 all-gather, 32KB..4GiB x4: fresh store < 60 s, rerun from the store (issue #13)")
+def tune_paper_64() -> dict:
+    import tempfile
+    exe = Path(sys.executable).parent / "collsim"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
+    n, end = ("16", "1MiB") if SMOKE else ("64", "4GiB")
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        args = cmd + ["tune", "--system", "paper", "-n", n, "-c", "allgather", "-b", "32KB", "-e", end, "-f", "4",
+                      "--store", str(Path(tmp) / "t.sqlite"), "--rules", str(Path(tmp) / "r.json"), "--json"]
+        for run in ("first", "second"):
+            t0 = time.perf_counter()
+            proc = subprocess.run(args, capture_output=True, text=True, check=True)
+            out[f"{run}_run_s"] = time.perf_counter() - t0
+        rows = json.loads(proc.stdout)
+        out["winners"] = sorted({r["algorithm"] for r in rows})
+        out["min_efficiency"] = min(r["efficiency"] for r in rows)
+    return out
+
+
+@workload("reproduce-beyond", "collsim reproduce beyond --jobs 2: best feasible schedule >= 5x OpTree at every seed-004 grid point, all-reduce efficiency >= 0.83 (issue #13)")
+def reproduce_beyond() -> dict:
+    import csv
+    import tempfile
+    exe = Path(sys.executable).parent / "collsim"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
+    with tempfile.TemporaryDirectory() as tmp:
+        args = cmd + ["reproduce", "beyond", "--out", tmp, "--jobs", "2", "--json"] + (["--quick"] if SMOKE else [])
+        t0 = time.perf_counter()
+        subprocess.run(args, capture_output=True, text=True, check=True)
+        wall = time.perf_counter() - t0
+        with open(Path(tmp) / "beyond-best.csv") as fh:
+            best = list(csv.DictReader(fh))
+        with open(Path(tmp) / "beyond-allreduce.csv") as fh:
+            ar = list(csv.DictReader(fh))
+    speed = [float(r["speedup_vs_optree"]) for r in best if r["speedup_vs_optree"]]
+    per_size: dict = {}
+    for r in ar:
+        if r["feasible"] == "True":
+            per_size[r["size_bytes"]] = max(per_size.get(r["size_bytes"], 0.0), float(r["efficiency"]))
+    return {"run_s": wall, "points": len(best), "min_speedup_vs_optree": min(speed),
+            "points_below_5x": sum(x < 5 for x in speed), "min_allreduce_efficiency": min(per_size.values()),
+            "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+@workload("mpi-ring-8", "collsim mpi ring all-gather and all-reduce, 8 ranks: ratio to MPICH <= 1.5 at 16 MiB (issue #14)")
+def mpi_ring_8() -> dict:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from mpi_bench import mpi_ring_ratios
+    return mpi_ring_ratios(smoke=SMOKE)
+
+
 @workload("osm-1024-npz", "save + load + verify of the .npz file < 3 s (issue #10)")
 def osm_1024_npz() -> dict:
     import tempfile
