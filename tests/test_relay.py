@@ -223,3 +223,24 @@ def test_any_non_reducing_schedule_with_mixed_bands():
         s = realize(system, relay_logical(system, logical, h))
         report = verify(s)
         assert report.max_hops <= h and sorted(set(s.band.tolist())) == [2, 3]
+
+
+def test_relaying_more_segments_than_memory_allows_is_refused_before_they_exist(monkeypatch):
+    """OSM on 64 nodes has 4032 lightpaths of up to 32 hops; at max_hops=1 each becomes one segment per hop."""
+    from collsim.core.limits import ENV_VAR, MemoryLimitError
+    from collsim.pipeline import build as build_schedule
+    from collsim.systems import load_system
+    monkeypatch.setenv(ENV_VAR, "1MiB")
+    with pytest.raises(MemoryLimitError, match=r"relaying 4032 lightpaths on 64 nodes as \d+ segments of at most 1 hops"):
+        build_schedule("relay", load_system("paper", nodes=64, wavelengths=64), "allgather", 1024, base="osm",
+                       max_hops=1)
+
+
+def test_optree_offers_other_depths_only_where_one_could_be_feasible():
+    """Every OpTree's stage 1 spans about N/2 hops: beyond twice the physical reach only the search's tree."""
+    from collsim.algorithms import get_algorithm
+    from collsim.systems import load_system
+    spec = get_algorithm("optree")
+    assert spec.candidates(load_system("paper", nodes=1024), "allgather", 1024) == [{}]
+    small = spec.candidates(load_system("paper", nodes=32), "allgather", 1024)
+    assert small == [{"k": k} for k in range(1, len(small) + 1)] and len(small) >= 4

@@ -41,7 +41,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.collective import BYTES_PER_DELIVERY
 from ..core.errors import InputError, UnsupportedError
+from ..core.limits import check_memory
 from ..core.ring import arc_start
 from ..core.schedule import INDEX, LogicalSchedule, permute_csr
 from ..physical import max_feasible_hops
@@ -181,6 +183,11 @@ def relay_logical(system, logical: LogicalSchedule, max_hops: int) -> LogicalSch
         return logical
     hops = phys.hops.astype(np.int64)
     k = -(-hops // h_max)                                       # segments per transfer
+    segments = int(k.sum())                                     # refuse before allocating them
+    deliveries = int((k * np.diff(phys.chunk_ptr)).sum())
+    check_memory(deliveries * BYTES_PER_DELIVERY + segments * 128,
+                 f"relaying {t} lightpaths on {n} nodes as {segments} segments of at most {h_max} hops",
+                 "use fewer nodes, a larger max_hops or another base")
     parent = np.repeat(np.arange(t, dtype=INDEX), k)
     j = np.arange(len(parent), dtype=np.int64) - np.concatenate([[0], np.cumsum(k)[:-1]])[parent]
     h, kk, d = hops[parent], k[parent], phys.direction[parent].astype(np.int64)

@@ -97,6 +97,7 @@ def build_profile(task: tuple) -> dict[str, Any]:
     (7, True, 1)
     """
     from ..core.errors import CollsimError
+    from ..core.limits import MemoryLimitError
     from ..pipeline import build, evaluate, verify
     from .reproduce_optree_data import profile
     alg, params, n, w, coll, size, system = task
@@ -104,7 +105,10 @@ def build_profile(task: tuple) -> dict[str, Any]:
         sched = build(alg, _system(n, w, system), coll, int(size), **params)
     except CollsimError as exc:
         return {"algorithm": alg, "params": dict(params), "error": str(exc)}
-    verify(sched)  # raises on any violation: no unverified schedule is timed
+    try:
+        verify(sched)  # raises on any violation: no unverified schedule is timed
+    except MemoryLimitError as exc:  # too big to check here: left out, like one that cannot be built
+        return {"algorithm": alg, "params": dict(params), "error": str(exc)}
     row = evaluate(sched)
     try:
         prof = profile(sched)
@@ -116,7 +120,7 @@ def build_profile(task: tuple) -> dict[str, Any]:
 
 def efficiency_grid(points: Iterable[tuple[int, int, Iterable[int]]], collective: str = "allgather", *,
                     algorithms: Iterable[str] | None = None, system: str = "paper", jobs: int = 1,
-                    progress: Callable[[str], Any] | None = None) -> list[dict[str, Any]]:
+                    progress: Callable[[str], Any] | None = None, defaults_only: bool = False) -> list[dict[str, Any]]:
     """Time every algorithm at every point of a grid, against the lower bound.
 
     Parameters
@@ -133,6 +137,9 @@ def efficiency_grid(points: Iterable[tuple[int, int, Iterable[int]]], collective
         Processes for the builds.
     progress : callable, optional
         Called with a line per build.
+    defaults_only : bool, optional
+        Build each algorithm once with its default parameters (chosen at the smallest
+        size) instead of every parameter set it proposes.
 
     Returns
     -------
@@ -158,7 +165,11 @@ def efficiency_grid(points: Iterable[tuple[int, int, Iterable[int]]], collective
     tasks = []
     for (n, w), sizes in grid.items():
         ref = min(sizes)
-        for alg, params in candidates(_system(n, w, system), collective, sizes, algorithms):
+        pairs = candidates(_system(n, w, system), collective, sizes, algorithms)
+        if defaults_only:
+            pairs = list(dict.fromkeys((a, "{}") for a, _ in pairs))
+            pairs = [(a, {}) for a, _ in pairs]
+        for alg, params in pairs:
             tasks.append((alg, params, n, w, collective, ref, system))
     order = sorted(range(len(tasks)), key=lambda i: -tasks[i][2])  # the big rings first
     built: dict[int, dict] = {}
@@ -206,6 +217,8 @@ def best_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     list of dict
         One row per point (the winner's row, with ``runner_up`` and ``runner_up_time_s``
         added), sorted by (N, w, size); points with no feasible schedule are left out.
+        Times within a relative 1e-9 of the fastest count as equal: the one with fewer
+        slots wins (it is also the faster one once slots cost anything).
 
     Examples
     --------
@@ -219,7 +232,10 @@ def best_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             points.setdefault((r["nodes"], r["wavelengths"], r["size_bytes"]), []).append(r)
     out = []
     for key in sorted(points):
-        ranked = sorted(points[key], key=lambda r: (r["time_s"], r["slots"], r["algorithm"]))
+        fastest = min(r["time_s"] for r in points[key])
+        # equal within rounding (a relative 1e-9): the one with fewer slots, then by name
+        ranked = sorted(points[key], key=lambda r: (r["time_s"] > fastest * (1 + 1e-9), r["slots"], r["time_s"],
+                                                     r["algorithm"]))
         top = dict(ranked[0])
         top["runner_up"] = ranked[1]["algorithm"] if len(ranked) > 1 else None
         top["runner_up_time_s"] = ranked[1]["time_s"] if len(ranked) > 1 else None
