@@ -66,6 +66,10 @@ def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: O
 
     def table() -> None:
         for row, r in zip(rows, results):
+            if not r.comparisons:  # collsim's own evaluation (beyond): nothing printed to compare with
+                echo(f"{row['paper']}: {row['figures']} figures and {len(r.tables)} tables in {row['folder']} "
+                     f"(collsim's own evaluation: no paper prints these numbers)")
+                continue
             echo(f"{row['paper']}: {row['figures']} figures and {row['numbers_compared']} printed numbers in "
                  f"{row['folder']}: {row['agree']} agree, {row['differ']} differ (explained in "
                  f"{r.paper}-comparison.md)")

@@ -15,7 +15,9 @@ from .paperout import pyplot
 from .reproduce_optree_data import ALGORITHMS, KIB, LABELS, MIB
 
 MODELS = (("eq3", "eq3_time_s", "paper's eq. (3)"), ("schedule", "time_s", "collsim's verified schedules"))
-STYLE = {"optree": ("tab:red", "o"), "wrht": ("tab:blue", "s"), "ring": ("tab:green", "^"), "ne": ("tab:purple", "D")}
+STYLE = {"optree": ("tab:red", "o"), "wrht": ("tab:blue", "s"), "ring": ("tab:green", "^"), "ne": ("tab:purple", "D"),
+         "best": ("black", "*")}
+BEST_LABEL = "collsim best"
 
 
 def _size_label(size: int) -> str:
@@ -29,13 +31,14 @@ def _panel(ax, rows: list[dict[str, Any]], key: str, title: str, xunit: int) -> 
         return 0
     ref = min(base, key=lambda r: r["size_bytes"])[key]
     drawn = 0
-    for alg in ALGORITHMS:
-        pts = sorted((r["size_bytes"], r[key] / ref) for r in rows if r["algorithm"] == alg)
+    for alg in (*ALGORITHMS, "best"):
+        pts = sorted((r["size_bytes"], r[key] / ref) for r in rows if r["algorithm"] == alg and r[key] is not None)
         if not pts:
             continue
         colour, marker = STYLE[alg]
-        ax.plot([s / xunit for s, _ in pts], [v for _, v in pts], marker=marker, color=colour, label=LABELS[alg],
-                lw=1.6, ms=4, ls="--" if alg == "ne" else "-")  # dashed: Ring shows where NE covers it
+        ax.plot([s / xunit for s, _ in pts], [v for _, v in pts], marker=marker, color=colour,
+                label=LABELS.get(alg, BEST_LABEL), lw=1.6, ms=4,
+                ls="--" if alg == "ne" else "-")  # dashed: Ring shows where NE covers it
         drawn += 1
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -60,7 +63,11 @@ def _grid_figure(panels: list[tuple[str, list[dict[str, Any]], int, str]], supti
             ax.set_xlabel(xlabel, fontsize=8)
             if j == 0:
                 ax.set_ylabel("time / OpTree's time at the\nsmallest message (log)", fontsize=8)
-    axes[0][0].legend(fontsize=7, loc="upper left")
+    handles = {}
+    for ax in axes.ravel():  # one legend for both rows: the best line is only in the schedules' row
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    axes[0][0].legend(list(handles.values()), list(handles), fontsize=7, loc="upper left")
     fig.suptitle(suptitle, fontsize=10)
     fig.tight_layout()
     return fig, counts
