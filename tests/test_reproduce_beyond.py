@@ -134,3 +134,36 @@ def test_reproduce_beyond_quick_writes_its_files(tmp_path):
         assert speed <= cap * (1 + 1e-9)
     assert any("speed-up" in n for n in res.notes)
     assert not math.isnan(float(best[0]["time_s"]))
+
+
+def test_a_second_run_reads_every_build_from_the_store(tmp_path, monkeypatch):
+    """efficiency_grid and the tuned slot-latency lines keep their builds in the results store."""
+    import collsim.experiments.beyond as beyond
+    import collsim.experiments.slot_latency as sl
+    from collsim.experiments.store import Store
+    pts = [(8, 2, (1024, 1 << 16))]
+    with Store(tmp_path / "r.sqlite") as store:
+        first = efficiency_grid(pts, store=store)
+        lines = slot_latency_crossover(8, 2, "64KiB", (0.0, 1e-5), tuned=True, store=store)
+        n = len(store)
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("built again although the store has it")
+        monkeypatch.setattr(beyond, "build_profile", refuse)
+        monkeypatch.setattr(sl, "build", refuse)
+        assert efficiency_grid(pts, store=store) == first
+        assert slot_latency_crossover(8, 2, "64KiB", (0.0, 1e-5), tuned=True, store=store) == lines
+        assert len(store) == n
+
+
+def test_reproduce_keeps_a_results_store_in_the_output_folder(tmp_path):
+    import subprocess
+
+    from conftest import collsim_exe
+    out = tmp_path / "rb"
+    for _ in range(2):
+        proc = subprocess.run([collsim_exe(), "reproduce", "beyond", "--quick", "--out", str(out)], capture_output=True,
+                              text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+    assert (out / "results.sqlite").stat().st_size > 0
+    assert "no paper prints these numbers" in proc.stdout

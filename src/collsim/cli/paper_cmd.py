@@ -16,6 +16,8 @@ PAPER_DESCRIPTIONS = {
     "all": "every paper above, plus one self-contained HTML report (report.html)",
 }
 """One line per paper for ``collsim reproduce`` with no name."""
+STORE_NAME = "results.sqlite"
+"""The results store ``collsim reproduce PAPER --out DIR`` keeps in DIR, so a second run reuses its builds."""
 
 
 def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: Output) -> None:
@@ -43,18 +45,26 @@ def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: O
     >>> sorted(PAPER_DESCRIPTIONS)[:2]
     ['all', 'beyond']
     """
-    from ..experiments.reproduce import ALL, reproduce_all, reproduce_paper
+    from ..experiments.reproduce import ALL, paper_names, reproduce_all, reproduce_paper
+    from ..experiments.store import Store
     folder = Path(out_dir or f"reproduce-{name}")
-    store = None  # every paper's evaluation takes seconds (docs/performance.md): nothing to cache yet
     options = {"quick": True} if quick else {}
-    with ProgressBar(f"reproducing {name}") as bar:
-        def progress(what: str) -> None:
-            bar.update(description=what)
-        if name == ALL:
-            results, report = reproduce_all(folder, store=store, jobs=jobs, progress=progress, **options)
-        else:
-            results, report = [reproduce_paper(name, folder, store=store, jobs=jobs, progress=progress,
-                                               **options)], None
+    store = None
+    if name in paper_names():  # the builds of collsim's own evaluation are kept for the next run
+        folder.mkdir(parents=True, exist_ok=True)
+        store = Store(folder / STORE_NAME)
+    try:
+        with ProgressBar(f"reproducing {name}") as bar:
+            def progress(what: str) -> None:
+                bar.update(description=what)
+            if name == ALL:
+                results, report = reproduce_all(folder, store=store, jobs=jobs, progress=progress, **options)
+            else:
+                results, report = [reproduce_paper(name, folder, store=store, jobs=jobs, progress=progress,
+                                                   **options)], None
+    finally:
+        if store is not None:
+            store.close()
     rows = []
     for r in results:
         agree = sum(c.agrees is True for c in r.comparisons)

@@ -120,7 +120,8 @@ def build_profile(task: tuple) -> dict[str, Any]:
 
 def efficiency_grid(points: Iterable[tuple[int, int, Iterable[int]]], collective: str = "allgather", *,
                     algorithms: Iterable[str] | None = None, system: str = "paper", jobs: int = 1,
-                    progress: Callable[[str], Any] | None = None, defaults_only: bool = False) -> list[dict[str, Any]]:
+                    progress: Callable[[str], Any] | None = None, defaults_only: bool = False,
+                    store=None) -> list[dict[str, Any]]:
     """Time every algorithm at every point of a grid, against the lower bound.
 
     Parameters
@@ -140,6 +141,11 @@ def efficiency_grid(points: Iterable[tuple[int, int, Iterable[int]]], collective
     defaults_only : bool, optional
         Build each algorithm once with its default parameters (chosen at the smallest
         size) instead of every parameter set it proposes.
+    store : Store, optional
+        Results store (:class:`~collsim.experiments.store.Store`): each build's times at
+        every size are stored under its (algorithm, parameters, N, w, collective, sizes,
+        system) and :data:`~collsim.experiments.store.MODEL_VERSION`, and read back
+        instead of building again.
 
     Returns
     -------
@@ -154,7 +160,6 @@ def efficiency_grid(points: Iterable[tuple[int, int, Iterable[int]]], collective
     [('ring', 1024, 7, True), ('ring', 4096, 7, True), ('striped-ring', 1024, 7, True), ('striped-ring', 4096, 7, True)]
     """
     from ..pipeline import lower_bound_s
-    from .reproduce_optree_data import retime
     grid: dict[tuple[int, int], list[int]] = {}
     for n, w, sizes in points:
         key = (int(n), int(w))
@@ -171,29 +176,39 @@ def efficiency_grid(points: Iterable[tuple[int, int, Iterable[int]]], collective
             pairs = [(a, {}) for a, _ in pairs]
         for alg, params in pairs:
             tasks.append((alg, params, n, w, collective, ref, system))
-    order = sorted(range(len(tasks)), key=lambda i: -tasks[i][2])  # the big rings first
+    timed: dict[int, dict] = {}
+    points_of = {i: _task_point(t, grid[(t[2], t[3])]) for i, t in enumerate(tasks)}
+    if store is not None:
+        for i in range(len(tasks)):
+            rec = store.get(points_of[i])
+            if rec is not None:
+                timed[i] = rec["result"] if rec["status"] == "ok" else {"error": rec["error"]}
+    todo = sorted((i for i in range(len(tasks)) if i not in timed), key=lambda i: -tasks[i][2])  # big rings first
     built: dict[int, dict] = {}
-    if jobs > 1 and len(tasks) > 1:
+    if jobs > 1 and len(todo) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for i, res in zip(order, pool.map(build_profile, [tasks[i] for i in order])):
+            for i, res in zip(todo, pool.map(build_profile, [tasks[i] for i in todo])):
                 built[i] = res
     else:
-        for i in order:
+        for i in todo:
             if progress is not None:
                 progress(f"beyond: {tasks[i][0]} {canonical_json(tasks[i][1])} N={tasks[i][2]} w={tasks[i][3]}")
             built[i] = build_profile(tasks[i])
+    for i in todo:
+        timed[i] = _times(tasks[i], built[i], grid[(tasks[i][2], tasks[i][3])])
+        if store is not None:
+            if "error" in timed[i]:
+                store.put(points_of[i], error=timed[i]["error"])
+            else:
+                store.put(points_of[i], timed[i])
     best: dict[tuple, dict] = {}
     for i, task in enumerate(tasks):
-        b = built[i]
+        b = timed[i]
         if "error" in b:
             continue
         alg, _, n, w, coll, _, _ = task
         ring = _system(n, w, system)
-        for size in grid[(n, w)]:
-            if b["profile"] is not None:
-                t = retime(b["profile"], ring, size)
-            else:  # rebuilt at this size (verified again)
-                t = build_profile(task[:5] + (size,) + task[6:])["time_s"]
+        for size, t in b["times"]:
             key = (alg, n, w, size)
             if key not in best or t < best[key]["time_s"]:
                 lb = lower_bound_s(ring, make_collective(coll, n, size))
@@ -202,6 +217,31 @@ def efficiency_grid(points: Iterable[tuple[int, int, Iterable[int]]], collective
                              "max_hops": b["max_hops"], "feasible": b["feasible"], "time_s": t,
                              "lower_bound_s": lb, "efficiency": lb / t}
     return [best[k] for k in sorted(best)]
+
+
+def _task_point(task: tuple, sizes) -> dict[str, Any]:
+    """The results-store point of one build of :func:`efficiency_grid`."""
+    alg, params, n, w, coll, ref, system = task
+    return {"experiment": "efficiency-grid", "system": system, "algorithm": alg, "params": canonical_json(params),
+            "nodes": n, "wavelengths": w, "collective": coll, "reference_size_bytes": ref,
+            "sizes": sorted(int(x) for x in sizes)}
+
+
+def _times(task: tuple, b: dict[str, Any], sizes) -> dict[str, Any]:
+    """A build's facts and its time at every size (re-timed, or rebuilt where pieces do not scale)."""
+    from .reproduce_optree_data import retime
+    if "error" in b:
+        return {"error": b["error"]}
+    alg, _, n, w, _, _, system = task
+    ring = _system(n, w, system)
+    times = []
+    for size in sizes:
+        if b["profile"] is not None:
+            times.append([int(size), retime(b["profile"], ring, size)])
+        else:  # rebuilt at this size (verified again)
+            times.append([int(size), build_profile(task[:5] + (int(size),) + task[6:])["time_s"]])
+    return {"algorithm": alg, "params": b["params"], "slots": b["slots"], "max_hops": b["max_hops"],
+            "feasible": b["feasible"], "times": times}
 
 
 def best_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -174,7 +174,8 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
     out_dir : Path
         Folder (created if needed).
     store : Store, optional
-        Not used (accepted for the interface).
+        Results store: every build's times are kept there and read back on the next run
+        (``collsim reproduce`` keeps one in the output folder).
     jobs : int, optional
         Processes building the schedules.
     progress : callable, optional
@@ -196,14 +197,14 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pts = grid(quick)
-    ag = efficiency_grid([(n, w, s) for _, n, w, s in pts], "allgather", jobs=jobs, progress=progress)
+    ag = efficiency_grid([(n, w, s) for _, n, w, s in pts], "allgather", jobs=jobs, progress=progress, store=store)
     ring = QUICK_NODES if quick else 1024
-    ar = efficiency_grid([(ring, 64, ALLREDUCE_SIZES)], "allreduce", jobs=jobs, progress=progress)
+    ar = efficiency_grid([(ring, 64, ALLREDUCE_SIZES)], "allreduce", jobs=jobs, progress=progress, store=store)
     best = _best_table(pts, ag)
     ar_best = best_rows(ar)
     if progress is not None:
         progress("beyond: slot latency")
-    lat = {size: slot_latency_crossover(ring, 64, size, tuned=True) for size in ("32KiB", "4MiB")}
+    lat = {size: slot_latency_crossover(ring, 64, size, tuned=True, store=store) for size in ("32KiB", "4MiB")}
     tables = [write_csv(out / "beyond-efficiency.csv", ag, COLUMNS).name,
               write_csv(out / "beyond-best.csv", best, BEST_COLUMNS).name,
               write_csv(out / "beyond-allreduce.csv", ar, COLUMNS).name,

@@ -167,7 +167,8 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
     out_dir : Path
         Folder (created if needed).
     store : Store, optional
-        Not used: the whole reproduction takes about half a minute (accepted for the interface).
+        Results store for the "collsim best" line's builds (the paper's own schedules are
+        built every time: they take about half a minute).
     jobs : int, optional
         Processes building the schedules.
     progress : callable, optional
@@ -213,7 +214,7 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
     comps += _fig6_claim(time, NODE_SIZES)
     comps += table3_comparisons(time, steps, NODE_SIZES)
 
-    rows = rows + _best_line(rows, jobs, progress)
+    rows = rows + _best_line(rows, jobs, progress, store)
 
     def figure_rows(name, sel):
         chosen = [dict(r) for r in rows if sel(r)]
@@ -257,7 +258,7 @@ BEST_ALGORITHMS = ("striped-ring", "striped-stages")
 every parameter set on these grids and finds one of these two fastest at every point (docs/beyond.md)."""
 
 
-def _best_line(rows, jobs, progress) -> list[dict]:
+def _best_line(rows, jobs, progress, store=None) -> list[dict]:
     """Rows of algorithm ``best``: collsim's fastest physically feasible schedule at every (N, w, size)."""
     from .beyond import best_rows, efficiency_grid
     points: dict[tuple[int, int], list[int]] = {}
@@ -268,7 +269,7 @@ def _best_line(rows, jobs, progress) -> list[dict]:
     if progress is not None:
         progress("optree: collsim's best schedules")
     grid = efficiency_grid([(n, w, s) for (n, w), s in points.items()], algorithms=BEST_ALGORITHMS,
-                           defaults_only=True, jobs=jobs)
+                           defaults_only=True, jobs=jobs, store=store)
     return [{"algorithm": "best", "nodes": b["nodes"], "wavelengths": b["wavelengths"], "size_bytes": b["size_bytes"],
              "eq3_steps": None, "eq3_time_s": None, "slots": b["slots"], "block_steps": None,
              "reconfigurations": None, "time_s": b["time_s"], "radices": f"{b['algorithm']} {b['params']}",

@@ -40,7 +40,7 @@ DEFAULT_LATENCIES_S = (0.0, 0.5e-6, 1e-6, 2e-6, 5e-6, 10e-6)
 def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str | int = "4MiB",
                            latencies_s: Iterable[float] = DEFAULT_LATENCIES_S,
                            algorithms: Iterable[str] | None = None, *, system: str = "paper",
-                           collective: str = "allgather", tuned: bool = False) -> list[dict]:
+                           collective: str = "allgather", tuned: bool = False, store=None) -> list[dict]:
     """Verified time of every applicable optical algorithm at each per-slot latency.
 
     Parameters
@@ -62,6 +62,9 @@ def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str |
         (:meth:`~collsim.algorithms.registry.AlgorithmSpec.candidates`) as its own line,
         named ``algorithm[k=v,...]``, and keep each algorithm's fastest line at latency 0
         plus every line that is the fastest of all somewhere in the latency range.
+    store : Store, optional
+        Results store: each line (slots, time at latency 0, feasibility) is kept under the
+        instance, algorithm and parameters, and read back instead of building again.
 
     Returns
     -------
@@ -93,10 +96,20 @@ def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str |
     base, feasible = {}, {}
     for name in names:  # built and verified once: the time is linear in the latency
         for params in (get_algorithm(name).candidates(ring, collective, size_bytes) if tuned else [{}]):
-            sched = build(name, ring, collective, size_bytes, **params)
-            verify(sched)
-            base[_label(name, params)] = (sched.num_steps, step_times(sched).total_s)
-            feasible[_label(name, params)] = bool(check_schedule(sched, ring.physical_params()).feasible)
+            point = {"experiment": "slot-latency-line", "system": system, "nodes": ring.nodes,
+                     "wavelengths": ring.wavelengths, "collective": collective, "size_bytes": size_bytes,
+                     "algorithm": name, "params": _label(name, params)}
+            rec = None if store is None else store.get(point)
+            if rec is None or rec["status"] != "ok":
+                sched = build(name, ring, collective, size_bytes, **params)
+                verify(sched)
+                rec = {"result": {"slots": int(sched.num_steps), "time_s": float(step_times(sched).total_s),
+                                  "feasible": bool(check_schedule(sched, ring.physical_params()).feasible)}}
+                if store is not None:
+                    store.put(point, rec["result"])
+            line = rec["result"]
+            base[_label(name, params)] = (line["slots"], line["time_s"])
+            feasible[_label(name, params)] = line["feasible"]
     if tuned:
         base = _envelope(base, names, lats)
     rows = []
