@@ -9,24 +9,22 @@ optical interconnect systems", IEEE Open Journal of the Communications Society, 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
-import numpy as np
-
-from ..cost.optical import paper_time_s, step_times
 from ..cost.torus import torus_lower_bound_s
-from ..physical import check_schedule
 from ..rwa.torus import realize_torus
 from ..systems.optical_torus import OpticalTorus
 from ..verify.torus import verify_torus_resources
-from .base import Timing, register_model
-from .optical_ring import OpticalPart
+from .base import register_model
+from .optical_ring import OpticalRingModel
 
 __all__ = ["OpticalTorusModel"]
 
 
-class OpticalTorusModel:
+class OpticalTorusModel(OpticalRingModel):
     """Optical tori (:class:`~collsim.systems.optical_torus.OpticalTorus`).
+
+    The ring's model with the torus's realisation, resource check and bound; the step
+    model, the realised facts and the result part (paper steps, feasibility, channel
+    use) are the ring's, inherited.
 
     Examples
     --------
@@ -74,31 +72,9 @@ class OpticalTorusModel:
         """Ring routes, channels and bands per ring, transceivers (:func:`verify_torus_resources`)."""
         verify_torus_resources(schedule)
 
-    def time(self, schedule, spec=None) -> Timing:
-        """The optical ring's step model (:func:`collsim.cost.optical.step_times`), slot by slot."""
-        return Timing(step_times(schedule).total_s, "optical-step")
-
     def lower_bound_s(self, system, collective) -> float:
         """Node-channel, link-capacity and two-slot bound (:func:`collsim.cost.torus.torus_lower_bound_s`)."""
         return torus_lower_bound_s(system, collective)
-
-    def realised_facts(self, schedule) -> dict[str, Any]:
-        """``steps`` (slots) and ``reconfigurations`` of the realised schedule."""
-        return {"steps": schedule.num_steps,
-                "reconfigurations": int(step_times(schedule).reconfigured.sum())}
-
-    def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> OpticalPart:
-        """Paper steps (if any), physical feasibility of the longest lightpath, channel use."""
-        system = schedule.system
-        coll = schedule.collective
-        pst = spec.paper_steps(system, coll.kind, chosen) if spec is not None and spec.paper_steps else None
-        phys = check_schedule(schedule, system.physical_params())
-        return OpticalPart(
-            wavelengths=system.wavelengths, fibers=system.fibers, wavelengths_used=schedule.wavelengths_used(),
-            reconfigurations=int(step_times(schedule).reconfigured.sum()), paper_steps=pst,
-            paper_time_s=paper_time_s(system, coll.size_bytes, pst), feasible=phys.feasible,
-            max_feasible_hops=phys.max_feasible_hops,
-            worst_ber=phys.worst_ber if np.isfinite(phys.worst_ber) else None)
 
 
 register_model(OpticalTorus, OpticalTorusModel())
