@@ -27,6 +27,8 @@ COMMANDS: dict[str, str] = {
     "algorithms": "List registered algorithms: name, collectives, systems, reference.",
     "calibrate": "Measure point-to-point latency and bandwidth between MPI ranks, fit α–β, write a system TOML.",
     "compare": "Build, verify and time algorithms side by side.",
+    "export": "Write a schedule or a system in another tool's format: MSCCL XML, a SimGrid platform.",
+    "import": "Read another tool's schedule into collsim and verify it: MSCCL XML.",
     "mpi": "Run a schedule for real on MPI ranks, checked and timed against MPI's own collective.",
     "reproduce": "Regenerate a paper's published table, or a paper's whole evaluation with its figures.",
     "results": "Show the results a sweep stored, one row per point, in a fixed order.",
