@@ -292,7 +292,8 @@ SIMULATE = (
                                  "nccl-tests' total buffer, `root` and `shift` its root and q (null where they do "
                                  "not apply)."),
     ("mode", "mode", "bulk: every step starts when the previous one has finished; dataflow: each transfer starts "
-                     "as soon as the data it sends has arrived."),
+                     "as soon as the data it sends has arrived; rank: as MPI ranks without barriers, each "
+                     "transfer starts when both its ranks have finished their earlier steps."),
     ("simulated", "total_time_s", "The contention-aware time, when the last flow finishes, with max-min fair "
                                   "sharing of every link (docs/flow-simulator.md)."),
     ("alpha-beta", "alpha_beta_time_s", "The congestion-unaware alpha-beta time of the same schedule (per step, "
@@ -305,7 +306,7 @@ SIMULATE = (
     ("total_link_bytes", "total_link_bytes", "Bytes carried, summed over links (a transfer counts once per link "
                                              "it crosses)."),
     ("step_time_s", "step_time_s", "JSON only: per step, its duration (bulk) or when its last flow finishes "
-                                   "(dataflow)."),
+                                   "(dataflow, rank)."),
     ("links", "links", "JSON only: per link that carried bytes, `bytes`, `busy_s`, `busy_fraction` (busy time "
                        "over the total) and `utilisation` (bytes over bandwidth times the total time)."),
 )

@@ -2,7 +2,8 @@
 
 :func:`simulate` runs a :class:`~collsim.core.schedule.Schedule` as fluid flows
 sharing link bandwidth max-min fairly (:func:`max_min_rates`), in bulk-
-synchronous steps or dependency-driven (``mode="dataflow"``).  See
+synchronous steps, dependency-driven (``mode="dataflow"``) or as MPI ranks without
+barriers (``mode="rank"``, :mod:`collsim.sim.ranks`).  See
 ``docs/flow-simulator.md`` for the model, its limits and measured speed.
 """
 

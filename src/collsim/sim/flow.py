@@ -32,6 +32,9 @@ Model
   of flows at once (only links limit it).  The simulator does not verify the
   schedule (run :func:`collsim.verify` first): a chunk never delivered is
   taken as held initially.
+* Mode ``"rank"``: MPI ranks without barriers (rendezvous).  A transfer of step
+  ``k`` from ``a`` to ``b`` starts when every transfer of an earlier step that
+  touches ``a`` or ``b`` has finished (:mod:`collsim.sim.ranks`).
 
 Limits: fluid flows (no packets, headers, windows, or switch buffers), fair
 sharing that converges instantly, and deterministic single-path routes.
@@ -58,8 +61,9 @@ from ..core.routes import row_blocks
 from ..core.schedule import LinkRoutes, Schedule
 from ..cost.network import transfer_fixed_s
 from .maxmin import max_min_rates
+from .ranks import rank_dependencies
 
-MODES = ("bulk", "dataflow")
+MODES = ("bulk", "dataflow", "rank")
 _DONE_RTOL = 1e-9  # flows finishing within this relative slack of the first one finish together
 
 
@@ -82,7 +86,7 @@ class SimResult:
     total_time_s : float
         Finish time of the last flow.
     step_time_s : numpy.ndarray
-        Bulk: duration of each step; dataflow: finish time of each step's last flow.
+        Bulk: duration of each step; dataflow and rank: finish time of each step's last flow.
     transfer_start_s, transfer_finish_s : numpy.ndarray
         Start time and finish time (last byte sent + fixed latency) of each transfer.
     link_bytes : numpy.ndarray
@@ -94,7 +98,7 @@ class SimResult:
     peak_link_flows : int
         The most flows observed sending on one link at the same time.
     mode : str
-        ``"bulk"`` or ``"dataflow"``.
+        ``"bulk"``, ``"dataflow"`` or ``"rank"``.
     system : Network
         The network (for link names and bandwidths).
     events : int
@@ -275,8 +279,9 @@ def simulate(schedule: Schedule, *, mode: str = "bulk") -> SimResult:
     schedule : Schedule or path
         A schedule on an electrical network (with ``route_links``), or a schedule file
         (JSON or ``.npz``) to load.
-    mode : {"bulk", "dataflow"}, optional
-        Bulk-synchronous steps, or dependency-driven starts.
+    mode : {"bulk", "dataflow", "rank"}, optional
+        Bulk-synchronous steps, data-driven starts, or MPI ranks without barriers (a
+        transfer starts when both its ends have finished their earlier steps).
 
     Returns
     -------
@@ -349,7 +354,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk") -> SimResult:
             eng.now = end
         total = eng.now
     else:
-        dep_ptr, dep_tgt, indeg = _dependencies(schedule)
+        dep_ptr, dep_tgt, indeg = (rank_dependencies if mode == "rank" else _dependencies)(schedule)
         ready = np.zeros(n)
         heap: list[tuple[float, int, np.ndarray]] = []
         tick = 0
