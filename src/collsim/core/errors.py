@@ -119,6 +119,29 @@ def did_you_mean(name: object, choices, *, n: int = 3) -> str:
     return "; did you mean " + (names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]) + "?"
 
 
+class TraceTooLargeError(InputError):
+    """A timeline trace would be too large to write or to open (refused before it is built).
+
+    Parameters
+    ----------
+    message : str
+        What was refused.
+    estimate_bytes, limit_bytes : int
+        The estimated size of the trace file, and the largest trace collsim writes.
+
+    Examples
+    --------
+    >>> exc = TraceTooLargeError("the trace would be about 2 GiB", estimate_bytes=2**31, limit_bytes=2**29)
+    >>> isinstance(exc, InputError), exc.estimate_bytes > exc.limit_bytes
+    (True, True)
+    """
+
+    def __init__(self, message: str, *, estimate_bytes: int = 0, limit_bytes: int = 0) -> None:
+        super().__init__(message)
+        self.estimate_bytes = int(estimate_bytes)
+        self.limit_bytes = int(limit_bytes)
+
+
 class UnsupportedError(CollsimError):
     """An algorithm cannot build this collective on this system (and says why).
 

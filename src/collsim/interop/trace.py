@@ -1,0 +1,447 @@
+"""Timeline traces in the Chrome trace-event format (read by Perfetto and ``chrome://tracing``).
+
+A trace is one JSON object ``{"traceEvents": [...], "displayTimeUnit": ..., "otherData": {...}}``.
+collsim writes two kinds of event:
+
+* complete events (``"ph": "X"``): one slice with ``ts`` and ``dur`` in microseconds, on the
+  track chosen by ``pid`` (a *process*: a node, a link, a fiber) and ``tid`` (a *thread*: one
+  lane of it);
+* metadata events (``"ph": "M"``): ``process_name``, ``process_sort_index``, ``thread_name``
+  and ``thread_sort_index``, so that the tracks carry names and appear in node order.
+
+Slices on one thread must nest or be disjoint (the format has no way to draw two partially
+overlapping slices on one thread).  Concurrent slices of one track therefore go on extra
+*lanes* (threads of the track's process), assigned by interval partitioning
+(:func:`assign_lanes`).  ``pid`` and ``tid`` start at 1 and every ``tid`` is unique in the
+file (some readers merge threads that share a tid across processes, or mishandle tid 0).
+
+What the tracks hold is decided by :mod:`collsim.interop.trace_network` (flow-simulated and
+α–β timelines of electrical schedules) and :mod:`collsim.interop.trace_optical` (the
+lightpaths of optical schedules, per fiber and wavelength); this module holds the writer
+they share.  The format and the layout are described in ``docs/formats.md``.
+
+References
+----------
+N. Duca, D. Sinclair et al. (Google, the Chromium project), "Trace Event Format", 2016
+(``https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU``):
+complete events, metadata events, ``displayTimeUnit``, ``otherData``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..core.errors import TraceTooLargeError
+from ..core.files import atomic_write
+
+MAX_TRACE_BYTES = 512 * 2**20
+"""The largest trace collsim writes by default (Perfetto's UI and chrome://tracing struggle beyond)."""
+
+_BLOCK = 1 << 15  # events formatted and written per block: bounded memory whatever the trace's size
+
+
+def check_trace_size(estimate_bytes: int, what: str, max_bytes: int = MAX_TRACE_BYTES) -> None:
+    """Refuse a trace whose JSON would exceed ``max_bytes`` (before anything is built).
+
+    Parameters
+    ----------
+    estimate_bytes : int
+        Estimated size of the file.
+    what : str
+        What the trace shows (for the message).
+    max_bytes : int, optional
+        The limit (default :data:`MAX_TRACE_BYTES`).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TraceTooLargeError
+        If the estimate is above the limit; it carries ``estimate_bytes`` and ``limit_bytes``.
+
+    Examples
+    --------
+    >>> check_trace_size(10**6, "a small trace")
+    >>> check_trace_size(2**31, "the trace of 16777216 transfers")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.TraceTooLargeError: the trace of 16777216 transfers would be about 2 GiB of JSON, above the 512 MiB collsim writes (max_bytes): trace a smaller instance
+    """
+    if estimate_bytes > max_bytes:
+        raise TraceTooLargeError(f"{what} would be about {_approx(estimate_bytes)} of JSON, above the "
+                                 f"{_approx(max_bytes)} collsim writes (max_bytes): trace a smaller instance",
+                                 estimate_bytes=estimate_bytes, limit_bytes=max_bytes)
+
+
+def _approx(n: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"
+
+
+def assign_lanes(track: np.ndarray, start_s: np.ndarray, end_s: np.ndarray) -> np.ndarray:
+    """Lane of every interval, so that intervals on one (track, lane) never overlap.
+
+    Intervals ``[start, end)`` are grouped per track into *clusters* (maximal runs, in start
+    order, that overlap transitively); clusters never overlap each other, so each starts
+    again at lane 0.  In a cluster whose intervals all share one instant (a clique: every
+    step of a bulk-synchronous schedule, every optical slot) the lane is the interval's rank
+    in (start, end, index) order, which is optimal and vectorised.  The other clusters (a
+    dataflow simulation) are partitioned greedily in start order, each interval taking the
+    lowest lane free at its start: optimal too (as many lanes as the most intervals open at
+    once), one heap operation per interval of those clusters only.  Touching intervals
+    (``end == start``) do not overlap.  Deterministic.
+
+    Parameters
+    ----------
+    track : numpy.ndarray
+        Integer track of every interval.
+    start_s, end_s : numpy.ndarray
+        Start and end (``end >= start``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Lane (0, 1, ...) of every interval, in the input order.
+
+    References
+    ----------
+    J. Kleinberg, É. Tardos, "Algorithm Design", Addison-Wesley, 2005, §4.1 (interval
+    partitioning: the greedy in start order uses as many resources as the depth).
+
+    Examples
+    --------
+    >>> assign_lanes(np.array([0, 0, 0, 1]), np.array([0.0, 0.0, 2.0, 0.0]), np.array([2.0, 1.0, 3.0, 5.0])).tolist()
+    [1, 0, 0, 0]
+    >>> assign_lanes(np.array([0, 0, 0]), np.array([0.0, 1.0, 2.5]), np.array([2.0, 3.0, 4.0])).tolist()
+    [0, 1, 0]
+    """
+    n = len(track)
+    lanes = np.zeros(n, np.int64)
+    if n == 0:
+        return lanes
+    order = np.lexsort((np.arange(n), end_s, start_s, track))
+    t, s, e = track[order], start_s[order], end_s[order]
+    # exact comparisons on integer ranks of the times, so that a per-track offset can make the
+    # running maximum of the ends restart at every track without losing precision
+    _, rank = np.unique(np.concatenate([s, e]), return_inverse=True)
+    rs, re_ = rank[:n], rank[n:]
+    new_track = np.ones(n, bool)
+    new_track[1:] = t[1:] != t[:-1]
+    off = (np.cumsum(new_track) - 1) * (2 * n + 1)
+    run_max = np.maximum.accumulate(re_ + off)
+    new = new_track.copy()
+    new[1:] |= rs[1:] + off[1:] >= run_max[:-1]
+    cid = np.cumsum(new) - 1
+    first = np.flatnonzero(new)
+    pos = np.arange(n) - first[cid]
+    size = np.diff(np.append(first, n))
+    clique = np.maximum.reduceat(rs, first) < np.minimum.reduceat(re_, first)
+    lane = pos.copy()
+    for c in np.flatnonzero(~clique & (size > 1)):  # only overlapping clusters that are not cliques
+        a, b = first[c], first[c] + size[c]
+        lane[a:b] = _greedy(rs[a:b].tolist(), re_[a:b].tolist())
+    lanes[order] = lane
+    return lanes
+
+
+def _greedy(starts: list, ends: list) -> list:
+    """Interval partitioning of intervals sorted by start: the lowest free lane each."""
+    busy: list = []  # (end, lane) of open intervals
+    free: list = []
+    top = 0
+    out = []
+    for s, e in zip(starts, ends):
+        while busy and busy[0][0] <= s:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            lane = heapq.heappop(free)
+        else:
+            lane, top = top, top + 1
+        heapq.heappush(busy, (e, lane))
+        out.append(lane)
+    return out
+
+
+@dataclass(frozen=True)
+class Slices:
+    """A set of complete events of one kind, column-wise (what a trace's layout hands the writer).
+
+    Parameters
+    ----------
+    pid : numpy.ndarray
+        Process (track group) of every slice, from 1.
+    group : numpy.ndarray
+        Sub-track inside the process before lanes are added (a wavelength; 0 if none).
+    start_s, end_s : numpy.ndarray
+        When the slice starts and ends, in seconds.
+    body : callable
+        ``body(rows)``: for an array of row indices, the JSON text of each slice's
+        ``"name"``, ``"cat"`` and ``"args"`` members (without braces), in that order.
+    thread_name : callable
+        ``thread_name(pid, group, lane)``: the name of that lane's thread.
+    bytes_per_slice : int
+        Estimated JSON bytes per slice (for :func:`check_trace_size`).
+
+    Examples
+    --------
+    >>> one = Slices(np.array([1]), np.array([0]), np.array([0.0]), np.array([1e-6]),
+    ...              lambda rows: ['"name":"x","cat":"c","args":{}'] * len(rows), lambda p, g, l: "t", 100)
+    >>> len(one)
+    1
+    """
+
+    pid: np.ndarray
+    group: np.ndarray
+    start_s: np.ndarray
+    end_s: np.ndarray
+    body: Callable[[np.ndarray], list]
+    thread_name: Callable[[int, int, int], str]
+    bytes_per_slice: int
+
+    def __len__(self) -> int:
+        return len(self.pid)
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    """What :func:`write_trace` wrote.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    events : int
+        Complete events (slices).
+    processes, threads : int
+        Named processes and threads (tracks and their lanes).
+    size_bytes : int
+        Size of the file.
+
+    Examples
+    --------
+    >>> TraceSummary("t.json", 3, 1, 2, 900).events
+    3
+    """
+
+    path: str
+    events: int
+    processes: int
+    threads: int
+    size_bytes: int
+
+
+@dataclass
+class _Layout:
+    processes: dict = field(default_factory=dict)  # pid -> (name, sort index)
+
+
+def _us(start_s: np.ndarray, end_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``ts`` and ``dur`` in microseconds such that ``ts + dur`` never exceeds the end in µs.
+
+    ``ts = start * 1e6`` exactly as a double; ``dur`` is the difference of the ends in µs,
+    lowered by one ulp where adding it back to ``ts`` would round above the end (so that a
+    slice ending where the next one on its lane starts does not overlap it in any reader).
+    """
+    ts = start_s * 1e6
+    end = np.maximum(end_s, start_s) * 1e6
+    dur = end - ts
+    over = ts + dur > end
+    while over.any():
+        dur[over] = np.nextafter(dur[over], 0.0)
+        over = ts + dur > end
+    return ts, np.maximum(dur, 0.0)
+
+
+def estimate_bytes(slice_sets: list, processes: int, extra: int = 0) -> int:
+    """Estimated size of a trace's JSON.
+
+    Parameters
+    ----------
+    slice_sets : list of (int, int)
+        ``(count, bytes per slice)`` of every kind of slice.
+    processes : int
+        Named processes (each with a few metadata events).
+    extra : int, optional
+        Further bytes (``otherData``).
+
+    Returns
+    -------
+    int
+        Bytes.
+
+    Examples
+    --------
+    >>> estimate_bytes([(1000, 200)], 4)
+    202400
+    """
+    return int(sum(c * b for c, b in slice_sets) + processes * 344 + extra + 1024)
+
+
+def write_trace(path: str | Path, processes: dict, slice_sets: list, other: dict[str, Any], *,
+                display_time_unit: str = "ns") -> TraceSummary:
+    """Write a trace: lanes assigned, tracks named, slices formatted block by block, atomically.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (written through :func:`collsim.core.files.atomic_write`).
+    processes : dict
+        ``pid -> (name, sort_index)`` for every process a slice may name.
+    slice_sets : list of Slices
+        The slices.
+    other : dict
+        ``otherData``: what the trace shows (algorithm, collective, system, model ...).
+    display_time_unit : str, optional
+        ``"ns"`` or ``"ms"``: how viewers print times (``ts`` and ``dur`` are µs regardless).
+
+    Returns
+    -------
+    TraceSummary
+        Counts and the file's size.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be written (the destination is then untouched).
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> one = Slices(np.array([1, 1]), np.array([0, 0]), np.array([0.0, 0.0]), np.array([1e-6, 2e-6]),
+    ...              lambda rows: [f'"name":"t{r}","cat":"c","args":{{}}' for r in rows],
+    ...              lambda p, g, l: f"lane {l}", 100)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     s = write_trace(os.path.join(d, "t.json"), {1: ("node", 0)}, [one], {"generator": "collsim"})
+    ...     doc = json.load(open(os.path.join(d, "t.json")))
+    >>> s.events, s.threads, [e["tid"] for e in doc["traceEvents"] if e["ph"] == "X"]
+    (2, 2, [1, 2])
+    """
+    sets = [s for s in slice_sets if len(s)]
+    # lanes: per (pid, group) track, over every set at once
+    pid = np.concatenate([s.pid for s in sets]) if sets else np.zeros(0, np.int64)
+    grp = np.concatenate([s.group for s in sets]) if sets else np.zeros(0, np.int64)
+    start = np.concatenate([s.start_s for s in sets]) if sets else np.zeros(0)
+    end = np.concatenate([np.maximum(s.end_s, s.start_s) for s in sets]) if sets else np.zeros(0)
+    kind = np.repeat(np.arange(len(sets)), [len(s) for s in sets])
+    if len(pid):
+        _, prank = np.unique(pid, return_inverse=True)  # dense ranks keep the packed keys small
+        gkeys, track = np.unique(prank.reshape(-1) * (int(grp.max()) + 1) + grp, return_inverse=True)
+        track = track.reshape(-1)
+        lane = assign_lanes(track, start, end)
+        _, at, tid = np.unique(track * (int(lane.max()) + 1) + lane, return_index=True, return_inverse=True)
+        tid = tid.reshape(-1) + 1
+        threads = np.stack([pid[at], grp[at], lane[at]])
+    else:
+        threads, at, tid = np.zeros((3, 0), np.int64), np.zeros(0, np.int64), pid
+    owner = kind[at].tolist()  # the set that names each thread: the one of its first slice
+    ts, dur = _us(start, end)
+
+    def meta() -> list[str]:
+        lines, first_tid = [], {}
+        rows = threads.T.tolist()
+        for i, (p, _, _) in enumerate(rows):
+            first_tid.setdefault(p, i + 1)
+        for p in sorted(first_tid):
+            name, order = processes[p]
+            lines.append(_m("process_name", p, first_tid[p], {"name": name}))
+            lines.append(_m("process_sort_index", p, first_tid[p], {"sort_index": order}))
+        for i, (p, g, ln) in enumerate(rows):
+            lines.append(_m("thread_name", p, i + 1, {"name": sets[owner[i]].thread_name(p, g, ln)}))
+            lines.append(_m("thread_sort_index", p, i + 1, {"sort_index": i + 1 - first_tid[p]}))
+        return lines
+
+    def write(fh) -> None:
+        head = {"displayTimeUnit": display_time_unit, "otherData": other}
+        text = json.dumps(head, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        fh.write((text[:-1] + ',"traceEvents":[\n').encode())
+        first = True
+        for line in meta():
+            fh.write(((",\n" if not first else "") + line).encode())
+            first = False
+        base = 0
+        for s in sets:
+            for lo in range(0, len(s), _BLOCK):
+                rows = np.arange(lo, min(len(s), lo + _BLOCK))
+                g = rows + base
+                bodies = s.body(rows)
+                parts = [f'{{"ph":"X","pid":{p},"tid":{t},"ts":{a!r},"dur":{d!r},{b}}}'
+                         for p, t, a, d, b in zip(pid[g].tolist(), tid[g].tolist(), ts[g].tolist(),
+                                                  dur[g].tolist(), bodies)]
+                if parts:
+                    fh.write(((",\n" if not first else "") + ",\n".join(parts)).encode())
+                    first = False
+            base += len(s)
+        fh.write(b"\n]}\n")
+
+    atomic_write(path, write)
+    return TraceSummary(str(path), int(len(pid)), len({int(p) for p in threads[0]}) if threads.size else 0,
+                        int(threads.shape[1]), Path(path).stat().st_size if Path(path).exists() else 0)
+
+
+def _m(what: str, pid: int, tid: int, args: dict) -> str:
+    return json.dumps({"name": what, "ph": "M", "pid": pid, "tid": tid, "args": args}, separators=(",", ":"))
+
+
+def json_str(text: str) -> str:
+    """A JSON string literal (ASCII, escaped as JSON requires).
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+
+    Returns
+    -------
+    str
+        The literal, quotes included.
+
+    Examples
+    --------
+    >>> json_str('fiber 0 "cw" λ3')
+    '"fiber 0 \\\\"cw\\\\" \\\\u03bb3"'
+    """
+    return json.dumps(text)
+
+
+def first_chunk_ids(chunk_ptr: np.ndarray, chunk_idx: np.ndarray, rows: np.ndarray, k: int = 4) -> list[str]:
+    """Up to the first ``k`` chunk ids of every row, as JSON array text (``"[3,4]"``).
+
+    Parameters
+    ----------
+    chunk_ptr, chunk_idx : numpy.ndarray
+        A schedule's CSR payload.
+    rows : numpy.ndarray
+        Transfers.
+    k : int, optional
+        How many ids at most (default 4).
+
+    Returns
+    -------
+    list of str
+        One JSON array per row.
+
+    Examples
+    --------
+    >>> first_chunk_ids(np.array([0, 2, 8]), np.arange(8), np.array([0, 1]))
+    ['[0,1]', '[2,3,4,5]']
+    """
+    lo = chunk_ptr[rows]
+    n = np.minimum(chunk_ptr[rows + 1] - lo, k)
+    pad = np.full((len(rows), k), -1, np.int64)
+    for j in range(k):  # k columns, each vectorised over the rows
+        has = n > j
+        pad[has, j] = chunk_idx[lo[has] + j]
+    out = []
+    for r, m in zip(pad.tolist(), n.tolist()):
+        out.append("[" + ",".join(map(str, r[:m])) + "]")
+    return out
