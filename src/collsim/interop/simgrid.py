@@ -1,0 +1,364 @@
+"""SimGrid platforms: a collsim electrical network as SimGrid XML (version 4.1) and a host file.
+
+The mapping (docs/formats.md, "SimGrid platforms"):
+
+* one ``<host id="nI" speed="1Gf">`` per end node ``I`` (switches are not hosts: they only
+  join links, and a route names its links directly);
+* one ``<link id="lK">`` per collsim **directed** link ``K``, with its bandwidth in ``Bps`` and
+  its latency in ``s`` (``sharing_policy`` left at SimGrid's default, SHARED: each direction is
+  its own link, so SPLITDUPLEX is not needed) and a ``<prop id="collsim" value="n0->s1"/>``
+  naming it as collsim does;
+* if the system has a per-message ``startup_s``, one more link ``startup``, FATPIPE (each flow
+  gets its whole bandwidth: it never constrains a rate), with that latency, put first on every
+  route: SimGrid then charges ``startup_s + sum of link latencies`` per message, collsim's
+  fixed latency;
+* one ``<route src dst symmetrical="NO">`` for every ordered pair of hosts, listing the links of
+  collsim's own route (:meth:`collsim.core.network.Network.route`), in a zone with
+  ``routing="Full"``.
+
+The route table has ``N (N - 1)`` routes and ``N (N - 1) x mean hops`` link references; it is
+estimated (from a sample of pairs) and refused before anything is built when it exceeds
+``max_route_entries``.
+
+References
+----------
+H. Casanova, A. Giersch, A. Legrand, M. Quinson, F. Suter, "Versatile, scalable, and accurate
+simulation of distributed applications and platforms", J. Parallel Distrib. Comput. 74(10),
+2014 (SimGrid, its platform description and its flow-level network models).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..core.errors import InputError, UnsupportedError
+from ..core.files import atomic_write
+from ..core.network import Network
+from ..core.system import System
+
+PLATFORM_FILE = "platform.xml"
+HOST_FILE = "hosts.txt"
+HOST_SPEED = "1Gf"
+"""Host speed written for every host; no computation is simulated, so it only has to be valid."""
+MAX_ROUTE_ENTRIES = 2_000_000
+"""Default ceiling on the link references of the route table (about 100 MB of XML)."""
+XML_HEADER = (b"<?xml version='1.0'?>\n"
+              b'<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n')
+_SAMPLE_PAIRS = 4096
+
+
+def _network(system: System) -> Network:
+    if not isinstance(system, Network):
+        raise UnsupportedError(f"SimGrid platforms are written for electrical networks; {system.kind!r} is an "
+                               f"optical system, whose lightpaths SimGrid cannot model")
+    return system
+
+
+def host_name(node: int) -> str:
+    """SimGrid host id of end node ``node``: collsim's own vertex name.
+
+    Parameters
+    ----------
+    node : int
+        End node.
+
+    Returns
+    -------
+    str
+        ``"n<node>"``.
+
+    Examples
+    --------
+    >>> host_name(3)
+    'n3'
+    """
+    return f"n{int(node)}"
+
+
+def estimate_route_entries(system: System) -> int:
+    """Link references in the route table of ``system``'s platform, estimated without building it.
+
+    Parameters
+    ----------
+    system : Network
+        An electrical network.
+
+    Returns
+    -------
+    int
+        ``N (N - 1)`` times the mean hop count of a fixed pseudo-random sample of 4096
+        ordered pairs (exact when there are fewer pairs), plus one per route for a
+        ``startup`` link.
+
+    Raises
+    ------
+    UnsupportedError
+        For optical systems.
+
+    Examples
+    --------
+    >>> from collsim.systems.electrical import Ring
+    >>> estimate_route_entries(Ring(nodes=4))   # 12 routes: 8 of one hop, 4 of two
+    16
+    """
+    net = _network(system)
+    n = net.nodes
+    pairs = n * (n - 1)
+    if pairs == 0:
+        return 0
+    take = (np.arange(pairs, dtype=np.int64) if pairs <= _SAMPLE_PAIRS  # all, or a fixed pseudo-random sample
+            else np.random.default_rng(0).integers(0, pairs, _SAMPLE_PAIRS))
+    src, off = np.divmod(take, n - 1)
+    dst = off + (off >= src)  # skip the diagonal
+    ptr, _ = net.route(src, dst)
+    per_route = float(np.diff(ptr).mean()) + (1 if net.startup_s else 0)
+    return int(round(pairs * per_route))
+
+
+@dataclass(frozen=True)
+class PlatformFiles:
+    """What :func:`write_platform` wrote.
+
+    Parameters
+    ----------
+    platform : Path
+        The SimGrid platform XML.
+    hosts : Path
+        The host file (one host per line, rank order).
+    routes : int
+        Routes written (``N (N - 1)``).
+    route_entries : int
+        Link references in the routes.
+
+    Examples
+    --------
+    >>> PlatformFiles(Path("p.xml"), Path("h.txt"), 2, 2).routes
+    2
+    """
+
+    platform: Path
+    hosts: Path
+    routes: int
+    route_entries: int
+
+
+def _check_size(net: Network, max_route_entries: int) -> int:
+    estimate = estimate_route_entries(net)
+    if estimate > max_route_entries:
+        raise InputError(f"the SimGrid platform of a {net.kind} network with {net.nodes} nodes needs about "
+                         f"{estimate:,} route entries ({net.nodes * (net.nodes - 1):,} routes), above the limit of "
+                         f"{max_route_entries:,}: use fewer nodes, or raise the limit (--max-route-entries)")
+    return estimate
+
+
+def all_routes(system: System) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """collsim's route of every ordered pair of distinct end nodes, source-major.
+
+    Parameters
+    ----------
+    system : Network
+        An electrical network.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(src, dst, ptr, links)``: pair ``i`` goes ``src[i] -> dst[i]`` over
+        ``links[ptr[i]:ptr[i+1]]``.
+
+    Examples
+    --------
+    >>> from collsim.systems.electrical import Line
+    >>> src, dst, ptr, links = all_routes(Line(nodes=3))
+    >>> src.tolist(), dst.tolist(), np.diff(ptr).tolist()
+    ([0, 0, 1, 1, 2, 2], [1, 2, 0, 2, 0, 1], [1, 2, 1, 1, 2, 1])
+    """
+    net = _network(system)
+    n = net.nodes
+    src, dst = np.divmod(np.arange(n * n, dtype=np.int64), n)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    ptr, links = net.route(src, dst)
+    return src, dst, np.asarray(ptr, np.int64), np.asarray(links, np.int64)
+
+
+def _number(value: float) -> str:
+    """Shortest text that reads back as the same float (deterministic, exact)."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e18 else repr(value)
+
+
+def platform_tree(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES) -> ET.Element:
+    """The ``<platform>`` element of ``system`` (see the module docstring for the mapping).
+
+    Parameters
+    ----------
+    system : Network
+        An electrical network.
+    max_route_entries : int, optional
+        Refuse, before building anything, a route table estimated above this many link references.
+
+    Returns
+    -------
+    xml.etree.ElementTree.Element
+        The platform, version 4.1, with one zone.
+
+    Raises
+    ------
+    UnsupportedError
+        For optical systems.
+    InputError
+        If the route table would exceed ``max_route_entries``.
+
+    Examples
+    --------
+    >>> from collsim.systems.electrical import Ring
+    >>> root = platform_tree(Ring(nodes=4, link_latency_s=5e-7))
+    >>> zone = root.find("zone")
+    >>> root.get("version"), zone.get("routing"), len(zone.findall("host")), len(zone.findall("route"))
+    ('4.1', 'Full', 4, 12)
+    >>> link = zone.find("link"); link.get("bandwidth"), link.get("latency"), link.find("prop").get("value")
+    ('12500000000Bps', '5e-07s', 'n0->n1')
+    """
+    net = _network(system)
+    _check_size(net, max_route_entries)
+    lt = net.links
+    root = ET.Element("platform", version="4.1")
+    zone = ET.SubElement(root, "zone", id="collsim", routing="Full")
+    for v in range(net.nodes):
+        ET.SubElement(zone, "host", id=host_name(v), speed=HOST_SPEED)
+    for k in range(len(lt)):
+        link = ET.SubElement(zone, "link", id=f"l{k}", bandwidth=f"{_number(lt.bandwidth_bytes_per_s[k])}Bps",
+                             latency=f"{_number(lt.latency_s[k])}s")
+        ET.SubElement(link, "prop", id="collsim", value=net.link_name(k))
+    startup = float(net.startup_s or 0.0)
+    if startup > 0:  # a per-message start-up: a latency that never limits a rate
+        bw = float(lt.bandwidth_bytes_per_s.max()) if len(lt) else 1.0
+        ET.SubElement(zone, "link", id="startup", bandwidth=f"{_number(bw)}Bps", latency=f"{_number(startup)}s",
+                      sharing_policy="FATPIPE")
+    src, dst, ptr, links = all_routes(net)
+    names = [f"l{k}" for k in range(len(lt))]
+    for i in range(len(src)):
+        route = ET.SubElement(zone, "route", src=host_name(src[i]), dst=host_name(dst[i]), symmetrical="NO")
+        if startup > 0:
+            ET.SubElement(route, "link_ctn", id="startup")
+        for k in links[ptr[i]:ptr[i + 1]].tolist():
+            ET.SubElement(route, "link_ctn", id=names[k])
+    return root
+
+
+def platform_xml(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES) -> bytes:
+    """The platform XML of ``system`` as bytes: declaration, DOCTYPE, then :func:`platform_tree`.
+
+    Parameters
+    ----------
+    system : Network
+        An electrical network.
+    max_route_entries : int, optional
+        As for :func:`platform_tree`.
+
+    Returns
+    -------
+    bytes
+        UTF-8, indented, the same bytes for the same system.
+
+    Examples
+    --------
+    >>> from collsim.systems.electrical import Line
+    >>> print(platform_xml(Line(nodes=2)).decode())  # doctest: +NORMALIZE_WHITESPACE
+    <?xml version='1.0'?>
+    <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+    <platform version="4.1">
+      <zone id="collsim" routing="Full">
+        <host id="n0" speed="1Gf" />
+        <host id="n1" speed="1Gf" />
+        <link id="l0" bandwidth="12500000000Bps" latency="1e-06s">
+          <prop id="collsim" value="n0-&gt;n1" />
+        </link>
+        <link id="l1" bandwidth="12500000000Bps" latency="1e-06s">
+          <prop id="collsim" value="n1-&gt;n0" />
+        </link>
+        <route src="n0" dst="n1" symmetrical="NO">
+          <link_ctn id="l0" />
+        </route>
+        <route src="n1" dst="n0" symmetrical="NO">
+          <link_ctn id="l1" />
+        </route>
+      </zone>
+    </platform>
+    """
+    root = platform_tree(system, max_route_entries=max_route_entries)
+    ET.indent(root)
+    return XML_HEADER + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"
+
+
+def host_file(system: System) -> bytes:
+    """The host file: host ``nI`` on line ``I``, so MPI rank ``I`` runs on collsim node ``I``.
+
+    Parameters
+    ----------
+    system : Network
+        An electrical network.
+
+    Returns
+    -------
+    bytes
+        One host name per line.
+
+    Examples
+    --------
+    >>> from collsim.systems.electrical import Ring
+    >>> host_file(Ring(nodes=3))
+    b'n0\\nn1\\nn2\\n'
+    """
+    net = _network(system)
+    return "".join(f"{host_name(v)}\n" for v in range(net.nodes)).encode()
+
+
+def write_platform(system: System, out_dir: str | Path, *,
+                   max_route_entries: int = MAX_ROUTE_ENTRIES) -> PlatformFiles:
+    """Write ``platform.xml`` and ``hosts.txt`` for ``system`` into ``out_dir`` (created if needed).
+
+    Parameters
+    ----------
+    system : Network
+        An electrical network.
+    out_dir : str or Path
+        Folder for the two files; each is written atomically.
+    max_route_entries : int, optional
+        As for :func:`platform_tree`.
+
+    Returns
+    -------
+    PlatformFiles
+        The paths and the size of the route table.
+
+    Raises
+    ------
+    UnsupportedError
+        For optical systems.
+    InputError
+        If the route table would be too big, or the folder cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from collsim.systems.hypercube import Hypercube
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     files = write_platform(Hypercube(nodes=8), d)
+    ...     files.platform.name, files.hosts.read_text().split()[:2], files.routes, files.route_entries
+    ('platform.xml', ['n0', 'n1'], 56, 96)
+    """
+    net = _network(system)
+    data = platform_xml(net, max_route_entries=max_route_entries)
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create {out}: {exc.strerror or exc}") from exc
+    atomic_write(out / PLATFORM_FILE, lambda fh: fh.write(data))
+    atomic_write(out / HOST_FILE, lambda fh: fh.write(host_file(net)))
+    return PlatformFiles(out / PLATFORM_FILE, out / HOST_FILE, net.nodes * (net.nodes - 1), data.count(b"<link_ctn "))

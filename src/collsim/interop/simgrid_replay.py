@@ -1,0 +1,359 @@
+"""A schedule as per-rank replay files for SimGrid's SMPI, the replay program, and how to run it.
+
+:func:`write_replay` writes, beside a platform (:mod:`collsim.interop.simgrid`):
+
+* ``ranks/rank-R.txt``: rank ``R``'s operations, ``step s|r peer bytes`` per line, by step
+  and then by collsim transfer (header ``collsim-replay 1 R N count``);
+* ``replay.c``: the MPI program that replays them (package data, ``simgrid_replay.c``): per
+  step it posts every ``MPI_Irecv`` and ``MPI_Isend`` of the step, then ``MPI_Waitall``; no
+  barrier, no computation;
+* ``run.sh``: the exact ``smpicc`` and ``smpirun`` commands with :data:`SMPI_CONFIG`.
+
+A rank starts its step ``k`` when its own earlier steps are done and a message moves when both
+ends have posted it (rendezvous): :func:`collsim.sim.simulate` with ``mode="rank"`` models the
+same.  :data:`SMPI_CONFIG` makes SimGrid's network model the max-min flow model collsim uses
+(docs/flow-simulator.md, "Cross-check with SimGrid's SMPI").
+
+References
+----------
+A. Degomme, A. Legrand, G. S. Markomanolis, M. Quinson, M. Stillwell, F. Suter, "Simulating MPI
+applications: the SMPI approach", IEEE Trans. Parallel Distrib. Syst. 28(8), 2017.
+H. Casanova, A. Giersch, A. Legrand, M. Quinson, F. Suter, "Versatile, scalable, and accurate
+simulation of distributed applications and platforms", J. Parallel Distrib. Comput. 74(10), 2014.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ..core.errors import InputError, UnsupportedError
+from ..core.files import atomic_write
+from ..core.schedule import LinkRoutes, Schedule
+from .simgrid import HOST_FILE, PLATFORM_FILE, _network
+
+REPLAY_DIR = "ranks"
+PROGRAM_SOURCE = "replay.c"
+RUN_SCRIPT = "run.sh"
+MAX_MESSAGE_BYTES = 2**31 - 1  # an MPI count of MPI_BYTE is an int
+
+SMPI_CONFIG: tuple[str, ...] = (
+    "network/model:CM02",                 # pure max-min sharing: no SMPI piecewise bandwidth/latency factors
+    "network/latency-factor:1",           # (CM02's defaults, stated)
+    "network/bandwidth-factor:1",
+    "network/weight-S:0",                 # no bandwidth term in the sharing weight (RTT-only weights)
+    "network/TCP-gamma:0",                # no TCP window bound gamma / (2 latency) on a flow's rate
+    "network/crosstraffic:0",             # no 5 % reverse-path (ACK) traffic on the back route
+    "smpi/simulate-computation:no",       # the host's CPU time between MPI calls is not charged
+    "smpi/host-speed:1Gf",                # (only used to convert CPU time; none is simulated)
+    "smpi/send-is-detached-thresh:0",     # every send is rendezvous: it completes with its transfer
+    "smpi/async-small-thresh:0",          # no eager delivery into a permanent receive mailbox
+    "smpi/os:0:0:0",                      # no send, receive or isend software overheads
+    "smpi/or:0:0:0",
+    "smpi/ois:0:0:0",
+    "smpi/wtime:0",                       # MPI_Wtime costs no simulated time
+    "smpi/display-timing:yes",            # print the total simulated time
+)
+"""SimGrid 3.32 settings (``--cfg=KEY:VALUE``) under which SMPI times what collsim's flow simulator does."""
+
+
+def _transfers(schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    s = schedule
+    if not isinstance(s.routes, LinkRoutes):
+        raise UnsupportedError(f"SMPI replays electrical schedules; {s.system.kind!r} schedules have no link routes")
+    net = _network(s.system)
+    src, dst, step = (np.asarray(a, np.int64) for a in (s.src, s.dst, s.step))
+    size = np.asarray(s.size_bytes, np.int64)
+    if (src == dst).any():
+        t = int(np.flatnonzero(src == dst)[0])
+        raise UnsupportedError(f"transfer {t} goes from node {int(src[t])} to itself; SMPI would use its loopback")
+    if size.size and int(size.max()) > MAX_MESSAGE_BYTES:
+        raise UnsupportedError(f"a transfer carries {int(size.max())} bytes, more than one MPI message of "
+                               f"MPI_BYTE can ({MAX_MESSAGE_BYTES})")
+    ptr, links = net.route(src, dst)
+    if not (np.array_equal(ptr, s.route_ptr) and np.array_equal(links, s.route_links)):
+        bad = np.flatnonzero((np.diff(ptr) != np.diff(s.route_ptr)))
+        t = int(bad[0]) if bad.size else 0
+        raise UnsupportedError(f"the schedule routes transfers differently from the network's own routes (e.g. "
+                               f"transfer {t}); a SimGrid platform has one route per pair of hosts")
+    return src, dst, step, size
+
+
+def replay_files(schedule: Schedule) -> list[bytes]:
+    """Each rank's replay file (see the module docstring for the format).
+
+    Parameters
+    ----------
+    schedule : Schedule
+        An electrical schedule whose routes are the network's own (one route per pair).
+
+    Returns
+    -------
+    list of bytes
+        Index ``r``: the contents of ``rank-r.txt``.
+
+    Raises
+    ------
+    UnsupportedError
+        For optical schedules, transfers to self, messages above 2^31 - 1 bytes, or routes
+        that differ from the platform's (e.g. MLFM paths chosen per transfer).
+
+    Examples
+    --------
+    >>> import collsim
+    >>> from collsim.systems.electrical import Ring
+    >>> files = replay_files(collsim.build("ring", Ring(nodes=3), "allgather", 100))
+    >>> print(files[0].decode(), end="")
+    collsim-replay 1 0 3 4
+    0 s 1 100
+    0 r 2 100
+    1 s 1 100
+    1 r 2 100
+    """
+    src, dst, step, size = _transfers(schedule)
+    n = schedule.system.nodes
+    t = np.arange(src.size)
+    rank = np.concatenate([src, dst])
+    order = np.lexsort((np.concatenate([t, t]), np.concatenate([step, step]), rank))
+    kind = np.concatenate([np.full(src.size, "s"), np.full(src.size, "r")])[order]
+    peer = np.concatenate([dst, src])[order]
+    stp = np.concatenate([step, step])[order]
+    nbytes = np.concatenate([size, size])[order]
+    rank = rank[order]
+    bounds = np.searchsorted(rank, np.arange(n + 1))
+    out = []
+    for r in range(n):
+        lo, hi = bounds[r], bounds[r + 1]
+        lines = [f"collsim-replay 1 {r} {n} {hi - lo}"]
+        lines += [f"{a} {k} {p} {b}" for a, k, p, b in zip(stp[lo:hi].tolist(), kind[lo:hi].tolist(),
+                                                          peer[lo:hi].tolist(), nbytes[lo:hi].tolist())]
+        out.append(("\n".join(lines) + "\n").encode())
+    return out
+
+
+def program_source() -> bytes:
+    """The replay program's C source (package data ``collsim/interop/simgrid_replay.c``).
+
+    Returns
+    -------
+    bytes
+        The source.
+
+    Examples
+    --------
+    >>> b"MPI_Waitall" in program_source()
+    True
+    """
+    return resources.files("collsim.interop").joinpath("simgrid_replay.c").read_bytes()
+
+
+def smpirun_command(nodes: int, *, program: str = "./replay", platform: str = PLATFORM_FILE,
+                    hosts: str = HOST_FILE, replay_dir: str = REPLAY_DIR) -> list[str]:
+    """The ``smpirun`` command line of the cross-check.
+
+    Parameters
+    ----------
+    nodes : int
+        MPI ranks (``-np``), one per collsim node.
+    program, platform, hosts, replay_dir : str, optional
+        Paths as seen from the folder the command runs in.
+
+    Returns
+    -------
+    list of str
+        ``smpirun -np N -platform ... -hostfile ... --cfg=... program replay_dir``.
+
+    Examples
+    --------
+    >>> smpirun_command(4)[:7]
+    ['smpirun', '-np', '4', '-platform', 'platform.xml', '-hostfile', 'hosts.txt']
+    """
+    return (["smpirun", "-np", str(int(nodes)), "-platform", platform, "-hostfile", hosts]
+            + [f"--cfg={c}" for c in SMPI_CONFIG] + [program, replay_dir])
+
+
+def run_script(nodes: int) -> bytes:
+    """``run.sh``: compile the replay program with ``smpicc`` and run it with :func:`smpirun_command`.
+
+    Parameters
+    ----------
+    nodes : int
+        MPI ranks.
+
+    Returns
+    -------
+    bytes
+        A POSIX shell script that runs from its own folder.
+
+    Examples
+    --------
+    >>> b"smpicc -O2 -o replay replay.c" in run_script(4)
+    True
+    """
+    template = resources.files("collsim.interop").joinpath("simgrid_run.sh.in").read_text()
+    return template.replace("@SMPIRUN@", shlex.join(smpirun_command(nodes))).encode()
+
+
+@dataclass(frozen=True)
+class ReplayFiles:
+    """What :func:`write_replay` wrote.
+
+    Parameters
+    ----------
+    replay_dir : Path
+        Folder of the per-rank files.
+    program : Path
+        The C source.
+    script : Path
+        ``run.sh``.
+
+    Examples
+    --------
+    >>> ReplayFiles(Path("r"), Path("replay.c"), Path("run.sh")).script.name
+    'run.sh'
+    """
+
+    replay_dir: Path
+    program: Path
+    script: Path
+
+
+def write_replay(schedule: Schedule, out_dir: str | Path) -> ReplayFiles:
+    """Write the per-rank replay files, ``replay.c`` and ``run.sh`` into ``out_dir``.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        An electrical schedule (see :func:`replay_files`).
+    out_dir : str or Path
+        The platform's folder (:func:`collsim.interop.simgrid.write_platform`).
+
+    Returns
+    -------
+    ReplayFiles
+        The paths.
+
+    Raises
+    ------
+    UnsupportedError
+        As :func:`replay_files`.
+    InputError
+        If a file cannot be written.
+
+    Examples
+    --------
+    >>> import collsim, tempfile
+    >>> from collsim.systems.electrical import Ring
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = write_replay(collsim.build("ne", Ring(nodes=4), "allgather", 64), d)
+    ...     sorted(p.name for p in f.replay_dir.iterdir()), f.script.stat().st_mode & 0o100 != 0
+    (['rank-0.txt', 'rank-1.txt', 'rank-2.txt', 'rank-3.txt'], True)
+    """
+    files = replay_files(schedule)
+    out = Path(out_dir)
+    folder = out / REPLAY_DIR
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create {folder}: {exc.strerror or exc}") from exc
+    for r, data in enumerate(files):
+        atomic_write(folder / f"rank-{r}.txt", lambda fh, data=data: fh.write(data))
+    atomic_write(out / PROGRAM_SOURCE, lambda fh: fh.write(program_source()))
+    atomic_write(out / RUN_SCRIPT, lambda fh: fh.write(run_script(schedule.system.nodes)))
+    (out / RUN_SCRIPT).chmod(0o755)
+    return ReplayFiles(folder, out / PROGRAM_SOURCE, out / RUN_SCRIPT)
+
+
+_LINE = re.compile(r"^collsim-replay rank (\d+) start_s (\S+) finish_s (\S+)$", re.M)
+
+
+def parse_replay_output(text: str, nodes: int) -> np.ndarray:
+    """Each rank's finish time from the replay program's standard output.
+
+    Parameters
+    ----------
+    text : str
+        What ``smpirun`` printed.
+    nodes : int
+        Ranks expected.
+
+    Returns
+    -------
+    numpy.ndarray
+        Finish time (s) of every rank, minus its start time.
+
+    Raises
+    ------
+    InputError
+        If a rank's line is missing.
+
+    Examples
+    --------
+    >>> parse_replay_output("collsim-replay rank 1 start_s 0 finish_s 2e-06\\n"
+    ...                     "collsim-replay rank 0 start_s 0 finish_s 1e-06\\n", 2).tolist()
+    [1e-06, 2e-06]
+    """
+    out = np.full(nodes, np.nan)
+    for m in _LINE.finditer(text):
+        r = int(m.group(1))
+        if 0 <= r < nodes:
+            out[r] = float(m.group(3)) - float(m.group(2))
+    if np.isnan(out).any():
+        raise InputError(f"the replay printed no time for rank {int(np.flatnonzero(np.isnan(out))[0])}")
+    return out
+
+
+def run_smpi(out_dir: str | Path, nodes: int, *, program: str | Path | None = None,
+             timeout_s: float = 600.0) -> np.ndarray:
+    """Compile the replay program (unless ``program`` is given) and run it under ``smpirun``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Folder with the platform, host file and replay files.
+    nodes : int
+        MPI ranks.
+    program : str or Path, optional
+        An already compiled replay program (compile once, run many platforms).
+    timeout_s : float, optional
+        Wall-time limit of each command.
+
+    Returns
+    -------
+    numpy.ndarray
+        Simulated finish time of every rank (s); the collective's time is the maximum.
+
+    Raises
+    ------
+    InputError
+        If compiling or running fails (with the tool's last line of error output).
+
+    Examples
+    --------
+    >>> import shutil
+    >>> shutil.which("smpirun") is None or callable(run_smpi)
+    True
+    """
+    out = Path(out_dir).resolve()
+    if program is None:
+        program = out / "replay"
+        _run(["smpicc", "-O2", "-o", str(program), str(out / PROGRAM_SOURCE)], out, timeout_s)
+    text = _run(smpirun_command(nodes, program=str(program)), out, timeout_s)
+    return parse_replay_output(text, nodes)
+
+
+def _run(cmd: list[str], cwd: Path, timeout_s: float) -> str:
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(f"{cmd[0]} failed: {exc}") from exc
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise InputError(f"{cmd[0]} exited with {proc.returncode}: {tail}")
+    return proc.stdout
