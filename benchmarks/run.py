@@ -131,6 +131,25 @@ def sim_ne_ring_2048() -> dict:
     return _simulate("ne", Ring(nodes=_n(2048, 16)), "allgather", "1MiB")
 
 
+@workload("trace-ne-ring-1024", "simulate + --trace of NE all-gather, Ring(1024), 1 MiB: trace < 10 s, < 512 MiB (issue #15)")
+def trace_ne_ring() -> dict:
+    import tempfile
+
+    import collsim
+    from collsim.interop.trace_network import write_simulation_trace
+    from collsim.sim import simulate
+    from collsim.systems.electrical import Ring
+    s = collsim.build("ne", Ring(nodes=_n(1024, 16)), "allgather", "1MiB")
+    t0 = time.perf_counter()
+    r = simulate(s)
+    t1 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as d:
+        out = write_simulation_trace(Path(d) / "ne.json", s, r)
+    t2 = time.perf_counter()
+    return {"transfers": len(s), "simulate_s": t1 - t0, "trace_s": t2 - t1, "events": out.events,
+            "file_mib": out.size_bytes / 2**20}
+
+
 @workload("sim-pairwise-fattree-1024", "build + verify + simulate < 5 s (issue #10)")
 def sim_pairwise_fattree() -> dict:
     from collsim.systems.fat_tree import FatTree
@@ -141,6 +160,27 @@ def sim_pairwise_fattree() -> dict:
 def sim_pairwise_fattree_4096() -> dict:
     from collsim.systems.fat_tree import FatTree
     return _simulate("pairwise", FatTree.from_options(nodes=_n(4096, 32)), "alltoall", "64KiB")
+
+
+@workload("msccl-alltoall-64", "pairwise all-to-all, 64 ranks on a star: MSCCL XML export + import + verify (issue #15)")
+def msccl_alltoall_64() -> dict:
+    import os
+    import tempfile
+
+    import collsim
+    from collsim.interop.msccl import export_msccl, import_msccl
+    n = _n(64, 8)
+    s = collsim.build("pairwise", "star", "alltoall", "64KiB", nodes=n)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "a2a.xml")
+        t0 = time.perf_counter()
+        algo = export_msccl(s, path)
+        t1 = time.perf_counter()
+        got = import_msccl(path, size_bytes=s.collective.size_bytes)
+        t2 = time.perf_counter()
+        size = os.path.getsize(path)
+    return {"nodes": n, "transfers": len(s), "msccl_steps": algo.num_steps(), "xml_bytes": size,
+            "export_s": t1 - t0, "import_verify_s": t2 - t1, "imported_steps": got.schedule.num_steps}
 
 
 @workload("osm-4096", "build + verify < 30 s (issue #10)")
@@ -411,6 +451,21 @@ def startup_vs_smpi() -> dict:
             out["smpi_default_model_simulated_s"] = float(re.search(r"simulated_s=(\S+)", default).group(1))
             out["collsim_faster"] = out["collsim_simulate_wall_s"] < out["smpirun_wall_s"]
     return out
+
+
+@workload("smpi-crosscheck-64", "collsim simulate(mode='rank') within 0.1 % of SMPI, 64 ranks, 4 KiB and 1 MiB (issue #15)")
+def smpi_crosscheck_64() -> dict:
+    """The symmetric workloads of tests/test_smpi_crosscheck.py on 64 ranks (benchmarks/smpi/crosscheck_table.py)."""
+    import shutil
+    if not (shutil.which("smpicc") and shutil.which("smpirun")):
+        return {"smpi_skipped": "smpicc/smpirun not found (apt-get install simgrid libsimgrid-dev)"}
+    sys.path.insert(0, str(Path(__file__).parent / "smpi"))
+    from crosscheck_table import rows
+    got = rows(_n(64, 16), sizes=(4096,) if SMOKE else (4096, 1 << 20))
+    return {"cases": len(got), "max_rel_diff": max(abs(r["rel_diff"]) for r in got),
+            "collsim_simulate_wall_s": sum(r["collsim_wall_s"] for r in got),
+            "smpirun_wall_s": sum(r["smpirun_wall_s"] for r in got), "within_0.1%": all(abs(r["rel_diff"]) <= 1e-3
+                                                                                    for r in got)}
 
 
 def _one(name: str, tuned: bool, smoke: bool = False) -> None:

@@ -113,8 +113,11 @@ def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency
 @click.option("--param", "-p", "params", multiple=True, help="Algorithm parameter key=value (repeatable).")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False, allow_dash=True),
               help="File to write; - for JSON on standard output.")
+@click.option("--trace", default=None, type=click.Path(dir_okay=False), metavar="FILE.json",
+              help="Also write its timeline as trace-event JSON (Perfetto, chrome://tracing): optical lightpaths "
+                   "per fiber and wavelength, or the alpha-beta steps of an electrical schedule.")
 def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
-                 radix, select, system_params, strategy, collective, sizes, params, out) -> None:
+                 radix, select, system_params, strategy, collective, sizes, params, out, trace) -> None:
     """Build, verify and write a schedule file (JSON; numpy's binary format if the name ends in .npz).
 
     \b
@@ -123,6 +126,7 @@ def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, 
       collsim schedule osm --nodes 1024 --out osm.npz
       collsim schedule osm --nodes 16 --wavelengths 2 --collective alltoall --size 1KiB --out a2a.json
       collsim schedule ring --nodes 8 --out - | collsim verify -
+      collsim schedule osm --nodes 16 --wavelengths 4 --out osm.json --trace osm-trace.json
     """
     from ..pipeline import verify
     from .io import write_schedule
@@ -136,6 +140,10 @@ def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, 
         report = verify(sched)
         bar.update(description=f"writing {out}")
         where = write_schedule(sched, out, bar.callback)  # steps written of all
+        if trace:
+            from ..interop.trace_optical import write_schedule_trace
+            bar.update(description=f"writing {trace}")
+            write_schedule_trace(trace, sched)
     click.echo(f"wrote {where}: {sched.algorithm} {sched.collective.kind}, {report.steps} steps (time slots), "
                f"{report.transfers} transfers, verified", err=out == "-")
 
@@ -228,11 +236,14 @@ def topology_cmd(system, nodes, wavelengths, fibers, radix, select, system_param
 @click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to build.")
 @size_options()
 @click.option("--param", "-p", "params", multiple=True, help="Algorithm parameter key=value (repeatable).")
-@click.option("--mode", type=click.Choice(["bulk", "dataflow"]), default="bulk", show_default=True,
-              help="Bulk-synchronous steps, or start each transfer when its data has arrived.")
+@click.option("--mode", type=click.Choice(["bulk", "dataflow", "rank"]), default="bulk", show_default=True,
+              help="Bulk-synchronous steps; start each transfer when its data has arrived (dataflow); "
+                   "or as MPI ranks without barriers (rank).")
+@click.option("--trace", default=None, type=click.Path(dir_okay=False), metavar="FILE.json",
+              help="Also write the simulated timeline as trace-event JSON (Perfetto, chrome://tracing); one size.")
 @output_options(explain=True)
 def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-                 system_params, strategy, collective, sizes, params, mode, out: Output) -> None:
+                 system_params, strategy, collective, sizes, params, mode, trace, out: Output) -> None:
     """Run the flow-level simulator on an algorithm's schedule or a schedule FILE (electrical networks).
 
     \b
@@ -243,6 +254,7 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
       collsim schedule ring --system ring -n 8 --out - | collsim simulate -
       collsim simulate ne --system ring -n 16 -b 64KiB -e 64MiB -f 4 --json
       collsim simulate ne --system ring -n 64 --format csv --explain
+      collsim simulate ne --system ring -n 64 -s 1MiB --trace ne.json
 
     JSON has per-step times and per-link utilisation too; CSV and TSV have one row per size.
     """
@@ -252,6 +264,8 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
     from ..sim import simulate
     from .columns import print_legend
     from .sizes import iter_schedules, schedule_facts, size_title
+    if trace and sizes.sweep:
+        raise click.UsageError("--trace writes the timeline of one size: give --size, not a sweep (-b/-e)")
     from_file = target == "-" or (target.endswith((".json", ".npz")) and Path(target).exists())
     if target.endswith((".json", ".npz")) and not from_file:
         from ..core.errors import ScheduleFormatError
@@ -261,7 +275,7 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
             raise click.UsageError("a schedule file has its own size, root and shift: --size, --total-size, -b/-e, "
                                    "--root and --shift apply when simulating an algorithm")
         ignored = given_options(click.get_current_context(),
-                                exclude=("target", "mode", "fmt", "as_json", "explain_columns", "wide_table"))
+                                exclude=("target", "mode", "trace", "fmt", "as_json", "explain_columns", "wide_table"))
         if ignored:
             raise click.UsageError(f"a schedule file carries its own system, collective and algorithm; "
                                    f"{', '.join(ignored)} would be ignored (they apply when simulating an algorithm)")
@@ -281,6 +295,10 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
             verify(sched)
             bar.update(advance=1, description="simulating")
             result = simulate(sched, mode=mode)
+            if trace:
+                from ..interop.trace_network import write_simulation_trace
+                bar.update(description=f"writing {trace}")
+                write_simulation_trace(trace, sched, result)
             bar.update(advance=1, description="building")
             # one record per size, each with the schedule's sizes (size_bytes, total_bytes), root and shift
             docs.append({**schedule_facts(sched), "alpha_beta_time_s": schedule_time_s(sched), **result.to_json()})
