@@ -33,7 +33,7 @@ import collsim
 from collsim.core.errors import TraceTooLargeError, UnsupportedError
 from collsim.cost.network import alpha_beta_time_s
 from collsim.cost.optical import step_times
-from collsim.interop.trace import assign_lanes
+from collsim.interop.trace_lanes import assign_lanes
 from collsim.interop.trace_network import write_alpha_beta_trace, write_simulation_trace
 from collsim.interop.trace_optical import write_optical_trace, write_schedule_trace
 from collsim.sim import simulate

@@ -16,7 +16,7 @@ Tracks (``docs/formats.md``, "Timeline traces"):
   ``docs/flow-simulator.md``).
 
 Concurrent slices of one node or link go on extra lanes (threads ``sends #2``,
-``flows #2`` ...), assigned by :func:`collsim.interop.trace.assign_lanes`.
+``flows #2`` ...), assigned by :func:`collsim.interop.trace_lanes.assign_lanes`.
 
 References
 ----------
