@@ -49,7 +49,7 @@ def _build_verify(alg: str, n: int, coll: str = "allgather", w: int = 64, **para
     t1 = time.perf_counter()
     rep = collsim.verify(s)
     t2 = time.perf_counter()
-    schedule_time_s(s)
+    schedule_time_s(s, report=rep)
     t3 = time.perf_counter()
     return {"transfers": rep.transfers, "steps": rep.steps, "build_s": t1 - t0, "verify_s": t2 - t1,
             "time_model_s": t3 - t2}
@@ -111,9 +111,9 @@ def _simulate(alg: str, system, collective: str, size: str) -> dict:
     t0 = time.perf_counter()
     s = collsim.build(alg, system, collective, size)
     t1 = time.perf_counter()
-    collsim.verify(s)
+    rep = collsim.verify(s)
     t2 = time.perf_counter()
-    r = simulate(s)
+    r = simulate(s, report=rep)
     t3 = time.perf_counter()
     return {"transfers": len(s), "steps": s.num_steps, "build_s": t1 - t0, "verify_s": t2 - t1,
             "simulate_s": t3 - t2, "simulated_time_s": r.total_time_s, "max_link_load": r.max_link_load}
@@ -140,8 +140,9 @@ def trace_ne_ring() -> dict:
     from collsim.sim import simulate
     from collsim.systems.electrical import Ring
     s = collsim.build("ne", Ring(nodes=_n(1024, 16)), "allgather", "1MiB")
+    rep = collsim.verify(s)
     t0 = time.perf_counter()
-    r = simulate(s)
+    r = simulate(s, report=rep)
     t1 = time.perf_counter()
     with tempfile.TemporaryDirectory() as d:
         out = write_simulation_trace(Path(d) / "ne.json", s, r)
@@ -226,9 +227,9 @@ def ring_alltoall_512() -> dict:
     t0 = time.perf_counter()
     s = collsim.build("striped-relay-alltoall", "paper", "alltoall", "4MiB", nodes=n, wavelengths=64)
     t1 = time.perf_counter()
-    collsim.verify(s)
+    rep = collsim.verify(s)
     t2 = time.perf_counter()
-    row = evaluate(s)
+    row = evaluate(s, report=rep)
     return {"nodes": n, "build_s": t1 - t0, "verify_s": t2 - t1, "efficiency": row.efficiency,
             "feasible": row.feasible}
 

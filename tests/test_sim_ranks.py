@@ -105,7 +105,7 @@ def small_schedules():
 @pytest.mark.parametrize("idx", range(9))
 def test_starts_are_the_latest_earlier_finish_touching_either_end(idx):
     s = small_schedules()[idx]
-    r = simulate(s, mode="rank")
+    r = simulate(s, mode="rank", check=False)  # the last is a partial all-to-all, by hand
     need = rank_deadlines(s, r.transfer_finish_s)
     assert r.transfer_start_s == pytest.approx(need, rel=REL, abs=1e-18)
     assert r.total_time_s == pytest.approx(r.transfer_finish_s.max(), rel=REL)

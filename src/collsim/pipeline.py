@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .algorithms import build_logical, get_algorithm
@@ -24,7 +24,8 @@ from .core.schedule import LogicalSchedule, Schedule
 from .core.system import System
 from .core.units import parse_size
 from .cost import block_steps, bus_bandwidth
-from .kinds import NetworkPart, OpticalPart, model_for
+from .kinds import model_for
+from .kinds.result import Result
 from .systems import load_system
 from .verify import VerifyReport as _CheckReport
 from .verify import verify_dataflow, verify_endpoints
@@ -183,7 +184,7 @@ def verify(schedule: Schedule | str | os.PathLike, *, dataflow: bool = True, res
     return VerifyReport(steps=schedule.num_steps, rounds=schedule.num_rounds, transfers=len(schedule),
                         wavelengths_used=schedule.wavelengths_used(),
                         max_hops=int(schedule.hops.max()) if len(schedule) else 0,
-                        time_s=schedule_time_s(schedule))
+                        time_s=model_for(schedule.system).time(schedule).time_s)
 
 
 def _schedule(schedule: Schedule | str | os.PathLike, what: str) -> Schedule:
@@ -216,26 +217,59 @@ def _check(schedule: Schedule, dataflow: bool = True, resources: bool = True) ->
         verify_dataflow(schedule)
 
 
-def schedule_time_s(schedule: Schedule | str | os.PathLike) -> float:
-    """Time of a schedule under its system's closed-form model over the schedule.
+def schedule_time_s(schedule: Schedule | str | os.PathLike, *, report: _CheckReport | None = None) -> float:
+    """Time of a verified schedule under its system's closed-form model over the schedule.
+
+    The schedule is verified first (:func:`verify`), unless ``report`` is the report
+    :func:`verify` gave for it: a time is never given for a schedule that fails the verifier.
+    On electrical networks this is the contention-unaware alpha-beta estimate, which can be
+    below :func:`lower_bound_s` (:func:`evaluate`'s ``time_s`` is the simulated time instead).
 
     Parameters
     ----------
     schedule : Schedule, str or path
-        A verified schedule, or a schedule file.
+        A schedule, or a schedule file.
+    report : VerifyReport, optional
+        The schedule's report from :func:`verify`: it is not verified again.
 
     Returns
     -------
     float
         Seconds (optical step model on rings, alpha-beta on networks).
 
+    Raises
+    ------
+    collsim.core.errors.VerificationError
+        If the schedule fails the verifier.
+    collsim.core.errors.InputError
+        If ``report`` is not a report of this schedule.
+
     Examples
     --------
-    >>> round(schedule_time_s(build("ring", "paper", "allgather", "1MiB", nodes=8)) * 1e3, 3)
+    >>> s = build("ring", "paper", "allgather", "1MiB", nodes=8)
+    >>> round(schedule_time_s(s) * 1e3, 3)
     1.722
+    >>> schedule_time_s(s.take(range(len(s) - 1)))   # the last transfer dropped
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.PostconditionError: postcondition not met: node 0 lacks chunk 1 (node 0, chunk 1)
     """
     schedule = _schedule(schedule, "schedule_time_s")
+    if _proof(schedule, report, "schedule_time_s") is None:
+        _check(schedule)
     return model_for(schedule.system).time(schedule).time_s
+
+
+def _proof(schedule: Schedule, report: Any, what: str) -> _CheckReport | None:
+    """``report`` if it is a verification report of ``schedule`` (None if not given); else refuse it."""
+    if report is None:
+        return None
+    if not isinstance(report, _CheckReport):
+        raise InputError(f"{what}'s report must be what collsim.verify returns, not {_a(report)}")
+    if not report.describes(schedule):
+        raise InputError(f"{what} was given the report of another schedule ({report.transfers} transfers in "
+                         f"{report.steps} steps; this one has {len(schedule)} in {schedule.num_steps})")
+    return report
 
 
 def lower_bound_s(system: System | str, collective: Collective) -> float:
@@ -266,126 +300,66 @@ def lower_bound_s(system: System | str, collective: Collective) -> float:
     return model_for(system).lower_bound_s(system, collective)
 
 
-@dataclass(frozen=True)
-class Result:
-    """One algorithm's evaluated, verified schedule: common fields plus its kind's part.
+def evaluate(schedule: Schedule, *, report: _CheckReport | None = None, error: str | None = None,
+             check: bool = True) -> Result:
+    """Verify a schedule, time it, bound it, and report it as one row.
 
-    ``slots`` counts physical time slots; ``block_steps`` is the time in the papers'
-    unit (one block on one channel, :func:`collsim.cost.block_steps`) and is what
-    ``paper_steps`` compares with.  The part's fields read as attributes of the row
-    (``r.feasible``, ``r.simulated_time_s``); :meth:`to_json` flattens them, gives
-    the other kind's keys as null, and keeps ``steps`` as an alias of ``slots``.
-    Times are seconds, bandwidths bytes/s.
-
-    Parameters
-    ----------
-    algorithm, collective, system : str
-        Algorithm registry name, canonical collective name and system name.
-    nodes, size_bytes : int
-        Node count and message size (meaning per collective: :mod:`collsim.core.collective`).
-    rounds, slots : int
-        Logical rounds and physical time slots.
-    block_steps : float
-        Time in the papers' unit.
-    transfers, max_hops : int
-        Number of transfers and the longest route in links.
-    time_s : float
-        Closed-form time under the system's model.
-    lower_bound_s : float
-        No schedule of the collective is faster (:func:`lower_bound_s`).
-    efficiency : float
-        ``lower_bound_s`` over the reported time (the simulated time on networks).
-    algbw_bytes_per_s, busbw_bytes_per_s : float
-        nccl-tests' algorithm and bus bandwidths at the reported time.
-    verified : bool
-        Whether the schedule passed :func:`verify`.
-    error : str or None
-        Why it did not.
-    params : dict, optional
-        The algorithm's parameters recorded in the schedule.
-    part : OpticalPart or NetworkPart or None, optional
-        The system kind's fields.
-
-    Examples
-    --------
-    >>> r = run("ring", load_system("ring", nodes=4), "allgather", 1024)
-    >>> r.verified, r.slots, type(r.part).__name__, r.max_link_load, r.wavelengths
-    (True, 3, 'NetworkPart', 1, None)
-    >>> r.to_json()["steps"], r.to_json()["wavelengths"]
-    (3, None)
-    """
-
-    algorithm: str
-    collective: str
-    system: str
-    nodes: int
-    size_bytes: int
-    rounds: int
-    slots: int
-    block_steps: float
-    transfers: int
-    max_hops: int
-    time_s: float
-    lower_bound_s: float
-    efficiency: float
-    algbw_bytes_per_s: float
-    busbw_bytes_per_s: float
-    verified: bool
-    error: str | None
-    params: dict[str, Any] = field(default_factory=dict)
-    part: OpticalPart | NetworkPart | None = None
-
-    @property
-    def steps(self) -> int:
-        """Alias of ``slots`` (physical time slots)."""
-        return self.slots
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name == "part":
-            raise AttributeError(name)
-        part = self.part
-        if part is not None and name in {f.name for f in fields(part)}:
-            return getattr(part, name)
-        if name in _PART_KEYS:
-            return None  # the other kind's field
-        raise AttributeError(name)
-
-    def to_json(self) -> dict[str, Any]:
-        """The row as a JSON-able dict (every key of both parts; the other kind's are null)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "part"}
-        out["steps"] = self.slots
-        out.update(dict.fromkeys(_PART_KEYS))
-        if self.part is not None:
-            out.update(asdict(self.part))
-        return out
-
-
-_PART_KEYS = tuple(dict.fromkeys(f.name for cls in (OpticalPart, NetworkPart) for f in fields(cls)))
-
-
-def evaluate(schedule: Schedule, *, error: str | None = None) -> Result:
-    """Time a schedule, bound it, and report it as one row.
+    The row says ``verified: true`` only when the verifier ran and passed the schedule:
+    here (the default), or before, as shown by passing its ``report``.  A schedule that
+    fails is still timed, with ``verified: false`` and the verifier's ``error``.
 
     Parameters
     ----------
     schedule : Schedule
-        A schedule (verified unless ``error`` says why not).
+        A schedule.
+    report : VerifyReport, optional
+        The schedule's report from :func:`verify`: it passed, and is not verified again.
     error : str, optional
-        The verification error, if it failed (the row then says ``verified: false``).
+        The verifier's error, when it has already failed the schedule.
+    check : bool, optional
+        Run the verifier when neither ``report`` nor ``error`` is given (default True);
+        False times the schedule unverified: ``verified`` False, ``verification`` ``"not run"``.
 
     Returns
     -------
     Result
         The row; on networks efficiency and bandwidths use the flow-simulated time.
 
+    Raises
+    ------
+    collsim.core.errors.ScheduleFormatError
+        For a malformed schedule (there is nothing to verify or time).
+    collsim.core.errors.InputError
+        If ``report`` is not a report of this schedule, or both ``report`` and ``error`` are given.
+
     Examples
     --------
-    >>> r = evaluate(build("ring", "paper", "allgather", "1MiB", nodes=8))
-    >>> r.slots, r.block_steps, r.paper_steps
-    (7, 7.0, 7)
+    >>> s = build("ring", "paper", "allgather", "1MiB", nodes=8)
+    >>> r = evaluate(s)
+    >>> r.slots, r.block_steps, r.paper_steps, r.verified, r.verification
+    (7, 7.0, 7, True, 'passed')
+    >>> broken = evaluate(s.take(range(len(s) - 1)))      # the last transfer dropped
+    >>> broken.verified, broken.verification, broken.error
+    (False, 'failed', 'postcondition not met: node 0 lacks chunk 1 (node 0, chunk 1)')
+    >>> evaluate(s, report=verify(s)).verified, evaluate(s, check=False).verification
+    (True, 'not run')
     """
     if not isinstance(schedule, Schedule):
         raise InputError(f"evaluate takes a Schedule (collsim.build or collsim.load), not {_a(schedule)}")
+    if report is not None and error is not None:
+        raise InputError("evaluate takes a report (the schedule passed) or an error (it failed), not both")
+    if _proof(schedule, report, "evaluate") is not None:
+        verification = "passed"
+    elif error is not None:
+        verification = "failed"
+    elif check:
+        try:
+            _check(schedule)
+            verification = "passed"
+        except VerificationError as exc:
+            verification, error = "failed", str(exc)
+    else:
+        verification = "not run"
     system = schedule.system
     model = model_for(system)
     try:
@@ -404,8 +378,8 @@ def evaluate(schedule: Schedule, *, error: str | None = None) -> Result:
         block_steps=block_steps(schedule), transfers=len(schedule),
         max_hops=int(schedule.hops.max()) if len(schedule) else 0, time_s=timing.time_s, lower_bound_s=lb,
         efficiency=lb / reported if reported > 0 and math.isfinite(reported) else 0.0,
-        algbw_bytes_per_s=algbw, busbw_bytes_per_s=busbw, verified=error is None, error=error,
-        params=dict(schedule.params), part=part)
+        algbw_bytes_per_s=algbw, busbw_bytes_per_s=busbw, verified=verification == "passed", error=error,
+        verification=verification, params=dict(schedule.params), part=part)
 
 
 def run(algorithm: str, system: System, collective: str, size_bytes: int, *,
@@ -438,12 +412,7 @@ def run(algorithm: str, system: System, collective: str, size_bytes: int, *,
     True
     """
     sched = build(algorithm, system, canonical_collective(collective), size_bytes, strategy=strategy, **params)
-    try:
-        _check(sched)  # evaluate() times the schedule; verify()'s report would time it twice
-        error = None
-    except VerificationError as exc:
-        error = str(exc)
-    return evaluate(sched, error=error)
+    return evaluate(sched)  # verifies it
 
 
 __all__ = ["Result", "VerifyReport", "build", "evaluate", "lower_bound_s", "realize", "run", "schedule_time_s",

@@ -67,14 +67,15 @@ AFTER = (
            "reduce-scatter and all-to-all, 1 for broadcast and reduce.", drop=5),
     Column("transfers", "trans-\nfers", lambda r: str(r.transfers),
            "Transfers in the schedule (lightpaths on optical rings, messages on networks).", wide=True),
-    Column("verified", "verified", lambda r: "yes" if r.verified else "NO",
+    Column("verified", "verified",
+           lambda r: "yes" if r.verified else "not run" if getattr(r, "verification", None) == "not run" else "NO",
            "yes: the verifier passed the schedule (data flow, reductions, channels and routes). NO: the "
            "error is printed under the table and collsim exits with status 1."),
 )
 
 # Keys a table never shows as columns (the title has them, or they are not cells).
 NOT_COLUMNS = {"collective", "system", "wavelengths", "fibers", "link_bandwidth_bytes_per_s", "link_latency_s",
-               "steps", "params", "error", "skipped", "max_feasible_hops", "time_model"}
+               "steps", "params", "error", "skipped", "max_feasible_hops", "time_model", "verification"}
 
 
 def _merged(kind: Sequence[Column]) -> list[Column]:
@@ -221,6 +222,8 @@ def skipped_rows(rows: Sequence[Any], notes: Sequence[str]) -> list[dict]:
             first = rows[0].to_json()
             row.update({k: first[k] for k in INSTANCE_KEYS if k in first})
         row.update(algorithm=name, verified=False, skipped=note)
+        if "verification" in row:
+            row["verification"] = "not run"
         out.append(row)
     return out
 

@@ -168,7 +168,7 @@ def verify_cmd(file, out: Output) -> None:
     from dataclasses import asdict
 
     from ..core.errors import CollsimError
-    from ..pipeline import schedule_time_s, verify
+    from ..pipeline import verify
     from .io import read_schedule
     from .output import error_record
     sched = None
@@ -187,7 +187,7 @@ def verify_cmd(file, out: Output) -> None:
     from ..cost import block_steps
     summary = {"file": file, "algorithm": sched.algorithm, "collective": sched.collective.kind,
                "nodes": sched.system.nodes, **asdict(report), "slots": report.slots,
-               "block_steps": block_steps(sched), "time_s": schedule_time_s(sched), "valid": True}
+               "block_steps": block_steps(sched), "time_s": report.time_s, "valid": True}
     emit_one(out, summary, f"valid: {sched.collective.kind} on {sched.system.kind} N={sched.system.nodes}, "
                            f"{report.steps} steps (time slots), {summary['block_steps']:.6g} block-steps, "
                            f"{report.transfers} transfers, "
@@ -260,7 +260,7 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
     """
     from pathlib import Path
 
-    from ..pipeline import schedule_time_s, verify
+    from ..pipeline import verify
     from ..sim import simulate
     from .columns import print_legend
     from .sizes import iter_schedules, schedule_facts, size_title
@@ -292,16 +292,16 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
                      total=3 * (1 if from_file else sizes.count())) as bar:
         for sched in scheds:  # each size's schedule is built (or the file read) as the loop asks for it
             bar.update(advance=1, description="verifying")
-            verify(sched)
+            report = verify(sched)
             bar.update(advance=1, description="simulating")
-            result = simulate(sched, mode=mode)
+            result = simulate(sched, mode=mode, report=report)
             if trace:
                 from ..interop.trace_network import write_simulation_trace
                 bar.update(description=f"writing {trace}")
                 write_simulation_trace(trace, sched, result)
             bar.update(advance=1, description="building")
             # one record per size, each with the schedule's sizes (size_bytes, total_bytes), root and shift
-            docs.append({**schedule_facts(sched), "alpha_beta_time_s": schedule_time_s(sched), **result.to_json()})
+            docs.append({**schedule_facts(sched), "alpha_beta_time_s": report.time_s, **result.to_json()})
             if out.format != "table":
                 continue
             coll = sched.collective

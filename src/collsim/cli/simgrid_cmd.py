@@ -70,13 +70,13 @@ def export_simgrid_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_
             from .sizes import iter_schedules
             schedule = next(iter(iter_schedules(target, sysm, collective, sizes, overrides={},
                                                 params=parse_params(params), strategy=strategy)))
-        verify(schedule)
+        report = verify(schedule)
         replay = write_replay(schedule, out_dir)
         doc.update({"algorithm": schedule.algorithm, "collective": schedule.collective.kind,
                     "size_bytes": int(schedule.collective.size_bytes), "transfers": len(schedule.src),
                     "replay_dir": str(replay.replay_dir), "program": str(replay.program), "script": str(replay.script),
                     "smpirun": smpirun_command(sysm.nodes),
-                    "collsim_rank_time_s": simulate(schedule, mode="rank").total_time_s})
+                    "collsim_rank_time_s": simulate(schedule, mode="rank", report=report).total_time_s})
     if out.format == "json":
         emit_json(doc)
         return

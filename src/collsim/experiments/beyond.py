@@ -106,10 +106,10 @@ def build_profile(task: tuple) -> dict[str, Any]:
     except CollsimError as exc:
         return {"algorithm": alg, "params": dict(params), "error": str(exc)}
     try:
-        verify(sched)  # raises on any violation: no unverified schedule is timed
+        report = verify(sched)  # raises on any violation: no unverified schedule is timed
     except MemoryLimitError as exc:  # too big to check here: left out, like one that cannot be built
         return {"algorithm": alg, "params": dict(params), "error": str(exc)}
-    row = evaluate(sched)
+    row = evaluate(sched, report=report)
     try:
         prof = profile(sched)
     except ValueError:  # pieces that do not scale (unequal at this size): time it per size instead

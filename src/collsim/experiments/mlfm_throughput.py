@@ -220,7 +220,7 @@ def run_point(scale: str, size_mib_per_node: float, *, mode: str = "bulk", mappi
     >>> row.nodes, round(row.mlfm_mib_per_s), round(row.pairwise_mib_per_s), round(row.ratio, 2)
     (24, 3690, 1683, 2.19)
     """
-    from ..pipeline import build, verify
+    from ..pipeline import build
     simulate = _require_tools()
     if scale not in SCALES:
         raise UnknownNameError(f"unknown scale {scale!r}; known: {', '.join(SCALES)}")
@@ -232,9 +232,7 @@ def run_point(scale: str, size_mib_per_node: float, *, mode: str = "bulk", mappi
     times, loads = {}, {}
     for alg, kw in (("mlfm", {}), ("pairwise", params)):
         sched = build(alg, net, "alltoall", block, **kw)
-        if verify_schedules:
-            verify(sched)
-        times[alg] = simulate(sched, mode=mode).total_time_s
+        times[alg] = simulate(sched, mode=mode, check=verify_schedules).total_time_s
         loads[alg] = sched.max_link_load()
     thr = {a: per_node_throughput(block, n, t) / MIB for a, t in times.items()}
     return ThroughputRow(scale, sel, n, float(size_mib_per_node), block, times["mlfm"], times["pairwise"],

@@ -228,8 +228,7 @@ def build_point(task: tuple) -> dict[str, Any]:
     alg, n, w, size, radices = task
     params = {"radices": tuple(radices)} if radices else {}
     sched = build(alg, "paper", "allgather", int(size), nodes=n, wavelengths=w, **params)
-    verify(sched)  # raises on any violation: no unverified schedule is timed
-    row = evaluate(sched)
+    row = evaluate(sched, report=verify(sched))  # verify raises on any violation: no unverified schedule is timed
     return {"algorithm": alg, "nodes": n, "wavelengths": w, "build_size_bytes": int(size),
             "radices": list(row.params.get("radices", [])) or None, "slots": int(row.slots),
             "block_steps": float(row.block_steps), "row_paper_steps": row.paper_steps,

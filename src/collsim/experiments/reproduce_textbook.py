@@ -176,8 +176,7 @@ def run_table(p: int = P, side: int = SIDE) -> list[dict]:
                         sched = build(name, system, op, M, **params)
                     except UnsupportedError:
                         continue
-                    verify(sched)
-                    sim = simulate(sched).total_time_s
+                    sim = simulate(sched, report=verify(sched)).total_time_s
                     own = spec.alpha_beta(sched.system, op, M, dict(sched.params)) if spec.alpha_beta else None
                     fi = _FORMULA_INDEX.get((topo, op, name), 0)
                     text, value = formulas[fi] if formulas else (None, None)

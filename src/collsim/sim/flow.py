@@ -6,6 +6,9 @@ Model
   along its route ``route_links[route_ptr[t]:route_ptr[t+1]]``.
 * Its *fixed latency* is ``L_t = (system.startup_s or 0) + sum of the latencies
   of its links`` (exactly the fixed part of :func:`collsim.cost.alpha_beta_time_s`).
+* The schedule is verified first (:func:`collsim.verify`'s checks), unless the
+  caller passes ``verify``'s report, or ``check=False``: the result's ``verified``
+  says whether the verifier ran and passed it.
 * From its start time ``s_t`` the flow's bytes leave at its max-min fair rate
   (:func:`~collsim.sim.maxmin.max_min_rates` over all flows sending at that
   moment, link capacity = link bandwidth).  Rates are constant between events
@@ -29,9 +32,8 @@ Model
   that chunk depend on, so they never start earlier.  Only these read-after-
   write dependencies are modelled: receive buffers are assumed separate
   (no write-after-read stalls) and a node may send and receive any number
-  of flows at once (only links limit it).  The simulator does not verify the
-  schedule (run :func:`collsim.verify` first): a chunk never delivered is
-  taken as held initially.
+  of flows at once (only links limit it).  In an unverified schedule
+  (``check=False``) a chunk never delivered is taken as held initially.
 * Mode ``"rank"``: MPI ranks without barriers (rendezvous).  A transfer of step
   ``k`` from ``a`` to ``b`` starts when every transfer of an earlier step that
   touches ``a`` or ``b`` has finished (:mod:`collsim.sim.ranks`).
@@ -60,6 +62,7 @@ from ..core.errors import InputError, UnsupportedError
 from ..core.routes import row_blocks
 from ..core.schedule import LinkRoutes, Schedule
 from ..cost.network import transfer_fixed_s
+from ..verify import VerifyReport, verify_dataflow, verify_endpoints, verify_network_resources
 from .maxmin import max_min_rates
 from .ranks import rank_dependencies
 
@@ -103,6 +106,9 @@ class SimResult:
         The network (for link names and bandwidths).
     events : int
         Number of simulation events (rate periods).
+    verified : bool
+        True only if the verifier ran on the schedule and passed it (here, or before: the
+        caller passed its report); False for ``simulate(..., check=False)``.
 
     References
     ----------
@@ -119,8 +125,8 @@ class SimResult:
     >>> r = simulate(collsim.build("pairwise", line, "alltoall", 1000))
     >>> r.step_time_s.round(9).tolist(), r.max_link_load, r.peak_link_flows   # phase 2: 2 flows share a link
     ([1e-06, 2e-06, 1e-06], 2, 2)
-    >>> r.total_time_s, r.link_bytes.tolist()
-    (4e-06, [3000, 4000, 3000, 3000, 4000, 3000])
+    >>> r.total_time_s, r.link_bytes.tolist(), r.verified
+    (4e-06, [3000, 4000, 3000, 3000, 4000, 3000], True)
     """
 
     total_time_s: float
@@ -134,6 +140,7 @@ class SimResult:
     mode: str
     system: Any = field(repr=False)
     events: int = 0
+    verified: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """Totals, per-step times and per-link utilisation (links that carried bytes).
@@ -156,7 +163,7 @@ class SimResult:
                 "transfers": len(self.transfer_start_s), "events": self.events,
                 "max_link_load": self.max_link_load, "peak_link_flows": self.peak_link_flows,
                 "total_link_bytes": int(self.link_bytes.sum()),
-                "step_time_s": [float(x) for x in self.step_time_s], "links": links}
+                "step_time_s": [float(x) for x in self.step_time_s], "links": links, "verified": self.verified}
 
 
 class _Engine:
@@ -271,8 +278,8 @@ def _dependencies(s: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return ptr, tgt, np.bincount(tgt, minlength=n)
 
 
-def simulate(schedule: Schedule, *, mode: str = "bulk") -> SimResult:
-    """Simulate a schedule with max-min fair bandwidth sharing (see the module docstring).
+def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool = True) -> SimResult:
+    """Verify a schedule, then simulate it with max-min fair bandwidth sharing (see the module docstring).
 
     Parameters
     ----------
@@ -282,18 +289,26 @@ def simulate(schedule: Schedule, *, mode: str = "bulk") -> SimResult:
     mode : {"bulk", "dataflow", "rank"}, optional
         Bulk-synchronous steps, data-driven starts, or MPI ranks without barriers (a
         transfer starts when both its ends have finished their earlier steps).
+    report : VerifyReport, optional
+        The schedule's report from :func:`collsim.verify`: it passed, and is not verified again.
+    check : bool, optional
+        Verify the schedule when no ``report`` is given (default True).  False simulates it
+        unverified: the result then says ``verified=False``.
 
     Returns
     -------
     SimResult
-        Times, per-step durations and per-link statistics.
+        Times, per-step durations and per-link statistics; ``verified`` says whether the
+        verifier passed the schedule.
 
     Raises
     ------
+    VerificationError
+        If the schedule fails the verifier (``check=True``, no report).
     UnsupportedError
         For schedules without link routes (optical rings).
     InputError
-        For an unknown mode.
+        For an unknown mode, or a report of another schedule.
 
     References
     ----------
@@ -307,9 +322,16 @@ def simulate(schedule: Schedule, *, mode: str = "bulk") -> SimResult:
     >>> import collsim
     >>> from collsim.systems.electrical import Ring
     >>> ring = Ring(nodes=4, link_latency_s=1e-6, link_bandwidth_bytes_per_s=1e9)
-    >>> r = simulate(collsim.build("ring", ring, "allgather", 1000))
-    >>> round(r.total_time_s, 12)   # 3 uncongested steps of 1 us + 1000 B / (1 GB/s)
-    6e-06
+    >>> s = collsim.build("ring", ring, "allgather", 1000)
+    >>> r = simulate(s)
+    >>> round(r.total_time_s, 12), r.verified   # 3 uncongested steps of 1 us + 1000 B / (1 GB/s)
+    (6e-06, True)
+    >>> simulate(s.take(range(len(s) - 1)))     # the last transfer dropped
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.PostconditionError: postcondition not met: node 0 lacks chunk 3 (node 0, chunk 3)
+    >>> simulate(s.take(range(len(s) - 1)), check=False).verified
+    False
     """
     if isinstance(schedule, (str, os.PathLike)):
         from ..core.serialize import load
@@ -319,6 +341,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk") -> SimResult:
     if not isinstance(schedule.routes, LinkRoutes):
         raise UnsupportedError(f"the flow simulator needs link routes; system kind "
                                f"{schedule.system.kind!r} has none (optical schedules use collsim.cost)")
+    verified = _verify(schedule, report, check)
     system = schedule.system
     lt = system.links
     ptr = np.asarray(schedule.route_ptr, np.int64)
@@ -404,4 +427,18 @@ def simulate(schedule: Schedule, *, mode: str = "bulk") -> SimResult:
     return SimResult(total_time_s=float(total), step_time_s=step_time, transfer_start_s=start,
                      transfer_finish_s=finish, link_bytes=link_bytes, link_busy_s=eng.busy,
                      max_link_load=schedule.max_link_load(), peak_link_flows=eng.peak, mode=mode,
-                     system=system, events=eng.events)
+                     system=system, events=eng.events, verified=verified)
+
+
+def _verify(schedule: Schedule, report, check: bool) -> bool:
+    """Whether the schedule passed the verifier: ``report`` is its proof, else verify it (if ``check``)."""
+    if report is not None:
+        if not isinstance(report, VerifyReport) or not report.describes(schedule):
+            raise InputError("simulate's report must be collsim.verify's report of this schedule")
+        return True
+    if not check:
+        return False
+    verify_endpoints(schedule)  # collsim.verify's checks of a network schedule (NetworkModel.check_resources)
+    verify_network_resources(schedule)
+    verify_dataflow(schedule)
+    return True

@@ -57,6 +57,35 @@ class VerifyReport:
         """Physical time slots (the same as ``steps``)."""
         return self.steps
 
+    def describes(self, schedule) -> bool:
+        """Whether this report's counts are those of ``schedule`` (a report passed as proof of verification).
+
+        A report says a schedule passed the verifier; the functions that time a schedule accept one
+        instead of verifying again (:func:`collsim.evaluate`, :func:`collsim.simulate`).  This check
+        catches a report of another schedule; it cannot tell two schedules with equal counts apart.
+
+        Parameters
+        ----------
+        schedule : Schedule
+            The schedule the report is offered for.
+
+        Returns
+        -------
+        bool
+            True when steps, rounds, transfers and the longest route agree.
+
+        Examples
+        --------
+        >>> from collsim import build, verify
+        >>> s = build("ring", "paper", "allgather", 1024, nodes=8)
+        >>> report = verify(s)
+        >>> report.describes(s), report.describes(s.take(list(range(len(s) - 1))))
+        (True, False)
+        """
+        return (self.steps == schedule.num_steps and self.rounds == schedule.num_rounds
+                and self.transfers == len(schedule)
+                and self.max_hops == (int(schedule.hops.max()) if len(schedule) else 0))
+
 
 __all__ = ["VerifyReport", "verify_dataflow", "verify_endpoints", "verify_network_resources",
            "verify_ring_resources"]
