@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import time
-
 import numpy as np
 
 from collsim.verify.resources import check_network_routes
@@ -19,11 +16,10 @@ from collsim.core.network import Network
 from collsim.core.system import system_from_description
 from collsim.experiments.mlfm_congestion import (_phase_flows, all_selections, check_selection,
                                                  congestion_table, format_table)
+from collsim.experiments.mlfm_throughput import (LINK_MIB_PER_S, SCALES, block_bytes, mlfm_testbed,
+                                                 pairwise_phase_loads, per_node_throughput, throughput_experiment)
+from collsim.systems.fat_tree import FatTree
 from collsim.systems.mlfm import MLFM, compare_with_fat_tree, fat_tree_counts, mlfm_counts
-
-HAVE_PAIRWISE = importlib.util.find_spec("collsim.algorithms.pairwise") is not None
-HAVE_SIM = importlib.util.find_spec("collsim.sim") is not None and \
-    importlib.util.find_spec("collsim.sim.flow") is not None
 
 
 # --- topology -------------------------------------------------------------------------------
@@ -133,9 +129,6 @@ def test_fat_tree_comparison_radix_36():
 
 
 def test_fat_tree_counts_match_the_fat_tree_graph():
-    if importlib.util.find_spec("collsim.systems.fat_tree") is None:
-        pytest.skip("FatTree not available")
-    from collsim.systems.fat_tree import FatTree
     for k, levels in ((4, 2), (6, 2), (4, 3), (6, 3)):
         c = fat_tree_counts(k, levels)
         ft = FatTree(nodes=c["hosts"], k=k, levels=levels)
@@ -224,11 +217,9 @@ def test_counter_example_inside_the_paper_condition():
     assert r.max_link_load == 1 and not r.pairs_exactly_once and not r.congestion_free
 
 
-def test_congestion_table_d2_to_8_exhaustive_and_fast():
-    t0 = time.perf_counter()
+def test_congestion_table_d2_to_8_exhaustive():
+    # its wall time (< 60 s, issue #5) is benchmarks/run.py's mlfm-congestion-2-8 workload
     rows = congestion_table(range(2, 9))
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 60
     for row in rows:
         d = row["d"]
         assert row["checked"] == d ** 3 == len(all_selections(d))
@@ -239,18 +230,15 @@ def test_congestion_table_d2_to_8_exhaustive_and_fast():
     assert "| 8 | 288 | 64 | 4 | 288 | 288 | 1 |" in format_table(rows)
 
 
-def test_full_check_d18_under_60s():
-    t0 = time.perf_counter()
+def test_full_check_d18():
+    # its wall time (< 60 s, issue #5) is benchmarks/run.py's mlfm-d18 workload
     r = check_selection(18, 18, 19, 18)                     # all 6156 servers, 6156 phases
-    assert time.perf_counter() - t0 < 60
     assert r.servers == 6156 and r.congestion_free and r.max_link_load == 1
     assert r.pairs_exactly_once and r.phases_are_permutations and r.unroutable == 0
 
 
 # --- pairwise and Fig. 3 --------------------------------------------------------------------------
-@pytest.mark.skipif(not HAVE_PAIRWISE, reason="pairwise algorithm not available")
 def test_naive_pairwise_mapping_is_congested():
-    from collsim.experiments.mlfm_throughput import SCALES, mlfm_testbed, pairwise_phase_loads
     for scale, sel in SCALES.items():
         loads = pairwise_phase_loads(sel)
         assert loads.max() > 1, scale
@@ -260,9 +248,7 @@ def test_naive_pairwise_mapping_is_congested():
     assert pairwise_phase_loads(SCALES["24-B"]).max() == 3
 
 
-@pytest.mark.skipif(not (HAVE_PAIRWISE and HAVE_SIM), reason="flow simulator or pairwise not available")
 def test_throughput_pattern_B_ratio_near_paper():
-    from collsim.experiments.mlfm_throughput import LINK_MIB_PER_S, throughput_experiment
     rows = throughput_experiment(sizes_mib=[64])
     by = {r.scale: r for r in rows}
     for r in rows:
@@ -272,7 +258,6 @@ def test_throughput_pattern_B_ratio_near_paper():
 
 
 def test_throughput_helpers_without_simulation():
-    from collsim.experiments.mlfm_throughput import block_bytes, mlfm_testbed, per_node_throughput
     assert block_bytes(16, 24) == 16 * 2 ** 20 // 24
     assert per_node_throughput(100, 5, 2.0) == 200.0
     net = mlfm_testbed((3, 4, 2))

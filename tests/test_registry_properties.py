@@ -1,18 +1,29 @@
-"""Every registered algorithm, for every collective it supports, verifies at random sizes."""
+"""Every registered algorithm, for every collective it supports, verifies at random sizes.
+
+Each draw is an instance the algorithm declares it supports: a system of a family in its
+``systems`` and, where it declares a constraint (``requires``), one that the constraint
+accepts.  Every draw builds and verifies a schedule; nothing returns early.
+"""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from collsim import build, verify
 from collsim.algorithms import REGISTRY
-from collsim.core.errors import UnsupportedError
-from collsim.systems import OpticalRing
+from collsim.systems import OpticalRing, load_system
 
-CASES = [(name, coll) for name, spec in sorted(REGISTRY.items()) for coll in spec.collectives]
 PRIMES = [2, 3, 5, 7, 11, 13, 17, 97, 127, 251, 293]
+
+
+def accepted(name: str, collective: str, systems: st.SearchStrategy) -> st.SearchStrategy:
+    """The systems of ``systems`` that the algorithm's declared constraint accepts for the collective."""
+    spec = REGISTRY[name]
+    if spec.requires is None:
+        return systems
+    return systems.filter(lambda system: not spec.requires(system, collective))
 
 
 def test_registry_is_not_empty_and_names_work():
@@ -22,33 +33,44 @@ def test_registry_is_not_empty_and_names_work():
         assert spec.builder.__doc__ and "Examples" in spec.builder.__doc__ and "References" in spec.builder.__doc__
 
 
+# --- optical rings ---------------------------------------------------------------------------------
+CASES = [(name, coll) for name, spec in sorted(REGISTRY.items()) for coll in spec.collectives
+         if "optical-ring" in spec.systems]
+
+
+@st.composite
+def optical_rings(draw):
+    limit = draw(st.sampled_from([None, None, 1, 3]))
+    return OpticalRing(nodes=draw(st.one_of(st.integers(2, 300), st.sampled_from(PRIMES))),
+                       wavelengths=draw(st.integers(1, 64)), fibers=draw(st.integers(1, 2)),
+                       max_tx_channels=limit, max_rx_channels=limit)
+
+
+def test_the_optical_cases_cover_every_algorithm_declaring_optical_rings():
+    assert {name for name, _ in CASES} == {n for n, s in REGISTRY.items() if "optical-ring" in s.systems}
+    assert len(CASES) >= 25
+
+
 @pytest.mark.parametrize("name,collective", CASES)
-@settings(max_examples=12)
-@given(n=st.one_of(st.integers(2, 300), st.sampled_from(PRIMES)), w=st.integers(1, 64),
-       f=st.integers(1, 2), size=st.integers(1, 1 << 22), strategy=st.sampled_from(["first-fit", "best-fit", "most-used"]),
-       limit=st.sampled_from([None, None, 1, 3]))
-def test_every_algorithm_builds_a_verified_schedule(name, collective, n, w, f, size, strategy, limit):
-    spec = REGISTRY[name]
-    if "optical-ring" not in spec.systems:
-        return
-    system = OpticalRing(nodes=n, wavelengths=w, fibers=f, max_tx_channels=limit, max_rx_channels=limit)
-    try:
-        sched = build(name, system, collective, size, strategy=strategy)
-    except UnsupportedError as exc:
-        # only a declared constraint may refuse an instance
-        assert spec.requires is not None and spec.requires(system, collective), exc
-        return
+@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data(), size=st.integers(1, 1 << 22),
+       strategy=st.sampled_from(["first-fit", "best-fit", "most-used"]))
+def test_every_algorithm_builds_a_verified_schedule(name, collective, data, size, strategy):
+    system = data.draw(accepted(name, collective, optical_rings()), label="system")
+    # an instance the declared scope and constraint accept builds: only a declared constraint may refuse one
+    sched = build(name, system, collective, size, strategy=strategy)
     report = verify(sched)
     assert report.steps >= 1 and report.transfers >= 1
-    assert (sched.wavelength < w).all() and (sched.fiber < f).all()
+    assert (sched.wavelength < system.wavelengths).all() and (sched.fiber < system.fibers).all()
 
 
+# --- electrical networks and MLFMs ----------------------------------------------------------------
+KINDS = ["ring", "line", "star", "torus", "mesh", "hypercube", "fat-tree", "mlfm"]
 NETWORK_CASES = [(name, coll) for name, spec in sorted(REGISTRY.items()) for coll in spec.collectives
                  if "network" in spec.systems or "mlfm" in spec.systems]
 
 
 def _network(kind: str, n: int):
-    from collsim.systems import load_system
     if kind in ("torus", "mesh"):
         side = max(2, int(round(n ** 0.5)))
         return load_system(kind, dims=(side, side))
@@ -61,19 +83,32 @@ def _network(kind: str, n: int):
     return load_system(kind, nodes=n)
 
 
+def declared_kinds(name: str) -> list[str]:
+    """The kinds of :data:`KINDS` in the algorithm's declared families (``spec.runs_on``)."""
+    return [kind for kind in KINDS if REGISTRY[name].runs_on(_network(kind, 8))]
+
+
+def networks(name: str) -> st.SearchStrategy:
+    """Systems of the kinds the algorithm declares it runs on (never one it does not)."""
+    return st.builds(_network, st.sampled_from(declared_kinds(name)),
+                     st.one_of(st.integers(2, 70), st.sampled_from(PRIMES[:8])))
+
+
+def test_the_network_strategy_draws_only_declared_families():
+    for name, _ in NETWORK_CASES:
+        kinds = declared_kinds(name)
+        if "network" in REGISTRY[name].systems:  # an MLFM is an electrical network too
+            assert kinds == KINDS, (name, kinds)
+        else:
+            assert kinds == ["mlfm"], (name, kinds)
+
+
 @pytest.mark.parametrize("name,collective", NETWORK_CASES)
-@settings(max_examples=10)
-@given(kind=st.sampled_from(["ring", "line", "star", "torus", "mesh", "hypercube", "fat-tree", "mlfm"]),
-       n=st.one_of(st.integers(2, 70), st.sampled_from(PRIMES[:8])), size=st.integers(1, 1 << 20))
-def test_every_network_algorithm_builds_a_verified_schedule(name, collective, kind, n, size):
-    spec = REGISTRY[name]
-    system = _network(kind, n)
-    if not spec.runs_on(system):
-        return
-    try:
-        sched = build(name, system, collective, size)
-    except UnsupportedError as exc:
-        assert spec.requires is not None and spec.requires(system, collective), exc
-        return
+@settings(max_examples=10, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data(), size=st.integers(1, 1 << 20))
+def test_every_network_algorithm_builds_a_verified_schedule(name, collective, data, size):
+    system = data.draw(accepted(name, collective, networks(name)), label="system")
+    assert REGISTRY[name].runs_on(system)
+    sched = build(name, system, collective, size)
     report = verify(sched)
     assert report.transfers >= 1 and sched.route_ptr is not None

@@ -8,7 +8,6 @@ must equal each algorithm's ``alpha_beta`` closed form exactly.
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import numpy as np
@@ -17,25 +16,16 @@ import pytest
 import collsim
 from collsim.algorithms import get_algorithm
 from collsim.core.errors import InputError, UnsupportedError
+from collsim.sim import simulate
 from collsim.systems.electrical import Line, Ring, Star
+from collsim.systems.fat_tree import FatTree
+from collsim.systems.hypercube import Hypercube
+from collsim.systems.mesh_torus import Mesh, Torus
 
 from collsim.algorithms.bruck import alltoall_blocks_per_round
 from collsim.algorithms.common import halving_rounds
 from collsim.algorithms.textbook_mesh import shift_rounds
 
-
-def _optional(module: str, name: str):
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return None
-
-
-Mesh = _optional("collsim.systems.mesh_torus", "Mesh")
-Torus = _optional("collsim.systems.mesh_torus", "Torus")
-Hypercube = _optional("collsim.systems.hypercube", "Hypercube")
-FatTree = _optional("collsim.systems.fat_tree", "FatTree")
-simulate = _optional("collsim.sim", "simulate") or _optional("collsim.sim.flow", "simulate")
 
 NEW = ("recursive-doubling", "bruck", "pairwise", "binomial", "ring-personalized", "ring-shift", "direct",
        "hypercube-personalized", "mesh", "rabenseifner")
@@ -58,14 +48,11 @@ def _generic_systems():
     for n in (2, 3, 5, 6, 7, 8, 12, 16):
         out += [(f"ring{n}", Ring(nodes=n)), (f"star{n}", Star(nodes=n))]
     out += [("line6", Line(nodes=6)), ("ring-uni5", Ring(nodes=5, bidirectional=False))]
-    if Hypercube is not None:
-        out += [(f"hcube{n}", Hypercube(nodes=n)) for n in (2, 4, 8, 16)]
-    if Mesh is not None:
-        out += [("mesh3x3", Mesh.from_dims((3, 3))), ("mesh2x4", Mesh.from_dims((2, 4))),
-                ("torus4x4", Torus.from_dims((4, 4)))]
-    if FatTree is not None:
-        out += [("fattree16", FatTree(nodes=16, k=4)), ("leafspine8", FatTree(nodes=8, k=4, levels=2)),
-                ("fattree13", FatTree(nodes=13, k=4))]
+    out += [(f"hcube{n}", Hypercube(nodes=n)) for n in (2, 4, 8, 16)]
+    out += [("mesh3x3", Mesh.from_dims((3, 3))), ("mesh2x4", Mesh.from_dims((2, 4))),
+            ("torus4x4", Torus.from_dims((4, 4)))]
+    out += [("fattree16", FatTree(nodes=16, k=4)), ("leafspine8", FatTree(nodes=8, k=4, levels=2)),
+            ("fattree13", FatTree(nodes=13, k=4))]
     return out
 
 
@@ -106,7 +93,6 @@ def test_builds_and_verifies_or_refuses_with_reason(name, coll):
             assert report.transfers >= 1, (label, params)
 
 
-@pytest.mark.skipif(Mesh is None, reason="collsim.systems.mesh_torus not available")
 @pytest.mark.parametrize("coll", get_algorithm("mesh").collectives)
 def test_mesh_builds_and_verifies_on_square_grids(coll):
     for a in (2, 3, 4, 5):
@@ -117,12 +103,10 @@ def test_mesh_builds_and_verifies_on_square_grids(coll):
                 collsim.verify(collsim.build("mesh", system, coll, 4 * p, **params))
 
 
-@pytest.mark.skipif(Mesh is None, reason="collsim.systems.mesh_torus not available")
 def test_mesh_refuses_other_topologies_with_the_reason():
     bad = [(Ring(nodes=16), "2-D mesh or torus"), (Star(nodes=9), "2-D mesh or torus"),
            (Mesh.from_dims((2, 8)), "square"), (Mesh.from_dims((2, 2, 2)), "2-D mesh or torus")]
-    if Hypercube is not None:
-        bad.append((Hypercube(nodes=16), "2-D mesh or torus"))
+    bad.append((Hypercube(nodes=16), "2-D mesh or torus"))
     for system, why in bad:
         with pytest.raises(UnsupportedError, match=why):
             collsim.build("mesh", system, "broadcast", 1024)
@@ -194,7 +178,6 @@ def test_round_counts(name, coll):
             assert s.num_steps == s.num_rounds == _expected_rounds(name, coll, n, params), (n, params)
 
 
-@pytest.mark.skipif(Mesh is None, reason="collsim.systems.mesh_torus not available")
 def test_mesh_round_counts():
     for a in (2, 3, 4, 5, 8):
         system = Mesh.from_dims((a, a))
@@ -229,9 +212,9 @@ def test_message_sizes_follow_the_chapter():
     # binomial scatter: the root sends m (N - 1) in total on any N
     s = collsim.build("binomial", Star(nodes=11), "scatter", m, root=4)
     assert int(s.size_bytes[s.src == 4].sum()) == 10 * m
-    if Mesh is not None:  # mesh all-to-all broadcast: m, then m sqrt(p)
-        s = collsim.build("mesh", Mesh.from_dims((3, 3)), "allgather", m)
-        assert [int(s.size_bytes[s.step == k].max()) for k in range(4)] == [m, m, 3 * m, 3 * m]
+    # mesh all-to-all broadcast: m, then m sqrt(p)
+    s = collsim.build("mesh", Mesh.from_dims((3, 3)), "allgather", m)
+    assert [int(s.size_bytes[s.step == k].max()) for k in range(4)] == [m, m, 3 * m, 3 * m]
 
 
 def test_halving_tree_is_the_hypercube_procedure_for_powers_of_two():
@@ -252,11 +235,6 @@ def _sim_equals_closed_form(name, system, coll, m, **params):
     return closed
 
 
-needs_sim = pytest.mark.skipif(simulate is None or Hypercube is None or Mesh is None,
-                               reason="collsim.sim or the mesh/hypercube systems are not available")
-
-
-@needs_sim
 @pytest.mark.parametrize("m", [1000, 1 << 16])
 def test_hypercube_summary_table(m):
     """The chapter's summary table, every row, on a hypercube."""
@@ -283,7 +261,6 @@ def test_hypercube_summary_table(m):
             assert closed == pytest.approx(ts + tw * m, rel=1e-12)
 
 
-@needs_sim
 @pytest.mark.parametrize("m", [1000, 1 << 16])
 def test_ring_rows(m):
     """Ring (linear array) rows: broadcast, all-to-all broadcast, scatter, personalized, shift."""
@@ -311,7 +288,6 @@ def test_ring_rows(m):
             assert simulate(s).total_time_s == pytest.approx((ts + tw * m) * lg, rel=1e-9)
 
 
-@needs_sim
 @pytest.mark.parametrize("m", [1000, 1 << 14])
 def test_mesh_rows(m):
     for a in (2, 3, 4, 5):
@@ -337,12 +313,10 @@ def test_mesh_rows(m):
                 assert closed <= (ts + tw * m) * (a + 1) * (1 + 1e-12)   # the chapter's upper bound
 
 
-@needs_sim
 def test_star_and_fat_tree_any_n_algorithms_are_congestion_free():
     """Shift-type patterns (pairwise, Bruck) and binomial trees load no link twice on a star or fat tree."""
-    systems = [Star(nodes=7, **NET), Star(nodes=12, **NET)]
-    if FatTree is not None:
-        systems += [FatTree(nodes=16, k=4, **NET), FatTree(nodes=8, k=4, levels=2, **NET)]
+    systems = [Star(nodes=7, **NET), Star(nodes=12, **NET), FatTree(nodes=16, k=4, **NET),
+               FatTree(nodes=8, k=4, levels=2, **NET)]
     for system in systems:
         p, lg = system.nodes, _log2(system.nodes)
         for m in (1000, 1 << 16):
@@ -359,7 +333,6 @@ def test_star_and_fat_tree_any_n_algorithms_are_congestion_free():
                     TS * lg + tw * m * (p - 1))
 
 
-@needs_sim
 def test_congestion_where_the_chapter_says_it_appears():
     m = 1 << 16
     # all-to-all personalized with a naive direct mapping on a ring and a mesh: each phase's
