@@ -99,10 +99,22 @@ def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency
          lambda: compare_table(rows, wide=out.wide))
     for note in skipped:
         echo(f"skipped: {note}", err=True)
+    _routing_warning(system, sys_over, collective)
     if out.explain:
         print_legend(legend_kind(rows[0]), err=out.format != "table")
     if not all(r.verified for r in rows):
         sys.exit(1)
+
+
+def _routing_warning(system, sys_over=None, collective: str | None = None) -> None:
+    """One line on standard error when the routing leaves switches or links idle (:mod:`.routing_note`)."""
+    from ..core.collective import canonical_collective
+    from ..systems import load_system
+    from .routing_note import idle_warning
+    sysm = load_system(system, **sys_over) if sys_over is not None else system
+    note = idle_warning(sysm, canonical_collective(collective) if collective else None)
+    if note:
+        echo(note, err=True)
 
 
 @click.command("schedule", cls=StrictCommand)
@@ -221,6 +233,7 @@ def topology_cmd(system, nodes, wavelengths, fibers, radix, select, system_param
     sysm = load_system(system, **overrides(nodes, wavelengths, fibers, system_params=system_params,
                                            radix=radix, select=select))
     info = {"system": sysm.name, **sysm.summary()}
+    _routing_warning(sysm)
     if out.format == "json":  # one object, nested as the system describes itself
         emit_json(info)
         return

@@ -27,7 +27,7 @@ from .wellformed import check_wellformed
 
 _DTYPES = {"step": INDEX, "round": INDEX, "src": INDEX, "dst": INDEX, "chunk_ptr": INDEX, "chunk_idx": INDEX,
            "reduce": bool, "direction": np.int8, "hops": INDEX, "fiber": np.int16, "wavelength": np.int32,
-           "band": np.int32, "route_ptr": INDEX, "route_links": INDEX}
+           "band": np.int32, "route_ptr": INDEX, "route_links": INDEX, "path_ptr": INDEX, "path_weight": np.float64}
 
 
 def write_npz(s: Schedule, fh) -> None:
@@ -53,7 +53,7 @@ def write_npz(s: Schedule, fh) -> None:
     ['band', 'chunk_idx', 'chunk_ptr', 'direction']
     """
     cols = {k: getattr(s, k) for k in ("step", "round", "src", "dst", "chunk_ptr", "chunk_idx", "reduce")}
-    cols.update({k: getattr(s.routes, k) for k in s.routes.COLUMNS})
+    cols.update({k: getattr(s.routes, k) for k in getattr(s.routes, "columns", lambda: s.routes.COLUMNS)()})
     head = np.frombuffer(json.dumps(header(s)).encode(), dtype=np.uint8)
     np.savez(fh, header=head, **cols)
 
@@ -131,7 +131,11 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
         if col not in arrays:
             raise ScheduleFormatError(f"{name}: missing column {col!r}")
         cols[col] = _column(name, col, arrays[col])
-    routes = system.Routes(**{k: cols.pop(k) for k in system.Routes.COLUMNS})
+    for col in getattr(system.Routes, "PATH_COLUMNS", ()):  # ECMP routes: optional, both or neither
+        if col in arrays:
+            cols[col] = _column(name, col, arrays[col])
+    routes = system.Routes(**{k: cols.pop(k) for k in (*system.Routes.COLUMNS,
+                                                      *getattr(system.Routes, "PATH_COLUMNS", ())) if k in cols})
     try:
         s = Schedule(system=system, collective=coll, algorithm=str(doc.get("algorithm", "file")),
                      params=doc.get("params") if isinstance(doc.get("params"), dict) else {},

@@ -281,20 +281,42 @@ class _RingReader:
 
 
 class _LinkReader:
-    """Collects the vertex paths of network transfers as link ids."""
+    """Collects the vertex paths of network transfers as link ids (ECMP: ``paths`` and ``shares``)."""
 
     def __init__(self, system) -> None:
         self.system = system
         self.hops: list[int] = []
         self.links: list[int] = []
+        self.npaths: list[int] = []
+        self.shares: list[float] = []
 
     def add(self, tr: dict, step: int, t: int, where: str) -> None:
-        self.hops.append(_network_route(tr, self.system, step, t, where, self.links))
+        if "paths" not in tr:
+            self.hops.append(_network_route(tr, self.system, step, t, where, self.links))
+            self.npaths.append(1)
+            self.shares.append(1.0)
+            return
+        paths, shares = tr["paths"], tr.get("shares")
+        if not isinstance(paths, list) or not paths:
+            raise ScheduleFormatError(f"{where}: 'paths' must be a non-empty list of vertex paths")
+        if (not isinstance(shares, list) or len(shares) != len(paths)
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in shares)):
+            raise ScheduleFormatError(f"{where}: 'shares' must be a list of {len(paths)} numbers, the share of "
+                                      f"the transfer's bytes on each path")
+        for path in paths:
+            one = {"path": path, "src": tr.get("src"), "dst": tr.get("dst")}  # each path as a transfer's 'path'
+            self.hops.append(_network_route(one, self.system, step, t, where, self.links))
+        self.npaths.append(len(paths))
+        self.shares.extend(float(x) for x in shares)
 
     def finish(self, where_of) -> LinkRoutes:
         ptr = np.zeros(len(self.hops) + 1, dtype=INDEX)
         np.cumsum(np.asarray(self.hops, dtype=INDEX), out=ptr[1:])
-        return LinkRoutes(ptr, np.asarray(self.links, dtype=INDEX))
+        if len(self.hops) == len(self.npaths):  # one path per transfer
+            return LinkRoutes(ptr, np.asarray(self.links, dtype=INDEX))
+        path_ptr = np.zeros(len(self.npaths) + 1, dtype=INDEX)
+        np.cumsum(np.asarray(self.npaths, dtype=INDEX), out=path_ptr[1:])
+        return LinkRoutes(ptr, np.asarray(self.links, dtype=INDEX), path_ptr, np.asarray(self.shares, np.float64))
 
 
 def route_reader(system):

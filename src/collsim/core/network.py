@@ -18,8 +18,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .errors import RouteError, UnsupportedError
-from .limits import check_memory
+from .ecmp import ecmp_routes, hop_tables, min_hop_links
+from .errors import InputError, RouteError, UnsupportedError
+from .limits import MemoryLimitError, check_memory
 from .routes import LinkRoutes
 from .system import System
 from .validate import number
@@ -123,6 +124,12 @@ class Network(System):
     kind: ClassVar[str] = "network"
     family: ClassVar[str] = "network"
     Routes: ClassVar[type] = LinkRoutes
+    ROUTINGS: ClassVar[tuple[str, ...]] = ()
+    """Values of the kind's ``routing`` field, default first (empty: the kind has one routing)."""
+    ROUTING_ALIASES: ClassVar[dict[str, str]] = {}
+    """Other accepted spellings of ``routing`` values (``"single-path"`` for a fat tree's D-mod-k)."""
+    route_hints: ClassVar[bool] = False
+    """Whether algorithms choose routes per transfer (``via``) on this kind."""
     link_bandwidth_bytes_per_s: float = 12.5e9
     link_latency_s: float = 1e-6
     startup_s: float | None = None
@@ -137,6 +144,13 @@ class Network(System):
             checked = number(name, value, lo=0, lo_open=positive)
             if type(value) not in (int, float):      # numpy scalars: store a plain float
                 object.__setattr__(self, name, checked)
+        if self.ROUTINGS:
+            value = getattr(self, "routing", None)
+            value = self.ROUTING_ALIASES.get(value, value) if isinstance(value, str) else value
+            if value not in self.ROUTINGS:
+                known = ", ".join(f'"{r}"' for r in (*self.ROUTINGS, *self.ROUTING_ALIASES))
+                raise InputError(f"{self.kind}: routing must be one of {known}, got {value!r}")
+            object.__setattr__(self, "routing", value)
 
     # --- to be provided by each topology -------------------------------------------
     @property
@@ -266,6 +280,100 @@ class Network(System):
         ptr = np.zeros(t + 1, np.int64)
         np.cumsum(np.bincount(rows_a, minlength=t), out=ptr[1:])
         return ptr, links_a[order]
+
+    @property
+    def ecmp(self) -> bool:
+        """Whether transfers are split over every minimum-hop path (``routing = "ecmp"``)."""
+        return getattr(self, "routing", None) == "ecmp"
+
+    @cached_property
+    def hop_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(next_hop, dist)`` over all vertex pairs (:func:`collsim.core.ecmp.hop_tables`; built once)."""
+        return hop_tables(self.links, self.vertices)
+
+    def routes(self, src: np.ndarray, dst: np.ndarray, via: np.ndarray | None = None) -> LinkRoutes:
+        """Routes of many transfers under the network's routing: ECMP multipath or single path.
+
+        Parameters
+        ----------
+        src, dst : numpy.ndarray
+            End-node endpoints.
+        via : numpy.ndarray, optional
+            Per-transfer route hints (single-path routings that take them: MLFM).
+
+        Returns
+        -------
+        LinkRoutes
+            With ``routing = "ecmp"``, every transfer split evenly, hop by hop, over its
+            minimum-hop paths (:func:`collsim.core.ecmp.ecmp_routes`); otherwise the one
+            path of :meth:`route`.
+
+        Raises
+        ------
+        UnsupportedError
+            Route hints on an ECMP network.
+
+        References
+        ----------
+        C. Hopps, "Analysis of an Equal-Cost Multi-Path Algorithm", RFC 2992, IETF, 2000.
+        """
+        if not self.ecmp:
+            return LinkRoutes(*self.route(src, dst, via))
+        if via is not None and (np.asarray(via) >= 0).any():
+            raise UnsupportedError(f"{self.kind} networks with ECMP routing take no route hints (via)")
+        return ecmp_routes(self.links, self.hop_table[1], src, dst, name=self.vertex_name, kind=self.kind)
+
+    def idle_resources(self, max_nodes: int = 1024) -> dict[str, Any] | None:
+        """Switches and links that minimum-hop paths between end nodes cross but no route uses.
+
+        Every ordered pair of end nodes is routed with the network's routing; a link on some
+        minimum-hop path between two end nodes (what ECMP would use) that none of these routes
+        crosses carries no traffic in any collective, and neither does such a switch.
+
+        Parameters
+        ----------
+        max_nodes : int, optional
+            Networks with more end nodes (or whose hop tables or routes would not fit) are
+            not checked.
+
+        Returns
+        -------
+        dict or None
+            ``switches`` and ``links`` (names of the idle ones), ``switches_on_paths`` and
+            ``links_on_paths`` (how many could carry traffic); None when not checked.
+
+        Examples
+        --------
+        >>> from collsim.systems.custom import CustomNetwork
+        >>> two = ((0, 2), (0, 3), (1, 2), (1, 3))          # two hosts, two switches between them
+        >>> CustomNetwork(nodes=2, switches=2, link=two, routing="single-path").idle_resources()["switches"]
+        ['s1']
+        >>> CustomNetwork(nodes=2, switches=2, link=two).idle_resources()["switches"]
+        []
+        """
+        n = self.nodes
+        if n < 2 or n > max_nodes or self.route_hints:
+            return None
+        try:
+            lt = self.links
+            could = min_hop_links(lt, self.hop_table[1], n)
+            s, d = np.divmod(np.arange(n * n), n)
+            keep = s != d
+            used = np.zeros(len(lt), bool)
+            used[self.routes(s[keep], d[keep]).route_links] = True
+        except MemoryLimitError:
+            return None
+        v = self.vertices
+        sw_could = np.zeros(v, bool)
+        sw_used = np.zeros(v, bool)
+        sw_could[lt.src[could]] = sw_could[lt.dst[could]] = True
+        sw_used[lt.src[used]] = sw_used[lt.dst[used]] = True
+        idle_sw = np.flatnonzero(sw_could & ~sw_used)
+        idle_sw = idle_sw[idle_sw >= n]
+        return {"switches": [self.vertex_name(int(x)) for x in idle_sw],
+                "switches_on_paths": int(np.count_nonzero(sw_could[n:])),
+                "links": [self.link_name(int(x)) for x in np.flatnonzero(could & ~used)],
+                "links_on_paths": int(np.count_nonzero(could))}
 
     def summary(self) -> dict[str, Any]:
         """Counts for ``collsim topology``: nodes, switches, links, radix, diameter."""

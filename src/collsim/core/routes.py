@@ -10,7 +10,8 @@ of system it runs on:
     every link of the arc.  ``band = 1`` is one lightpath (the papers' case); a
     wider band is ``band`` lightpaths moving one transfer in parallel.
 :class:`LinkRoutes` (electrical networks)
-    a CSR list of directed link ids per transfer.
+    a CSR list of directed link ids per path, one path per transfer or, with ECMP,
+    several paths per transfer each carrying a share of its bytes.
 
 Both offer ``hops``, ``take(rows)`` (a row subset in a new order), ``replace``
 and their JSON row fields, so the code that handles schedules never asks which
@@ -219,32 +220,107 @@ class RingRoutes:
 
 @dataclass(frozen=True, eq=False)
 class LinkRoutes:
-    """Routes of transfers on an electrical network: directed link ids in order.
+    """Routes of transfers on an electrical network: directed link ids in order, one or more paths each.
 
     Parameters
     ----------
     route_ptr, route_links : numpy.ndarray
-        CSR: transfer ``t`` crosses ``route_links[route_ptr[t]:route_ptr[t+1]]``.
+        CSR over *paths*: path ``p`` crosses ``route_links[route_ptr[p]:route_ptr[p+1]]``.
+        Without ``path_ptr`` there is one path per transfer, so path ``t`` is transfer ``t``'s route.
+    path_ptr : numpy.ndarray or None
+        Multipath routes (ECMP): transfer ``t`` is split over paths ``path_ptr[t]:path_ptr[t+1]``
+        (at least one each).  None: one path per transfer.
+    path_weight : numpy.ndarray or None
+        Share of its transfer's bytes each path carries (a fluid split; each transfer's shares
+        sum to 1).  None: every path carries its whole transfer.
+
+    Notes
+    -----
+    A multipath transfer is one transfer of the schedule (one row, one ``hops`` value: its
+    longest path); what crosses a link is the share of its bytes on each path that crosses
+    it.  Code that reads routes per transfer uses :attr:`path_owner` and :attr:`weights`
+    (``arange`` and ones for single-path routes), so one code path serves both.
 
     Examples
     --------
     >>> r = LinkRoutes(np.array([0, 1, 3]), np.array([5, 2, 7]))
     >>> r.hops.tolist(), r.take(np.array([1])).route_links.tolist()
     ([1, 2], [2, 7])
+    >>> m = LinkRoutes(np.array([0, 2, 4, 5]), np.array([1, 3, 2, 4, 9]), np.array([0, 2, 3]),
+    ...                np.array([0.5, 0.5, 1.0]))     # transfer 0 split over two paths
+    >>> len(m), m.multipath, m.hops.tolist(), m.path_owner.tolist()
+    (2, True, [2, 1], [0, 0, 1])
+    >>> m.take(np.array([1, 0])).route_links.tolist()
+    [9, 1, 3, 2, 4]
     """
 
     route_ptr: np.ndarray
     route_links: np.ndarray
+    path_ptr: np.ndarray | None = None
+    path_weight: np.ndarray | None = None
 
     COLUMNS: ClassVar[tuple[str, ...]] = ("route_ptr", "route_links")
+    PATH_COLUMNS: ClassVar[tuple[str, ...]] = ("path_ptr", "path_weight")
+
+    @property
+    def multipath(self) -> bool:
+        """Whether some transfers may be split over several paths (``path_ptr`` is set)."""
+        return self.path_ptr is not None
+
+    def columns(self) -> tuple[str, ...]:
+        """Names of the columns this instance holds (the path columns only when multipath)."""
+        return self.COLUMNS + (self.PATH_COLUMNS if self.multipath else ())
 
     def __len__(self) -> int:
+        return len(self.path_ptr) - 1 if self.multipath else len(self.route_ptr) - 1
+
+    @property
+    def paths(self) -> int:
+        """Number of paths (the transfers, for single-path routes)."""
         return len(self.route_ptr) - 1
 
     @cached_property
-    def hops(self) -> np.ndarray:
-        """Links on each route (computed once)."""
+    def path_hops(self) -> np.ndarray:
+        """Links on each path."""
         return np.diff(self.route_ptr)
+
+    @cached_property
+    def path_owner(self) -> np.ndarray:
+        """Transfer of each path."""
+        if not self.multipath:
+            return np.arange(self.paths, dtype=INDEX)
+        return np.repeat(np.arange(len(self), dtype=INDEX), np.diff(self.path_ptr))
+
+    @cached_property
+    def weights(self) -> np.ndarray:
+        """Share of its transfer's bytes on each path (ones for single-path routes)."""
+        return np.ones(self.paths) if self.path_weight is None else np.asarray(self.path_weight, np.float64)
+
+    @cached_property
+    def hops(self) -> np.ndarray:
+        """Links on each transfer's route (its longest path; computed once)."""
+        if not self.multipath:
+            return self.path_hops
+        out = np.zeros(len(self), INDEX)
+        nz = np.diff(self.path_ptr) > 0
+        if self.paths:
+            out[nz] = np.maximum.reduceat(self.path_hops, self.path_ptr[:-1][nz])
+        return out
+
+    def path_bounds(self, transfer_bounds: np.ndarray) -> np.ndarray:
+        """Path index of transfer boundaries (identity for single-path routes).
+
+        Parameters
+        ----------
+        transfer_bounds : numpy.ndarray
+            Transfer indices (``0..len``), e.g. a schedule's step bounds.
+
+        Returns
+        -------
+        numpy.ndarray
+            The first path of each of those transfers (``paths`` at the end).
+        """
+        return np.asarray(transfer_bounds) if not self.multipath else self.path_ptr[transfer_bounds]
 
     def channels(self) -> np.ndarray:
         """One flow per transfer."""
@@ -263,7 +339,11 @@ class LinkRoutes:
         LinkRoutes
             The subset.
         """
-        return LinkRoutes(*permute_csr(self.hops, self.route_links, rows))
+        if not self.multipath:
+            return LinkRoutes(*permute_csr(self.hops, self.route_links, rows))
+        pptr, pidx = permute_csr(np.diff(self.path_ptr), np.arange(self.paths, dtype=INDEX), rows)
+        ptr, links = permute_csr(self.path_hops, self.route_links, pidx)
+        return LinkRoutes(ptr, links, pptr, self.weights[pidx])
 
     def replace(self, **changes: Any) -> "LinkRoutes":
         """Copy with some columns replaced."""
@@ -271,7 +351,7 @@ class LinkRoutes:
 
     def nbytes(self) -> int:
         """Memory held by the columns."""
-        return self.route_ptr.nbytes + self.route_links.nbytes
+        return sum(getattr(self, c).nbytes for c in self.columns())
 
 
 ROUTE_COLUMNS = {c for cls in (RingRoutes, LinkRoutes) for c in (f.name for f in fields(cls))}

@@ -334,7 +334,8 @@ class Schedule:
         -------
         tuple of numpy.ndarray
             ``(keys, counts)`` with ``key = step * links + link`` for every (step, link)
-            used at least once (empty without link routes).
+            used at least once (empty without link routes).  With multipath (ECMP) routes a
+            transfer counts the share of its bytes each path carries, so counts are floats.
         """
         keys, counts = [np.zeros(0, INDEX)], [np.zeros(0, INDEX)]
         for k, c in self._link_load_blocks():
@@ -344,32 +345,42 @@ class Schedule:
 
     def _link_load_blocks(self):
         """:meth:`link_loads` block by block of steps (bounded temporaries)."""
-        links = getattr(self.routes, "route_links", None)
+        routes = self.routes
+        links = getattr(routes, "route_links", None)
         if links is None:
             return
         nlinks = len(self.system.links)
-        ent = self.routes.route_ptr[self.step_bounds]  # first link entry of every step
+        pb = routes.path_bounds(self.step_bounds)  # first path of every step
+        ent = routes.route_ptr[pb]  # first link entry of every step
+        weights = routes.weights if routes.multipath else None
         per_block = max(1, (1 << 18) // max(nlinks, 1))  # steps whose (step, link) counters fit 2 MiB
         for lo, hi in row_blocks(ent, 1 << 18):  # bounded temporaries, whatever the schedule's size
             for a in range(lo, hi, per_block):
                 b = min(hi, a + per_block)
                 seg = links[ent[a]:ent[b]]
                 local = np.repeat(np.arange(b - a, dtype=INDEX) * nlinks, np.diff(ent[a:b + 1])) + seg
+                w = None if weights is None else np.repeat(weights[pb[a]:pb[b]], routes.path_hops[pb[a]:pb[b]])
                 if (b - a) * nlinks <= 4 * max(seg.size, 1 << 16):
-                    cnt = np.bincount(local, minlength=(b - a) * nlinks)
+                    cnt = np.bincount(local, weights=w, minlength=(b - a) * nlinks)
                     k = np.flatnonzero(cnt)
                     c = cnt[k]
                 else:  # few entries over very many links: sort instead of counting
-                    local.sort()
+                    order = np.argsort(local, kind="stable")
+                    local = local[order]
                     starts = np.flatnonzero(np.concatenate(([True], local[1:] != local[:-1])))
-                    k, c = local[starts], np.diff(np.append(starts, local.size))
-                yield k + a * nlinks, c.astype(INDEX)
+                    k = local[starts]
+                    c = np.diff(np.append(starts, local.size)) if w is None else np.add.reduceat(w[order], starts)
+                yield k + a * nlinks, (c.astype(INDEX) if w is None else c)
 
     def max_link_load(self) -> int:
-        """The most flows sharing one directed link in one step (0 on rings)."""
+        """The most flows sharing one directed link in one step (0 on rings).
+
+        With multipath (ECMP) routes a transfer counts its share on each of its paths, and
+        the largest sum is rounded up: two halves of split transfers on a link count 1.
+        """
         if "max_link_load" not in self._cache:
-            self._cache["max_link_load"] = max((int(c.max()) for _, c in self._link_load_blocks() if c.size),
-                                               default=0)
+            top = max((float(c.max()) for _, c in self._link_load_blocks() if c.size), default=0.0)
+            self._cache["max_link_load"] = int(np.ceil(top - 1e-9))
         return self._cache["max_link_load"]
 
     def take(self, rows, **changes: Any) -> "Schedule":

@@ -48,8 +48,13 @@ def _ring_fields(s: Schedule, t: int, with_path: bool) -> dict[str, Any]:
 
 
 def _link_fields(s: Schedule, t: int, with_path: bool) -> dict[str, Any]:
-    links = s.route_links[s.route_ptr[t]:s.route_ptr[t + 1]]
-    return {"path": [int(s.src[t])] + s.system.links.dst[links].tolist()}
+    r = s.routes
+    p0, p1 = (int(r.path_ptr[t]), int(r.path_ptr[t + 1])) if r.multipath else (t, t + 1)
+    paths = [[int(s.src[t])] + s.system.links.dst[r.route_links[r.route_ptr[p]:r.route_ptr[p + 1]]].tolist()
+             for p in range(p0, p1)]
+    if len(paths) == 1:
+        return {"path": paths[0]}
+    return {"paths": paths, "shares": r.weights[p0:p1].tolist()}  # ECMP: the bytes split over several paths
 
 
 def _transfer_json(s: Schedule, t: int, sizes: np.ndarray, with_path: bool, fields_of) -> str:

@@ -18,8 +18,34 @@ from .bounds import traffic_bound
 from .cuts import cut_bound_s
 
 
+def path_fixed_s(schedule: Schedule) -> np.ndarray:
+    """Start-up plus route latency of every path (every transfer, for single-path routes).
+
+    Parameters
+    ----------
+    schedule : Schedule
+        A schedule on a :class:`Network`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds per path (:class:`~collsim.core.routes.LinkRoutes`: ECMP transfers have several).
+    """
+    system = schedule.system
+    routes = schedule.routes
+    latency = system.links.latency_s
+    if latency.size and (latency == latency[0]).all():  # uniform links: no per-hop gather
+        return routes.path_hops * float(latency[0]) + (system.startup_s or 0.0)
+    lat = latency[routes.route_links]
+    per = np.zeros(routes.paths)
+    nz = routes.path_hops > 0
+    if lat.size:
+        per[nz] = np.add.reduceat(lat, routes.route_ptr[:-1][nz])
+    return per + (system.startup_s or 0.0)
+
+
 def transfer_fixed_s(schedule: Schedule) -> np.ndarray:
-    """Start-up plus route latency of every transfer.
+    """Start-up plus route latency of every transfer (ECMP: its slowest path).
 
     Parameters
     ----------
@@ -45,16 +71,57 @@ def transfer_fixed_s(schedule: Schedule) -> np.ndarray:
     >>> transfer_fixed_s(s).tolist()[:2]          # 5 us start-up + 1 us for one link
     [6e-06, 6e-06]
     """
-    system = schedule.system
-    latency = system.links.latency_s
-    if latency.size and (latency == latency[0]).all():  # uniform links: no per-hop gather
-        return schedule.hops * float(latency[0]) + (system.startup_s or 0.0)
-    lat = latency[schedule.route_links]
-    per = np.zeros(len(schedule.src))
-    nz = np.diff(schedule.route_ptr) > 0
-    if lat.size:
-        per[nz] = np.add.reduceat(lat, schedule.route_ptr[:-1][nz])
-    return per + (system.startup_s or 0.0)
+    per = path_fixed_s(schedule)
+    routes = schedule.routes
+    if not routes.multipath or not len(per):
+        return per
+    return np.maximum.reduceat(per, routes.path_ptr[:-1])
+
+
+def transfer_bandwidth_bytes_per_s(schedule: Schedule) -> np.ndarray:
+    """Rate of every transfer alone on the network: its bottleneck link's bandwidth over its share.
+
+    A single-path transfer moves at its slowest link's bandwidth.  An ECMP transfer's bytes
+    are split over its paths; a link carries the summed share of the paths that cross it
+    (all of them cross the sender's own link, say), so the transfer alone moves at
+    ``min over its links of bandwidth / share``.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        A schedule on a :class:`Network`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Bytes per second per transfer (``inf`` for routes without links).
+
+    Examples
+    --------
+    >>> import collsim
+    >>> from collsim.systems.electrical import Ring
+    >>> s = collsim.build("ring", Ring(nodes=4, link_bandwidth_bytes_per_s=1e9), "allgather", 1000)
+    >>> transfer_bandwidth_bytes_per_s(s).tolist()[:2]
+    [1000000000.0, 1000000000.0]
+    """
+    bw = schedule.system.links.bandwidth_bytes_per_s
+    routes = schedule.routes
+    out = np.full(len(routes), np.inf)
+    if not routes.route_links.size:
+        return out
+    if not routes.multipath:
+        nz = routes.path_hops > 0
+        out[nz] = np.minimum.reduceat(bw[routes.route_links], routes.route_ptr[:-1][nz])
+        return out
+    nlinks = len(bw)
+    key = np.repeat(routes.path_owner, routes.path_hops) * nlinks + routes.route_links
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    share = np.add.reduceat(np.repeat(routes.weights, routes.path_hops)[order], starts)
+    owner, link = np.divmod(key[starts], nlinks)
+    np.minimum.at(out, owner, bw[link] / share)
+    return out
 
 
 def alpha_beta_time_s(schedule: Schedule) -> float:
@@ -68,7 +135,9 @@ def alpha_beta_time_s(schedule: Schedule) -> float:
     Returns
     -------
     float
-        Sum over steps of ``max(startup + route latency + bytes / bottleneck bandwidth)``.
+        Sum over steps of ``max(startup + route latency + bytes / bottleneck bandwidth)``;
+        an ECMP transfer pays its slowest path's latency and its bytes at its most
+        loaded link's share (:func:`transfer_bandwidth_bytes_per_s`).
 
     References
     ----------
@@ -85,13 +154,7 @@ def alpha_beta_time_s(schedule: Schedule) -> float:
     >>> round(alpha_beta_time_s(s), 12)   # 3 steps of (1 us + 1000 B / 1 GB/s)
     6e-06
     """
-    system = schedule.system
-    bw = system.links.bandwidth_bytes_per_s[schedule.route_links]
-    slowest = np.full(len(schedule.src), np.inf)
-    nz = np.diff(schedule.route_ptr) > 0
-    if bw.size:
-        slowest[nz] = np.minimum.reduceat(bw, schedule.route_ptr[:-1][nz])
-    per = transfer_fixed_s(schedule) + schedule.size_bytes / slowest
+    per = transfer_fixed_s(schedule) + schedule.size_bytes / transfer_bandwidth_bytes_per_s(schedule)
     busy = np.zeros(schedule.num_steps)
     np.maximum.at(busy, schedule.step, per)
     return float(busy.sum())

@@ -58,6 +58,24 @@ def _network(system: System) -> Network:
     return system
 
 
+def ecmp_refusal(system: System) -> UnsupportedError:
+    """The error for a network that splits transfers over several paths (SimGrid: one route per pair).
+
+    Parameters
+    ----------
+    system : Network
+        A network with ``routing = "ecmp"``.
+
+    Returns
+    -------
+    UnsupportedError
+        Naming ``-S routing=single-path``.
+    """
+    return UnsupportedError(f"a SimGrid platform has one route per pair of hosts, but {system.name} splits "
+                            f"transfers over equal-cost paths (routing = \"ecmp\"); export it with single-path "
+                            f"routing: -S routing=single-path (routing = \"single-path\" in a TOML file)")
+
+
 def host_name(node: int) -> str:
     """SimGrid host id of end node ``node``: collsim's own vertex name.
 
@@ -158,6 +176,9 @@ def _check_size(net: Network, max_route_entries: int) -> int:
 def all_routes(system: System) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """collsim's route of every ordered pair of distinct end nodes, source-major.
 
+    A network with ``routing = "ecmp"`` is refused when some pair has several minimum-hop
+    paths (SimGrid routes a pair one way): rebuild it with ``routing = "single-path"``.
+
     Parameters
     ----------
     system : Network
@@ -181,8 +202,10 @@ def all_routes(system: System) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     src, dst = np.divmod(np.arange(n * n, dtype=np.int64), n)
     keep = src != dst
     src, dst = src[keep], dst[keep]
-    ptr, links = net.route(src, dst)
-    return src, dst, np.asarray(ptr, np.int64), np.asarray(links, np.int64)
+    routes = net.routes(src, dst)
+    if routes.multipath:  # ECMP with equal-cost paths somewhere: SimGrid cannot split a message
+        raise ecmp_refusal(net)
+    return src, dst, np.asarray(routes.route_ptr, np.int64), np.asarray(routes.route_links, np.int64)
 
 
 def _number(value: float) -> str:

@@ -36,7 +36,7 @@ import numpy as np
 from ..core.errors import InputError, UnsupportedError
 from ..core.files import atomic_write
 from ..core.schedule import LinkRoutes, Schedule
-from .simgrid import HOST_FILE, PLATFORM_FILE, _network
+from .simgrid import HOST_FILE, PLATFORM_FILE, _network, ecmp_refusal
 
 REPLAY_DIR = "ranks"
 PROGRAM_SOURCE = "replay.c"
@@ -76,6 +76,9 @@ def _transfers(schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     if size.size and int(size.max()) > MAX_MESSAGE_BYTES:
         raise UnsupportedError(f"a transfer carries {int(size.max())} bytes, more than one MPI message of "
                                f"MPI_BYTE can ({MAX_MESSAGE_BYTES})")
+    if s.routes.multipath:
+        raise ecmp_refusal(net) if net.ecmp else UnsupportedError(
+            "the schedule splits transfers over several paths; a SimGrid platform has one route per pair of hosts")
     ptr, links = net.route(src, dst)
     if not (np.array_equal(ptr, s.route_ptr) and np.array_equal(links, s.route_links)):
         bad = np.flatnonzero((np.diff(ptr) != np.diff(s.route_ptr)))

@@ -32,7 +32,7 @@ import numpy as np
 from ..core.errors import InputError, UnsupportedError
 from ..core.routes import LinkRoutes
 from ..core.schedule import Schedule
-from ..cost.network import transfer_fixed_s
+from ..cost.network import transfer_bandwidth_bytes_per_s, transfer_fixed_s
 from .trace import MAX_TRACE_BYTES, Slices, TraceSummary, check_trace_size, estimate_bytes, first_chunk_ids, write_trace
 
 _NODE_BYTES, _HOP_BYTES, _LINK_BYTES, _STEP_BYTES = 230, 12, 130, 130  # JSON bytes per slice (upper-ish)
@@ -126,12 +126,7 @@ def write_alpha_beta_trace(path: str | Path, schedule: Schedule, *, max_bytes: i
     9
     """
     _need_links(schedule)
-    bw = schedule.system.links.bandwidth_bytes_per_s[schedule.route_links]
-    slowest = np.full(len(schedule), np.inf)
-    nz = np.diff(schedule.route_ptr) > 0
-    if bw.size:
-        slowest[nz] = np.minimum.reduceat(bw, schedule.route_ptr[:-1][nz])
-    wire = schedule.size_bytes / slowest
+    wire = schedule.size_bytes / transfer_bandwidth_bytes_per_s(schedule)  # ECMP: the most loaded link's share
     per = wire + transfer_fixed_s(schedule)
     step_s = np.zeros(schedule.num_steps)
     np.maximum.at(step_s, schedule.step, per)
@@ -150,12 +145,16 @@ def _write(path, s: Schedule, start, send_end, finish, bulk: bool, model: str, t
            max_bytes: int) -> TraceSummary:
     system = s.system
     n, t = system.nodes, len(s)
-    hops = np.diff(s.route_ptr)
+    routes = s.routes
+    hops = routes.path_hops  # per path: one per transfer, or with ECMP each of its sub-flows
     size = s.size_bytes
     carries = size > 0
-    ent_t = np.repeat(np.arange(t), hops)  # transfer of every route entry
+    ent_t = np.repeat(routes.path_owner, hops)  # transfer of every route entry
     ent_keep = carries[ent_t]
     ent_t, ent_link = ent_t[ent_keep], s.route_links[ent_keep]
+    ent_bytes = (size[ent_t] if not routes.multipath
+                 else np.rint(size[ent_t] * np.repeat(routes.weights, hops)[ent_keep]).astype(np.int64))
+    npaths = np.diff(routes.path_bounds(np.arange(t + 1)))
     nsteps = s.num_steps
     check_trace_size(estimate_bytes([(t, _NODE_BYTES + _HOP_BYTES * int(hops.mean() if t else 0)),
                                      (len(ent_t), _LINK_BYTES), (nsteps if bulk else 0, _STEP_BYTES)],
@@ -174,26 +173,28 @@ def _write(path, s: Schedule, start, send_end, finish, bulk: bool, model: str, t
 
     def node_body(rows: np.ndarray) -> list:
         ids = first_chunk_ids(s.chunk_ptr, s.chunk_idx, rows)
-        lo, hi = s.route_ptr[rows], s.route_ptr[rows + 1]
+        first_path = routes.path_bounds(rows)  # an ECMP transfer shows its first path and its path count
+        lo, hi = s.route_ptr[first_path], s.route_ptr[first_path + 1]
         first = int(lo[0]) if len(rows) else 0
         path = links.src[s.route_links[first:int(hi[-1]) if len(rows) else 0]].tolist()
         last = links.dst[s.route_links[np.maximum(hi - 1, 0)]].tolist()
         out = []
-        for r, a, b, la, st, sz, c, ci, sv, dv, red in zip(
+        more = [f',"paths":{k}' if k > 1 else "" for k in npaths[rows].tolist()]
+        for r, a, b, la, st, sz, c, ci, sv, dv, red, mp in zip(
                 rows.tolist(), (lo - first).tolist(), (hi - first).tolist(), last, step[rows].tolist(),
                 size[rows].tolist(), (s.chunk_ptr[rows + 1] - s.chunk_ptr[rows]).tolist(), ids,
-                s.src[rows].tolist(), s.dst[rows].tolist(), s.reduce[rows].tolist()):
+                s.src[rows].tolist(), s.dst[rows].tolist(), s.reduce[rows].tolist(), more):
             route = "->".join([vname[v] for v in path[a:b]] + [vname[la]]) if b > a else vname[sv]
             out.append(f'"name":"{vname[sv]}->{vname[dv]}","cat":"transfer","args":{{"transfer":{r},"step":{st},'
                        f'"size_bytes":{sz},"chunks":{c},"chunk_ids":{ci},"src":"{vname[sv]}","dst":"{vname[dv]}",'
-                       f'"route":"{route}","reduce":{"true" if red else "false"}}}')
+                       f'"route":"{route}"{mp},"reduce":{"true" if red else "false"}}}')
         return out
 
     def link_body(rows: np.ndarray) -> list:
         tr = ent_t[rows]
         return [f'"name":"{vname[a]}->{vname[b]}","cat":"link","args":{{"transfer":{x},"step":{st},"size_bytes":{sz}}}'
                 for x, a, b, st, sz in zip(tr.tolist(), s.src[tr].tolist(), s.dst[tr].tolist(), step[tr].tolist(),
-                                           size[tr].tolist())]
+                                           ent_bytes[rows].tolist())]
 
     sets = []
     if bulk and t:

@@ -1,6 +1,7 @@
 """Realise a logical schedule on an electrical network: route every transfer, one step per round.
 
-Routing is the network's own deterministic rule (:meth:`collsim.core.network.Network.route`),
+Routing is the network's own (:meth:`collsim.core.network.Network.routes`): a deterministic
+single-path rule, or with ``routing = "ecmp"`` an even split over the minimum-hop paths,
 applied to all transfers at once; a per-transfer route hint (``LogicalSchedule.via``,
 e.g. the spine an MLFM same-column transfer crosses) is passed to it as data.
 """
@@ -15,7 +16,7 @@ from ..core.errors import UnsupportedError
 from ..core.limits import check_memory
 from ..core.network import BYTES_PER_ROUTE_ENTRY
 from ..core.routes import dense_rank
-from ..core.schedule import LinkRoutes, LogicalSchedule, Schedule
+from ..core.schedule import LogicalSchedule, Schedule
 
 
 def realize_network(system, logical: LogicalSchedule, *, algorithm: str = "custom",
@@ -68,8 +69,8 @@ def realize_network(system, logical: LogicalSchedule, *, algorithm: str = "custo
         check_memory(entries * BYTES_PER_ROUTE_ENTRY, f"routing {len(logical.src)} transfers ({entries} link "
                      f"crossings) on a {system.kind} network of {system.nodes} nodes",
                      "use fewer nodes or a collective with fewer transfers")
-    ptr, links = system.route(logical.src, logical.dst, via=logical.via)
+    routes = system.routes(logical.src, logical.dst, via=logical.via)  # ECMP: several paths per transfer
     return Schedule(system=system, collective=logical.collective, algorithm=algorithm, params=dict(params or {}),
                     step=dense_rank(logical.round), round=logical.round, src=logical.src, dst=logical.dst,
                     chunk_ptr=logical.chunk_ptr, chunk_idx=logical.chunk_idx, reduce=logical.reduce,
-                    routes=LinkRoutes(ptr, links))
+                    routes=routes)

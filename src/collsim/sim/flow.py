@@ -38,8 +38,14 @@ Model
   ``k`` from ``a`` to ``b`` starts when every transfer of an earlier step that
   touches ``a`` or ``b`` has finished (:mod:`collsim.sim.ranks`).
 
+* ECMP (multipath) routes: a transfer split over several paths is one sub-flow
+  per path carrying its share of the bytes; the sub-flows share links max-min
+  fairly like any flows, and the transfer finishes when its last sub-flow does
+  (last byte sent plus that path's latency).
+
 Limits: fluid flows (no packets, headers, windows, or switch buffers), fair
-sharing that converges instantly, and deterministic single-path routes.
+sharing that converges instantly, and routes fixed in the schedule (ECMP
+shares are fixed fractions, not adaptive).
 Under fair sharing, dataflow is usually but not provably never slower than
 bulk (starting a flow early can slow a critical one).
 
@@ -61,7 +67,7 @@ import numpy as np
 from ..core.errors import InputError, UnsupportedError
 from ..core.routes import row_blocks
 from ..core.schedule import LinkRoutes, Schedule
-from ..cost.network import transfer_fixed_s
+from ..cost.network import path_fixed_s, transfer_fixed_s
 from ..verify import VerifyReport, verify_dataflow, verify_endpoints, verify_network_resources
 from .maxmin import max_min_rates
 from .ranks import rank_dependencies
@@ -329,7 +335,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
     >>> simulate(s.take(range(len(s) - 1)))     # the last transfer dropped
     Traceback (most recent call last):
     ...
-    collsim.core.errors.PostconditionError: postcondition not met: node 0 lacks chunk 3 (node 0, chunk 3)
+    collsim.core.errors.PostconditionError: postcondition not met: node 0 lacks chunk 1 (node 0, chunk 1)
     >>> simulate(s.take(range(len(s) - 1)), check=False).verified
     False
     """
@@ -344,21 +350,43 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
     verified = _verify(schedule, report, check)
     system = schedule.system
     lt = system.links
-    ptr = np.asarray(schedule.route_ptr, np.int64)
-    links = np.asarray(schedule.route_links, np.int64)
+    routes = schedule.routes
+    ptr = np.asarray(routes.route_ptr, np.int64)  # per path: a transfer, or with ECMP one of its sub-flows
+    links = np.asarray(routes.route_links, np.int64)
     n = len(schedule.src)
     size = schedule.size_bytes
     hops = schedule.hops
     fixed = transfer_fixed_s(schedule) if n else np.zeros(0)
     moving = (size > 0) & (hops > 0)
+    multipath = routes.multipath
+    owner = routes.path_owner
+    # bytes of every path: its share of its transfer (ECMP sub-flows), or the whole transfer
+    psize = size[owner] * routes.weights if multipath else size
+    pfixed = path_fixed_s(schedule) if multipath and n else fixed
+    phops = routes.path_hops
+    left = np.diff(routes.path_ptr).copy() if multipath else None  # sub-flows still sending per transfer
     link_bytes = np.zeros(len(lt), np.int64)
     for lo, hi in row_blocks(ptr):  # bounded temporaries: one block of route entries at a time
-        block = np.bincount(links[ptr[lo]:ptr[hi]], weights=np.repeat(size[lo:hi], hops[lo:hi]).astype(np.float64),
+        block = np.bincount(links[ptr[lo]:ptr[hi]], weights=np.repeat(psize[lo:hi], phops[lo:hi]).astype(np.float64),
                             minlength=len(lt))
         link_bytes += np.rint(block).astype(np.int64)
     start = np.zeros(n)
     finish = np.zeros(n)
     eng = _Engine(ptr, links, lt.bandwidth_bytes_per_s)
+
+    def paths_of(ids: np.ndarray) -> np.ndarray:
+        """The paths (sub-flows) of transfers ``ids``."""
+        return ids if not multipath else _gather(routes.path_ptr, np.arange(routes.paths), ids)[1]
+
+    def complete(done: np.ndarray) -> np.ndarray:
+        """Record paths whose last byte was sent; return the transfers whose every sub-flow is done."""
+        if not multipath:
+            finish[done] = eng.now + fixed[done]
+            return done
+        np.maximum.at(finish, owner[done], eng.now + pfixed[done])  # a transfer ends with its last sub-flow
+        t, c = np.unique(owner[done], return_counts=True)
+        left[t] -= c
+        return t[left[t] == 0]
     bounds = schedule.step_bounds
     nsteps = len(bounds) - 1
     if mode == "bulk":
@@ -368,10 +396,9 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
             t0 = eng.now
             start[ids] = t0
             finish[ids] = t0 + fixed[ids]  # zero-byte flows; the others are overwritten below
-            eng.admit(ids[moving[ids]], size)
+            eng.admit(paths_of(ids[moving[ids]]), psize)
             while eng.ids.size:
-                done = eng.step_to(np.inf)
-                finish[done] = eng.now + fixed[done]
+                complete(eng.step_to(np.inf))
             end = float(finish[ids].max()) if ids.size else t0
             step_time[k] = end - t0
             eng.now = end
@@ -406,8 +433,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
         while heap or eng.ids.size:
             done = eng.step_to(heap[0][0] if heap else np.inf)
             if done.size:
-                finish[done] = eng.now + fixed[done]
-                release(done)
+                release(complete(done))
                 continue
             now = eng.now
             batch = []
@@ -417,7 +443,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
             start[ids] = now
             still = ids[~moving[ids]]
             finish[still] = now + fixed[still]
-            eng.admit(ids[moving[ids]], size)
+            eng.admit(paths_of(ids[moving[ids]]), psize)
             release(still)
         total = float(finish.max()) if n else 0.0
         step_time = np.zeros(nsteps)

@@ -5,8 +5,10 @@ A custom network lists its links; each has its own bandwidth and latency
 and is full duplex unless ``duplex = false``.  Vertices ``0..nodes-1`` are end
 nodes and ``nodes..nodes+switches-1`` switches; a link endpoint is a vertex id
 or a name, ``"n3"`` (end node 3) or ``"s0"`` (switch 0 = vertex ``nodes``).
-Routes are shortest by hop count; among equally short next hops the lowest
-vertex id wins.  An all-pairs next-hop table is computed once (a breadth-first
+Routes are shortest by hop count.  With ``routing = "ecmp"`` (the default) every
+transfer is split evenly, hop by hop, over all its minimum-hop paths (equal-cost
+multipath); with ``routing = "single-path"`` it takes one, the lowest vertex id
+winning every tie.  An all-pairs next-hop table is computed once (a breadth-first
 search towards every vertex, vectorised over blocks of targets), which suits
 graphs of up to a few thousand vertices.
 
@@ -65,6 +67,10 @@ class CustomNetwork(Network):
         the defaults of links that declare none.
     switches : int
         Number of switch vertices.
+    routing : {"ecmp", "single-path"}
+        ``"ecmp"`` (default): every transfer is split evenly, hop by hop, over all its
+        minimum-hop paths (:func:`collsim.core.ecmp.ecmp_routes`).  ``"single-path"``: one
+        minimum-hop path, the lowest vertex id winning every tie.
     link : tuple of tuple
         Declared links ``(a, b, bandwidth_bytes_per_s, latency_s, duplex)``.  On
         input an entry may also be a mapping with keys ``a, b, bandwidth,
@@ -85,8 +91,10 @@ class CustomNetwork(Network):
     """
 
     kind: ClassVar[str] = "custom"
+    ROUTINGS: ClassVar[tuple[str, ...]] = ("ecmp", "single-path")
     switches: int = 0
     link: tuple[LinkSpec, ...] = ()
+    routing: str = "ecmp"
 
     def __post_init__(self) -> None:
         for name, parse in (("link_bandwidth_bytes_per_s", parse_bandwidth), ("link_latency_s", parse_time),
@@ -280,28 +288,7 @@ class CustomNetwork(Network):
     @cached_property
     def _tables(self) -> tuple[np.ndarray, np.ndarray]:
         """``(next_hop, dist)`` matrices indexed ``[vertex, target]`` (-1: none / unreachable)."""
-        lt, nv = self.links, self.vertices
-        u, v = lt.src, lt.dst
-        nh = np.full((nv, nv), -1, dtype=np.int32)
-        dist = np.full((nv, nv), -1, dtype=np.int32)
-        block = max(1, min(nv, (1 << 22) // max(1, len(u))))
-        for t0 in range(0, nv, block):
-            w = min(block, nv - t0)
-            d = np.full((nv, w), -1, dtype=np.int32)
-            d[t0 + np.arange(w), np.arange(w)] = 0
-            level = 0
-            while True:  # breadth-first search towards the targets t0..t0+w-1, all at once
-                li, ti = np.nonzero((d[v] == level) & (d[u] < 0))
-                if li.size == 0:
-                    break
-                d[u[li], ti] = level + 1
-                level += 1
-            li, ti = np.nonzero((d[u] >= 1) & (d[v] == d[u] - 1))
-            best = np.full((nv, w), nv, dtype=np.int64)
-            np.minimum.at(best, (u[li], ti), v[li])  # lowest next vertex on a shortest path
-            nh[:, t0:t0 + w] = np.where(best == nv, -1, best)
-            dist[:, t0:t0 + w] = d
-        return nh, dist
+        return self.hop_table
 
     def next_hop(self, cur, src, dst):
         """Lowest-id neighbour on a shortest path to ``dst``."""

@@ -20,6 +20,12 @@ only to the lowest common ancestor level and chooses uplinks by destination
 (D-mod-k): an edge/leaf switch takes uplink ``dst mod m``, an aggregation switch
 takes uplink ``(dst // m) mod m``; the way down is unique.  With every host
 present, a shift permutation ``i -> i+c mod N`` loads no link with two flows.
+``routing = "ecmp"`` splits every transfer evenly over all its up/down paths instead
+(:meth:`collsim.core.network.Network.routes`).
+
+References: E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift
+permutations on real life fat trees", CCIT report 776, Technion, 2010; C. Gómez et al.,
+"Deterministic versus adaptive routing in fat-trees", IPDPS 2007.
 
 >>> FatTree(nodes=16, k=4).switches
 20
@@ -89,6 +95,10 @@ class FatTree(Network):
         Ports per switch, even >= 2; None picks the smallest k whose tree holds ``nodes``.
     levels : int
         2 (leaf–spine) or 3 (pods, Al-Fares).
+    routing : {"d-mod-k", "ecmp"}
+        ``"d-mod-k"`` (default; ``"single-path"`` is accepted for it): one up/down path,
+        uplinks chosen by destination.  ``"ecmp"``: every transfer split evenly over its
+        up/down paths at every switch on the way up (:meth:`Network.routes`).
 
     Notes
     -----
@@ -104,8 +114,11 @@ class FatTree(Network):
     """
 
     kind: ClassVar[str] = "fat-tree"
+    ROUTINGS: ClassVar[tuple[str, ...]] = ("d-mod-k", "ecmp")
+    ROUTING_ALIASES: ClassVar[dict[str, str]] = {"single-path": "d-mod-k"}
     k: int | None = None
     levels: int = 3
+    routing: str = "d-mod-k"
 
     def __post_init__(self) -> None:
         super().__post_init__()

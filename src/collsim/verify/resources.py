@@ -253,7 +253,7 @@ def verify_transceivers(s: Schedule) -> None:
 
 
 def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray, links: np.ndarray,
-                         step: np.ndarray) -> None:
+                         step: np.ndarray, owner: np.ndarray | None = None) -> None:
     """Check that each route is a contiguous walk of existing links from src to dst.
 
     Parameters
@@ -261,9 +261,11 @@ def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarr
     system : Network
         The network whose link table the routes index.
     src, dst, step : numpy.ndarray
-        Per-transfer endpoints and steps.
+        Per-route endpoints and steps.
     ptr, links : numpy.ndarray
         CSR routes.
+    owner : numpy.ndarray, optional
+        Transfer of each route (multipath routes: several per transfer); errors name it.
 
     Returns
     -------
@@ -285,6 +287,10 @@ def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarr
     collsim.core.errors.RouteError: bad route: route does not run from 0 to 1 (step 0, transfer 0)
     """
     lt = system.links
+
+    def _tr(t: int) -> int:
+        return int(owner[t]) if owner is not None else t
+
     if len(ptr) != len(src) + 1 or ptr[-1] != len(links):
         raise RouteError(f"route table covers {len(ptr) - 1} transfers and {len(links)} links, "
                          f"but the schedule has {len(src)} transfers")
@@ -295,12 +301,12 @@ def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarr
         if wrong.any():
             k = int(ptr[lo]) + int(np.flatnonzero(wrong)[0])
             t = int(np.searchsorted(ptr, k, side="right") - 1)
-            raise RouteError(f"link id {int(links[k])} does not exist", Where(step=int(step[t]), transfer=t))
+            raise RouteError(f"link id {int(links[k])} does not exist", Where(step=int(step[t]), transfer=_tr(t)))
     lengths = np.diff(ptr)
     if (lengths < 1).any():
         t = int(np.flatnonzero(lengths < 1)[0])
         raise RouteError(f"route does not run from {int(src[t])} to {int(dst[t])}",
-                         Where(step=int(step[t]), transfer=t))
+                         Where(step=int(step[t]), transfer=_tr(t)))
     for lo, hi in blocks:
         seg = links[ptr[lo]:ptr[hi]]
         joins = lt.dst[seg[:-1]] != lt.src[seg[1:]]
@@ -309,13 +315,13 @@ def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarr
             k = int(ptr[lo]) + int(np.flatnonzero(joins)[0])
             t = int(np.searchsorted(ptr, k, side="right") - 1)
             raise RouteError(f"route breaks after link {system.link_name(int(links[k]))}",
-                             Where(step=int(step[t]), transfer=t, link=system.link_name(int(links[k + 1]))))
+                             Where(step=int(step[t]), transfer=_tr(t), link=system.link_name(int(links[k + 1]))))
     for lo, hi in blocks:
         bad = (lt.src[links[ptr[lo:hi]]] != src[lo:hi]) | (lt.dst[links[ptr[lo + 1:hi + 1] - 1]] != dst[lo:hi])
         if bad.any():
             t = lo + int(np.flatnonzero(bad)[0])
             raise RouteError(f"route does not run from {int(src[t])} to {int(dst[t])}",
-                             Where(step=int(step[t]), transfer=t))
+                             Where(step=int(step[t]), transfer=_tr(t)))
 
 
 def verify_ring_resources(s: Schedule) -> None:
@@ -366,5 +372,15 @@ def verify_network_resources(s: Schedule) -> None:
     --------
     >>> import collsim
     >>> verify_network_resources(collsim.build("ring", "torus", "allgather", "1KiB", nodes=16))
+
+    With multipath (ECMP) routes every path of a transfer is checked, and errors name the
+    transfer; the shares of its paths (positive, summing to 1) are checked as the schedule's
+    well-formedness.
     """
-    check_network_routes(s.system, s.src, s.dst, s.route_ptr, s.route_links, s.step)
+    r = s.routes
+    if not r.multipath:
+        check_network_routes(s.system, s.src, s.dst, s.route_ptr, s.route_links, s.step)
+        return
+    check_wellformed(s)
+    own = r.path_owner
+    check_network_routes(s.system, s.src[own], s.dst[own], r.route_ptr, r.route_links, s.step[own], owner=own)
