@@ -40,6 +40,8 @@ def test_sizes_follow_the_unit_rule(run_cli, size, expected):
     ("9223372036854775808", "maximum size of 2^63 - 1"),
     ("12b", "12 bits is not a whole number of bytes"),
     ("4mb", "case-sensitive"),
+    ("4kib", "did you mean 4KiB (4096 bytes) or 4Kib"),  # issue 21: was read as 4 kibibits (512 B)
+    ("4KIB", "did you mean 4KiB"),
     ("1.5", "whole number of bytes"),
 ])
 def test_bad_sizes_are_one_line_and_exit_2(run_cli, size, needle):

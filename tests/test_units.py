@@ -20,7 +20,7 @@ from collsim.experiments.compare import compare, placement_params
 # -- parsing: SI decimal, IEC binary, B bytes, b bits, bare numbers bytes -------------------------
 
 SIZES = [
-    ("32KB", 32_000), ("32kB", 32_000), ("32K", 32_000), ("32KiB", 32_768), ("32kiB", 32_768),
+    ("32KB", 32_000), ("32kB", 32_000), ("32K", 32_000), ("32KiB", 32_768),
     ("4MB", 4_000_000), ("4MiB", 4 << 20), ("4Mb", 500_000), ("4Mib", (4 << 20) // 8), ("4 Mbit", 500_000),
     ("1GB", 10**9), ("1GiB", 2**30), ("1TB", 10**12), ("1TiB", 2**40), ("1EiB", 2**60),
     ("1048576", 1 << 20), ("1048576B", 1 << 20), ("4M", 4_000_000), ("4Mi", 4 << 20), ("16b", 2),
@@ -53,6 +53,30 @@ def test_parse_size_refuses(text, needle):
     with pytest.raises(InputError, match="invalid size") as info:
         parse_size(text)
     assert needle in str(info.value) and len(str(info.value)) < 400
+
+
+@pytest.mark.parametrize("text,near", [
+    ("4kib", "4KiB (4096 bytes) or 4Kib (bits: 512 bytes)"), ("4KIB", "4KiB (4096 bytes) or 4Kib"),
+    ("4kIB", "4KiB (4096 bytes)"), ("4ki", "4Ki (4096 bytes)"), ("32kiB", "32KiB (32768 bytes)"), ("4mib", "4MiB (4194304 bytes) or 4Mib"),
+    ("4MIB", "4MiB (4194304 bytes)"), ("1gib", "1GiB (1073741824 bytes) or 1Gib"), ("4GIB", "4GiB"),
+    ("2TIB", "2TiB"), ("4mb", "4MB (4000000 bytes) or 4Mb (bits: 500000 bytes)"), ("4gB", "4GB (4000000000 bytes) or 4Gb"),
+    ("4BYTES", "4bytes (4 bytes)"),
+])
+def test_miscased_units_are_refused_with_the_valid_spellings(text, near):
+    """Issue 21: ``4kib`` was read as 4 kibibits (512 B); a unit valid only in another case is refused, with the
+    spellings it could mean, by the one parser that reads every size and bandwidth."""
+    with pytest.raises(InputError, match="invalid size") as info:
+        parse_size(text)
+    assert "did you mean" in str(info.value) and near in str(info.value)
+
+
+@pytest.mark.parametrize("text,near", [("100gb/s", "100GB/s or 100Gb/s (bits: 12.5GB/s)"),
+                                       ("1kib/s", "1KiB/s or 1Kib/s"), ("100GBPS", "100GBps or 100Gbps"),
+                                       ("1GIB/s", "1GiB/s")])
+def test_miscased_rates_are_refused_with_the_valid_spellings(text, near):
+    with pytest.raises(InputError, match="invalid bandwidth") as info:
+        parse_bandwidth(text)
+    assert "did you mean" in str(info.value) and near in str(info.value)
 
 
 RATES = [

@@ -11,8 +11,10 @@ Sizes and bandwidths follow the same rule (docs/units.md):
 * a bare number, or a prefix without ``B``/``b``, counts bytes (sizes) or
   bytes per second (bandwidths).
 
-Prefixes are case-sensitive except ``k``/``K`` (``m`` would be milli, so
-``4mb`` is refused rather than guessed).  Numbers are read exactly, never
+Prefixes and units are case-sensitive except ``k``/``K`` (``m`` would be milli,
+so ``4mb`` is refused rather than guessed; ``kib`` is not ``Ki``): a unit that is
+valid in another case (``4kib``, ``4KIB``, ``4mib``, ``100gb/s``) is refused with
+the valid spellings it could mean (``4KiB`` or ``4Kib``).  Numbers are read exactly, never
 through a float: ``9007199254740993`` stays that integer, ``1.5KiB`` is 1536
 bytes.  A size must be a whole number of bytes from 1 to :data:`MAX_SIZE_BYTES`
 (2^63 - 1, the largest signed 64-bit integer: numpy holds every byte count as
@@ -37,9 +39,9 @@ MAX_SIZE_BYTES = 2**63 - 1
 SI_PREFIXES = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
 """Decimal prefixes (``K`` is accepted for ``k``)."""
 IEC_PREFIXES = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-"""Binary prefixes (``ki`` is accepted for ``Ki``)."""
+"""Binary prefixes (exactly so: ``ki``, ``KI``, ``mi`` are refused)."""
 
-_PREFIX = {"": 1, **SI_PREFIXES, **IEC_PREFIXES, "ki": 2**10}
+_PREFIX = {"": 1, **SI_PREFIXES, **IEC_PREFIXES}
 _BASE = {"": 1, "B": 1, "byte": 1, "bytes": 1, "b": 8, "bit": 8, "bits": 8}  # divisor: bits per counted unit
 _NUMBER = r"(?P<sign>[+-]?)(?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?(?:[eE](?P<exp>[+-]?[0-9]+))?"
 _UNIT = r"(?P<prefix>[kKMGTPE]i?)?(?P<base>bytes?|bits?|B|b)?"
@@ -87,14 +89,53 @@ def _exact(m: re.Match, text: object, what: str, hint: str, too_large: str, max_
 
 
 def _case_hint(text: str) -> str:
-    """A hint for prefixes written in the wrong case (``4mb``, ``1gib``)."""
+    """A hint for prefixes written in the wrong case (``4mb``, ``1gib``, ``4kib``)."""
     unit = re.sub(r"^[\s0-9.eE+-]*", "", text)
-    powers = {"m": (6, 20), "g": (9, 30), "t": (12, 40), "p": (15, 50)}
-    if unit[:1] in powers:
-        dec, binary = powers[unit[:1]]
-        up = unit[:1].upper()
-        return f"prefixes are case-sensitive ({up} = 10^{dec}, {up}i = 2^{binary}); "
+    powers = {"k": (3, 10), "m": (6, 20), "g": (9, 30), "t": (12, 40), "p": (15, 50)}
+    first = unit[:1].lower()
+    if first in powers:
+        dec, binary = powers[first]
+        si = "k" if first == "k" else first.upper()
+        return f"prefixes are case-sensitive ({si} = 10^{dec}, {first.upper()}i = 2^{binary}); "
     return ""
+
+
+_SIZE_UNITS = frozenset(p + b for p in _PREFIX for b in _BASE)
+_RATE_UNITS = frozenset(u + per for u in _SIZE_UNITS for per in ("", "/s", "ps"))
+_LEADING_NUMBER = re.compile(_NUMBER)
+
+
+def _miscased(raw: str, what: str, shown: object, rate: bool) -> None:
+    """Refuse a unit that is valid only in another case (``4kib``, ``4KIB``, ``100gb/s``), naming the
+    valid spellings it could mean with their values: one rule, in one place, for every size and rate."""
+    number = _LEADING_NUMBER.match(raw)
+    digits, unit = raw[:number.end()], re.sub(r"\s+", "", raw[number.end():])
+    units = _RATE_UNITS if rate else _SIZE_UNITS
+    if not digits or not unit or unit in units:
+        return
+    near = sorted((u for u in units if u.lower() == unit.lower()), key=lambda u: (_in_bits(u), u))
+    if not near:
+        return
+    shown_near = []
+    for u in near:
+        try:
+            value = format_bandwidth(parse_bandwidth(digits + u)) if rate else f"{parse_size(digits + u)} bytes"
+        except InputError:
+            shown_near.append(digits + u)
+            continue
+        if _in_bits(u):
+            shown_near.append(f"{digits}{u} (bits: {value})")
+        else:
+            shown_near.append(f"{digits}{u}" + ("" if rate else f" ({value})"))
+    prefix = re.match(r"[kKmMgGtTpPeE][iI]?", unit)
+    prefix = prefix.group() if prefix else ""
+    right = any(u.startswith(prefix) and (prefix.endswith("i") or u[len(prefix):][:1] != "i") for u in near)
+    hint = "units are case-sensitive (B bytes, b bits); " if right else _case_hint(raw)
+    raise InputError(f"invalid {what} {shown!r}: {hint}did you mean {' or '.join(shown_near)}?")
+
+
+def _in_bits(unit: str) -> bool:
+    return unit.removesuffix("/s").removesuffix("ps").endswith(("b", "bit", "bits"))
 
 
 class _Shown(str):
@@ -144,6 +185,7 @@ def parse_size(text: str | int) -> int:
     else:
         raw = str(text).strip()
         text = _Shown(text)
+        _miscased(raw, "size", text, rate=False)
         m = _SIZE_RE.fullmatch(raw)
         if not m:
             raise InputError(f"invalid size {text!r}: {_case_hint(raw)}{_SIZE_HELP}")
@@ -192,6 +234,7 @@ def parse_bandwidth(text: str | float) -> float:
     else:
         raw = str(text).strip()
         text = _Shown(text)
+        _miscased(raw, "bandwidth", text, rate=True)
         m = _RATE_RE.fullmatch(raw)
         if not m:
             raise InputError(f"invalid bandwidth {text!r}: {_case_hint(raw)}{_RATE_HELP}")
