@@ -59,6 +59,17 @@ def test_bandwidths_follow_the_same_rule(run_cli, bandwidth, expected):
     assert rows[0]["link_bandwidth_bytes_per_s"] == expected
 
 
+def test_a_kinds_toml_reads_bandwidths_and_times_as_the_cli_does(run_cli, tmp_path):
+    """Issue 21: ``link_bandwidth_bytes_per_s = "100Gb/s"`` in a ring's TOML was refused."""
+    (tmp_path / "ring.toml").write_text('[system]\nkind = "ring"\nnodes = 8\n'
+                                        'link_bandwidth_bytes_per_s = "100Gb/s"\nlink_latency_s = "500ns"\n')
+    toml = _rows(run_cli, "compare", "--system", "ring.toml", "-a", "ring", "-s", "1KiB")[0]
+    cli = _rows(run_cli, "compare", *RING8, "-a", "ring", "-s", "1KiB", "--link-bandwidth", "100Gb/s",
+                "--link-latency", "500ns")[0]
+    assert toml["link_bandwidth_bytes_per_s"] == 12.5e9 and toml["link_latency_s"] == 5e-7
+    assert toml["time_s"] == cli["time_s"]
+
+
 # -- what --size means, and nccl-tests' total --------------------------------------------------------
 
 @pytest.mark.parametrize("command", [("compare",), ("simulate", "ring"), ("schedule", "ring")])

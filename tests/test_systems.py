@@ -68,3 +68,46 @@ def test_overrides_and_network_kinds():
     assert ring.kind == "ring" and ring.name == "ring" and ring.link_latency_s == 2e-6
     with pytest.raises(InputError, match="no parameter wavelengths"):
         load_system("star", wavelengths=4)
+
+
+# -- issue 21: one unit rule for every size, bandwidth and time field of every system TOML ---------------
+
+_UNIT_TEXT = {"_bytes_per_s": ("100Gb/s", 12.5e9), "_bits_per_s": ("40Gb/s", 40e9), "_bytes": ("1KiB", 1024),
+              "_s": ("500ns", 5e-7)}
+_LINKS = '[[system.link]]\na = 0\nb = "s0"\n[[system.link]]\na = 1\nb = "s0"\n'
+
+
+def _unit_fields(kind: str) -> list[tuple[str, str, float]]:
+    from collsim.core.system import system_kind
+    from collsim.systems import kind_parameters
+    out = []
+    for name in kind_parameters(system_kind(kind)):
+        for suffix, (text, value) in _UNIT_TEXT.items():
+            if name.endswith(suffix):
+                out.append((name, text, value))
+                break
+    return out
+
+
+@pytest.mark.parametrize("kind", ["custom", "fat-tree", "hypercube", "line", "mesh", "mlfm", "optical-ring",
+                                  "optical-torus", "ring", "star", "torus"])
+def test_every_unit_field_of_a_kinds_toml_reads_units(tmp_path, kind):
+    """``link_bandwidth_bytes_per_s = "100Gb/s"`` in a built-in kind's TOML was refused ("must be a positive
+    number") while the CLI, sweeps and custom networks took it: every such field goes through the CLI's parser."""
+    fields = _unit_fields(kind)
+    assert fields, kind
+    lines = "".join(f'{name} = "{text}"\n' for name, text, _ in fields)
+    path = tmp_path / "sys.toml"
+    custom = "nodes = 2\nswitches = 1\n" if kind == "custom" else ""
+    path.write_text(f'[system]\nkind = "{kind}"\n{custom}{lines}' + (_LINKS if kind == "custom" else ""))
+    sysm = load_system(str(path))
+    for name, _, value in fields:
+        assert getattr(sysm, name) == pytest.approx(value), name
+
+
+def test_presets_and_overrides_read_units():
+    assert load_system("paper", wavelength_rate_bits_per_s="40Gb/s", mrr_reconfig_s="25us",
+                       flit_bytes="32B", packet_bytes="128B") == load_system("paper")
+    assert load_system(load_system("ring"), link_bandwidth_bytes_per_s="100Gb/s").link_bandwidth_bytes_per_s == 12.5e9
+    with pytest.raises(InputError, match="link_bandwidth_bytes_per_s: invalid bandwidth '100gb/s'.*did you mean"):
+        load_system("ring", link_bandwidth_bytes_per_s="100gb/s")

@@ -192,7 +192,7 @@ def load_system(spec: str | os.PathLike | System, **overrides: Any) -> System:
         bad = set(overrides) - {f.name for f in dataclasses.fields(type(spec))}
         if bad:
             raise InputError(_no_parameter(type(spec), sorted(bad)))
-        desc.update(overrides)
+        desc.update(read_units(overrides))
         return _from_description(desc)
     if not isinstance(spec, (str, os.PathLike)):
         shown = "None" if spec is None else f"a {type(spec).__name__}"
@@ -266,9 +266,56 @@ def _from_description(desc: dict[str, Any]) -> System:
         raise
 
 
+def read_units(options: dict[str, Any]) -> dict[str, Any]:
+    """Read the text values of a system's size, bandwidth and time fields by collsim's one unit rule.
+
+    A field's name says its unit: ``*_bytes_per_s`` is a bandwidth (``"100Gb/s"``),
+    ``*_bits_per_s`` a bit rate (``"40Gb/s"`` is 4*10^10), ``*_bytes`` a size (``"32B"``,
+    ``"1KiB"``) and ``*_s`` a duration (``"500ns"``), read by :mod:`collsim.core.units` as
+    the command line reads them (docs/units.md).  Numbers and other fields are unchanged.
+
+    Parameters
+    ----------
+    options : dict
+        Field name -> value (a TOML ``[system]`` table, overrides, a preset).
+
+    Returns
+    -------
+    dict
+        A copy with those text values as numbers.
+
+    Raises
+    ------
+    InputError
+        A value the unit rule refuses, named by its field.
+
+    Examples
+    --------
+    >>> read_units({"link_bandwidth_bytes_per_s": "100Gb/s", "link_latency_s": "500ns", "nodes": 8})
+    {'link_bandwidth_bytes_per_s': 12500000000.0, 'link_latency_s': 5e-07, 'nodes': 8}
+    >>> read_units({"wavelength_rate_bits_per_s": "40Gb/s", "flit_bytes": "32B"})
+    {'wavelength_rate_bits_per_s': 40000000000.0, 'flit_bytes': 32}
+    """
+    from ..core.units import parse_bandwidth, parse_size, parse_time
+    readers = (("_bytes_per_s", parse_bandwidth), ("_bits_per_s", lambda v: 8 * parse_bandwidth(v)),
+               ("_bytes", parse_size), ("_s", parse_time))
+    out = dict(options)
+    for key, value in options.items():
+        if not isinstance(value, str):
+            continue
+        for suffix, read in readers:
+            if key.endswith(suffix):
+                try:
+                    out[key] = read(value)
+                except InputError as exc:
+                    raise InputError(f"{key}: {exc}") from None
+                break
+    return out
+
+
 def _from_options(cls, options: dict[str, Any]) -> System:
     """Build a kind from keyword options (its ``from_options`` when it has one), refusing unknown keys."""
-    options = dict(options)
+    options = read_units(options)
     known = set(kind_parameters(cls))
     bad = sorted(set(options) - known)
     if bad:
