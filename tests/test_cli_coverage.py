@@ -270,7 +270,7 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         Case(["compare", "--json", "--format", "csv"], 2, _bad("contradicts --format csv")),
         # a terminal without UTF-8: ASCII names, laid out before the table is (docs/output.md)
         Case(["compare", "--system", "ring", "-n", "8", "-s", "1KiB", "-a", "ne", "--explain"], charset="ascii",
-             check=lambda out, err: (_has("alpha-beta", " us ", "alpha-beta time (time_s)")(out, err),
+             check=lambda out, err: (_has("alpha-beta", " us ", "alpha-beta time (alpha_beta_time_s)")(out, err),
                                      out.isascii() or _fail(out))),
         Case(["compare", "--system", "ring", "--link-latency", "-1\u00b5s"], 2, _bad("invalid time"), charset="ascii"),
         # a terminal (rich takes FORCE_COLOR for one) 80 or 40 columns wide: columns dropped, then stacked parts

@@ -227,7 +227,7 @@ def test_non_utf8_terminals_get_ascii_names(tmp_path):
     env = {"LC_ALL": "C", "LANG": "C", "PYTHONIOENCODING": "ascii"}
     for args, names in ((("compare", "-n", "16", "-w", "4", "-a", "ring,osm", "--explain"), ("lambda used",)),
                         (("compare", "--system", "ring", "-n", "8", "-s", "1KiB", "--explain"),
-                         ("alpha-beta", " us", "alpha-beta time (time_s)")),
+                         ("alpha-beta", " us", "alpha-beta time (alpha_beta_time_s)")),
                         (("simulate", "ne", "--system", "ring", "-n", "8", "-s", "1KiB"), ("us,",))):
         proc = run_pipe(*args, env=env, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr

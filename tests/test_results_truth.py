@@ -93,3 +93,59 @@ def test_cli_simulate_and_verify_refuse_a_broken_schedule(tmp_path):
     out = subprocess.run([sys.executable, "-m", "collsim", "simulate", str(good), "--json"], capture_output=True,
                          text=True)
     assert out.returncode == 0 and json.loads(out.stdout)["verified"] is True, out
+
+
+# ------------------------------------------------------------------ 2. the answer is never below the bound
+
+def _sampled_rows(seed: int, count: int):
+    """``count`` rows of random (system, algorithm, collective, size), link parameters varied on networks."""
+    import random
+
+    from collsim.core.collective import SPECS
+    from collsim.experiments.compare import applicable, run_one
+    from collsim.systems import kind_names, load_system
+    rng = random.Random(seed)
+    kinds = [k for k in kind_names() if k != "custom"] + ["paper"]
+    rows = []
+    while len(rows) < count:
+        kind = rng.choice(kinds)
+        optical = kind in ("paper", "optical-ring", "optical-torus")
+        extra = {} if optical else {"link_latency_s": rng.choice([0.0, 1e-7, 1e-6, 1e-5]),
+                                    "startup_s": rng.choice([None, 0.0, 2e-6]),
+                                    "link_bandwidth_bytes_per_s": rng.choice([1e9, 1.25e10])}
+        try:
+            system = load_system(kind, nodes=rng.choice([2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17]), **extra)
+            coll = rng.choice(sorted(SPECS))
+            names = [a for a, why in applicable(system, coll) if why is None]
+            if not names:
+                continue
+            rows.append(run_one(rng.choice(names), system, coll, rng.choice([1, 7, 128, 777, 4096, 65536, 1 << 20])))
+        except E.CollsimError:  # a combination that does not apply (node count, collective, ...)
+            continue
+    return rows
+
+
+def test_reported_time_is_never_below_the_lower_bound():
+    rows = _sampled_rows(21, 250)
+    below = [(r.system, r.nodes, r.algorithm, r.collective, r.size_bytes, r.time_s, r.lower_bound_s)
+             for r in rows if r.time_s < r.lower_bound_s * (1 - 1e-9)]
+    assert not below, f"{len(below)} of {len(rows)} rows report a time below the bound: {below[:5]}"
+    networks = [r for r in rows if r.alpha_beta_time_s is not None]
+    assert networks and all(r.time_s == r.simulated_time_s for r in networks)
+    assert any(r.alpha_beta_time_s < r.lower_bound_s for r in networks)  # the estimate can be: it stays beside
+    assert all(r.efficiency == pytest.approx(r.lower_bound_s / r.time_s) for r in rows)
+
+
+def test_line_bruck_reports_the_simulated_time_and_daggers_the_estimate():
+    args = [sys.executable, "-m", "collsim", "compare", "--system", "line", "-n", "17", "-a", "bruck", "-c",
+            "allgather", "-s", "777"]
+    row = json.loads(subprocess.run(args + ["--json"], capture_output=True, text=True, check=True).stdout)[0]
+    assert row["alpha_beta_time_s"] == pytest.approx(5.99456e-6)
+    assert row["time_s"] == row["simulated_time_s"] == pytest.approx(7.434576e-5)
+    assert row["time_s"] >= row["lower_bound_s"] == pytest.approx(16e-6)
+    csv = subprocess.run(args + ["--format", "csv"], capture_output=True, text=True, check=True).stdout
+    header, values = csv.splitlines()[:2]
+    cells = dict(zip(header.split(","), values.split(",")))
+    assert float(cells["time_s"]) >= float(cells["lower_bound_s"]) > float(cells["alpha_beta_time_s"])
+    table = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    assert "5.995 µs\u2020" in table and "74.35 µs" in table and "the answer (time_s) is the simulated" in table

@@ -323,7 +323,9 @@ def evaluate(schedule: Schedule, *, report: _CheckReport | None = None, error: s
     Returns
     -------
     Result
-        The row; on networks efficiency and bandwidths use the flow-simulated time.
+        The row.  ``time_s`` is its answer, never below ``lower_bound_s``: the optical step
+        model on optical systems, the flow-simulated time on networks (whose contention-unaware
+        alpha-beta estimate is ``alpha_beta_time_s``); efficiency and bandwidths use it.
 
     Raises
     ------
@@ -369,14 +371,15 @@ def evaluate(schedule: Schedule, *, report: _CheckReport | None = None, error: s
     coll = schedule.collective
     timing = model.time(schedule, spec)
     part = model.row_part(schedule, spec, dict(schedule.params))
-    reported = getattr(part, "simulated_time_s", None) or timing.time_s
+    sim_s = getattr(part, "simulated_time_s", None)  # networks: contention-aware, never below the bound
+    reported = timing.time_s if sim_s is None else sim_s  # the row's answer, time_s
     lb = model.lower_bound_s(system, coll)
     algbw, busbw = bus_bandwidth(coll, reported)
     return Result(
         algorithm=schedule.algorithm, collective=coll.kind, system=system.name, nodes=system.nodes,
         size_bytes=coll.size_bytes, rounds=schedule.num_rounds, slots=schedule.num_steps,
         block_steps=block_steps(schedule), transfers=len(schedule),
-        max_hops=int(schedule.hops.max()) if len(schedule) else 0, time_s=timing.time_s, lower_bound_s=lb,
+        max_hops=int(schedule.hops.max()) if len(schedule) else 0, time_s=reported, lower_bound_s=lb,
         efficiency=lb / reported if reported > 0 and math.isfinite(reported) else 0.0,
         algbw_bytes_per_s=algbw, busbw_bytes_per_s=busbw, verified=verification == "passed", error=error,
         verification=verification, params=dict(schedule.params), part=part)

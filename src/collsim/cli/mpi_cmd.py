@@ -57,7 +57,8 @@ def predictions(sched, measured_s: float, simulate: bool) -> dict:
     Returns
     -------
     dict
-        ``predicted_time_s`` (closed form, :func:`collsim.pipeline.evaluate`'s ``time_s``), and with
+        ``predicted_time_s`` (closed form: :func:`collsim.pipeline.evaluate`'s ``alpha_beta_time_s`` on
+        networks, its ``time_s`` on optical systems), and with
         ``simulate``: ``simulated_time_s`` (None on optical systems), ``predicted_error_pct``,
         ``simulated_error_pct`` (positive: the model is slower than the measurement).
     """
@@ -66,8 +67,9 @@ def predictions(sched, measured_s: float, simulate: bool) -> dict:
         return {"predicted_time_s": schedule_time_s(sched)}
     row = evaluate(sched)
     sim = getattr(row.part, "simulated_time_s", None)
-    return {"predicted_time_s": row.time_s, "simulated_time_s": sim,
-            "predicted_error_pct": _pct(row.time_s, measured_s), "simulated_error_pct": _pct(sim, measured_s)}
+    closed = row.time_s if row.alpha_beta_time_s is None else row.alpha_beta_time_s  # networks: the estimate
+    return {"predicted_time_s": closed, "simulated_time_s": sim,
+            "predicted_error_pct": _pct(closed, measured_s), "simulated_error_pct": _pct(sim, measured_s)}
 
 
 @click.command("mpi", cls=StrictCommand)

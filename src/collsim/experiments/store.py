@@ -38,7 +38,7 @@ __all__ = ["FILTERS", "MODEL_VERSION", "SCHEMA_VERSION", "Store", "canonical_jso
 # bound, the simulator, an algorithm's schedule, a system's defaults, the row's keys): the keys
 # of every point change with it, so a sweep re-runs its points and records() never mixes rows of
 # two models (docs/sweeps.md).  SCHEMA_VERSION is the table layout's.
-MODEL_VERSION = "collsim-model-1"
+MODEL_VERSION = "collsim-model-2"  # 2: a network row's time_s is the simulated time; verification (issue 21)
 SCHEMA_VERSION = 1
 
 FILTERS = ("system", "collective", "algorithm", "nodes", "size_bytes", "status")

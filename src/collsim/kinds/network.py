@@ -30,12 +30,16 @@ class NetworkPart:
         The network's link parameters.
     max_link_load : int
         The most flows sharing one directed link in one step.
+    alpha_beta_time_s : float
+        The contention-unaware alpha-beta estimate (:meth:`NetworkModel.time`): it can be
+        below the lower bound, so it is never the row's answer.
     simulated_time_s : float
-        The flow simulator's time (bulk-synchronous steps, max-min fair sharing).
+        The flow simulator's time (bulk-synchronous steps, max-min fair sharing): the row's
+        ``time_s``, kept under this name too.
     per_node_throughput_bytes_per_s : float or None
         All-to-all only: bytes each node sends to the others per simulated second.
     time_model : str
-        Which closed form ``time_s`` is.
+        Which closed form ``alpha_beta_time_s`` is.
 
     Examples
     --------
@@ -49,6 +53,7 @@ class NetworkPart:
     link_bandwidth_bytes_per_s: float
     link_latency_s: float
     max_link_load: int
+    alpha_beta_time_s: float
     simulated_time_s: float
     per_node_throughput_bytes_per_s: float | None
     time_model: str
@@ -102,7 +107,7 @@ def _throughput(row) -> str:
 
 def _alpha_beta(row) -> str:
     """The alpha-beta time, with a dagger where it is below the lower bound (contention ignored)."""
-    text = format_time(row.time_s)
+    text = format_time(row.alpha_beta_time_s)
     return text + "\u2020" if below_bound(row) else text
 
 
@@ -117,8 +122,9 @@ def below_bound(row) -> bool:
     Returns
     -------
     bool
-        True when ``time_s < lower_bound_s`` (by more than rounding): the closed form ignores
-        that flows share links, so it promises a time no schedule can reach.
+        True when ``alpha_beta_time_s < lower_bound_s`` (by more than rounding): the closed form
+        ignores that flows share links, so it promises a time no schedule can reach.  The row's
+        answer, ``time_s`` (the simulated time), is never below the bound.
 
     Examples
     --------
@@ -128,7 +134,8 @@ def below_bound(row) -> bool:
     True
     """
     lb = getattr(row, "lower_bound_s", None)
-    return lb is not None and row.time_s is not None and row.time_s < lb * (1 - 1e-9)
+    estimate = getattr(row, "alpha_beta_time_s", None)
+    return lb is not None and estimate is not None and estimate < lb * (1 - 1e-9)
 
 
 _COLUMNS = (  # block_steps replaces the common column of that key: on a network it goes first when narrow
@@ -140,15 +147,16 @@ _COLUMNS = (  # block_steps replaces the common column of that key: on a network
            drop=2),
     Column("max_link_load", "link\nload", lambda r: str(r.max_link_load),
            "The most flows sharing one directed link in one slot; 1 means no link is ever shared.", drop=4),
-    Column("time_s", "\u03b1\u2013\u03b2\ntime", _alpha_beta,
-           "The alpha-beta (Hockney) closed form: the algorithm's own formula where it registers one, "
-           "else the schedule's (per slot, the slowest transfer's start-up, route latency and bytes over "
-           "bandwidth). It ignores contention, so it can be below simulated (docs/cost-models.md) and "
-           "even below the lower bound, which counts every link and cut: such a time is marked \u2020 and "
-           "is not attainable.", drop=3),
-    Column("simulated_time_s", "simulated", lambda r: format_time(r.simulated_time_s),
-           "The flow simulator's contention-aware time: bulk-synchronous slots, max-min fair sharing of "
-           "links (docs/flow-simulator.md). Efficiency and bandwidths use this time."),
+    Column("alpha_beta_time_s", "\u03b1\u2013\u03b2\ntime", _alpha_beta,
+           "An estimate, not the answer: the alpha-beta (Hockney) closed form, the algorithm's own formula "
+           "where it registers one, else the schedule's (per slot, the slowest transfer's start-up, route "
+           "latency and bytes over bandwidth). It ignores contention, so it can be below simulated "
+           "(docs/cost-models.md) and even below the lower bound, which counts every link and cut: such a "
+           "time is marked \u2020 and is not attainable.", drop=3),
+    Column("time_s", "simulated", lambda r: format_time(r.time_s),
+           "The answer (JSON time_s, also simulated_time_s): the flow simulator's contention-aware time, "
+           "bulk-synchronous slots with max-min fair sharing of links (docs/flow-simulator.md); never below "
+           "the lower bound. Efficiency and bandwidths use this time."),
     Column("time_model", "\u03b1\u2013\u03b2\nmodel",
            lambda r: r.time_model.replace("alpha-beta (", "").rstrip(")"),
            "Which alpha-beta formula the alpha-beta time is: 'closed form' (the algorithm's registered "
@@ -218,16 +226,17 @@ class NetworkModel:
         return {"steps": schedule.num_steps, "reconfigurations": 0}
 
     def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> NetworkPart:
-        """Link parameters, link load and the flow-simulated time of a verified schedule."""
+        """Link parameters, link load, the alpha-beta estimate and the flow-simulated time (the row's answer)."""
         system = schedule.system
         coll = schedule.collective
         sim_s = float(simulate(schedule, check=False).total_time_s)  # evaluate() records the verification
+        timing = self.time(schedule, spec)
         throughput = ((system.nodes - 1) * coll.size_bytes / sim_s
                       if coll.kind == "alltoall" and sim_s else None)  # seed 001 §3
         return NetworkPart(
             link_bandwidth_bytes_per_s=system.link_bandwidth_bytes_per_s, link_latency_s=system.link_latency_s,
-            max_link_load=schedule.max_link_load(), simulated_time_s=sim_s,
-            per_node_throughput_bytes_per_s=throughput, time_model=self.time(schedule, spec).model)
+            max_link_load=schedule.max_link_load(), alpha_beta_time_s=timing.time_s, simulated_time_s=sim_s,
+            per_node_throughput_bytes_per_s=throughput, time_model=timing.model)
 
 
 register_model(Network, NetworkModel())

@@ -37,13 +37,15 @@ class Result:
     transfers, max_hops : int
         Number of transfers and the longest route in links.
     time_s : float
-        Closed-form time under the system's model.
+        The answer, never below ``lower_bound_s``: the optical step model on optical systems,
+        the flow-simulated time on networks (``simulated_time_s``; the contention-unaware
+        alpha-beta estimate is ``alpha_beta_time_s``).
     lower_bound_s : float
         No schedule of the collective is faster (:func:`collsim.pipeline.lower_bound_s`).
     efficiency : float
-        ``lower_bound_s`` over the reported time (the simulated time on networks).
+        ``lower_bound_s / time_s``.
     algbw_bytes_per_s, busbw_bytes_per_s : float
-        nccl-tests' algorithm and bus bandwidths at the reported time.
+        nccl-tests' algorithm and bus bandwidths at ``time_s``.
     verified : bool
         True only if the verifier ran on the schedule and passed it.
     error : str or None
