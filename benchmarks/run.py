@@ -337,6 +337,44 @@ def mlfm_d18() -> dict:
             "congestion_free": r.congestion_free}
 
 
+@workload("optree-search-4096", "OpTree's tree search alone, N=4096, w=64, 4 MiB: < 3 s, 352 steps (issue #3)")
+def optree_search_4096() -> dict:
+    from collsim.algorithms.optree_search import search_tree
+    from collsim.systems import OpticalRing
+    n = _n(4096, 64)
+    t0 = time.perf_counter()
+    best, _ = search_tree(OpticalRing(nodes=n, wavelengths=64), 4 << 20)
+    return {"nodes": n, "steps": best.steps, "search_s": time.perf_counter() - t0}
+
+
+@workload("duplicates-1m", "first_duplicate over 1M transfers with out-of-order payloads: < 10 s (a Python loop takes minutes)")
+def duplicates_1m() -> dict:
+    import numpy as np
+    from collsim.core.wellformed import first_duplicate
+    n = _n(1_000_000, 10_000)
+    rng = np.random.default_rng(0)
+    ptr = np.concatenate([[0], np.cumsum(rng.integers(2, 8, n))])
+    idx = rng.permutation(int(ptr[-1]))
+    t0 = time.perf_counter()
+    clean = first_duplicate(ptr, idx)
+    at = 7 * n // 10
+    idx[ptr[at] + 1] = idx[ptr[at]]
+    found = first_duplicate(ptr, idx)
+    return {"transfers": n, "both_scans_s": time.perf_counter() - t0, "clean": clean is None,
+            "found": found == (at, int(idx[ptr[at]]))}
+
+
+@workload("cli-coverage", "tests/test_cli_coverage.py's in-process run of every CLI case under coverage: < 30 s (issue #10)")
+def cli_coverage() -> dict:
+    import tempfile
+    script = Path(__file__).resolve().parents[1] / "tests" / "test_cli_coverage.py"
+    with tempfile.TemporaryDirectory() as cwd:
+        proc = subprocess.run([sys.executable, str(script), "--json"] + (["--smoke"] if SMOKE else []), cwd=cwd,
+                              capture_output=True, text=True, check=True)
+    rep = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"cases": rep["cases"], "failed": len(rep["failures"]), "run_s": rep["seconds"]}
+
+
 @workload("reproduce-all", "collsim reproduce all --jobs 2 < 10 min; a second run into the same folder < 1 min (issue #12)")
 def reproduce_all_papers() -> dict:
     """Both runs of ``collsim reproduce all --jobs 2`` (whole process), into one folder; ``--quick`` when smoke."""

@@ -25,7 +25,8 @@ The measurement runs in a fresh interpreter (this file run as a script) so that
   ``config_file=False``: no project settings change the numbers).
 
 ``python tests/test_cli_coverage.py`` prints the per-module numbers and the lines
-missed; ``--json`` prints them as JSON (what the test reads).
+missed; ``--json`` prints them as JSON (what the test reads).  The run's wall time
+(< 30 s) is benchmarks/run.py's cli-coverage workload, not a test: it depends on the machine.
 """
 
 from __future__ import annotations
@@ -518,8 +519,9 @@ def run_case(case: Case) -> tuple[int | None, str, str, BaseException | None]:
     return code, stdout, stderr, raised
 
 
-def measure(tmp: Path) -> dict:
-    """Run every case under coverage; per-module line coverage, missed lines and failed cases."""
+def measure(tmp: Path, limit: int | None = None) -> dict:
+    """Run every case under coverage (the first ``limit`` only, if given: a smoke run of the
+    cli-coverage benchmark); per-module line coverage, missed lines, failed cases, wall time."""
     import coverage
     cov = coverage.Coverage(source=["collsim.cli"], data_file=None, config_file=False, branch=False)
     t0 = time.perf_counter()
@@ -529,6 +531,8 @@ def measure(tmp: Path) -> dict:
     n = 0
     try:
         for case in cases(tmp):
+            if limit is not None and n >= limit:
+                break
             if not isinstance(case, Case):
                 case()
                 continue
@@ -600,10 +604,6 @@ def test_line_coverage_of_each_cli_module(report):
         for name, m in low.items())
 
 
-def test_the_run_is_quick(report):
-    assert report["seconds"] < 30
-
-
 def _print_report(rep: dict) -> None:
     for name, m in rep["modules"].items():
         print(f"{name:14s} {m['percent']:6.2f}%  {m['statements'] - m['missed']}/{m['statements']} lines"
@@ -616,7 +616,7 @@ def _print_report(rep: dict) -> None:
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp_dir:
-        result = measure(Path(tmp_dir))
+        result = measure(Path(tmp_dir), limit=5 if "--smoke" in sys.argv[1:] else None)
     if "--json" in sys.argv[1:]:
         print(json.dumps(result))
     else:

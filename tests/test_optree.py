@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 
 import numpy as np
 import pytest
@@ -237,10 +236,10 @@ def test_formula_input_errors():
     assert ot.lemma3_k(7) == 1 and ot.lemma3_k(2) == 1
 
 
-def test_large_search_is_fast():
-    t = time.perf_counter()
+def test_large_search():
+    # its wall time (< 3 s, issue #3) is benchmarks/run.py's optree-search-4096 workload
     best, _ = search_tree(OpticalRing(nodes=4096, wavelengths=64), SIZE)
-    assert time.perf_counter() - t < 3.0 and best.steps == 352
+    assert best.steps == 352
 
 
 def test_optree_cost_does_not_grow_with_unused_wavelengths():

@@ -115,12 +115,84 @@ def test_piped_output_has_no_progress_or_control_codes(tmp_path):
 
 
 def test_a_terminal_gets_a_progress_bar_with_an_eta(tmp_path):
+    # with no delay the bar is drawn before the work starts, however loaded the machine is
     code, text = run_tty("compare", "-n", "64", "-a", "ring,osm", columns=100, cwd=tmp_path,
                          env={"COLLSIM_PROGRESS_DELAY": "0"})
     assert code == 0 and "building and verifying" in text and "elapsed, ETA" in text, text[:500]
     assert any(line.startswith("ring ") for line in screen(text))  # the table follows the erased bar
-    code, text = run_tty("compare", "-n", "8", "-a", "ring", columns=100, cwd=tmp_path)  # quick work: no bar
-    assert code == 0 and "ETA" not in text
+    # work that ends before the delay draws no bar (a delay no run reaches, so the machine's load cannot matter)
+    code, text = run_tty("compare", "-n", "8", "-a", "ring", columns=100, cwd=tmp_path,
+                         env={"COLLSIM_PROGRESS_DELAY": "600"})
+    assert code == 0 and "ETA" not in text and any(line.startswith("ring ") for line in screen(text))
+
+
+class FakeClock:
+    """A time source that moves only when told to."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _terminal():
+    from rich.console import Console
+    return Console(file=io.StringIO(), force_terminal=True, width=100, color_system=None, highlight=False)
+
+
+def test_the_eta_is_computed_from_the_injected_clock(monkeypatch):
+    from collsim.cli.progress import ProgressBar
+    monkeypatch.delenv("COLLSIM_PROGRESS_DELAY", raising=False)
+    clock = FakeClock()
+    with ProgressBar("x", total=10, clock=clock, console=_terminal(), delay=600) as bar:
+        assert bar.clock() == "0:00:00 elapsed, ETA -:--:--"      # nothing done yet: no pace
+        clock.now += 12
+        bar.update(2)                                            # 2 of 10 in 12 s
+        clock.now += 12
+        bar.update(4)                                            # the pace since the first unit: 2 per 12 s
+        assert bar.clock() == "0:00:24 elapsed, ETA 0:00:36"
+        clock.now += 3600                                        # an hour with no unit done: the pace drops
+        assert bar.clock() == "1:00:24 elapsed, ETA 3:00:36"     # (3624 - 12) s / 2 units x 6 left
+        bar.update(10)
+        assert bar.clock().endswith("ETA 0:00:00")
+    # library hooks pass at most 20 updates a second on, and always the last one
+    clock = FakeClock()
+    with ProgressBar("y", clock=clock, console=_terminal(), delay=600) as bar:
+        bar.callback(1, 100)
+        clock.now += 0.01
+        bar.callback(2, 100)                                     # 10 ms later: dropped
+        assert bar.completed == 1
+        clock.now += 0.05
+        bar.callback(3, 100)
+        bar.callback(100, 100)                                   # the last one is never dropped
+        assert bar.completed == 100 and bar.total == 100
+
+
+def test_the_bar_renders_on_a_terminal_and_only_after_its_delay(monkeypatch):
+    from collsim.cli.progress import ProgressBar
+    monkeypatch.delenv("COLLSIM_PROGRESS_DELAY", raising=False)
+    clock = FakeClock()
+    term = _terminal()
+    with ProgressBar("building and verifying", total=4, clock=clock, console=term, delay=0) as bar:
+        clock.now += 30
+        bar.begin("ring")
+        bar.begin("osm")                                         # ring done, osm started
+        bar._progress.refresh()                                  # draw now (rich's own refresh is timed)
+    out = CONTROL.sub("", term.file.getvalue())
+    assert "building and verifying osm" in out and "1/4" in out, out
+    assert "0:00:30 elapsed, ETA" in out, out
+    # the delay not reached: no bar at all, on a terminal
+    term = _terminal()
+    with ProgressBar("reading", total=4, clock=FakeClock(), console=term, delay=600) as bar:
+        bar.update(4)
+    assert term.file.getvalue() == ""
+    # not a terminal: no bar even with no delay
+    from rich.console import Console
+    plain = Console(file=io.StringIO(), force_terminal=False)
+    with ProgressBar("reading", total=4, console=plain, delay=0) as bar:
+        bar.update(2)
+    assert plain.file.getvalue() == ""
 
 
 def test_csv_and_tsv_hold_the_json_values_raw(tmp_path):

@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 
 def progress_enabled() -> bool:
@@ -56,7 +56,14 @@ class ProgressBar:
     total : int or None, optional
         Units of work (None: unknown until :meth:`update` says).
     delay : float, optional
-        Seconds of work before the bar appears (default 2).
+        Seconds of work before the bar appears (default 2); with 0 the bar is drawn at once, before
+        the work starts.
+    clock : callable, optional
+        The time source, seconds as a float (default :func:`time.monotonic`): the elapsed time
+        and the ETA are read from it (a test passes a fake clock).
+    console : rich.console.Console, optional
+        Where the bar is drawn (default: a console on stderr, and only when stderr is a terminal);
+        given, the bar is drawn on it when it is a terminal.
 
     Examples
     --------
@@ -67,7 +74,8 @@ class ProgressBar:
     3
     """
 
-    def __init__(self, description: str, total: int | None = None, *, delay: float = 2.0) -> None:
+    def __init__(self, description: str, total: int | None = None, *, delay: float = 2.0,
+                 clock: Callable[[], float] = time.monotonic, console: Any = None) -> None:
         self.description = self._base = description
         self.total = total
         self._begun = 0
@@ -79,12 +87,18 @@ class ProgressBar:
         self._timer: threading.Timer | None = None
         self._done = False
         self._last = 0.0
-        self._t0 = time.monotonic()
+        self._now = clock
+        self._console = console
+        self._t0 = clock()
         self._first: tuple[float, int] | None = None  # when the first unit was done, and how many
 
     def __enter__(self) -> ProgressBar:
-        self._t0 = time.monotonic()
-        if progress_enabled():
+        self._t0 = self._now()
+        if not (progress_enabled() if self._console is None else self._console.is_terminal):
+            return self
+        if self._delay == 0:  # drawn before the work starts, whatever the machine's load
+            self._start()
+        else:
             self._timer = threading.Timer(self._delay, self._start)
             self._timer.daemon = True
             self._timer.start()
@@ -105,7 +119,7 @@ class ProgressBar:
         ...     bar.clock()
         '0:00:00 elapsed, ETA 0:00:00'
         """
-        now = time.monotonic()
+        now = self._now()
         done, total = self.completed, self.total
         left = None
         if total and done and done <= total:  # the pace since the first unit was done, else since the start
@@ -127,7 +141,7 @@ class ProgressBar:
             if self._done:
                 return
             progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Clock(),
-                                console=Console(stderr=True, highlight=False), transient=True)
+                                console=self._console or Console(stderr=True, highlight=False), transient=True)
             self._task = progress.add_task(self.description, total=self.total, completed=self.completed)
             progress.start()
             self._progress = progress
@@ -156,7 +170,7 @@ class ProgressBar:
                 self.completed = completed
             self.completed += advance
             if self._first is None and self.completed > 0:
-                self._first = (time.monotonic(), self.completed)
+                self._first = (self._now(), self.completed)
             if total is not None:
                 self.total = total
             if description is not None:
@@ -198,7 +212,7 @@ class ProgressBar:
         -------
         None
         """
-        now = time.monotonic()
+        now = self._now()
         if now - self._last < 0.05 and done != total:
             return
         self._last = now
