@@ -1,0 +1,50 @@
+"""Runs the kernel used to kill (issue 21): they finish within bounded memory or are refused up front.
+
+Each case runs the installed ``collsim`` under an address-space limit (``RLIMIT_AS``), so
+a run that would grow with a value that does not matter fails here with a memory error
+instead of slowly taking the machine.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import resource
+import subprocess
+import types
+
+import numpy as np
+
+from conftest import collsim_exe
+
+GiB = 1024**3
+
+
+def run_capped(args, cap_bytes: int, cwd, env=None) -> subprocess.CompletedProcess:
+    """``collsim *args`` with its address space capped at ``cap_bytes``."""
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (cap_bytes, cap_bytes))
+    return subprocess.run([collsim_exe(), *args], cwd=cwd, capture_output=True, text=True, preexec_fn=cap,
+                          env={**os.environ, "COLUMNS": "200", **(env or {})}, timeout=300)
+
+
+def test_striped_bands_of_a_billion_wavelengths_cost_what_one_does(tmp_path):
+    """``compare -n 16 -w 1000000000`` grew to 9 GiB in ``wavelengths_used`` (an array per wavelength)."""
+    proc = run_capped(["compare", "-n", "16", "-w", "1000000000", "-a", "striped-ring,striped-stages",
+                       "--format", "csv"], 2 * GiB, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    assert [(r["algorithm"], r["wavelengths_used"]) for r in rows] == [
+        ("striped-ring", "1000000000"), ("striped-stages", "1000000000")]
+    # the union of the bands, against a brute-force cover
+    from collsim.core.schedule import Schedule
+    rng = np.random.default_rng(21)
+    for _ in range(200):
+        t = int(rng.integers(1, 30))
+        lo, band = rng.integers(0, 50, t), rng.integers(1, 10, t)
+        cover = np.zeros(64, bool)
+        for a, b in zip(lo, band):
+            cover[a:a + b] = True
+        fake = types.SimpleNamespace(routes=types.SimpleNamespace(wavelength=lo.astype(np.int32), band=band))
+        assert Schedule.wavelengths_used(fake) == int(cover.sum())
