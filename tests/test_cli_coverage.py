@@ -64,6 +64,8 @@ import pytest
 # missed: the ranks' sweep, which needs mpiexec: tests/test_mpi_sweep.py).
 # mpi_cmd 65.2 (58/89; missed: everything after a run, the rows, predictions and table, and the other
 # ranks' quiet exit, which need mpiexec: tests/test_mpi.py runs them in real jobs).
+LEAF_SPINE = Path(__file__).resolve().parent / "data" / "custom" / "leaf-spine.toml"
+
 MIN_LINE_COVERAGE: dict[str, float] = {
     "__init__.py": 100.0,
     "columns.py": 74.0,
@@ -85,6 +87,7 @@ MIN_LINE_COVERAGE: dict[str, float] = {
     "simgrid_cmd.py": 95.0,  # 100 (47/47) when set
     "export_cmd.py": 95.0,  # 100 (11/11) when set
     "msccl_cmd.py": 95.0,  # 100 (91/91) when set
+    "routing_note.py": 95.0,  # 100 (31/31) when set
 }
 
 
@@ -341,6 +344,13 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
              check=_delimited(",", lambda rows: rows[0]["nodes"] == "36" and "fat_tree_comparison.radix" in rows[0])),
         Case(["topology", "paper", "-n", "8", "-w", "2", "-F", "1", "--json"], check=_json(lambda d: d["nodes"] == 8)),
         Case(["topology", "nonesuch"], 2, _bad("unknown system")),
+        Case(["topology", str(LEAF_SPINE), "-S", "routing=single-path"],   # issue 21: an idle spine
+             check=_has("warning: 1 of 6 switches carries no traffic under its routing: s5", where="err")),
+        Case(["compare", "--system", str(LEAF_SPINE), "-c", "alltoall", "-a", "pairwise", "-s", "4KiB",
+              "-S", "routing=single-path", "--format", "csv"],
+             check=_has("in this all-to-all: s5", where="err")),
+        Case(["topology", "fat-tree", "-n", "10", "-S", "k=4"],              # D-mod-k on a partly filled tree
+             check=_has("2 of 64 links on shortest paths carry no traffic", where="err")),
         # simulate
         Case(["simulate", "ne", "--system", "ring", "-n", "8", "-s", "1KiB"], check=_has("simulated", "alpha-beta")),
         Case(["simulate", "pairwise", "--system", "fat-tree", "--radix", "4", "-c", "alltoall", "-s", "1KiB",
