@@ -81,8 +81,8 @@ CASES = {
     "chunk -2^63-1": (_edit(T0 + ("chunks",), [-2**63 - 1]), 2, "out of range"),
     "src 2^64": (_edit(T0 + ("src",), 2**64), 2, "'src' is 18446744073709551616, out of range"),
     "fiber 70000": (_edit(T0 + ("fiber",), 70000), 2, "'fiber' is 70000, out of range: collsim stores it as int16"),
-    "duplicate chunks": (_edit(T0 + ("chunks",), [0, 0]), 2, "transfer 0 (in step 0) carries chunk 0 more than once"),
-    "no chunks": (_edit(T0 + ("chunks",), []), 1, "missing data: transfer carries no chunk (step 0, transfer 0)"),
+    "duplicate chunks": (_edit(T0 + ("chunks",), [0, 0]), 2, "steps[0].transfers[0] carries chunk 0 more than once"),
+    "no chunks": (_edit(T0 + ("chunks",), []), 1, "missing data: transfer carries no chunk (steps[0].transfers[0])"),
     "path through node 4 of 3": (lambda d: _set(_set(d, T0 + ("dst",), 2), T0 + ("path",), [0, 4, 2]), 1,
                                  "bad route: path visits node 4, which does not exist (nodes are 0..2)"),
     "negative bytes": (_edit(T0 + ("bytes",), -1), 2, "steps[0].transfers[0]: 'bytes' must be >= 0, got -1"),
@@ -192,13 +192,13 @@ NE = collsim.build("ne", "paper", "allgather", 1000, nodes=4)  # transfers 4..7 
 
 
 @pytest.mark.parametrize("columns,needle", [
-    ({"step": np.array([0, 0, 0, 0, 2, 2, 2, 2])}, "transfer 4 is in step 2, after step 0"),
+    ({"step": np.array([0, 0, 0, 0, 2, 2, 2, 2])}, "steps[1].transfers[0] is in step 2, after step 0"),
     ({"step": np.array([1, 1, 1, 1, 2, 2, 2, 2])}, "the first step is numbered 1"),
-    ({"step": np.array([0, 0, 0, 0, 1, 1, 1, 0])}, "transfer 7 is in step 0, after step 1"),
+    ({"step": np.array([0, 0, 0, 0, 1, 1, 1, 0])}, "steps[2].transfers[0] is in step 0, after step 1"),
     ({"step": np.array([0, 0, 0, 0, 1, 1, 1, 2**63], dtype=np.uint64)}, "column 'step' holds 9223372036854775808"),
     ({"fiber": np.array([0, 0, 0, 0, 0, 0, 0, 70000])}, "column 'fiber' holds 70000, out of range"),
-    ({"round": np.array([0, 0, 0, 0, 1, 1, 1, -1])}, "transfer 7 has round -1"),
-    ({"chunk_idx": np.array([0, 1, 2, 3, 5, 5, 0, 1, 3, 0, 2, 3])}, "transfer 4 (in step 1) carries chunk 5 more than once"),
+    ({"round": np.array([0, 0, 0, 0, 1, 1, 1, -1])}, "steps[1].transfers[3] has round -1"),
+    ({"chunk_idx": np.array([0, 1, 2, 3, 5, 5, 0, 1, 3, 0, 2, 3])}, "steps[1].transfers[0] carries chunk 5 more than once"),
     ({"chunk_ptr": np.array([0, 1, 2, 3, 4, 6, 5, 10, 12])}, "chunk_ptr must start at 0, never decrease"),
 ])
 def test_npz_files_are_checked_like_json(tmp_path, columns, needle):
@@ -283,7 +283,7 @@ def test_channel_check_survives_huge_channel_numbers():
     from collsim.verify.resources import verify_channels
     verify_channels(s)  # one transfer per step: no conflict
     clash = s.replace(step=np.minimum(step, steps - 2), round=np.minimum(step, steps - 2))
-    with pytest.raises(E.ChannelConflictError, match="transfers 69998 and 69999"):
+    with pytest.raises(E.ChannelConflictError, match=re.escape("steps[69998].transfers[0] and steps[69998].transfers[1]")):
         verify_channels(clash)
 
 
@@ -296,7 +296,7 @@ def test_transceiver_limits_with_many_nodes():
         np.zeros(3, bool), collsim.core.routes.RingRoutes.create(direction=[1, 1, -1], hops=[1, 2, 1],
                                                                  fiber=[0, 0, 0], wavelength=[0, 0, 0]))
     from collsim.verify.resources import verify_transceivers
-    with pytest.raises(E.TransceiverLimitError, match="node 0 transmits on 2 channels, limit 1 .step 1, transfer 1"):
+    with pytest.raises(E.TransceiverLimitError, match=r"node 0 transmits on 2 channels, limit 1 .steps\[1\]\.transfers\[0\]"):
         verify_transceivers(s)
 
 
@@ -308,7 +308,7 @@ def test_node_count_mismatch_is_malformed_in_the_api_too():
         collsim.verify(s.replace(system=replace(s.system, nodes=5)))
     with pytest.raises(E.ScheduleFormatError, match="the first step is numbered 2, not 0"):
         collsim.verify(s.take(np.argsort(-s.step, kind="stable")))
-    with pytest.raises(E.ScheduleFormatError, match="transfer 2 is in step 0, after step 1"):
+    with pytest.raises(E.ScheduleFormatError, match=r"steps\[2\]\.transfers\[0\] is in step 0, after step 1"):
         collsim.verify(s.take([0, 4, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11]))
 
 

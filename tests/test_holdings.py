@@ -135,8 +135,8 @@ def _old_copies(s):
     c = s.collective
     if s.reduce.any():
         t = int(np.flatnonzero(s.reduce)[0])
-        raise E.DoubleCountError(f"{c.kind} has no reduction, but the transfer reduces",
-                                 E.Where(step=int(s.step[t]), transfer=t))
+        raise E.UnexpectedReductionError(f"the transfer reduces, but {c.kind} has no reduction; its transfers "
+                                         "copy (\"reduce\": false)", E.Where(step=int(s.step[t]), transfer=t))
     held = BitMatrix(c.nodes, c.chunks)
     held.set(c.pre_node, c.pre_chunk)
     for step, t, ch in _steps(s):
@@ -271,7 +271,7 @@ def verdict(fn, s):
 
 def same_verdict(s):
     new = verdict(verify_dataflow, s)
-    assert new == verdict(old_verify, s)
+    assert new == verdict(E.located(old_verify), s)  # transfers named as files name them
     return new
 
 

@@ -48,3 +48,36 @@ def test_striped_bands_of_a_billion_wavelengths_cost_what_one_does(tmp_path):
             cover[a:a + b] = True
         fake = types.SimpleNamespace(routes=types.SimpleNamespace(wavelength=lo.astype(np.int32), band=band))
         assert Schedule.wavelengths_used(fake) == int(cover.sum())
+
+
+def test_msccl_export_refuses_executor_limits_before_building(tmp_path):
+    """``export msccl ring -n 5000 -c allreduce`` was OOM-killed at 15.4 GB; N=1000 took 53 s to refuse."""
+    for args, limit in ((["ring", "--system", "star", "-n", "5000", "-c", "allreduce"], "--max-steps"),
+                        (["pairwise", "-n", "100", "-c", "alltoall"], "--max-thread-blocks")):
+        proc = run_capped(["export", "msccl", *args, "--out", "big.xml"], 1 * GiB, tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and limit in lines[0] and "refused before building" in lines[0], proc.stderr
+        assert not (tmp_path / "big.xml").exists()
+
+
+def test_msccl_closed_forms_are_lower_bounds_of_the_export():
+    """A refusal before building is one the export would make: the forms never exceed the built counts."""
+    import collsim
+    from collsim.interop.msccl_export import schedule_to_msccl
+    from collsim.interop.msccl_precheck import PAIR_TRANSFERS, PEERS, msccl_lower_bounds
+    from collsim.interop.msccl_xml import MscclLimits
+    roomy = MscclLimits(max_steps=10**6, max_thread_blocks=10**6, max_tbs_per_channel=10**6, max_channels=10**6)
+    cases = [(a, c) for a in sorted(set(PAIR_TRANSFERS) | set(PEERS)) for c in
+             ("allgather", "reducescatter", "allreduce", "alltoall")]
+    checked = 0
+    for alg, coll in cases:
+        for n in (4, 6, 8, 12):
+            steps, tbs = msccl_lower_bounds(alg, n, coll)
+            if steps is None and tbs is None:
+                continue
+            algo = schedule_to_msccl(collsim.build(alg, "star", coll, "4KiB", nodes=n), limits=roomy)
+            assert steps is None or steps <= max(len(tb.steps) for g in algo.gpus for tb in g.tbs), (alg, coll, n)
+            assert tbs is None or tbs <= max(len(g.tbs) for g in algo.gpus), (alg, coll, n)
+            checked += 1
+    assert checked >= 16

@@ -133,7 +133,7 @@ def test_two_transfers_on_one_channel_are_rejected_naming_step_link_wavelength()
     with pytest.raises(ChannelConflictError) as exc:
         verify_torus_resources(bad)
     msg = str(exc.value)
-    assert "transfers 0 and 1" in msg and "step 0" in msg and "link row cw 1->2" in msg
+    assert "steps[0].transfers[0] and steps[0].transfers[1]" in msg and "link row cw 1->2" in msg
     assert "fiber 0" in msg and "wavelength 0" in msg
 
 
@@ -183,7 +183,7 @@ def test_shared_transceivers_split_slots_and_are_enforced():
     shared = _four_ways(torus(3, 3, wavelengths=w))
     assert shared.num_steps == 2                       # 4w channels from one node, 2w at a time
     verify_torus_resources(shared)
-    with pytest.raises(TransceiverLimitError, match=r"node 0 transmits on 8 channels, limit 4 \(step 0"):
+    with pytest.raises(TransceiverLimitError, match=r"node 0 transmits on 8 channels, limit 4 \(steps\[0\]"):
         verify_torus_resources(per_ring.replace(system=torus(3, 3, wavelengths=w)))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -53,7 +54,7 @@ def test_hand_written_schedule_verifies():
 def test_hand_written_route_reversed_is_a_route_error():
     doc = json.loads(json.dumps(HAND_WRITTEN))
     doc["steps"][0]["transfers"][0]["path"] = [1, 0]
-    with pytest.raises(E.RouteError, match="step 0, transfer 0"):
+    with pytest.raises(E.RouteError, match=re.escape("(steps[0].transfers[0])")):
         loads(json.dumps(doc))
 
 

@@ -78,6 +78,8 @@ def export_msccl_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth,
             system = "star"
         sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
                              radix, select)
+        from ..interop.msccl_precheck import precheck_export
+        precheck_export(target, system, collective, sys_over, limits)  # limits known from (algorithm, N, collective)
         sched = next(iter_schedules(target, system, collective, sizes, overrides=sys_over,
                                     params=parse_params(params), strategy=strategy))
     verify(sched)

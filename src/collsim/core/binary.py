@@ -18,7 +18,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from .errors import ScheduleFormatError
+from .errors import ScheduleFormatError, unknown_names
 from .files import os_reason
 from .routes import INDEX
 from .schedule import Schedule
@@ -97,7 +97,7 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
     Raises
     ------
     ScheduleFormatError
-        Unreadable file, missing or ill-typed columns, values out of range, columns
+        Unreadable file, missing, unknown or ill-typed columns, values out of range, columns
         of different lengths, or a malformed schedule.
 
     Examples
@@ -136,6 +136,11 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
             cols[col] = _column(name, col, arrays[col])
     routes = system.Routes(**{k: cols.pop(k) for k in (*system.Routes.COLUMNS,
                                                       *getattr(system.Routes, "PATH_COLUMNS", ())) if k in cols})
+    known = {"header", *names, *getattr(system.Routes, "PATH_COLUMNS", ())}
+    unknown = [k for k in arrays if k not in known]
+    if unknown:  # nothing in a file is silently ignored (a misspelt column, a column of another kind of system)
+        raise ScheduleFormatError(f"{name}: unknown array{'s' if len(unknown) > 1 else ''} "
+                                  + unknown_names(unknown, known))
     try:
         s = Schedule(system=system, collective=coll, algorithm=str(doc.get("algorithm", "file")),
                      params=doc.get("params") if isinstance(doc.get("params"), dict) else {},

@@ -8,8 +8,10 @@ these into one line and an exit code; the library never prints.
 
 from __future__ import annotations
 
+import bisect
 import difflib
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
 
 
 class CollsimError(Exception):
@@ -119,6 +121,110 @@ def did_you_mean(name: object, choices, *, n: int = 3) -> str:
     return "; did you mean " + (names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]) + "?"
 
 
+def unknown_names(bad, known) -> str:
+    """The tail of a message refusing unknown keys: the keys, a did-you-mean for one, and the known keys.
+
+    System files, system descriptions and schedule files refuse unknown keys with it,
+    so every such message reads the same.
+
+    Parameters
+    ----------
+    bad : iterable of str
+        The unknown keys (sorted here).
+    known : iterable of str
+        The keys allowed there.
+
+    Returns
+    -------
+    str
+        ``"reduse; did you mean reduce? Known: ..."`` or ``"a, b; known: ..."``.
+
+    Examples
+    --------
+    >>> "transfer has no field " + unknown_names(["reduse"], ["src", "dst", "reduce"])
+    'transfer has no field reduse; did you mean reduce? Known: dst, reduce, src'
+    >>> unknown_names(["x", "y"], ["src"])
+    'x, y; known: src'
+    """
+    bad, known = sorted(map(str, bad)), sorted(map(str, known))
+    hint = did_you_mean(bad[0], known) if len(bad) == 1 else ""
+    return ", ".join(bad) + (f"{hint} Known" if hint else "; known") + f": {', '.join(known)}"
+
+
+def transfer_position(step, t: int, starts=None) -> str:
+    """Name transfer ``t`` of a schedule as its file does: ``steps[i].transfers[j]``.
+
+    Every message about one transfer (format errors, violations) names it so: ``i``
+    is the entry of the file's ``steps`` list and ``j`` the transfer's index in that
+    entry's ``transfers`` (the same numbering in a ``.npz`` file's columns, whose
+    entries are the runs of equal step numbers).
+
+    Parameters
+    ----------
+    step : array_like
+        The schedule's step column (non-decreasing, as in any well-formed schedule).
+    t : int
+        Global index of the transfer (its row in the schedule's columns).
+    starts : array_like, optional
+        First transfer of each entry of the file's ``steps`` list, when it is known and
+        differs from the runs of equal step numbers (a JSON file that repeats a step number).
+
+    Returns
+    -------
+    str
+        ``"steps[1].transfers[4]"``.
+
+    Examples
+    --------
+    >>> transfer_position([0, 0, 0, 1, 1, 1], 4)
+    'steps[1].transfers[1]'
+    >>> transfer_position([0, 0, 0, 0, 2, 2], 5)       # entries start where the number changes
+    'steps[1].transfers[1]'
+    >>> transfer_position([0, 0, 0, 1], 2, starts=[0, 2, 3])   # a file that wrote step 0 in two entries
+    'steps[1].transfers[0]'
+    """
+    t = int(t)
+    if starts is not None:
+        k = bisect.bisect_right(list(starts), t) - 1
+        return f"steps[{k}].transfers[{t - int(starts[k])}]"
+    k, start = 0, 0
+    head = [int(v) for v in step[:t + 1]] if len(step) <= 4096 else None
+    if head is None:  # a long column: numpy, without a Python loop
+        import numpy as np
+        run = np.asarray(step[:t + 1])
+        change = np.flatnonzero(run[1:] != run[:-1])
+        k, start = len(change), (int(change[-1]) + 1 if len(change) else 0)
+    else:
+        for i in range(1, len(head)):
+            if head[i] != head[i - 1]:
+                k, start = k + 1, i
+    return f"steps[{k}].transfers[{t - start}]"
+
+
+def schedule_position(schedule, t: int) -> str:
+    """:func:`transfer_position` of transfer ``t`` of a schedule (the file's entries when it was read from JSON).
+
+    Parameters
+    ----------
+    schedule : Schedule
+        The schedule.
+    t : int
+        Global index of the transfer.
+
+    Returns
+    -------
+    str
+        ``"steps[i].transfers[j]"``.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> schedule_position(collsim.build("ring", "paper", "allgather", 1000, nodes=4), 5)
+    'steps[1].transfers[1]'
+    """
+    return transfer_position(schedule.step, t, getattr(schedule, "_cache", {}).get("file_entries"))
+
+
 class TraceTooLargeError(InputError):
     """A timeline trace would be too large to write or to open (refused before it is built).
 
@@ -185,12 +291,16 @@ class MalformedScheduleError(ScheduleFormatError, ValueError):
 class Where:
     """Location of a verification failure.
 
+    A transfer is named as its schedule file names it, ``steps[i].transfers[j]``
+    (:func:`transfer_position`), once ``position`` is set: the verifier's checks set
+    it (:func:`located`); ``transfer`` stays the global index for programs.
+
     Parameters
     ----------
     step : int or None
         Physical step (time slot) index.
     transfer : int or None
-        Index of the transfer in the schedule's transfer table.
+        Index of the transfer in the schedule's transfer table (its row).
     link : str or None
         Human-readable directed link, e.g. ``"cw 3->4"``.
     fiber : int or None
@@ -201,11 +311,18 @@ class Where:
         Node concerned (sender, receiver, or node of the postcondition).
     chunk : int or None
         Chunk concerned.
+    position : str or None
+        The transfer's place in the file, ``"steps[3].transfers[2]"``: described in
+        place of the step and the transfer index.
 
     Examples
     --------
-    >>> Where(step=3, transfer=17, link="cw 3->4", wavelength=2).describe()
-    'step 3, transfer 17, link cw 3->4, wavelength 2'
+    >>> Where(step=3, transfer=17, position="steps[3].transfers[2]", link="cw 3->4", wavelength=2).describe()
+    'steps[3].transfers[2], link cw 3->4, wavelength 2'
+    >>> Where(step=3, node=1).describe()
+    'step 3, node 1'
+    >>> Where(step=3, transfer=17, position="steps[4].transfers[0]").describe()   # a file that split step 2
+    'steps[4].transfers[0], step 3'
     >>> Where().describe()
     ''
     """
@@ -217,11 +334,15 @@ class Where:
     wavelength: int | None = None
     node: int | None = None
     chunk: int | None = None
+    position: str | None = None
 
     def describe(self) -> str:
-        """Return ``"step 3, transfer 17, link cw 3->4, wavelength 2"``-style text."""
-        parts = []
-        for name in ("step", "transfer", "node", "chunk", "link", "fiber", "wavelength"):
+        """Return ``"steps[3].transfers[2], link cw 3->4, wavelength 2"``-style text."""
+        parts, names = [], ("step", "transfer", "node", "chunk")
+        if self.position is not None:  # the step too when the file's entry is not numbered as the step
+            parts.append(self.position)
+            names = ("node", "chunk") if self.position.startswith(f"steps[{self.step}]") else ("step", "node", "chunk")
+        for name in names + ("link", "fiber", "wavelength"):
             value = getattr(self, name)
             if value is not None:
                 parts.append(f"{name} {value}")
@@ -252,8 +373,36 @@ class VerificationError(CollsimError):
     def __init__(self, message: str, where: Where | None = None) -> None:
         self.where = where or Where()
         self.message = message
+        super().__init__(self._text())
+
+    def _text(self) -> str:
         loc = self.where.describe()
-        super().__init__(f"{self.kind}: {message}" + (f" ({loc})" if loc else ""))
+        return f"{self.kind}: {self.message}" + (f" ({loc})" if loc else "")
+
+    def locate(self, schedule) -> "VerificationError":
+        """Name the transfer at fault as the schedule's file does (``steps[i].transfers[j]``).
+
+        Parameters
+        ----------
+        schedule : Schedule
+            The schedule the error is about.
+
+        Returns
+        -------
+        VerificationError
+            ``self``, its message updated (unchanged without a transfer, or when already located).
+
+        Examples
+        --------
+        >>> import collsim
+        >>> s = collsim.build("ring", "paper", "allgather", 1000, nodes=4)
+        >>> print(RouteError("path leaves the ring", Where(step=1, transfer=5)).locate(s))
+        bad route: path leaves the ring (steps[1].transfers[1])
+        """
+        if self.where.transfer is not None and self.where.position is None:
+            self.where = replace(self.where, position=schedule_position(schedule, self.where.transfer))
+            self.args = (self._text(),)
+        return self
 
     @property
     def step(self) -> int | None:
@@ -318,6 +467,24 @@ class DoubleCountError(DataFlowError):
     """
 
     kind = "double-counted contribution"
+
+
+class UnexpectedReductionError(DataFlowError):
+    """A transfer reduces (``"reduce": true``) in a collective without reduction (all-gather, broadcast, ...).
+
+    Parameters
+    ----------
+    message, where
+        As for :class:`VerificationError`.
+
+    Examples
+    --------
+    >>> print(UnexpectedReductionError("the transfer reduces, but allgather has no reduction",
+    ...                                Where(step=1, transfer=3, position="steps[1].transfers[0]")))
+    unexpected reduction: the transfer reduces, but allgather has no reduction (steps[1].transfers[0])
+    """
+
+    kind = "unexpected reduction"
 
 
 class ConflictingWriteError(DataFlowError):
@@ -444,3 +611,36 @@ class TransceiverLimitError(ResourceError):
     """
 
     kind = "transceiver limit"
+
+
+def located(check):
+    """Decorate a check of a schedule so its violations name transfers as the file does.
+
+    Parameters
+    ----------
+    check : callable
+        ``check(schedule, ...)``, raising :class:`VerificationError` with a global transfer index.
+
+    Returns
+    -------
+    callable
+        The same check; a violation it raises is :meth:`VerificationError.locate`'d first.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> @located
+    ... def no_transfer_5(s):
+    ...     raise RouteError("bad", Where(step=int(s.step[5]), transfer=5))
+    >>> no_transfer_5(collsim.build("ring", "paper", "allgather", 1000, nodes=4))
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.RouteError: bad route: bad (steps[1].transfers[1])
+    """
+    @functools.wraps(check)
+    def run(schedule, *args, **kwargs):
+        try:
+            return check(schedule, *args, **kwargs)
+        except VerificationError as exc:
+            raise exc.locate(schedule)
+    return run

@@ -7,14 +7,17 @@ int32).  A value that does not fit is refused with one line naming where it is
 (:class:`~collsim.core.errors.ScheduleFormatError`, exit status 2).  Routes are
 read here too: a ``path`` must name existing nodes (vertices on networks), run
 from the transfer's source to its destination, and on rings go one way round
-(else :class:`~collsim.core.errors.RouteError`, exit status 1).
+(else :class:`~collsim.core.errors.RouteError`, exit status 1).  A ``dir`` or
+``hops`` beside a ``path`` must agree with it, and a ``path`` on a 2-node ring
+needs a ``dir`` (both ways round are one hop): else the file is malformed.
+Every object of a file is checked for keys collsim does not know (:func:`refuse_unknown`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .errors import RouteError, ScheduleFormatError, Where
+from .errors import RouteError, ScheduleFormatError, Where, unknown_names
 from .routes import INDEX, LinkRoutes, RingRoutes
 from .validate import is_integer
 
@@ -26,6 +29,42 @@ def _beyond_int64(where: str, value: int, key: str | None = None) -> ScheduleFor
     what = f"{where}: '{key}' is" if key else f"{where} is"
     return ScheduleFormatError(f"{what} {value}, out of range: collsim's integers are int64, "
                                f"{INT64_MIN}..{INT64_MAX}")
+
+
+def refuse_unknown(obj, known, where: str) -> None:
+    """Refuse keys of a file's object that collsim does not read (a typo such as ``"reduse"``).
+
+    Nothing in a schedule file is silently ignored: an unknown key is an error
+    (exit status 2) with a did-you-mean, as in system files.
+
+    Parameters
+    ----------
+    obj : object
+        The parsed object (anything but a dict passes: its own check reports it).
+    known : set of str
+        The keys allowed there.
+    where : str
+        Where the object is, for the message (``"steps[0].transfers[2]"``, ``"collective"``).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ScheduleFormatError
+        Naming the unknown keys, the closest known one and the known keys.
+
+    Examples
+    --------
+    >>> refuse_unknown({"src": 0, "reduse": True}, {"src", "dst", "reduce"}, "steps[0].transfers[1]")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.ScheduleFormatError: steps[0].transfers[1]: unknown key reduse; did you mean reduce? Known: dst, reduce, src
+    """
+    if isinstance(obj, dict) and not obj.keys() <= known:
+        bad = [k for k in obj if k not in known]
+        raise ScheduleFormatError(f"{where}: unknown key{'s' if len(bad) > 1 else ''} " + unknown_names(bad, known))
 
 
 def _typed(value, key: str, kind, where: str, lo: int | None = None):
@@ -208,41 +247,63 @@ def int_column(values: list, dtype, field: str, where_of) -> np.ndarray:
     return a.astype(dtype, copy=False)
 
 
+_PLURAL = {"node": "nodes", "vertex": "vertices"}
+
+
 def _path(tr: dict, vertices: int, what: str, step: int, t: int, where: str) -> list:
     """A transfer's ``path``: integers naming existing vertices, from ``src`` to ``dst``."""
     path = tr["path"]
     if not isinstance(path, list) or len(path) < 2 or not all(is_integer(v) for v in path):
         raise ScheduleFormatError(f"{where}: 'path' must be a list of at least 2 {what} ids")
     lo, hi = min(path), max(path)
-    loc = Where(step=step, transfer=t)
+    loc = Where(step=step, transfer=t, position=where)
     for v in (lo, hi):
         if not INT64_MIN <= v <= INT64_MAX:
             raise _beyond_int64(where, v, "path")
         if not 0 <= v < vertices:
-            raise RouteError(f"path visits {what} {v}, which does not exist ({what}s are 0..{vertices - 1})", loc)
+            raise RouteError(f"path visits {what} {v}, which does not exist "
+                             f"({_PLURAL[what]} are 0..{vertices - 1})", loc)
     if path[0] != tr["src"] or path[-1] != tr["dst"]:
         raise RouteError(f"path runs {path[0]}->{path[-1]} but the transfer is {tr['src']}->{tr['dst']}", loc)
     return path
 
 
+_DIRS = {"cw": 1, "ccw": -1}
+
+
+def _dir(tr: dict, where: str) -> int:
+    """A transfer's ``dir``: +1 for ``"cw"``, -1 for ``"ccw"``; anything else is malformed."""
+    d = _DIRS.get(tr["dir"]) if isinstance(tr["dir"], str) else None
+    if d is None:
+        raise ScheduleFormatError(f"{where}: 'dir' must be 'cw' or 'ccw', got {tr['dir']!r}")
+    return d
+
+
 def _route(tr: dict, n: int, step: int, t: int, where: str) -> tuple[int, int]:
     if "path" in tr:
         path = _path(tr, n, "node", step, t, where)
-        loc = Where(step=step, transfer=t)
+        loc = Where(step=step, transfer=t, position=where)
         steps = {(b - a) % n for a, b in zip(path, path[1:])}
         if len(steps) != 1 or steps.pop() not in (1, n - 1):
             raise RouteError("path is not a contiguous one-direction walk around the ring", loc)
-        d = 1 if (path[1] - path[0]) % n == 1 else -1
-        if n == 2:
-            d = {"cw": 1, "ccw": -1}.get(tr.get("dir", "cw"), 0)
-            if d == 0:
-                raise ScheduleFormatError(f"{where}: 'dir' must be 'cw' or 'ccw'")
-        return d, len(path) - 1
+        h = len(path) - 1
+        if n == 2:  # both ways round are one hop from 0 to 1: only 'dir' says which
+            if "dir" not in tr:
+                raise ScheduleFormatError(f"{where}: on a 2-node ring a path runs either way round; "
+                                          "give 'dir' ('cw' or 'ccw') beside it")
+            d = _dir(tr, where)
+        else:
+            d = 1 if (path[1] - path[0]) % n == 1 else -1
+            if "dir" in tr and _dir(tr, where) != d:
+                raise ScheduleFormatError(f"{where}: 'dir' is {tr['dir']!r} but 'path' {path} runs "
+                                          f"{'cw' if d > 0 else 'ccw'}")
+        if "hops" in tr and need(tr, "hops", int, where) != h:
+            raise ScheduleFormatError(f"{where}: 'hops' is {tr['hops']} but 'path' {path} has {h} hop{'s' if h != 1 else ''}")
+        return d, h
     if "dir" in tr:
-        d = {"cw": 1, "ccw": -1}.get(tr["dir"]) if isinstance(tr["dir"], str) else None
-        if d is None:
-            raise ScheduleFormatError(f"{where}: 'dir' must be 'cw' or 'ccw'")
-        return d, need(tr, "hops", int, where)
+        return _dir(tr, where), need(tr, "hops", int, where)
+    if "hops" in tr:
+        raise ScheduleFormatError(f"{where}: 'hops' needs a 'dir' ('cw' or 'ccw') beside it")
     raise ScheduleFormatError(f"{where}: needs a route ('path', or 'dir' and 'hops')")
 
 
@@ -254,13 +315,16 @@ def _network_route(tr: dict, system, step: int, t: int, where: str, out: list[in
     links = system.links.index(path[:-1], path[1:])
     if (links < 0).any():
         k = int(np.flatnonzero(links < 0)[0])
-        raise RouteError(f"no link from vertex {path[k]} to vertex {path[k + 1]}", Where(step=step, transfer=t))
+        raise RouteError(f"no link from vertex {path[k]} to vertex {path[k + 1]}",
+                         Where(step=step, transfer=t, position=where))
     out.extend(links.tolist())
     return len(links)
 
 
 class _RingReader:
     """Collects the route and channel fields of optical-ring transfers."""
+
+    KEYS = frozenset({"path", "dir", "hops", "fiber", "wavelength", "band"})  # a transfer's route fields
 
     def __init__(self, system) -> None:
         self.system = system
@@ -282,6 +346,8 @@ class _RingReader:
 
 class _LinkReader:
     """Collects the vertex paths of network transfers as link ids (ECMP: ``paths`` and ``shares``)."""
+
+    KEYS = frozenset({"path", "paths", "shares"})  # a transfer's route fields
 
     def __init__(self, system) -> None:
         self.system = system
@@ -332,7 +398,7 @@ def route_reader(system):
     -------
     object
         ``add(transfer, step, t, where)`` per transfer, then ``finish(where_of)`` gives
-        the schedule's routes part.
+        the schedule's routes part; ``KEYS`` are the route fields a transfer may have.
 
     Examples
     --------

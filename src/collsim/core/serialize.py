@@ -8,7 +8,6 @@ vertices they visit (``"path"``; on electrical networks switches are vertices to
 
 from __future__ import annotations
 
-import bisect
 import io
 import json
 from pathlib import Path
@@ -17,8 +16,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .collective import SPECS, make_collective
-from .errors import CollsimError, InputError, ScheduleFormatError
-from .fields import check_ints, int_column, need, optional, route_reader
+from .errors import CollsimError, InputError, ScheduleFormatError, transfer_position
+from .fields import check_ints, int_column, need, optional, refuse_unknown, route_reader
 from .files import atomic_write, os_reason
 from .schedule import INDEX, LinkRoutes, RingRoutes, Schedule
 from .system import system_from_description
@@ -29,6 +28,10 @@ FORMAT = "collsim-schedule"
 VERSION = 2
 READS = (1, 2)  # version 2 adds "band"; a version-1 file is a version-2 file without bands
 PATH_LIMIT = 5_000_000  # total hops above which routes are written compactly
+HEADER_KEYS = frozenset({"format", "version", "system", "collective", "algorithm", "params"})
+COLLECTIVE_KEYS = frozenset({"kind", "nodes", "size_bytes", "split", "root", "shift"})
+STEP_KEYS = frozenset({"step", "transfers"})
+TRANSFER_KEYS = frozenset({"src", "dst", "chunks", "reduce", "bytes", "round"})  # and the routes' (fields.py)
 
 
 def _ring_fields(s: Schedule, t: int, with_path: bool) -> dict[str, Any]:
@@ -166,13 +169,16 @@ def header(s: Schedule) -> dict[str, Any]:
             "collective": s.collective.describe(), "algorithm": s.algorithm, "params": dict(s.params)}
 
 
-def read_header(doc: Any):
+def read_header(doc: Any, body: tuple[str, ...] = ()):
     """Check a file header and rebuild its system and collective.
 
     Parameters
     ----------
     doc : dict
         The parsed header (the whole document for JSON files).
+    body : tuple of str, optional
+        Keys of the document besides the header's (``("steps",)`` for JSON files); any
+        other key is refused.
 
     Returns
     -------
@@ -182,7 +188,9 @@ def read_header(doc: Any):
     Raises
     ------
     ScheduleFormatError
-        Wrong format or version, or a malformed system or collective.
+        Wrong format or version, a key collsim does not know (with a did-you-mean), a
+        malformed system or collective, or a collective on another number of nodes than
+        the system's.
 
     Examples
     --------
@@ -196,9 +204,15 @@ def read_header(doc: Any):
     if not is_integer(doc.get("version")) or doc.get("version") not in READS:  # not 2.0, not true
         raise ScheduleFormatError(f"unsupported schedule version {doc.get('version')!r} "
                                   f"(this collsim reads {', '.join(map(str, READS))})")
+    refuse_unknown(doc, HEADER_KEYS | set(body), "file")
     sd, cd = need(doc, "system", dict, "file"), need(doc, "collective", dict, "file")
+    if not isinstance(doc.get("algorithm", ""), str):
+        raise ScheduleFormatError("file: 'algorithm' must be a string")
+    if not isinstance(doc.get("params", {}), dict):
+        raise ScheduleFormatError("file: 'params' must be an object")
     check_ints(sd, "system")
     check_ints(cd, "collective")
+    refuse_unknown(cd, COLLECTIVE_KEYS, "collective")
     try:
         system = system_from_description(sd)
     except OverflowError as exc:
@@ -209,6 +223,10 @@ def read_header(doc: Any):
     root = cd.get("root")
     if root is not None and not is_integer(root):
         raise ScheduleFormatError("collective: 'root' must be an integer or null")
+    if root is not None and not SPECS[kind].rooted:
+        raise ScheduleFormatError(f"collective: {kind} has no root, but 'root' is {root} (give null or leave it out)")
+    if "shift" in cd and kind != "shift":
+        raise ScheduleFormatError(f"collective: only the shift collective has a 'shift', not {kind}")
     try:
         coll = make_collective(kind, need(cd, "nodes", int, "collective"), need(cd, "size_bytes", int, "collective"),
                                split=optional(cd, "split", 1, "collective"), root=root, shift=cd.get("shift", 1))
@@ -216,6 +234,8 @@ def read_header(doc: Any):
         raise ScheduleFormatError(f"collective: {exc}") from exc
     except OverflowError as exc:
         raise ScheduleFormatError(f"collective: a number is out of range ({exc})") from exc
+    if coll.nodes != system.nodes:  # malformed before any route is read against the wrong system
+        raise ScheduleFormatError(f"the collective has {coll.nodes} nodes but the system has {system.nodes}")
     return system, coll
 
 
@@ -255,14 +275,16 @@ def loads(text: str, progress: _Progress | None = None) -> Schedule:
         doc = json.loads(text)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, and integers of over 4300 digits
         raise ScheduleFormatError(f"not valid JSON: {exc}") from exc
-    system, coll = read_header(doc)
+    system, coll = read_header(doc, ("steps",))
     steps = need(doc, "steps", list, "file")
     cols: dict[str, list] = {k: [] for k in ("step", "round", "src", "dst", "reduce", "nchunks")}
     chunks: list[int] = []
     reader = route_reader(system)
+    known = TRANSFER_KEYS | reader.KEYS
     starts: list[int] = []  # the first transfer of each entry of "steps"
     t, prev = 0, -1
     for k, st in enumerate(steps):
+        refuse_unknown(st, STEP_KEYS, f"steps[{k}]")
         sn = need(st, "step", int, f"steps[{k}]")
         if sn not in ((0,) if k == 0 else (prev, prev + 1)):
             what = f"the first step is numbered {sn}, not 0" if k == 0 else f"step {sn} follows step {prev}"
@@ -273,7 +295,8 @@ def loads(text: str, progress: _Progress | None = None) -> Schedule:
             raise ScheduleFormatError(f"steps[{k}]: step {sn} has no transfers (a step holds at least one)")
         starts.append(t)
         for j, tr in enumerate(transfers):
-            where = f"steps[{k}].transfers[{j}]"
+            where = f"steps[{k}].transfers[{j}]"  # errors.transfer_position's form
+            refuse_unknown(tr, known, where)
             src, dst = need(tr, "src", int, where), need(tr, "dst", int, where)
             ch = need(tr, "chunks", list, where)
             if not all(is_integer(c) for c in ch):
@@ -293,8 +316,7 @@ def loads(text: str, progress: _Progress | None = None) -> Schedule:
             progress(k + 1, len(steps))
 
     def where_of(i: int) -> str:
-        k = bisect.bisect_right(starts, i) - 1
-        return f"steps[{k}].transfers[{i - starts[k]}]"
+        return transfer_position(None, i, starts)
 
     ptr = np.zeros(t + 1, dtype=INDEX)
     np.cumsum(np.asarray(cols["nchunks"], dtype=INDEX), out=ptr[1:])
@@ -305,6 +327,8 @@ def loads(text: str, progress: _Progress | None = None) -> Schedule:
                  src=np.asarray(cols["src"], dtype=INDEX), dst=np.asarray(cols["dst"], dtype=INDEX),
                  chunk_ptr=ptr, chunk_idx=chunk_idx, reduce=np.asarray(cols["reduce"], dtype=bool),
                  routes=reader.finish(where_of))
+    if len(starts) != s.num_steps:  # some step written in several entries: messages name the file's entries
+        s._cache["file_entries"] = np.asarray(starts, dtype=INDEX)
     check_wellformed(s)
     return s
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
-from .errors import InputError, ScheduleFormatError, UnknownNameError, did_you_mean
+from .errors import InputError, ScheduleFormatError, UnknownNameError, did_you_mean, unknown_names
 from .validate import is_integer, node_count
 
 SYSTEM_KINDS: dict[str, type["System"]] = {}
@@ -128,9 +128,7 @@ def system_from_description(desc: dict[str, Any]) -> System:
     names = {f.name for f in fields(cls)}
     unknown = sorted(set(desc) - names - {"kind"})
     if unknown:
-        hint = did_you_mean(unknown[0], names) if len(unknown) == 1 else ""
-        raise ScheduleFormatError(f"{cls.kind} systems have no field(s) {', '.join(unknown)}"
-                                  + (f"{hint} Known" if hint else "; known") + f": {', '.join(sorted(names))}")
+        raise ScheduleFormatError(f"{cls.kind} systems have no field(s) " + unknown_names(unknown, names))
     missing = [f.name for f in fields(cls)
                if f.default is MISSING and f.default_factory is MISSING and f.name not in desc]
     if missing:

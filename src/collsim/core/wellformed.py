@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ScheduleFormatError
+from .errors import ScheduleFormatError, schedule_position, transfer_position
 from .routes import INDEX, permute_csr
 
 STEP_RULE = "transfers must be listed in step order, steps numbered 0, 1, 2, ... without gaps"
@@ -100,10 +100,11 @@ def _check_steps(step: np.ndarray, rnd: np.ndarray) -> None:
     if bad.size:
         t = int(bad[0]) + 1
         a, b = int(step[t - 1]), int(step[t])
-        raise ScheduleFormatError(f"transfer {t} is in step {b}, after step {a}: {STEP_RULE}")
+        raise ScheduleFormatError(f"{transfer_position(step, t)} is in step {b}, after step {a}: {STEP_RULE}")
     neg = np.flatnonzero(rnd < 0)
     if neg.size:
-        raise ScheduleFormatError(f"transfer {int(neg[0])} has round {int(rnd[neg[0]])}; rounds are non-negative")
+        raise ScheduleFormatError(f"{transfer_position(step, int(neg[0]))} has round {int(rnd[neg[0]])}; "
+                                  "rounds are non-negative")
 
 
 def traffic_bytes(s) -> int:
@@ -190,12 +191,12 @@ def check_wellformed(s) -> None:
     >>> check_wellformed(s.replace(step=s.step * 2))
     Traceback (most recent call last):
     ...
-    collsim.core.errors.ScheduleFormatError: transfer 4 is in step 2, after step 0: transfers must be listed in step order, steps numbered 0, 1, 2, ... without gaps
+    collsim.core.errors.ScheduleFormatError: steps[1].transfers[0] is in step 2, after step 0: transfers must be listed in step order, steps numbered 0, 1, 2, ... without gaps
     >>> ne = collsim.build("ne", "paper", "allgather", 1000, nodes=4)   # transfers 4.. carry 2 chunks
     >>> check_wellformed(ne.replace(chunk_idx=ne.chunk_idx * 0))
     Traceback (most recent call last):
     ...
-    collsim.core.errors.ScheduleFormatError: transfer 4 (in step 1) carries chunk 0 more than once (a payload is a set of chunks)
+    collsim.core.errors.ScheduleFormatError: steps[1].transfers[0] carries chunk 0 more than once (a payload is a set of chunks)
     """
     if s._cache.get("wellformed"):
         return
@@ -224,11 +225,12 @@ def check_wellformed(s) -> None:
         if not (np.isfinite(w).all() and (w > 0).all()) or bad.size:
             t = int(bad[0]) if bad.size else int(np.searchsorted(s.routes.path_ptr, np.flatnonzero(~(w > 0))[0],
                                                                   side="right") - 1)
-            raise ScheduleFormatError(f"transfer {t}: the shares of its paths must be positive and sum to 1")
+            raise ScheduleFormatError(f"{schedule_position(s, t)}: the shares of its paths must be positive "
+                                      "and sum to 1")
     _check_steps(s.step, s.round)
     dup = first_duplicate(s.chunk_ptr, s.chunk_idx)
     if dup is not None:
-        raise ScheduleFormatError(f"transfer {dup[0]} (in step {int(s.step[dup[0]])}) carries chunk {dup[1]} more "
+        raise ScheduleFormatError(f"{schedule_position(s, dup[0])} carries chunk {dup[1]} more "
                                   "than once (a payload is a set of chunks)")
     _check_bytes(s)
     s._cache["wellformed"] = True

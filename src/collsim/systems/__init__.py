@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import InputError, ScheduleFormatError, UnknownNameError, did_you_mean
+from ..core.errors import InputError, ScheduleFormatError, UnknownNameError, did_you_mean, unknown_names
 from ..core.system import SYSTEM_KINDS, System, system_from_description, system_kind
 from ..core.validate import is_integer
 from . import custom, electrical, fat_tree, hypercube, mesh_torus, mlfm  # noqa: F401  (register the network kinds)
@@ -251,9 +251,7 @@ def _read_file(text: str) -> tuple[dict[str, Any], str]:
 
 def _no_parameter(cls, bad: list[str], known=None) -> str:
     known = sorted(known if known is not None else {f.name for f in dataclasses.fields(cls)})
-    hint = did_you_mean(bad[0], known) if len(bad) == 1 else ""
-    return (f"{cls.kind} systems have no parameter {', '.join(bad)}" + (f"{hint} Known" if hint else "; known")
-            + f": {', '.join(known)}")
+    return f"{cls.kind} systems have no parameter " + unknown_names(bad, known)
 
 
 def _from_description(desc: dict[str, Any]) -> System:

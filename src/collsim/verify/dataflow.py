@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import DoubleCountError, MissingDataError, PostconditionError, Where
+from ..core.errors import (MissingDataError, PostconditionError, UnexpectedReductionError,
+                           Where, located)
 from ..core.limits import check_memory
 from ..core.schedule import Schedule
 from . import pairs
@@ -69,6 +70,7 @@ def dataflow_memory_bytes(s: Schedule) -> int:
                 copies=not c.reduction)[2]
 
 
+@located
 def verify_dataflow(s: Schedule) -> None:
     """Check that the schedule moves data correctly and meets the postcondition.
 
@@ -86,8 +88,9 @@ def verify_dataflow(s: Schedule) -> None:
     MissingDataError
         A node sends a chunk it does not hold at the start of the step.
     DoubleCountError
-        A reduction would combine a contribution twice, or a non-reduction
-        collective's transfer asks for a reduction.
+        A reduction would combine a contribution twice.
+    UnexpectedReductionError
+        A transfer of a collective without reduction asks for one.
     ConflictingWriteError
         Two different buffers are written to one (node, chunk) in one step.
     PostconditionError
@@ -103,7 +106,7 @@ def verify_dataflow(s: Schedule) -> None:
     >>> verify_dataflow(s.take(np.flatnonzero(s.step != 0)))       # without its first step
     Traceback (most recent call last):
     ...
-    collsim.core.errors.MissingDataError: missing data: node 0 sends chunk 3 it does not hold (step 1, transfer 0, node 0, chunk 3)
+    collsim.core.errors.MissingDataError: missing data: node 0 sends chunk 3 it does not hold (steps[0].transfers[0], step 1, node 0, chunk 3)
     >>> verify_dataflow(s.take(np.flatnonzero(s.step != 2)))       # without its last step
     Traceback (most recent call last):
     ...
@@ -118,8 +121,9 @@ def verify_dataflow(s: Schedule) -> None:
         return
     if s.reduce.any():
         t = int(np.flatnonzero(s.reduce)[0])
-        raise DoubleCountError(f"{c.kind} has no reduction, but the transfer reduces",
-                               Where(step=int(s.step[t]), transfer=t))
+        raise UnexpectedReductionError(f"the transfer reduces, but {c.kind} has no reduction; its transfers "
+                                       "copy (\"reduce\": false)",
+                                       Where(step=int(s.step[t]), transfer=t))
     direct, _, est = plan(c.nodes, c.chunks, c.pre.num_explicit, len(s.chunk_idx), c.post.num_explicit, 9,
                           copies=True)
     check_memory(est, what, HINT)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import ConflictingWriteError, DoubleCountError, MissingDataError, PostconditionError, Where
+from ..core.errors import ConflictingWriteError, DoubleCountError, MissingDataError, PostconditionError, Where, located
 from ..core.limits import check_memory, limit_error, memory_limit_bytes
 from ..core.schedule import Schedule
 from .pairs import INDEX, PairIndex, first_absent, plan
@@ -268,6 +268,7 @@ def _chunk_batches(idx: PairIndex, chunks: int, fit: int, refuse):
     return masks()
 
 
+@located
 def verify_reduction(s: Schedule, what: str) -> None:
     """Propagate exact contributor sets through a reduction's schedule and check its postcondition.
 
@@ -301,7 +302,7 @@ def verify_reduction(s: Schedule, what: str) -> None:
     >>> verify_reduction(s.take(np.r_[0, np.arange(len(s))]), "first transfer twice")
     Traceback (most recent call last):
     ...
-    collsim.core.errors.DoubleCountError: double-counted contribution: node 1 receives twice in one step a contribution to chunk 2 (step 0, transfer 1, node 1, chunk 2)
+    collsim.core.errors.DoubleCountError: double-counted contribution: node 1 receives twice in one step a contribution to chunk 2 (steps[0].transfers[1], node 1, chunk 2)
     """
     c = s.collective
     n = c.nodes

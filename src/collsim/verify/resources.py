@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import (ChannelConflictError, ChannelRangeError, RouteError,
-                           TransceiverLimitError, Where)
+                           TransceiverLimitError, Where, located, schedule_position)
 from ..core.ring import arc_start, first_overlap, link_id
 from ..core.routes import row_blocks
 from ..core.schedule import Schedule
@@ -32,6 +32,7 @@ def _first(mask: np.ndarray) -> int | None:
     return int(idx[0]) if idx.size else None
 
 
+@located
 def verify_endpoints(s: Schedule) -> None:
     """Check that the schedule is well-formed, then its node ids.
 
@@ -61,7 +62,7 @@ def verify_endpoints(s: Schedule) -> None:
     >>> verify_endpoints(s.replace(dst=s.src))
     Traceback (most recent call last):
     ...
-    collsim.core.errors.RouteError: bad route: node 0 sends to itself (step 0, transfer 0)
+    collsim.core.errors.RouteError: bad route: node 0 sends to itself (steps[0].transfers[0])
     """
     check_wellformed(s)
     n = s.system.nodes
@@ -74,6 +75,7 @@ def verify_endpoints(s: Schedule) -> None:
         raise RouteError(f"node {int(s.src[i])} sends to itself", Where(step=int(s.step[i]), transfer=i))
 
 
+@located
 def verify_ring_routes(s: Schedule) -> None:
     """Check that each route is a one-direction arc from source to destination.
 
@@ -99,7 +101,7 @@ def verify_ring_routes(s: Schedule) -> None:
     >>> verify_ring_routes(s.replace(hops=s.hops + 1))
     Traceback (most recent call last):
     ...
-    collsim.core.errors.RouteError: bad route: route from 0 going cw for 2 hops ends at 2, not at destination 1 (step 0, transfer 0)
+    collsim.core.errors.RouteError: bad route: route from 0 going cw for 2 hops ends at 2, not at destination 1 (steps[0].transfers[0])
     """
     n = s.system.nodes
     i = _first((s.direction != 1) & (s.direction != -1))
@@ -138,6 +140,7 @@ def _segment_rows(group: np.ndarray, lo: np.ndarray, hi: np.ndarray, w: int):
     return rows, seg, edges[seg] % span
 
 
+@located
 def verify_channels(s: Schedule) -> None:
     """Check channel ranges and that no two transfers share a channel on a link in a step.
 
@@ -166,7 +169,7 @@ def verify_channels(s: Schedule) -> None:
     >>> verify_channels(s.replace(wavelength=s.wavelength + 62))
     Traceback (most recent call last):
     ...
-    collsim.core.errors.ChannelRangeError: channel out of range: band 62..65 not in 0..63 (step 0, transfer 0, wavelength 62)
+    collsim.core.errors.ChannelRangeError: channel out of range: band 62..65 not in 0..63 (steps[0].transfers[0], wavelength 62)
     """
     sysm = s.system
     n, w, f = sysm.nodes, sysm.wavelengths, sysm.fibers
@@ -201,11 +204,12 @@ def verify_channels(s: Schedule) -> None:
         a, b = sorted((int(rows[ra]), int(rows[rb])))
         link = int(link_id(np.array([pos]), s.direction[b:b + 1], n)[0])
         raise ChannelConflictError(
-            f"transfers {a} and {b} share a channel on a link",
+            f"{schedule_position(s, a)} and {schedule_position(s, b)} share a channel on a link",
             Where(step=int(s.step[b]), transfer=b, link=sysm.link_name(link),
                   fiber=int(s.fiber[b]), wavelength=int(seg_lo[rb])))
 
 
+@located
 def verify_transceivers(s: Schedule) -> None:
     """Check per-node limits on simultaneous transmit / receive channels.
 
@@ -231,7 +235,7 @@ def verify_transceivers(s: Schedule) -> None:
     >>> verify_transceivers(s.replace(system=dataclasses.replace(s.system, max_tx_channels=1)))
     Traceback (most recent call last):
     ...
-    collsim.core.errors.TransceiverLimitError: transceiver limit: node 0 transmits on 2 channels, limit 1 (step 0, transfer 0, node 0)
+    collsim.core.errors.TransceiverLimitError: transceiver limit: node 0 transmits on 2 channels, limit 1 (steps[0].transfers[0], node 0)
     """
     n = s.system.nodes
     for attr, col, what in (("max_tx_channels", s.src, "transmits"), ("max_rx_channels", s.dst, "receives")):
@@ -324,6 +328,7 @@ def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarr
                              Where(step=int(step[t]), transfer=_tr(t)))
 
 
+@located
 def verify_ring_resources(s: Schedule) -> None:
     """All resource checks of an optical-ring schedule: arcs, channels and bands, transceivers.
 
@@ -351,6 +356,7 @@ def verify_ring_resources(s: Schedule) -> None:
     verify_transceivers(s)
 
 
+@located
 def verify_network_resources(s: Schedule) -> None:
     """Resource check of a network schedule: every route is a walk of existing links.
 

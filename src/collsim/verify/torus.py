@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import ChannelConflictError, ChannelRangeError, RouteError, Where
+from ..core.errors import ChannelConflictError, ChannelRangeError, RouteError, Where, located, schedule_position
 from ..core.ring import first_overlap, link_id
 from ..core.schedule import Schedule
 from .resources import _segment_rows, verify_transceivers
@@ -30,6 +30,7 @@ def _first(mask: np.ndarray) -> int | None:
     return int(idx[0]) if idx.size else None
 
 
+@located
 def verify_torus_routes(s: Schedule) -> None:
     """Check that every route is a one-direction arc of its row or column ring, ending at ``dst``.
 
@@ -56,7 +57,7 @@ def verify_torus_routes(s: Schedule) -> None:
     >>> verify_torus_routes(s.replace(dst=(s.dst + 5) % 12))
     Traceback (most recent call last):
     ...
-    collsim.core.errors.RouteError: bad route: transfer 0->6 leaves its row and its column: a lightpath stays within one ring of the 3x4 torus (step 0, transfer 0)
+    collsim.core.errors.RouteError: bad route: transfer 0->6 leaves its row and its column: a lightpath stays within one ring of the 3x4 torus (steps[0].transfers[0])
     """
     sysm = s.system
     dim, ring, a, b, length, ok = sysm.ring_coords(s.src, s.dst)
@@ -84,6 +85,7 @@ def verify_torus_routes(s: Schedule) -> None:
                          f"{int(s.dst[i])}", Where(step=int(s.step[i]), transfer=i))
 
 
+@located
 def verify_torus_channels(s: Schedule) -> None:
     """Check channel ranges, and that no two transfers of a step share a channel on a link of one ring.
 
@@ -114,7 +116,7 @@ def verify_torus_channels(s: Schedule) -> None:
     >>> verify_torus_channels(s.replace(src=s.src[rows], dst=s.dst[rows]))
     Traceback (most recent call last):
     ...
-    collsim.core.errors.ChannelConflictError: wavelength conflict: transfers 0 and 1 share a channel on a link (step 0, transfer 1, link row cw 1->2, fiber 0, wavelength 0)
+    collsim.core.errors.ChannelConflictError: wavelength conflict: steps[0].transfers[0] and steps[0].transfers[1] share a channel on a link (steps[0].transfers[1], link row cw 1->2, fiber 0, wavelength 0)
     """
     sysm = s.system
     w, f = sysm.wavelengths, sysm.fibers
@@ -164,7 +166,8 @@ def verify_torus_channels(s: Schedule) -> None:
         pos_node = local if local < n else local - n   # the link's source position on the ring
         node = int(sysm.node_of(d, ring[y], pos_node))
         link = (2 * d + (1 if s.direction[y] < 0 else 0)) * sysm.nodes + node
-        raise ChannelConflictError(f"transfers {x} and {y} share a channel on a link",
+        raise ChannelConflictError(f"{schedule_position(s, x)} and {schedule_position(s, y)} share a "
+                                   "channel on a link",
                                    Where(step=int(s.step[y]), transfer=y, link=sysm.link_name(link),
                                          fiber=int(s.fiber[y]), wavelength=int(seg_lo[rb])))
 
@@ -177,6 +180,7 @@ class _LimitView:
         self.max_tx_channels, self.max_rx_channels = system.tx_limit, system.rx_limit
 
 
+@located
 def verify_torus_resources(s: Schedule) -> None:
     """All resource checks of an optical-torus schedule: ring routes, channels and bands, transceivers.
 

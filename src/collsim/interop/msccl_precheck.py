@@ -1,0 +1,159 @@
+"""MSCCL executor limits checked from (algorithm, N, collective) alone, before anything is built.
+
+The export gives every (rank, peer) pair a thread block holding both directions, and every
+transfer between the two at least one step in it (one per contiguous run of its chunks), so a
+thread block has at least as many steps as the pair has transfers, and a rank as many thread
+blocks as it has peers (:mod:`.msccl_export`).  For the algorithms below both counts are closed
+forms of N, so an export the executor cannot run is refused at once, naming the limit, instead
+of after building, verifying and laying out a schedule of N^2 transfers (a ring all-reduce on
+5000 ranks: 50 M transfers, killed at 15 GB).  An algorithm without a closed form here is
+checked after building, as before.
+
+The forms are lower bounds of what the export makes (``tests/test_kernel_kills.py`` compares
+them with built schedules), so a refusal here is one the export would make too.
+"""
+
+from __future__ import annotations
+
+from .msccl_errors import MscclLimitError
+from .msccl_xml import MscclLimits
+
+__all__ = ["PAIR_TRANSFERS", "PEERS", "check_msccl_limits", "msccl_lower_bounds"]
+
+
+def _ring(n: int, coll: str) -> int | None:
+    return {"allgather": n - 1, "reducescatter": n - 1, "allreduce": 2 * (n - 1)}.get(coll)
+
+
+PAIR_TRANSFERS = {
+    "ring": (_ring, "every transfer of rank v goes to v + 1"),
+    "ring-personalized": (lambda n, c: n - 1 if c == "alltoall" else None, "every transfer of rank v goes to v + 1"),
+    "ne": (lambda n, c: n // 2 if c == "allgather" else None, "rank v alternates between its two neighbours"),
+}
+"""Algorithm -> (``f(N, collective)``: transfers between the busiest pair of ranks, or None; why)."""
+
+PEERS = {
+    "pairwise": (lambda n, c: n - 1 if c == "alltoall" else None, "every rank exchanges with every other"),
+}
+"""Algorithm -> (``f(N, collective)``: peers of a rank, one thread block each, or None; why)."""
+
+
+def msccl_lower_bounds(algorithm: str, nodes: int, collective: str) -> tuple[int | None, int | None]:
+    """Least steps of a thread block and least thread blocks of a gpu the export of this instance makes.
+
+    Parameters
+    ----------
+    algorithm : str
+        Registered name (canonical, not an alias).
+    nodes : int
+        Ranks N.
+    collective : str
+        Canonical collective name.
+
+    Returns
+    -------
+    tuple
+        ``(steps, thread_blocks)``, each None where no closed form is known.
+
+    Examples
+    --------
+    >>> msccl_lower_bounds("ring", 5000, "allreduce"), msccl_lower_bounds("pairwise", 100, "alltoall")
+    ((9998, None), (None, 99))
+    """
+    steps = PAIR_TRANSFERS[algorithm][0](nodes, collective) if algorithm in PAIR_TRANSFERS else None
+    tbs = PEERS[algorithm][0](nodes, collective) if algorithm in PEERS else None
+    return steps, tbs
+
+
+def check_msccl_limits(algorithm: str, nodes: int, collective: str, limits: MscclLimits = MscclLimits()) -> None:
+    """Refuse, before building, an export whose closed-form counts exceed the executor's limits.
+
+    Parameters
+    ----------
+    algorithm : str
+        Registered name (canonical).
+    nodes : int
+        Ranks N.
+    collective : str
+        Canonical collective name.
+    limits : MscclLimits, optional
+        The executor's limits.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    MscclLimitError
+        Naming the limit, its option and the count.
+
+    Examples
+    --------
+    >>> check_msccl_limits("ring", 8, "allreduce")
+    >>> check_msccl_limits("ring", 5000, "allreduce")
+    Traceback (most recent call last):
+    ...
+    collsim.interop.msccl_errors.MscclLimitError: ring allreduce on 5000 gpus needs at least 9998 steps in one thread block (every transfer of rank v goes to v + 1, one step each), above the executor's limit of 64 steps per thread block (--max-steps; 64 in msccl-executor-nccl, 256 in RCCL); refused before building
+    """
+    steps, tbs = msccl_lower_bounds(algorithm, nodes, collective)
+    if steps is not None and steps > limits.max_steps:
+        raise MscclLimitError(
+            f"{algorithm} {collective} on {nodes} gpus needs at least {steps} steps in one thread block "
+            f"({PAIR_TRANSFERS[algorithm][1]}, one step each), above the executor's limit of {limits.max_steps} "
+            f"steps per thread block (--max-steps; 64 in msccl-executor-nccl, 256 in RCCL); refused before building")
+    if tbs is not None and tbs > limits.max_thread_blocks:
+        raise MscclLimitError(
+            f"{algorithm} {collective} on {nodes} gpus needs {tbs} thread blocks per gpu ({PEERS[algorithm][1]}, "
+            f"one thread block per peer), above the executor's limit of {limits.max_thread_blocks} thread blocks "
+            f"per gpu (--max-thread-blocks); refused before building")
+
+
+def precheck_export(algorithm: str, system, collective: str, overrides: dict | None = None,
+                    limits: MscclLimits = MscclLimits()) -> None:
+    """What ``collsim export msccl ALGORITHM`` checks before building: :func:`check_msccl_limits`.
+
+    Parameters
+    ----------
+    algorithm : str
+        Algorithm name or alias.
+    system : str or System
+        The ``--system`` value.
+    collective : str
+        Collective name.
+    overrides : dict, optional
+        System overrides (``nodes`` ...).
+    limits : MscclLimits, optional
+        The executor's limits.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    MscclLimitError
+        As :func:`check_msccl_limits`; nothing for an optical system or an algorithm that
+        cannot build the instance (building says why).
+
+    Examples
+    --------
+    >>> precheck_export("ring", "star", "allreduce", {"nodes": 1000})
+    Traceback (most recent call last):
+    ...
+    collsim.interop.msccl_errors.MscclLimitError: ring allreduce on 1000 gpus needs at least 1998 steps in one thread block (every transfer of rank v goes to v + 1, one step each), above the executor's limit of 64 steps per thread block (--max-steps; 64 in msccl-executor-nccl, 256 in RCCL); refused before building
+    """
+    from ..algorithms import get_algorithm
+    from ..core.collective import canonical_collective
+    from ..core.errors import CollsimError
+    from ..systems import load_system
+    try:
+        spec = get_algorithm(algorithm)
+        coll = canonical_collective(collective)
+        sysm = load_system(system, **(overrides or {}))
+        if sysm.family != "network":
+            return
+        spec.check(sysm, coll)
+    except CollsimError:
+        return  # building reports it, as without this check
+    check_msccl_limits(spec.name, sysm.nodes, coll, limits)
