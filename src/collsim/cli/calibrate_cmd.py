@@ -21,9 +21,9 @@ from .output import Output, TableColumn, echo, emit, emit_json, output_options, 
               type=click.Path(dir_okay=False), help="The system TOML to write: a star with one node per rank.")
 @click.option("--sizes", default=None,
               help="Message sizes, comma-separated (1B,1KiB,1MiB) [default: 1 B to 16 MiB, powers of 4].")
-@click.option("--iterations", "-i", default=20, show_default=True, type=click.IntRange(min=1),
+@click.option("--iterations", "-I", default=20, show_default=True, type=click.IntRange(min=1),
               help="Timed round trips per size and pair of ranks.")
-@click.option("--warmup", default=3, show_default=True, type=click.IntRange(min=0),
+@click.option("--warmup", "-W", default=3, show_default=True, type=click.IntRange(min=0),
               help="Untimed round trips before them.")
 @click.option("--statistic", type=click.Choice(["min", "median"]), default="min", show_default=True,
               help="The one-way time per size that the fit uses.")

@@ -208,30 +208,35 @@ def verify_cmd(file, out: Output) -> None:
 
 
 @click.command("topology", cls=StrictCommand)
-@click.argument("system", default="paper")
-@click.option("--nodes", "-n", type=int, default=None, help="Number of nodes N.")
-@click.option("--wavelengths", "-w", type=int, default=None, help="Wavelengths per fiber (optical).")
-@click.option("--fibers", "-F", type=int, default=None, help="Fibers per direction (optical; -F, as on compare).")
+@click.argument("system_arg", required=False, default=None, metavar="[SYSTEM]")
+@system_options(omit=("strategy",))
 @retired_fibers_flag
-@click.option("--radix", type=int, default=None, help="Switch port count (fat-tree k, MLFM 2d).")
-@click.option("--select", default=None, help="MLFM partial-server selection n,l,m.")
-@click.option("--system-param", "-S", "system_params", multiple=True, help="Other system parameter key=value.")
 @output_options()
-def topology_cmd(system, nodes, wavelengths, fibers, radix, select, system_params, out: Output) -> None:
+def topology_cmd(system_arg, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
+                 system_params, out: Output) -> None:
     """Show what a system is made of: nodes, switches, links, radix, diameter.
+
+    The system is --system, as on every other command; SYSTEM without --system is
+    the same (deprecated spelling, kept working).
 
     \b
     Examples:
-      collsim topology paper
-      collsim topology torus -S dims=4,4,4
-      collsim topology fat-tree -S k=8 --json
-      collsim topology mlfm --radix 36
-      collsim topology fat-tree -S k=8 --format csv
+      collsim topology --system paper
+      collsim topology --system torus -S dims=4,4,4
+      collsim topology --system fat-tree -S k=8 --json
+      collsim topology --system mlfm --radix 36
+      collsim topology --system fat-tree -S k=8 --format csv
     """
+    if system_arg is not None:
+        if "--system" in given_options(click.get_current_context()) and system_arg != system:
+            raise click.UsageError(f"two systems: --system {system} and {system_arg}; give --system only")
+        system = system_arg
+    from .options import record_system
+    record_system(system)
     from ..systems import load_system
     from .output import flatten, text_of
-    sysm = load_system(system, **overrides(nodes, wavelengths, fibers, system_params=system_params,
-                                           radix=radix, select=select))
+    sysm = load_system(system, **overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
+                                           system_params, radix, select))
     info = {"system": sysm.name, **sysm.summary()}
     _routing_warning(sysm)
     if out.format == "json":  # one object, nested as the system describes itself
@@ -333,7 +338,7 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
 
 @click.command("reproduce", cls=StrictCommand)
 @click.argument("name", required=False)
-@click.option("--out", "out_dir", default=None, metavar="DIR",
+@click.option("--out", "-o", "out_dir", default=None, metavar="DIR",
               help="For a paper (optree, wrht, mlfm, textbook, beyond, all): the folder for its data, figures and "
                    "comparison tables (default: reproduce-NAME).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True,

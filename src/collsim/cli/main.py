@@ -82,7 +82,7 @@ def cli() -> None:
       collsim schedule osm --nodes 16 --wavelengths 2 --out osm.json
       collsim verify osm.json
       collsim simulate ne --system ring -n 64 --json
-      collsim topology mlfm --radix 36
+      collsim topology --system mlfm --radix 36
       collsim reproduce optree-table1
     """
     # Runs only when a command is about to run, not for --help or --version.

@@ -34,7 +34,7 @@ def _limit_options(fn):
 
 @click.command("msccl", cls=StrictCommand)
 @click.argument("target")
-@system_options
+@system_options(default="star")
 @click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to build.")
 @size_options(sweep=False)
 @click.option("--param", "-p", "params", multiple=True, help="Algorithm parameter key=value (repeatable).")
@@ -74,8 +74,6 @@ def export_msccl_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth,
         sched = read_schedule(target)
     else:
         from .sizes import iter_schedules
-        if "--system" not in given_options(ctx):
-            system = "star"
         sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
                              radix, select)
         from ..interop.msccl_precheck import precheck_export
@@ -95,7 +93,7 @@ def export_msccl_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth,
 
 @click.command("msccl", cls=StrictCommand)
 @click.argument("file", type=click.Path(dir_okay=False))
-@system_options
+@system_options(default="star", omit=("strategy",))
 @click.option("--size", "-s", default="1MiB", show_default=True,
               help="collsim's message size (docs/units.md): the XML has none.")
 @click.option("--root", type=int, default=None, help="Root of broadcast and reduce (default: inferred).")
@@ -104,12 +102,12 @@ def export_msccl_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth,
 @_limit_options
 @output_options()
 def import_msccl_cmd(file, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-                     system_params, strategy, size, root, out_file, limits, out: Output) -> None:
+                     system_params, size, root, out_file, limits, out: Output) -> None:
     """Read an MSCCL algorithm XML (any tool's) into a collsim schedule and verify it.
 
     Exit 0 when valid, 1 for a race, a deadlock or a data-flow violation, 2 for a file that
     breaks the format's rules or the executor's limits.  The default system is a star of
-    ngpus nodes (one switch, as an NVSwitch box).
+    ngpus nodes (one switch, as an NVSwitch box); -n defaults to the XML's ngpus on any system.
 
     \b
     Examples:
@@ -129,7 +127,6 @@ def _import(file, system, nodes, wavelengths, fibers, link_bandwidth, link_laten
     from ..systems import load_system
     from .io import write_schedule
     from .output import error_record
-    ctx = click.get_current_context()
     head = {"file": file}
     try:
         algo = read_xml(file)
@@ -138,7 +135,7 @@ def _import(file, system, nodes, wavelengths, fibers, link_bandwidth, link_laten
                          select)
         if over.get("nodes") is None:
             over["nodes"] = algo.ngpus
-        sysm = load_system("star" if "--system" not in given_options(ctx) else system, **over)
+        sysm = load_system(system, **over)
         got = import_msccl(algo, system=sysm, size_bytes=parse_size(size), root=root, limits=limits)
     except CollsimError as exc:
         if fmt.format != "table":

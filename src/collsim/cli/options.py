@@ -8,36 +8,166 @@ size sweep (:mod:`collsim.cli.sizes`).  Bandwidths follow collsim's unit rule
 from __future__ import annotations
 
 import functools
+from typing import Any, Callable
 
 import click
 
 from ..core.errors import InputError
 
 
-def system_options(fn):
-    """Add the system options shared by every command that builds schedules."""
-    @click.option("--system", "system", default="paper", show_default=True,
-                  help="Optical preset (paper, terarack), network kind (ring, line, star, mesh, torus, "
-                       "hypercube, fat-tree, mlfm, ...) or a TOML file with a [system] table.")
-    @click.option("--nodes", "-n", type=int, default=None, help="Number of nodes N (default: the system's).")
-    @click.option("--wavelengths", "-w", type=int, default=None, help="Wavelengths per fiber w (optical).")
-    @click.option("--fibers", "-F", type=int, default=None,
-                  help="Fibers per direction F (optical; -F, since -f is nccl-tests' --step-factor).")
-    @click.option("--link-bandwidth", default=None,
-                  help="Electrical link bandwidth in bytes/s, or with a unit: 10GB/s = 10^10 B/s, 100Gb/s (bits) = "
-                       "12.5*10^9 B/s, 1GiB/s = 2^30 B/s (SI prefixes decimal, IEC binary, B bytes, b bits).")
-    @click.option("--link-latency", default=None, help="Electrical per-hop link latency (1us, 500ns, seconds).")
-    @click.option("--startup", default=None, help="Per-message start-up cost t_s (electrical; default: link latency).")
-    @click.option("--radix", type=int, default=None, help="Switch port count (fat-tree k, MLFM 2d).")
-    @click.option("--select", default=None, help="MLFM partial-server selection n,l,m.")
-    @click.option("--system-param", "-S", "system_params", multiple=True,
-                  help="Other system parameter key=value (e.g. dims=4,4  k=8  levels=2  radix=8).")
-    @click.option("--strategy", default="first-fit", show_default=True,
-                  help="Wavelength assignment: first-fit, best-fit or most-used.")
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        return fn(*args, **kwargs)
-    return wrapper
+class ScopedOption(click.Option):
+    """An option that applies only to the system kinds that take one system parameter.
+
+    ``applies_to`` names that parameter (``wavelengths``, ``link_bandwidth_bytes_per_s``
+    ...): the option is refused, naming the kinds it applies to, on a system whose kind
+    does not take it (:func:`check_scope`), instead of being ignored or failing later
+    with the parameter's name.  Every system option declares its scope this way;
+    commands declare which options they take by the options they add.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As :class:`click.Option`.
+    applies_to : str, optional
+        The system parameter (a field or ``from_options`` argument of the kinds it applies to).
+    """
+
+    def __init__(self, *args: Any, applies_to: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.applies_to = applies_to
+
+
+# Each system option: its declaration, and the system parameter that says where it applies.
+_SYSTEM_OPTIONS: dict[str, tuple[tuple, dict]] = {
+    "nodes": (("--nodes", "-n"), dict(type=int, default=None, help="Number of nodes N (default: the system's).")),
+    "wavelengths": (("--wavelengths", "-w"), dict(
+        type=int, default=None, applies_to="wavelengths", help="Wavelengths per fiber w (optical).")),
+    "fibers": (("--fibers", "-F"), dict(
+        type=int, default=None, applies_to="fibers",
+        help="Fibers per direction F (optical; -F, since -f is nccl-tests' --step-factor).")),
+    "link_bandwidth": (("--link-bandwidth",), dict(
+        default=None, applies_to="link_bandwidth_bytes_per_s",
+        help="Electrical link bandwidth in bytes/s, or with a unit: 10GB/s = 10^10 B/s, 100Gb/s (bits) = "
+             "12.5*10^9 B/s, 1GiB/s = 2^30 B/s (SI prefixes decimal, IEC binary, B bytes, b bits).")),
+    "link_latency": (("--link-latency",), dict(
+        default=None, applies_to="link_latency_s", help="Electrical per-hop link latency (1us, 500ns, seconds).")),
+    "startup": (("--startup",), dict(
+        default=None, applies_to="startup_s", help="Per-message start-up cost t_s (electrical; default: link latency).")),
+    "radix": (("--radix",), dict(
+        type=int, default=None, applies_to="radix", help="Switch port count (fat-tree k, MLFM 2d).")),
+    "select": (("--select",), dict(
+        default=None, applies_to="selection", help="MLFM partial-server selection n,l,m.")),
+    "system_params": (("--system-param", "-S", "system_params"), dict(
+        multiple=True, help="Other system parameter key=value (e.g. dims=4,4  k=8  levels=2  radix=8).")),
+    "strategy": (("--strategy",), dict(
+        default="first-fit", show_default=True, applies_to="wavelengths",
+        help="Wavelength assignment (optical): first-fit, best-fit or most-used.")),
+}
+_SYSTEM_SPEC = "collsim.system"  # ctx.meta key: the --system value the scope check reads
+
+
+def system_options(fn: Callable | None = None, *, default: str = "paper", omit: tuple[str, ...] = ()) -> Callable:
+    """Add the system options shared by every command that builds schedules.
+
+    Usable bare (``@system_options``) or with arguments (``@system_options(default="star")``).
+
+    Parameters
+    ----------
+    fn : callable, optional
+        The command function (when used bare).
+    default : str, optional
+        ``--system``'s default, as ``--help`` states it.
+    omit : tuple of str, optional
+        Options this command does not take (by parameter name, e.g. ``("strategy",)``).
+
+    Returns
+    -------
+    callable
+        The decorated function, or the decorator.
+    """
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            ctx = click.get_current_context(silent=True)
+            if ctx is not None:  # read by overrides(): the options are checked against the system they build
+                ctx.meta[_SYSTEM_SPEC] = kwargs.get("system")
+            return fn(*args, **kwargs)
+        for name, (decls, attrs) in reversed(list(_SYSTEM_OPTIONS.items())):
+            if name not in omit:
+                wrapper = click.option(*decls, cls=ScopedOption, **attrs)(wrapper)
+        return click.option("--system", "system", default=default, show_default=True,
+                            help="Optical preset (paper, terarack), network kind (ring, line, star, mesh, torus, "
+                                 "hypercube, fat-tree, mlfm, ...) or a TOML file with a [system] table.")(wrapper)
+    return decorate(fn) if fn is not None else decorate
+
+
+def record_system(spec: Any) -> None:
+    """Record the system the running command builds, for :func:`check_scope` (a command whose
+    ``--system`` has another spelling too, as ``topology SYSTEM``)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[_SYSTEM_SPEC] = spec
+
+
+def _kind_of(spec: Any) -> type | None:
+    """The system class ``--system SPEC`` names, without building it; None when it cannot say
+    (:func:`collsim.systems.load_system` then reports what is wrong)."""
+    from pathlib import Path
+
+    from ..core.system import System, system_kind
+    from ..systems import PRESETS, kind_names, preset_description
+    if isinstance(spec, System):
+        return type(spec)
+    try:
+        key = str(spec).strip().lower()
+        if key in PRESETS:
+            return system_kind(preset_description(key)["kind"])
+        if key in kind_names():
+            return system_kind(key)
+        path = Path(str(spec).strip())
+        if path.suffix.lower() == ".toml" and path.is_file():
+            import tomllib
+            return system_kind(str(tomllib.loads(path.read_text())["system"]["kind"]).strip().lower())
+    except Exception:  # noqa: BLE001 - load_system says what is wrong with it
+        return None
+    return None
+
+
+def check_scope(ctx: click.Context | None, spec: Any = None) -> None:
+    """Refuse every option given on the command line that does not apply to the system's kind.
+
+    Parameters
+    ----------
+    ctx : click.Context or None
+        The running command (None: nothing to check).
+    spec : str or System, optional
+        The system (default: the ``--system`` value :func:`system_options` recorded).
+
+    Raises
+    ------
+    click.UsageError
+        For the first option given whose :class:`ScopedOption` parameter the kind does not take.
+    """
+    from click.core import ParameterSource
+    if ctx is None:
+        return
+    spec = ctx.meta.get(_SYSTEM_SPEC) if spec is None else spec
+    scoped = [p for p in ctx.command.params if isinstance(p, ScopedOption) and p.applies_to
+              and ctx.get_parameter_source(p.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)]
+    cls = _kind_of(spec) if scoped and spec is not None else None
+    if cls is None:
+        return
+    from ..core.system import system_kind
+    from ..systems import PRESETS, kind_names, kind_parameters, preset_description
+    for param in scoped:
+        if param.applies_to in kind_parameters(cls):
+            continue
+        kinds = [k for k in kind_names() if param.applies_to in kind_parameters(system_kind(k))]
+        presets = [p for p in PRESETS if preset_description(p)["kind"] in kinds]
+        name = "/".join(param.opts)
+        raise click.UsageError(
+            f"{name} does not apply to {spec} ({cls.kind} systems have no parameter {param.applies_to}); it applies "
+            f"to {', '.join(kinds)} systems" + (f" and the presets {', '.join(presets)}" if presets else ""), ctx)
 
 
 def overrides(nodes, wavelengths, fibers, link_bandwidth=None, link_latency=None, startup=None,
@@ -63,6 +193,7 @@ def overrides(nodes, wavelengths, fibers, link_bandwidth=None, link_latency=None
         Keyword overrides for :func:`collsim.systems.load_system`.
     """
     from ..core.units import parse_bandwidth, parse_time
+    check_scope(click.get_current_context(silent=True))  # -w on a ring, --strategy on a torus: refused here
     out = {"nodes": nodes, "wavelengths": wavelengths, "fibers": fibers}
     if link_bandwidth is not None:
         out["link_bandwidth_bytes_per_s"] = parse_bandwidth(link_bandwidth)

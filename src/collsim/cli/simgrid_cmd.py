@@ -13,7 +13,7 @@ from .sizes import size_options
 
 @click.command("simgrid", cls=StrictCommand)
 @system_options
-@click.option("--out", "out_dir", required=True, metavar="DIR",
+@click.option("--out", "-o", "out_dir", required=True, metavar="DIR",
               help="Folder for platform.xml and hosts.txt (created if needed); with --schedule also ranks/, "
                    "replay.c and run.sh.")
 @click.option("--schedule", "target", default=None, metavar="ALGORITHM|FILE",
@@ -59,17 +59,21 @@ def export_simgrid_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_
     else:
         sysm = load_system(system, **overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
                                                system_params, radix, select))
-    files = write_platform(sysm, out_dir, max_route_entries=limit)
+    if target is not None and schedule is None:
+        from .sizes import iter_schedules
+        schedule = next(iter(iter_schedules(target, sysm, collective, sizes, overrides={},
+                                            params=parse_params(params), strategy=strategy)))
+    pairs = None
+    if schedule is not None:  # routes for the pairs the schedule uses (both ways), not all N (N - 1)
+        from ..interop.simgrid import _network, schedule_pairs
+        pairs = schedule_pairs(_network(schedule.system))  if False else schedule_pairs(schedule)
+    files = write_platform(sysm, out_dir, max_route_entries=limit, pairs=pairs)
     doc = {"system": sysm.name, "kind": sysm.kind, "nodes": sysm.nodes, "platform": str(files.platform),
            "hosts": str(files.hosts), "routes": files.routes, "route_entries": files.route_entries}
     if target is not None:
         from ..interop.simgrid_replay import smpirun_command, write_replay
         from ..pipeline import verify
         from ..sim import simulate
-        if schedule is None:
-            from .sizes import iter_schedules
-            schedule = next(iter(iter_schedules(target, sysm, collective, sizes, overrides={},
-                                                params=parse_params(params), strategy=strategy)))
         report = verify(schedule)
         replay = write_replay(schedule, out_dir)
         doc.update({"algorithm": schedule.algorithm, "collective": schedule.collective.kind,

@@ -79,7 +79,8 @@ _SHOWN = (("algorithm", "algorithm"), ("system", "system"), ("collective", "coll
               type=click.Path(dir_okay=False), help="The results store collsim sweep wrote.")
 @click.option("--system", default=None, help="Only this system (as the sweep file names it).")
 @click.option("--collective", "-c", default=None, help="Only this collective.")
-@click.option("--algorithm", "-a", default=None, help="Only this algorithm.")
+@click.option("--algorithms", "--algorithm", "-a", "algorithm", default=None,
+              help="Only these algorithms (comma-separated; --algorithm is the same).")
 @click.option("--nodes", "-n", type=int, default=None, help="Only this node count.")
 @click.option("--status", type=click.Choice(["ok", "error"]), default=None, help="Only finished or failed points.")
 @output_options()
@@ -105,9 +106,12 @@ def results_cmd(store_path, system, collective, algorithm, nodes, status, out: O
         system = system.strip().lower()  # as the sweep stored it (a TOML file's path is kept as written)
     filters = {"system": system, "nodes": nodes, "status": status,
                "collective": canonical_collective(collective) if collective else None,
-               "algorithm": get_algorithm(algorithm).name if algorithm else None}
+               "algorithm": None}
+    names = [get_algorithm(a.strip()).name for a in (algorithm or "").split(",") if a.strip()]
+    if len(names) == 1:
+        filters["algorithm"] = names[0]
     with Store(store_path, create=False) as store:
-        rows = [flat_record(r) for r in store.records(**filters)]
+        rows = [flat_record(r) for r in store.records(**filters) if len(names) < 2 or r["algorithm"] in names]
 
     def cell(key: str, value) -> str:
         if value is None:

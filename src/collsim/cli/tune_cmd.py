@@ -66,7 +66,7 @@ def _ratio(best, other) -> str:
 @click.option("--step-bytes", "-i", "step", default=None, metavar="SIZE",
               help="Add this size each step instead (as nccl-tests -i).")
 @click.option("--total", is_flag=True, help="Read -b/-e/-i as nccl-tests total buffers.")
-@click.option("--algorithm", "--algorithms", "-a", "algorithms", multiple=True,
+@click.option("--algorithms", "--algorithm", "-a", "algorithms", multiple=True,
               help="Only these algorithms, comma-separated or repeated (default: every one that applies).")
 @click.option("--store", "store_path", default=None, type=click.Path(dir_okay=False),
               help="Results store (SQLite; default $XDG_CACHE_HOME/collsim/tune.sqlite): a rerun builds nothing.")
