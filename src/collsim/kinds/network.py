@@ -146,7 +146,9 @@ _COLUMNS = (  # block_steps replaces the common column of that key: on a network
     Column("max_hops", "max\nhops", lambda r: str(r.max_hops), "The longest route, in links.",
            drop=2),
     Column("max_link_load", "link\nload", lambda r: str(r.max_link_load),
-           "The most flows sharing one directed link in one slot; 1 means no link is ever shared.", drop=4),
+           "The most flows sharing one directed link in one slot; 1 means no link is ever shared. A transfer "
+           "split over equal-cost paths (ECMP) counts its share of the bytes on each path, and the sum is "
+           "rounded up.", drop=4),
     Column("alpha_beta_time_s", "\u03b1\u2013\u03b2\ntime", _alpha_beta,
            "An estimate, not the answer: the alpha-beta (Hockney) closed form, the algorithm's own formula "
            "where it registers one, else the schedule's (per slot, the slowest transfer's start-up, route "
