@@ -5,15 +5,26 @@ comparison."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-
 import pytest
 
 import collsim
 from collsim.core import errors as E
 from collsim.pipeline import Result, evaluate, schedule_time_s
 from collsim.sim import simulate
+
+
+def _cli(argv):
+    """``collsim ARGV`` in this process (so monkeypatches apply): (exit code, stdout, stderr)."""
+    from click.testing import CliRunner
+
+    from collsim.cli.main import main
+    with CliRunner().isolation(env={"COLUMNS": "200", "COLLSIM_DEBUG": None}) as (out, err, _):
+        try:
+            main(argv)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return code, out.getvalue().decode(), err.getvalue().decode()
 
 
 def _broken(system="paper", **kw):
@@ -82,17 +93,14 @@ def test_simulate_verifies_or_says_it_did_not():
 
 
 def test_cli_simulate_and_verify_refuse_a_broken_schedule(tmp_path):
-    _, broken = _broken("ring")
-    path = tmp_path / "broken.json"
-    collsim.save(broken, path)
-    for cmd in (["simulate", str(path), "--json"], ["verify", str(path)]):
-        out = subprocess.run([sys.executable, "-m", "collsim", *cmd], capture_output=True, text=True)
-        assert out.returncode == 1 and "postcondition not met" in out.stderr, (cmd, out)
-    good = tmp_path / "good.json"
-    collsim.save(_broken("ring")[0], good)
-    out = subprocess.run([sys.executable, "-m", "collsim", "simulate", str(good), "--json"], capture_output=True,
-                         text=True)
-    assert out.returncode == 0 and json.loads(out.stdout)["verified"] is True, out
+    good, broken = _broken("ring")
+    collsim.save(broken, tmp_path / "broken.json")
+    collsim.save(good, tmp_path / "good.json")
+    for cmd in (["simulate", str(tmp_path / "broken.json"), "--json"], ["verify", str(tmp_path / "broken.json")]):
+        code, _, err = _cli(cmd)
+        assert code == 1 and "postcondition not met" in err, (cmd, code, err)
+    code, out, err = _cli(["simulate", str(tmp_path / "good.json"), "--json"])
+    assert code == 0 and json.loads(out)["verified"] is True, err
 
 
 # ------------------------------------------------------------------ 2. the answer is never below the bound
@@ -126,7 +134,7 @@ def _sampled_rows(seed: int, count: int):
 
 
 def test_reported_time_is_never_below_the_lower_bound():
-    rows = _sampled_rows(21, 250)
+    rows = _sampled_rows(21, 200)
     below = [(r.system, r.nodes, r.algorithm, r.collective, r.size_bytes, r.time_s, r.lower_bound_s)
              for r in rows if r.time_s < r.lower_bound_s * (1 - 1e-9)]
     assert not below, f"{len(below)} of {len(rows)} rows report a time below the bound: {below[:5]}"
@@ -137,15 +145,75 @@ def test_reported_time_is_never_below_the_lower_bound():
 
 
 def test_line_bruck_reports_the_simulated_time_and_daggers_the_estimate():
-    args = [sys.executable, "-m", "collsim", "compare", "--system", "line", "-n", "17", "-a", "bruck", "-c",
-            "allgather", "-s", "777"]
-    row = json.loads(subprocess.run(args + ["--json"], capture_output=True, text=True, check=True).stdout)[0]
+    args = ["compare", "--system", "line", "-n", "17", "-a", "bruck", "-c", "allgather", "-s", "777"]
+    row = json.loads(_cli(args + ["--json"])[1])[0]
     assert row["alpha_beta_time_s"] == pytest.approx(5.99456e-6)
     assert row["time_s"] == row["simulated_time_s"] == pytest.approx(7.434576e-5)
     assert row["time_s"] >= row["lower_bound_s"] == pytest.approx(16e-6)
-    csv = subprocess.run(args + ["--format", "csv"], capture_output=True, text=True, check=True).stdout
+    csv = _cli(args + ["--format", "csv"])[1]
     header, values = csv.splitlines()[:2]
     cells = dict(zip(header.split(","), values.split(",")))
     assert float(cells["time_s"]) >= float(cells["lower_bound_s"]) > float(cells["alpha_beta_time_s"])
-    table = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    table = _cli(args)[1]
     assert "5.995 µs\u2020" in table and "74.35 µs" in table and "the answer (time_s) is the simulated" in table
+
+
+# ------------------------------------------------------------------ 3. one algorithm's failure does not sink a comparison
+
+def _fail_osm(monkeypatch, exc):
+    import collsim.experiments.compare as cmp
+    real = cmp.run_one
+
+    def run_one(name, *args, **kwargs):
+        if name == "osm":
+            raise exc
+        return real(name, *args, **kwargs)
+    monkeypatch.setattr(cmp, "run_one", run_one)
+
+
+def test_an_algorithm_that_fails_is_skipped_with_its_reason(monkeypatch):
+    _fail_osm(monkeypatch, E.UnsupportedError("injected: osm cannot do this"))
+    rows, skipped = collsim.compare("paper", "allgather", "1KiB", nodes=8)
+    assert "osm" not in {r.algorithm for r in rows} and {"ring", "ne"} <= {r.algorithm for r in rows}
+    assert "osm failed on this instance: injected: osm cannot do this" in skipped
+    code, out, err = _cli(["compare", "-n", "8", "-s", "1KiB", "--json"])
+    assert code == 0, err
+    by = {r["algorithm"]: r for r in json.loads(out)}
+    assert by["osm"]["skipped"] == "osm failed on this instance: injected: osm cannot do this"
+    assert by["osm"]["verified"] is False and by["osm"]["verification"] == "not run" and by["osm"]["time_s"] is None
+    assert by["ring"]["verified"] is True and by["ring"]["skipped"] is None
+    assert "skipped: osm failed on this instance" in err
+    # the user's errors, and a comparison in which every algorithm fails, still stop it
+    _fail_osm(monkeypatch, E.InputError("injected: a bad parameter value"))
+    with pytest.raises(E.InputError, match="bad parameter value"):
+        collsim.compare("paper", "allgather", "1KiB", nodes=8)
+    _fail_osm(monkeypatch, E.UnsupportedError("injected"))
+    with pytest.raises(E.UnsupportedError, match="injected"):
+        collsim.compare("paper", "allgather", "1KiB", nodes=8, algorithms=["osm"])
+    assert _cli(["compare", "-n", "8", "-s", "1KiB", "-a", "osm"])[0] == 2
+
+
+def test_optical_traffic_beyond_int64_is_counted_exactly_and_timed():
+    # OSM all-gather at N=64 and 2**48 bytes moves 64 * (64**2 / 4) * 2**48 = 2**64 bytes over links (as at
+    # N=4096 and 1 GiB) in 4032 transfers; every transfer, and every link's total, is far below 2**63.
+    from collsim.core.wellformed import MAX_BYTES, traffic_bytes
+    s = collsim.build("osm", "paper", "allgather", 2**48, nodes=64)
+    assert len(s) == 4032 and traffic_bytes(s) == 2**64 > MAX_BYTES
+    assert collsim.verify(s).transfers == 4032
+    rows, skipped = collsim.compare("paper", "allgather", 2**48, nodes=64, algorithms=["osm", "ring"])
+    assert [r.algorithm for r in rows] == ["osm", "ring"] and not skipped
+    assert all(r.verified and r.lower_bound_s <= r.time_s < float("inf") for r in rows)
+
+
+def test_network_traffic_beyond_int64_skips_that_algorithm_alone():
+    # A 17-node line: bruck moves 1752 blocks over links, ring 512; 2**63 // 600 bytes per block puts
+    # bruck's traffic beyond the simulator's int64 link counters and leaves ring's below.
+    size = 2**63 // 600
+    from collsim.core.wellformed import MAX_BYTES, traffic_bytes
+    bruck = collsim.build("bruck", "line", "allgather", size, nodes=17)
+    assert traffic_bytes(bruck) == 1752 * size > MAX_BYTES
+    with pytest.raises(E.UnsupportedError, match="int64"):
+        simulate(bruck)
+    rows, skipped = collsim.compare("line", "allgather", size, nodes=17, algorithms=["bruck", "ring"])
+    assert [r.algorithm for r in rows] == ["ring"] and rows[0].verified
+    assert len(skipped) == 1 and skipped[0].startswith("bruck failed on this instance: the flow simulator counts")

@@ -237,3 +237,11 @@ def test_format_errors_and_violations_use_the_same_name(tmp_path):
     bad_src = s.replace(src=np.where(np.arange(len(s)) == 5, 9, s.src))
     with pytest.raises(E.RouteError, match=re.escape("(steps[1].transfers[1])")):
         collsim.verify(bad_src)
+
+
+def test_the_simgrid_replay_names_transfers_as_the_file_does():
+    from collsim.interop.simgrid_replay import replay_files
+    s = collsim.build("ring", "star", "allgather", 1000, nodes=4)
+    loop = s.replace(dst=np.where(np.arange(len(s)) == 5, s.src, s.dst))
+    with pytest.raises(E.UnsupportedError, match=re.escape("steps[1].transfers[1] goes from node 1 to itself")):
+        replay_files(loop)

@@ -1,8 +1,9 @@
 """Typed exceptions raised by collsim.
 
-Every verification failure names *where* it happened: the physical step, the
-index of the offending transfer inside the schedule, and, where relevant, the
-directed link and the channel (fiber, wavelength).  The command line turns
+Every verification failure names *where* it happened: the offending transfer as
+its schedule file names it, ``steps[i].transfers[j]`` (:func:`transfer_position`,
+the same name format errors use), or the step, and, where relevant, the node,
+chunk, directed link and channel (fiber, wavelength).  The command line turns
 these into one line and an exit code; the library never prints.
 """
 

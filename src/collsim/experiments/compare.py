@@ -7,7 +7,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..algorithms import REGISTRY, get_algorithm
 from ..core.collective import SPECS, canonical_collective
-from ..core.errors import InputError, UnsupportedError
+from ..core.errors import InputError, ScheduleFormatError, UnsupportedError
+from ..core.limits import MemoryLimitError
 from ..core.system import System
 from ..core.totals import size_from_total, total_bytes
 from ..core.units import parse_size
@@ -15,7 +16,14 @@ from ..pipeline import Result as _PipelineResult
 from ..pipeline import run
 from ..systems import load_system
 
-__all__ = ["Result", "applicable", "compare", "placement_params", "run_one"]
+__all__ = ["ALGORITHM_FAILURES", "Result", "applicable", "compare", "placement_params", "run_one"]
+
+ALGORITHM_FAILURES = (UnsupportedError, MemoryLimitError, ScheduleFormatError)
+"""Errors that are one algorithm's own when :func:`compare` runs it: it cannot build this instance
+(``UnsupportedError``), its schedule would not fit in memory (``MemoryLimitError``), or collsim cannot
+represent its schedule (``ScheduleFormatError`` of a built schedule: a transfer beyond int64).  Such an
+algorithm is listed as skipped with its reason and the others still run.  Errors of the user's input
+(``InputError``: a bad parameter value) and bugs still stop the comparison."""
 
 
 @dataclass(frozen=True)
@@ -248,12 +256,17 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     tuple
         ``(results, skipped)``: rows in algorithm order, and a note per algorithm
         in scope that cannot run this instance (only when ``algorithms`` is None): one that
-        cannot honour ``root`` or ``shift`` is skipped with a note.
+        cannot honour ``root`` or ``shift`` is skipped with a note.  An algorithm (requested
+        or not) that fails with an error of its own (:data:`ALGORITHM_FAILURES`) while it is
+        built, verified and timed is skipped too, with the note ``"<name> failed on this
+        instance: <error>"``; the others still run.
 
     Raises
     ------
     UnsupportedError
         If an explicitly requested algorithm cannot run this instance, root or shift.
+    CollsimError
+        The first algorithm's error, if every compared algorithm failed.
     InputError
         If no compared algorithm accepts a given parameter, or for a bad or indivisible size.
 
@@ -304,11 +317,17 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     unused = set(params) - placed - {p for name in names for p in get_algorithm(name).params}
     if unused:
         raise InputError(f"no compared algorithm takes parameter(s) {', '.join(sorted(unused))}")
-    results = []
+    results, failures = [], []
     for name in names:
         if progress:
             progress(name)
         spec = get_algorithm(name)
         mine = {k: v for k, v in chosen[name].items() if k in spec.params}
-        results.append(run_one(name, sysm, coll, size_bytes, strategy=strategy, **mine))
+        try:
+            results.append(run_one(name, sysm, coll, size_bytes, strategy=strategy, **mine))
+        except ALGORITHM_FAILURES as exc:  # this algorithm's own failure: list it, keep the others
+            failures.append(exc)
+            skipped.append(f"{name} failed on this instance: {exc}")
+    if failures and not results:
+        raise failures[0]
     return results, skipped

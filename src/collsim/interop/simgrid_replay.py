@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import InputError, UnsupportedError
+from ..core.errors import InputError, UnsupportedError, schedule_position
 from ..core.files import atomic_write
 from ..core.schedule import LinkRoutes, Schedule
 from .simgrid import HOST_FILE, PLATFORM_FILE, _network, ecmp_refusal
@@ -72,7 +72,8 @@ def _transfers(schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     size = np.asarray(s.size_bytes, np.int64)
     if (src == dst).any():
         t = int(np.flatnonzero(src == dst)[0])
-        raise UnsupportedError(f"transfer {t} goes from node {int(src[t])} to itself; SMPI would use its loopback")
+        raise UnsupportedError(f"{schedule_position(s, t)} goes from node {int(src[t])} to itself; SMPI would use "
+                               "its loopback")
     if size.size and int(size.max()) > MAX_MESSAGE_BYTES:
         raise UnsupportedError(f"a transfer carries {int(size.max())} bytes, more than one MPI message of "
                                f"MPI_BYTE can ({MAX_MESSAGE_BYTES})")
@@ -84,7 +85,7 @@ def _transfers(schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
         bad = np.flatnonzero((np.diff(ptr) != np.diff(s.route_ptr)))
         t = int(bad[0]) if bad.size else 0
         raise UnsupportedError(f"the schedule routes transfers differently from the network's own routes (e.g. "
-                               f"transfer {t}); a SimGrid platform has one route per pair of hosts")
+                               f"{schedule_position(s, t)}); a SimGrid platform has one route per pair of hosts")
     return src, dst, step, size
 
 

@@ -67,6 +67,7 @@ import numpy as np
 from ..core.errors import InputError, UnsupportedError
 from ..core.routes import row_blocks
 from ..core.schedule import LinkRoutes, Schedule
+from ..core.wellformed import MAX_BYTES, traffic_bytes
 from ..cost.network import path_fixed_s, transfer_fixed_s
 from ..verify import VerifyReport, verify_dataflow, verify_endpoints, verify_network_resources
 from .maxmin import max_min_rates
@@ -312,7 +313,8 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
     VerificationError
         If the schedule fails the verifier (``check=True``, no report).
     UnsupportedError
-        For schedules without link routes (optical rings).
+        For schedules without link routes (optical rings), or whose traffic (bytes times links
+        crossed, summed) exceeds 2**63 - 1, the most the int64 link counters hold.
     InputError
         For an unknown mode, or a report of another schedule.
 
@@ -348,6 +350,11 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
         raise UnsupportedError(f"the flow simulator needs link routes; system kind "
                                f"{schedule.system.kind!r} has none (optical schedules use collsim.cost)")
     verified = _verify(schedule, report, check)
+    traffic = traffic_bytes(schedule)  # every link's byte total is at most this: int64 counters cannot overflow
+    if traffic > MAX_BYTES:
+        raise UnsupportedError(f"the flow simulator counts each link's bytes in int64, and this schedule moves "
+                               f"{traffic} bytes over links (bytes x links crossed, summed over transfers), "
+                               f"beyond 2**63-1 = {MAX_BYTES}: simulate a smaller size_bytes")
     system = schedule.system
     lt = system.links
     routes = schedule.routes
