@@ -132,7 +132,9 @@ class VerifyReport(_CheckReport):
     steps, rounds, transfers, wavelengths_used, max_hops : int
         As for :class:`collsim.verify.VerifyReport`.
     time_s : float
-        Seconds under the system's model (:func:`schedule_time_s`).
+        Seconds under the system's closed-form model (:func:`schedule_time_s`): the optical
+        step model, or on networks the contention-unaware alpha-beta estimate, which can be
+        below the lower bound (:func:`evaluate`'s ``time_s`` is the simulated time there).
 
     Examples
     --------
