@@ -4,7 +4,9 @@ Run all:        python benchmarks/run.py
 Run some:       python benchmarks/run.py osm-1024 ring-4096
 List:           python benchmarks/run.py --list
 Smoke test:     python benchmarks/run.py --smoke   (every workload at a small size; exit 1 if any fails;
-                                                    the test suite runs it, so no workload silently breaks)
+                                                    the test suite runs it, so no workload silently breaks;
+                                                    without the [mpi] extra, no mpiexec or mpi4py, the MPI
+                                                    workloads are skipped and the run says so)
 Untuned malloc: python benchmarks/run.py --no-malloc-tuning   (see src/collsim/_malloc.py)
 Repeat:         python benchmarks/run.py --repeat 5 optree-4096   (median, min and max wall time)
 
@@ -24,13 +26,39 @@ import time
 from pathlib import Path
 
 WORKLOADS: dict[str, tuple[str, str]] = {}
+NEEDS: dict[str, tuple[str, ...]] = {}
+"""What a workload needs besides collsim: ``mpiexec`` and ``mpi4py`` come with the ``[mpi]`` extra."""
 
 
-def workload(name: str, target: str):
+def workload(name: str, target: str, needs: tuple[str, ...] = ()):
     def deco(fn):
         WORKLOADS[name] = (fn.__name__, target)
+        NEEDS[name] = needs
         return fn
     return deco
+
+
+def _which(tool: str) -> str | None:
+    """A program next to this interpreter (a virtual environment's bin) or on the PATH, or None."""
+    import shutil
+    here = Path(sys.executable).parent / tool
+    return str(here) if here.exists() else shutil.which(tool)
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def unavailable(name: str) -> str | None:
+    """Why a workload cannot run on this install (a missing ``mpiexec`` or ``mpi4py``), or None."""
+    missing = [n for n in NEEDS.get(name, ()) if not (_importable(n) if n == "mpi4py" else _which(n))]
+    if not missing:
+        return None
+    return f"{' and '.join(missing)} not found (install collsim[mpi]: pip install 'collsim[mpi]')"
 
 
 SMOKE = False  # set by --smoke: every workload at a small size
@@ -279,7 +307,8 @@ def reproduce_beyond() -> dict:
             "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
-@workload("mpi-ring-8", "collsim mpi ring all-gather and all-reduce, 8 ranks: ratio to MPICH <= 1.5 at 16 MiB (issue #14)")
+@workload("mpi-ring-8", "collsim mpi ring all-gather and all-reduce, 8 ranks: ratio to MPICH <= 1.5 at 16 MiB (issue #14)",
+          needs=("mpiexec", "mpi4py"))
 def mpi_ring_8() -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from mpi_bench import mpi_ring_ratios
@@ -510,6 +539,9 @@ def smpi_crosscheck_64() -> dict:
 def _one(name: str, tuned: bool, smoke: bool = False) -> None:
     global SMOKE
     SMOKE = smoke
+    why = unavailable(name)
+    if why is not None:
+        sys.exit(f"{name} cannot run here: {why}")
     if tuned:  # as the CLI does (src/collsim/_malloc.py); --no-malloc-tuning measures without it
         from collsim._malloc import tune_malloc
         tune_malloc()
@@ -538,9 +570,15 @@ def main(argv: list[str]) -> None:
         return
     names = argv or list(WORKLOADS)
     results = []
+    skipped = []
     for name in names:
         if name not in WORKLOADS:
             sys.exit(f"unknown workload {name!r}; see --list")
+        why = unavailable(name)
+        if why is not None:  # an install without the [mpi] extra: the MPI workloads are left out, and said so
+            skipped.append(name)
+            print(f"{name:16s} skipped: {why}", flush=True)
+            continue
         flags = ([] if tuned else ["--no-malloc-tuning"]) + (["--smoke"] if smoke else [])
         runs = []
         for _ in range(repeat):
@@ -561,7 +599,8 @@ def main(argv: list[str]) -> None:
         print(f"{name:16s} wall {res['wall_s']:7.2f} s  peak {res['peak_rss_mib']:7.0f} MiB  "
               f"target {res['target']:<28s} {json.dumps(extra)}", flush=True)
     if smoke:  # a smoke run proves the workloads run; its figures mean nothing
-        print(f"smoke: {len(results)} workloads ran")
+        print(f"smoke: {len(results)} workloads ran" + (f", {len(skipped)} skipped ({', '.join(skipped)})"
+                                                         if skipped else ""))
         return
     out = Path(__file__).parent / "results"
     out.mkdir(exist_ok=True)

@@ -152,7 +152,8 @@ def test_a_full_filesystem_leaves_the_old_file_byte_identical(full_disk, tmp_pat
     before = dest.read_bytes()
     proc = _cli("schedule", "osm", "-n", "64", "-s", "64", "--out", str(dest), cwd=tmp_path)  # ~1 MB
     err = proc.stderr.decode()
-    assert proc.returncode == 2 and err.strip() == f"collsim: cannot write {dest}: No space left on device", err
+    assert proc.returncode == 2 and err.strip() == (f"collsim: cannot write {dest}: No space left on device; "
+                                                    "the disk is full: free some space or write elsewhere"), err
     assert dest.read_bytes() == before
     assert os.listdir(full_disk) == [dest.name]
     assert _cli("verify", str(dest), cwd=tmp_path).returncode == 0

@@ -70,6 +70,10 @@ def calibrate_cmd(out_path, sizes, iterations, warmup, statistic, name, refit_pa
             return
     cal.write(out_path, name)
     _report(out, cal, out_path)
+    from ..mpi.calibrate import fit_warning
+    warning = fit_warning(cal.fit)
+    if warning:  # written all the same: the raw table is in it, and --refit can fit it again
+        echo(f"collsim: {warning}", err=True)
 
 
 def _read_calibration(path: str, statistic: str):
@@ -77,12 +81,11 @@ def _read_calibration(path: str, statistic: str):
     import tomllib
 
     from ..core.errors import InputError
+    from ..core.files import read_bytes
     from ..mpi.calibrate import Sample, calibration_from
+    data = read_bytes(path, name=f"calibration file {path}")  # a regular file, never a device (core.files)
     try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
-    except OSError as exc:
-        raise InputError(f"cannot read calibration file {path}: {exc.strerror or exc}") from None
+        doc = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: invalid TOML: {exc}") from None
     table = doc.get("calibration")

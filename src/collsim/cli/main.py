@@ -2,7 +2,13 @@
 
 Library errors become one line on stderr and an exit code: 1 for a schedule
 that fails verification, 2 for bad input or an unreadable file.  A traceback
-is shown only when ``COLLSIM_DEBUG=1``.
+is shown only when ``COLLSIM_DEBUG=1``.  What the user's machine refuses is
+exit 2 too, in one line naming the file (docs/model.md, "Errors and exit
+codes"): an ``OSError`` (a full disk, a read-only folder, a name too long, a
+full or closed standard output), an SQLite store that cannot be written, and
+a missing optional extra (``pip install 'collsim[mpi]'``).  A reader that goes
+away (``collsim compare | head -1``) ends collsim quietly with exit 1, as
+Python's documentation of SIGPIPE says.
 
 Start-up is kept short (docs/performance.md): the group knows its commands'
 names and one-line help, and imports :mod:`collsim.cli.commands` only to run a
@@ -101,10 +107,16 @@ def main(argv: list[str] | None = None) -> None:
     # collsim makes no BLAS calls, and OpenBLAS starting its thread pool when numpy is imported
     # costs tens of milliseconds on a small machine (docs/performance.md).  An explicit setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if sys.stdout is None:  # started with standard output closed (>&-): results would vanish without a word
+        if sys.stderr is not None:
+            sys.stderr.write("collsim: standard output is closed: collsim prints its results there; send them "
+                             "to /dev/null (>/dev/null) instead of closing it (>&-)\n")
+        sys.exit(2)
     from .output import ascii_fallback, echo  # a terminal that cannot show "λ" gets "lambda" (docs/output.md)
     ascii_fallback()
     try:
         cli.main(args=argv, prog_name="collsim", standalone_mode=False)
+        _flush_stdout()  # here, so that a full or vanished standard output is reported below
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
@@ -120,14 +132,85 @@ def main(argv: list[str] | None = None) -> None:
         echo(f"collsim: {exc}", err=True)
         sys.exit(2)
     except BrokenPipeError:
-        sys.exit(0)
+        _quiet_stdout()  # the reader went away: nothing to say, and nothing may flush at exit
+        sys.exit(1)
     except MemoryError:  # numpy's text ("Unable to allocate 745. GiB for an array with shape ...") is not for users
         echo("collsim: not enough memory for this instance; use fewer nodes or a smaller split", err=True)
         sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - never show users a traceback
         if os.environ.get("COLLSIM_DEBUG"):
             raise
+        message = _environment_error(exc)
+        if message is not None:  # the machine refused (a full disk, a missing extra): exit 2, one line
+            echo(f"collsim: {message}", err=True)
+            sys.exit(2)
         echo(f"collsim: internal error: {type(exc).__name__}: {exc} (set COLLSIM_DEBUG=1 for a traceback)",
              err=True)
         sys.exit(3)
     sys.exit(0)
+
+
+# Optional extras (pyproject.toml): the top-level module each brings, and the extra's name.
+EXTRAS = {"mpi4py": "mpi", "matplotlib": "plot"}
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so that Python's flush at exit finds nothing to fail on."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        exc.filename = exc.filename or STDOUT  # named, as the other writes are
+        raise
+
+
+STDOUT = "standard output"
+
+
+def _stdout_failed(exc: OSError) -> bool:
+    """Whether the error came from writing standard output: its innermost Python frame holds the stream
+    (click's echo, our own writer) or an object whose ``file`` it is (rich's console)."""
+    if exc.filename == STDOUT:
+        return True
+    streams = {id(s) for s in (sys.stdout, getattr(sys.stdout, "buffer", None), sys.__stdout__)}
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    for value in tb.tb_frame.f_locals.values():
+        try:
+            if id(value) in streams or id(getattr(value, "file", None)) in streams:
+                return True
+        except Exception:  # noqa: BLE001 - a property that fails is not standard output
+            continue
+    return False
+
+
+def _environment_error(exc: BaseException) -> str | None:
+    """The one line for an error of the user's machine rather than of collsim, or None for a bug.
+
+    A file error (a full disk, a read-only folder, a name too long) names the file; a full or
+    broken standard output says so; an SQLite store that cannot be written (``database or
+    disk is full``, read-only, locked) says what to do; a missing optional package names
+    the extra that brings it.
+    """
+    from ..core.files import environment_error, os_reason
+    if isinstance(exc, ImportError):
+        root = (exc.name or "").split(".")[0]
+        if root in EXTRAS:
+            return (f"{root} is not installed, and this needs it: install collsim[{EXTRAS[root]}] "
+                    f"(pip install 'collsim[{EXTRAS[root]}]')")
+        return None
+    if isinstance(exc, OSError) and exc.errno is not None and exc.filename in (None, STDOUT) and _stdout_failed(exc):
+        _quiet_stdout()  # what is still buffered would fail again at exit
+        return f"cannot write standard output: {os_reason(exc)}"
+    return environment_error(exc)

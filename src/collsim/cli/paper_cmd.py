@@ -45,14 +45,16 @@ def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: O
     >>> sorted(PAPER_DESCRIPTIONS)[:2]
     ['all', 'beyond']
     """
+    from ..core.files import naming, writable_folder
     from ..experiments.reproduce import ALL, paper_names, reproduce_all, reproduce_paper
     from ..experiments.store import Store
     folder = Path(out_dir or f"reproduce-{name}")
     options = {"quick": True} if quick else {}
     store = None
     if name in paper_names():  # the builds of collsim's own evaluation are kept for the next run
-        folder.mkdir(parents=True, exist_ok=True)
-        store = Store(folder / STORE_NAME)
+        writable_folder(folder, "the --out folder")  # a read-only folder is refused before any work
+        with naming(folder / STORE_NAME):
+            store = Store(folder / STORE_NAME)
     try:
         with ProgressBar(f"reproducing {name}") as bar:
             def progress(what: str) -> None:

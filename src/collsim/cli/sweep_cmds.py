@@ -52,6 +52,7 @@ def sweep_cmd(file, store_path, jobs, executor) -> None:
 
 
 def _sweep(file, store_path, jobs, pool) -> None:
+    from ..core.files import naming
     from ..experiments.store import Store
     from ..experiments.sweep import read_sweep, run_sweep
     grid = read_sweep(file)
@@ -60,7 +61,8 @@ def _sweep(file, store_path, jobs, pool) -> None:
         for reason in grid.skipped:
             echo(f"  skipped: {reason}", err=True)
     t0 = time.monotonic()
-    with Store(store_path) as store, ProgressBar("sweep", total=len(grid)) as bar:
+    # a full disk or a read-only store: one line naming the store; every point committed before is kept
+    with naming(store_path), Store(store_path) as store, ProgressBar("sweep", total=len(grid)) as bar:
         def progress(done: int, total: int, record: dict | None) -> None:
             rate = done / max(time.monotonic() - t0, 1e-9)
             bar.update(done, total=total, description=f"sweep ({rate:.1f} points/s)")

@@ -8,6 +8,7 @@ command line writes nothing.  The library is imported inside the command (tests/
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -45,6 +46,66 @@ def _writable(path: str, what: str) -> Path:
     if not os.access(folder, os.W_OK):
         raise InputError(f"cannot write {what} {p}: folder {folder} is not writable")
     return p
+
+
+class _Cache:
+    """The default results store, a cache: when the machine refuses it (an unwritable or full cache folder,
+    ``$HOME`` or ``$XDG_CACHE_HOME`` on a read-only or missing file system), tune says so in one line
+    and goes on without it, building what it would have read.  An explicit ``--store`` that fails is an
+    error instead (exit 2, naming it)."""
+
+    def __init__(self, store, where: Path) -> None:
+        self.store, self.where = store, where
+
+    @classmethod
+    def open(cls, where: Path):
+        """The cache at ``where``, or None (said on stderr) if it cannot be opened."""
+        from ..core.errors import InputError
+        from ..core.files import environment_error, os_reason
+        from ..experiments.store import Store
+        try:
+            where.parent.mkdir(parents=True, exist_ok=True)
+            return cls(Store(where), where)
+        except InputError as exc:
+            reason = str(exc)
+        except OSError as exc:  # the cache's folder cannot be made
+            reason = os_reason(exc)
+        except Exception as exc:  # noqa: BLE001 - only what the machine refuses is passed over
+            reason = environment_error(exc, where, "the tune cache")
+            if reason is None:
+                raise
+        cls._warn(where, reason)
+        return None
+
+    @staticmethod
+    def _warn(where: Path, reason: str) -> None:
+        echo(f"tune: not using the cache {where} ({reason}); tuning without it "
+             "(--store FILE keeps the trials elsewhere, --no-store says you want none)", err=True)
+
+    def _call(self, name: str, *args):
+        from ..core.files import environment_error
+        if self.store is None:
+            return None
+        try:
+            return getattr(self.store, name)(*args)
+        except Exception as exc:  # noqa: BLE001 - a cache that fails midway is left, not fatal
+            reason = environment_error(exc, self.where, "the tune cache")
+            if reason is None:
+                raise
+            self._warn(self.where, reason)
+            self.close()
+            return None
+
+    def get(self, point):
+        return self._call("get", point)
+
+    def put(self, point, row):
+        return self._call("put", point, row)
+
+    def close(self) -> None:
+        if self.store is not None:
+            store, self.store = self.store, None
+            store.close()
 
 
 def _ratio(best, other) -> str:
@@ -103,6 +164,7 @@ def tune_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, s
     from ..core.errors import InputError
     from ..core.totals import total_bytes
     from ..core.units import format_size, format_time, parse_size
+    from ..core.files import naming
     from ..experiments.store import Store
     from ..experiments.tune import tunable, tune
     from ..experiments.tune_rules import rules_document
@@ -130,11 +192,15 @@ def tune_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, s
             raise InputError(f"the figure {figure_file} must end in .png or .svg (the suffix chooses the format)")
         pyplot()  # matplotlib missing: say so before the work
     where = None if no_store else Path(store_path) if store_path else default_store()
-    if where is not None and store_path is None:
-        where.parent.mkdir(parents=True, exist_ok=True)
-    store = None if where is None else Store(where)
+    store = None
+    if where is not None and store_path is None:  # the default store is a cache: tune goes on without it
+        store = _Cache.open(where)
+        where = store and where
+    elif where is not None:
+        with naming(where):
+            store = Store(where)
     try:
-        with ProgressBar("tuning") as bar:
+        with ProgressBar("tuning") as bar, naming(where) if where is not None else contextlib.nullcontext():
             result = tune(sysm, coll, sizes, algorithms=names, strategy=strategy, store=store,
                           progress=lambda done, n, label: bar.update(done, total=n, description=f"tuning {label}"))
     finally:
@@ -176,7 +242,8 @@ def tune_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, s
                 echo(note)
         emit(out, rows, table)
     echo(f"tune: {len(result.trials)} trials: {result.built} built and verified, "
-         + (f"{result.from_store} read from the store {where}" if where is not None else "no store (--no-store)"),
+         + (f"{result.from_store} read from the store {where}" if where is not None else
+            "no store (--no-store)" if no_store else "no store (the cache could not be used)"),
          err=True)
     failed = [t for t in result.trials if t.error is not None and not t.verified and t.time_s is not None]
     if failed:

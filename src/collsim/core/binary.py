@@ -11,7 +11,9 @@ little more than copying the columns.  JSON stays the exchange format
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import zipfile
 from pathlib import Path
 from typing import BinaryIO
@@ -19,7 +21,7 @@ from typing import BinaryIO
 import numpy as np
 
 from .errors import ScheduleFormatError, unknown_names
-from .files import os_reason
+from .files import open_for_reading, os_reason, read_bytes
 from .routes import INDEX
 from .schedule import Schedule
 from .serialize import header, read_header
@@ -110,6 +112,11 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
     56
     """
     name = str(path) if name is None else name
+    owned = None
+    if isinstance(path, (str, os.PathLike)):  # a regular file up to MAX_READ_BYTES (or a pipe), never a device
+        path = owned = open_for_reading(path, error=ScheduleFormatError)
+        if not owned.seekable():  # a pipe: a zip is read from its end
+            path = io.BytesIO(read_bytes(None, error=ScheduleFormatError, name=name, stream=owned))
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
@@ -118,6 +125,9 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
     except (ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise ScheduleFormatError(f"cannot read {name}: not a .npz schedule (numpy's zip of arrays, "
                                   f"without Python objects)") from exc
+    finally:
+        if owned is not None:
+            owned.close()
     try:
         doc = json.loads(bytes(arrays.pop("header")).decode())
     except KeyError:

@@ -9,17 +9,45 @@ permissions a plain ``open()`` would give (an existing file keeps its own).  A
 symbolic link is written through (the file it names is replaced, the link stays);
 a destination that is not a regular file (``/dev/null``, ``/dev/stdout``, a named
 pipe) has nothing to replace and is written in place.
+
+Every file collsim reads goes through :func:`read_bytes` (or :func:`open_for_reading`):
+a regular file up to :data:`MAX_READ_BYTES`, standard input, or a pipe; a device
+(``/dev/zero``), a folder or a socket is refused before a byte is read, so no input
+can make collsim read without end.
+
+:func:`os_reason` and :func:`os_error_message` turn an ``OSError`` (a full disk, a
+read-only folder, a name too long) into words, naming the file and what to do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import InputError
+
+MAX_READ_BYTES = 2 * 2**30
+"""The largest input collsim reads (2 GiB): a schedule file, a system, sweep or calibration
+TOML file, an MSCCL XML file, or standard input.  A JSON schedule of 2 GiB holds about 16
+million transfers; numpy's ``.npz`` holds the same in about half the bytes."""
+
+# What to do about an OSError, by errno: appended to the system's message.
+_HINTS = {
+    errno.ENOSPC: "the disk is full: free some space or write elsewhere",
+    errno.EDQUOT: "free some space or write elsewhere",
+    errno.EROFS: "write to a folder on a writable file system",
+    errno.ENAMETOOLONG: "use a shorter name (most file systems allow 255 bytes per name)",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EFBIG: "the file would be larger than the file system or the process's file-size limit allows",
+}
+# Errors that can only happen when writing: the message says "cannot write", not "cannot open".
+_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG}
 
 
 def os_reason(exc: OSError) -> str:
@@ -39,14 +67,275 @@ def os_reason(exc: OSError) -> str:
     --------
     >>> os_reason(FileNotFoundError(2, "No such file or directory", "x.json"))
     'it does not exist'
+    >>> os_reason(OSError(errno.ENOSPC, "No space left on device"))
+    'No space left on device; the disk is full: free some space or write elsewhere'
     """
     if isinstance(exc, FileNotFoundError):
         return "it does not exist"
     if isinstance(exc, IsADirectoryError):
         return "it is a directory"
-    if isinstance(exc, PermissionError):
-        return "permission denied"
-    return str(exc.strerror or exc)
+    text = "permission denied" if isinstance(exc, PermissionError) else str(exc.strerror or exc)
+    hint = _HINTS.get(exc.errno)
+    return f"{text}; {hint}" if hint else text
+
+
+def os_error_message(exc: OSError, path: str | os.PathLike | None = None, verb: str | None = None) -> str:
+    """One line about a failed file operation: what, on which file, why, and what to do.
+
+    Parameters
+    ----------
+    exc : OSError
+        The error.
+    path : str or path, optional
+        The file (default the error's own ``filename``).
+    verb : str, optional
+        ``"write"``, ``"read"`` ... (default: ``write`` for errors only a write can give, such as
+        a full disk or a read-only file system, else ``open``).
+
+    Returns
+    -------
+    str
+        E.g. ``cannot write out.json: No space left on device; the disk is full: ...``.
+
+    Examples
+    --------
+    >>> os_error_message(OSError(errno.EROFS, "Read-only file system", "/mnt/x.json"))
+    'cannot write /mnt/x.json: Read-only file system; write to a folder on a writable file system'
+    >>> os_error_message(OSError(errno.ENOSPC, "No space left on device"))
+    'cannot write: No space left on device; the disk is full: free some space or write elsewhere'
+    """
+    name = path if path is not None else exc.filename
+    verb = verb or ("write" if exc.errno in _WRITE_ERRORS else "open")
+    where = f" {os.fsdecode(name)}" if name is not None else ""
+    return f"cannot {verb}{where}: {os_reason(exc)}"
+
+
+def environment_error(exc: BaseException, path: str | os.PathLike | None = None,
+                      what: str = "the results store") -> str | None:
+    """One line for an error of the machine rather than of collsim (a full disk, a read-only folder), or None.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The error.
+    path : str or path, optional
+        The file concerned, when the error does not name it (SQLite's never do).
+    what : str, optional
+        What the file is, for an SQLite error (default ``the results store``).
+
+    Returns
+    -------
+    str or None
+        :func:`os_error_message` for an ``OSError`` with an errno; for an SQLite error that the
+        machine causes (``database or disk is full``, a read-only or locked database, a file that
+        is not a database) what failed and what to do; None for anything else (a bug).
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> environment_error(sqlite3.OperationalError("database or disk is full"), "r.sqlite")
+    'cannot write the results store r.sqlite: database or disk is full; free some space or use another store (what was stored before is kept)'
+    >>> environment_error(KeyError("x")) is None
+    True
+    """
+    if isinstance(exc, OSError):
+        return os_error_message(exc, path) if exc.errno is not None else None
+    sqlite3 = sys.modules.get("sqlite3")  # imported only where a store is kept
+    if sqlite3 is None or not isinstance(exc, sqlite3.DatabaseError) or isinstance(
+            exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError)):
+        return None
+    text = str(exc)
+    hint = ("free some space or use another store" if "full" in text else
+            "use a store in a folder you can write" if "readonly" in text or "read-only" in text else
+            "use another store")
+    where = f"{what} {os.fsdecode(path)}" if path is not None else what
+    return f"cannot write {where}: {text}; {hint} (what was stored before is kept)"
+
+
+@contextlib.contextmanager
+def naming(path: str | os.PathLike, what: str = "the results store"):
+    """Turn what the machine refuses inside the block (:func:`environment_error`) into an InputError naming ``path``.
+
+    Parameters
+    ----------
+    path : str or path
+        The file the block writes (an SQLite store, say).
+    what : str, optional
+        What to call it.
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> try:
+    ...     with naming("r.sqlite"):
+    ...         raise sqlite3.OperationalError("attempt to write a readonly database")
+    ... except InputError as exc:
+    ...     print(str(exc).split(";")[0])
+    cannot write the results store r.sqlite: attempt to write a readonly database
+    """
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - re-raised unless the machine refused
+        message = environment_error(exc, path if not getattr(exc, "filename", None) else None, what)
+        if message is None:
+            raise
+        raise InputError(message) from exc
+
+
+def _size_text(n: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"
+
+
+def _kind_of(mode: int) -> str:
+    for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def _check_readable(fd: int, name: str, limit: int, error: type[Exception], stdin: bool) -> bool:
+    """Refuse what is not a regular file, a pipe (or, on standard input, a terminal) or too large.
+
+    Returns True for a stream (a pipe, a terminal) whose size is known only once read.
+    """
+    st = os.fstat(fd)
+    if stat.S_ISREG(st.st_mode):
+        if st.st_size > limit:
+            raise error(f"cannot read {name}: it is {_size_text(st.st_size)}, above the {_size_text(limit)} "
+                        f"collsim reads (collsim.core.files.MAX_READ_BYTES)")
+        return False
+    if stat.S_ISFIFO(st.st_mode) or (stdin and os.isatty(fd)):
+        return True
+    raise error(f"cannot read {name}: it is {_kind_of(st.st_mode)}, not a file collsim can read "
+                "(a regular file, standard input or a pipe)")
+
+
+def open_for_reading(path: str | os.PathLike, *, limit: int = MAX_READ_BYTES,
+                     error: type[Exception] = InputError, name: str | None = None) -> BinaryIO:
+    """Open a regular file (at most ``limit`` bytes) or a named pipe for reading, in binary.
+
+    Parameters
+    ----------
+    path : str or path
+        The file.
+    limit : int, optional
+        The largest file accepted (default :data:`MAX_READ_BYTES`).
+    error : exception class, optional
+        What to raise (default :class:`InputError`; schedule readers pass ``ScheduleFormatError``).
+    name : str, optional
+        What to call the file in messages (default its path; ``calibration file host.toml``, say).
+
+    Returns
+    -------
+    binary file
+        Open, at its start.  A pipe's size is checked by :func:`read_bytes` as it reads.
+
+    Raises
+    ------
+    error
+        For a missing or unreadable file, a device (``/dev/zero``), a folder, a socket, or a
+        file above ``limit``, in one line that names it.
+
+    Examples
+    --------
+    >>> try:
+    ...     open_for_reading("/dev/zero")
+    ... except InputError as exc:
+    ...     print(exc)
+    cannot read /dev/zero: it is a character device, not a file collsim can read (a regular file, standard input or a pipe)
+    """
+    name = name or os.fsdecode(path)
+    try:
+        fh = open(path, "rb")  # a named pipe blocks here until a writer opens it, as cat does
+    except OSError as exc:
+        raise error(f"cannot read {name}: {os_reason(exc)}") from None
+    try:
+        _check_readable(fh.fileno(), name, limit, error, stdin=False)
+    except BaseException:
+        fh.close()
+        raise
+    return fh
+
+
+def read_bytes(path: str | os.PathLike | None, *, limit: int = MAX_READ_BYTES,
+               error: type[Exception] = InputError, name: str | None = None, stream: BinaryIO | None = None) -> bytes:
+    """The contents of a file, or of standard input when ``path`` is None or ``-``: at most ``limit`` bytes.
+
+    The one reader of every file collsim reads (schedules, TOML files, XML): see
+    :func:`open_for_reading` for what is refused.  Standard input may be a file, a pipe
+    or a terminal; a stream is read in pieces and refused as soon as it passes ``limit``.
+
+    Parameters
+    ----------
+    path : str, path or None
+        The file; None or ``"-"`` for standard input.
+    limit : int, optional
+        The most bytes accepted (default :data:`MAX_READ_BYTES`).
+    error : exception class, optional
+        What to raise (default :class:`InputError`).
+    name : str, optional
+        What to call the input in messages (default the path, or ``standard input``).
+    stream : binary file, optional
+        With ``path`` None: read this open file (checked already) instead of standard input.
+
+    Returns
+    -------
+    bytes
+        The contents.
+
+    Raises
+    ------
+    error
+        As :func:`open_for_reading`, or for a stream longer than ``limit``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "a.txt"); _ = open(p, "xb").write(b"hello")
+    ...     read_bytes(p)
+    b'hello'
+    >>> try:
+    ...     read_bytes("/dev/zero")
+    ... except InputError as exc:
+    ...     print(str(exc).split(",")[0])
+    cannot read /dev/zero: it is a character device
+    """
+    if stream is not None:
+        return _read_limited(stream, name or "the input", limit, error)
+    if path is None or os.fspath(path) == "-":
+        name = name or "standard input"
+        stream = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+        if stream is None:
+            raise error(f"cannot read {name}: it is closed")
+        try:
+            _check_readable(stream.fileno(), name, limit, error, stdin=True)
+        except (AttributeError, OSError, ValueError):  # not a real file descriptor (a test's stream)
+            pass
+        return _read_limited(stream, name, limit, error)
+    name = name or os.fsdecode(path)
+    with open_for_reading(path, limit=limit, error=error, name=name) as fh:
+        return _read_limited(fh, name, limit, error)
+
+
+def _read_limited(fh, name: str, limit: int, error: type[Exception]) -> bytes:
+    parts, total = [], 0
+    try:
+        while True:
+            part = fh.read(min(1 << 24, limit + 1 - total))
+            if not part:
+                return b"".join(parts)
+            parts.append(part)
+            total += len(part)
+            if total > limit:
+                raise error(f"cannot read {name}: it is more than the {_size_text(limit)} collsim reads "
+                            "(collsim.core.files.MAX_READ_BYTES)")
+    except OSError as exc:
+        raise error(f"cannot read {name}: {os_reason(exc)}") from None
 
 
 def _umask() -> int:
@@ -97,7 +386,10 @@ def atomic_write(path: str | Path, write) -> None:
     ['a.txt']
     """
     path = Path(path)
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path  # a link keeps pointing at the file
+    try:
+        target = Path(os.path.realpath(path)) if path.is_symlink() else path  # a link keeps pointing at the file
+    except OSError as exc:  # a name too long, a path through a file
+        raise InputError(os_error_message(exc, path, "write")) from exc
     try:
         mode = target.stat().st_mode
     except OSError:
@@ -107,10 +399,13 @@ def atomic_write(path: str | Path, write) -> None:
     if mode is not None and not stat.S_ISREG(mode):
         _write_in_place(path, target, write)  # /dev/null, /dev/stdout, a named pipe: nothing to replace
         return
+    # The temporary name starts as the destination's, cut short: a name the file system allows
+    # must not fail because ".NAME.random.tmp" would be too long.
+    stem = os.fsencode(target.name)[:100].decode(errors="ignore")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise InputError(os_error_message(exc, path, "write")) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
@@ -122,7 +417,7 @@ def atomic_write(path: str | Path, write) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
-            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+            raise InputError(os_error_message(exc, path, "write")) from exc
         raise
     _sync_folder(target.parent)
 
@@ -132,7 +427,49 @@ def _write_in_place(path: Path, target: Path, write) -> None:
         with open(target, "wb") as fh:
             write(fh)
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise InputError(os_error_message(exc, path, "write")) from exc
+
+
+def writable_folder(folder: str | os.PathLike, what: str = "the output folder") -> Path:
+    """Create a folder (and its parents) if need be and check that files can be written in it.
+
+    A trial file is created and removed at once, so the answer is the file system's (as
+    root, a read-only mount or ``/sys`` refuses writes that ``os.access`` allows).
+
+    Parameters
+    ----------
+    folder : str or path
+        The folder.
+    what : str, optional
+        What to call it in the message.
+
+    Returns
+    -------
+    Path
+        The folder.
+
+    Raises
+    ------
+    InputError
+        If it cannot be created or written, naming it and why.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     writable_folder(os.path.join(d, "a", "b")).is_dir()
+    True
+    """
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder, prefix=".collsim-probe."):
+            pass
+    except FileExistsError:
+        raise InputError(f"cannot write {what} {folder}: it is a file, not a folder") from None
+    except OSError as exc:
+        raise InputError(f"cannot write {what} {folder}: {os_reason(exc)}") from None
+    return folder
 
 
 def _sync_folder(folder: Path) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from .collective import SPECS, make_collective
 from .errors import CollsimError, InputError, ScheduleFormatError, transfer_position
 from .fields import check_ints, int_column, need, optional, refuse_unknown, route_reader
-from .files import atomic_write, os_reason
+from .files import atomic_write, read_bytes
 from .schedule import INDEX, LinkRoutes, RingRoutes, Schedule
 from .system import system_from_description
 from .validate import is_integer
@@ -377,10 +377,9 @@ def load(path: str | Path, progress: _Progress | None = None) -> Schedule:
     if str(path).endswith(".npz"):
         from .binary import read_npz
         return read_npz(path)
+    data = read_bytes(path, error=ScheduleFormatError)  # a regular file (or a pipe) up to MAX_READ_BYTES
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScheduleFormatError(f"cannot read {path}: {os_reason(exc)}") from exc
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ScheduleFormatError(f"cannot read {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     return _parse_text(text, progress)

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..algorithms import REGISTRY, get_algorithm
 from ..core.errors import CollsimError, InputError, UnknownNameError, UnsupportedError, did_you_mean
+from ..core.files import read_bytes
 from ..core.collective import canonical_collective
 from ..core.units import parse_bandwidth, parse_size, parse_time
 from ..core.validate import is_integer
@@ -353,11 +354,9 @@ def read_sweep(path: str | os.PathLike) -> Grid:
     >>> tmp.cleanup()
     """
     path = os.fspath(path)
+    data = read_bytes(path, name=f"sweep file {path}")  # a regular file, never a device (core.files)
     try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
-    except OSError as exc:
-        raise InputError(f"cannot read sweep file {path}: {exc.strerror or exc}") from None
+        doc = tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError:

@@ -24,8 +24,9 @@ import numpy as np
 from ..core.errors import InputError, UnsupportedError
 from ..core.files import atomic_write
 
-__all__ = ["BURST", "DEFAULT_SIZES_BYTES", "OVERHEAD_SHARE", "STAR_HOPS", "Calibration", "Fit", "Sample",
-           "calibration_from", "check_sizes", "fit_alpha_beta", "measure"]
+__all__ = ["BURST", "DEFAULT_SIZES_BYTES", "OVERHEAD_SHARE", "POOR_MAX_ERROR", "POOR_R_SQUARED", "STAR_HOPS",
+           "Calibration", "Fit", "Sample", "calibration_from", "check_sizes", "fit_alpha_beta", "fit_warning",
+           "measure"]
 
 DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(4**k for k in range(13))
 """Message sizes measured by default: powers of 4 from 1 B to 16 MiB (13 sizes)."""
@@ -37,6 +38,10 @@ OVERHEAD_SHARE = 0.1
 """The data asks for a per-message overhead when it is at least this share of α."""
 STAR_HOPS = 2
 """Links a message crosses in a star (rank, switch, rank)."""
+POOR_R_SQUARED = 0.9
+"""A fit with R² below this is reported as poor (:func:`fit_warning`): the times are noise-dominated."""
+POOR_MAX_ERROR = 0.5
+"""A fit whose largest relative error is above this (50 %) is reported as poor (:func:`fit_warning`)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,38 @@ class Fit:
     def predict_s(self, size_bytes: Any) -> Any:
         """The fitted time ``α + m/β`` of a message size (or a numpy array of them)."""
         return self.alpha_s + size_bytes / self.beta_bytes_per_s
+
+
+def fit_warning(fit: Fit) -> str | None:
+    """One line saying that a fit is poor and what to do, or None for a fit within the usual bounds.
+
+    A fit is poor when R² < :data:`POOR_R_SQUARED` or its largest relative error is above
+    :data:`POOR_MAX_ERROR`: on a quiet machine the α–β line gives R² ≈ 0.99 and a largest
+    error of 27–50 % (docs/calibration.md); beyond that the times carry the machine's load,
+    and the system written from them is as noisy.
+
+    Parameters
+    ----------
+    fit : Fit
+        The fit.
+
+    Returns
+    -------
+    str or None
+        The warning (without the ``collsim:`` prefix), or None.
+
+    Examples
+    --------
+    >>> print(fit_warning(Fit(2e-6, 1e10, 0.67, 0.55)))
+    warning: poor α–β fit (R² = 0.670, largest error 55.0%): the times are noisy; rerun on a quiet machine, with more --iterations (50) and the ranks pinned to cores (mpiexec -bind-to core); the file was written all the same
+    >>> fit_warning(Fit(2e-6, 1e10, 0.997, 0.3)) is None
+    True
+    """
+    if fit.r_squared >= POOR_R_SQUARED and fit.max_relative_error <= POOR_MAX_ERROR:
+        return None
+    return (f"warning: poor α–β fit (R² = {fit.r_squared:.3f}, largest error {100 * fit.max_relative_error:.1f}%): "
+            "the times are noisy; rerun on a quiet machine, with more --iterations (50) and the ranks pinned to "
+            "cores (mpiexec -bind-to core); the file was written all the same")
 
 
 def check_sizes(sizes_bytes: Sequence[int]) -> tuple[int, ...]:
