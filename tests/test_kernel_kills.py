@@ -81,3 +81,18 @@ def test_msccl_closed_forms_are_lower_bounds_of_the_export():
             assert tbs is None or tbs <= max(len(g.tbs) for g in algo.gpus), (alg, coll, n)
             checked += 1
     assert checked >= 16
+
+
+def test_simgrid_export_with_a_schedule_routes_only_its_pairs(tmp_path):
+    """A 256-node ring was refused (4.2 M route entries for all pairs) though NE uses 2N pairs."""
+    proc = run_capped(["export", "simgrid", "--system", "ring", "-n", "64", "--schedule", "ne", "-s", "1KiB",
+                       "--max-route-entries", "1000", "--out", "sg", "--json"], 2 * GiB, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    import json
+    doc = json.loads(proc.stdout)
+    assert (doc["routes"], doc["route_entries"]) == (128, 128)          # each neighbour pair, both ways
+    xml = (tmp_path / "sg" / "platform.xml").read_text()
+    assert xml.count("<route ") == 128 and '<route src="n0" dst="n63"' in xml and '<route src="n0" dst="n2"' not in xml
+    # without a schedule every pair is written, and a table too big is still refused before it is built
+    proc = run_capped(["export", "simgrid", "--system", "ring", "-n", "256", "--out", "all"], 2 * GiB, tmp_path)
+    assert proc.returncode == 2 and "route entries (65,280 routes)" in proc.stderr, proc.stderr

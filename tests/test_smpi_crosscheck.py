@@ -23,7 +23,7 @@ import pytest
 import collsim
 from collsim.core.collective import make_collective
 from collsim.core.schedule import LogicalBuilder
-from collsim.interop.simgrid import write_platform
+from collsim.interop.simgrid import schedule_pairs, write_platform
 from collsim.interop.simgrid_replay import PROGRAM_SOURCE, program_source, run_smpi, write_replay
 from collsim.pipeline import realize
 from collsim.sim import simulate
@@ -80,7 +80,7 @@ def node_finish_s(s, finish: np.ndarray) -> np.ndarray:
 
 
 def smpi_times(s, folder, program) -> np.ndarray:
-    write_platform(s.system, folder)
+    write_platform(s.system, folder, pairs=schedule_pairs(s))  # the routes the export writes with --schedule
     write_replay(s, folder)
     return run_smpi(folder, s.system.nodes, program=program, timeout_s=120)
 

@@ -31,7 +31,8 @@ def export_simgrid_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_
     """Write an electrical system as a SimGrid platform (XML v4.1) and a host file.
 
     One host per node, one link per directed link (bandwidth and latency with units), and a
-    route for every ordered pair of hosts from collsim's own routing (zone routing Full).  With
+    route for every ordered pair of hosts from collsim's own routing (zone routing Full); with
+    --schedule, a route for each pair the schedule uses (both ways) instead.  With
     --schedule, also the schedule as per-rank replay files, the MPI program that replays them
     and run.sh, to time it on SimGrid's SMPI and compare with `collsim simulate --mode rank`
     (docs/formats.md, docs/flow-simulator.md).
@@ -59,14 +60,14 @@ def export_simgrid_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_
     else:
         sysm = load_system(system, **overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
                                                system_params, radix, select))
+    from ..interop.simgrid import _network, schedule_pairs
     if target is not None and schedule is None:
         from .sizes import iter_schedules
+        _network(sysm)  # an optical system is refused before anything is built
         schedule = next(iter(iter_schedules(target, sysm, collective, sizes, overrides={},
                                             params=parse_params(params), strategy=strategy)))
-    pairs = None
-    if schedule is not None:  # routes for the pairs the schedule uses (both ways), not all N (N - 1)
-        from ..interop.simgrid import _network, schedule_pairs
-        pairs = schedule_pairs(_network(schedule.system))  if False else schedule_pairs(schedule)
+    # with a schedule, routes for the pairs it uses (both ways), not for all N (N - 1) pairs
+    pairs = None if schedule is None else schedule_pairs(schedule)
     files = write_platform(sysm, out_dir, max_route_entries=limit, pairs=pairs)
     doc = {"system": sysm.name, "kind": sysm.kind, "nodes": sysm.nodes, "platform": str(files.platform),
            "hosts": str(files.hosts), "routes": files.routes, "route_entries": files.route_entries}

@@ -14,11 +14,13 @@ The mapping (docs/formats.md, "SimGrid platforms"):
   fixed latency;
 * one ``<route src dst symmetrical="NO">`` for every ordered pair of hosts, listing the links of
   collsim's own route (:meth:`collsim.core.network.Network.route`), in a zone with
-  ``routing="Full"``.
+  ``routing="Full"``; or, given ``pairs`` (the pairs a schedule's transfers use, both ways:
+  :func:`schedule_pairs`), for those pairs only.
 
-The route table has ``N (N - 1)`` routes and ``N (N - 1) x mean hops`` link references; it is
-estimated (from a sample of pairs) and refused before anything is built when it exceeds
-``max_route_entries``.
+The route table has ``N (N - 1)`` routes (or one per given pair) and as many times the mean hop
+count link references; it is estimated (from a sample of the pairs) and refused before anything
+is built when it exceeds ``max_route_entries``.  A schedule uses few pairs (a ring's
+all-gather 2N of the N (N - 1)), so the replay of a 256-node ring needs 512 routes, not 65280.
 
 References
 ----------
@@ -97,19 +99,22 @@ def host_name(node: int) -> str:
     return f"n{int(node)}"
 
 
-def estimate_route_entries(system: System) -> int:
+def estimate_route_entries(system: System, pairs: tuple[np.ndarray, np.ndarray] | None = None) -> int:
     """Link references in the route table of ``system``'s platform, estimated without building it.
 
     Parameters
     ----------
     system : Network
         An electrical network.
+    pairs : tuple of numpy.ndarray, optional
+        ``(src, dst)``: the ordered pairs the table lists (distinct, no node paired with
+        itself; :func:`schedule_pairs`); default every ordered pair.
 
     Returns
     -------
     int
-        ``N (N - 1)`` times the mean hop count of a fixed pseudo-random sample of 4096
-        ordered pairs (exact when there are fewer pairs), plus one per route for a
+        ``N (N - 1)`` (or the given pairs) times the mean hop count of a fixed pseudo-random
+        sample of 4096 of them (exact when there are fewer pairs), plus one per route for a
         ``startup`` link.
 
     Raises
@@ -125,13 +130,17 @@ def estimate_route_entries(system: System) -> int:
     """
     net = _network(system)
     n = net.nodes
-    pairs = n * (n - 1)
+    pairs_of = pairs
+    pairs = n * (n - 1) if pairs_of is None else len(pairs_of[0])
     if pairs == 0:
         return 0
     take = (np.arange(pairs, dtype=np.int64) if pairs <= _SAMPLE_PAIRS  # all, or a fixed pseudo-random sample
             else np.random.default_rng(0).integers(0, pairs, _SAMPLE_PAIRS))
-    src, off = np.divmod(take, n - 1)
-    dst = off + (off >= src)  # skip the diagonal
+    if pairs_of is None:
+        src, off = np.divmod(take, n - 1)
+        dst = off + (off >= src)  # skip the diagonal
+    else:
+        src, dst = np.asarray(pairs_of[0], np.int64)[take], np.asarray(pairs_of[1], np.int64)[take]
     ptr, _ = net.route(src, dst)
     per_route = float(np.diff(ptr).mean()) + (1 if net.startup_s else 0)
     return int(round(pairs * per_route))
@@ -148,7 +157,7 @@ class PlatformFiles:
     hosts : Path
         The host file (one host per line, rank order).
     routes : int
-        Routes written (``N (N - 1)``).
+        Routes written (``N (N - 1)``, or one per pair a schedule uses).
     route_entries : int
         Link references in the routes.
 
@@ -164,13 +173,45 @@ class PlatformFiles:
     route_entries: int
 
 
-def _check_size(net: Network, max_route_entries: int) -> int:
-    estimate = estimate_route_entries(net)
+def _check_size(net: Network, max_route_entries: int, pairs=None) -> int:
+    estimate = estimate_route_entries(net, pairs)
     if estimate > max_route_entries:
+        routes = net.nodes * (net.nodes - 1) if pairs is None else len(pairs[0])
         raise InputError(f"the SimGrid platform of a {net.kind} network with {net.nodes} nodes needs about "
-                         f"{estimate:,} route entries ({net.nodes * (net.nodes - 1):,} routes), above the limit of "
+                         f"{estimate:,} route entries ({routes:,} routes), above the limit of "
                          f"{max_route_entries:,}: use fewer nodes, or raise the limit (--max-route-entries)")
     return estimate
+
+
+def schedule_pairs(schedule) -> tuple[np.ndarray, np.ndarray]:
+    """The ordered pairs of hosts a schedule's transfers use, each in both directions, source-major.
+
+    The replay sends only along these pairs (``MPI_Isend``/``MPI_Irecv``); the reverse direction
+    is listed too, so a protocol message back to the sender has a route.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        A schedule on an electrical network.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(src, dst)``, distinct pairs sorted by (src, dst).
+
+    Examples
+    --------
+    >>> import collsim
+    >>> src, dst = schedule_pairs(collsim.build("ring", "ring", "allgather", 1024, nodes=4))
+    >>> list(zip(src.tolist(), dst.tolist()))
+    [(0, 1), (0, 3), (1, 0), (1, 2), (2, 1), (2, 3), (3, 0), (3, 2)]
+    """
+    n = int(schedule.system.nodes)
+    a, b = np.asarray(schedule.src, np.int64), np.asarray(schedule.dst, np.int64)
+    keys = np.unique(np.concatenate([a * n + b, b * n + a]))
+    src, dst = np.divmod(keys, n)
+    keep = src != dst
+    return src[keep], dst[keep]
 
 
 def all_routes(system: System) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -201,7 +242,10 @@ def all_routes(system: System) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     n = net.nodes
     src, dst = np.divmod(np.arange(n * n, dtype=np.int64), n)
     keep = src != dst
-    src, dst = src[keep], dst[keep]
+    return _routes(net, src[keep], dst[keep])
+
+
+def _routes(net: Network, src: np.ndarray, dst: np.ndarray):
     routes = net.routes(src, dst)
     if routes.multipath:  # ECMP with equal-cost paths somewhere: SimGrid cannot split a message
         raise ecmp_refusal(net)
@@ -214,7 +258,7 @@ def _number(value: float) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e18 else repr(value)
 
 
-def platform_tree(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES) -> ET.Element:
+def platform_tree(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES, pairs=None) -> ET.Element:
     """The ``<platform>`` element of ``system`` (see the module docstring for the mapping).
 
     Parameters
@@ -223,6 +267,9 @@ def platform_tree(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES)
         An electrical network.
     max_route_entries : int, optional
         Refuse, before building anything, a route table estimated above this many link references.
+    pairs : tuple of numpy.ndarray, optional
+        ``(src, dst)``: write routes for these ordered pairs only (:func:`schedule_pairs`);
+        default every ordered pair.
 
     Returns
     -------
@@ -247,7 +294,7 @@ def platform_tree(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES)
     ('12500000000Bps', '5e-07s', 'n0->n1')
     """
     net = _network(system)
-    _check_size(net, max_route_entries)
+    _check_size(net, max_route_entries, pairs)
     lt = net.links
     root = ET.Element("platform", version="4.1")
     zone = ET.SubElement(root, "zone", id="collsim", routing="Full")
@@ -262,7 +309,10 @@ def platform_tree(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES)
         bw = float(lt.bandwidth_bytes_per_s.max()) if len(lt) else 1.0
         ET.SubElement(zone, "link", id="startup", bandwidth=f"{_number(bw)}Bps", latency=f"{_number(startup)}s",
                       sharing_policy="FATPIPE")
-    src, dst, ptr, links = all_routes(net)
+    if pairs is None:
+        src, dst, ptr, links = all_routes(net)
+    else:
+        src, dst, ptr, links = _routes(net, np.asarray(pairs[0], np.int64), np.asarray(pairs[1], np.int64))
     names = [f"l{k}" for k in range(len(lt))]
     for i in range(len(src)):
         route = ET.SubElement(zone, "route", src=host_name(src[i]), dst=host_name(dst[i]), symmetrical="NO")
@@ -273,14 +323,14 @@ def platform_tree(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES)
     return root
 
 
-def platform_xml(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES) -> bytes:
+def platform_xml(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES, pairs=None) -> bytes:
     """The platform XML of ``system`` as bytes: declaration, DOCTYPE, then :func:`platform_tree`.
 
     Parameters
     ----------
     system : Network
         An electrical network.
-    max_route_entries : int, optional
+    max_route_entries, pairs : optional
         As for :func:`platform_tree`.
 
     Returns
@@ -313,7 +363,7 @@ def platform_xml(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES) 
       </zone>
     </platform>
     """
-    root = platform_tree(system, max_route_entries=max_route_entries)
+    root = platform_tree(system, max_route_entries=max_route_entries, pairs=pairs)
     ET.indent(root)
     return XML_HEADER + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"
 
@@ -342,7 +392,7 @@ def host_file(system: System) -> bytes:
 
 
 def write_platform(system: System, out_dir: str | Path, *,
-                   max_route_entries: int = MAX_ROUTE_ENTRIES) -> PlatformFiles:
+                   max_route_entries: int = MAX_ROUTE_ENTRIES, pairs=None) -> PlatformFiles:
     """Write ``platform.xml`` and ``hosts.txt`` for ``system`` into ``out_dir`` (created if needed).
 
     Parameters
@@ -351,7 +401,7 @@ def write_platform(system: System, out_dir: str | Path, *,
         An electrical network.
     out_dir : str or Path
         Folder for the two files; each is written atomically.
-    max_route_entries : int, optional
+    max_route_entries, pairs : optional
         As for :func:`platform_tree`.
 
     Returns
@@ -376,7 +426,7 @@ def write_platform(system: System, out_dir: str | Path, *,
     ('platform.xml', ['n0', 'n1'], 56, 96)
     """
     net = _network(system)
-    data = platform_xml(net, max_route_entries=max_route_entries)
+    data = platform_xml(net, max_route_entries=max_route_entries, pairs=pairs)
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -384,4 +434,5 @@ def write_platform(system: System, out_dir: str | Path, *,
         raise InputError(f"cannot create {out}: {exc.strerror or exc}") from exc
     atomic_write(out / PLATFORM_FILE, lambda fh: fh.write(data))
     atomic_write(out / HOST_FILE, lambda fh: fh.write(host_file(net)))
-    return PlatformFiles(out / PLATFORM_FILE, out / HOST_FILE, net.nodes * (net.nodes - 1), data.count(b"<link_ctn "))
+    routes = net.nodes * (net.nodes - 1) if pairs is None else len(pairs[0])
+    return PlatformFiles(out / PLATFORM_FILE, out / HOST_FILE, routes, data.count(b"<link_ctn "))
