@@ -245,3 +245,20 @@ def test_the_simgrid_replay_names_transfers_as_the_file_does():
     loop = s.replace(dst=np.where(np.arange(len(s)) == 5, s.src, s.dst))
     with pytest.raises(E.UnsupportedError, match=re.escape("steps[1].transfers[1] goes from node 1 to itself")):
         replay_files(loop)
+
+
+def test_the_torus_docs_say_what_the_reader_does(run_cli, tmp_path):
+    # docs/optical-torus.md: the writer's JSON torus files verify, and a 'path' is refused with the quoted message
+    text = " ".join((DOCS / "optical-torus.md").read_text().split())
+    assert "exits 1" not in text[text.index("## Limits and open points"):]
+    run_cli("schedule", "torus-striped", "--system", "optical-torus", "-S", "rows=3", "-S", "cols=4", "-w", "2",
+            "-s", "1KiB", "--out", "t.json", check=True)
+    assert run_cli("verify", "t.json").returncode == 0
+    doc = json.loads((tmp_path / "t.json").read_text())
+    t0 = doc["steps"][0]["transfers"][0]
+    assert "path" not in t0 and {"dir", "hops"} <= set(t0)
+    t0["path"] = [t0["src"], t0["dst"]]
+    (tmp_path / "p.json").write_text(json.dumps(doc))
+    proc = run_cli("verify", "p.json")
+    message = proc.stderr.strip().removeprefix("collsim: ")
+    assert proc.returncode == 2 and f"`{message}`" in text, proc.stderr
