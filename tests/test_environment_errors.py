@@ -304,3 +304,23 @@ def test_the_benchmarks_skip_the_mpi_workloads_without_mpiexec(monkeypatch, caps
     out = capsys.readouterr().out
     assert "mpi-ring-8       skipped: mpiexec not found (install collsim[mpi]" in out
     assert "smoke: 0 workloads ran, 1 skipped (mpi-ring-8)" in out
+
+
+# ------------------------------------------------------------------------------- a grid's repeated values
+
+def test_a_repeated_grid_value_is_one_value_locally_and_over_mpi(tmp_path):
+    (tmp_path / "grid.toml").write_text('[sweep]\nsystems = ["ring"]\nnodes = [8, 8]\n'
+                                        'sizes = ["1KiB", "1024", "2KiB"]\nalgorithms = ["ring", "ring"]\n')
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    from collsim.experiments.store import Store
+    stored = []
+    for prefix, store in (("", "local.sqlite"), (f"'{mpiexec}' -n 2 ", "mpi.sqlite")):
+        extra = " --executor mpi" if prefix else ""
+        proc = _sh(f"{prefix}COLLSIM sweep grid.toml --store {store}{extra}", tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "sizes lists '1KiB' and '1024', the same value: its points run once" in proc.stderr
+        assert "nodes lists 8 more than once: its points run once" in proc.stderr
+        assert proc.stdout.strip().endswith(f"2 points: 2 run, 0 skipped as finished, 0 failed; store {store}")
+        with Store(tmp_path / store, create=False) as s:
+            stored.append([(r["point"], r["result"]) for r in s.records()])
+    assert len(stored[0]) == 2 and stored[0] == stored[1]

@@ -218,6 +218,18 @@ def _fields(name: str) -> set[str]:
     return names | {k for k, field in _LINKS.items() if field in names}
 
 
+def _once(name: str, raw: list, values: list, repeats: list[str]) -> list:
+    """``values`` (``raw`` parsed) without repeats, first occurrence first; a note per repeated value."""
+    first: dict[Any, Any] = {}
+    for r, v in zip(raw, values):
+        if v in first:
+            same = f"{r!r} more than once" if r == first[v] else f"{first[v]!r} and {r!r}, the same value"
+            repeats.append(f"{name} lists {same}: its points run once")
+        else:
+            first[v] = r
+    return list(first)
+
+
 def expand_grid(spec: Mapping[str, Any]) -> Grid:
     """The points of a ``[sweep]`` table: every combination of its lists, in a fixed order.
 
@@ -265,10 +277,16 @@ def expand_grid(spec: Mapping[str, Any]) -> Grid:
     dims["link_latency"] = [None if v is None else parse_time(v) for v in spec.get("link_latencies", [None])]
     for key in ("nodes", "wavelengths", "fibers"):
         dims[key] = [None if v is None else _count(key, v) for v in dims[key]]
+    # A value given twice, or two ways ("1KiB" and "1024"), is one value: its points run once, said in a note.
+    repeats = []
+    sizes = _once("sizes", spec["sizes"], sizes, repeats)
+    for key, raw in (("nodes", "nodes"), ("wavelengths", "wavelengths"), ("fibers", "fibers"),
+                     ("link_bandwidth", "link_bandwidths"), ("link_latency", "link_latencies")):
+        dims[key] = _once(raw, spec.get(raw, [None]), dims[key], repeats)
     points: list[dict] = []
     seen: set[str] = set()
-    skipped: list[str] = []
-    notes: set[str] = set()
+    skipped: list[str] = list(repeats)
+    notes: set[str] = set(repeats)
 
     def note(reason: str) -> None:
         if reason not in notes:
