@@ -247,9 +247,14 @@ def show_algorithm(name: str, out: Output) -> None:
 def print_references(*texts: str) -> None:
     """Print the full citation of every ``[Key]`` cited in ``texts`` (authors, title, venue, year)."""
     from ..algorithms.bibliography import citations
+    from .tables import text_width, wrap_text
     cited = {c.key: c for text in texts for c in citations(text)}
+    width = text_width() - 4  # indented by 2, continued by 4; words whole
     for c in cited.values():
-        echo(f"  [{c.key}] {c.text()}")
+        first, *rest = wrap_text(f"[{c.key}] {c.text()}", width).split("\n")
+        echo(f"  {first}")
+        for line in rest:
+            echo(f"    {line}")
 
 
 __all__ = ["algorithm_entry", "print_references", "show_algorithm", "system_entries", "systems_cmd"]

@@ -2,13 +2,17 @@
 
 On a terminal narrower than a table, columns that may go are dropped in a fixed order;
 a table still too wide is printed in stacked parts that repeat its first column(s).
-Piped, a table keeps its natural width.  rich is imported inside the functions.
+Piped, a table keeps its natural width (text that wraps, at ``COLUMNS`` if it is set, else
+200).  Text wraps at spaces, never inside a word, and no line ends in blanks.  rich is
+imported inside the functions.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -17,7 +21,7 @@ from .text import _encoding, plain
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["TableColumn", "console", "print_table", "text_of"]
+__all__ = ["TableColumn", "console", "print_table", "text_of", "text_width", "wrap_text"]
 
 
 def _jsonable(value: Any) -> Any:
@@ -118,7 +122,107 @@ class TableColumn:
     ratio: int | None = None
 
 
-def _table(title: str | None, cols: Sequence[TableColumn], caption: str | None, ascii_only: bool):
+PIPED_WIDTH = 200
+"""Where text wraps in a piped table when ``COLUMNS`` is not set (numbers never wrap)."""
+
+
+def _piped_width() -> int:
+    """The width text wraps at when the output is not a terminal: ``COLUMNS`` if set, else 200."""
+    try:
+        return max(int(os.environ.get("COLUMNS", "")), 20)
+    except ValueError:
+        return PIPED_WIDTH
+
+
+_HYPHEN = re.compile(r"(?<=[^\W\d_]-)(?=[^\W\d_])")  # after the hyphen of a compound (all-to-all), not l-1
+
+
+def _pieces(word: str) -> list[str]:
+    return _HYPHEN.split(word)
+
+
+def _longest_word(texts: Iterable[str]) -> int:
+    """The widest piece of text a column must hold whole: a word, or part of a compound up to its hyphen."""
+    return max((len(piece) for t in texts for w in t.split() for piece in _pieces(w)), default=1)
+
+
+def wrap_text(text: str, width: int) -> str:
+    """``text`` wrapped to ``width`` at spaces, or after a compound's hyphen; a word never cut.
+
+    Examples
+    --------
+    >>> print(wrap_text("all-to-all personalized (dimension-exchange)", 12))
+    all-to-all
+    personalized
+    (dimension-
+    exchange)
+    """
+    out = []
+    for para in text.split("\n"):
+        line = ""
+        for word in para.split():
+            for k, piece in enumerate(_pieces(word)):
+                glue = "" if k or not line else " "
+                if line and len(line) + len(glue) + len(piece) > width:
+                    out.append(line)
+                    line, glue = "", ""
+                line += glue + piece
+        out.append(line)
+    return "\n".join(out)
+
+
+_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+
+
+def _print(out: Console, renderable: Any) -> None:
+    """Print through rich, with the blanks rich pads each line with removed (colour codes kept)."""
+    with out.capture() as captured:
+        out.print(renderable)
+    out.file.write(_TRAILING.sub(r"\1", captured.get()))
+    out.file.flush()
+
+
+def text_width(err: bool = False) -> int:
+    """Where prose wraps: the terminal's width, or piped ``COLUMNS`` if set, else 200 (as tables)."""
+    import shutil
+    import sys
+    stream = sys.stderr if err else sys.stdout
+    try:
+        if stream.isatty():
+            return max(shutil.get_terminal_size().columns, 20)
+    except (AttributeError, ValueError, OSError):
+        pass
+    return _piped_width()
+
+
+def _longest_line(texts: Iterable[str]) -> int:
+    return max((len(line) for t in texts for line in t.split("\n")), default=1)
+
+
+def _share(lows: list[int], highs: list[int], ratios: list[int], room: int) -> list[int]:
+    """Widths from ``lows`` up to ``highs`` that add up to ``room`` where they can, shared by ``ratios``.
+
+    Examples
+    --------
+    >>> _share([5, 5], [10, 50], [1, 1], 30), _share([5, 5], [10, 50], [1, 3], 100), _share([8, 9], [9, 9], [1, 1], 4)
+    ([10, 20], [10, 50], [8, 9])
+    """
+    widths = list(lows)
+    while True:
+        spare = room - sum(widths)
+        open_ = [i for i in range(len(widths)) if widths[i] < highs[i]]
+        if spare <= 0 or not open_:
+            return widths
+        total = sum(ratios[i] for i in open_)
+        grant = {i: min(highs[i] - widths[i], spare * ratios[i] // total) for i in open_}
+        if not any(grant.values()):  # less than one column each: hand them out in order
+            grant = {i: 1 for i in open_[:spare]}
+        for i, g in grant.items():
+            widths[i] += g
+
+
+def _table(title: str | None, cols: Sequence[TableColumn], caption: str | None, ascii_only: bool,
+           widths: Sequence[int | None] | None = None):
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -126,12 +230,14 @@ def _table(title: str | None, cols: Sequence[TableColumn], caption: str | None, 
         else box.SIMPLE_HEAD
     table = Table(title=Text(title) if title else None, caption=Text(caption) if caption else None, box=simple,
                   show_edge=False, pad_edge=False, collapse_padding=True, title_justify="left",
-                  caption_justify="left", expand=any(c.ratio for c in cols))
-    for c in cols:
-        table.add_column(Text(c.header), justify="left" if c.left else "right", no_wrap=not c.wrap,
-                         overflow="fold" if c.wrap else "ellipsis", ratio=c.ratio)
+                  caption_justify="left", expand=widths is None and any(c.ratio for c in cols))
+    widths = list(widths or [None] * len(cols))
+    for c, w in zip(cols, widths):
+        table.add_column(Text(c.header if not w else wrap_text(c.header, w)), justify="left" if c.left else "right",
+                         no_wrap=not c.wrap, overflow="fold" if c.wrap else "ellipsis", ratio=None if w else c.ratio,
+                         width=w)
     for i in range(len(cols[0].cells) if cols else 0):
-        table.add_row(*(Text(c.cells[i]) for c in cols))
+        table.add_row(*(Text(c.cells[i] if not w else wrap_text(c.cells[i], w)) for c, w in zip(cols, widths)))
     return table
 
 
@@ -196,9 +302,22 @@ def print_table(title: str | None, cols: Sequence[TableColumn], *, caption: Iter
         table = _table(None, part, None, ascii_only)
         return Measurement.get(out, out.options.update_width(100_000), table).maximum
 
-    def least(part: Sequence[TableColumn]) -> int:  # numbers whole, text folded to 12 columns at most
-        return natural([c if not c.wrap else TableColumn(c.header[:12], [x[:12] for x in c.cells], wrap=True)
-                        for c in part])
+    def placeholders(part: Sequence[TableColumn], size) -> list[TableColumn]:
+        return [c if not c.wrap else TableColumn("x" * size(c), ["x"] * len(c.cells), wrap=True) for c in part]
+
+    def least(part: Sequence[TableColumn]) -> int:  # numbers whole, text wrapped at spaces (never in a word)
+        return natural(placeholders(part, lambda c: _longest_word([c.header, *c.cells])))
+
+    def wrap_widths(part: Sequence[TableColumn], limit: int) -> list[int | None] | None:
+        """Each wrapping column's width in a table ``limit`` wide: at least its longest word, at most its
+        longest line, the rest shared by the columns' ratios (rich alone would cut words to share it)."""
+        wrap = [c for c in part if c.wrap]
+        if not wrap:
+            return None
+        room = limit - natural(placeholders(part, lambda c: 1)) + len(wrap)
+        got = iter(_share([_longest_word([c.header, *c.cells]) for c in wrap],
+                          [_longest_line([c.header, *c.cells]) for c in wrap], [c.ratio or 1 for c in wrap], room))
+        return [next(got) if c.wrap else None for c in part]
 
     def fits(part: Sequence[TableColumn]) -> bool:
         return least(part) <= width
@@ -233,13 +352,13 @@ def print_table(title: str | None, cols: Sequence[TableColumn], *, caption: Iter
             low, high = (low, mid) if len(stacked(mid)) <= len(parts) else (mid + 1, high)
         parts = stacked(high)
     for i, part in enumerate(parts):
+        if not out.is_terminal:  # piped: numbers never wrap; text wraps at COLUMNS, else 200 columns
+            out.width = max(least(part), min(natural(part), _piped_width()), 20)
         table = _table(title if i == 0 else None, part, None if len(parts) > 1 else "\n".join(lines) or None,
-                       ascii_only)
-        if not out.is_terminal:  # piped: numbers never wrap; text wraps at 200 columns
-            out.width = max(least(part), min(natural(part), 200), 20)
-        out.print(table)
+                       ascii_only, wrap_widths(part, out.width))
+        _print(out, table)
     if len(parts) > 1:  # under stacked parts, the notes take the terminal's width
         from rich.text import Text
         for line in lines:
-            out.print(Text(line))
+            _print(out, Text(line))
     return [fix(d) for d in dropped]
