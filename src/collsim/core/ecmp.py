@@ -27,11 +27,11 @@ import numpy as np
 
 from .errors import RouteError
 from .limits import check_memory
-from .routes import INDEX, LinkRoutes, permute_csr
+from .routes import INDEX, LinkRoutes
 
 BYTES_PER_PARTIAL_PATH = 64
-"""Peak bytes per partial path while ECMP routes are expanded (owner, vertex, weight, parent,
-link and the candidate next hops of one level)."""
+"""Peak bytes per partial path while ECMP routes are expanded (its owner, vertex, weight,
+parent and link, kept for every hop, and the final routes)."""
 
 
 def hop_tables(links, vertices: int) -> tuple[np.ndarray, np.ndarray]:
@@ -84,8 +84,53 @@ def hop_tables(links, vertices: int) -> tuple[np.ndarray, np.ndarray]:
     return nh, dist
 
 
+def ecmp_next_links(links, dist: np.ndarray, targets: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every link on a minimum-hop path from each vertex towards each of the first ``targets`` vertices.
+
+    Parameters
+    ----------
+    links : LinkTable
+        Directed links.
+    dist : numpy.ndarray
+        Hop distances ``[vertex, target]`` (:func:`hop_tables`).
+    targets : int
+        Targets ``0..targets-1`` (the end nodes).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        CSR ``(ptr, link)`` keyed by ``vertex * targets + target``: the links ``u -> w`` with
+        ``dist[w, t] = dist[u, t] - 1``, lowest next vertex first.
+
+    Examples
+    --------
+    >>> from collsim.systems.custom import CustomNetwork
+    >>> net = CustomNetwork(nodes=2, switches=2, link=((0, 2), (0, 3), (2, 1), (3, 1)))
+    >>> ptr, nxt = ecmp_next_links(net.links, hop_tables(net.links, 4)[1], 2)
+    >>> [net.link_name(int(x)) for x in nxt[ptr[0 * 2 + 1]:ptr[0 * 2 + 2]]]     # from n0 towards n1
+    ['n0->s0', 'n0->s1']
+    """
+    u, v = links.src, links.dst
+    nv = links.vertices
+    check_memory(8 * (nv * targets + 1), f"the ECMP next-hop table of a network of {nv} vertices",
+                 "use single-path routing (-S routing=single-path)")
+    keys, found = [], []
+    block = max(1, min(targets, (1 << 22) // max(1, len(u))))
+    for t0 in range(0, targets, block):
+        d = dist[:, t0:min(targets, t0 + block)]
+        li, ti = np.nonzero((d[u] >= 1) & (d[v] == d[u] - 1))
+        keys.append(u[li] * targets + t0 + ti)
+        found.append(li)
+    key = np.concatenate(keys) if keys else np.zeros(0, INDEX)
+    link = np.concatenate(found) if found else np.zeros(0, INDEX)
+    order = np.lexsort((v[link], key))
+    ptr = np.zeros(nv * targets + 1, INDEX)
+    np.cumsum(np.bincount(key, minlength=nv * targets), out=ptr[1:])
+    return ptr, link[order].astype(INDEX)
+
+
 def ecmp_routes(links, dist: np.ndarray, src: np.ndarray, dst: np.ndarray, *, name=str,
-                kind: str = "network") -> LinkRoutes:
+                kind: str = "network", table: tuple[np.ndarray, np.ndarray] | None = None) -> LinkRoutes:
     """Equal-cost multipath routes of many transfers at once (per-hop even split).
 
     Parameters
@@ -100,6 +145,8 @@ def ecmp_routes(links, dist: np.ndarray, src: np.ndarray, dst: np.ndarray, *, na
         Vertex name for error messages.
     kind : str, optional
         The network's kind, for error messages.
+    table : tuple of numpy.ndarray, optional
+        :func:`ecmp_next_links` towards the end nodes (built here when not given).
 
     Returns
     -------
@@ -135,9 +182,8 @@ def ecmp_routes(links, dist: np.ndarray, src: np.ndarray, dst: np.ndarray, *, na
     if t and (dist[src, dst] < 0).any():
         i = int(np.flatnonzero(dist[src, dst] < 0)[0])
         raise RouteError(f"{kind}: no path from {name(int(src[i]))} to {name(int(dst[i]))}")
-    order = np.lexsort((links.dst, links.src))           # out-links per vertex, lowest next vertex first
-    out_ptr = np.zeros(nv + 1, INDEX)
-    np.cumsum(np.bincount(links.src, minlength=nv), out=out_ptr[1:])
+    targets = int(table[0].size - 1) // nv if table is not None else (int(dst.max()) + 1 if t else 1)
+    nptr, nlink = table if table is not None else ecmp_next_links(links, dist, targets)
     owner, cur, weight = np.arange(t, dtype=INDEX), src.copy(), np.ones(t)
     parents: list[np.ndarray] = []
     steps: list[np.ndarray] = []
@@ -147,53 +193,52 @@ def ecmp_routes(links, dist: np.ndarray, src: np.ndarray, dst: np.ndarray, *, na
     act = np.flatnonzero(~fin)
     level, total = 0, 0
     while act.size:
-        c, tgt = cur[act], dst[owner[act]]
-        deg = out_ptr[c + 1] - out_ptr[c]
-        ncand = int(deg.sum())
-        check_memory((ncand + total) * BYTES_PER_PARTIAL_PATH * (level + 1),
-                     f"ECMP routes of {t} transfers on a {kind} network ({ncand} candidate next hops at hop "
-                     f"{level + 1})", "use single-path routing (-S routing=single-path) or fewer transfers")
-        rep = np.repeat(np.arange(act.size, dtype=INDEX), deg)
-        cand = order[np.repeat(out_ptr[c] - (np.cumsum(deg) - deg), deg) + np.arange(ncand, dtype=INDEX)]
-        nxt = links.dst[cand]
-        ok = dist[nxt, tgt[rep]] == (dist[c, tgt] - 1)[rep]
-        rep, cand, nxt = rep[ok], cand[ok], nxt[ok]
-        branch = np.bincount(rep, minlength=act.size)
+        key = cur[act] * targets + dst[owner[act]]
+        branch = nptr[key + 1] - nptr[key]              # equal-cost next hops of every partial path
         if (branch == 0).any():                          # cannot happen with a consistent table
             i = int(act[np.flatnonzero(branch == 0)[0]])
             raise RouteError(f"{kind}: routing towards {name(int(dst[owner[i]]))} is stuck at {name(int(cur[i]))}")
+        count = int(branch.sum())
+        total += count
+        check_memory(total * BYTES_PER_PARTIAL_PATH,
+                     f"ECMP routes of {t} transfers on a {kind} network ({count} partial paths at hop {level + 1})",
+                     "use single-path routing (-S routing=single-path) or fewer transfers")
+        rep = np.repeat(np.arange(act.size, dtype=INDEX), branch)
+        cand = nlink[np.repeat(nptr[key] - (np.cumsum(branch) - branch), branch) + np.arange(count, dtype=INDEX)]
+        nxt = links.dst[cand]
         parent = act[rep]
+        small = np.int32 if len(parent) < 2**31 else INDEX  # the per-hop history in half the memory
         owner, cur, weight = owner[parent], nxt, weight[parent] / branch[rep]
-        parents.append(parent)
-        steps.append(cand)
+        parents.append(parent.astype(small))
+        steps.append(cand.astype(small) if len(links.src) < 2**31 else cand)
         level += 1
-        total += len(cand)
         fin = cur == dst[owner]
         finished.append((level, np.flatnonzero(fin), owner[fin], weight[fin]))
         act = np.flatnonzero(~fin)
-    hops_l, links_l, owner_l, weight_l = [], [], [], []
-    for lv, idx, own, w in finished:
-        if not idx.size:
-            continue
-        mat = np.empty((idx.size, lv), INDEX)
+    groups = [g for g in finished if g[1].size]
+    if not groups:
+        return LinkRoutes(np.zeros(t + 1, INDEX), np.zeros(0, INDEX))
+    own = np.concatenate([g[2] for g in groups])
+    order = np.argsort(own, kind="stable")         # each transfer's paths finish at one level, in order
+    hops = np.concatenate([np.full(g[1].size, g[0], INDEX) for g in groups])[order]
+    ptr = np.zeros(len(own) + 1, INDEX)
+    np.cumsum(hops, out=ptr[1:])
+    place = np.empty(len(own), INDEX)
+    place[order] = np.arange(len(own), dtype=INDEX)  # final position of every path
+    route = np.empty(int(ptr[-1]), INDEX)
+    base = 0
+    for lv, idx, _, _ in groups:
+        start = ptr[place[base:base + idx.size]]
+        base += idx.size
         i = idx
         for h in range(lv - 1, -1, -1):                  # back along the parents: one pass per hop
-            mat[:, h] = steps[h][i]
+            route[start + h] = steps[h][i]
             i = parents[h][i]
-        hops_l.append(np.full(idx.size, lv, INDEX))
-        links_l.append(mat.reshape(-1))
-        owner_l.append(own)
-        weight_l.append(w)
-    if not hops_l:
-        return LinkRoutes(np.zeros(t + 1, INDEX), np.zeros(0, INDEX))
-    hops, flat, own, w = (np.concatenate(x) for x in (hops_l, links_l, owner_l, weight_l))
-    by_owner = np.argsort(own, kind="stable")           # each transfer's paths finish at one level, in order
-    ptr, route = permute_csr(hops, flat, by_owner)
-    if len(by_owner) == t:                               # no transfer has two paths: plain routes
+    if len(own) == t:                                    # no transfer has two paths: plain routes
         return LinkRoutes(ptr, route)
     path_ptr = np.zeros(t + 1, INDEX)
     np.cumsum(np.bincount(own, minlength=t), out=path_ptr[1:])
-    return LinkRoutes(ptr, route, path_ptr, w[by_owner])
+    return LinkRoutes(ptr, route, path_ptr, np.concatenate([g[3] for g in groups])[order])
 
 
 def min_hop_links(links, dist: np.ndarray, nodes: int) -> np.ndarray:
@@ -242,4 +287,4 @@ def min_hop_links(links, dist: np.ndarray, nodes: int) -> np.ndarray:
     return used
 
 
-__all__ = ["ecmp_routes", "hop_tables", "min_hop_links"]
+__all__ = ["ecmp_next_links", "ecmp_routes", "hop_tables", "min_hop_links"]

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .ecmp import ecmp_routes, hop_tables, min_hop_links
+from .ecmp import ecmp_next_links, ecmp_routes, hop_tables, min_hop_links
 from .errors import InputError, RouteError, UnsupportedError
 from .limits import MemoryLimitError, check_memory
 from .routes import LinkRoutes
@@ -321,7 +321,13 @@ class Network(System):
             return LinkRoutes(*self.route(src, dst, via))
         if via is not None and (np.asarray(via) >= 0).any():
             raise UnsupportedError(f"{self.kind} networks with ECMP routing take no route hints (via)")
-        return ecmp_routes(self.links, self.hop_table[1], src, dst, name=self.vertex_name, kind=self.kind)
+        return ecmp_routes(self.links, self.hop_table[1], src, dst, name=self.vertex_name, kind=self.kind,
+                           table=self.ecmp_table)
+
+    @cached_property
+    def ecmp_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """The equal-cost next links towards every end node (:func:`collsim.core.ecmp.ecmp_next_links`)."""
+        return ecmp_next_links(self.links, self.hop_table[1], self.nodes)
 
     def idle_resources(self, max_nodes: int = 1024) -> dict[str, Any] | None:
         """Switches and links that minimum-hop paths between end nodes cross but no route uses.
@@ -357,10 +363,13 @@ class Network(System):
         try:
             lt = self.links
             could = min_hop_links(lt, self.hop_table[1], n)
-            s, d = np.divmod(np.arange(n * n), n)
-            keep = s != d
-            used = np.zeros(len(lt), bool)
-            used[self.routes(s[keep], d[keep]).route_links] = True
+            if self.ecmp:  # ECMP uses every link on a minimum-hop path: nothing to route
+                used = could
+            else:
+                s, d = np.divmod(np.arange(n * n), n)
+                keep = s != d
+                used = np.zeros(len(lt), bool)
+                used[self.routes(s[keep], d[keep]).route_links] = True
         except MemoryLimitError:
             return None
         v = self.vertices
