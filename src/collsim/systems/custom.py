@@ -68,9 +68,9 @@ class CustomNetwork(Network):
     switches : int
         Number of switch vertices.
     routing : {"ecmp", "single-path"}
-        ``"ecmp"`` (default): every transfer is split evenly, hop by hop, over all its
-        minimum-hop paths (:func:`collsim.core.ecmp.ecmp_routes`).  ``"single-path"``: one
-        minimum-hop path, the lowest vertex id winning every tie.
+        ``"ecmp"`` (default) splits every transfer evenly, hop by hop, over all its minimum-hop
+        paths; ``"single-path"`` takes one, the lowest vertex id winning every tie
+        (:func:`collsim.core.ecmp.ecmp_routes`, docs/electrical-systems.md).
     link : tuple of tuple
         Declared links ``(a, b, bandwidth_bytes_per_s, latency_s, duplex)``.  On
         input an entry may also be a mapping with keys ``a, b, bandwidth,
