@@ -91,6 +91,7 @@ class MLFM(Network):
     """
 
     kind: ClassVar[str] = "mlfm"
+    route_hints: ClassVar[bool] = True  # algorithms name same-column spines per transfer (via)
     d: int = 2
     last_layer_servers: int | None = None
     selection: tuple[int, int, int] | None = None
