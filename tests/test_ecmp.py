@@ -283,3 +283,28 @@ def test_compare_and_topology_warn_about_an_idle_spine():
     assert "links on shortest paths carry no traffic" in res.stderr and 'routing = "d-mod-k"' in res.stderr
     res = cli("topology", "fat-tree", "-n", "16", "--format", "csv")
     assert "warning" not in res.stderr
+
+
+def test_traces_show_the_paths_and_each_paths_share(tmp_path):
+    from collsim.interop.trace_network import write_alpha_beta_trace, write_simulation_trace
+    s = collsim.build("pairwise", leaf_spine(), "alltoall", 4096)
+    t = int(np.flatnonzero(np.diff(s.routes.path_ptr) == 2)[0])
+    for name, write in (("ab.json", lambda p: write_alpha_beta_trace(p, s)),
+                        ("sim.json", lambda p: write_simulation_trace(p, s, simulate(s)))):
+        write(tmp_path / name)
+        events = json.loads((tmp_path / name).read_text())["traceEvents"]
+        mine = [e for e in events if e.get("args", {}).get("transfer") == t]
+        node = [e for e in mine if e["cat"] == "transfer"]
+        assert len(node) == 1 and node[0]["args"]["paths"] == 2
+        on_links = [e["args"]["size_bytes"] for e in mine if e["cat"] == "link"]
+        assert on_links == [2048] * 8                          # a slice per sub-flow and link: 2 paths x 4 links
+
+
+def test_schedule_files_refuse_bad_paths_and_shares():
+    text = dumps(collsim.build("pairwise", leaf_spine(), "alltoall", 4096))
+    good = '"shares":[0.5,0.5]'
+    assert good in text
+    with pytest.raises(ScheduleFormatError, match="'shares' must be a list of 2 numbers"):
+        loads(text.replace(good, '"shares":[1.0]', 1))
+    with pytest.raises(ScheduleFormatError, match="shares of its paths must be positive and sum to 1"):
+        loads(text.replace(good, '"shares":[0.5,0.25]', 1))
