@@ -615,7 +615,7 @@ def test_reduction_state_is_batched_or_refused(monkeypatch):
     with pytest.raises(E.DoubleCountError) as whole:
         verify_dataflow(bad)
     assert str(info.value) == str(whole.value)
-    monkeypatch.setenv(ENV_VAR, "7MiB")  # one chunk's 4096 sets no longer fit
+    monkeypatch.setenv(ENV_VAR, "4MiB")  # one chunk's 4096 sets (and their rows) no longer fit beside the index
     with pytest.raises(MemoryLimitError, match="exact contributor sets of 65536 pairs over 4096 nodes"):
         verify_dataflow(s)
 

@@ -12,6 +12,7 @@ import io
 import os
 import resource
 import subprocess
+import sys
 import types
 
 import numpy as np
@@ -96,3 +97,61 @@ def test_simgrid_export_with_a_schedule_routes_only_its_pairs(tmp_path):
     # without a schedule every pair is written, and a table too big is still refused before it is built
     proc = run_capped(["export", "simgrid", "--system", "ring", "-n", "256", "--out", "all"], 2 * GiB, tmp_path)
     assert proc.returncode == 2 and "route entries (65,280 routes)" in proc.stderr, proc.stderr
+
+
+REDUCE_SCRIPT = """
+import sys
+import numpy as np
+from dataclasses import dataclass
+from collsim.core.collective import make_collective
+from collsim.verify import reduction
+from collsim.verify.dataflow import verify_dataflow
+
+@dataclass(eq=False)
+class Sched:  # the columns the data-flow check reads
+    collective: object
+    step: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    chunk_ptr: np.ndarray
+    chunk_idx: np.ndarray
+    reduce: np.ndarray
+
+    @property
+    def num_steps(self):
+        return int(self.step.max()) + 1
+
+    @property
+    def step_bounds(self):
+        return np.searchsorted(self.step, np.arange(self.num_steps + 1))
+
+n, split = 4096, 1024        # every node reduces its 1024 chunks into node 0, one node per step
+c = make_collective("reduce", n, 64 * split, split=split)
+t = n - 1
+s = Sched(c, np.arange(t), np.arange(1, n), np.zeros(t, np.int64), np.arange(t + 1) * split,
+          np.tile(np.arange(split), t), np.ones(t, bool))
+batches = []
+real = reduction._Batch
+reduction._Batch = lambda *a: batches.append(a[-1]) or real(*a)
+verify_dataflow(s)            # 4.2 M pairs x 64 words: 2 GiB of contributor sets
+s.chunk_idx[5000] = 3         # a contribution counted twice, in the fifth step
+try:
+    verify_dataflow(s)
+except Exception as exc:
+    print(type(exc).__name__, exc)
+print(len(batches))
+"""
+
+
+def test_reduction_sets_are_checked_in_bounded_blocks(tmp_path):
+    """2 GiB of contributor sets were allocated at once (an all-reduce on 4096 nodes: 5.8 GiB, refused by
+    numpy under a 10 GiB address-space limit); in blocks of at most 256 MiB they fit in 1.5 GiB."""
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (3 * GiB // 2, 3 * GiB // 2))
+    proc = subprocess.run([sys.executable, "-c", REDUCE_SCRIPT], cwd=tmp_path, capture_output=True, text=True,
+                          preexec_fn=cap, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    err, batches = proc.stdout.strip().splitlines()
+    assert err.startswith("DoubleCountError") and "node 0 receives twice in one step a contribution to chunk 3 " \
+        "(steps[4].transfers[0]" in err, err
+    assert int(batches) >= 2 * 8  # two runs, each in at least 2 GiB / 256 MiB chunk batches

@@ -195,6 +195,119 @@ def memory_limit_bytes() -> int:
     return memory_limit()[0]
 
 
+def _meminfo_bytes(field: str) -> int | None:
+    """A field of ``/proc/meminfo`` in bytes (``MemAvailable`` ...), or None where there is none."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    parts = line.split()
+                    return int(parts[1]) * (1024 if parts[2:3] == ["kB"] else 1)
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory now (``VmRSS``), or None where it cannot be read.
+
+    Examples
+    --------
+    >>> rss = resident_bytes()     # machine-dependent
+    >>> rss is None or rss > 0
+    True
+    """
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def address_space_left_bytes() -> int | None:
+    """What an address-space limit (``ulimit -v``, ``RLIMIT_AS``) still lets this process map, or None.
+
+    Examples
+    --------
+    >>> left = address_space_left_bytes()     # None without a limit
+    >>> left is None or left >= 0
+    True
+    """
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/statm", encoding="ascii") as f:
+            mapped = int(f.read().split()[0]) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ImportError, OSError, ValueError, IndexError, AttributeError):
+        return None
+    return max(0, soft - mapped)
+
+
+def available_memory_bytes() -> int | None:
+    """Memory the machine can give without swapping now (``MemAvailable`` of ``/proc/meminfo``), or None.
+
+    Examples
+    --------
+    >>> avail = available_memory_bytes()     # machine-dependent
+    >>> avail is None or avail >= 0
+    True
+    """
+    return _meminfo_bytes("MemAvailable")
+
+
+def memory_budget() -> tuple[int, bool]:
+    """Bytes this process may still allocate now, and whether what it already holds is counted in.
+
+    What work sized to fit (the verifier's blocks of contributor sets) is sized against.  The
+    default limit (half of physical memory) is the whole process's: what the process already
+    holds (its schedule, its indexes; ``VmRSS``) is subtracted from it.  An explicit
+    ``COLLSIM_MEMORY_LIMIT`` bounds each piece of work, as every estimate checked by
+    :func:`check_memory` is (the caller then counts what it has allocated itself).  Either way
+    the budget is at most what the machine can give now (``MemAvailable``: other processes
+    count too) and what an address-space limit (``ulimit -v``) still lets the process map.
+
+    Returns
+    -------
+    tuple
+        ``(bytes, held_counted)``: the budget (at least 0), and True when this process's
+        resident memory was subtracted.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {ENV_VAR: "1MiB"}):
+    ...     memory_budget()
+    (1048576, False)
+    >>> budget, counted = memory_budget()     # machine-dependent
+    >>> 0 <= budget <= memory_limit_bytes()
+    True
+    """
+    limit = memory_limit_bytes()
+    counted = False
+    if not os.environ.get(ENV_VAR, "").strip():
+        rss = resident_bytes()
+        if rss is not None:
+            limit, counted = limit - rss, True
+    for avail in (available_memory_bytes(), address_space_left_bytes()):
+        if avail is not None:
+            limit = min(limit, avail)
+    return max(0, int(limit)), counted
+
+
+def memory_budget_bytes() -> int:
+    """The bytes of :func:`memory_budget`.
+
+    Examples
+    --------
+    >>> memory_budget_bytes() >= 0
+    True
+    """
+    return memory_budget()[0]
+
+
 def limit_error(estimate_bytes: float, what: str, hint: str = "use fewer nodes or chunks") -> MemoryLimitError:
     """The one-line error :func:`check_memory` raises, for callers that decide themselves.
 

@@ -9,23 +9,29 @@ two different copies into one buffer in one step, or a copy and a reduction,
 conflict.  At the end every postcondition pair must hold exactly the required
 set.
 
-Chunks never interact, so when the bitsets do not fit in memory the pairs are
-verified in chunk batches; the first violation is then the smallest of the
-batches' first violations by (step, kind of check, pair or row), which is the
-one a single pass would have raised.
+Chunks never interact, so the pairs are verified in chunk batches whose bitsets
+take at most :data:`BLOCK_BYTES` (and fit in what the process may still
+allocate, :func:`~collsim.core.limits.memory_budget_bytes`); the first violation
+is then the smallest of the batches' first violations by (step, kind of check,
+pair or row), which is the one a single pass would have raised.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import ConflictingWriteError, DoubleCountError, MissingDataError, PostconditionError, Where, located
-from ..core.limits import check_memory, limit_error, memory_limit_bytes
+from ..core.errors import ConflictingWriteError, DoubleCountError, MissingDataError, PostconditionError, Where
+from ..core.limits import check_memory, limit_error, memory_budget
+from ..core.positions import located
 from ..core.schedule import Schedule
 from .pairs import INDEX, PairIndex, first_absent, plan
 
-MAX_PASSES = 64
-"""Most chunk batches a reduction is verified in when its contributor bitsets do not fit at once."""
+BLOCK_BYTES = 256 << 20
+"""Most bytes of contributor bitsets held at once: larger states are verified in chunk batches (issue 21:
+an all-reduce on 4096 nodes allocated 5.8 GiB of bitsets at once)."""
+MAX_PASS_STEPS = 4_000_000
+"""Most (batch, step) iterations: each batch replays the steps, one Python iteration each, so more is
+refused as too slow (about a minute per million)."""
 _NEVER = np.iinfo(INDEX).max
 _POST_BATCH = 1 << 18
 _BATCH_PAIRS = 0  # > 0: verify in chunk batches of at most this many pairs (for tests)
@@ -112,29 +118,49 @@ def _conflict(s: Schedule, step: int, t: int, chunk: int, message: str) -> Confl
 
 
 class _Batch:
-    """The rows and pairs of a set of chunks (all of them when ``mask`` is None), with local ids."""
+    """The rows and pairs of the chunks ``lo..hi-1`` (all of them when ``span`` is None), with local ids.
 
-    def __init__(self, idx: PairIndex, s: Schedule, row_step: np.ndarray, mask: np.ndarray | None) -> None:
-        self.gids = self.rows = None
-        if mask is None:
+    In direct mode (id = node * chunks + chunk) the local id of (node, chunk) is
+    ``node * (hi - lo) + chunk - lo``, computed, so a batch allocates nothing per pair of
+    the whole index; in sorted mode a map from ids to local ids is made per batch.
+    """
+
+    def __init__(self, idx: PairIndex, s: Schedule, row_step: np.ndarray, span: tuple[int, int] | None) -> None:
+        self.gids = self.rows = self.span = None
+        if span is None:
             self.src, self.dst, self.t, self.ch, self.step = idx.read, idx.write, idx.row_t, s.chunk_idx, row_step
             self.size = idx.groups
             return
+        lo, hi = span
+        ch = s.chunk_idx
+        self.rows = np.flatnonzero((ch >= lo) & (ch < hi))
+        self.t, self.ch, self.step = idx.row_t[self.rows], ch[self.rows], row_step[self.rows]
+        if idx.direct and idx.universe is None:
+            self.span = (idx.width, lo, hi - lo)
+            self.size = (idx.groups // idx.width) * (hi - lo)
+            self.src, self.dst = self.local(idx.read[self.rows]), self.local(idx.write[self.rows])
+            return
+        mask = np.zeros(s.collective.chunks, dtype=bool)
+        mask[lo:hi] = True
         self.gids = np.flatnonzero(mask[idx.chunk_of(slice(None))])
         self.loc = np.full(idx.groups, -1, dtype=idx.read.dtype)
         self.loc[self.gids] = np.arange(len(self.gids), dtype=self.loc.dtype)
-        self.rows = np.flatnonzero(mask[s.chunk_idx])
         self.src, self.dst = self.loc[idx.read[self.rows]], self.loc[idx.write[self.rows]]
-        self.t, self.ch, self.step = idx.row_t[self.rows], s.chunk_idx[self.rows], row_step[self.rows]
         self.size = len(self.gids)
 
     def glob(self, local):
+        if self.span is not None:
+            nc, lo, w = self.span
+            return (local // w) * nc + lo + local % w
         return local if self.gids is None else self.gids[local]
 
     def row(self, local_row: int) -> int:
         return local_row if self.rows is None else int(self.rows[local_row])
 
     def local(self, g):
+        if self.span is not None:
+            nc, lo, w = self.span
+            return (g // nc) * w + (g % nc - lo)
         return g if self.gids is None else self.loc[g]
 
 
@@ -247,25 +273,23 @@ def _rows_per_step(s: Schedule) -> np.ndarray:
     return np.add.reduceat(np.diff(s.chunk_ptr), np.concatenate(([0], cut)))
 
 
-def _chunk_batches(idx: PairIndex, chunks: int, fit: int, refuse):
-    """Greedy chunk ranges of at most ``fit`` pairs each, decided up front, as boolean chunk masks
-    made one at a time (``refuse`` None: any number of batches, oversized chunks alone)."""
-    cum = np.cumsum(np.bincount(idx.chunk_of(slice(None)), minlength=chunks))
+def _chunk_batches(idx: PairIndex, chunks: int, fit: int, refuse, max_batches: int | None = None):
+    """Greedy chunk ranges ``(lo, hi)`` of at most ``fit`` pairs each, decided up front (``refuse``
+    None: any number of batches, oversized chunks alone; else refused when a chunk alone does not
+    fit or more than ``max_batches`` are needed)."""
+    if idx.direct and idx.universe is None:  # every chunk has one pair per node
+        cum = np.arange(1, chunks + 1, dtype=INDEX) * (idx.groups // max(idx.width, 1))
+    else:
+        cum = np.cumsum(np.bincount(idx.chunk_of(slice(None)), minlength=chunks))
     edges = [0]
     while edges[-1] < chunks:
         done = int(cum[edges[-1] - 1]) if edges[-1] else 0
         hi = int(np.searchsorted(cum, done + fit, side="right"))
-        if refuse is not None and (hi == edges[-1] or len(edges) > MAX_PASSES):
+        if refuse is not None and (hi == edges[-1] or (max_batches is not None and len(edges) > max_batches)):
             raise refuse()
         edges.append(max(hi, edges[-1] + 1))
     del cum
-
-    def masks():
-        for lo, hi in zip(edges[:-1], edges[1:]):
-            mask = np.zeros(chunks, dtype=bool)
-            mask[lo:hi] = True
-            yield mask
-    return masks()
+    return list(zip(edges[:-1], edges[1:]))
 
 
 @located
@@ -288,7 +312,8 @@ def verify_reduction(s: Schedule, what: str) -> None:
     collsim.core.errors.DataFlowError
         The first violation, as :func:`collsim.verify.dataflow.verify_dataflow` documents.
     collsim.core.limits.MemoryLimitError
-        If the state cannot fit, even in :data:`MAX_PASSES` chunk batches.
+        If the state of one chunk does not fit in what the process may still allocate, or the
+        batches would take more than :data:`MAX_PASS_STEPS` step iterations.
 
     Examples
     --------
@@ -319,27 +344,37 @@ def verify_reduction(s: Schedule, what: str) -> None:
     fixed = (p + 2 * r + q) * idx.read.itemsize + (0 if direct else 16 * idx.groups) + 24 * r + temps
     state_bytes = idx.groups * words * 8
 
+    # the index is allocated: what is left is measured (the default limit minus resident memory,
+    # and the machine's available memory); the row steps and per-step temporaries come first
+    budget, held_counted = memory_budget()
+    rest = budget - (8 * r + temps if held_counted else fixed)
+    steps = len(per_step)
+
     def refuse():
         return limit_error(fixed + state_bytes, f"{what}: exact contributor sets of {idx.groups} pairs over {n} "
-                           f"nodes", HINT + f" (they do not fit even split into up to {MAX_PASSES} chunk batches)")
+                           f"nodes", HINT + f" (this process may allocate about {max(rest, 0) >> 20} MiB more; "
+                           f"split into chunk batches that fit, they would replay the {steps} steps more than "
+                           f"{MAX_PASS_STEPS} times, or one chunk alone does not fit)")
 
     if _BATCH_PAIRS:  # tests: force batches
-        masks = _chunk_batches(idx, c.chunks, _BATCH_PAIRS, None)
-    elif fixed + state_bytes <= memory_limit_bytes():
-        masks = [None]
-    else:  # chunk batches; each also needs a local id map and its own row columns
-        avail = memory_limit_bytes() - fixed - 16 * idx.groups - 40 * r
-        if avail <= 0 or -(-state_bytes // avail) > MAX_PASSES:
+        spans = _chunk_batches(idx, c.chunks, _BATCH_PAIRS, None)
+    elif state_bytes <= min(BLOCK_BYTES, rest):
+        spans = [None]
+    else:  # chunk batches: bitsets of at most BLOCK_BYTES, each with its rows' columns (and an id map)
+        per_pair = words * 8 + 48 * r / max(idx.groups, 1)
+        room = rest - (0 if idx.direct and idx.universe is None else 9 * idx.groups)
+        fit = int(min(BLOCK_BYTES // (words * 8), room // per_pair))
+        if fit < 1:
             raise refuse()
-        masks = _chunk_batches(idx, c.chunks, avail // (words * 8), refuse)
+        spans = _chunk_batches(idx, c.chunks, fit, refuse, max(1, MAX_PASS_STEPS // max(steps, 1)))
     row_step = s.step[idx.row_t]
     need = _Need(c, words)
     post_n, post_c = c.post.explicit()
     pre_every = c.pre.every_mask
     best_step = best_expl = best_every = None
     pre_held = idx.pre_held()
-    for mask in masks:
-        b = _Batch(idx, s, row_step, mask)
+    for span in spans:
+        b = _Batch(idx, s, row_step, span)
         state = np.zeros((b.size, words), dtype=np.uint64)
         g = b.glob(np.arange(b.size))
         gn = idx.node_of(g)
@@ -350,7 +385,8 @@ def verify_reduction(s: Schedule, what: str) -> None:
         if found is not None and (best_step is None or found[0] < best_step[0]):
             best_step = found
         if best_step is None:
-            expl, every = _check_post(c, idx, b, state, need, post_n, post_c, None if mask is None else mask[post_c])
+            expl, every = _check_post(c, idx, b, state, need, post_n, post_c,
+                                      None if span is None else (post_c >= span[0]) & (post_c < span[1]))
             if expl is not None and (best_expl is None or expl[0] < best_expl[0]):
                 best_expl = expl
             if every is not None and (best_every is None or every[0] < best_every[0]):
