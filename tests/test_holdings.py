@@ -18,6 +18,7 @@ import collsim
 from collsim.core import errors as E
 from collsim.core.collective import SPECS, Collective, make_collective, min_deliveries, split_bytes
 from collsim.core.holdings import Holdings
+from collsim.core.positions import located
 from collsim.core.limits import (ENV_VAR, MemoryLimitError, check_memory, format_bytes, memory_limit_bytes,
                                  parse_memory_limit)
 from collsim.verify import pairs, reduction
@@ -271,7 +272,7 @@ def verdict(fn, s):
 
 def same_verdict(s):
     new = verdict(verify_dataflow, s)
-    assert new == verdict(E.located(old_verify), s)  # transfers named as files name them
+    assert new == verdict(located(old_verify), s)  # transfers named as files name them
     return new
 
 

@@ -1,18 +1,16 @@
 """Typed exceptions raised by collsim.
 
 Every verification failure names *where* it happened: the offending transfer as
-its schedule file names it, ``steps[i].transfers[j]`` (:func:`transfer_position`,
-the same name format errors use), or the step, and, where relevant, the node,
-chunk, directed link and channel (fiber, wavelength).  The command line turns
-these into one line and an exit code; the library never prints.
+its schedule file names it, ``steps[i].transfers[j]`` (:mod:`collsim.core.positions`),
+or the step, and the node, chunk, directed link and channel (fiber, wavelength).
+The command line turns these into one line and an exit code; the library never prints.
 """
 
 from __future__ import annotations
 
-import bisect
-import difflib
-import functools
 from dataclasses import dataclass, replace
+
+from .names import close_matches, did_you_mean, unknown_names  # noqa: F401 - their home was here
 
 
 class CollsimError(Exception):
@@ -62,168 +60,6 @@ class UnknownNameError(InputError, KeyError):
 
     def __str__(self) -> str:  # KeyError would add quotes
         return str(self.args[0]) if self.args else ""
-
-
-def close_matches(name: object, choices, *, n: int = 3) -> list[str]:
-    """The valid names closest to a mistyped one, ignoring case (:func:`difflib.get_close_matches`).
-
-    Parameters
-    ----------
-    name : object
-        What the user typed (its ``str``).
-    choices : iterable of str
-        The valid names.
-    n : int, optional
-        At most this many (default 3).
-
-    Returns
-    -------
-    list of str
-        Matches with a similarity of at least 0.6, best first.
-
-    Examples
-    --------
-    >>> close_matches("Toruss", ["ring", "torus", "mesh"])
-    ['torus']
-    """
-    lowered = {str(c).lower(): str(c) for c in choices}
-    return [lowered[c] for c in difflib.get_close_matches(str(name).strip().lower(), list(lowered), n=n, cutoff=0.6)]
-
-
-def did_you_mean(name: object, choices, *, n: int = 3) -> str:
-    """A ``"; did you mean X?"`` hint for a mistyped name, or ``""`` when nothing is close.
-
-    Parameters
-    ----------
-    name : object
-        What the user typed (its ``str``).
-    choices : iterable of str
-        The valid names (or, when ``name`` is None, the suggestions themselves).
-    n : int, optional
-        At most this many suggestions (default 3).
-
-    Returns
-    -------
-    str
-        ``"; did you mean torus?"``, ``"; did you mean ring or line?"`` or ``""``.
-
-    Examples
-    --------
-    >>> did_you_mean("toruss", ["ring", "torus", "mesh"])
-    '; did you mean torus?'
-    >>> did_you_mean("xyz", ["ring", "torus"])
-    ''
-    >>> did_you_mean(None, ["ring", "line"])
-    '; did you mean ring or line?'
-    """
-    names = list(choices) if name is None else close_matches(name, choices, n=n)
-    if not names:
-        return ""
-    return "; did you mean " + (names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]) + "?"
-
-
-def unknown_names(bad, known) -> str:
-    """The tail of a message refusing unknown keys: the keys, a did-you-mean for one, and the known keys.
-
-    System files, system descriptions and schedule files refuse unknown keys with it,
-    so every such message reads the same.
-
-    Parameters
-    ----------
-    bad : iterable of str
-        The unknown keys (sorted here).
-    known : iterable of str
-        The keys allowed there.
-
-    Returns
-    -------
-    str
-        ``"reduse; did you mean reduce? Known: ..."`` or ``"a, b; known: ..."``.
-
-    Examples
-    --------
-    >>> "transfer has no field " + unknown_names(["reduse"], ["src", "dst", "reduce"])
-    'transfer has no field reduse; did you mean reduce? Known: dst, reduce, src'
-    >>> unknown_names(["x", "y"], ["src"])
-    'x, y; known: src'
-    """
-    bad, known = sorted(map(str, bad)), sorted(map(str, known))
-    hint = did_you_mean(bad[0], known) if len(bad) == 1 else ""
-    return ", ".join(bad) + (f"{hint} Known" if hint else "; known") + f": {', '.join(known)}"
-
-
-def transfer_position(step, t: int, starts=None) -> str:
-    """Name transfer ``t`` of a schedule as its file does: ``steps[i].transfers[j]``.
-
-    Every message about one transfer (format errors, violations) names it so: ``i``
-    is the entry of the file's ``steps`` list and ``j`` the transfer's index in that
-    entry's ``transfers`` (the same numbering in a ``.npz`` file's columns, whose
-    entries are the runs of equal step numbers).
-
-    Parameters
-    ----------
-    step : array_like
-        The schedule's step column (non-decreasing, as in any well-formed schedule).
-    t : int
-        Global index of the transfer (its row in the schedule's columns).
-    starts : array_like, optional
-        First transfer of each entry of the file's ``steps`` list, when it is known and
-        differs from the runs of equal step numbers (a JSON file that repeats a step number).
-
-    Returns
-    -------
-    str
-        ``"steps[1].transfers[4]"``.
-
-    Examples
-    --------
-    >>> transfer_position([0, 0, 0, 1, 1, 1], 4)
-    'steps[1].transfers[1]'
-    >>> transfer_position([0, 0, 0, 0, 2, 2], 5)       # entries start where the number changes
-    'steps[1].transfers[1]'
-    >>> transfer_position([0, 0, 0, 1], 2, starts=[0, 2, 3])   # a file that wrote step 0 in two entries
-    'steps[1].transfers[0]'
-    """
-    t = int(t)
-    if starts is not None:
-        k = bisect.bisect_right(list(starts), t) - 1
-        return f"steps[{k}].transfers[{t - int(starts[k])}]"
-    k, start = 0, 0
-    head = [int(v) for v in step[:t + 1]] if len(step) <= 4096 else None
-    if head is None:  # a long column: numpy, without a Python loop
-        import numpy as np
-        run = np.asarray(step[:t + 1])
-        change = np.flatnonzero(run[1:] != run[:-1])
-        k, start = len(change), (int(change[-1]) + 1 if len(change) else 0)
-    else:
-        for i in range(1, len(head)):
-            if head[i] != head[i - 1]:
-                k, start = k + 1, i
-    return f"steps[{k}].transfers[{t - start}]"
-
-
-def schedule_position(schedule, t: int) -> str:
-    """:func:`transfer_position` of transfer ``t`` of a schedule (the file's entries when it was read from JSON).
-
-    Parameters
-    ----------
-    schedule : Schedule
-        The schedule.
-    t : int
-        Global index of the transfer.
-
-    Returns
-    -------
-    str
-        ``"steps[i].transfers[j]"``.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> schedule_position(collsim.build("ring", "paper", "allgather", 1000, nodes=4), 5)
-    'steps[1].transfers[1]'
-    """
-    return transfer_position(schedule.step, t, getattr(schedule, "_cache", {}).get("file_entries"))
 
 
 class TraceTooLargeError(InputError):
@@ -292,9 +128,8 @@ class MalformedScheduleError(ScheduleFormatError, ValueError):
 class Where:
     """Location of a verification failure.
 
-    A transfer is named as its schedule file names it, ``steps[i].transfers[j]``
-    (:func:`transfer_position`), once ``position`` is set: the verifier's checks set
-    it (:func:`located`); ``transfer`` stays the global index for programs.
+    A transfer is named as its file names it, ``steps[i].transfers[j]``, once ``position`` is
+    set (:func:`collsim.core.positions.located`); ``transfer`` stays its row, for programs.
 
     Parameters
     ----------
@@ -391,7 +226,7 @@ class VerificationError(CollsimError):
         Returns
         -------
         VerificationError
-            ``self``, its message updated (unchanged without a transfer, or when already located).
+            ``self``, renamed (unchanged without a transfer, or when already located).
 
         Examples
         --------
@@ -400,6 +235,7 @@ class VerificationError(CollsimError):
         >>> print(RouteError("path leaves the ring", Where(step=1, transfer=5)).locate(s))
         bad route: path leaves the ring (steps[1].transfers[1])
         """
+        from .positions import schedule_position  # it imports this module lazily: no cycle
         if self.where.transfer is not None and self.where.position is None:
             self.where = replace(self.where, position=schedule_position(schedule, self.where.transfer))
             self.args = (self._text(),)
@@ -612,36 +448,3 @@ class TransceiverLimitError(ResourceError):
     """
 
     kind = "transceiver limit"
-
-
-def located(check):
-    """Decorate a check of a schedule so its violations name transfers as the file does.
-
-    Parameters
-    ----------
-    check : callable
-        ``check(schedule, ...)``, raising :class:`VerificationError` with a global transfer index.
-
-    Returns
-    -------
-    callable
-        The same check; a violation it raises is :meth:`VerificationError.locate`'d first.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> @located
-    ... def no_transfer_5(s):
-    ...     raise RouteError("bad", Where(step=int(s.step[5]), transfer=5))
-    >>> no_transfer_5(collsim.build("ring", "paper", "allgather", 1000, nodes=4))
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.RouteError: bad route: bad (steps[1].transfers[1])
-    """
-    @functools.wraps(check)
-    def run(schedule, *args, **kwargs):
-        try:
-            return check(schedule, *args, **kwargs)
-        except VerificationError as exc:
-            raise exc.locate(schedule)
-    return run

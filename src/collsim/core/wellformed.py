@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ScheduleFormatError, schedule_position, transfer_position
+from .errors import ScheduleFormatError
+from .positions import schedule_position, transfer_position
 from .routes import INDEX, permute_csr
 
 STEP_RULE = "transfers must be listed in step order, steps numbered 0, 1, 2, ... without gaps"

@@ -33,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import InputError, UnsupportedError, schedule_position
+from ..core.errors import InputError, UnsupportedError
+from ..core.positions import schedule_position
 from ..core.files import atomic_write
 from ..core.schedule import LinkRoutes, Schedule
 from .simgrid import HOST_FILE, PLATFORM_FILE, _network, ecmp_refusal

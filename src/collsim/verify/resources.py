@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import (ChannelConflictError, ChannelRangeError, RouteError,
-                           TransceiverLimitError, Where, located, schedule_position)
+                           TransceiverLimitError, Where)
+from ..core.positions import located, schedule_position
 from ..core.ring import arc_start, first_overlap, link_id
 from ..core.routes import row_blocks
 from ..core.schedule import Schedule
