@@ -344,6 +344,13 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
              check=_delimited(",", lambda rows: rows[0]["nodes"] == "36" and "fat_tree_comparison.radix" in rows[0])),
         Case(["topology", "paper", "-n", "8", "-w", "2", "-F", "1", "--json"], check=_json(lambda d: d["nodes"] == 8)),
         Case(["topology", "nonesuch"], 2, _bad("unknown system")),
+        # issue 21: --system on topology; options refused on kinds they do not apply to
+        Case(["topology", "--system", "torus", "-S", "dims=4,4"], check=_has("16")),
+        Case(["topology", "ring", "--system", "torus"], 2, _bad("give --system only")),
+        Case(["topology", "--system", str(LEAF_SPINE), "-w", "4"], 2,
+             _bad("custom systems have no parameter wavelengths")),
+        Case(["compare", "--system", "ring", "-n", "4", "--strategy", "best-fit"], 2,
+             _bad("--strategy does not apply to ring")),
         Case(["topology", str(LEAF_SPINE), "-S", "routing=single-path"],   # issue 21: an idle spine
              check=_has("warning: 1 of 6 switches carries no traffic under its routing: s5", where="err")),
         Case(["compare", "--system", str(LEAF_SPINE), "-c", "alltoall", "-a", "pairwise", "-s", "4KiB",

@@ -114,10 +114,8 @@ def _kind_of(spec: Any) -> type | None:
     (:func:`collsim.systems.load_system` then reports what is wrong)."""
     from pathlib import Path
 
-    from ..core.system import System, system_kind
+    from ..core.system import system_kind
     from ..systems import PRESETS, kind_names, preset_description
-    if isinstance(spec, System):
-        return type(spec)
     try:
         key = str(spec).strip().lower()
         if key in PRESETS:
@@ -149,10 +147,8 @@ def check_scope(ctx: click.Context | None, spec: Any = None) -> None:
         For the first option given whose :class:`ScopedOption` parameter the kind does not take.
     """
     from click.core import ParameterSource
-    if ctx is None:
-        return
-    spec = ctx.meta.get(_SYSTEM_SPEC) if spec is None else spec
-    scoped = [p for p in ctx.command.params if isinstance(p, ScopedOption) and p.applies_to
+    spec = (ctx.meta.get(_SYSTEM_SPEC) if ctx is not None else None) if spec is None else spec
+    scoped = [] if ctx is None else [p for p in ctx.command.params if isinstance(p, ScopedOption) and p.applies_to
               and ctx.get_parameter_source(p.name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)]
     cls = _kind_of(spec) if scoped and spec is not None else None
     if cls is None:
