@@ -111,13 +111,14 @@ def test_paper_model_eq3():
     assert paper_time_s(sysm, d, None) is None
 
 
-@pytest.mark.parametrize("alg,coll", [("ring", "allgather"), ("ne", "allgather"), ("osm", "allgather"),
-                                      ("ring", "allreduce"), ("osm", "allreduce"), ("osm", "alltoall"),
-                                      ("ring", "reducescatter"), ("osm", "broadcast"), ("ring", "reduce")])
-@pytest.mark.parametrize("n,w", [(8, 1), (16, 4), (33, 2), (64, 64)])
+@pytest.mark.parametrize("alg,coll,n,w", [
+    (alg, coll, n, w)
+    for alg, coll in [("ring", "allgather"), ("ne", "allgather"), ("osm", "allgather"), ("ring", "allreduce"),
+                      ("osm", "allreduce"), ("osm", "alltoall"), ("ring", "reducescatter"), ("osm", "broadcast"),
+                      ("ring", "reduce")]
+    for n, w in [(8, 1), (16, 4), (33, 2), (64, 64)]
+    if not (alg == "ne" and n % 2)])  # NE needs an even N: no case of it on 33 nodes
 def test_lower_bound_never_exceeds_the_schedule_time(alg, coll, n, w):
-    if alg == "ne" and n % 2:
-        return
     s = build(alg, OpticalRing(nodes=n, wavelengths=w), coll, 1 << 16)
     assert lower_bound_s(s.system, s.collective) <= schedule_time_s(s) * (1 + 1e-12)
 
