@@ -262,3 +262,11 @@ def test_the_torus_docs_say_what_the_reader_does(run_cli, tmp_path):
     proc = run_cli("verify", "p.json")
     message = proc.stderr.strip().removeprefix("collsim: ")
     assert proc.returncode == 2 and f"`{message}`" in text, proc.stderr
+
+
+@pytest.mark.parametrize("change,needle", [
+    (lambda t: t.update(paths=[t["path"]], shares=[1.0]), "give 'path' or 'paths' (with 'shares'), not both"),
+    (lambda t: t.update(shares=[1.0]), "'shares' goes with 'paths'"),
+])
+def test_network_route_fields_are_never_ignored(change, needle):
+    _refused(_with(STAR, lambda d: change(d["steps"][0]["transfers"][0])), "steps[0].transfers[0]: " + needle)

@@ -357,7 +357,11 @@ class _LinkReader:
         self.shares: list[float] = []
 
     def add(self, tr: dict, step: int, t: int, where: str) -> None:
+        if "paths" in tr and "path" in tr:  # one route or several, never both (neither is ignored)
+            raise ScheduleFormatError(f"{where}: give 'path' or 'paths' (with 'shares'), not both")
         if "paths" not in tr:
+            if "shares" in tr:
+                raise ScheduleFormatError(f"{where}: 'shares' goes with 'paths' (a route split over several paths)")
             self.hops.append(_network_route(tr, self.system, step, t, where, self.links))
             self.npaths.append(1)
             self.shares.append(1.0)
