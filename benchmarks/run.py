@@ -232,6 +232,48 @@ def striped_stages_4096() -> dict:
     return _build_verify("striped-stages", 4096)
 
 
+def _cli(*args: str) -> tuple[subprocess.CompletedProcess, float]:
+    """Run ``collsim *args`` in its own process; (result, wall seconds).  Peak memory: child_peak_rss_mib."""
+    exe = Path(sys.executable).parent / "collsim"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd + list(args), capture_output=True, text=True)
+    return proc, time.perf_counter() - t0
+
+
+@workload("compare-allreduce-4096", "collsim compare -n 4096 -c allreduce: completes, < 4 GiB (issue 21)")
+def compare_allreduce_4096() -> dict:
+    proc, wall = _cli("compare", "-n", str(_n(4096, 16)), "-c", "allreduce", "--json")
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip())
+    rows = json.loads(proc.stdout)
+    return {"wall_s": wall, "algorithms": [r["algorithm"] for r in rows],
+            "verified": all(r["verified"] for r in rows),
+            "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+@workload("striped-billion-wavelengths", "collsim compare -n 16 -w 1000000000: < 2 s, < 100 MiB (issue 21)")
+def striped_billion_wavelengths() -> dict:
+    proc, wall = _cli("compare", "-n", "16", "-w", "1000000000", "--json")
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip())
+    rows = json.loads(proc.stdout)
+    return {"wall_s": wall, "wavelengths_used": {r["algorithm"]: r["wavelengths_used"] for r in rows
+                                                 if r["algorithm"].startswith("striped")},
+            "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+@workload("msccl-refuse-5000", "export msccl ring, star, N=5000, all-reduce: refused naming --max-steps, < 2 s (issue 21)")
+def msccl_refuse_5000() -> dict:
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        proc, wall = _cli("export", "msccl", "ring", "--system", "star", "-n", str(_n(5000, 100)), "-c", "allreduce",
+                          "--out", str(Path(d) / "big.xml"))
+    if proc.returncode != 2 or "--max-steps" not in proc.stderr:
+        raise RuntimeError(f"not refused: {proc.returncode} {proc.stderr.strip()}")
+    return {"wall_s": wall, "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
 @workload("torus-64x64", "torus-striped all-gather on a 64x64 optical torus (4096 nodes), w=64: build + verify (issue #13)")
 def torus_64x64() -> dict:
     import collsim
