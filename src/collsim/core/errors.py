@@ -226,7 +226,7 @@ class VerificationError(CollsimError):
         Returns
         -------
         VerificationError
-            ``self``, renamed (unchanged without a transfer, or when already located).
+            ``self``, renamed (unchanged without a transfer).
 
         Examples
         --------
@@ -236,7 +236,7 @@ class VerificationError(CollsimError):
         bad route: path leaves the ring (steps[1].transfers[1])
         """
         from .positions import schedule_position  # it imports this module lazily: no cycle
-        if self.where.transfer is not None and self.where.position is None:
+        if self.where.transfer is not None:  # the schedule knows the file's entries: its name wins
             self.where = replace(self.where, position=schedule_position(schedule, self.where.transfer))
             self.args = (self._text(),)
         return self

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..core.errors import (ChannelConflictError, ChannelRangeError, RouteError,
                            TransceiverLimitError, Where)
-from ..core.positions import located, schedule_position
+from ..core.positions import located, schedule_position, transfer_position
 from ..core.ring import arc_start, first_overlap, link_id
 from ..core.routes import row_blocks
 from ..core.schedule import Schedule
@@ -289,12 +289,14 @@ def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarr
     >>> check_network_routes(s.system, s.src, s.dst, s.route_ptr, s.route_links[::-1], s.step)
     Traceback (most recent call last):
     ...
-    collsim.core.errors.RouteError: bad route: route does not run from 0 to 1 (step 0, transfer 0)
+    collsim.core.errors.RouteError: bad route: route does not run from 0 to 1 (steps[0].transfers[0])
     """
     lt = system.links
 
-    def _tr(t: int) -> int:
-        return int(owner[t]) if owner is not None else t
+    def _at(t: int, **more) -> Where:  # route t's transfer; named as a file does when routes are transfers
+        if owner is not None:  # multipath: the caller's @located names the owning transfer
+            return Where(step=int(step[t]), transfer=int(owner[t]), **more)
+        return Where(step=int(step[t]), transfer=t, position=transfer_position(step, t), **more)
 
     if len(ptr) != len(src) + 1 or ptr[-1] != len(links):
         raise RouteError(f"route table covers {len(ptr) - 1} transfers and {len(links)} links, "
@@ -306,12 +308,12 @@ def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarr
         if wrong.any():
             k = int(ptr[lo]) + int(np.flatnonzero(wrong)[0])
             t = int(np.searchsorted(ptr, k, side="right") - 1)
-            raise RouteError(f"link id {int(links[k])} does not exist", Where(step=int(step[t]), transfer=_tr(t)))
+            raise RouteError(f"link id {int(links[k])} does not exist", _at(t))
     lengths = np.diff(ptr)
     if (lengths < 1).any():
         t = int(np.flatnonzero(lengths < 1)[0])
         raise RouteError(f"route does not run from {int(src[t])} to {int(dst[t])}",
-                         Where(step=int(step[t]), transfer=_tr(t)))
+                         _at(t))
     for lo, hi in blocks:
         seg = links[ptr[lo]:ptr[hi]]
         joins = lt.dst[seg[:-1]] != lt.src[seg[1:]]
@@ -320,13 +322,13 @@ def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarr
             k = int(ptr[lo]) + int(np.flatnonzero(joins)[0])
             t = int(np.searchsorted(ptr, k, side="right") - 1)
             raise RouteError(f"route breaks after link {system.link_name(int(links[k]))}",
-                             Where(step=int(step[t]), transfer=_tr(t), link=system.link_name(int(links[k + 1]))))
+                             _at(t, link=system.link_name(int(links[k + 1]))))
     for lo, hi in blocks:
         bad = (lt.src[links[ptr[lo:hi]]] != src[lo:hi]) | (lt.dst[links[ptr[lo + 1:hi + 1] - 1]] != dst[lo:hi])
         if bad.any():
             t = lo + int(np.flatnonzero(bad)[0])
             raise RouteError(f"route does not run from {int(src[t])} to {int(dst[t])}",
-                             Where(step=int(step[t]), transfer=_tr(t)))
+                             _at(t))
 
 
 @located
