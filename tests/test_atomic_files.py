@@ -212,7 +212,7 @@ def test_every_writer_goes_through_atomic_write():
     offenders = []
     for path in sorted((SRC / "collsim").rglob("*.py")):
         for no, line in enumerate(path.read_text().splitlines(), 1):
-            if pattern.search(line) and not line.lstrip().startswith(("#", ">>>")):
+            if pattern.search(line) and not line.lstrip().startswith(("#", ">>>", "...")):  # doctests write too
                 offenders.append(f"{path.relative_to(SRC)}:{no}: {line.strip()}")
     allowed = ("collsim/core/binary.py", "collsim/core/files.py")
     assert offenders and all(o.startswith(allowed) for o in offenders), offenders

@@ -63,7 +63,7 @@ def test_a_full_standard_output_is_one_line(tmp_path, args):
 def test_a_name_too_long_for_the_file_system_is_one_line(tmp_path):
     name = "a" * 300 + ".json"
     err = _one_line(_sh(f"COLLSIM schedule ring -n 4 --out {name}", tmp_path))
-    assert f"cannot write {name}: File name too long" in err and "shorter name" in err
+    assert f"cannot write the schedule {name}: File name too long" in err and "shorter name" in err
     assert os.listdir(tmp_path) == []
 
 
@@ -86,6 +86,24 @@ def test_reproduce_into_a_folder_that_cannot_be_written_is_refused_before_any_wo
     err = _one_line(_sh(f"COLLSIM reproduce beyond --quick --out {out}", tmp_path))
     assert all(w in err for w in words), err
     assert sorted(os.listdir(tmp_path)) == ["afile"] and not os.path.exists("/sys/collsim-issue-21")
+
+
+@pytest.mark.parametrize("args,words,left", [
+    # a second output that cannot be written is found before the first is written
+    (["schedule", "ring", "-n", "8", "--out", "r.json", "--trace", "/sys/t.json"],
+     ["cannot write the trace /sys/t.json", "ermission denied"], []),
+    (["schedule", "ring", "-n", "8", "--out", "r.json", "--trace", "c" * 300 + ".json"],
+     ["cannot write the trace ccc", "File name too long"], []),
+    # a rules file that cannot be written: refused before the store is made and the sizes tuned
+    (["tune", "--system", "ring", "-n", "8", "-b", "1KiB", "-e", "4KiB", "--store", "s.sqlite",
+      "--rules", "/sys/r.json"], ["cannot write the rules file /sys/r.json", "ermission denied"], []),
+    # calibrate: before MPI measures anything
+    (["calibrate", "--out", "/sys/c.toml"], ["cannot write the system file /sys/c.toml", "ermission denied"], []),
+])
+def test_every_output_is_checked_before_any_is_written(tmp_path, args, words, left):
+    err = _one_line(_sh("COLLSIM " + " ".join(args), tmp_path))
+    assert all(w in err for w in words), err
+    assert sorted(os.listdir(tmp_path)) == left
 
 
 def test_writable_folder_is_the_file_systems_answer(tmp_path):
@@ -139,12 +157,14 @@ algorithms = ["ring", "recursive-doubling"]
 def test_a_sweep_that_fills_the_disk_is_one_line_naming_the_store(disk, tmp_path):
     store = disk(256) / "s.sqlite"  # room for the store and a few points, not for 36
     (tmp_path / "grid.toml").write_text(SWEEP)
-    err = _one_line(_sh("COLLSIM sweep grid.toml --store disk/s.sqlite", tmp_path))
-    assert err.startswith("collsim: cannot write the results store disk/s.sqlite: database or disk is full; "
-                          "free some space"), err
+    proc = _sh("COLLSIM sweep grid.toml --store disk/s.sqlite", tmp_path)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("collsim: ")]  # (and the sweep's plan)
+    assert proc.returncode == 2 and len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert errors[0].startswith("collsim: cannot write the results store disk/s.sqlite: database or disk is full; "
+                                "free some space"), errors
     from collsim.experiments.store import Store
     with Store(store, create=False) as s:  # what was committed is there, whole: a rerun finishes the rest
-        assert s.integrity() == "ok" and 0 < len(s.records()) < 36
+        assert s.integrity() == "ok" and 0 < len(s.records()) < 72
 
 
 def test_a_tune_cache_on_a_full_disk_is_left_and_the_tuning_goes_on(small_disk, tmp_path):

@@ -8,8 +8,6 @@ other ranks print nothing.  ``--refit`` fits the raw table a calibration wrote a
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from .options import StrictCommand
@@ -52,9 +50,8 @@ def calibrate_cmd(out_path, sizes, iterations, warmup, statistic, name, refit_pa
     from ..mpi.calibrate import DEFAULT_SIZES_BYTES, check_sizes
     if not name.strip():
         raise InputError("--name is the system's name in the file; it cannot be empty")
-    folder = os.path.dirname(os.path.abspath(out_path))
-    if not os.path.isdir(folder):
-        raise InputError(f"cannot write the system file {out_path}: folder {folder} does not exist")
+    from ..core.files import writable_file
+    writable_file(out_path, "the system file")  # before MPI measures anything: a read-only folder, a long name
     if refit_path is not None:
         if sizes is not None:
             raise click.UsageError("--sizes measures; --refit fits a table already measured: give one of them")

@@ -140,11 +140,15 @@ def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, 
       collsim schedule ring --nodes 8 --out - | collsim verify -
       collsim schedule osm --nodes 16 --wavelengths 4 --out osm.json --trace osm-trace.json
     """
+    from ..core.files import writable_file
     from ..pipeline import verify
     from .io import write_schedule
     from .sizes import iter_schedules
     sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
                              radix, select)
+    for path, what in ((out, "the schedule"), (trace, "the trace")):  # both, before either is written
+        if path and path != "-":
+            writable_file(path, what)
     with ProgressBar("building") as bar:
         sched = next(iter_schedules(algorithm, system, collective, sizes, overrides=sys_over,
                                     params=parse_params(params), strategy=strategy))

@@ -35,17 +35,11 @@ def default_store() -> Path:
 
 
 def _writable(path: str, what: str) -> Path:
-    """Refuse, before any work, a file that cannot be written: a folder, or a missing or read-only folder."""
-    from ..core.errors import InputError
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(f"cannot write {what} {p}: it is a directory")
-    folder = p.parent if str(p.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(f"cannot write {what} {p}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise InputError(f"cannot write {what} {p}: folder {folder} is not writable")
-    return p
+    """Refuse, before any work, a file that cannot be written: a folder, a missing or read-only folder,
+    a name too long (``core.files.writable_file`` tries a file in the folder: as root, ``os.access``
+    says yes to ``/sys``)."""
+    from ..core.files import writable_file
+    return writable_file(path, what)
 
 
 class _Cache:

@@ -472,6 +472,66 @@ def writable_folder(folder: str | os.PathLike, what: str = "the output folder") 
     return folder
 
 
+def writable_file(path: str | os.PathLike, what: str = "the output") -> Path:
+    """Check, before any work, that ``path`` can be written; return it.
+
+    The folder must exist, the name must fit the file system, and a trial file is created
+    in the folder and removed at once (as root, ``os.access`` says yes to ``/sys``).  A
+    device or a named pipe (``/dev/null``, ``/dev/stdout``) is written in place, and accepted.
+
+    Parameters
+    ----------
+    path : str or path
+        The file to write.
+    what : str, optional
+        What to call it in the message (``the rules file``).
+
+    Returns
+    -------
+    Path
+        The path.
+
+    Raises
+    ------
+    InputError
+        Naming the file and why: a folder, a missing or unwritable folder, a name too long.
+
+    Examples
+    --------
+    >>> try:
+    ...     writable_file("/nonexistent-folder/x.json", "the schedule")
+    ... except InputError as exc:
+    ...     print(exc)
+    cannot write the schedule /nonexistent-folder/x.json: folder /nonexistent-folder does not exist
+    """
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise InputError(f"cannot write {what} {p}: {os_reason(exc)}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise InputError(f"cannot write {what} {p}: it is a directory")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return p  # /dev/null, a named pipe: written in place
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError(f"cannot write {what} {p}: folder {folder} does not exist")
+    try:
+        longest = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        longest = 255
+    if len(os.fsencode(p.name)) > longest:
+        raise InputError(f"cannot write {what} {p}: {os_reason(OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG)))}")
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".collsim-probe."):
+            pass
+    except OSError as exc:
+        raise InputError(f"cannot write {what} {p}: {os_reason(exc)}") from None
+    return p
+
+
 def _sync_folder(folder: Path) -> None:
     """Make the rename durable: fsync the folder (best effort; not every system allows it)."""
     with contextlib.suppress(OSError):
