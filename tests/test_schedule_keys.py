@@ -270,3 +270,21 @@ def test_the_torus_docs_say_what_the_reader_does(run_cli, tmp_path):
 ])
 def test_network_route_fields_are_never_ignored(change, needle):
     _refused(_with(STAR, lambda d: change(d["steps"][0]["transfers"][0])), "steps[0].transfers[0]: " + needle)
+
+
+def test_route_checks_name_transfers_as_the_file_does():
+    from collsim.verify.resources import check_network_routes
+    s = collsim.build("ring", "ring", "allgather", "1KiB", nodes=4)  # an electrical ring
+    with pytest.raises(E.RouteError, match=re.escape("(steps[0].transfers[0])")):
+        check_network_routes(s.system, s.src, s.dst, s.route_ptr, s.route_links[::-1], s.step)
+    # a JSON file that wrote step 1 in two entries: the verifier names the file's entry
+    doc = json.loads(dumps(collsim.build("ring", "star", "allgather", 1000, nodes=4)))
+    st = doc["steps"][1]
+    doc["steps"][1:2] = [{"step": 1, "transfers": st["transfers"][:1]}, {"step": 1, "transfers": st["transfers"][1:]}]
+    s = loads(json.dumps(doc))
+    links = s.route_links.copy()
+    links[s.route_ptr[6]] = links[s.route_ptr[6] + 1]  # transfer 6 (step 1's third) breaks its route
+    broken = s.replace(route_links=links)
+    broken._cache["file_entries"] = s._cache["file_entries"]
+    with pytest.raises(E.RouteError, match=re.escape("(steps[2].transfers[1], step 1, link")):
+        collsim.verify(broken)
