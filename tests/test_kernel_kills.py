@@ -155,3 +155,18 @@ def test_reduction_sets_are_checked_in_bounded_blocks(tmp_path):
     assert err.startswith("DoubleCountError") and "node 0 receives twice in one step a contribution to chunk 3 " \
         "(steps[4].transfers[0]" in err, err
     assert int(batches) >= 2 * 8  # two runs, each in at least 2 GiB / 256 MiB chunk batches
+
+
+def test_compare_lists_an_algorithm_numpy_could_not_allocate_as_skipped(monkeypatch):
+    """A raw MemoryError in one algorithm stopped the whole comparison; its arrays are freed when it unwinds."""
+    from collsim.experiments import compare as cmp
+    real = cmp.run_one
+
+    def run_one(name, *args, **kwargs):
+        if name == "ne":
+            raise MemoryError("Unable to allocate 2.00 GiB for an array with shape (4194304, 64) and data type uint64")
+        return real(name, *args, **kwargs)
+    monkeypatch.setattr(cmp, "run_one", run_one)
+    rows, skipped = cmp.compare("paper", "allgather", "1KiB", nodes=8, algorithms=["ring", "ne"])
+    assert [r.algorithm for r in rows] == ["ring"]
+    assert skipped == ["ne failed on this instance: not enough memory (an allocation of 2.00 GiB was refused)"]

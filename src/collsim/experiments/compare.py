@@ -208,6 +208,17 @@ def placement_params(name: str, collective: str, params: dict[str, Any] | None =
     return out
 
 
+def _out_of_memory(exc: MemoryError) -> str:
+    """One line for a refused allocation (numpy's text names the array's shape and dtype, not for users).
+
+    >>> _out_of_memory(MemoryError("Unable to allocate 2.00 GiB for an array with shape (4194304, 64) and data type uint64"))
+    'not enough memory (an allocation of 2.00 GiB was refused)'
+    """
+    import re
+    m = re.search(r"allocate\s+([0-9.]+\s*[KMGTP]?i?B)", str(exc))
+    return "not enough memory" + (f" (an allocation of {m.group(1)} was refused)" if m else "")
+
+
 def _merge(key: str, a: Any, b: Any) -> Any:
     if a is not None and b is not None and a != b:
         raise InputError(f"two different values of {key}: {a!r} and {b!r}")
@@ -328,6 +339,9 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
         except ALGORITHM_FAILURES as exc:  # this algorithm's own failure: list it, keep the others
             failures.append(exc)
             skipped.append(f"{name} failed on this instance: {exc}")
+        except MemoryError as exc:  # an allocation the machine refused: its arrays are freed, the others may fit
+            failures.append(exc)
+            skipped.append(f"{name} failed on this instance: {_out_of_memory(exc)}")
     if failures and not results:
         raise failures[0]
     return results, skipped
