@@ -57,9 +57,11 @@ def test_parse_size_refuses(text, needle):
 
 @pytest.mark.parametrize("text,near", [
     ("4kib", "4KiB (4096 bytes) or 4Kib (bits: 512 bytes)"), ("4KIB", "4KiB (4096 bytes) or 4Kib"),
-    ("4kIB", "4KiB (4096 bytes)"), ("4ki", "4Ki (4096 bytes)"), ("32kiB", "32KiB (32768 bytes)"), ("4mib", "4MiB (4194304 bytes) or 4Mib"),
+    ("4kIB", "4KiB (4096 bytes)"), ("4ki", "4Ki (4096 bytes)"), ("32kiB", "32KiB (32768 bytes)"),
+    ("4mib", "4MiB (4194304 bytes) or 4Mib"),
     ("4MIB", "4MiB (4194304 bytes)"), ("1gib", "1GiB (1073741824 bytes) or 1Gib"), ("4GIB", "4GiB"),
-    ("2TIB", "2TiB"), ("4mb", "4MB (4000000 bytes) or 4Mb (bits: 500000 bytes)"), ("4gB", "4GB (4000000000 bytes) or 4Gb"),
+    ("2TIB", "2TiB"), ("4mb", "4MB (4000000 bytes) or 4Mb (bits: 500000 bytes)"),
+    ("4gB", "4GB (4000000000 bytes) or 4Gb"),
     ("4BYTES", "4bytes (4 bytes)"),
 ])
 def test_miscased_units_are_refused_with_the_valid_spellings(text, near):

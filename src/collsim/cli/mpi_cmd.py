@@ -112,8 +112,8 @@ def mpi_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, link_lat
     from ..core.errors import CollsimError, VerificationError
     try:
         rows = _run(target, system, collective, sizes, params, iterations, warmup, op, dtype, timeout, predict,
-                    overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params, radix,
-                              select), strategy)
+                    lambda: overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
+                                      radix, select), strategy)  # read when an algorithm is built, not for a file
     except CollsimError as exc:
         if job_rank() != 0:  # every rank raised the same error: rank 0 prints it
             sys.exit(1 if isinstance(exc, VerificationError) else 2)
@@ -145,7 +145,7 @@ def _run(target, system, collective, sizes, params, iterations, warmup, op, dtyp
         from ..mpi.executor import load_schedule
         scheds = [load_schedule(target)]
     else:
-        scheds = iter_schedules(target, system, collective, sizes, overrides=sys_over, params=parse_params(params),
+        scheds = iter_schedules(target, system, collective, sizes, overrides=sys_over(), params=parse_params(params),
                                 strategy=strategy)
     from ..mpi.executor import run_schedule
     rows = []

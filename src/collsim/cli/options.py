@@ -52,7 +52,8 @@ _SYSTEM_OPTIONS: dict[str, tuple[tuple, dict]] = {
     "link_latency": (("--link-latency",), dict(
         default=None, applies_to="link_latency_s", help="Electrical per-hop link latency (1us, 500ns, seconds).")),
     "startup": (("--startup",), dict(
-        default=None, applies_to="startup_s", help="Per-message start-up cost t_s (electrical; default: link latency).")),
+        default=None, applies_to="startup_s",
+        help="Per-message start-up cost t_s (electrical; default: link latency).")),
     "radix": (("--radix",), dict(
         type=int, default=None, applies_to="radix", help="Switch port count (fat-tree k, MLFM 2d).")),
     "select": (("--select",), dict(
