@@ -170,3 +170,45 @@ def test_two_sweeps_into_one_store_at_once(tmp_path):
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT key) FROM points").fetchone() == (36, 36)
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _old_store(path, points) -> None:
+    """A store as collsim before issue 21 wrote it: schema version 1, a system file's point keyed by its name."""
+    with Store(path) as store:
+        for p in points:
+            store.put(p, {"slots": 3, "error": None})
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = '1' WHERE name = 'schema_version'")
+        for p in points:
+            if "system_config" in p:  # as schema 1 stored it: no content, the key of the name alone
+                old = {k: v for k, v in p.items() if k != "system_config"}
+                conn.execute("UPDATE points SET key = ?, config = ? WHERE key = ?",
+                             (point_key(old), canonical_json(old), point_key(p)))
+
+
+def test_an_old_store_with_system_file_points_is_read_but_never_written(tmp_path, monkeypatch):
+    (tmp_path / "r4.toml").write_text('[system]\nkind = "ring"\nnodes = 4\n')
+    monkeypatch.chdir(tmp_path)
+    filed = normalize_point({**POINT, "system": "r4.toml"})
+    path = tmp_path / "old.sqlite"
+    _old_store(path, [normalize_point(POINT), filed])
+    with Store(path) as store:
+        assert store.schema_version == 1 and len(store.records()) == 2  # readable
+        with pytest.raises(InputError, match=r"older collsim \(schema version 1\).*r4\.toml.*new store"):
+            store.put(filed, {"slots": 3, "error": None})
+        with pytest.raises(InputError, match="older collsim"):
+            run_sweep([filed], store)
+    with Store(path, create=False) as store:
+        assert [r["point"]["system"] for r in store.records()] == ["r4.toml", "ring"]
+
+
+def test_an_old_store_without_system_files_is_upgraded_and_a_newer_one_refused(tmp_path):
+    path = tmp_path / "old.sqlite"
+    _old_store(path, [normalize_point(POINT)])
+    with Store(path) as store:
+        assert store.schema_version == store_mod.SCHEMA_VERSION == 2
+        assert run_sweep([POINT], store)["finished"] == 1  # its keys are still right: nothing reruns
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = '3' WHERE name = 'schema_version'")
+    with pytest.raises(InputError, match="newer collsim"):
+        Store(path)

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from collsim.core.errors import InputError, UnknownNameError
+from collsim.core.limits import MemoryLimitError
 from collsim.experiments.store import Store
-from collsim.experiments.sweep import Grid, expand_grid, normalize_point, read_sweep, run_point, run_sweep
+from collsim.experiments.sweep import (Grid, check_sweep, expand_grid, normalize_point, read_sweep, run_point,
+                                       run_sweep)
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sweep-small.toml"
 
@@ -217,3 +219,87 @@ def test_the_docs_show_the_example_file():
     doc = (EXAMPLE.parents[1] / "docs" / "sweeps.md").read_text()
     assert "```toml\n" + EXAMPLE.read_text() + "```" in doc
     assert "sweeps.md" in (EXAMPLE.parents[1] / "docs" / "README.md").read_text()
+
+
+# ------------------------------------------------------------------ system files and huge grids (issue 21)
+
+RING_FILE = '[system]\nkind = "ring"\nnodes = 4\nlink_bandwidth_bytes_per_s = {bw}\n'
+FILE_SWEEP = '[sweep]\nsystems = ["{name}"]\nsizes = ["1KiB"]\nalgorithms = ["ring"]\n'
+
+
+def test_an_edited_system_file_runs_its_points_again(run_cli, tmp_path):
+    (tmp_path / "r4.toml").write_text(RING_FILE.format(bw="1e9"))
+    (tmp_path / "g.toml").write_text(FILE_SWEEP.format(name="r4.toml"))
+    assert "1 points: 1 run, 0 skipped" in run_cli("sweep", "g.toml", check=True).stdout
+    assert "1 points: 0 run, 1 skipped" in run_cli("sweep", "g.toml", check=True).stdout
+    (tmp_path / "r4.toml").write_text(RING_FILE.format(bw="2e9"))  # twice the bandwidth: a new point
+    assert "1 points: 1 run, 0 skipped" in run_cli("sweep", "g.toml", check=True).stdout
+    rows = json.loads(run_cli("results", "--system", "r4.toml", "--json", check=True).stdout)
+    assert sorted(r["link_bandwidth_bytes_per_s"] for r in rows) == [1e9, 2e9]
+    assert len({r["key"] for r in rows}) == 2
+
+
+def test_a_point_carries_its_system_file_and_runs_from_it(tmp_path, monkeypatch):
+    (tmp_path / "r4.toml").write_text(RING_FILE.format(bw="1e9"))
+    monkeypatch.chdir(tmp_path)
+    point = normalize_point({"system": "r4.toml", "size_bytes": 1024, "collective": "allgather", "algorithm": "ring"})
+    assert point["system_config"] == {"kind": "ring", "link_bandwidth_bytes_per_s": 1e9, "name": "r4", "nodes": 4}
+    (tmp_path / "r4.toml").unlink()  # the point holds what defines it: it runs without the file
+    assert run_point(point)["link_bandwidth_bytes_per_s"] == 1e9
+    with pytest.raises(InputError, match="system file missing.toml does not exist"):
+        normalize_point({**point, "system": "missing.toml", "system_config": None})
+
+
+def test_system_files_are_read_from_the_sweep_files_folder(run_cli, tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "r4.toml").write_text(RING_FILE.format(bw="1e9"))
+    (sub / "g.toml").write_text(FILE_SWEEP.format(name="r4.toml"))
+    proc = run_cli("sweep", "sub/g.toml", check=True)
+    assert "1 points: 1 run, 0 skipped as finished, 0 failed" in proc.stdout
+    rows = json.loads(run_cli("results", "--json", check=True).stdout)
+    assert [(r["status"], r["system"], r["nodes"]) for r in rows] == [("ok", "r4", 4)]  # the [system] name
+
+
+def test_a_missing_system_file_is_bad_input_and_stores_nothing(run_cli, tmp_path):
+    (tmp_path / "g.toml").write_text(FILE_SWEEP.format(name="nowhere.toml"))
+    proc = run_cli("sweep", "g.toml")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "g.toml: system file nowhere.toml does not exist" in lines[0], proc.stderr
+    assert proc.stdout == "" and not (tmp_path / "collsim-results.sqlite").exists()
+
+
+def test_a_huge_grid_is_refused_before_anything_runs(run_cli, tmp_path):
+    nodes = ", ".join(str(n) for n in range(4, 1004))
+    sizes = ", ".join(str(1024 + i) for i in range(200))
+    (tmp_path / "g.toml").write_text(f'[sweep]\nsystems = ["ring"]\nnodes = [{nodes}]\nsizes = [{sizes}]\n'
+                                     'algorithms = ["ring"]\n')
+    proc = run_cli("sweep", "g.toml")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "the grid has up to 200,000 points" in lines[0], proc.stderr
+    assert "above the limit of 100,000" in lines[0] and not (tmp_path / "collsim-results.sqlite").exists()
+    with pytest.raises(InputError, match="up to 6 points"):
+        expand_grid({"systems": ["ring", "paper"], "nodes": [4, 8, 16], "sizes": ["1KiB"], "algorithms": ["ring"]},
+                    max_points=5)
+
+
+def test_points_too_big_for_memory_are_refused_before_anything_runs(run_cli, tmp_path, monkeypatch):
+    (tmp_path / "g.toml").write_text('[sweep]\nsystems = ["ring"]\nnodes = [100000]\nsizes = ["1KiB"]\n'
+                                     'algorithms = ["ring"]\n')
+    proc = run_cli("sweep", "g.toml")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "the point ring, N=100000, allgather, ring needs about 3.65 TiB" in lines[0]
+    assert not (tmp_path / "collsim-results.sqlite").exists()
+    # each point fits alone, two at once do not: --jobs 2 is refused, --jobs 1 runs
+    monkeypatch.setenv("COLLSIM_MEMORY_LIMIT", "600MiB")
+    grid = expand_grid({"systems": ["ring"], "nodes": [1024], "sizes": ["1KiB", "2KiB"], "algorithms": ["ring"]})
+    check_sweep(grid, jobs=1)
+    with pytest.raises(MemoryLimitError, match=r"2 points at once \(--jobs 2\)"):
+        check_sweep(grid, jobs=2)
+    with Store(tmp_path / "r.sqlite") as store, pytest.raises(MemoryLimitError):
+        run_sweep(grid, store, jobs=2)
+    with Store(tmp_path / "r.sqlite") as store:
+        assert len(store) == 0

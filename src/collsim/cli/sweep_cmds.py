@@ -24,14 +24,19 @@ DEFAULT_STORE = "collsim-results.sqlite"
               help="Worker processes.")
 @click.option("--executor", type=click.Choice(["local", "mpi"]), default="local", show_default=True,
               help="local: --jobs processes here; mpi: the ranks of mpiexec -n P (rank 0 writes the store).")
-def sweep_cmd(file, store_path, jobs, executor) -> None:
+@click.option("--max-points", default=100_000, show_default=True, type=click.IntRange(min=1),
+              help="Refuse a grid of more points (counted before any runs).")
+def sweep_cmd(file, store_path, jobs, executor, max_points) -> None:
     """Run a sweep file's grid of points into a results store, skipping finished points.
 
     FILE is TOML with a [sweep] table of lists (docs/sweeps.md): systems, nodes,
     wavelengths, fibers, link_bandwidths, link_latencies, sizes, collectives,
     algorithms, and [sweep.params].  Each point is built, verified and timed once;
     a point that fails is recorded with its error and the sweep goes on.  Rerun the
-    same file to finish an interrupted sweep.
+    same file to finish an interrupted sweep.  System files are read from the sweep
+    file's folder, and a point is keyed by the file's content: edit it, and its points
+    run again.  A grid of more than --max-points points, or points that would not fit
+    in memory (--jobs of them at once), is refused before anything runs.
 
     \b
     Examples:
@@ -46,16 +51,18 @@ def sweep_cmd(file, store_path, jobs, executor) -> None:
         from ..mpi.distributed import mpi_executor
         with mpi_executor() as pool:
             if pool is not None:  # rank 0; the other ranks have run points until it was done
-                _sweep(file, store_path, jobs, pool)
+                _sweep(file, store_path, jobs, pool, max_points)
         return
-    _sweep(file, store_path, jobs, None)
+    _sweep(file, store_path, jobs, None, max_points)
 
 
-def _sweep(file, store_path, jobs, pool) -> None:
+def _sweep(file, store_path, jobs, pool, max_points: int = 100_000) -> None:
     from ..core.files import naming
     from ..experiments.store import Store
-    from ..experiments.sweep import read_sweep, run_sweep
-    grid = read_sweep(file)
+    from ..experiments.sweep import check_sweep, read_sweep, run_sweep
+    from .progress import progress_enabled
+    grid = read_sweep(file, max_points=max_points)
+    check_sweep(grid, jobs if pool is None else 1)  # before the store is opened: bad input changes nothing
     if grid.skipped:
         echo(f"left out {len(grid.skipped)} kind(s) of combination that do not apply:", err=True)
         for reason in grid.skipped:
@@ -64,6 +71,9 @@ def _sweep(file, store_path, jobs, pool) -> None:
     # a full disk or a read-only store: one line naming the store; every point committed before is kept
     with naming(store_path), Store(store_path) as store, ProgressBar("sweep", total=len(grid)) as bar:
         def progress(done: int, total: int, record: dict | None) -> None:
+            if done == 0 and not progress_enabled():  # no bar: say once what is about to run
+                echo(f"sweep: {len(grid)} points, {len(grid) - total} finished before, {total} to run into "
+                     f"{store_path}", err=True)
             rate = done / max(time.monotonic() - t0, 1e-9)
             bar.update(done, total=total, description=f"sweep ({rate:.1f} points/s)")
         summary = run_sweep(grid, store, jobs=jobs, progress=progress, executor=pool)

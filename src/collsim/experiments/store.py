@@ -37,9 +37,11 @@ __all__ = ["FILTERS", "MODEL_VERSION", "SCHEMA_VERSION", "Store", "canonical_jso
 # Bump MODEL_VERSION whenever a model changes what a point computes (a time model, a lower
 # bound, the simulator, an algorithm's schedule, a system's defaults, the row's keys): the keys
 # of every point change with it, so a sweep re-runs its points and records() never mixes rows of
-# two models (docs/sweeps.md).  SCHEMA_VERSION is the table layout's.
+# two models (docs/sweeps.md).  SCHEMA_VERSION is the table layout's and the keys': 2 since a point
+# of a system TOML file carries the file's [system] table (system_config), so its key follows the
+# file's content (schema 1 keyed it by the file's name: an edited file gave stale rows).
 MODEL_VERSION = "collsim-model-2"  # 2: a network row's time_s is the simulated time; verification (issue 21)
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 FILTERS = ("system", "collective", "algorithm", "nodes", "size_bytes", "status")
 
@@ -122,6 +124,12 @@ def point_key(point: Mapping[str, Any], model_version: str | None = None) -> str
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _named_systems() -> list[str]:
+    """System names that are not files (presets and kinds): their points need no content in the key."""
+    from ..systems import system_names
+    return system_names()
+
+
 def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
@@ -189,6 +197,7 @@ class Store:
         try:
             self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
             self._retry(self._init)
+            self._retry(self._schema, create)
         except sqlite3.DatabaseError as exc:
             raise InputError(f"cannot open results store {self.path}: {exc}") from None
 
@@ -212,6 +221,60 @@ class Store:
         conn.execute("PRAGMA synchronous = NORMAL")  # in WAL: a process killed loses no commit
         conn.executescript(_SCHEMA)
         conn.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def _schema(self, create: bool) -> None:
+        """Read the schema version; refuse a newer one; upgrade a schema-1 store that has no stale rows."""
+        text = self._conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()[0]
+        try:
+            self.schema_version = int(text)
+        except ValueError:
+            raise InputError(f"results store {self.path}: schema version {text!r} is not a number") from None
+        if self.schema_version > SCHEMA_VERSION:
+            raise InputError(f"results store {self.path} was written by a newer collsim (schema version "
+                             f"{self.schema_version}; this one knows 1 to {SCHEMA_VERSION}): upgrade collsim")
+        self._stale: list[str] = []
+        if self.schema_version < SCHEMA_VERSION:
+            names = set(_named_systems())
+            for (config,) in self._conn.execute("SELECT config FROM points"):
+                point = _loads(config) or {}
+                system = point.get("system")
+                if ("experiment" not in point and "tool" not in point and isinstance(system, str)
+                        and system.strip().lower() not in names):
+                    self._stale.append(system)
+            if not self._stale and create:  # nothing keyed by a file's name: the keys are schema 2's
+                self._conn.execute("UPDATE meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),))
+                self.schema_version = SCHEMA_VERSION
+
+    def check_writable(self) -> None:
+        """Refuse to write to a store whose rows could be found for the wrong points.
+
+        A schema-1 store (collsim before issue 21) keyed the points of system TOML files
+        by the file's name, not its content: after the file was edited a sweep reused the
+        old rows.  Such a store is read (``collsim results``), never written to; a schema-1
+        store without such points is upgraded when opened.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        InputError
+            For a schema-1 store with points of system files.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     Store(os.path.join(d, "r.sqlite")).check_writable()
+        """
+        if self._stale:
+            files = sorted(set(self._stale))
+            raise InputError(f"results store {self.path} was written by an older collsim (schema version "
+                             f"{self.schema_version}), which keyed the {len(self._stale)} points of system files "
+                             f"({', '.join(files[:3])}{', ...' if len(files) > 3 else ''}) by the file's name, not "
+                             f"its content, so an edited file would get stale results: sweep into a new store "
+                             f"(--store new.sqlite) or delete {self.path} (collsim results still reads it)")
 
     def close(self) -> None:
         """Close the connection.
@@ -308,6 +371,7 @@ class Store:
         """
         if (result is None) == (error is None):
             raise InputError("Store.put takes a result or an error, not both or neither")
+        self.check_writable()
         if result is not None:
             error = result.get("error")
             row = dict(result) if "error_type" not in result else None

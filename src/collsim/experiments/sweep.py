@@ -13,26 +13,28 @@ makes the points of a ``[sweep]`` table; :func:`run_sweep` runs those not yet in
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import tomllib
 from typing import Any, Callable, Iterable, Mapping
 
 from ..algorithms import REGISTRY, get_algorithm
-from ..core.errors import CollsimError, InputError, UnknownNameError, UnsupportedError, did_you_mean
+from ..core.errors import (CollsimError, InputError, ScheduleFormatError, UnknownNameError, UnsupportedError,
+                           did_you_mean)
 from ..core.files import read_bytes
 from ..core.collective import canonical_collective
 from ..core.units import parse_bandwidth, parse_size, parse_time
 from ..core.validate import is_integer
-from ..systems import PRESETS, kind_names, kind_parameters, load_system, preset_description
+from ..systems import PRESETS, kind_names, kind_parameters, load_system, preset_description, system_table
 from ..core.system import system_kind
 from .compare import placement_params, run_one
 from .store import Store, canonical_json, point_key
 
-__all__ = ["GRID_KEYS", "POINT_KEYS", "Grid", "expand_grid", "normalize_point", "read_sweep", "run_point",
-           "run_sweep"]
+__all__ = ["GRID_KEYS", "MAX_POINTS", "POINT_KEYS", "Grid", "check_sweep", "expand_grid", "normalize_point",
+           "point_memory_bytes", "read_sweep", "run_point", "run_sweep"]
 
-POINT_KEYS = ("system", "nodes", "wavelengths", "fibers", "link_bandwidth", "link_latency", "size_bytes",
-              "collective", "algorithm", "params")
+POINT_KEYS = ("system", "system_config", "nodes", "wavelengths", "fibers", "link_bandwidth", "link_latency",
+              "size_bytes", "collective", "algorithm", "params")
 # A [sweep] table's keys and the point key each fills (params is the [sweep.params] table).
 GRID_KEYS = {"systems": "system", "nodes": "nodes", "wavelengths": "wavelengths", "fibers": "fibers",
              "link_bandwidths": "link_bandwidth", "link_latencies": "link_latency", "sizes": "size_bytes",
@@ -63,7 +65,10 @@ def normalize_point(point: Mapping[str, Any]) -> dict[str, Any]:
     """A point in its canonical form: names canonical, sizes in bytes, bandwidths in B/s, no None values.
 
     Equal configurations written differently (``"100Gb/s"`` and ``12.5e9``, ``"all-gather"``
-    and ``"allgather"``) give the same dict, hence the same store key.
+    and ``"allgather"``) give the same dict, hence the same store key.  A system that is a
+    TOML file adds ``system_config``, the file's ``[system]`` table (read now, from the
+    current folder, unless the point has it): the key follows the file's content, so an
+    edited file makes new points, and the point runs from that table, not from the file.
 
     Parameters
     ----------
@@ -79,7 +84,8 @@ def normalize_point(point: Mapping[str, Any]) -> dict[str, Any]:
     Raises
     ------
     InputError
-        For an unknown key, a missing one or a bad value.
+        For an unknown key, a missing one or a bad value, or a system file that does not
+        exist or is not a system file.
 
     Examples
     --------
@@ -99,7 +105,8 @@ def normalize_point(point: Mapping[str, Any]) -> dict[str, Any]:
         raise InputError(f"a point needs {', '.join(missing)}")
     system = point["system"]
     system = os.fspath(system) if isinstance(system, os.PathLike) else str(system).strip()
-    out: dict[str, Any] = {"system": system.lower() if system.lower() in [*PRESETS, *kind_names()] else system,
+    named = system.lower() in [*PRESETS, *kind_names()]
+    out: dict[str, Any] = {"system": system.lower() if named else system,
                            "size_bytes": parse_size(point["size_bytes"]),
                            "collective": canonical_collective(point["collective"]),
                            "algorithm": get_algorithm(str(point["algorithm"])).name,
@@ -111,13 +118,40 @@ def normalize_point(point: Mapping[str, Any]) -> dict[str, Any]:
         out["link_bandwidth"] = float(parse_bandwidth(point["link_bandwidth"]))
     if point.get("link_latency") is not None:
         out["link_latency"] = float(parse_time(point["link_latency"]))
+    if not named:  # a TOML file: the point is its content, not its name
+        table = point.get("system_config")
+        if table is None:
+            table = _table(system)
+        elif not isinstance(table, Mapping) or "kind" not in table:
+            raise InputError(f"system_config must be a system file's [system] table (with a kind), not {table!r}")
+        out["system_config"] = json.loads(canonical_json(dict(table)))
     return dict(sorted(out.items()))
+
+
+def _table(path: str | os.PathLike, shown: str | None = None) -> dict[str, Any]:
+    """A system file's ``[system]`` table; a missing or malformed file is bad input."""
+    try:
+        return system_table(path)
+    except ScheduleFormatError as exc:
+        text = str(exc)
+        if shown is not None:
+            text = text.replace(os.fspath(path), shown)
+        raise InputError(text) from None
 
 
 def _overrides(point: Mapping[str, Any]) -> dict[str, Any]:
     over = {k: point.get(k) for k in ("nodes", *_OPTICAL)}
     over.update({_LINKS[k]: point[k] for k in _LINKS if point.get(k) is not None})
     return over
+
+
+def _load(p: Mapping[str, Any]):
+    """A normalised point's system: from its file's table (``system_config``) or its name, with overrides."""
+    try:
+        return load_system(p.get("system_config") or p["system"], **_overrides(p))
+    except CollsimError as exc:  # name the file, not "the [system] table"
+        exc.args = (str(exc).replace("the [system] table", p["system"]),)
+        raise
 
 
 def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
@@ -147,7 +181,7 @@ def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
     """
     try:
         p = normalize_point(point)
-        system = load_system(p["system"], **_overrides(p))
+        system = _load(p)
         params = placement_params(p["algorithm"], p["collective"], p["params"])
         params = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
         return run_one(p["algorithm"], system, p["collective"], p["size_bytes"], **params).to_json()
@@ -200,22 +234,53 @@ def _check_spec(spec: Any) -> dict[str, list]:
     return dict(spec)
 
 
-def _fields(name: str) -> set[str]:
-    """The parameters of a system's kind (a preset, kind or TOML file); empty if it cannot be read."""
+def _fields(name: str, table: Mapping[str, Any] | None = None) -> set[str]:
+    """The parameters of a system's kind (a preset, a kind, or a TOML file's ``[system]`` table)."""
     key = name.strip().lower()
-    try:
-        if key in PRESETS:
-            cls = system_kind(preset_description(key)["kind"])
-        elif key in kind_names():
-            cls = system_kind(key)
-        else:
-            cls = type(load_system(name))
-    except UnknownNameError:
-        raise
-    except CollsimError:
-        return set(POINT_KEYS)
+    if key in PRESETS:
+        cls = system_kind(preset_description(key)["kind"])
+    elif key in kind_names():
+        cls = system_kind(key)
+    else:
+        try:
+            cls = system_kind(str((table or {}).get("kind", "")), error=ScheduleFormatError)
+        except ScheduleFormatError as exc:
+            raise InputError(f"system file {name}: {exc}") from None
     names = set(kind_parameters(cls))
     return names | {k for k, field in _LINKS.items() if field in names}
+
+
+MAX_POINTS = 100_000
+"""The most points one sweep may have (``collsim sweep --max-points``): a point takes milliseconds
+to minutes, so a bigger grid would run for hours or days before it finished."""
+
+
+def _check_count(spec: Mapping[str, Any], systems: list, dims: dict, collectives: list, sizes: list,
+                 algorithms: list, explicit: bool, grid_params: dict, max_points: int) -> int:
+    """The grid's points counted before any is made (an upper bound); refused above ``max_points``."""
+    total = 0
+    for _, _, default, used in systems:
+        combos = 1
+        for k in used:
+            combos *= len(dims[k])
+        per = 0
+        for coll in collectives:
+            for algo in algorithms:
+                spec_a = get_algorithm(algo)
+                if not explicit and default is not None and not spec_a.supports(default, coll):
+                    continue
+                count = len(sizes)
+                for k, values in grid_params.items():
+                    if k in spec_a.params or k in _PLACED:
+                        count *= len(values)
+                per += count
+        total += combos * per
+    if total > max_points:
+        shape = " x ".join(f"{len(v)} {k}" for k, v in spec.items() if k != "params" and isinstance(v, list))
+        raise InputError(f"the grid has up to {total:,} points ({shape}{', and params' if grid_params else ''}), "
+                         f"above the limit of {max_points:,} points of one sweep (a point takes milliseconds to "
+                         f"minutes): split it into smaller sweeps, or raise the limit (collsim sweep --max-points)")
+    return total
 
 
 def _once(name: str, raw: list, values: list, repeats: list[str]) -> list:
@@ -230,7 +295,8 @@ def _once(name: str, raw: list, values: list, repeats: list[str]) -> list:
     return list(first)
 
 
-def expand_grid(spec: Mapping[str, Any]) -> Grid:
+def expand_grid(spec: Mapping[str, Any], *, base: str | os.PathLike | None = None,
+                max_points: int | None = None) -> Grid:
     """The points of a ``[sweep]`` table: every combination of its lists, in a fixed order.
 
     Optical keys (wavelengths, fibers) apply to optical systems, link keys to networks.
@@ -246,6 +312,11 @@ def expand_grid(spec: Mapping[str, Any]) -> Grid:
         The table: ``systems`` and ``sizes`` (required), ``nodes``, ``wavelengths``,
         ``fibers``, ``link_bandwidths``, ``link_latencies``, ``collectives`` (default
         ``["allgather"]``), ``algorithms`` and ``params`` (a table of lists); every value a list.
+    base : str or path, optional
+        The folder relative system file paths are read from (:func:`read_sweep` gives the
+        sweep file's); default the current folder.
+    max_points : int, optional
+        Refuse a grid of more points (default :data:`MAX_POINTS`), counted before any is made.
 
     Returns
     -------
@@ -255,7 +326,8 @@ def expand_grid(spec: Mapping[str, Any]) -> Grid:
     Raises
     ------
     InputError
-        For an unknown key (with a did-you-mean), a value that is not a list, or an unknown name.
+        For an unknown key (with a did-you-mean), a value that is not a list, an unknown name,
+        a system file that does not exist or is not one, or more than ``max_points`` points.
 
     Examples
     --------
@@ -293,21 +365,30 @@ def expand_grid(spec: Mapping[str, Any]) -> Grid:
             notes.add(reason)
             skipped.append(reason)
 
+    systems = []
     for system_name in spec["systems"]:
         system_name = str(system_name)
-        fields = _fields(system_name)
+        table = None
+        if system_name.strip().lower() not in (*PRESETS, *kind_names()):  # a file: read now, bad input if it fails
+            where = system_name if base is None else os.path.join(os.fspath(base), system_name)
+            table = _table(where)
+        fields = _fields(system_name, table)
         try:
-            default = load_system(system_name)  # its kind, for the scope of a system the overrides break
+            default = load_system(table or system_name)  # its kind, for the scope of a system the overrides break
         except CollsimError:
             default = None
         used = [k for k in ("nodes", "wavelengths", "fibers", "link_bandwidth", "link_latency") if k in fields]
+        systems.append((system_name, table, default, used))
+    _check_count(spec, systems, dims, collectives, sizes, algorithms, bool(explicit), grid_params,
+                 MAX_POINTS if max_points is None else max_points)
+    for system_name, table, default, used in systems:
         for k in ("wavelengths", "fibers", "link_bandwidth", "link_latency"):
             if k not in used and dims[k] != [None]:
                 note(f"{k} does not apply to {system_name}: left out of its points")
         for combo in itertools.product(*(dims[k] for k in used)):
             over = dict(zip(used, combo))
             try:
-                system = load_system(system_name, **_overrides(over))
+                system = load_system(table or system_name, **_overrides(over))
             except CollsimError:
                 system = None  # every point of it records the error
             where = f"{system_name}" + (f", N={system.nodes}" if system is not None else "")
@@ -334,8 +415,9 @@ def expand_grid(spec: Mapping[str, Any]) -> Grid:
                     except (UnsupportedError, InputError) as exc:
                         note(f"{exc} ({where})")
                         continue
-                    point = normalize_point({"system": system_name, **over, "size_bytes": size, "collective": coll,
-                                             "algorithm": algo, "params": params})
+                    point = normalize_point({"system": system_name, "system_config": table, **over,
+                                             "size_bytes": size, "collective": coll, "algorithm": algo,
+                                             "params": params})
                     text = canonical_json(point)
                     if text not in seen:
                         seen.add(text)
@@ -343,13 +425,17 @@ def expand_grid(spec: Mapping[str, Any]) -> Grid:
     return Grid(points, skipped)
 
 
-def read_sweep(path: str | os.PathLike) -> Grid:
+def read_sweep(path: str | os.PathLike, *, max_points: int | None = None) -> Grid:
     """Read a sweep file (TOML with a ``[sweep]`` table) and expand it (:func:`expand_grid`).
+
+    System files it names by a relative path are read from the sweep file's folder.
 
     Parameters
     ----------
     path : str or path
         The file.
+    max_points : int, optional
+        As for :func:`expand_grid`.
 
     Returns
     -------
@@ -359,7 +445,8 @@ def read_sweep(path: str | os.PathLike) -> Grid:
     Raises
     ------
     InputError
-        For a missing or unreadable file, bad TOML, or a bad table; the message names the file.
+        For a missing or unreadable file, bad TOML, a bad table, or a system file that does not
+        exist; the message names the file.
 
     Examples
     --------
@@ -386,9 +473,111 @@ def read_sweep(path: str | os.PathLike) -> Grid:
     if "sweep" not in doc:
         raise InputError(f"{path}: no [sweep] table")
     try:
-        return expand_grid(doc["sweep"])
+        return expand_grid(doc["sweep"], base=os.path.dirname(path), max_points=max_points)
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
+
+
+def point_memory_bytes(point: Mapping[str, Any], system: Any = None) -> int:
+    """Estimated peak memory of running one point (build, verify, time; 0 if its system cannot be built).
+
+    The fewest chunk deliveries any explicit schedule of the collective needs
+    (:func:`~collsim.core.collective.min_deliveries`) times the peak bytes a build takes per
+    delivery (:data:`~collsim.experiments.beyond.BUILD_BYTES_PER_DELIVERY`), plus the
+    collective's own arrays (:func:`~collsim.core.collective.collective_memory_bytes`) and,
+    on rings and lines, the cut lower bound's arcs (N x N bytes).
+
+    Parameters
+    ----------
+    point : Mapping
+        The point.
+    system : System, optional
+        Its system, if already built.
+
+    Returns
+    -------
+    int
+        Bytes.
+
+    Examples
+    --------
+    >>> round(point_memory_bytes({"system": "paper", "nodes": 4096, "size_bytes": 1024,
+    ...                           "collective": "allgather", "algorithm": "ring"}) / 2**30, 1)
+    6.2
+    """
+    from ..core.collective import collective_memory_bytes, min_deliveries
+    from .beyond import BUILD_BYTES_PER_DELIVERY
+    p = normalize_point(point)
+    if system is None:
+        try:
+            system = _load(p)
+        except CollsimError:
+            return 0
+    n, coll = int(system.nodes), p["collective"]
+    est = collective_memory_bytes(coll, n, 1) + min_deliveries(coll, n, 1) * BUILD_BYTES_PER_DELIVERY
+    if system.kind in ("ring", "line"):
+        est += n * int(getattr(system, "vertices", n))
+    return int(est)
+
+
+def check_sweep(points: Iterable[Mapping[str, Any]], jobs: int = 1) -> None:
+    """Refuse, before anything runs, points that would not fit in memory, ``jobs`` of them at once.
+
+    Parameters
+    ----------
+    points : iterable of Mapping
+        The points.
+    jobs : int, optional
+        Points run at once: the ``jobs`` largest estimates (:func:`point_memory_bytes`) must
+        fit together.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    MemoryLimitError
+        (an InputError) Naming the largest point and the estimate, when it exceeds collsim's
+        memory limit (:mod:`collsim.core.limits`).
+
+    Examples
+    --------
+    >>> check_sweep([{"system": "ring", "nodes": 8, "size_bytes": 1024, "collective": "allgather",
+    ...               "algorithm": "ring"}], jobs=2)
+    >>> check_sweep([{"system": "ring", "nodes": 100000, "size_bytes": 1024, "collective": "allgather",
+    ...               "algorithm": "ring"}])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    collsim.core.limits.MemoryLimitError: the point ring, N=100000, allgather, ring needs about 3.65 TiB, ...
+    """
+    from ..core.limits import limit_error, memory_limit_bytes
+    ests = []
+    systems: dict[str, Any] = {}
+    for point in points:
+        p = normalize_point(point)
+        key = canonical_json({k: p.get(k) for k in ("system", "system_config", *_OPTICAL, *_LINKS, "nodes")})
+        if key not in systems:
+            try:
+                systems[key] = _load(p)
+            except CollsimError:
+                systems[key] = None
+        ests.append((0 if systems[key] is None else point_memory_bytes(p, systems[key]), p))
+    if not ests:
+        return
+    ests.sort(key=lambda e: -e[0])
+    at_once = ests[:max(1, min(int(jobs), len(ests)))]
+    total = sum(e for e, _ in at_once)
+    if total <= memory_limit_bytes():
+        return
+    est, p = at_once[0]
+    nodes = _load(p).nodes
+    what = f"the point {p['system']}, N={nodes}, {p['collective']}, {p['algorithm']}"
+    if len(at_once) > 1:
+        raise limit_error(total, f"{len(at_once)} points at once (--jobs {jobs}), the largest {what} "
+                                 f"(about {est / 2**30:.3g} GiB)",
+                          "use --jobs 1, fewer nodes, or a larger COLLSIM_MEMORY_LIMIT if the machine has it")
+    raise limit_error(est, what, "use fewer nodes, or a larger COLLSIM_MEMORY_LIMIT if the machine has it")
 
 
 def run_sweep(points: Iterable[Mapping[str, Any]], store: Store, jobs: int = 1,
@@ -430,8 +619,10 @@ def run_sweep(points: Iterable[Mapping[str, Any]], store: Store, jobs: int = 1,
     todo: dict[str, dict] = {}
     for p in map(normalize_point, points):
         todo.setdefault(point_key(p), p)
+    store.check_writable()  # an old store whose keys could give stale rows: refused before anything runs
     have = store.keys()
     pending = [p for k, p in todo.items() if k not in have]
+    check_sweep(pending, jobs if executor is None else 1)  # too big for memory: refused before anything runs
     summary = {"points": len(todo), "run": 0, "finished": len(todo) - len(pending), "failed": 0, "store": store.path}
     done = 0
     if progress:

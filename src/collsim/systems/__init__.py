@@ -19,7 +19,7 @@ import os
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..core.errors import InputError, ScheduleFormatError, UnknownNameError, did_you_mean, unknown_names
 from ..core.system import SYSTEM_KINDS, System, system_from_description, system_kind
@@ -149,11 +149,11 @@ def load_system(spec: str | os.PathLike | System, **overrides: Any) -> System:
 
     Parameters
     ----------
-    spec : str, path or System
+    spec : str, path, Mapping or System
         Optical preset (``paper``, ``terarack``), a system kind (``optical-ring``,
         ``ring``, ``line``, ``star``, ``mesh``, ``torus``, ``hypercube``, ``fat-tree``,
-        ``mlfm``, ``custom``), path to a TOML file with a ``[system]`` table, or a
-        System instance.
+        ``mlfm``, ``custom``), path to a TOML file with a ``[system]`` table, such a
+        table itself (:func:`system_table`), or a System instance.
     **overrides
         Field values to replace (``nodes=``, ``wavelengths=``, ``fibers=`` ...);
         None values are ignored.
@@ -194,6 +194,8 @@ def load_system(spec: str | os.PathLike | System, **overrides: Any) -> System:
             raise InputError(_no_parameter(type(spec), sorted(bad)))
         desc.update(read_units(overrides))
         return _from_description(desc)
+    if isinstance(spec, Mapping):  # a [system] table as a TOML file holds it (system_table)
+        return _load_table(dict(spec), "the [system] table", overrides)
     if not isinstance(spec, (str, os.PathLike)):
         shown = "None" if spec is None else f"a {type(spec).__name__}"
         raise InputError(f"a system is a name, a TOML file or a System, not {shown}")
@@ -207,6 +209,48 @@ def load_system(spec: str | os.PathLike | System, **overrides: Any) -> System:
     if key in kind_names():
         return _from_options(system_kind(key), overrides)
     desc, origin = _read_file(text)
+    return _load_table(desc, origin, overrides)
+
+
+def system_table(path: str | os.PathLike) -> dict[str, Any]:
+    """The ``[system]`` table of a system TOML file (``name`` defaulting to the file's stem).
+
+    What defines the system: ``load_system(system_table(path), **overrides)`` is
+    ``load_system(path, **overrides)``, and sweeps key their points by it (docs/sweeps.md).
+
+    Parameters
+    ----------
+    path : str or path
+        The file.
+
+    Returns
+    -------
+    dict
+        The table as read (``kind`` and the kind's parameters).
+
+    Raises
+    ------
+    ScheduleFormatError
+        A file that does not exist, cannot be read or is not TOML with a ``[system]`` table.
+    UnknownNameError
+        A name that is neither a system nor a file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = os.path.join(d, "r8.toml")
+    ...     _ = open(f, "w").write('[system]\\nkind = "ring"\\nnodes = 8\\n')
+    ...     table = system_table(f)
+    >>> table, load_system(table).nodes
+    ({'kind': 'ring', 'nodes': 8, 'name': 'r8'}, 8)
+    """
+    return _read_file(os.fspath(path).strip())[0]
+
+
+def _load_table(desc: dict[str, Any], origin: str, overrides: dict[str, Any]) -> System:
+    """A system from a file's ``[system]`` table (``origin`` names it in errors), with overrides."""
+    desc = dict(desc)
     kind = desc.pop("kind", None)
     if kind is None:
         raise ScheduleFormatError(f"{origin}: the [system] table needs a kind (one of {', '.join(kind_names())})")
@@ -351,4 +395,4 @@ def system_names() -> list[str]:
 
 
 __all__ = ["DEFAULT_NODES", "OpticalRing", "OpticalTorus", "PRESETS", "kind_names", "kind_parameters",
-           "load_system", "preset_description", "system_names"]
+           "load_system", "preset_description", "system_names", "system_table"]
