@@ -13,6 +13,29 @@ from __future__ import annotations
 import bisect
 import functools
 
+import numpy as np
+
+
+def position_name(entry: int, index: int) -> str:
+    """The name of transfer ``index`` of entry ``entry`` of a file's ``steps`` list.
+
+    Parameters
+    ----------
+    entry, index : int
+        Entry of ``steps``, and index in its ``transfers``.
+
+    Returns
+    -------
+    str
+        ``"steps[entry].transfers[index]"``: the one spelling every message uses.
+
+    Examples
+    --------
+    >>> position_name(1, 4)
+    'steps[1].transfers[4]'
+    """
+    return f"steps[{entry}].transfers[{index}]"
+
 
 def transfer_position(step, t: int, starts=None) -> str:
     """Name transfer ``t`` of a schedule as its file does: ``steps[i].transfers[j]``.
@@ -49,19 +72,10 @@ def transfer_position(step, t: int, starts=None) -> str:
     t = int(t)
     if starts is not None:
         k = bisect.bisect_right(list(starts), t) - 1
-        return f"steps[{k}].transfers[{t - int(starts[k])}]"
-    k, start = 0, 0
-    head = [int(v) for v in step[:t + 1]] if len(step) <= 4096 else None
-    if head is None:  # a long column: numpy, without a Python loop
-        import numpy as np
-        run = np.asarray(step[:t + 1])
-        change = np.flatnonzero(run[1:] != run[:-1])
-        k, start = len(change), (int(change[-1]) + 1 if len(change) else 0)
-    else:
-        for i in range(1, len(head)):
-            if head[i] != head[i - 1]:
-                k, start = k + 1, i
-    return f"steps[{k}].transfers[{t - start}]"
+        return position_name(k, t - int(starts[k]))
+    run = np.asarray(step[:t + 1])
+    change = np.flatnonzero(run[1:] != run[:-1])  # entry k starts after the k-th change of step number
+    return position_name(len(change), t - (int(change[-1]) + 1 if len(change) else 0))
 
 
 def schedule_position(schedule, t: int) -> str:

@@ -19,7 +19,7 @@ from .collective import SPECS, make_collective
 from .errors import CollsimError, InputError, ScheduleFormatError
 from .fields import check_ints, int_column, need, optional, refuse_unknown, route_reader
 from .files import atomic_write, read_bytes
-from .positions import transfer_position
+from .positions import position_name, transfer_position
 from .schedule import INDEX, LinkRoutes, RingRoutes, Schedule
 from .system import system_from_description
 from .validate import is_integer
@@ -296,7 +296,7 @@ def loads(text: str, progress: _Progress | None = None) -> Schedule:
             raise ScheduleFormatError(f"steps[{k}]: step {sn} has no transfers (a step holds at least one)")
         starts.append(t)
         for j, tr in enumerate(transfers):
-            where = f"steps[{k}].transfers[{j}]"  # positions.transfer_position's form
+            where = position_name(k, j)
             refuse_unknown(tr, known, where)
             src, dst = need(tr, "src", int, where), need(tr, "dst", int, where)
             ch = need(tr, "chunks", list, where)
