@@ -63,3 +63,14 @@ def test_algorithms_fit_a_100_column_terminal_without_cutting_a_word(tmp_path):
     while lines and not lines[-1]:
         lines.pop()
     _check_fits(lines, rows, 100)
+
+
+@pytest.mark.parametrize("args,columns", [(("algorithms", "optree"), 80), (("systems",), 100)])
+def test_prose_around_tables_wraps_at_columns_too(args, columns, tmp_path):
+    """The lines around a table (an algorithm's summary and reference, the systems' closing hint, references)
+    wrap at COLUMNS, at spaces, as the table does."""
+    proc = run_pipe(*args, cwd=tmp_path, env={"COLUMNS": str(columns)})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert max(len(line) for line in lines) <= columns, max(lines, key=len)
+    assert all(line == line.rstrip() for line in lines)

@@ -195,8 +195,9 @@ def systems_cmd(name: str | None, out: Output) -> None:
                             ratio=1)])
         if name is None:
             echo()
-            echo("Use any name above as --system NAME (any case), override parameters with -S key=value, or "
-                 "write a TOML file with a [system] table (kind = ... and these keys).")
+            from .tables import text_width, wrap_text
+            echo(wrap_text("Use any name above as --system NAME (any case), override parameters with -S key=value, "
+                           "or write a TOML file with a [system] table (kind = ... and these keys).", text_width()))
     emit(out, flat, table)
 
 
@@ -225,7 +226,9 @@ def show_algorithm(name: str, out: Output) -> None:
              "description": p["description"]} for p in e["parameters"]]
 
     def table() -> None:
-        echo(f"{e['name']}" + (f" (also: {', '.join(e['aliases'])})" if e["aliases"] else "") + f": {e['summary']}")
+        from .tables import text_width, wrap_text
+        echo(wrap_text(f"{e['name']}" + (f" (also: {', '.join(e['aliases'])})" if e["aliases"] else "")
+                       + f": {e['summary']}", text_width()))
         echo(f"  collectives: {', '.join(e['collectives'])}")
         echo(f"  systems:     {', '.join(e['systems'])}")
         echo(f"  constraints: {e['constraints'] or 'none'}")
@@ -239,7 +242,7 @@ def show_algorithm(name: str, out: Output) -> None:
         else:
             echo("  parameters:  none")
         echo()
-        echo(f"reference: {e['reference']}")
+        echo(wrap_text(f"reference: {e['reference']}", text_width()))
         print_references(e["reference"])
     emit(out, flat, table)
 
