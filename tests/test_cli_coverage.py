@@ -47,8 +47,10 @@ import pytest
 # Per module of collsim/cli (file name), the least line coverage in percent, a few points below
 # what `python tests/test_cli_coverage.py` measured when they were set: __init__ 100 (no
 # statements), commands 99.4 (169/170; missed: compare's exit 1 for an unverified row), main
-# 96.5 (55/57; missed: click's Exit, which click returns rather than raises with
-# standalone_mode=False, and BrokenPipeError, which click handles itself), options 100 (52/52),
+# 86.5 (96/111; missed: click's Exit, which click returns rather than raises with
+# standalone_mode=False, BrokenPipeError, which click handles itself, and what needs a real standard
+# output: closed (>&-), or failing in the last flush; tests/test_environment_errors.py runs those
+# through the console script), options 100 (52/52),
 # sizes 100 (107/107),
 # io 88.5 (23/26; missed: a reader that goes away while a schedule is written to standard output),
 # output 97.5 (78/80; missed: a table of plain records), tables 92.9 (92/99; missed: JSON of numpy and
@@ -75,7 +77,7 @@ MIN_LINE_COVERAGE: dict[str, float] = {
     "text.py": 76.0,
     "commands.py": 96.0,
     "io.py": 85.0,
-    "main.py": 93.0,
+    "main.py": 84.0,  # 86.5 (96/111) when set: see the note above
     "options.py": 97.0,
     "sizes.py": 95.0,
     "info.py": 94.0,
@@ -196,8 +198,30 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
     def broken_pipe() -> list:
         raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
+    def disk_full() -> list:  # what the machine refuses (issue 21): one line naming the file, exit 2
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "out.json")
+
+    def stdout_full() -> list:
+        stream = sys.stdout  # noqa: F841 - the innermost frame holds standard output, as click's echo does
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def nameless_full() -> list:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def store_full() -> list:
+        import sqlite3
+        raise sqlite3.OperationalError("database or disk is full")
+
+    def no_mpi4py() -> list:
+        raise ModuleNotFoundError("No module named 'mpi4py'", name="mpi4py")
+
+    def no_other() -> list:
+        raise ModuleNotFoundError("No module named 'frob'", name="frob")
+
     failing = {"test-internal-error": boom, "test-no-memory": no_memory, "test-interrupt": interrupted,
-               "test-broken-pipe": broken_pipe}
+               "test-broken-pipe": broken_pipe, "test-disk-full": disk_full, "test-stdout-full": stdout_full,
+               "test-nameless-full": nameless_full, "test-store-full": store_full, "test-no-mpi4py": no_mpi4py,
+               "test-no-other": no_other}
 
     def add_failing_tables() -> None:
         from collsim.experiments import papers
@@ -217,6 +241,26 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         grid_bad.write_text('[sweep]\nsystems = ["ring"]\nsize = ["1KiB"]\n')
 
     cal_big, cal_small, cal_broken = tmp / "cal-big.toml", tmp / "cal-small.toml", tmp / "cal-broken.toml"
+
+    def write_not_a_folder() -> None:  # tune's default store is a cache: where it cannot be, tune goes on
+        (tmp / "not-a-folder").write_text("a file")
+        (tmp / "folder-cache" / "collsim" / "tune.sqlite").mkdir(parents=True)
+
+    real_put = []
+
+    def fill_the_cache() -> None:  # a cache whose disk fills midway
+        import sqlite3
+
+        from collsim.experiments.store import Store
+        real_put.append(Store.put)
+
+        def put(self, point, result=None, *, error=None):
+            raise sqlite3.OperationalError("database or disk is full")
+        Store.put = put
+
+    def empty_the_cache() -> None:
+        from collsim.experiments.store import Store
+        Store.put = real_put.pop()
 
     def write_calibrations() -> None:
         from collsim.mpi.calibrate import Sample, calibration_from
@@ -404,8 +448,15 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         Case(["reproduce", "test-internal-error"], env={"COLLSIM_DEBUG": "1"}, raises=RuntimeError),
         Case(["reproduce", "test-interrupt"], 130, _has("collsim: aborted", where="err")),
         # A reader that goes away ends collsim quietly.  click handles EPIPE itself and exits 1, so
-        # main's own BrokenPipeError handler (exit 0) is not reached from a command; either code is quiet.
+        # main's own BrokenPipeError handler (exit 1, as Python documents) is not reached from a command.
         Case(["reproduce", "test-broken-pipe"], (0, 1), _quiet),
+        # what the machine refuses (issue 21): one line, exit 2; tests/test_environment_errors.py has the real ones
+        Case(["reproduce", "test-disk-full"], 2, _bad("cannot write out.json: No space left on device; the disk")),
+        Case(["reproduce", "test-stdout-full"], 2, _bad("cannot write standard output: No space left")),
+        Case(["reproduce", "test-nameless-full"], 2, _bad("cannot write: No space left on device")),
+        Case(["reproduce", "test-store-full"], 2, _bad("cannot write the results store: database or disk is full")),
+        Case(["reproduce", "test-no-mpi4py"], 2, _bad("pip install 'collsim[mpi]'")),
+        Case(["reproduce", "test-no-other"], 3, _has("internal error: ModuleNotFoundError", where="err")),
         remove_failing_tables,
         # sweep and results (docs/sweeps.md)
         write_sweep,
@@ -478,6 +529,18 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
              env={"XDG_CACHE_HOME": str(tmp / "cache")},
              check=lambda out, err: (_json(lambda rows: rows[0]["total_bytes"] == 4096)(out, err),
                                      _has(str(tmp / "cache" / "collsim" / "tune.sqlite"), where="err")(out, err))),
+        write_not_a_folder,
+        Case(["tune", "--system", "ring", "-n", "4", "-b", "1KiB", "-e", "1KiB", "--json"],
+             env={"XDG_CACHE_HOME": str(tmp / "not-a-folder" / "cache")},
+             check=_has("not using the cache", "Not a directory", "no store (the cache could not", where="err")),
+        Case(["tune", "--system", "ring", "-n", "4", "-b", "1KiB", "-e", "1KiB", "--json"],
+             env={"XDG_CACHE_HOME": str(tmp / "folder-cache")},
+             check=_has("not using the cache", "is a directory", where="err")),
+        fill_the_cache,
+        Case(["tune", "--system", "ring", "-n", "4", "-b", "1KiB", "-e", "2KiB", "--json"],
+             env={"XDG_CACHE_HOME": str(tmp / "full-cache")},
+             check=_has("not using the cache", "database or disk is full", where="err")),
+        empty_the_cache,
         Case(["tune", "-b", "1KiB", "-e", "2KiB", "--store", "x", "--no-store"], 2, _bad("contradict")),
         Case(["tune", "-b", "1KiB", "-e", "2KiB", "-a", ","], 2, _bad("at least one name")),
         Case(["tune", "-b", "1KiB", "-e", "2KiB", "--figure", str(tmp / "t.pdf")], 2, _bad(".png or .svg")),

@@ -55,21 +55,14 @@ class _Cache:
     def open(cls, where: Path):
         """The cache at ``where``, or None (said on stderr) if it cannot be opened."""
         from ..core.errors import InputError
-        from ..core.files import environment_error, os_reason
+        from ..core.files import os_reason
         from ..experiments.store import Store
         try:
             where.parent.mkdir(parents=True, exist_ok=True)
             return cls(Store(where), where)
-        except InputError as exc:
-            reason = str(exc)
-        except OSError as exc:  # the cache's folder cannot be made
-            reason = os_reason(exc)
-        except Exception as exc:  # noqa: BLE001 - only what the machine refuses is passed over
-            reason = environment_error(exc, where, "the tune cache")
-            if reason is None:
-                raise
-        cls._warn(where, reason)
-        return None
+        except (InputError, OSError) as exc:  # Store says what SQLite refused; mkdir, what the folder did
+            cls._warn(where, os_reason(exc) if isinstance(exc, OSError) else str(exc))
+            return None
 
     @staticmethod
     def _warn(where: Path, reason: str) -> None:
