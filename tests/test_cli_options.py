@@ -116,4 +116,6 @@ def test_msccl_help_states_the_system_it_uses(run_cli, tmp_path):
             check=True)
     assert (tmp_path / "a.xml").read_bytes() == (tmp_path / "b.xml").read_bytes()
     got = json.loads(run_cli("import", "msccl", "a.xml", "--json", check=True).stdout)
-    assert got["system"] == "star"
+    assert got["system"] == "star" and got["nodes"] == 8
+    help_text = " ".join(run_cli("import", "msccl", "--help", check=True).stdout.split())
+    assert "Number of nodes N (default: the XML's ngpus)" in help_text  # not "the system's" (star has 16)

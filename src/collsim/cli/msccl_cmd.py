@@ -93,7 +93,7 @@ def export_msccl_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth,
 
 @click.command("msccl", cls=StrictCommand)
 @click.argument("file", type=click.Path(dir_okay=False))
-@system_options(default="star", omit=("strategy",))
+@system_options(default="star", omit=("strategy",), nodes_default="the XML's ngpus")
 @click.option("--size", "-s", default="1MiB", show_default=True,
               help="collsim's message size (docs/units.md): the XML has none.")
 @click.option("--root", type=int, default=None, help="Root of broadcast and reduce (default: inferred).")

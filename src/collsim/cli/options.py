@@ -67,7 +67,8 @@ _SYSTEM_OPTIONS: dict[str, tuple[tuple, dict]] = {
 _SYSTEM_SPEC = "collsim.system"  # ctx.meta key: the --system value the scope check reads
 
 
-def system_options(fn: Callable | None = None, *, default: str = "paper", omit: tuple[str, ...] = ()) -> Callable:
+def system_options(fn: Callable | None = None, *, default: str = "paper", omit: tuple[str, ...] = (),
+                   nodes_default: str = "the system's") -> Callable:
     """Add the system options shared by every command that builds schedules.
 
     Usable bare (``@system_options``) or with arguments (``@system_options(default="star")``).
@@ -80,6 +81,8 @@ def system_options(fn: Callable | None = None, *, default: str = "paper", omit: 
         ``--system``'s default, as ``--help`` states it.
     omit : tuple of str, optional
         Options this command does not take (by parameter name, e.g. ``("strategy",)``).
+    nodes_default : str, optional
+        What ``--nodes`` defaults to, as ``--help`` states it.
 
     Returns
     -------
@@ -94,6 +97,8 @@ def system_options(fn: Callable | None = None, *, default: str = "paper", omit: 
                 ctx.meta[_SYSTEM_SPEC] = kwargs.get("system")
             return fn(*args, **kwargs)
         for name, (decls, attrs) in reversed(list(_SYSTEM_OPTIONS.items())):
+            if name == "nodes":
+                attrs = {**attrs, "help": f"Number of nodes N (default: {nodes_default})."}
             if name not in omit:
                 wrapper = click.option(*decls, cls=ScopedOption, **attrs)(wrapper)
         return click.option("--system", "system", default=default, show_default=True,
