@@ -235,7 +235,7 @@ class VerificationError(CollsimError):
         >>> print(RouteError("path leaves the ring", Where(step=1, transfer=5)).locate(s))
         bad route: path leaves the ring (steps[1].transfers[1])
         """
-        from .positions import schedule_position  # it imports this module lazily: no cycle
+        from .positions import schedule_position  # positions imports this module: imported here
         if self.where.transfer is not None:  # the schedule knows the file's entries: its name wins
             self.where = replace(self.where, position=schedule_position(schedule, self.where.transfer))
             self.args = (self._text(),)

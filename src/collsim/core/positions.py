@@ -15,6 +15,8 @@ import functools
 
 import numpy as np
 
+from .errors import VerificationError
+
 
 def position_name(entry: int, index: int) -> str:
     """The name of transfer ``index`` of entry ``entry`` of a file's ``steps`` list.
@@ -102,8 +104,6 @@ def schedule_position(schedule, t: int) -> str:
     return transfer_position(schedule.step, t, getattr(schedule, "_cache", {}).get("file_entries"))
 
 
-
-
 def located(check):
     """Decorate a check of a schedule so its violations name transfers as the file does.
 
@@ -129,8 +129,6 @@ def located(check):
     ...
     collsim.core.errors.RouteError: bad route: bad (steps[1].transfers[1])
     """
-    from .errors import VerificationError  # errors imports this module lazily: no cycle
-
     @functools.wraps(check)
     def run(schedule, *args, **kwargs):
         try:
