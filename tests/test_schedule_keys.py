@@ -288,3 +288,14 @@ def test_route_checks_name_transfers_as_the_file_does():
     broken._cache["file_entries"] = s._cache["file_entries"]
     with pytest.raises(E.RouteError, match=re.escape("(steps[2].transfers[1], step 1, link")):
         collsim.verify(broken)
+
+
+def test_a_misspelt_npz_column_gets_a_did_you_mean(tmp_path):
+    s = collsim.build("ring", "paper", "allgather", 1000, nodes=3)
+    buf = io.BytesIO()
+    write_npz(s, buf)
+    arrays = dict(np.load(io.BytesIO(buf.getvalue()), allow_pickle=False))
+    arrays["reduse"] = arrays.pop("reduce")
+    np.savez(tmp_path / "s.npz", **arrays)
+    with pytest.raises(E.ScheduleFormatError, match="unknown array reduse; did you mean reduce"):
+        load(tmp_path / "s.npz")

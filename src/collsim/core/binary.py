@@ -136,6 +136,11 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
         raise ScheduleFormatError(f"{name}: bad header ({exc})") from exc
     system, coll = read_header(doc)
     names = ("step", "round", "src", "dst", "chunk_ptr", "chunk_idx", "reduce") + system.Routes.COLUMNS
+    known = {"header", *names, *getattr(system.Routes, "PATH_COLUMNS", ())}
+    unknown = [k for k in arrays if k not in known]
+    if unknown:  # nothing in a file is silently ignored (a misspelt column, a column of another kind of system)
+        raise ScheduleFormatError(f"{name}: unknown array{'s' if len(unknown) > 1 else ''} "
+                                  + unknown_names(unknown, known))
     cols = {}
     for col in names:
         if col not in arrays:
@@ -146,11 +151,6 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
             cols[col] = _column(name, col, arrays[col])
     routes = system.Routes(**{k: cols.pop(k) for k in (*system.Routes.COLUMNS,
                                                       *getattr(system.Routes, "PATH_COLUMNS", ())) if k in cols})
-    known = {"header", *names, *getattr(system.Routes, "PATH_COLUMNS", ())}
-    unknown = [k for k in arrays if k not in known]
-    if unknown:  # nothing in a file is silently ignored (a misspelt column, a column of another kind of system)
-        raise ScheduleFormatError(f"{name}: unknown array{'s' if len(unknown) > 1 else ''} "
-                                  + unknown_names(unknown, known))
     try:
         s = Schedule(system=system, collective=coll, algorithm=str(doc.get("algorithm", "file")),
                      params=doc.get("params") if isinstance(doc.get("params"), dict) else {},
