@@ -205,6 +205,23 @@ def test_tune_with_a_cache_folder_that_cannot_exist_tunes_without_it(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["afile"]
 
 
+@pytest.mark.parametrize("env,home", [
+    ({"XDG_CACHE_HOME": "relcache"}, "home"),  # relative: ignored, as the XDG spec says; ~/.cache instead
+    ({"XDG_CACHE_HOME": "", "HOME": ""}, None),  # no home at all: no cache, rather than ./.cache
+])
+def test_tune_keeps_no_cache_in_the_folder_it_runs_in(tmp_path, env, home):
+    run = tmp_path / "run"
+    run.mkdir()
+    full_env = {"HOME": str(tmp_path / "home"), **env}
+    proc = _sh("COLLSIM tune --system ring -n 4 -b 1KiB -e 1KiB --json", run, env=full_env)
+    assert proc.returncode == 0, proc.stderr
+    assert os.listdir(run) == []  # no relcache/, no .cache/ where tune ran
+    if home:
+        assert (tmp_path / "home" / ".cache" / "collsim" / "tune.sqlite").exists()
+    else:
+        assert "not using the cache" in proc.stderr and "set HOME or XDG_CACHE_HOME" in proc.stderr
+
+
 # ------------------------------------------------------------------------------- without the [mpi] extra
 
 @pytest.fixture

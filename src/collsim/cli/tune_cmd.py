@@ -23,14 +23,21 @@ def default_store() -> Path:
     """Where ``collsim tune`` keeps its results store unless told otherwise.
 
     ``$XDG_CACHE_HOME/collsim/tune.sqlite``, or ``~/.cache/collsim/tune.sqlite`` when
-    ``XDG_CACHE_HOME`` is not set: a cache, safe to delete (the next run rebuilds it).
+    ``XDG_CACHE_HOME`` is not set or not absolute (the XDG spec ignores a relative one): a
+    cache, safe to delete (the next run rebuilds it).
 
     Returns
     -------
     Path
-        The store's path (its folder is created when the store is opened).
+        The store's path (its folder is created when the store is opened); a relative path when
+        there is no home folder (``HOME`` empty or relative), which tune does not use.
     """
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec: a relative path is invalid and ignored
+        home = os.environ.get("HOME")
+        if home is not None and not os.path.isabs(home):  # HOME="" (expanduser would say "/"): no home
+            return Path(".cache") / "collsim" / "tune.sqlite"  # relative: the cache is not used
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "collsim" / "tune.sqlite"
 
 
@@ -57,6 +64,9 @@ class _Cache:
         from ..core.errors import InputError
         from ..core.files import os_reason
         from ..experiments.store import Store
+        if not where.is_absolute():  # no home folder: a cache in whatever folder tune runs in would be litter
+            cls._warn(where, "no home folder to keep it in: set HOME or XDG_CACHE_HOME")
+            return None
         try:
             where.parent.mkdir(parents=True, exist_ok=True)
             return cls(Store(where), where)
