@@ -99,8 +99,17 @@ def test_reproduce_into_a_folder_that_cannot_be_written_is_refused_before_any_wo
       "--rules", "/sys/r.json"], ["cannot write the rules file /sys/r.json", "ermission denied"], []),
     # calibrate: before MPI measures anything
     (["calibrate", "--out", "/sys/c.toml"], ["cannot write the system file /sys/c.toml", "ermission denied"], []),
+    # a results store: before any point runs, in words (SQLite says "unable to open database file")
+    (["sweep", "grid.toml", "--store", "/sys/s.sqlite"],
+     ["cannot write the results store /sys/s.sqlite", "ermission denied"], ["grid.toml"]),
+    (["sweep", "grid.toml", "--store", "s" * 300 + ".sqlite"],
+     ["cannot write the results store sss", "File name too long"], ["grid.toml"]),
+    (["tune", "--system", "ring", "-n", "8", "-b", "1KiB", "-e", "4KiB", "--store", "t" * 300],
+     ["cannot write the results store ttt", "File name too long"], []),
 ])
 def test_every_output_is_checked_before_any_is_written(tmp_path, args, words, left):
+    if "grid.toml" in args:
+        (tmp_path / "grid.toml").write_text(SWEEP)
     err = _one_line(_sh("COLLSIM " + " ".join(args), tmp_path))
     assert all(w in err for w in words), err
     assert sorted(os.listdir(tmp_path)) == left

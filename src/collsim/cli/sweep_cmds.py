@@ -57,7 +57,7 @@ def sweep_cmd(file, store_path, jobs, executor, max_points) -> None:
 
 
 def _sweep(file, store_path, jobs, pool, max_points: int = 100_000) -> None:
-    from ..core.files import naming
+    from ..core.files import naming, writable_file
     from ..experiments.store import Store
     from ..experiments.sweep import check_sweep, read_sweep, run_sweep
     from .progress import progress_enabled
@@ -68,6 +68,7 @@ def _sweep(file, store_path, jobs, pool, max_points: int = 100_000) -> None:
         for reason in grid.skipped:
             echo(f"  skipped: {reason}", err=True)
     t0 = time.monotonic()
+    writable_file(store_path, "the results store")  # a read-only folder, a name too long: before any point
     # a full disk or a read-only store: one line naming the store; every point committed before is kept
     with naming(store_path), Store(store_path) as store, ProgressBar("sweep", total=len(grid)) as bar:
         def progress(done: int, total: int, record: dict | None) -> None:

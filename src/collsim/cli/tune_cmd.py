@@ -194,6 +194,7 @@ def tune_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, s
         store = _Cache.open(where)
         where = store and where
     elif where is not None:
+        _writable(str(where), "the results store")  # a read-only folder, a name too long: one line naming it
         with naming(where):
             store = Store(where)
     try:
