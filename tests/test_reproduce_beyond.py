@@ -161,9 +161,80 @@ def test_reproduce_keeps_a_results_store_in_the_output_folder(tmp_path):
 
     from conftest import collsim_exe
     out = tmp_path / "rb"
+    logs = []
     for _ in range(2):
         proc = subprocess.run([collsim_exe(), "reproduce", "beyond", "--quick", "--out", str(out)], capture_output=True,
                               text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr
+        logs.append(proc.stderr.splitlines())
     assert (out / "results.sqlite").stat().st_size > 0
     assert "no paper prints these numbers" in proc.stdout
+    # stderr is not a terminal: one line per finished part, not silence (issue 21)
+    for lines in logs:
+        assert sum(line.startswith("beyond: allgather N=") for line in lines) == 4, lines
+        assert sum(line.startswith("beyond: allreduce N=256 w=64") for line in lines) == 1, lines
+        assert any(line.startswith("beyond: slot latency at 4MiB done") for line in lines), lines
+    assert all(" 0 from the store" in line for line in logs[0] if "builds done" in line)
+    assert all("(0 built," in line for line in logs[1] if "builds done" in line)
+
+
+# ------------------------------------------------------------------ builds in processes of their own (issue 21)
+
+TASK = ("ring", {}, 8, 2, "allgather", 1024, "paper")
+
+
+def test_every_build_runs_in_a_process_that_ends_with_it(monkeypatch):
+    """Nothing a build allocates (schedule, verifier state, caches, kept heap) outlives it in this process."""
+    import os
+
+    import collsim.experiments.beyond as beyond
+    monkeypatch.setattr(beyond, "BATCH_BYTES", 0)  # one build per process
+    monkeypatch.setattr(beyond, "timed_build", lambda task, sizes: {"pid": os.getpid()})
+    got: dict = {}
+    beyond.run_builds([(i, TASK, [1024]) for i in range(3)], got.__setitem__, jobs=2)
+    pids = {r["pid"] for r in got.values()}
+    assert sorted(got) == [0, 1, 2] and len(pids) == 3 and os.getpid() not in pids
+
+
+def test_builds_too_big_to_share_the_budget_run_one_at_a_time(tmp_path, monkeypatch):
+    import collsim.experiments.beyond as beyond
+    log = tmp_path / "log"
+
+    def logged(task, sizes):
+        with open(log, "a") as fh:
+            fh.write("start\n")
+        out = beyond.build_profile(task)
+        with open(log, "a") as fh:
+            fh.write("end\n")
+        return {"slots": out["slots"]}
+    monkeypatch.setattr(beyond, "BATCH_BYTES", 0)
+    monkeypatch.setattr(beyond, "timed_build", logged)
+    got: dict = {}
+    beyond.run_builds([(i, TASK, [1024]) for i in range(4)], got.__setitem__, jobs=2, budget=1)
+    assert log.read_text() == "start\nend\n" * 4 and len(got) == 4
+
+
+def test_each_build_is_stored_as_it_finishes_and_a_dead_one_is_named(tmp_path, monkeypatch):
+    """A build process killed (as by the kernel out of memory) loses only itself: the rest are stored."""
+    import os
+    import signal
+
+    import collsim.experiments.beyond as beyond
+    from collsim.experiments.store import Store
+    real = beyond.timed_build
+
+    def dies_on_wrht(task, sizes):
+        if task[0] == "wrht":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(task, sizes)
+    monkeypatch.setattr(beyond, "BATCH_BYTES", 0)
+    monkeypatch.setattr(beyond, "timed_build", dies_on_wrht)
+    with Store(tmp_path / "r.sqlite") as store:
+        with pytest.raises(beyond.BuildDiedError, match=r"wrht .* exit status -9"):
+            efficiency_grid([(8, 2, (1024,))], algorithms=["ring", "ne", "wrht"], store=store)
+        kept = len(store)
+        assert {r["point"]["algorithm"] for r in store.records()} == {"ne", "ring"}
+        monkeypatch.setattr(beyond, "timed_build", real)
+        rows = efficiency_grid([(8, 2, (1024,))], algorithms=["ring", "ne", "wrht"], store=store, log=print)
+        assert {r["algorithm"] for r in rows} == {"ring", "ne", "wrht"} and len(store) > kept
+        assert {r["point"]["algorithm"] for r in store.records()} == {"ne", "ring", "wrht"}

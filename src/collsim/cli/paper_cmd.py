@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .output import Output, ProgressBar, echo, emit
+from .progress import progress_enabled
 
 PAPER_DESCRIPTIONS = {
     "optree": "OpTree all-gather [OpTree24]: Table 1, Figs. 4-7, Tables 2-3 and the abstract's reductions",
@@ -59,11 +60,14 @@ def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: O
         with ProgressBar(f"reproducing {name}") as bar:
             def progress(what: str) -> None:
                 bar.update(description=what)
+            # no bar on a file or a pipe: one line per finished part on stderr instead
+            log = None if progress_enabled() else (lambda line: echo(line, err=True))
             if name == ALL:
-                results, report = reproduce_all(folder, store=store, jobs=jobs, progress=progress, **options)
+                results, report = reproduce_all(folder, store=store, jobs=jobs, progress=progress, log=log,
+                                                **options)
             else:
                 results, report = [reproduce_paper(name, folder, store=store, jobs=jobs, progress=progress,
-                                                   **options)], None
+                                                   log=log, **options)], None
     finally:
         if store is not None:
             store.close()

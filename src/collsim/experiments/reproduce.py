@@ -52,7 +52,8 @@ def _module(paper: str):
 
 
 def reproduce_paper(paper: str, out_dir: str | Path, *, store=None, jobs: int = 1,
-                    progress: Callable[[str], Any] | None = None, **options: Any) -> PaperResult:
+                    progress: Callable[[str], Any] | None = None, log: Callable[[str], Any] | None = None,
+                    **options: Any) -> PaperResult:
     """Regenerate one paper's evaluation into ``out_dir`` (created if needed).
 
     Parameters
@@ -67,6 +68,9 @@ def reproduce_paper(paper: str, out_dir: str | Path, *, store=None, jobs: int = 
         Parallel processes (where the paper's module uses them).
     progress : callable, optional
         Called with a short description as work proceeds.
+    log : callable, optional
+        Called with one line per finished part, where the paper's module says more than its
+        end (``beyond``); for a log when no progress bar is drawn.
     **options
         Passed to the paper's ``reproduce`` when it accepts them (``quick=True``: a reduced grid).
 
@@ -94,12 +98,13 @@ def reproduce_paper(paper: str, out_dir: str | Path, *, store=None, jobs: int = 
     except OSError as exc:
         raise InputError(f"cannot create {out}: {exc.strerror or exc}") from exc
     accepted = inspect.signature(fn).parameters
-    extra = {k: v for k, v in options.items() if k in accepted}
+    extra = {k: v for k, v in {**options, "log": log}.items() if k in accepted}
     return fn(out, store=store, jobs=jobs, progress=progress, **extra)
 
 
 def reproduce_all(out_dir: str | Path, *, store=None, jobs: int = 1, progress: Callable[[str], Any] | None = None,
-                  papers: list[str] | None = None, **options: Any) -> tuple[list[PaperResult], Path]:
+                  papers: list[str] | None = None, log: Callable[[str], Any] | None = None,
+                  **options: Any) -> tuple[list[PaperResult], Path]:
     """Regenerate every paper into ``out_dir/<paper>/`` and write ``out_dir/report.html``.
 
     Parameters
@@ -114,6 +119,8 @@ def reproduce_all(out_dir: str | Path, *, store=None, jobs: int = 1, progress: C
         Called with a short description as work proceeds.
     papers : list of str, optional
         A subset (default: every paper).
+    log : callable, optional
+        Called with one line per finished part (each paper, and the parts of ``beyond``).
     **options
         Passed on to each paper's ``reproduce`` that accepts them.
 
@@ -138,7 +145,10 @@ def reproduce_all(out_dir: str | Path, *, store=None, jobs: int = 1, progress: C
     for name in names:
         if progress is not None:
             progress(f"reproducing {name}")
-        results.append(reproduce_paper(name, out / name, store=store, jobs=jobs, progress=progress, **options))
+        results.append(reproduce_paper(name, out / name, store=store, jobs=jobs, progress=progress, log=log,
+                                       **options))
+        if log is not None:
+            log(f"reproduced {name} into {out / name}")
     from .html_report import write_report
     provenance = {"collsim version": __version__, "papers": ", ".join(names), "jobs": jobs,
                   "results store": "none" if store is None else str(getattr(store, "path", store)),

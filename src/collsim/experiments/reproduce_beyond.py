@@ -17,6 +17,7 @@ and timed (:mod:`collsim.experiments.beyond`).  The files:
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -166,7 +167,7 @@ def efficiency_figure(ag_rows, ar_rows, nodes: int = 1024):
 
 
 def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[str], Any] | None = None,
-              quick: bool = False) -> PaperResult:
+              quick: bool = False, log: Callable[[str], Any] | None = None) -> PaperResult:
     """Write the efficiency grids, the best-vs-OpTree table and the slot-latency crossover into ``out_dir``.
 
     Parameters
@@ -174,14 +175,19 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
     out_dir : Path
         Folder (created if needed).
     store : Store, optional
-        Results store: every build's times are kept there and read back on the next run
-        (``collsim reproduce`` keeps one in the output folder).
+        Results store: every build's times are kept there as soon as it finishes and read
+        back on the next run (``collsim reproduce`` keeps one in the output folder).
     jobs : int, optional
-        Processes building the schedules.
+        Builds at once, each in a process of its own
+        (:func:`~collsim.experiments.beyond.run_builds`).
     progress : callable, optional
-        Called with a line per schedule built.
+        Called with a line per schedule as it starts.
     quick : bool, optional
         The reduced grid of :func:`grid`.
+    log : callable, optional
+        Called with one line per finished part: each ring of the all-gather grid, the
+        all-reduce ring, each slot-latency size, the files (``collsim reproduce`` passes
+        it when stderr is not a terminal, where no progress bar is drawn).
 
     Returns
     -------
@@ -197,14 +203,25 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pts = grid(quick)
-    ag = efficiency_grid([(n, w, s) for _, n, w, s in pts], "allgather", jobs=jobs, progress=progress, store=store)
+    t0 = time.monotonic()
+
+    def say(line: str) -> None:
+        if log is not None:
+            log(f"{line}, {time.monotonic() - t0:.0f} s")
+
+    ag = efficiency_grid([(n, w, s) for _, n, w, s in pts], "allgather", jobs=jobs, progress=progress, store=store,
+                         log=log)
     ring = QUICK_NODES if quick else 1024
-    ar = efficiency_grid([(ring, 64, ALLREDUCE_SIZES)], "allreduce", jobs=jobs, progress=progress, store=store)
+    ar = efficiency_grid([(ring, 64, ALLREDUCE_SIZES)], "allreduce", jobs=jobs, progress=progress, store=store,
+                         log=log)
     best = _best_table(pts, ag)
     ar_best = best_rows(ar)
-    if progress is not None:
-        progress("beyond: slot latency")
-    lat = {size: slot_latency_crossover(ring, 64, size, tuned=True, store=store) for size in ("32KiB", "4MiB")}
+    lat = {}
+    for size in ("32KiB", "4MiB"):
+        if progress is not None:
+            progress(f"beyond: slot latency, {size}")
+        lat[size] = slot_latency_crossover(ring, 64, size, tuned=True, store=store)
+        say(f"beyond: slot latency at {size} done ({len({r['algorithm'] for r in lat[size]})} lines)")
     tables = [write_csv(out / "beyond-efficiency.csv", ag, COLUMNS).name,
               write_csv(out / "beyond-best.csv", best, BEST_COLUMNS).name,
               write_csv(out / "beyond-allreduce.csv", ar, COLUMNS).name,
@@ -212,6 +229,7 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
     save_figure(efficiency_figure(ag, ar, ring), out, "efficiency")
     for size, name in (("32KiB", "slot-latency-32KiB"), ("4MiB", "slot-latency-4MiB")):
         plot_slot_latency(lat[size], out, name)
+    say(f"beyond: {len(tables)} tables and 3 figures written to {out}")
     ratios = [b["speedup_vs_optree"] for b in best if b["speedup_vs_optree"] is not None]
     notes = [
         "Model: collsim's optical step model on the paper system (B = 5 GB/s per wavelength, 1 ns O/E/O per "
