@@ -17,6 +17,20 @@ settings.register_profile("dev", deadline=None, suppress_health_check=[HealthChe
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
+# matplotlib keeps its font cache under $XDG_CACHE_HOME/matplotlib unless MPLCONFIGDIR says where: pin it to
+# where it is now, so that the per-test cache folders below do not make every plotting subprocess rebuild it
+os.environ.setdefault("MPLCONFIGDIR", str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+                                          / "matplotlib"))
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_folder(tmp_path_factory, monkeypatch):
+    """Each test gets its own empty ``$XDG_CACHE_HOME``: ``collsim tune``'s default results store
+    (``$XDG_CACHE_HOME/collsim/tune.sqlite``) is never the user's, and no test sees what another
+    test (or another pytest-xdist worker) stored there."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+
+
 def collsim_exe() -> str:
     """The installed console script (next to the running interpreter, else on PATH)."""
     here = Path(sys.executable).parent / "collsim"
