@@ -114,10 +114,13 @@ class ProgressBar:
 
         Examples
         --------
-        >>> with ProgressBar("x", total=4) as bar:
+        >>> now = [100.0]                                   # a fake clock: no real time passes
+        >>> with ProgressBar("x", total=4, clock=lambda: now[0]) as bar:
+        ...     bar.update(1)
+        ...     now[0] += 30
         ...     bar.update(2)
         ...     bar.clock()
-        '0:00:00 elapsed, ETA 0:00:00'
+        '0:00:30 elapsed, ETA 0:01:00'
         """
         now = self._now()
         done, total = self.completed, self.total
