@@ -67,12 +67,28 @@ TABLES = {
 }
 
 
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+    """``outputs(which, columns)``: the table ``TABLES[which]`` drawn in a terminal that wide, no progress bar
+    (``columns=None``: its ``--json`` rows); each command run once per module (its output depends on nothing else)."""
+    cwd, cache = tmp_path_factory.mktemp("tables"), {}
+
+    def get(which: str, columns: int | None):
+        if (which, columns) not in cache:
+            if columns is None:
+                cache[which, columns] = json.loads(run_pipe(*TABLES[which], "--json", cwd=cwd).stdout)
+            else:
+                cache[which, columns] = run_tty(*TABLES[which], columns=columns, cwd=cwd,
+                                                env={"COLLSIM_PROGRESS_DELAY": "600"})
+        return cache[which, columns]
+    return get
+
+
 @pytest.mark.parametrize("columns", [100, 80])
 @pytest.mark.parametrize("which", list(TABLES))
-def test_tables_fit_the_terminal_and_keep_every_number_whole(which, columns, tmp_path):
-    args = TABLES[which]
-    rows = [r for r in json.loads(run_pipe(*args, "--json", cwd=tmp_path).stdout) if r["skipped"] is None]
-    code, text = run_tty(*args, columns=columns, cwd=tmp_path, env={"COLLSIM_PROGRESS_DELAY": "600"})  # no bar
+def test_tables_fit_the_terminal_and_keep_every_number_whole(which, columns, outputs):
+    rows = [r for r in outputs(which, None) if r["skipped"] is None]
+    code, text = outputs(which, columns)
     assert code == 0, text
     lines = screen(text)
     assert "…" not in text and "..." not in text, text
@@ -91,9 +107,10 @@ def test_tables_fit_the_terminal_and_keep_every_number_whole(which, columns, tmp
         assert any(line.startswith("not shown at 80 columns:") for line in lines)
 
 
-def test_the_default_table_at_100_columns_reads_as_documented(tmp_path):
+def test_the_default_table_at_100_columns_reads_as_documented(outputs):
     # the run takes a few seconds: no progress bar (it is tested elsewhere) mixed into the screen
-    code, text = run_tty("compare", columns=100, cwd=tmp_path, env={"COLLSIM_PROGRESS_DELAY": "600"})
+    assert TABLES["optical"] == ("compare",)
+    code, text = outputs("optical", 100)
     lines = screen(text)
     head = next(i for i, line in enumerate(lines) if line.startswith("algorithm"))
     # every default algorithm (striped-stages' name widens the first column): the secondary "λ used"
