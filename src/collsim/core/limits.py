@@ -209,7 +209,8 @@ def _meminfo_bytes(field: str) -> int | None:
 
 
 def resident_bytes() -> int | None:
-    """This process's resident memory now (``VmRSS``), or None where it cannot be read.
+    """This process's resident memory now (``VmRSS``), less the free memory its heap keeps for
+    reuse (glibc's ``mallinfo2``, see :mod:`collsim._malloc`), or None where it cannot be read.
 
     Examples
     --------
@@ -219,9 +220,11 @@ def resident_bytes() -> int | None:
     """
     try:
         with open("/proc/self/statm", encoding="ascii") as f:
-            return int(f.read().split()[1]) * int(os.sysconf("SC_PAGE_SIZE"))
+            rss = int(f.read().split()[1]) * int(os.sysconf("SC_PAGE_SIZE"))
     except (OSError, ValueError, IndexError, AttributeError):
         return None
+    from .._malloc import heap_free_bytes, heap_used_bytes
+    return max(rss - heap_free_bytes(), heap_used_bytes(), 0)
 
 
 def address_space_left_bytes() -> int | None:
@@ -242,7 +245,8 @@ def address_space_left_bytes() -> int | None:
             mapped = int(f.read().split()[0]) * int(os.sysconf("SC_PAGE_SIZE"))
     except (ImportError, OSError, ValueError, IndexError, AttributeError):
         return None
-    return max(0, soft - mapped)
+    from .._malloc import heap_free_bytes
+    return max(0, soft - mapped + heap_free_bytes())  # the heap's free blocks are reused without mapping more
 
 
 def available_memory_bytes() -> int | None:

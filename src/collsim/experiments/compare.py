@@ -342,6 +342,9 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
         except MemoryError as exc:  # an allocation the machine refused: its arrays are freed, the others may fit
             failures.append(exc)
             skipped.append(f"{name} failed on this instance: {_out_of_memory(exc)}")
+        finally:  # what this algorithm freed goes back to the system, not kept for the next (tune_malloc)
+            from .._malloc import release_memory
+            release_memory()
     if failures and not results:
         raise failures[0]
     return results, skipped
