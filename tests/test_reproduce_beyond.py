@@ -118,13 +118,25 @@ def test_tuned_slot_latency_lines_contain_the_lower_envelope(size):
     assert all(isinstance(r["feasible"], bool) for r in rows)
 
 
-def test_reproduce_beyond_quick_writes_its_files(tmp_path):
+def test_reproduce_beyond_quick_writes_its_files_and_a_second_run_reads_its_store(tmp_path):
+    """The quick run through the API as ``collsim reproduce`` makes it (the store in the output folder, a
+    log line per finished part), then the command line into the same folder: every build is read back.
+    (One quick run fewer than a fresh API run beside two command-line runs: the same checks.)"""
+    import subprocess
+
+    from collsim.cli.paper_cmd import STORE_NAME
     from collsim.experiments.reproduce_beyond import BEST_COLUMNS, reproduce
-    res = reproduce(tmp_path, quick=True)
+    from collsim.experiments.store import Store
+    from conftest import collsim_exe
+    out = tmp_path / "rb"
+    logs: list[list[str]] = [[]]
+    out.mkdir()
+    with Store(out / STORE_NAME) as store:
+        res = reproduce(out, quick=True, store=store, log=logs[0].append)
     for name in res.figures:
-        assert (tmp_path / f"{name}.png").stat().st_size > 10_000
-        assert (tmp_path / f"{name}.svg").exists()
-    with open(tmp_path / "beyond-best.csv") as fh:
+        assert (out / f"{name}.png").stat().st_size > 10_000
+        assert (out / f"{name}.svg").exists()
+    with open(out / "beyond-best.csv") as fh:
         best = list(csv.DictReader(fh))
     assert list(best[0]) == list(BEST_COLUMNS)
     assert best and all(r["algorithm"] and float(r["efficiency"]) <= 1 + 1e-9 for r in best)
@@ -134,6 +146,21 @@ def test_reproduce_beyond_quick_writes_its_files(tmp_path):
         assert speed <= cap * (1 + 1e-9)
     assert any("speed-up" in n for n in res.notes)
     assert not math.isnan(float(best[0]["time_s"]))
+    # the command line, into the same folder: its store is the one the first run kept
+    proc = subprocess.run([collsim_exe(), "reproduce", "beyond", "--quick", "--out", str(out)], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    logs.append(proc.stderr.splitlines())
+    assert (out / STORE_NAME).stat().st_size > 0
+    assert "no paper prints these numbers" in proc.stdout
+    # stderr is not a terminal: one line per finished part, not silence (issue 21)
+    for lines in logs:
+        assert sum(line.startswith("beyond: allgather N=") for line in lines) == 4, lines
+        assert sum(line.startswith("beyond: allreduce N=256 w=64") for line in lines) == 1, lines
+        assert any(line.startswith("beyond: slot latency at 4MiB done") for line in lines), lines
+    assert any("builds done" in line for line in logs[0]) and any("builds done" in line for line in logs[1])
+    assert all(" 0 from the store" in line for line in logs[0] if "builds done" in line)
+    assert all("(0 built," in line for line in logs[1] if "builds done" in line)
 
 
 def test_a_second_run_reads_every_build_from_the_store(tmp_path, monkeypatch):
@@ -154,28 +181,6 @@ def test_a_second_run_reads_every_build_from_the_store(tmp_path, monkeypatch):
         assert efficiency_grid(pts, store=store) == first
         assert slot_latency_crossover(8, 2, "64KiB", (0.0, 1e-5), tuned=True, store=store) == lines
         assert len(store) == n
-
-
-def test_reproduce_keeps_a_results_store_in_the_output_folder(tmp_path):
-    import subprocess
-
-    from conftest import collsim_exe
-    out = tmp_path / "rb"
-    logs = []
-    for _ in range(2):
-        proc = subprocess.run([collsim_exe(), "reproduce", "beyond", "--quick", "--out", str(out)], capture_output=True,
-                              text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr
-        logs.append(proc.stderr.splitlines())
-    assert (out / "results.sqlite").stat().st_size > 0
-    assert "no paper prints these numbers" in proc.stdout
-    # stderr is not a terminal: one line per finished part, not silence (issue 21)
-    for lines in logs:
-        assert sum(line.startswith("beyond: allgather N=") for line in lines) == 4, lines
-        assert sum(line.startswith("beyond: allreduce N=256 w=64") for line in lines) == 1, lines
-        assert any(line.startswith("beyond: slot latency at 4MiB done") for line in lines), lines
-    assert all(" 0 from the store" in line for line in logs[0] if "builds done" in line)
-    assert all("(0 built," in line for line in logs[1] if "builds done" in line)
 
 
 # ------------------------------------------------------------------ builds in processes of their own (issue 21)
