@@ -324,7 +324,7 @@ def tune_paper_64() -> dict:
     return out
 
 
-@workload("reproduce-beyond", "collsim reproduce beyond --jobs 2: best feasible schedule >= 5x OpTree at every seed-004 grid point, all-reduce efficiency >= 0.83 (issue #13)")
+@workload("reproduce-beyond", "collsim reproduce beyond --jobs 2: best feasible schedule >= 5x OpTree at every seed-004 grid point, all-reduce efficiency >= 0.83 (issue #13); peak <= 4 GiB, every build in a process of its own (issue 21)")
 def reproduce_beyond() -> dict:
     import csv
     import tempfile
