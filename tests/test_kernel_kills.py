@@ -187,3 +187,30 @@ def test_freed_heap_memory_is_not_counted_as_held_and_compare_releases_it(monkey
     monkeypatch.setattr(_malloc, "release_memory", lambda: calls.append(1) or True)
     cmp.compare("paper", "allgather", "1KiB", nodes=8, algorithms=["ring", "ne"])
     assert len(calls) == 2
+
+
+def test_channel_check_in_blocks_of_whole_steps_finds_the_same_conflict(monkeypatch):
+    """verify_channels held keys for every transfer at once (4 GiB for a striped-ring all-reduce on 4096
+    nodes); in blocks of whole steps it must report the conflict a single pass reports."""
+    import collsim
+    from collsim.verify import resources as R
+    rng = np.random.default_rng(21)
+    found = 0
+    for alg in ("striped-ring", "striped-stages", "osm", "ne"):
+        s = collsim.build(alg, "paper", "allgather", "4KiB", nodes=16, wavelengths=8)
+        for _ in range(10):
+            w = s.wavelength.copy()
+            k = rng.integers(0, len(s), 3)
+            w[k] = rng.integers(0, 8, 3)
+            t = s.replace(wavelength=w, band=np.maximum(np.minimum(s.band, 8 - w), 1))
+            verdicts = []
+            for block in (1 << 22, 5, 1):
+                monkeypatch.setattr(R, "CHANNEL_BLOCK", block)
+                try:
+                    R.verify_channels(t)
+                    verdicts.append(None)
+                except collsim.core.errors.ChannelConflictError as exc:
+                    verdicts.append(str(exc))
+            assert len(set(verdicts)) == 1, verdicts
+            found += verdicts[0] is not None
+    assert found >= 10

@@ -188,18 +188,49 @@ def verify_channels(s: Schedule) -> None:
     if not len(s):
         return
     # keys from the channels in use, not the system's counts (a file may say fibers = 2**62)
-    group = (s.step * 2 + (s.direction > 0)) * (int(s.fiber.max()) + 1) + s.fiber
+    fibers = int(s.fiber.max()) + 1
     top = int(hi.max())
-    if (int(group.max()) + 1) * (top + 1) < 2**62:
-        rows, key, seg_lo = _segment_rows(group, lo, hi, top)
-    else:  # hand-written channel numbers too far apart for one int64 key: rank them first (same order)
-        group = np.unique(group, return_inverse=True)[1].reshape(-1)
-        vals, inv = np.unique(np.concatenate([lo, hi]), return_inverse=True)
-        inv = inv.reshape(-1)
-        rows, key, seg = _segment_rows(group, inv[:len(lo)], inv[len(lo):], len(vals))
-        seg_lo = vals[seg]
-    start = arc_start(s.src, s.direction, n)
-    hit = first_overlap(key, start[rows], s.hops[rows], n)
+    if (int(s.step[-1]) * 2 + 2) * fibers * (top + 1) < 2**62:
+        # blocks of whole steps (channels conflict only within a step), in step order: the first
+        # block with a conflict holds the one a single pass finds first (keys are step-major)
+        del lo, hi
+        for b0, b1 in _step_blocks(s, CHANNEL_BLOCK):
+            lo = s.wavelength[b0:b1].astype(np.int64)
+            group = (s.step[b0:b1] * 2 + (s.direction[b0:b1] > 0)) * fibers + s.fiber[b0:b1]
+            rows, key, seg_lo = _segment_rows(group, lo, lo + s.band[b0:b1], top)
+            del group, lo
+            rows += b0
+            _raise_overlap(s, rows, key, seg_lo)
+        return
+    # hand-written channel numbers too far apart for one int64 key: rank them first (same order)
+    group = (s.step * 2 + (s.direction > 0)) * fibers + s.fiber
+    group = np.unique(group, return_inverse=True)[1].reshape(-1)
+    vals, inv = np.unique(np.concatenate([lo, hi]), return_inverse=True)
+    inv = inv.reshape(-1)
+    rows, key, seg = _segment_rows(group, inv[:len(lo)], inv[len(lo):], len(vals))
+    _raise_overlap(s, rows, key, vals[seg])
+
+
+CHANNEL_BLOCK = 1 << 22
+"""Transfers whose channels are checked at once (whole steps; issue 21: the striped-ring all-reduce on
+4096 nodes, 67 M transfers, took 4 GiB for its channel keys in one pass)."""
+
+
+def _step_blocks(s: Schedule, size: int):
+    """``(lo, hi)`` transfer ranges of whole steps, about ``size`` transfers each (one step may be more)."""
+    bounds = s.step_bounds
+    total = len(s)
+    cuts = bounds[np.searchsorted(bounds, np.arange(size, total, size), side="right") - 1]
+    cuts = np.unique(np.concatenate(([0], cuts, [total])))
+    return list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
+
+
+def _raise_overlap(s: Schedule, rows: np.ndarray, key: np.ndarray, seg_lo: np.ndarray) -> None:
+    """Raise the first channel shared on a link by two (segment) rows with one key, if any."""
+    sysm = s.system
+    n = sysm.nodes
+    start = arc_start(s.src[rows], s.direction[rows], n)
+    hit = first_overlap(key, start, s.hops[rows], n)
     if hit is not None:
         ra, rb, pos = hit
         a, b = sorted((int(rows[ra]), int(rows[rb])))
