@@ -41,14 +41,15 @@ def test_striped_bands_of_a_billion_wavelengths_cost_what_one_does(tmp_path):
     # the union of the bands, against a brute-force cover
     from collsim.core.schedule import Schedule
     rng = np.random.default_rng(21)
-    for _ in range(200):
-        t = int(rng.integers(1, 30))
-        lo, band = rng.integers(0, 50, t), rng.integers(1, 10, t)
-        cover = np.zeros(64, bool)
-        for a, b in zip(lo, band):
-            cover[a:a + b] = True
-        fake = types.SimpleNamespace(routes=types.SimpleNamespace(wavelength=lo.astype(np.int32), band=band))
-        assert Schedule.wavelengths_used(fake) == int(cover.sum())
+    for spread in (1, 10**5):   # few wavelengths per transfer (a count per wavelength), and many (sorted bands)
+        for _ in range(200):
+            t = int(rng.integers(1, 30))
+            lo, band = rng.integers(0, 50, t) * spread, rng.integers(1, 10, t) * spread
+            cover = np.zeros(64 * spread, bool)
+            for a, b in zip(lo, band):
+                cover[a:a + b] = True
+            fake = types.SimpleNamespace(routes=types.SimpleNamespace(wavelength=lo.astype(np.int32), band=band))
+            assert Schedule.wavelengths_used(fake) == int(cover.sum())
 
 
 def test_msccl_export_refuses_executor_limits_before_building(tmp_path):

@@ -332,8 +332,18 @@ class Schedule:
         lo = getattr(self.routes, "wavelength", None)
         if lo is None or not len(lo):
             return 0
+        band = self.routes.band
+        top = int(lo.max()) + int(band.max())
+        if top <= 4 * len(lo) + 1024:  # few wavelengths for the transfers: count band ends per wavelength
+            cover = np.zeros(top + 1, INDEX)
+            for a in range(0, len(lo), 1 << 22):   # bounded temporaries for tens of millions of transfers
+                blo = lo[a:a + (1 << 22)].astype(INDEX)
+                cover += np.bincount(blo, minlength=top + 1)
+                blo += band[a:a + (1 << 22)]
+                cover -= np.bincount(blo, minlength=top + 1)
+            return int(np.count_nonzero(np.cumsum(cover)[:top] > 0))
         lo = lo.astype(INDEX)
-        hi = lo + self.routes.band
+        hi = lo + band
         order = np.argsort(lo, kind="stable")
         lo, hi = lo[order], hi[order]
         del order
