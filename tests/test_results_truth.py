@@ -158,6 +158,25 @@ def test_line_bruck_reports_the_simulated_time_and_daggers_the_estimate():
     assert "5.995 µs\u2020" in table and "74.35 µs" in table and "the answer (time_s) is the simulated" in table
 
 
+
+def test_verify_and_schedule_time_s_answer_with_the_time_compare_reports(tmp_path):
+    # verify's time_s and schedule_time_s are answers too: never below the bound; the alpha-beta estimate
+    # is verify's closed_form_time_s, said to be what it is
+    sched = collsim.build("bruck", "line", "allgather", 777, nodes=17)
+    report = collsim.verify(sched)
+    bound = collsim.lower_bound_s(sched.system, sched.collective)
+    row = evaluate(sched, report=report)
+    assert report.time_s == schedule_time_s(sched) == schedule_time_s(sched, report=report) == row.time_s
+    assert report.time_s >= bound > report.closed_form_time_s == row.alpha_beta_time_s
+    optical = collsim.build("ring", "paper", "allgather", 1024, nodes=8)
+    assert collsim.verify(optical).time_s == collsim.verify(optical).closed_form_time_s == evaluate(optical).time_s
+    path = tmp_path / "bruck.json"
+    collsim.save(sched, path)
+    code, out, _ = _cli(["verify", str(path), "--json"])
+    doc = json.loads(out)
+    assert code == 0 and doc["time_s"] == pytest.approx(row.time_s) and doc["time_s"] >= bound
+    assert doc["closed_form_time_s"] == pytest.approx(5.99456e-6)
+
 # ------------------------------------------------------------------ 3. one algorithm's failure does not sink a comparison
 
 def _fail_osm(monkeypatch, exc):

@@ -323,7 +323,7 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
                 write_simulation_trace(trace, sched, result)
             bar.update(advance=1, description="building")
             # one record per size, each with the schedule's sizes (size_bytes, total_bytes), root and shift
-            docs.append({**schedule_facts(sched), "alpha_beta_time_s": report.time_s, **result.to_json()})
+            docs.append({**schedule_facts(sched), "alpha_beta_time_s": report.closed_form_time_s, **result.to_json()})
             if out.format != "table":
                 continue
             coll = sched.collective

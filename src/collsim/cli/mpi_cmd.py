@@ -62,9 +62,9 @@ def predictions(sched, measured_s: float, simulate: bool) -> dict:
         ``simulate``: ``simulated_time_s`` (None on optical systems), ``predicted_error_pct``,
         ``simulated_error_pct`` (positive: the model is slower than the measurement).
     """
-    from ..pipeline import evaluate, schedule_time_s
+    from ..pipeline import evaluate, verify
     if not simulate:
-        return {"predicted_time_s": schedule_time_s(sched)}
+        return {"predicted_time_s": verify(sched).closed_form_time_s}
     row = evaluate(sched)
     sim = getattr(row.part, "simulated_time_s", None)
     closed = row.time_s if row.alpha_beta_time_s is None else row.alpha_beta_time_s  # networks: the estimate

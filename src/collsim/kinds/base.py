@@ -149,6 +149,14 @@ class SystemModel(Protocol):
     def time(self, schedule: Schedule, spec=None) -> Timing:
         """The kind's closed-form time of a schedule (``spec`` may give the algorithm's own closed form)."""
 
+    def answer_time_s(self, schedule: Schedule, closed: Timing) -> float:
+        """The time a result reports as its answer, never below :meth:`lower_bound_s`.
+
+        ``closed`` is :meth:`time`'s for the same schedule: the answer where the kind's closed form
+        charges every resource the bound counts (optical rings), else a finer model's time (the flow
+        simulator's on networks, whose alpha-beta estimate ignores per-hop latency and contention).
+        """
+
     def lower_bound_s(self, system: System, collective: Collective) -> float:
         """No schedule of ``collective`` on ``system`` is faster under this kind's model."""
 

@@ -219,6 +219,10 @@ class NetworkModel:
             return Timing(float(closed), "alpha-beta (closed form)")
         return Timing(alpha_beta_time_s(schedule), "alpha-beta (schedule)")
 
+
+    def answer_time_s(self, schedule, closed: Timing) -> float:
+        """The flow simulator's time (bulk mode): the alpha-beta estimate ``closed`` can be below the bound."""
+        return float(simulate(schedule, check=False).total_time_s)
     def lower_bound_s(self, system, collective) -> float:
         """Node-capacity and total-link bound (:func:`collsim.cost.network.network_lower_bound_s`)."""
         return network_lower_bound_s(system, collective)
@@ -231,8 +235,8 @@ class NetworkModel:
         """Link parameters, link load, the alpha-beta estimate and the flow-simulated time (the row's answer)."""
         system = schedule.system
         coll = schedule.collective
-        sim_s = float(simulate(schedule, check=False).total_time_s)  # evaluate() records the verification
         timing = self.time(schedule, spec)
+        sim_s = self.answer_time_s(schedule, timing)  # evaluate() records the verification
         throughput = ((system.nodes - 1) * coll.size_bytes / sim_s
                       if coll.kind == "alltoall" and sim_s else None)  # seed 001 §3
         return NetworkPart(

@@ -200,6 +200,10 @@ class OpticalRingModel:
         """collsim's optical step model (:func:`collsim.cost.optical.step_times`)."""
         return Timing(step_times(schedule).total_s, "optical-step")
 
+
+    def answer_time_s(self, schedule, closed: Timing) -> float:
+        """The optical step model's time: it charges every slot the bound counts."""
+        return closed.time_s
     def lower_bound_s(self, system, collective) -> float:
         """Channel-capacity bound (:func:`collsim.cost.bounds.optical_lower_bound_s`)."""
         return optical_lower_bound_s(system, collective)
