@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from collsim.core import files
+from collsim.core import files, reading
 from collsim.core.errors import InputError, ScheduleFormatError
 from conftest import collsim_exe
 
@@ -276,27 +276,27 @@ def test_a_device_is_refused_before_a_byte_is_read(tmp_path, command):
 def test_a_file_above_the_limit_is_refused_with_its_size(tmp_path):
     big = tmp_path / "big.json"
     with open(big, "ab") as fh:
-        fh.truncate(files.MAX_READ_BYTES + 1)  # sparse: no disk used
+        fh.truncate(reading.MAX_READ_BYTES + 1)  # sparse: no disk used
     err = _one_line(_sh("COLLSIM verify big.json", tmp_path))
     assert err == ("collsim: cannot read big.json: it is 2 GiB, above the 2 GiB collsim reads "
-                   "(collsim.core.files.MAX_READ_BYTES)"), err
+                   "(collsim.core.reading.MAX_READ_BYTES)"), err
 
 
 def test_the_shared_reader_reads_files_pipes_and_refuses_the_rest(tmp_path, monkeypatch):
     p = tmp_path / "a.json"
     p.write_bytes(b"{}")
-    assert files.read_bytes(p) == b"{}"
+    assert reading.read_bytes(p) == b"{}"
     with pytest.raises(ScheduleFormatError, match="cannot read a.json: it is 2 B, above the 1 B"):
-        files.read_bytes(p, limit=1, error=ScheduleFormatError, name="a.json")
+        reading.read_bytes(p, limit=1, error=ScheduleFormatError, name="a.json")
     with pytest.raises(InputError, match="it is a directory"):
-        files.read_bytes(tmp_path)
+        reading.read_bytes(tmp_path)
     r, w = os.pipe()
     os.write(w, b"x" * 10)
     os.close(w)
     with os.fdopen(r, "rb") as stream:
         monkeypatch.setattr(sys, "stdin", type("In", (), {"buffer": stream})())
         with pytest.raises(InputError, match="more than the 4 B"):
-            files.read_bytes("-", limit=4)
+            reading.read_bytes("-", limit=4)
 
 
 # ------------------------------------------------------------------------------- calibrate's fit

@@ -115,6 +115,6 @@ def test_known_difference_rtt_weighted_sharing(replay_program, tmp_path):
     short = 3 * lat + (m - 2 * lat * bw) / (0.75 * bw)
     long_ = short + (m - 0.25 * bw * (short - 3 * lat)) / bw
     assert smpi[[0, 1]] == pytest.approx([long_, short], rel=1e-9)
-    r = simulate(s, mode="rank")
+    r = simulate(s, mode="rank", check=False)  # two flows of an all-to-all, not a whole one: not verifiable
     assert r.transfer_finish_s == pytest.approx([3 * lat + 2 * m / bw, lat + 2 * m / bw], rel=1e-12)
     assert smpi[1] < 0.7 * r.transfer_finish_s[1]

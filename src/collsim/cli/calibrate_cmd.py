@@ -78,7 +78,7 @@ def _read_calibration(path: str, statistic: str):
     import tomllib
 
     from ..core.errors import InputError
-    from ..core.files import read_bytes
+    from ..core.reading import read_bytes
     from ..mpi.calibrate import Sample, calibration_from
     data = read_bytes(path, name=f"calibration file {path}")  # a regular file, never a device (core.files)
     try:

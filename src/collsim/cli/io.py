@@ -8,8 +8,8 @@
   binary never reaches a terminal.
 * ``collsim verify -`` reads a schedule from standard input: ``.npz`` if the
   bytes start as a zip archive does, JSON otherwise.  Files and standard input
-  are read by :func:`collsim.core.files.read_bytes`: a regular file, a pipe or a
-  terminal, at most :data:`~collsim.core.files.MAX_READ_BYTES` (a device such as
+  are read by :func:`collsim.core.reading.read_bytes`: a regular file, a pipe or a
+  terminal, at most :data:`~collsim.core.reading.MAX_READ_BYTES` (a device such as
   ``/dev/zero`` is refused before a byte is read).
 
 Loading this module imports neither numpy nor the library: the functions import
@@ -53,8 +53,8 @@ def read_schedule(file: str, progress=None):
     ``progress(done, total)`` is called per step read from a JSON file (a progress bar's hook).
     """
     from ..core.errors import ScheduleFormatError
-    from ..core.files import read_bytes
+    from ..core.reading import read_bytes
     from ..core.serialize import load, load_bytes
     if file != STDIO:
-        return load(file, progress)  # through core.files.read_bytes: no device, nothing above MAX_READ_BYTES
+        return load(file, progress)  # through core.reading.read_bytes: no device, nothing above MAX_READ_BYTES
     return load_bytes(read_bytes(None, error=ScheduleFormatError), "standard input")

@@ -21,7 +21,8 @@ from typing import BinaryIO
 import numpy as np
 
 from .errors import ScheduleFormatError, unknown_names
-from .files import open_for_reading, os_reason, read_bytes
+from .files import os_reason
+from .reading import open_for_reading, read_bytes
 from .routes import INDEX
 from .schedule import Schedule
 from .serialize import header, read_header

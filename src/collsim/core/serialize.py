@@ -18,7 +18,8 @@ import numpy as np
 from .collective import SPECS, make_collective
 from .errors import CollsimError, InputError, ScheduleFormatError
 from .fields import check_ints, int_column, need, optional, refuse_unknown, route_reader
-from .files import atomic_write, read_bytes
+from .files import atomic_write
+from .reading import read_bytes
 from .positions import position_name, transfer_position
 from .schedule import INDEX, LinkRoutes, RingRoutes, Schedule
 from .system import system_from_description

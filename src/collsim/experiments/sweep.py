@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..algorithms import REGISTRY, get_algorithm
 from ..core.errors import (CollsimError, InputError, ScheduleFormatError, UnknownNameError, UnsupportedError,
                            did_you_mean)
-from ..core.files import read_bytes
+from ..core.reading import read_bytes
 from ..core.collective import canonical_collective
 from ..core.units import parse_bandwidth, parse_size, parse_time
 from ..core.validate import is_integer

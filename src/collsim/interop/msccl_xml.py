@@ -374,6 +374,6 @@ def read_xml(path: str | os.PathLike) -> MscclAlgo:
     ...
     collsim.interop.msccl_errors.MscclFormatError: cannot read /nonexistent.xml: it does not exist
     """
-    from ..core.files import read_bytes
+    from ..core.reading import read_bytes
     data = read_bytes(path, error=MscclFormatError)  # a regular file, never a device (core.files)
     return from_xml(data, str(path))
