@@ -77,6 +77,12 @@ def heap_free_bytes() -> int:
     With :func:`tune_malloc` freed arrays stay in the heap and in the resident set, yet
     the next allocation reuses them (:func:`collsim.core.limits.resident_bytes`).
 
+    Returns
+    -------
+    int
+        Free bytes in glibc's heap; 0 where ``mallinfo2`` is unavailable (other C libraries,
+        glibc before 2.33).
+
     Examples
     --------
     >>> heap_free_bytes() >= 0
@@ -88,6 +94,12 @@ def heap_free_bytes() -> int:
 
 def heap_used_bytes() -> int:
     """Bytes malloc has handed out and not had back (``uordblks + hblkhd``; 0 where unknown).
+
+    Returns
+    -------
+    int
+        Bytes in use from the heap and from ``mmap``-served blocks; 0 where ``mallinfo2`` is
+        unavailable (other C libraries, glibc before 2.33).
 
     Examples
     --------

@@ -154,6 +154,12 @@ def naming(path: str | os.PathLike, what: str = "the results store"):
     what : str, optional
         What to call it.
 
+    Returns
+    -------
+    context manager
+        Entered, it gives None; an exception :func:`environment_error` recognises as the machine's
+        refusal leaves the block as an InputError, any other propagates unchanged.
+
     Examples
     --------
     >>> import sqlite3

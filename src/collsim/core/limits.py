@@ -212,6 +212,13 @@ def resident_bytes() -> int | None:
     """This process's resident memory now (``VmRSS``), less the free memory its heap keeps for
     reuse (glibc's ``mallinfo2``, see :mod:`collsim._malloc`), or None where it cannot be read.
 
+    Returns
+    -------
+    int or None
+        ``VmRSS`` less the heap's free bytes, but at least what malloc has handed out
+        (:func:`collsim._malloc.heap_used_bytes`) and at least 0; None where
+        ``/proc/self/statm`` cannot be read (not Linux).
+
     Examples
     --------
     >>> rss = resident_bytes()     # machine-dependent
@@ -229,6 +236,12 @@ def resident_bytes() -> int | None:
 
 def address_space_left_bytes() -> int | None:
     """What an address-space limit (``ulimit -v``, ``RLIMIT_AS``) still lets this process map, or None.
+
+    Returns
+    -------
+    int or None
+        The soft limit less the address space mapped now, plus the heap's free bytes (reused
+        without mapping more), at least 0; None without a limit or where it cannot be read.
 
     Examples
     --------
@@ -251,6 +264,11 @@ def address_space_left_bytes() -> int | None:
 
 def available_memory_bytes() -> int | None:
     """Memory the machine can give without swapping now (``MemAvailable`` of ``/proc/meminfo``), or None.
+
+    Returns
+    -------
+    int or None
+        ``MemAvailable`` in bytes; None where ``/proc/meminfo`` cannot be read or lacks it.
 
     Examples
     --------
@@ -303,6 +321,11 @@ def memory_budget() -> tuple[int, bool]:
 
 def memory_budget_bytes() -> int:
     """The bytes of :func:`memory_budget`.
+
+    Returns
+    -------
+    int
+        The budget in bytes (at least 0), without saying whether held memory was counted in.
 
     Examples
     --------

@@ -218,6 +218,50 @@ class RingRoutes:
         return sum(getattr(self, c).nbytes for c in self.COLUMNS)
 
 
+def wavelengths_covered(wavelength: np.ndarray, band: np.ndarray) -> int:
+    """Number of distinct wavelength indices any band covers: the length of the union of ``[lo, lo + band)``.
+
+    Where the wavelengths are few for the transfers, band starts and ends are counted per
+    wavelength, in blocks of 4 M transfers; otherwise the bands are sorted by their start.
+    Either way memory and time grow with the transfers, never with the wavelength count.
+
+    Parameters
+    ----------
+    wavelength, band : numpy.ndarray
+        :class:`RingRoutes` columns: the lowest wavelength and the width of every band.
+
+    Returns
+    -------
+    int
+        Wavelengths covered by at least one band (0 without bands).
+
+    Examples
+    --------
+    >>> wavelengths_covered(np.array([0, 2, 6]), np.array([4, 3, 1]))   # 0..3 and 2..4 overlap: 0..4 and 6
+    6
+    """
+    lo = wavelength
+    if not len(lo):
+        return 0
+    top = int(lo.max()) + int(band.max())
+    if top <= 4 * len(lo) + 1024:  # few wavelengths for the transfers: count band ends per wavelength
+        cover = np.zeros(top + 1, INDEX)
+        for a in range(0, len(lo), 1 << 22):   # bounded temporaries for tens of millions of transfers
+            blo = lo[a:a + (1 << 22)].astype(INDEX)
+            cover += np.bincount(blo, minlength=top + 1)
+            blo += band[a:a + (1 << 22)]
+            cover -= np.bincount(blo, minlength=top + 1)
+        return int(np.count_nonzero(np.cumsum(cover)[:top] > 0))
+    lo = lo.astype(INDEX)
+    hi = lo + band
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    del order
+    reach = np.maximum.accumulate(hi)        # the furthest end of the bands started so far
+    start = np.maximum(lo[1:], reach[:-1])   # what a band adds begins after every earlier band's end
+    return int(hi[0] - lo[0]) + int(np.maximum(hi[1:] - start, 0).sum())
+
+
 @dataclass(frozen=True, eq=False)
 class LinkRoutes:
     """Routes of transfers on an electrical network: directed link ids in order, one or more paths each.

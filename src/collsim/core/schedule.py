@@ -22,7 +22,7 @@ import numpy as np
 
 from .collective import Collective
 from .errors import MalformedScheduleError
-from .routes import INDEX, ROUTE_COLUMNS, LinkRoutes, RingRoutes, permute_csr, row_blocks
+from .routes import INDEX, ROUTE_COLUMNS, LinkRoutes, RingRoutes, permute_csr, row_blocks, wavelengths_covered
 from .system import System
 
 
@@ -318,9 +318,10 @@ class Schedule:
     def wavelengths_used(self) -> int:
         """Number of distinct wavelength indices any band covers (0 without wavelengths).
 
-        The length of the union of the bands ``[lo, lo + band)``, from the bands sorted by
-        their start: memory and time grow with the transfers, never with the wavelength
-        count (a band of 10^9 wavelengths costs what a band of one does).
+        The length of the union of the bands ``[lo, lo + band)``
+        (:func:`~collsim.core.routes.wavelengths_covered`): memory and time grow with
+        the transfers, never with the wavelength count (a band of 10^9 wavelengths costs what
+        a band of one does).
 
         Examples
         --------
@@ -329,27 +330,8 @@ class Schedule:
         ...               ).wavelengths_used()
         1000000000
         """
-        lo = getattr(self.routes, "wavelength", None)
-        if lo is None or not len(lo):
-            return 0
-        band = self.routes.band
-        top = int(lo.max()) + int(band.max())
-        if top <= 4 * len(lo) + 1024:  # few wavelengths for the transfers: count band ends per wavelength
-            cover = np.zeros(top + 1, INDEX)
-            for a in range(0, len(lo), 1 << 22):   # bounded temporaries for tens of millions of transfers
-                blo = lo[a:a + (1 << 22)].astype(INDEX)
-                cover += np.bincount(blo, minlength=top + 1)
-                blo += band[a:a + (1 << 22)]
-                cover -= np.bincount(blo, minlength=top + 1)
-            return int(np.count_nonzero(np.cumsum(cover)[:top] > 0))
-        lo = lo.astype(INDEX)
-        hi = lo + band
-        order = np.argsort(lo, kind="stable")
-        lo, hi = lo[order], hi[order]
-        del order
-        reach = np.maximum.accumulate(hi)        # the furthest end of the bands started so far
-        start = np.maximum(lo[1:], reach[:-1])   # what a band adds begins after every earlier band's end
-        return int(hi[0] - lo[0]) + int(np.maximum(hi[1:] - start, 0).sum())
+        lo = getattr(self.routes, "wavelength", None)  # link routes have no wavelengths
+        return 0 if lo is None else wavelengths_covered(lo, self.routes.band)
 
     def link_loads(self) -> tuple[np.ndarray, np.ndarray]:
         """Flows per (step, link) on networks.

@@ -30,6 +30,20 @@ def path_fixed_s(schedule: Schedule) -> np.ndarray:
     -------
     numpy.ndarray
         Seconds per path (:class:`~collsim.core.routes.LinkRoutes`: ECMP transfers have several).
+
+    References
+    ----------
+    R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2",
+    Parallel Computing 20(3), 1994 (α, the start-up); A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing",
+    2nd ed., Addison-Wesley, 2003, ch. 4 (``t_s``).
+
+    Examples
+    --------
+    >>> import collsim
+    >>> from collsim.systems.electrical import Ring
+    >>> s = collsim.build("rd", Ring(nodes=4, link_latency_s=1e-6, startup_s=5e-6), "allgather", 1000)
+    >>> sorted({round(t, 12) for t in path_fixed_s(s).tolist()})   # 5 us start-up + 1 us per link (1 or 2)
+    [6e-06, 7e-06]
     """
     system = schedule.system
     routes = schedule.routes
@@ -95,6 +109,12 @@ def transfer_bandwidth_bytes_per_s(schedule: Schedule) -> np.ndarray:
     -------
     numpy.ndarray
         Bytes per second per transfer (``inf`` for routes without links).
+
+    References
+    ----------
+    R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2",
+    Parallel Computing 20(3), 1994 (r∞, the asymptotic bandwidth); A. Grama, A. Gupta, G. Karypis, V. Kumar,
+    "Introduction to Parallel Computing", 2nd ed., Addison-Wesley, 2003, ch. 4 (``t_w``, its inverse).
 
     Examples
     --------

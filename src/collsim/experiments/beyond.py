@@ -328,7 +328,19 @@ def timed_build(task: tuple, sizes) -> dict[str, Any]:
 
 
 class BuildDiedError(CollsimError):
-    """A build process ended without sending its result (killed, e.g. by the kernel when memory ran out)."""
+    """A build process ended without sending its result (killed, e.g. by the kernel when memory ran out).
+
+    :func:`run_builds` raises it after the other builds; it is a :class:`~collsim.core.errors.CollsimError`,
+    so the command line reports it in one line.
+
+    Examples
+    --------
+    >>> try:
+    ...     raise BuildDiedError("1 build(s) died without a result (ring {} N=8 w=2: exit status -9)")
+    ... except CollsimError as exc:
+    ...     print(type(exc).__name__, exc)
+    BuildDiedError 1 build(s) died without a result (ring {} N=8 w=2: exit status -9)
+    """
 
 
 BATCH_BYTES = 256 * 2**20

@@ -72,6 +72,13 @@ def ecmp_refusal(system: System) -> UnsupportedError:
     -------
     UnsupportedError
         Naming ``-S routing=single-path``.
+
+    Examples
+    --------
+    >>> from collsim.systems.custom import CustomNetwork
+    >>> err = ecmp_refusal(CustomNetwork(nodes=3, link=((0, 1), (1, 2))))   # routing = "ecmp" by default
+    >>> type(err).__name__, "-S routing=single-path" in str(err)
+    ('UnsupportedError', True)
     """
     return UnsupportedError(f"a SimGrid platform has one route per pair of hosts, but {system.name} splits "
                             f"transfers over equal-cost paths (routing = \"ecmp\"); export it with single-path "
