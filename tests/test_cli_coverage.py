@@ -549,7 +549,7 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         Case(["export", "simgrid", "--system", "fat-tree", "-n", "16", "--out", str(tmp / "sg1")],
              check=_has("platform.xml", "240 routes")),
         Case(["export", "simgrid", "--system", "ring", "-n", "6", "--schedule", "ne", "-s", "4KiB", "--out",
-              str(tmp / "sg2"), "--json"], check=_json(lambda d: d["transfers"] == 18 and d["routes"] == 30)),
+              str(tmp / "sg2"), "--json"], check=_json(lambda d: d["transfers"] == 18 and d["routes"] == 12)),
         Case(["export", "simgrid", "--schedule", str(elec), "--out", str(tmp / "sg3")],
              check=_has("ne allgather", "run.sh", "--mode rank")),
         Case(["export", "simgrid", "--schedule", str(elec), "-n", "4", "--out", str(tmp / "sg4")], 2,
