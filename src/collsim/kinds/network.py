@@ -8,6 +8,7 @@ Parallel Computing 20(3), 1994 (the alpha-beta model).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -18,6 +19,8 @@ from ..rwa.network import realize_network
 from ..sim import simulate
 from ..verify.resources import verify_network_resources
 from .base import Column, Timing, format_number, register_model
+
+_ANSWERS_S: dict[int, float] = {}  # id(schedule) -> its simulated time, while the schedule lives
 
 
 @dataclass(frozen=True)
@@ -221,8 +224,17 @@ class NetworkModel:
 
 
     def answer_time_s(self, schedule, closed: Timing) -> float:
-        """The flow simulator's time (bulk mode): the alpha-beta estimate ``closed`` can be below the bound."""
-        return float(simulate(schedule, check=False).total_time_s)
+        """The flow simulator's time (bulk mode): the alpha-beta estimate ``closed`` can be below the bound.
+
+        Simulated once per schedule object (schedules are never mutated): :func:`collsim.verify`
+        and then :func:`collsim.evaluate` of the same schedule share it.
+        """
+        key = id(schedule)
+        if key not in _ANSWERS_S:
+            _ANSWERS_S[key] = float(simulate(schedule, check=False).total_time_s)
+            weakref.finalize(schedule, _ANSWERS_S.pop, key, None)  # before the id can name another schedule
+        return _ANSWERS_S[key]
+
     def lower_bound_s(self, system, collective) -> float:
         """Node-capacity and total-link bound (:func:`collsim.cost.network.network_lower_bound_s`)."""
         return network_lower_bound_s(system, collective)

@@ -204,6 +204,7 @@ class OpticalRingModel:
     def answer_time_s(self, schedule, closed: Timing) -> float:
         """The optical step model's time: it charges every slot the bound counts."""
         return closed.time_s
+
     def lower_bound_s(self, system, collective) -> float:
         """Channel-capacity bound (:func:`collsim.cost.bounds.optical_lower_bound_s`)."""
         return optical_lower_bound_s(system, collective)
