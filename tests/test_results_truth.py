@@ -236,3 +236,12 @@ def test_network_traffic_beyond_int64_skips_that_algorithm_alone():
     rows, skipped = collsim.compare("line", "allgather", size, nodes=17, algorithms=["bruck", "ring"])
     assert [r.algorithm for r in rows] == ["ring"] and rows[0].verified
     assert len(skipped) == 1 and skipped[0].startswith("bruck failed on this instance: the flow simulator counts")
+
+
+def test_verify_without_the_answer_leaves_time_s_unset_not_wrong():
+    # a caller that simulates itself skips verify's simulation; the report then gives no time_s at all
+    import math
+    sched = collsim.build("bruck", "line", "allgather", 777, nodes=17)
+    quick = collsim.verify(sched, answer=False)
+    assert math.isnan(quick.time_s) and quick.closed_form_time_s == collsim.verify(sched).closed_form_time_s
+    assert simulate(sched, report=quick).verified

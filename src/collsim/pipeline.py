@@ -152,7 +152,8 @@ class VerifyReport(_CheckReport):
     closed_form_time_s: float = math.nan
 
 
-def verify(schedule: Schedule | str | os.PathLike, *, dataflow: bool = True, resources: bool = True) -> VerifyReport:
+def verify(schedule: Schedule | str | os.PathLike, *, dataflow: bool = True, resources: bool = True,
+           answer: bool = True) -> VerifyReport:
     """Verify a schedule (or a schedule file); raise the first violation found.
 
     Parameters
@@ -163,6 +164,10 @@ def verify(schedule: Schedule | str | os.PathLike, *, dataflow: bool = True, res
         Check data movement, reductions and the postcondition (default True).
     resources : bool, optional
         Check routes, channels and transceiver limits with the system's model (default True).
+    answer : bool, optional
+        Time the schedule as a result reports it (``time_s``; default True).  False leaves
+        ``time_s`` NaN, for a caller that times the schedule itself (:func:`collsim.simulate`
+        runs the flow simulation that ``time_s`` would on a network).
 
     Returns
     -------
@@ -195,7 +200,8 @@ def verify(schedule: Schedule | str | os.PathLike, *, dataflow: bool = True, res
     return VerifyReport(steps=schedule.num_steps, rounds=schedule.num_rounds, transfers=len(schedule),
                         wavelengths_used=schedule.wavelengths_used(),
                         max_hops=int(schedule.hops.max()) if len(schedule) else 0,
-                        time_s=model.answer_time_s(schedule, closed), closed_form_time_s=closed.time_s)
+                        time_s=model.answer_time_s(schedule, closed) if answer else math.nan,
+                        closed_form_time_s=closed.time_s)
 
 
 def _schedule(schedule: Schedule | str | os.PathLike, what: str) -> Schedule:
