@@ -1,4 +1,4 @@
-"""collsim's evaluation beyond the papers (issue #13): collsim.experiments.beyond and reproduce_beyond.
+"""collsim's evaluation beyond the papers (issue #13): collsim.experiments.beyond, build_pool and reproduce_beyond.
 
 The bound must hold for every registered optical algorithm and every parameter set it
 proposes (efficiency <= 1), re-timing must equal a rebuild, "best" must be the fastest
@@ -165,7 +165,7 @@ def test_reproduce_beyond_quick_writes_its_files_and_a_second_run_reads_its_stor
 
 def test_a_second_run_reads_every_build_from_the_store(tmp_path, monkeypatch):
     """efficiency_grid and the tuned slot-latency lines keep their builds in the results store."""
-    import collsim.experiments.beyond as beyond
+    import collsim.experiments.build_pool as build_pool
     import collsim.experiments.slot_latency as sl
     from collsim.experiments.store import Store
     pts = [(8, 2, (1024, 1 << 16))]
@@ -176,7 +176,7 @@ def test_a_second_run_reads_every_build_from_the_store(tmp_path, monkeypatch):
 
         def refuse(*args, **kwargs):
             raise AssertionError("built again although the store has it")
-        monkeypatch.setattr(beyond, "build_profile", refuse)
+        monkeypatch.setattr(build_pool, "build_profile", refuse)
         monkeypatch.setattr(sl, "build", refuse)
         assert efficiency_grid(pts, store=store) == first
         assert slot_latency_crossover(8, 2, "64KiB", (0.0, 1e-5), tuned=True, store=store) == lines
@@ -192,30 +192,30 @@ def test_every_build_runs_in_a_process_that_ends_with_it(monkeypatch):
     """Nothing a build allocates (schedule, verifier state, caches, kept heap) outlives it in this process."""
     import os
 
-    import collsim.experiments.beyond as beyond
-    monkeypatch.setattr(beyond, "BATCH_BYTES", 0)  # one build per process
-    monkeypatch.setattr(beyond, "timed_build", lambda task, sizes: {"pid": os.getpid()})
+    import collsim.experiments.build_pool as build_pool
+    monkeypatch.setattr(build_pool, "BATCH_BYTES", 0)  # one build per process
+    monkeypatch.setattr(build_pool, "timed_build", lambda task, sizes: {"pid": os.getpid()})
     got: dict = {}
-    beyond.run_builds([(i, TASK, [1024]) for i in range(3)], got.__setitem__, jobs=2)
+    build_pool.run_builds([(i, TASK, [1024]) for i in range(3)], got.__setitem__, jobs=2)
     pids = {r["pid"] for r in got.values()}
     assert sorted(got) == [0, 1, 2] and len(pids) == 3 and os.getpid() not in pids
 
 
 def test_builds_too_big_to_share_the_budget_run_one_at_a_time(tmp_path, monkeypatch):
-    import collsim.experiments.beyond as beyond
+    import collsim.experiments.build_pool as build_pool
     log = tmp_path / "log"
 
     def logged(task, sizes):
         with open(log, "a") as fh:
             fh.write("start\n")
-        out = beyond.build_profile(task)
+        out = build_pool.build_profile(task)
         with open(log, "a") as fh:
             fh.write("end\n")
         return {"slots": out["slots"]}
-    monkeypatch.setattr(beyond, "BATCH_BYTES", 0)
-    monkeypatch.setattr(beyond, "timed_build", logged)
+    monkeypatch.setattr(build_pool, "BATCH_BYTES", 0)
+    monkeypatch.setattr(build_pool, "timed_build", logged)
     got: dict = {}
-    beyond.run_builds([(i, TASK, [1024]) for i in range(4)], got.__setitem__, jobs=2, budget=1)
+    build_pool.run_builds([(i, TASK, [1024]) for i in range(4)], got.__setitem__, jobs=2, budget=1)
     assert log.read_text() == "start\nend\n" * 4 and len(got) == 4
 
 
@@ -224,22 +224,22 @@ def test_each_build_is_stored_as_it_finishes_and_a_dead_one_is_named(tmp_path, m
     import os
     import signal
 
-    import collsim.experiments.beyond as beyond
+    import collsim.experiments.build_pool as build_pool
     from collsim.experiments.store import Store
-    real = beyond.timed_build
+    real = build_pool.timed_build
 
     def dies_on_wrht(task, sizes):
         if task[0] == "wrht":
             os.kill(os.getpid(), signal.SIGKILL)
         return real(task, sizes)
-    monkeypatch.setattr(beyond, "BATCH_BYTES", 0)
-    monkeypatch.setattr(beyond, "timed_build", dies_on_wrht)
+    monkeypatch.setattr(build_pool, "BATCH_BYTES", 0)
+    monkeypatch.setattr(build_pool, "timed_build", dies_on_wrht)
     with Store(tmp_path / "r.sqlite") as store:
-        with pytest.raises(beyond.BuildDiedError, match=r"wrht .* exit status -9"):
+        with pytest.raises(build_pool.BuildDiedError, match=r"wrht .* exit status -9"):
             efficiency_grid([(8, 2, (1024,))], algorithms=["ring", "ne", "wrht"], store=store)
         kept = len(store)
         assert {r["point"]["algorithm"] for r in store.records()} == {"ne", "ring"}
-        monkeypatch.setattr(beyond, "timed_build", real)
+        monkeypatch.setattr(build_pool, "timed_build", real)
         rows = efficiency_grid([(8, 2, (1024,))], algorithms=["ring", "ne", "wrht"], store=store, log=print)
         assert {r["algorithm"] for r in rows} == {"ring", "ne", "wrht"} and len(store) > kept
         assert {r["point"]["algorithm"] for r in store.records()} == {"ne", "ring", "wrht"}

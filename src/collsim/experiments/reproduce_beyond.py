@@ -179,7 +179,7 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
         back on the next run (``collsim reproduce`` keeps one in the output folder).
     jobs : int, optional
         Builds at once, each in a process of its own
-        (:func:`~collsim.experiments.beyond.run_builds`).
+        (:func:`~collsim.experiments.build_pool.run_builds`).
     progress : callable, optional
         Called with a line per schedule as it starts.
     quick : bool, optional
