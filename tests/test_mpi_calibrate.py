@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 from collsim.core.errors import InputError, UnsupportedError
-from collsim.mpi.calibrate import (BURST, DEFAULT_SIZES_BYTES, OVERHEAD_SHARE, Calibration, Fit, Sample,
-                                   calibration_from, check_sizes, fit_alpha_beta)
+from collsim.mpi.calibrate import OVERHEAD_SHARE, Calibration, Fit, Sample, calibration_from, fit_alpha_beta
+from collsim.mpi.pingpong import BURST, DEFAULT_SIZES_BYTES, check_sizes
 from collsim.systems import load_system
 from conftest import collsim_exe
 

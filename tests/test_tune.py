@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collsim.algorithms import get_algorithm
-from collsim.core.units import sweep_sizes
+from collsim.core.size_sweep import sweep_sizes
 from collsim.experiments.compare import applicable
 from collsim.experiments.store import Store
 from collsim.experiments.tune import TIE_RTOL, tune

@@ -13,8 +13,9 @@ from collsim.algorithms import REGISTRY
 from collsim.core.collective import SPECS, make_collective
 from collsim.core.errors import InputError, UnsupportedError
 from collsim.core.totals import SIZE_MEANING, describe_size, size_from_total, total_bytes
+from collsim.core.size_sweep import sweep_sizes
 from collsim.core.units import (IEC_PREFIXES, MAX_SIZE_BYTES, SI_PREFIXES, format_bandwidth, format_size,
-                                parse_bandwidth, parse_size, sweep_sizes)
+                                parse_bandwidth, parse_size)
 from collsim.experiments.compare import compare, placement_params
 
 # -- parsing: SI decimal, IEC binary, B bytes, b bits, bare numbers bytes -------------------------

@@ -47,7 +47,7 @@ def calibrate_cmd(out_path, sizes, iterations, warmup, statistic, name, refit_pa
     """
     from ..core.errors import InputError
     from ..core.units import parse_size
-    from ..mpi.calibrate import DEFAULT_SIZES_BYTES, check_sizes
+    from ..mpi.pingpong import DEFAULT_SIZES_BYTES, check_sizes
     if not name.strip():
         raise InputError("--name is the system's name in the file; it cannot be empty")
     from ..core.files import writable_file
@@ -61,7 +61,7 @@ def calibrate_cmd(out_path, sizes, iterations, warmup, statistic, name, refit_pa
         if sizes is not None and not all(items):
             raise InputError(f"--sizes is a comma-separated list of sizes (1B,1KiB,1MiB), not {sizes!r}")
         chosen = check_sizes([parse_size(s) for s in items] if items else DEFAULT_SIZES_BYTES)
-        from ..mpi.calibrate import measure
+        from ..mpi.pingpong import measure
         cal = measure(sizes_bytes=chosen, iterations=iterations, warmup=warmup, statistic=statistic)
         if cal is None:  # not rank 0: it measured, rank 0 reports
             return

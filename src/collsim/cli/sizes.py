@@ -25,7 +25,8 @@ import click
 
 from ..core.units import format_size
 from ..core.totals import describe_size, size_from_total, size_help, total_bytes
-from ..core.units import parse_size, sweep_sizes
+from ..core.size_sweep import sweep_sizes
+from ..core.units import parse_size
 
 DEFAULT_SIZE = "4MiB"
 _UNITS = ("SI prefixes are decimal (32kB = 32000 B, 4MB = 4000000 B), IEC prefixes binary (32KiB = 32768 B, "

@@ -377,59 +377,6 @@ def format_bandwidth(bytes_per_s: float) -> str:
     return f"{value / factor:.4g}{prefix}B/s"
 
 
-def sweep_sizes(min_size: int, max_size: int, *, factor: int | None = None, step: int | None = None,
-                limit: int = 1000) -> list[int]:
-    """The sizes of a sweep, as nccl-tests walks them (``-b``, ``-e``, ``-f`` or ``-i``).
-
-    From ``min_size``, multiply by ``factor`` (or add ``step``) while the size stays at most
-    ``max_size``; ``max_size`` itself is included only if the walk reaches it.
-
-    Parameters
-    ----------
-    min_size, max_size : int
-        First and largest size in bytes (``1 <= min_size <= max_size``).
-    factor : int, optional
-        Multiplication factor, >= 2 (default 2 when ``step`` is not given).
-    step : int, optional
-        Increment in bytes, >= 1 (instead of ``factor``).
-    limit : int, optional
-        Most sizes allowed (default 1000).
-
-    Returns
-    -------
-    list of int
-        The sizes, increasing.
-
-    Raises
-    ------
-    InputError
-        For an empty range, both or bad ``factor``/``step``, or more than ``limit`` sizes.
-
-    Examples
-    --------
-    >>> sweep_sizes(1024, 65536, factor=4), sweep_sizes(1000, 3500, step=1000)
-    ([1024, 4096, 16384, 65536], [1000, 2000, 3000])
-    """
-    if factor is not None and step is not None:
-        raise InputError("a sweep takes a step factor (-f) or a step size (-i), not both")
-    if min_size > max_size:
-        raise InputError(f"the sweep is empty: minimum size {format_size(min_size)} is above the maximum "
-                         f"{format_size(max_size)}")
-    if step is not None:
-        step = positive_integer("step size", step)
-        count = (max_size - min_size) // step + 1
-        if count > limit:
-            raise InputError(f"the sweep has {count} sizes, more than {limit}: use a larger step or a factor")
-        return [min_size + i * step for i in range(count)]
-    factor = 2 if factor is None else factor
-    if not is_integer(factor) or factor < 2:
-        raise InputError(f"the step factor must be an integer >= 2, got {factor!r}")
-    out = [min_size]
-    while out[-1] * factor <= max_size:
-        out.append(out[-1] * factor)
-    return out
-
-
 def format_time(time_s: float) -> str:
     """Format seconds with an SI prefix, e.g. ``1.234 ms``.
 

@@ -1,0 +1,150 @@
+"""The ping-pong microbenchmark under MPI that :mod:`collsim.mpi.calibrate` fits.
+
+Rank 0 plays **ping-pong** with each other rank in turn (the others wait in a barrier that
+sleeps, leaving the cores to the pair); a sample is half a timed round trip, and per size
+the table keeps the median and the minimum over every pair's samples.  A **burst** of
+:data:`BURST` messages posted back to back measures the per-message overhead o.  The
+table and o go to :func:`collsim.mpi.calibrate.calibration_from` for the fit.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..core.errors import InputError
+from .calibrate import Calibration, Sample, calibration_from
+
+__all__ = ["BURST", "DEFAULT_SIZES_BYTES", "check_sizes", "measure"]
+
+DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(4**k for k in range(13))
+"""Message sizes measured by default: powers of 4 from 1 B to 16 MiB (13 sizes)."""
+MAX_SIZE_BYTES = 2**30
+"""Largest message measured (1 GiB): each of the pair holds one buffer of it."""
+BURST = 16
+"""Messages in the burst that measures the per-message overhead."""
+
+
+def check_sizes(sizes_bytes: Sequence[int]) -> tuple[int, ...]:
+    """Sizes to measure, sorted and without repeats; at least two, each 1 B .. 1 GiB.
+
+    Parameters
+    ----------
+    sizes_bytes : sequence of int
+        Message sizes in bytes.
+
+    Returns
+    -------
+    tuple of int
+        The sizes, ascending.
+
+    Raises
+    ------
+    InputError
+        For a size out of range, or fewer than two distinct sizes.
+
+    Examples
+    --------
+    >>> check_sizes([4096, 1, 4096])
+    (1, 4096)
+    """
+    out = sorted(set(int(s) for s in sizes_bytes))
+    bad = [s for s in out if not 1 <= s <= MAX_SIZE_BYTES]
+    if bad:
+        raise InputError(f"a calibration message size must be 1 B to 1 GiB, not {bad[0]} bytes")
+    if len(out) < 2:
+        raise InputError(f"calibration fits a line: it needs at least two different sizes, got {len(out)}")
+    return tuple(out)
+
+
+def _quiet_barrier(comm: Any) -> None:
+    """A barrier that sleeps while it waits, leaving the cores to the ranks at work."""
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(2e-4)
+
+
+def _rounds(comm: Any, peer: int, size: int, count: int, answer: int, rounds: int, warmup: int,
+            lead: bool) -> list[float]:
+    """Times of rounds: ``count`` messages of ``size`` bytes posted back to back, then ``answer`` bytes back."""
+    from mpi4py import MPI
+    bufs = [np.ones(size, dtype=np.uint8) for _ in range(count)]
+    back = np.ones(answer, dtype=np.uint8)
+    out = []
+    for _ in range(warmup + rounds):
+        t0 = time.perf_counter()
+        if lead:
+            MPI.Request.Waitall([comm.Isend(b, dest=peer, tag=1) for b in bufs])
+            comm.Recv(back, source=peer, tag=2)
+        else:
+            MPI.Request.Waitall([comm.Irecv(b, source=peer, tag=1) for b in bufs])
+            comm.Send(back, dest=peer, tag=2)
+        out.append(time.perf_counter() - t0)
+    return out[warmup:]
+
+
+def measure(comm: Any = None, sizes_bytes: Sequence[int] = DEFAULT_SIZES_BYTES, iterations: int = 20,
+            warmup: int = 3, statistic: str = "min") -> Calibration | None:
+    """Measure ping-pong times between rank 0 and every other rank, and fit them (collective call).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm, optional
+        The ranks (default ``COMM_WORLD``); at least two.
+    sizes_bytes : sequence of int, optional
+        Message sizes (default :data:`DEFAULT_SIZES_BYTES`: 1 B to 16 MiB, powers of 4).
+    iterations : int, optional
+        Timed round trips per size and pair (default 20).
+    warmup : int, optional
+        Untimed round trips before them (default 3).
+    statistic : str, optional
+        ``min`` (default) or ``median``: the column to fit.
+
+    Returns
+    -------
+    Calibration or None
+        The calibration on rank 0; None on the other ranks.
+
+    Raises
+    ------
+    InputError
+        For fewer than two ranks, or bad sizes, iterations or statistic.
+
+    Examples
+    --------
+    Under ``mpiexec -n 2``:
+
+    >>> cal = measure()          # doctest: +SKIP
+    >>> cal.fit.alpha_s > 0      # doctest: +SKIP
+    True
+    """
+    sizes = check_sizes(sizes_bytes)
+    if iterations < 1 or warmup < 0:
+        raise InputError(f"iterations must be at least 1 and warmup at least 0, not {iterations} and {warmup}")
+    if statistic not in ("median", "min"):
+        raise InputError(f"the statistic to fit is median or min, not {statistic!r}")
+    if comm is None:
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+    ranks, rank = comm.Get_size(), comm.Get_rank()
+    if ranks < 2:
+        raise InputError("calibration measures between MPI ranks: run it under mpiexec with at least 2 ranks "
+                         "(mpiexec -n 2 collsim calibrate); this world has 1")
+    times: dict[int, list[float]] = {s: [] for s in sizes}
+    overheads = []
+    for peer in range(1, ranks):
+        if rank in (0, peer):
+            other = peer if rank == 0 else 0
+            lead = rank == 0
+            for size in sizes:  # a ping-pong: one message, the same size back; one way is half of it
+                times[size] += [t / 2 for t in _rounds(comm, other, size, 1, size, iterations, warmup, lead)]
+            single, many = (min(_rounds(comm, other, sizes[0], k, 0, iterations, max(warmup, 2), lead))
+                            for k in (1, BURST))
+            overheads.append(max(many - single, 0.0) / (BURST - 1))
+        _quiet_barrier(comm)
+    if rank != 0:
+        return None
+    samples = [Sample(s, len(ts), float(np.median(ts)), float(np.min(ts))) for s, ts in times.items()]
+    return calibration_from(samples, float(np.median(overheads)), ranks, iterations, statistic)
