@@ -98,7 +98,7 @@ def test_under_python_m_mpi4py_futures_the_workers_are_mpi4pys_own(folder):
 
 
 def test_the_python_api_returns_the_summary_on_rank_0_and_none_elsewhere(folder):
-    code = ("import json\nfrom mpi4py import MPI\nfrom collsim.experiments.sweep import read_sweep\n"
+    code = ("import json\nfrom mpi4py import MPI\nfrom collsim.experiments.sweep_grid import read_sweep\n"
             "from collsim.mpi.distributed import run_sweep_mpi\n"
             "summary = run_sweep_mpi(read_sweep('mixed.toml'), 'api.sqlite')\n"
             "rank = MPI.COMM_WORLD.Get_rank()\n"

@@ -14,7 +14,10 @@ import pytest
 from collsim.core.errors import InputError
 from collsim.experiments import store as store_mod
 from collsim.experiments.store import Store, canonical_json, flat_record, point_key
-from collsim.experiments.sweep import expand_grid, normalize_point, run_sweep
+from collsim.experiments.store_schema import SCHEMA_VERSION
+from collsim.experiments.sweep import run_sweep
+from collsim.experiments.sweep_grid import expand_grid
+from collsim.experiments.sweep_point import normalize_point
 from conftest import collsim_exe
 
 POINT = {"system": "ring", "nodes": 4, "size_bytes": 1024, "collective": "allgather", "algorithm": "ring"}
@@ -206,7 +209,7 @@ def test_an_old_store_without_system_files_is_upgraded_and_a_newer_one_refused(t
     path = tmp_path / "old.sqlite"
     _old_store(path, [normalize_point(POINT)])
     with Store(path) as store:
-        assert store.schema_version == store_mod.SCHEMA_VERSION == 2
+        assert store.schema_version == SCHEMA_VERSION == 2
         assert run_sweep([POINT], store)["finished"] == 1  # its keys are still right: nothing reruns
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE meta SET value = '3' WHERE name = 'schema_version'")

@@ -11,8 +11,10 @@ import pytest
 from collsim.core.errors import InputError, UnknownNameError
 from collsim.core.limits import MemoryLimitError
 from collsim.experiments.store import Store
-from collsim.experiments.sweep import (Grid, check_sweep, expand_grid, normalize_point, read_sweep, run_point,
-                                       run_sweep)
+from collsim.experiments.sweep import run_point, run_sweep
+from collsim.experiments.sweep_grid import Grid, expand_grid, read_sweep
+from collsim.experiments.sweep_limits import check_sweep
+from collsim.experiments.sweep_point import normalize_point
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sweep-small.toml"
 

@@ -59,7 +59,9 @@ def sweep_cmd(file, store_path, jobs, executor, max_points) -> None:
 def _sweep(file, store_path, jobs, pool, max_points: int = 100_000) -> None:
     from ..core.files import naming, writable_file
     from ..experiments.store import Store
-    from ..experiments.sweep import check_sweep, read_sweep, run_sweep
+    from ..experiments.sweep import run_sweep
+    from ..experiments.sweep_grid import read_sweep
+    from ..experiments.sweep_limits import check_sweep
     from .progress import progress_enabled
     grid = read_sweep(file, max_points=max_points)
     check_sweep(grid, jobs if pool is None else 1)  # before the store is opened: bad input changes nothing

@@ -1,16 +1,15 @@
 """The results store: one SQLite row per sweep point, keyed by a hash of its configuration.
 
-A point (:mod:`collsim.experiments.sweep`) is a dict: system, nodes, wavelengths,
+A point (:mod:`collsim.experiments.sweep_point`) is a dict: system, nodes, wavelengths,
 fibers, link bandwidth and latency, size, collective, algorithm and the algorithm's
 parameters.  Its row's ``key`` is the SHA-256 of the canonical JSON (sorted keys,
 no spaces) of ``{"model_version": MODEL_VERSION, "point": <the point>}``, so a
 result computed by an older model is never found for, or mixed with, a new one.
 
-The store is an embedded SQLite file (the standard library's :mod:`sqlite3`) in WAL
-mode with a busy timeout: several sweeps may write one store at once, every finished
-point is committed on its own (a sweep killed with SIGKILL loses no finished point
-and leaves the file readable), and readers never block writers.  Rows hold no
-wall-clock value: the same points give the same rows (docs/sweeps.md).
+:class:`Store` writes and reads the rows; the file itself (SQLite in WAL mode, shared
+by concurrent sweeps, each finished point committed on its own), its tables and its
+schema version are :mod:`collsim.experiments.store_schema`'s.  Rows hold no wall-clock
+value: the same points give the same rows (docs/sweeps.md).
 
 >>> import os, tempfile
 >>> with tempfile.TemporaryDirectory() as d:
@@ -25,48 +24,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import sqlite3
-import time
 from typing import Any, Mapping
 
 from ..core.errors import InputError, did_you_mean
+from .store_schema import StoreFile, _loads
 
-__all__ = ["FILTERS", "MODEL_VERSION", "SCHEMA_VERSION", "Store", "canonical_json", "flat_record", "point_key"]
+__all__ = ["FILTERS", "MODEL_VERSION", "Store", "canonical_json", "flat_record", "point_key"]
 
 # Bump MODEL_VERSION whenever a model changes what a point computes (a time model, a lower
 # bound, the simulator, an algorithm's schedule, a system's defaults, the row's keys): the keys
 # of every point change with it, so a sweep re-runs its points and records() never mixes rows of
-# two models (docs/sweeps.md).  SCHEMA_VERSION is the table layout's and the keys': 2 since a point
-# of a system TOML file carries the file's [system] table (system_config), so its key follows the
-# file's content (schema 1 keyed it by the file's name: an edited file gave stale rows).
+# two models (docs/sweeps.md; the table layout's version is store_schema.SCHEMA_VERSION).
 MODEL_VERSION = "collsim-model-2"  # 2: a network row's time_s is the simulated time; verification (issue 21)
-SCHEMA_VERSION = 2
 
 FILTERS = ("system", "collective", "algorithm", "nodes", "size_bytes", "status")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS points (
-    key TEXT PRIMARY KEY,
-    model_version TEXT NOT NULL,
-    config TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
-    error TEXT,
-    result TEXT,
-    system TEXT,
-    collective TEXT,
-    algorithm TEXT,
-    nodes INTEGER,
-    size_bytes INTEGER
-);
-CREATE INDEX IF NOT EXISTS points_system ON points (system);
-CREATE INDEX IF NOT EXISTS points_collective ON points (collective);
-CREATE INDEX IF NOT EXISTS points_algorithm ON points (algorithm);
-CREATE INDEX IF NOT EXISTS points_nodes ON points (nodes);
-CREATE INDEX IF NOT EXISTS points_size ON points (size_bytes);
-CREATE INDEX IF NOT EXISTS points_version ON points (model_version);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
 
 
 def _jsonable(value: Any) -> Any:
@@ -104,7 +75,7 @@ def point_key(point: Mapping[str, Any], model_version: str | None = None) -> str
     Parameters
     ----------
     point : Mapping
-        The point's full configuration (as :func:`collsim.experiments.sweep.normalize_point` gives it).
+        The point's full configuration (as :func:`collsim.experiments.sweep_point.normalize_point` gives it).
     model_version : str, optional
         Default :data:`MODEL_VERSION` (its value when called).
 
@@ -122,16 +93,6 @@ def point_key(point: Mapping[str, Any], model_version: str | None = None) -> str
     version = MODEL_VERSION if model_version is None else model_version
     text = canonical_json({"model_version": version, "point": dict(point)})
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _named_systems() -> list[str]:
-    """System names that are not files (presets and kinds): their points need no content in the key."""
-    from ..systems import system_names
-    return system_names()
-
-
-def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
 
 
 def flat_record(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,8 +127,10 @@ def flat_record(record: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-class Store:
+class Store(StoreFile):
     """An SQLite results store (created if missing), safe to share between processes.
+
+    The rows of a :class:`~collsim.experiments.store_schema.StoreFile` (the open file).
 
     Parameters
     ----------
@@ -188,115 +151,6 @@ class Store:
     ('error', 1, 'ok')
     """
 
-    def __init__(self, path: str | os.PathLike, *, create: bool = True) -> None:
-        self.path = os.fspath(path)
-        if os.path.isdir(self.path):
-            raise InputError(f"results store {self.path} is a directory")
-        if not create and not os.path.exists(self.path):
-            raise InputError(f"no results store at {self.path} (collsim sweep writes one)")
-        try:
-            self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-            self._retry(self._init)
-            self._retry(self._schema, create)
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"cannot open results store {self.path}: {exc}") from None
-
-    @staticmethod
-    def _retry(fn: Any, *args: Any) -> Any:
-        for attempt in range(50):  # a concurrent writer switching to WAL can return "locked" at once
-            try:
-                return fn(*args)
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc) or attempt == 49:
-                    raise
-                time.sleep(0.05 * (1 + attempt % 5))
-        return None  # not reached
-
-    def _init(self) -> None:
-        conn = self._conn
-        conn.execute("PRAGMA busy_timeout = 60000")
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if str(mode).lower() != "wal":
-            raise sqlite3.OperationalError(f"database is locked (journal mode {mode})")
-        conn.execute("PRAGMA synchronous = NORMAL")  # in WAL: a process killed loses no commit
-        conn.executescript(_SCHEMA)
-        conn.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-
-    def _schema(self, create: bool) -> None:
-        """Read the schema version; refuse a newer one; upgrade a schema-1 store that has no stale rows."""
-        text = self._conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()[0]
-        try:
-            self.schema_version = int(text)
-        except ValueError:
-            raise InputError(f"results store {self.path}: schema version {text!r} is not a number") from None
-        if self.schema_version > SCHEMA_VERSION:
-            raise InputError(f"results store {self.path} was written by a newer collsim (schema version "
-                             f"{self.schema_version}; this one knows 1 to {SCHEMA_VERSION}): upgrade collsim")
-        self._stale: list[str] = []
-        if self.schema_version < SCHEMA_VERSION:
-            names = set(_named_systems())
-            for (config,) in self._conn.execute("SELECT config FROM points"):
-                point = _loads(config) or {}
-                system = point.get("system")
-                if ("experiment" not in point and "tool" not in point and isinstance(system, str)
-                        and system.strip().lower() not in names):
-                    self._stale.append(system)
-            if not self._stale and create:  # nothing keyed by a file's name: the keys are schema 2's
-                self._conn.execute("UPDATE meta SET value = ? WHERE name = 'schema_version'", (str(SCHEMA_VERSION),))
-                self.schema_version = SCHEMA_VERSION
-
-    def check_writable(self) -> None:
-        """Refuse to write to a store whose rows could be found for the wrong points.
-
-        A schema-1 store (collsim before issue 21) keyed the points of system TOML files
-        by the file's name, not its content: after the file was edited a sweep reused the
-        old rows.  Such a store is read (``collsim results``), never written to; a schema-1
-        store without such points is upgraded when opened.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        InputError
-            For a schema-1 store with points of system files.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     Store(os.path.join(d, "r.sqlite")).check_writable()
-        """
-        if self._stale:
-            files = sorted(set(self._stale))
-            raise InputError(f"results store {self.path} was written by an older collsim (schema version "
-                             f"{self.schema_version}), which keyed the {len(self._stale)} points of system files "
-                             f"({', '.join(files[:3])}{', ...' if len(files) > 3 else ''}) by the file's name, not "
-                             f"its content, so an edited file would get stale results: sweep into a new store "
-                             f"(--store new.sqlite) or delete {self.path} (collsim results still reads it)")
-
-    def close(self) -> None:
-        """Close the connection.
-
-        Returns
-        -------
-        None
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     Store(os.path.join(d, "r.sqlite")).close()
-        """
-        self._conn.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __len__(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM points WHERE model_version = ?", (MODEL_VERSION,)).fetchone()[0]
 
@@ -306,7 +160,7 @@ class Store:
         Parameters
         ----------
         point : Mapping
-            The point (normalised: :func:`collsim.experiments.sweep.normalize_point`).
+            The point (normalised: :func:`collsim.experiments.sweep_point.normalize_point`).
 
         Returns
         -------
@@ -470,23 +324,6 @@ class Store:
             raise InputError("Store.dataframe needs pandas (pip install pandas); Store.records gives the "
                              "same rows as dicts") from None
         return pandas.DataFrame([flat_record(r) for r in self.records(**filters)])
-
-    def integrity(self) -> str:
-        """SQLite's ``PRAGMA integrity_check``: ``"ok"`` for a sound file.
-
-        Returns
-        -------
-        str
-            ``ok`` or the problems found.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     Store(os.path.join(d, "r.sqlite")).integrity()
-        'ok'
-        """
-        return "; ".join(str(r[0]) for r in self._conn.execute("PRAGMA integrity_check"))
 
 
 _COLUMNS = "key, model_version, status, error, config, result"

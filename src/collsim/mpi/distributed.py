@@ -80,7 +80,7 @@ def run_sweep_mpi(points: Iterable[Mapping[str, Any]], store_path: str | os.Path
     Parameters
     ----------
     points : iterable of Mapping
-        The points (:func:`collsim.experiments.sweep.expand_grid`); only the root reads them.
+        The points (:func:`collsim.experiments.sweep_grid.expand_grid`); only the root reads them.
     store_path : str or path
         The results store (an SQLite file), opened by the root alone.
     progress : callable, optional
@@ -103,7 +103,7 @@ def run_sweep_mpi(points: Iterable[Mapping[str, Any]], store_path: str | os.Path
     --------
     Under ``mpiexec -n 4``:
 
-    >>> from collsim.experiments.sweep import expand_grid
+    >>> from collsim.experiments.sweep_grid import expand_grid
     >>> grid = expand_grid({"systems": ["ring"], "nodes": [8], "sizes": ["1KiB"]})
     >>> summary = run_sweep_mpi(grid, "r.sqlite")                 # doctest: +SKIP
     >>> summary is None or summary["run"] == len(grid)             # doctest: +SKIP
