@@ -114,3 +114,15 @@ def test_saved_files_get_ordinary_permissions(tmp_path, suffix):
         os.umask(mask)
     assert stat.S_IMODE(new.stat().st_mode) == 0o644
     assert stat.S_IMODE(old.stat().st_mode) == 0o640
+
+
+def test_a_schedule_file_is_read_by_its_content_not_its_suffix(tmp_path):
+    # verify <(cat s.npz) reads a pipe with no suffix: its zip bytes must not be parsed as JSON
+    import collsim
+    sched = collsim.build("ne", "ring", "allgather", 1024, nodes=6)
+    npz = tmp_path / "s.npz"
+    collsim.save(sched, npz)
+    renamed = tmp_path / "s.schedule"
+    renamed.write_bytes(npz.read_bytes())
+    back = collsim.load(renamed)
+    assert back.num_steps == sched.num_steps and (back.src == sched.src).all() and (back.dst == sched.dst).all()

@@ -380,14 +380,10 @@ def load(path: str | Path, progress: _Progress | None = None) -> Schedule:
         from .binary import read_npz
         return read_npz(path)
     data = read_bytes(path, error=ScheduleFormatError)  # a regular file (or a pipe) up to MAX_READ_BYTES
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ScheduleFormatError(f"cannot read {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    return _parse_text(text, progress)
+    return load_bytes(data, str(path), progress)  # by content: a pipe (<(cat s.npz)) has no suffix
 
 
-def load_bytes(data: bytes, name: str = "the input") -> Schedule:
+def load_bytes(data: bytes, name: str = "the input", progress: _Progress | None = None) -> Schedule:
     """Read a schedule from bytes: ``.npz`` if they start as a zip archive does, else JSON.
 
     Parameters
@@ -396,6 +392,8 @@ def load_bytes(data: bytes, name: str = "the input") -> Schedule:
         The contents (standard input's, say).
     name : str, optional
         What to call them in messages.
+    progress : callable, optional
+        ``progress(done, total)`` per step read (JSON; :func:`loads`).
 
     Returns
     -------
@@ -424,4 +422,4 @@ def load_bytes(data: bytes, name: str = "the input") -> Schedule:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ScheduleFormatError(f"cannot read {name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    return _parse_text(text)
+    return _parse_text(text, progress)
