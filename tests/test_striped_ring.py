@@ -72,3 +72,47 @@ def test_efficiency_at_the_papers_scale(collective, size):
             4 * 2**20 if size == "4MiB" else 64 * 2**20)
     assert r.verified and r.part.feasible and r.part.reconfigurations == 1
     assert r.efficiency >= 0.83
+
+
+def _builder_reference(system, collective, size):
+    """The construction before issue 21, through LogicalBuilder: the in-place build must equal it."""
+    from collsim.core.collective import make_collective
+    from collsim.core.schedule import LogicalBuilder
+    n, f = system.nodes, system.fibers
+    band = striped_ring_band(system)
+    i, fib = np.arange(n), np.tile(np.arange(f), n)
+    src, k = np.repeat(i, f), 2 * f
+    b = LogicalBuilder(make_collective(collective, n, size, split=k * n if collective == "allreduce" else k))
+
+    def add(rnd, cw_block, ccw_block, reduce):
+        for dst, chunk, d in (((src + 1) % n, np.repeat(cw_block, f) * k + fib, 1),
+                              ((src - 1) % n, np.repeat(ccw_block, f) * k + f + fib, -1)):
+            b.add(rnd, src, dst, chunk[:, None], reduce=reduce, direction=d,
+                  color=fib * (system.wavelengths // band), band=band)
+
+    first = 0
+    if collective != "allgather":
+        for r in range(n - 1):
+            add(r, (i - 1 - r) % n, (i + 1 + r) % n, True)
+        first = n - 1
+    if collective != "reducescatter":
+        for r in range(n - 1):
+            add(first + r, (i - r) % n, (i + r) % n, False)
+    return b.build()
+
+
+@pytest.mark.parametrize("collective", COLLECTIVES)
+@pytest.mark.parametrize("n,w,f,tx", [(2, 1, 1, None), (3, 4, 1, None), (5, 8, 2, None), (9, 3, 3, None),
+                                      (8, 64, 3, 20), (16, 64, 1, None)])
+def test_logical_schedule_equals_the_builder_construction(collective, n, w, f, tx):
+    from collsim.algorithms import build_logical
+    system = OpticalRing(nodes=n, wavelengths=w, fibers=f, max_tx_channels=tx)
+    got, _ = build_logical("striped-ring", system, collective, 1000)
+    want = _builder_reference(system, collective, 1000)
+    for attr in ("kind", "nodes", "chunks", "split", "size_bytes"):
+        assert getattr(got.collective, attr) == getattr(want.collective, attr), attr
+    for name in ("round", "src", "dst", "chunk_ptr", "chunk_idx", "reduce", "direction", "color", "band", "via"):
+        a, b = getattr(got, name), getattr(want, name)
+        assert (a is None) == (b is None), name
+        if a is not None:
+            assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), name

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
-from ..core.schedule import LogicalBuilder
+from ..core.routes import INDEX
+from ..core.schedule import LogicalSchedule
 from .registry import register
 
 __all__ = ["striped_ring", "striped_ring_band", "striped_ring_time_s"]
@@ -162,28 +163,49 @@ def striped_ring(system, collective, size_bytes):
     n, f = system.nodes, system.fibers
     band = striped_ring_band(system)
     per_fiber = system.wavelengths // band
-    i = np.arange(n)
-    p = np.arange(f)
-    src = np.repeat(i, f)                                  # node-major, fiber-minor
-    fib = np.tile(p, n)
-    color = fib * per_fiber                                # colour -> fiber p, lowest wavelength 0
-    cw_dst, ccw_dst = (src + 1) % n, (src - 1) % n
     k = 2 * f
-
-    def add(b, rnd, cw_block, ccw_block, reduce):
-        cw = (np.repeat(cw_block, f) * k + fib)[:, None]
-        ccw = (np.repeat(ccw_block, f) * k + f + fib)[:, None]
-        b.add(rnd, src, cw_dst, cw, reduce=reduce, direction=1, color=color, band=band)
-        b.add(rnd, src, ccw_dst, ccw, reduce=reduce, direction=-1, color=color, band=band)
-
     split = k * n if collective == "allreduce" else k
-    b = LogicalBuilder(make_collective(collective, n, size_bytes, split=split))
-    first = 0
-    if collective in ("reducescatter", "allreduce"):
+    coll = make_collective(collective, n, size_bytes, split=split)
+    phases = [p for p in ("reducescatter", "allgather") if collective in (p, "allreduce")]
+    rounds = len(phases) * (n - 1)
+    t = rounds * 2 * n * f
+    # Every column is written in place into its final array, viewed as (round, direction, node, fiber):
+    # round by round, the clockwise transfers of all nodes (node-major, fiber-minor), then the
+    # counter-clockwise ones.  No per-round blocks, no concatenation, no sort (rounds are in order):
+    # the build holds little more than the schedule itself (issue 21).
+    shape = (rounds, 2, n, f)
+    i = np.arange(n, dtype=INDEX)[:, None]
+    p = np.arange(f, dtype=INDEX)
+    rnd = np.empty(t, INDEX)
+    rnd.reshape(rounds, -1)[:] = np.arange(rounds, dtype=INDEX)[:, None]
+    src = np.empty(t, INDEX)
+    src.reshape(shape)[:] = i
+    dst = np.empty(t, INDEX).reshape(shape)
+    dst[:, 0] = (i + 1) % n
+    dst[:, 1] = (i - 1) % n
+    direction = np.empty(t, np.int8).reshape(shape)
+    direction[:, 0] = 1
+    direction[:, 1] = -1
+    reduce = np.zeros(t, bool)
+    if phases[0] == "reducescatter":
+        reduce[:t // len(phases)] = True
+    # chunk 2F b + p: clockwise pieces p < F, counter-clockwise F + p, one chunk per transfer
+    chunks = np.empty(t, INDEX).reshape(shape)
+    node = i[:, 0]
+    for ph, phase in enumerate(phases):
+        shift = 1 if phase == "reducescatter" else 0   # reduce-scatter sends the partial of block i-1-r
         for r in range(n - 1):
-            add(b, r, (i - 1 - r) % n, (i + 1 + r) % n, True)
-        first = n - 1
-    if collective in ("allgather", "allreduce"):
-        for r in range(n - 1):
-            add(b, first + r, (i - r) % n, (i + r) % n, False)
-    return b.build(), {}
+            out = chunks[ph * (n - 1) + r]
+            np.add(((node - shift - r) % n * k)[:, None], p, out=out[0])
+            np.add(((node + shift + r) % n * k + f)[:, None], p, out=out[1])
+    ptr = np.arange(t + 1, dtype=INDEX)
+    if f == 1:   # colour 0 everywhere: one read-only broadcast element, not 8 bytes per transfer held
+        #          through realisation (rwa.ring only reads pre-assigned colours)
+        color = np.broadcast_to(np.zeros(1, INDEX), (t,))
+    else:        # colour -> fiber p, lowest wavelength 0
+        color = np.empty(t, INDEX)
+        color.reshape(shape)[:] = p * per_fiber
+    logical = LogicalSchedule(coll, rnd, src, dst.reshape(-1), ptr, chunks.reshape(-1), reduce,
+                              direction=direction.reshape(-1), color=color,
+                              band=np.full(t, band, np.int32))
+    return logical, {}
