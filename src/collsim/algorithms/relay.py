@@ -188,35 +188,65 @@ def relay_logical(system, logical: LogicalSchedule, max_hops: int) -> LogicalSch
     check_memory(deliveries * BYTES_PER_DELIVERY + segments * 128,
                  f"relaying {t} lightpaths on {n} nodes as {segments} segments of at most {h_max} hops",
                  "use fewer nodes, a larger max_hops or another base")
+    # Segment-sized arrays are built with np.repeat (equal to indexing by parent) and, while every value
+    # fits, in int32: j < k <= h < n, so j * h and (j + 1) * h < n * n, and positions, rounds < 2**31.
+    it = np.int32 if n * n < 2**31 and segments < 2**31 and len(phys.round) and int(phys.round.max()) < 2**31 \
+        else np.int64
     parent = np.repeat(np.arange(t, dtype=INDEX), k)
-    j = np.arange(len(parent), dtype=np.int64) - np.concatenate([[0], np.cumsum(k)[:-1]])[parent]
-    h, kk, d = hops[parent], k[parent], phys.direction[parent].astype(np.int64)
-    lo, hi = j * h // kk, (j + 1) * h // kk                    # balanced: every segment floor/ceil(h/k) hops
-    src = (phys.src[parent] + d * lo) % n
-    dst = (phys.src[parent] + d * hi) % n
-    band = phys.band[parent].astype(np.int32)
-    base_round = phys.round[parent].astype(np.int64)
+    j = np.arange(segments, dtype=it) - np.repeat((np.cumsum(k) - k).astype(it), k)
+    h, kk = np.repeat(hops.astype(it), k), np.repeat(k.astype(it), k)
+    lo = j * h // kk
+    length = (j + 1) * h // kk                                 # hi; balanced: every segment floor/ceil(h/k) hops
+    del h, kk
+    length -= lo
+    d = np.repeat(phys.direction, k)                           # int8
+    src = np.repeat(phys.src.astype(it), k)
+    lo *= d
+    src += lo
+    src %= n
+    del lo                                                     # dst = (src + d * length) % n, made at the end
+    band = np.repeat(phys.band, k).astype(np.int32)
+    base_round = np.repeat(phys.round.astype(it), k)
     # layout A, per base slot: slot s -> ceil(h_s / H) sub-rounds, segments on their parent's channel
     k_slot = _group_max(phys.step, k)
-    slot_rnd = _starts(k_slot)[phys.step[parent]] + j
-    slot_color = _parent_colours(slot_rnd, d, band, phys.fiber[parent], phys.wavelength[parent], w)
+    slot_rnd = np.repeat(_starts(k_slot)[phys.step], k) + j
+    slot_color = _parent_colours(slot_rnd, d, band, np.repeat(phys.fiber, k), np.repeat(phys.wavelength, k), w)
+    slots_a = _round_slots(slot_rnd, d, band, slot_color, system, base_round)
     # layout B, per base round: round r -> ceil(h_r / H) sub-rounds, segments packed afresh
     k_round = _group_max(phys.round, k)
     pack_rnd = _starts(k_round)[base_round] + j
-    pack_color = _packed_colours(pack_rnd, d, band, src, hi - lo, n, w)
+    pack_color = _packed_colours(pack_rnd, d, band, src, length, n, w)
     # per base round, the layout with fewer slots (realize_ring: a group needs ceil((max colour + 1) / cap))
-    slots_a = _round_slots(slot_rnd, d, band, slot_color, system, base_round)
     slots_b = _round_slots(pack_rnd, d, band, pack_color, system, base_round)
+    del pack_rnd
     use_b = slots_b < slots_a
     sub = np.where(use_b, k_round, _group_sum(phys.round[_first_of(phys.step)], k_slot, len(k_round)))
-    local = np.where(use_b[base_round], j, slot_rnd - _starts(k_slot)[_first_step(phys)[base_round]])
-    rnd = _starts(sub)[base_round] + local
-    color = np.where(use_b[base_round], pack_color, slot_color)
+    ub = use_b[base_round]
+    slot_rnd -= _starts(k_slot)[_first_step(phys)[base_round]]
+    rnd = np.where(ub, j, slot_rnd)
+    del j, slot_rnd
+    rnd += _starts(sub)[base_round]
+    del base_round
+    color = np.where(ub, pack_color, slot_color)
+    del ub, pack_color, slot_color
     o = np.argsort(rnd, kind="stable")                         # rounds in order, parents' order within
-    ptr, idx = permute_csr(np.diff(phys.chunk_ptr), phys.chunk_idx, parent[o])
-    return LogicalSchedule(c, rnd[o].astype(INDEX), src[o].astype(INDEX), dst[o].astype(INDEX), ptr, idx,
-                           np.zeros(len(parent), bool), direction=d[o].astype(np.int8),
-                           color=color[o].astype(INDEX), band=band[o])
+    lengths, chunk_idx = np.diff(phys.chunk_ptr), phys.chunk_idx
+    del phys
+    po = parent[o]
+    del parent
+    ptr, idx = permute_csr(lengths, chunk_idx, po)
+    del po, lengths, chunk_idx
+    rnd = rnd[o].astype(INDEX, copy=False)
+    color = color[o].astype(INDEX, copy=False)
+    src, d, length, band = src[o], d[o], length[o], band[o]
+    del o
+    dst = d * length
+    del length
+    dst += src
+    dst %= n
+    return LogicalSchedule(c, rnd, src.astype(INDEX), dst.astype(INDEX), ptr, idx,
+                           np.zeros(len(rnd), bool), direction=d.astype(np.int8, copy=False),
+                           color=color, band=band)
 
 
 def _group_max(key: np.ndarray, value: np.ndarray) -> np.ndarray:
@@ -249,7 +279,7 @@ def _widths(rnd: np.ndarray, d: np.ndarray, band: np.ndarray) -> tuple[np.ndarra
     """Group id (sub-round, direction) and its widest band, per segment (as realize_ring groups them)."""
     group = rnd * 2 + (d > 0)
     if band.min() == band.max():                               # one band width (the bases' 1): no grouping
-        return group, np.full(len(band), int(band[0]), np.int64)
+        return group, np.int64(band[0])                           # broadcasts as the full column would
     return group, _group_max(group, band)[group]
 
 
@@ -279,19 +309,31 @@ def _packed_colours(rnd, d, band, src, length, n, w) -> np.ndarray:
     safe = np.maximum(per, 1)
     i = ((start + 1) * safe - 1) // n                          # the largest i with floor(i n / T) <= start
     cls = np.where(per > 0, start - (i * n) // safe, start)    # < ceil(n / T) <= n
-    order = np.lexsort((np.arange(len(start)), start, group))
-    key = (group * n + start)[order]
+    del per, safe, i
+    s = len(start)
+    key = group * n + start                                    # 0 <= start < n: orders as (group, start)
+    del start
+    order = np.argsort(key, kind="stable")                     # ties in index order
+    key = key[order]
     first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
-    rank = np.empty(len(start), np.int64)
-    rank[order] = np.arange(len(start)) - np.repeat(first, np.diff(np.append(first, len(start))))
+    del key
+    it = np.int32 if s < 2**31 else np.int64
+    rank = np.empty(s, it)
+    rank[order] = np.arange(s, dtype=it) - np.repeat(first.astype(it), np.diff(np.append(first, s)))
+    del order, first
     ckey = group * (2 * n) + cls
+    del group, cls
     uk, inv = np.unique(ckey, return_inverse=True)
+    del ckey
     count = np.zeros(len(uk), np.int64)
     np.maximum.at(count, inv, rank + 1)
     before = np.cumsum(count) - count                          # colours of earlier classes, all groups
     gstart = np.flatnonzero(np.concatenate([[True], uk[1:] // (2 * n) != uk[:-1] // (2 * n)]))
     base = np.repeat(before[gstart], np.diff(np.append(gstart, len(uk))))
-    return (before - base)[inv] + rank
+    out = (before - base)[inv]
+    del inv
+    out += rank
+    return out
 
 
 def _round_slots(rnd, d, band, color, system, base_round) -> np.ndarray:
