@@ -25,7 +25,8 @@ import numpy as np
 
 from ..core.errors import InputError, UnsupportedError
 from ..core.ring import arc_start, first_overlap, hops_along, shortest_direction
-from ..core.schedule import LogicalSchedule, RingRoutes, Schedule, permute_csr
+from ..core.routes import INDEX
+from ..core.schedule import LogicalSchedule, RingRoutes, Schedule
 from .assign import Strategy, get_strategy
 
 
@@ -121,6 +122,28 @@ def _slots(logical: LogicalSchedule, direction: np.ndarray, w: int):
     return band, widest[inv]
 
 
+def _permute_chunks(ptr: np.ndarray, idx: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``permute_csr(np.diff(ptr), idx, order)`` with fewer per-row temporaries (same result)."""
+    t = len(order)
+    if len(ptr) == t + 1 and len(idx) == t and t and int(ptr[0]) == 0 and bool((np.diff(ptr) == 1).all()):
+        return np.arange(t + 1, dtype=INDEX), idx[order]  # one chunk per transfer, before and after
+    start = ptr[:-1][order].astype(INDEX)
+    new_len = ptr[1:][order].astype(INDEX)
+    new_len -= start
+    new_ptr = np.zeros(len(order) + 1, dtype=INDEX)
+    np.cumsum(new_len, out=new_ptr[1:])
+    if len(idx) == 0:
+        return new_ptr, idx[:0]
+    if len(order) == len(ptr) - 1 and int(new_ptr[-1]) == len(order) and (new_len == 1).all():
+        return new_ptr, idx[start]  # one chunk per transfer: row i is idx[start[i]]
+    del new_len
+    start -= new_ptr[:-1]
+    gather = np.repeat(start, np.diff(new_ptr))
+    del start
+    gather += np.arange(new_ptr[-1], dtype=INDEX)
+    return new_ptr, idx[gather]
+
+
 def realize_ring(system, logical: LogicalSchedule, *, strategy: str | Strategy = "first-fit",
                  algorithm: str = "custom", params: Mapping[str, Any] | None = None) -> Schedule:
     """Route, assign bands of channels and lay out physical steps on an optical ring.
@@ -183,28 +206,61 @@ def realize_ring(system, logical: LogicalSchedule, *, strategy: str | Strategy =
     colors = _colors(logical, direction, hops, n, strat)
     per_fiber = w // width
     cap = system.fibers * per_fiber
-    sub = colors // cap
-    within = colors % cap
-    fiber = (within // per_fiber).astype(np.int16)
-    wavelength = ((within % per_fiber) * width).astype(np.int32)
+    # ``colors`` may be the logical schedule's own column (or a broadcast view): never written.
+    # Its copy ``within`` (int32 while the colours fit) becomes the wavelength column in place.
+    cmax = int(colors.max()) if t else 0
+    within = colors.astype(np.int32 if cmax < 2**31 else np.int64)
+    del colors
+    if isinstance(width, np.ndarray):
+        fits = t == 0 or bool((within < cap).all())
+    else:
+        fits = cmax < cap
+    if fits:  # every colour in the round's first sub-step: the step is the round's offset alone
+        sub = None
+    else:
+        sub = within // cap
+        np.remainder(within, cap, out=within)
+    del cap
+    if system.fibers == 1:  # within < cap = per_fiber
+        fiber = np.zeros(t, np.int16)
+    else:
+        fiber = (within // per_fiber).astype(np.int16)
+        np.remainder(within, per_fiber, out=within)
+    if isinstance(width, np.ndarray) or width != 1:
+        np.multiply(within, width, out=within)
+    wavelength = within.astype(np.int32, copy=False)
+    del within, width, per_fiber
     # physical steps: rounds in order, each taking (max sub-step + 1) slots
     rnd_all = logical.round
     if len(rnd_all) > 1 and not (rnd_all[1:] >= rnd_all[:-1]).all():
         raise UnsupportedError("logical rounds must be in order")  # LogicalBuilder guarantees it
     starts = np.flatnonzero(np.concatenate([[True], rnd_all[1:] != rnd_all[:-1]])) if t else np.zeros(0, np.int64)
-    per_round = np.maximum.reduceat(sub + 1, starts) if t else np.zeros(0, np.int64)
+    if not t:
+        per_round = np.zeros(0, np.int64)
+    elif sub is None:
+        per_round = np.ones(len(starts), np.int64)
+    else:
+        per_round = np.maximum.reduceat(sub, starts).astype(np.int64) + 1
     offsets = np.concatenate([[0], np.cumsum(per_round)[:-1]])
-    step = np.repeat(offsets, np.diff(np.append(starts, t))) + sub
+    step = np.repeat(offsets, np.diff(np.append(starts, t)))
+    del starts, per_round, offsets
+    if sub is not None:
+        step = step.astype(np.int64, copy=False)
+        step += sub
+        del sub
     cols = {"round": logical.round, "src": src, "dst": dst, "reduce": logical.reduce,
             "direction": direction, "hops": hops, "fiber": fiber, "wavelength": wavelength, "band": band}
+    del src, dst, direction, hops, fiber, wavelength, band  # cols holds the only references
     ptr, idx = logical.chunk_ptr, logical.chunk_idx
     limits = (system.max_tx_channels, system.max_rx_channels)
     for attempt in range(2):  # sort by step; again if transceiver limits split steps
         if len(step) > 1 and not (step[1:] >= step[:-1]).all():
             order = np.argsort(step, kind="stable")
             step = step[order]
-            ptr, idx = permute_csr(np.diff(ptr), idx, order)
-            cols = {k: v[order] for k, v in cols.items()}
+            for k in list(cols):  # one column at a time, the old one freed as it is replaced
+                cols[k] = cols[k][order]
+            ptr, idx = _permute_chunks(ptr, idx, order)
+            del order
         if attempt == 0:
             split = _split_for_transceivers(step, cols["src"], cols["dst"], cols["band"], *limits, n)
             if split is step:
