@@ -8,7 +8,9 @@ other way.  :func:`cut_demand_bytes` gives the demand of every collective for
 any cut; :func:`cut_bound_s` takes the largest ratio over every single-node cut,
 a family of closed-form cuts per topology (ring and line arcs, grid slabs,
 hypercube sub-cubes, access switches with their end nodes, fat-tree pods) and,
-for networks of at most ``exhaustive_vertices`` vertices, every cut.
+for networks of at most ``exhaustive_vertices`` vertices, every cut; for all-gather and
+reduce-scatter on larger networks also the exact maximum over every cut
+(:mod:`collsim.cost.exact_cut`).
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from functools import lru_cache
 import numpy as np
 
 from ..core.collective import Collective
+from ..core.errors import InputError
 from ..core.network import Network
 from ..systems.electrical import Line, Ring, Star
 from ..systems.fat_tree import FatTree
 from ..systems.hypercube import Hypercube
 from ..systems.mesh_torus import _Grid
+from .exact_cut import max_cut_ratio
 
 EXHAUSTIVE_VERTICES = 16
 """Networks with at most this many vertices have every cut evaluated (2^V - 2 of them)."""
@@ -155,7 +159,8 @@ def _cut_masks(system: Network, exhaustive_vertices: int) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros((0, v), bool)
 
 
-def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAUSTIVE_VERTICES) -> float:
+def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAUSTIVE_VERTICES,
+                exact: bool = True) -> float:
     """Largest cut bound: max over the evaluated cuts of demand / capacity, either way.
 
     Parameters
@@ -167,6 +172,9 @@ def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAU
     exhaustive_vertices : int, optional
         Evaluate every cut of networks with at most this many vertices (0: only the
         single-node and closed-form cuts).
+    exact : bool, optional
+        All-gather and reduce-scatter on larger networks: also the exact maximum over every
+        cut (:func:`collsim.cost.exact_cut.max_cut_ratio`, parametric max-flow).
 
     Returns
     -------
@@ -174,7 +182,8 @@ def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAU
         Seconds of link time (no latency) that no schedule beats: the maximum of
         ``demand / capacity`` over every single-node cut (an end node's egress and
         ingress), the topology's closed-form cuts (:mod:`collsim.cost.cuts`), and
-        on small networks every cut.  Cuts with zero capacity are skipped.
+        on small networks every cut (all-gather and reduce-scatter: on every network, with
+        ``exact``).  Cuts with zero capacity are skipped.
 
     References
     ----------
@@ -194,7 +203,7 @@ def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAU
     >>> cut_bound_s(mesh, make_collective("alltoall", 16, 10))     # bisection: 8 x 8 x 10 B on 4 links
     160.0
     """
-    key = (c.kind, c.nodes, c.root, c.shift, int(exhaustive_vertices))
+    key = (c.kind, c.nodes, c.root, c.shift, int(exhaustive_vertices), bool(exact))
     try:
         per_byte = _per_byte(system, *key)
     except TypeError:                       # an unhashable system: no cache
@@ -204,7 +213,7 @@ def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAU
 
 @lru_cache(maxsize=16)
 def _per_byte(system: Network, kind: str, n: int, root: int | None, shift: int | None,
-              exhaustive_vertices: int) -> float:
+              exhaustive_vertices: int, exact: bool = True) -> float:
     """:func:`cut_bound_s` for a 1-byte message (every demand is linear in m)."""
     lt = system.links
     bw = lt.bandwidth_bytes_per_s
@@ -233,6 +242,11 @@ def _per_byte(system: Network, kind: str, n: int, root: int | None, shift: int |
         cba = (~ms & md) @ bw
         ab, ba = _demand(kind, n, 1.0, root, shift, mk[:, :n])
         best = max(best, worst(ab, ba, cab, cba))
+    if exact and kind in ("allgather", "reducescatter") and system.vertices > exhaustive_vertices:
+        try:       # (N - e(S)) blocks of 1 byte over the links into (all-gather) or out of S
+            best = max(best, max_cut_ratio(system, "in" if kind == "allgather" else "out")[0])
+        except InputError:                  # an end node cut off: the cuts above skip it too
+            pass
     return best
 
 

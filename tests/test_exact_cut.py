@@ -1,0 +1,187 @@
+"""Exact all-gather / reduce-scatter cut bound (collsim.cost.exact_cut) against brute force and formulas."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from collsim.core.collective import make_collective
+from collsim.core.errors import InputError
+from collsim.cost.cuts import cut_bound_s
+from collsim.cost.exact_cut import CutCertificate, allgather_certificate, max_cut_ratio
+from collsim.systems.custom import CustomNetwork
+from collsim.systems.fat_tree import FatTree
+from collsim.systems.mesh_torus import Mesh, Torus
+
+GIB = 2 ** 30
+
+
+def _net(nodes, switches, links):
+    """A bare network: end nodes 0..nodes-1, then switches; links (src, dst, bandwidth), may be 0."""
+    src, dst, bw = (np.array(x) for x in zip(*links)) if links else (np.zeros(0, int),) * 3
+    lt = SimpleNamespace(src=src.astype(np.int64), dst=dst.astype(np.int64),
+                         bandwidth_bytes_per_s=bw.astype(float))
+    return SimpleNamespace(nodes=nodes, vertices=nodes + switches, links=lt)
+
+
+def _brute(nodes, vertices, links, direction):
+    """(ratio, reachable) by every vertex subset S: max (N - e(S)) / c(S), c into (or out of) S.
+
+    ``reachable`` is False when some S with 1 <= e(S) <= N - 1 has no capacity (infinite bound)."""
+    best = 0.0
+    for code in range(1, (1 << vertices) - 1):
+        inside = [(code >> v) & 1 for v in range(vertices)]
+        e = sum(inside[:nodes])
+        if not 1 <= e <= nodes - 1:
+            continue
+        if direction == "in":
+            cap = sum(w for a, b, w in links if inside[b] and not inside[a])
+        else:
+            cap = sum(w for a, b, w in links if inside[a] and not inside[b])
+        if cap == 0:
+            return float("inf"), False
+        best = max(best, (nodes - e) / cap)
+    return best, True
+
+
+@st.composite
+def _graphs(draw):
+    nodes = draw(st.integers(2, 6))
+    switches = draw(st.integers(0, 12 - nodes))
+    v = nodes + switches
+    bws = st.sampled_from([0.0, 1.0, 2.0, 3.5, 10.0, 0.25])
+    links = []
+    for a in range(v):       # a spine that usually connects everything, one-way or both ways
+        b = (a + 1) % v
+        links.append((a, b, draw(bws)))
+        if draw(st.booleans()):
+            links.append((b, a, draw(bws)))
+    pairs = st.tuples(st.integers(0, v - 1), st.integers(0, v - 1)).filter(lambda p: p[0] != p[1])
+    for a, b in draw(st.lists(pairs, max_size=2 * v)):
+        links.append((a, b, draw(bws)))
+    return nodes, switches, links
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_graphs(), st.sampled_from(["in", "out"]))
+def test_exact_equals_brute_force_over_every_vertex_subset(graph, direction):
+    """Random graphs of up to 12 vertices with switches, zero, heterogeneous and one-way links."""
+    nodes, switches, links = graph
+    want, reachable = _brute(nodes, nodes + switches, links, direction)
+    net = _net(nodes, switches, links)
+    if not reachable:
+        with pytest.raises(InputError, match="end node"):
+            max_cut_ratio(net, direction)
+        return
+    ratio, side, inside, cap = max_cut_ratio(net, direction)
+    assert ratio == pytest.approx(want, rel=1e-12)
+    # The certificate is a real cut with that ratio.
+    ins = set(side)
+    assert side == tuple(sorted(ins)) and inside == sum(1 for x in side if x < nodes)
+    assert 1 <= inside <= nodes - 1
+    got_cap = sum(w for a, b, w in links if ((b in ins and a not in ins) if direction == "in"
+                                              else (a in ins and b not in ins)))
+    assert cap == pytest.approx(got_cap, rel=1e-12)
+    assert (nodes - inside) / cap == pytest.approx(want, rel=1e-12)
+
+
+def _mesh_corner_bound(k, bw, total):
+    """k x k mesh all-gather of ``total`` bytes: a corner receives (N-1)/N of it over 2 links."""
+    n = k * k
+    return (n - 1) * (total / n) / (2 * bw)
+
+
+def _torus_node_bound(dims, bw, total):
+    """Torus all-gather: a node receives (N-1)/N of ``total`` over 2 links per dimension (k > 2)."""
+    n = int(np.prod(dims))
+    return (n - 1) * (total / n) / (2 * len(dims) * bw)
+
+
+@pytest.mark.parametrize("system, want_s", [
+    (Mesh.from_dims((5, 5), link_bandwidth_bytes_per_s=50 * GIB), _mesh_corner_bound(5, 50 * GIB, GIB)),
+    (Torus.from_dims((3, 3, 3), link_bandwidth_bytes_per_s=50 * GIB), _torus_node_bound((3, 3, 3), 50 * GIB, GIB)),
+    (Torus.from_dims((10, 10), link_bandwidth_bytes_per_s=100 * GIB), _torus_node_bound((10, 10), 100 * GIB, GIB)),
+    (Mesh.from_dims((32, 32), link_bandwidth_bytes_per_s=50 * GIB), _mesh_corner_bound(32, 50 * GIB, GIB)),
+], ids=["mesh5x5", "torus3x3x3", "torus10x10", "mesh32x32"])
+def test_tacos_instances_golden(system, want_s):
+    """1 GiB of total all-gather output (a block of GiB / N per node): 9.600, 3.210, 2.475, 9.990 ms."""
+    n = system.nodes
+    for kind in ("allgather", "reducescatter"):
+        c = make_collective(kind, n, 1)
+        cert = allgather_certificate(system, c)
+        assert isinstance(cert, CutCertificate)
+        assert cert.direction == ("in" if kind == "allgather" else "out")
+        assert cert.bound_s * (GIB / n) == pytest.approx(want_s, rel=1e-12)
+        assert cut_bound_s(system, c) == pytest.approx(cert.bound_s, rel=1e-12)
+    assert round(want_s * 1e3, 3) in (9.6, 3.21, 2.475, 9.99)
+
+
+def test_golden_values_as_published():
+    assert round(_mesh_corner_bound(5, 50 * GIB, GIB) * 1e3, 3) == 9.600
+    assert round(_torus_node_bound((3, 3, 3), 50 * GIB, GIB) * 1e3, 3) == 3.210
+    assert round(_torus_node_bound((10, 10), 100 * GIB, GIB) * 1e3, 3) == 2.475
+
+
+def test_fat_tree_1024_hosts():
+    """A full k = 16 fat tree: a host's single link is the tightest cut."""
+    ft = FatTree(nodes=1024, link_bandwidth_bytes_per_s=50 * GIB)
+    cert = allgather_certificate(ft, make_collective("allgather", 1024, GIB // 1024))
+    assert cert.bound_s == pytest.approx(1023 * (GIB // 1024) / (50 * GIB), rel=1e-12)
+    assert cert.end_nodes_inside == 1 and cert.capacity_bytes_per_s == 50 * GIB
+
+
+def test_switch_cut_beats_every_single_node_and_the_old_search():
+    """20 hosts on 2 switches (21 vertices or more: beyond the exhaustive search) joined by one thin link:
+    the cut is a switch with its hosts, which the per-topology families of a custom network miss
+    when hosts also hang on a second switch."""
+    links = []
+    for h in range(10):                  # hosts 0..9 on switch 20 and 22, hosts 10..19 on 21 and 23
+        links += [(h, 20), (h, 22)]
+        links += [(10 + h, 21), (10 + h, 23)]
+    links += [{"a": 20, "b": 21, "bandwidth": 1e9}, {"a": 22, "b": 23, "bandwidth": 1e9}]
+    net = CustomNetwork(nodes=20, switches=4, link_bandwidth_bytes_per_s=100e9, link=tuple(links))
+    c = make_collective("allgather", 20, 1000)
+    cert = allgather_certificate(net, c)
+    want = 10 * 1000 / 2e9                # one side's 10 blocks over the two thin links
+    assert cert.bound_s == pytest.approx(want, rel=1e-12)
+    assert cert.end_nodes_inside == 10 and len(cert.side) == 12
+    assert cut_bound_s(net, c, exact=False) < want
+    assert cut_bound_s(net, c) == pytest.approx(want, rel=1e-12)
+
+
+def test_unreachable_end_node_is_named():
+    net = _net(4, 1, [(0, 4, 1.0), (4, 0, 1.0), (1, 4, 1.0), (4, 1, 1.0), (2, 4, 1.0), (3, 4, 1.0)])
+    with pytest.raises(InputError, match="end nodes 2, 3 cannot be reached from end node 0"):
+        allgather_certificate(net, make_collective("allgather", 4, 10))
+    zero = _net(3, 0, [(0, 1, 1.0), (1, 0, 1.0), (1, 2, 0.0), (2, 1, 1.0), (2, 0, 1.0)])
+    with pytest.raises(InputError, match="end node 2 cannot be reached"):
+        allgather_certificate(zero, make_collective("allgather", 3, 10))
+    # reduce-scatter sends out of the side: the same one-way graph reversed is fine the other way
+    cert = allgather_certificate(_net(3, 0, [(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0)]),
+                                 make_collective("reducescatter", 3, 10))
+    assert cert.bound_s == pytest.approx(20.0) and cert.direction == "out"
+
+
+def test_other_collectives_are_refused():
+    with pytest.raises(InputError, match="not alltoall"):
+        allgather_certificate(Mesh.from_dims((2, 2)), make_collective("alltoall", 4, 10))
+
+
+def test_thin_column_gives_a_large_certificate():
+    """32 x 32 mesh whose links between columns 9 and 10 run at 1 % speed: the 10 columns left of
+    them receive the other 704 blocks over 32 thin links, far above a corner's 1023 / 2."""
+    k, thin = 32, 0.01
+    mesh = Mesh.from_dims((k, k), link_bandwidth_bytes_per_s=1.0)
+    lt, col = mesh.links, mesh.coords(np.arange(mesh.nodes))[:, 0]
+    bw = lt.bandwidth_bytes_per_s.copy()
+    a, b = col[lt.src], col[lt.dst]
+    bw[((a == 9) & (b == 10)) | ((a == 10) & (b == 9))] = thin
+    net = _net(mesh.nodes, 0, list(zip(lt.src.tolist(), lt.dst.tolist(), bw.tolist())))
+    ratio, side, inside, cap = max_cut_ratio(net)
+    assert ratio == pytest.approx((k * k - 10 * k) / (k * thin), rel=1e-12)
+    assert side == tuple(int(i) for i in np.flatnonzero(col < 10)) and inside == 10 * k
+    assert cap == pytest.approx(k * thin, rel=1e-12)
