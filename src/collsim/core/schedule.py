@@ -63,6 +63,10 @@ class LogicalSchedule:
     via : numpy.ndarray or None
         Route hint per transfer, read by the system's routing (on an MLFM the other
         column of the spine a same-column transfer crosses); -1 or None: default route.
+    routes : LinkRoutes or None
+        Explicit routes on an electrical network, one row per transfer (several weighted paths
+        each allowed), used instead of the network's routing; None: the network routes.  A
+        synthesizer that chooses its own paths (``synth-alltoall``) supplies them here.
 
     Examples
     --------
@@ -86,6 +90,7 @@ class LogicalSchedule:
     color: np.ndarray | None = None
     band: np.ndarray | None = None
     via: np.ndarray | None = None
+    routes: LinkRoutes | None = None
 
     @property
     def rounds(self) -> int:

@@ -3,7 +3,9 @@
 Routing is the network's own (:meth:`collsim.core.network.Network.routes`): a deterministic
 single-path rule, or with ``routing = "ecmp"`` an even split over the minimum-hop paths,
 applied to all transfers at once; a per-transfer route hint (``LogicalSchedule.via``,
-e.g. the spine an MLFM same-column transfer crosses) is passed to it as data.
+e.g. the spine an MLFM same-column transfer crosses) is passed to it as data.  A logical
+schedule that carries explicit routes (``LogicalSchedule.routes``, e.g. the paths of
+``synth-alltoall``'s flow LP) keeps them: the verifier still checks every path is a walk of links.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 from ..core.errors import UnsupportedError
 from ..core.limits import check_memory
 from ..core.network import BYTES_PER_ROUTE_ENTRY
-from ..core.routes import dense_rank
+from ..core.routes import LinkRoutes, dense_rank
 from ..core.schedule import LogicalSchedule, Schedule
 
 
@@ -63,6 +65,11 @@ def realize_network(system, logical: LogicalSchedule, *, algorithm: str = "custo
     if logical.band is not None and (logical.band > 1).any():
         raise UnsupportedError(f"{system.kind} networks have no wavelength bands; stripe > 1 applies to "
                                f"optical rings")
+    if logical.routes is not None:  # the algorithm chose every path itself
+        if not isinstance(logical.routes, LinkRoutes) or len(logical.routes) != len(logical.src):
+            raise UnsupportedError(f"explicit routes must be LinkRoutes with one row per transfer "
+                                   f"({len(logical.src)})")
+        return _schedule(system, logical, logical.routes, algorithm, params)
     hops = system.distance(logical.src, logical.dst)
     if hops is not None:  # refuse before routing what would not fit
         entries = int(hops.sum())
@@ -70,6 +77,11 @@ def realize_network(system, logical: LogicalSchedule, *, algorithm: str = "custo
                      f"crossings) on a {system.kind} network of {system.nodes} nodes",
                      "use fewer nodes or a collective with fewer transfers")
     routes = system.routes(logical.src, logical.dst, via=logical.via)  # ECMP: several paths per transfer
+    return _schedule(system, logical, routes, algorithm, params)
+
+
+def _schedule(system, logical: LogicalSchedule, routes: LinkRoutes, algorithm: str, params) -> Schedule:
+    """The physical schedule of ``logical`` with these routes: logical round ``r`` is step ``r``."""
     return Schedule(system=system, collective=logical.collective, algorithm=algorithm, params=dict(params or {}),
                     step=dense_rank(logical.round), round=logical.round, src=logical.src, dst=logical.dst,
                     chunk_ptr=logical.chunk_ptr, chunk_idx=logical.chunk_idx, reduce=logical.reduce,
