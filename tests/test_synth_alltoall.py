@@ -119,3 +119,21 @@ def test_too_large_an_lp_is_refused_before_it_starts():
 def test_bad_split_is_refused():
     with pytest.raises(InputError, match="split must be an integer"):
         collsim.build("synth-alltoall", Ring(nodes=4), "alltoall", 1024, split=0)
+
+
+def test_paths_longer_than_minimum_hop_are_used_when_they_carry_more():
+    # n0 - n1 directly at 0.1 GB/s, or through s0 at 10 GB/s: the restricted (minimum-hop) LP alone
+    # would give 0.1 GB/s; its dual shows the longer way is shorter in length, which is then added
+    net = CustomNetwork(nodes=2, switches=1, link=((0, 1, 1e8, None, None), (0, 2, 1e10, None, None),
+                                                   (2, 1, 1e10, None, None)))
+    assert solve_mcf(net).throughput_bytes_per_s == pytest.approx(1.01e10, rel=1e-7)
+    sched = collsim.build("synth-alltoall", net, "alltoall", 1 << 20, split=101)
+    assert simulate(sched).total_time_s >= mcf_bound(net, 1 << 20).time_s * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("kind", ["mesh", "custom", "fat-tree"])
+def test_restricted_lp_reaches_the_full_optimum(kind):
+    system = SYSTEMS[kind]()
+    with mock.patch("collsim.cost.mcf.MAX_ROUNDS", 0):     # the full LP straight away
+        full = solve_mcf(system).throughput_bytes_per_s
+    assert solve_mcf(system).throughput_bytes_per_s == pytest.approx(full, rel=1e-6)

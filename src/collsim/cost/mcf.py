@@ -41,6 +41,8 @@ BYTES_PER_NONZERO = 600
 crossover; measured about 500 on tori, meshes and fat trees)."""
 MAX_VARIABLES = 3_000_000
 """Largest LP (flow variables) solved by default: beyond it the solve takes many minutes."""
+MAX_ROUNDS = 4
+"""Restricted LPs tried before the full one (see :func:`solve_mcf`)."""
 TIME_LIMIT_S = 600.0
 """HiGHS's time limit; an LP not solved by then is refused."""
 
@@ -198,23 +200,38 @@ class McfBound:
     solve_s: float
 
 
-def _matrices(system):
+def _matrices(system, s: np.ndarray, e: np.ndarray):
+    """Equality and capacity rows of the LP over the flow variables ``(source s, link e)`` and λ (last)."""
     import scipy.sparse as sp
     lt = system.links
     n, nv, nl = system.nodes, system.vertices, len(lt)
-    s = np.repeat(np.arange(n, dtype=np.int64), nl)
-    e = np.tile(np.arange(nl, dtype=np.int64), n)
-    col = s * nl + e
-    lam = n * nl
+    k = len(s)
+    col = np.arange(k, dtype=np.int64)
     b = np.zeros((n, nv))
     b[:, :n] = -1.0
     b[np.arange(n), np.arange(n)] = n - 1
     rows = np.concatenate([s * nv + lt.src[e], s * nv + lt.dst[e], np.arange(n * nv)])
-    cols = np.concatenate([col, col, np.full(n * nv, lam)])
-    vals = np.concatenate([np.ones(n * nl), -np.ones(n * nl), -b.reshape(-1)])
-    a_eq = sp.csr_matrix((vals, (rows, cols)), shape=(n * nv, lam + 1))
-    a_ub = sp.csr_matrix((np.ones(n * nl), (e, col)), shape=(nl, lam + 1))
+    cols = np.concatenate([col, col, np.full(n * nv, k)])
+    vals = np.concatenate([np.ones(k), -np.ones(k), -b.reshape(-1)])
+    a_eq = sp.csr_matrix((vals, (rows, cols)), shape=(n * nv, k + 1))
+    a_ub = sp.csr_matrix((np.ones(k), (e, col)), shape=(nl, k + 1))
     return a_eq, a_ub
+
+
+def _distances(system, length: np.ndarray) -> np.ndarray:
+    """Shortest-path distances ``[end node, vertex]`` under link lengths (a tiny floor keeps zero-length links)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import shortest_path
+    lt = system.links
+    nv = system.vertices
+    w = length + max(float(length.max()), 1e-300) * 1e-9
+    key = lt.src * nv + lt.dst
+    order = np.lexsort((w, key))                         # parallel links: the shortest one
+    first = np.ones(len(key), bool)
+    first[1:] = key[order][1:] != key[order][:-1]
+    keep = order[first]
+    g = sp.csr_matrix((w[keep], (lt.src[keep], lt.dst[keep])), shape=(nv, nv))
+    return shortest_path(g, directed=True, indices=np.arange(system.nodes))
 
 
 def solve_mcf(system, *, max_variables: int = MAX_VARIABLES, time_limit_s: float = TIME_LIMIT_S) -> McfSolution:
@@ -233,6 +250,14 @@ def solve_mcf(system, *, max_variables: int = MAX_VARIABLES, time_limit_s: float
     -------
     McfSolution
         ``λ*``, the per-source link flows and the dual link lengths.
+
+    Notes
+    -----
+    The LP is first solved with each source's flow restricted to its minimum-hop links (a
+    smaller, acyclic LP: half the variables on a mesh).  Its dual link lengths ``d`` bound the
+    full LP: ``λ* <= Σ c_e d_e / Σ dist_d(s, t)``.  When the restricted optimum meets that bound
+    (within 1e-6) it is the full optimum; otherwise the links on shortest ``d``-paths are
+    added and the LP solved again, up to :data:`MAX_ROUNDS` times, then the full LP.
 
     Raises
     ------
@@ -262,25 +287,42 @@ def solve_mcf(system, *, max_variables: int = MAX_VARIABLES, time_limit_s: float
         raise InputError("an all-to-all needs at least two end nodes")
     size = check_lp_size(system, max_variables)
     lt = system.links
+    nl = len(lt)
     scale = float(lt.bandwidth_bytes_per_s.max())
     cap = lt.bandwidth_bytes_per_s / scale
-    a_eq, a_ub = _matrices(system)
-    c = np.zeros(a_eq.shape[1])
-    c[-1] = -1.0
+    hops = system.hop_table[1][:n]                      # hops from each end node to every vertex
+    allowed = (hops[:, lt.src] >= 0) & (hops[:, lt.dst] == hops[:, lt.src] + 1)
     t0 = time.perf_counter()
-    res = linprog(c, A_ub=a_ub, b_ub=cap, A_eq=a_eq, b_eq=np.zeros(a_eq.shape[0]), bounds=(0, None),
-                  method="highs-ipm", options={"time_limit": float(time_limit_s)})
+    for attempt in range(MAX_ROUNDS + 1):
+        if attempt == MAX_ROUNDS:
+            allowed[:] = True                            # the full LP: optimal by construction
+        s, e = np.nonzero(allowed)
+        a_eq, a_ub = _matrices(system, s, e)
+        c = np.zeros(a_eq.shape[1])
+        c[-1] = -1.0
+        left = max(1.0, float(time_limit_s) - (time.perf_counter() - t0))
+        res = linprog(c, A_ub=a_ub, b_ub=cap, A_eq=a_eq, b_eq=np.zeros(a_eq.shape[0]), bounds=(0, None),
+                      method="highs-ipm", options={"time_limit": left})
+        if res.status != 0 or res.x is None:
+            raise InputError(f"the max-concurrent-flow LP ({len(s) + 1:,} of {size['variables']:,} variables) "
+                             f"was not solved: {res.message.strip()}")
+        lam = float(res.x[-1])
+        if lam <= 0:
+            raise InputError(f"{system.kind}: some end node cannot reach another (max-concurrent-flow rate 0)")
+        length = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)
+        if allowed.all():
+            break
+        dist = _distances(system, length)                # the dual's bound on λ over every path, not just these
+        upper = float(cap @ length) / float(dist[:, :n].sum())
+        if np.isfinite(upper) and lam >= upper * (1 - 1e-6):
+            break
+        slack = dist[:, lt.src] + length[None, :] - dist[:, lt.dst]
+        allowed |= slack <= 1e-9 * max(float(length.max()), 1e-300)   # links on shortest d-paths
     solve_s = time.perf_counter() - t0
-    if res.status != 0 or res.x is None:
-        raise InputError(f"the max-concurrent-flow LP ({size['variables']:,} variables) was not solved: "
-                         f"{res.message.strip()}")
-    lam = float(res.x[-1])
-    if lam <= 0:
-        raise InputError(f"{system.kind}: some end node cannot reach another (max-concurrent-flow rate 0)")
-    length = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)
     total = float(cap @ length)
     length = length / total if total > 0 else length
-    flow = np.maximum(res.x[:-1].reshape(n, len(lt)), 0.0) * scale
+    flow = np.zeros((n, nl))
+    flow[s, e] = np.maximum(res.x[:-1], 0.0) * scale
     return McfSolution(lam * scale, flow, length / scale, solve_s, size)
 
 
