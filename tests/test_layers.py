@@ -8,7 +8,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "collsim"
 LAYERS = ["core", "physical", "systems", "rwa", "algorithms", "verify", "cost", "sim", "kinds", "pipeline",
-          "interop", "experiments", "mpi", "cli"]
+          "synthesis", "interop", "experiments", "mpi", "cli"]
 TOP = {"__init__", "__main__"}  # the lazy facade and entry points sit above everything
 BOTTOM = {"_malloc"}  # a leaf utility (ctypes only) that any layer may call
 

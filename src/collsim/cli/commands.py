@@ -416,6 +416,7 @@ from .tune_cmd import tune_cmd  # noqa: E402  (collsim tune)
 from .mpi_cmd import mpi_cmd  # noqa: E402  (collsim mpi)
 from .calibrate_cmd import calibrate_cmd  # noqa: E402  (collsim calibrate)
 from .export_cmd import export_cmd, import_cmd  # noqa: E402  (collsim export, collsim import)
+from .synth_cmd import synthesize_cmd  # noqa: E402  (collsim synthesize)
 
 ALL = [algorithms_cmd, compare_cmd, reproduce_cmd, schedule_cmd, simulate_cmd, systems_cmd, topology_cmd, verify_cmd,
-       results_cmd, sweep_cmd, tune_cmd, mpi_cmd, calibrate_cmd, export_cmd, import_cmd]
+       results_cmd, sweep_cmd, tune_cmd, mpi_cmd, calibrate_cmd, export_cmd, import_cmd, synthesize_cmd]

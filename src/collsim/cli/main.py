@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "schedule": "Build, verify and write a schedule file (JSON; numpy's binary format if the name ends in .npz).",
     "sweep": "Run a sweep file's grid of points into a results store, skipping finished points.",
     "simulate": "Run the flow-level simulator on an algorithm's schedule or a schedule FILE (electrical networks).",
+    "synthesize": "Synthesize the fastest schedule for a network from its graph, with its bound and certificate.",
     "systems": "List system presets and kinds with their parameters and defaults.",
     "topology": "Show what a system is made of: nodes, switches, links, radix, diameter.",
     "tune": "Pick the fastest feasible, verified algorithm and parameters per message size.",

@@ -1,0 +1,399 @@
+"""Synthesized all-gather, reduce-scatter and all-reduce: link-chunk matching over time.
+
+The synthesizer builds an explicit schedule from the network's graph alone, in the
+spirit of TACOS's greedy link-chunk matching over a time-expanded network [TACOS23]:
+
+* each node's block is cut into ``chunks`` pieces; a link may carry up to
+  ``capacity`` pieces per step, scaled by its bandwidth relative to the slowest
+  link, so that every link's step takes about the same time;
+* step by step, every link ``u -> v`` picks pieces that ``u`` holds and ``v`` lacks
+  and that no other link brings to ``v`` in that step, rarest piece first (fewest
+  holders), ties broken by a seeded permutation; the pieces it picks travel as one
+  transfer, so within a step every link carries at most one flow and the flow
+  simulator's time equals the synthesizer's prediction;
+* several seeds and piece/capacity choices are tried and the schedule with the
+  smallest predicted time is kept (size-aware: a small message takes few pieces
+  and unlimited capacity, i.e. flooding in as many steps as the graph's radius).
+
+Reduce-scatter is the time-reversed all-gather on the reversed graph: every
+piece's dissemination tree is an arborescence, so reversing it combines each
+contribution exactly once on its way to the owner.  All-reduce is reduce-scatter
+followed by all-gather.
+
+Only links between end nodes are used: a graph whose end nodes are joined through
+switches is refused (``requires``), see docs/synthesis.md.
+
+References
+----------
+W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
+Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301,
+2023 (greedy link-chunk matching over a time-expanded network).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.collective import make_collective
+from ..core.errors import InputError
+from ..core.limits import check_memory
+from ..core.schedule import LogicalBuilder
+from .registry import register
+
+_SEEDS = 4
+"""Seeded tie-break orders tried per (chunks, capacity) choice."""
+
+_WORK_CELLS = 3e9
+"""Node x piece cells the default search may scan in all (the search narrows above it)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An all-gather found by the matching: who sends which pieces to whom in each step.
+
+    Parameters
+    ----------
+    step, src, dst : numpy.ndarray
+        Step, sender and receiver of every piece delivery (one row per piece).
+    piece : numpy.ndarray
+        Piece id ``owner * chunks + j``.
+    steps : int
+        Number of steps.
+    predicted_time_s : float
+        Sum over steps of the slowest link's time (bytes over bandwidth plus latency
+        and start-up).
+
+    References
+    ----------
+    W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
+    Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> p = match(load_system("ring", nodes=3), 1, 1, 0, 1e6)
+    >>> p.steps, sorted(p.piece.tolist())
+    (1, [0, 0, 1, 1, 2, 2])
+    """
+
+    step: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    piece: np.ndarray
+    steps: int
+    predicted_time_s: float
+
+
+def _direct_links(system):
+    """End-node-to-end-node links: (src, dst, bandwidth, latency)."""
+    lk = system.links
+    n = system.nodes
+    keep = (lk.src < n) & (lk.dst < n) & (lk.bandwidth_bytes_per_s > 0)
+    return lk.src[keep], lk.dst[keep], lk.bandwidth_bytes_per_s[keep], lk.latency_s[keep]
+
+
+def _unreachable(n: int, src: np.ndarray, dst: np.ndarray) -> str | None:
+    """Why the end nodes are not strongly connected by these links, or None."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+    g = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n)).tocsr()
+    for graph, word in ((g, "from"), (g.T.tocsr(), "to")):
+        seen = np.zeros(n, bool)
+        seen[breadth_first_order(graph, 0, directed=True, return_predecessors=False)] = True
+        if not seen.all():
+            bad = np.flatnonzero(~seen)
+            names = ", ".join(str(v) for v in bad[:8]) + (" ..." if len(bad) > 8 else "")
+            return (f"node(s) {names} cannot be reached {word} node 0 over links between end nodes"
+                    if word == "from" else f"node(s) {names} cannot reach node 0 over links between end nodes")
+    return None
+
+
+def requires(system, collective) -> str | None:
+    """Why the matching cannot run here: switches, or end nodes not strongly connected.
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+    collective : str
+        The collective (every supported one has the same needs).
+
+    Returns
+    -------
+    str or None
+        The reason, or None when the matching applies.
+
+    References
+    ----------
+    W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
+    Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> requires(load_system("mesh", dims=(2, 2)), "allgather") is None
+    True
+    >>> requires(load_system("star", nodes=4), "allgather")
+    'the matching synthesizer uses links between end nodes; this star network joins them through 1 switch(es)'
+    """
+    if system.vertices != system.nodes:
+        return (f"the matching synthesizer uses links between end nodes; this {system.kind} network joins "
+                f"them through {system.vertices - system.nodes} switch(es)")
+    src, dst, _, _ = _direct_links(system)
+    return _unreachable(system.nodes, src, dst)
+
+
+def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: bool = False) -> Plan:
+    """Run the link-chunk matching once.
+
+    Parameters
+    ----------
+    system : Network
+        A network whose end nodes are joined by direct links.
+    chunks : int
+        Pieces per node's block.
+    capacity : int
+        Pieces the slowest link carries per step (faster links proportionally more).
+    seed : int
+        Tie-break order among equally rare pieces, and the order in-links choose in.
+    block_bytes : float or callable
+        Bytes of one node's block (for the predicted time), or ``f(chunks)`` giving the bytes
+        of every piece ``owner * chunks + j`` (exact when pieces differ by a byte).
+    reverse : bool, optional
+        Disseminate over the reversed links (for reduce-scatter).
+
+    Returns
+    -------
+    Plan
+        The all-gather's deliveries (on the reversed graph if ``reverse``).
+
+    References
+    ----------
+    W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
+    Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> p = match(load_system("ring", nodes=4), 1, 1, 0, 1e6)
+    >>> p.steps, len(p.piece)
+    (2, 12)
+    """
+    n = system.nodes
+    src, dst, bw, lat = _direct_links(system)
+    if reverse:
+        src, dst = dst, src
+    total = n * chunks
+    cap = np.maximum(1, np.floor(capacity * bw / bw.min() + 1e-9)).astype(np.int64)
+    cap = np.minimum(cap, total)
+    order = np.lexsort((src, dst))
+    src, dst, cap, bw, lat = src[order], dst[order], cap[order], bw[order], lat[order]
+    rank = np.arange(len(dst)) - np.searchsorted(dst, dst)
+    groups = [np.flatnonzero(rank == j) for j in range(int(rank.max()) + 1)]
+    rng = np.random.default_rng(seed)
+    has = np.zeros((n, total), bool)
+    has[np.repeat(np.arange(n), chunks), np.arange(total)] = True
+    holders = np.ones(total, np.int64)
+    piece_bytes = (np.asarray(block_bytes(chunks), dtype=float) if callable(block_bytes)
+                   else np.full(total, block_bytes / chunks))
+    startup = float(getattr(system, "startup_s", None) or 0.0)
+    rows, time_s, step = [], 0.0, 0
+    big = np.iinfo(np.int64).max
+    while True:
+        missing = int(total * n - holders.sum())
+        if missing == 0:
+            break
+        tie = rng.permutation(total)
+        before = has.copy()
+        taken = np.zeros_like(has)
+        step_s, got = 0.0, 0
+        for j in rng.permutation(len(groups)):
+            ids = groups[j]
+            u, v = src[ids], dst[ids]
+            cand = before[u] & ~before[v] & ~taken[v]
+            score = np.where(cand, holders[None, :] * total + tie[None, :], big)
+            width = int(cap[ids].max())
+            if width == 1:
+                pick = score.argmin(axis=1)[:, None]
+            elif width < total:
+                pick = np.argpartition(score, width - 1, axis=1)[:, :width]
+            else:
+                pick = np.argsort(score, axis=1)
+            ok = cand[np.arange(len(ids))[:, None], pick] & (np.arange(pick.shape[1])[None, :] < cap[ids][:, None])
+            r, c = np.nonzero(ok)
+            if not r.size:
+                continue
+            taken[v[r], pick[r, c]] = True
+            rows.append((np.full(r.size, step), u[r], v[r], pick[r, c]))
+            sent = np.bincount(r, weights=piece_bytes[pick[r, c]], minlength=len(ids))
+            busy = np.bincount(r, minlength=len(ids)) > 0
+            got += r.size
+            step_s = max(step_s, float((sent[busy] / bw[ids][busy] + lat[ids][busy]).max()))
+        if got == 0:  # cannot happen on a strongly connected graph
+            raise InputError("the matching made no progress: the end nodes are not strongly connected")
+        has |= taken
+        holders = has.sum(axis=0)
+        time_s += step_s + startup
+        step += 1
+    cols = [np.concatenate(x) for x in zip(*rows)] if rows else [np.zeros(0, np.int64)] * 4
+    return Plan(*cols, steps=step, predicted_time_s=time_s)
+
+
+def _choices(n: int, degree: int, size_bytes: int, system) -> list[tuple[int, int]]:
+    """(chunks, capacity) pairs worth trying: fewer for big graphs, flooding always."""
+    ks = [1, 2, 3, 4, 6, 8]
+    out = [(k, q) for k in ks for q in (1, 2, 3, 4, 6, 8, 12, 16) if q <= 2 * k]
+    out.append((1, n))  # flooding: as many steps as the graph's radius, for small messages
+    est = lambda k: n * n * k * max(n * k / max(degree, 1), 1) * degree  # noqa: E731  cells scanned
+    return [(k, q) for k, q in out if est(k) <= _WORK_CELLS or (k, q) in ((1, 1), (1, n))]
+
+
+def best_plan(system, size_bytes: int, block_bytes, *, chunks=None, capacity=None, seed=None,
+              reverse: bool = False) -> tuple[Plan, dict]:
+    """The plan with the smallest predicted time over the choices not fixed by the caller.
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+    size_bytes : int
+        The collective's size (for the memory estimate).
+    block_bytes : float or callable
+        Bytes of one node's block.
+    chunks, capacity, seed : int, optional
+        Fix a choice instead of searching it.
+    reverse : bool, optional
+        Plan on the reversed links.
+
+    Returns
+    -------
+    tuple
+        ``(plan, {"chunks": k, "capacity": q, "seed": s})``.
+
+    References
+    ----------
+    W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
+    Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> plan, chosen = best_plan(load_system("ring", nodes=4), 4096, 1024.0, chunks=1, capacity=1)
+    >>> plan.steps, chosen["chunks"], chosen["capacity"]
+    (2, 1, 1)
+    """
+    n = system.nodes
+    src, _, _, _ = _direct_links(system)
+    degree = int(np.bincount(src, minlength=n).max())
+    pairs = _choices(n, degree, size_bytes, system)
+    if chunks is not None:
+        pairs = sorted({(int(chunks), q if capacity is None else int(capacity)) for _, q in pairs}
+                       | {(int(chunks), int(capacity) if capacity is not None else 1)})
+    elif capacity is not None:
+        pairs = sorted({(k, int(capacity)) for k, _ in pairs})
+    for k, q in pairs:
+        if k < 1 or q < 1:
+            raise InputError(f"chunks and capacity must be at least 1, got chunks={k}, capacity={q}")
+    top = max(k for k, _ in pairs)
+    check_memory(n * n * top * 12.0 + n * top * 8 * max(degree, 1),
+                 f"synthesizing on {n} nodes with {top} pieces per node", "use fewer chunks or nodes")
+    seeds = [0] if seed is None else [int(seed)]
+    tried = []  # (time, k, q, seed, plan): every choice with the first seed, then more seeds on the best two
+    for k, q in pairs:
+        plan = match(system, k, q, seeds[0], block_bytes, reverse=reverse)
+        tried.append((plan.predicted_time_s, k, q, seeds[0], plan))
+    if seed is None:
+        for _, k, q, _, _ in sorted(tried, key=lambda t: t[:4])[:2]:
+            for s in range(1, _SEEDS):
+                plan = match(system, k, q, s, block_bytes, reverse=reverse)
+                tried.append((plan.predicted_time_s, k, q, s, plan))
+    t, k, q, s, plan = min(tried, key=lambda t: t[:4])
+    best = (plan, {"chunks": k, "capacity": q, "seed": s})
+    return best
+
+
+def _tune(system, collective, size_bytes):
+    n = system.nodes
+    src, _, _, _ = _direct_links(system)
+    degree = int(np.bincount(src, minlength=n).max())
+    return [{"chunks": k, "capacity": q} for k, q in _choices(n, degree, size_bytes, system)]
+
+
+@register(
+    "synth-matching", aliases=("tacos-like",), collectives=("allgather", "reducescatter", "allreduce"),
+    systems=("network",), params=("chunks", "capacity", "seed"), requires=requires, tune=_tune,
+    constraints="end nodes joined by direct links (no switches), strongly connected",
+    reference="[TACOS23] (greedy link-chunk matching over a time-expanded network); collsim's rarest-first "
+              "matching, seeded search and reversal for reduce-scatter (docs/synthesis.md)",
+    summary="synthesized from the graph: per step, each link carries pieces its head lacks, rarest first",
+)
+def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None, seed=None):
+    """Synthesize an all-gather, reduce-scatter or all-reduce for this network.
+
+    Parameters
+    ----------
+    system : Network
+        A network of end nodes joined by direct links.
+    collective : str
+        ``allgather``, ``reducescatter`` or ``allreduce``.
+    size_bytes : int
+        Message size (collsim's meaning per collective: all-gather's total output).
+    chunks, capacity, seed : int, optional
+        Pieces per block, pieces per step on the slowest link, tie-break seed; searched
+        (smallest predicted time) when not given.
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, chosen parameters)`` with ``predicted_time_s``.
+
+    References
+    ----------
+    W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
+    Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("synth-matching", "mesh", "allgather", "1MiB", system_options={"dims": (3, 3)})
+    >>> collsim.verify(s).transfers > 0
+    True
+    """
+    n = system.nodes
+    if collective == "allreduce":
+        block = lambda k: make_collective("allreduce", n, size_bytes, split=n * k).bytes_of(  # noqa: E731
+            np.arange(n * k))
+        rs, chosen = best_plan(system, size_bytes, block, chunks=chunks, capacity=capacity, seed=seed,
+                               reverse=True)
+        ag = match(system, chosen["chunks"], chosen["capacity"], chosen["seed"], block)
+        k = chosen["chunks"]
+        coll = make_collective("allreduce", n, size_bytes, split=n * k)
+        b = LogicalBuilder(coll)
+        _add(b, rs, reduce=True, offset=0)
+        _add(b, ag, reduce=False, offset=rs.steps)
+        chosen["predicted_time_s"] = rs.predicted_time_s + ag.predicted_time_s
+        return b.build(), chosen
+    block = lambda k: make_collective(collective, n, size_bytes, split=k).bytes_of(np.arange(n * k))  # noqa: E731
+    plan, chosen = best_plan(system, size_bytes, block, chunks=chunks, capacity=capacity, seed=seed,
+                             reverse=collective == "reducescatter")
+    coll = make_collective(collective, n, size_bytes, split=chosen["chunks"])
+    b = LogicalBuilder(coll)
+    _add(b, plan, reduce=collective == "reducescatter", offset=0)
+    chosen["predicted_time_s"] = plan.predicted_time_s
+    return b.build(), chosen
+
+
+def _add(b: LogicalBuilder, plan: Plan, *, reduce: bool, offset: int) -> None:
+    """One transfer per (step, link) carrying its pieces; reversed in time and direction if ``reduce``."""
+    if not len(plan.piece):
+        return
+    step = plan.steps - 1 - plan.step if reduce else plan.step
+    src, dst = (plan.dst, plan.src) if reduce else (plan.src, plan.dst)
+    order = np.lexsort((plan.piece, dst, src, step))
+    step, src, dst, piece = step[order], src[order], dst[order], plan.piece[order]
+    new = np.flatnonzero(np.concatenate(([True], (step[1:] != step[:-1]) | (src[1:] != src[:-1])
+                                         | (dst[1:] != dst[:-1]))))
+    bounds = np.append(new, len(piece))
+    b.add(step[new] + offset, src[new], dst[new], np.split(piece, bounds[1:-1]), reduce=reduce)

@@ -1,0 +1,136 @@
+"""Synthesize the best schedule collsim can find for a network, with its bound and certificate.
+
+:func:`synthesize` tries every registered synthesizer (:data:`SYNTHESIZERS`) that
+applies to the collective and system, builds, verifies and flow-simulates each, and
+returns the fastest with the lower bound it is measured against and, where one is
+known, the cut that attains the bound (docs/synthesis.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .algorithms import get_algorithm
+from .core.collective import canonical_collective
+from .core.errors import UnsupportedError
+from .core.schedule import Schedule
+from .kinds.result import Result
+from .pipeline import build, evaluate, verify
+from .systems import load_system
+
+SYNTHESIZERS = ("synth-matching", "synth-alltoall")
+"""Registered algorithms that synthesize a schedule from the system's graph, tried in this order."""
+
+
+@dataclass(frozen=True)
+class Synthesis:
+    """What :func:`synthesize` returns.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        The verified schedule.
+    result : Result
+        Its row: ``time_s`` (flow-simulated), ``lower_bound_s``, ``efficiency``.
+    predicted_time_s : float or None
+        The synthesizer's own prediction of the simulated time.
+    certificate : object or None
+        Why no schedule beats the bound: the cut (vertex set and the bandwidth entering
+        it) or the max-concurrent-flow optimum, when the bound module provides one.
+    skipped : tuple of str
+        Synthesizers that did not apply, each with its reason.
+
+    Examples
+    --------
+    >>> out = synthesize("torus", "allgather", "64KiB", system_options={"dims": (3, 3)})
+    >>> out.result.lower_bound_s <= out.result.time_s, out.certificate.side
+    (True, (0,))
+    """
+
+    schedule: Schedule
+    result: Result
+    predicted_time_s: float | None
+    certificate: Any
+    skipped: tuple[str, ...]
+
+
+def _certificate(system, collective) -> Any:
+    """The bound's certificate where a bound module gives one (None otherwise)."""
+    kind = collective.kind
+    try:
+        if kind in ("allgather", "reducescatter"):
+            from .cost import exact_cut
+            fn = getattr(exact_cut, "certificate", None) or getattr(exact_cut, "allgather_certificate", None)
+            return None if fn is None else fn(system, collective)
+        if kind == "alltoall":
+            from .cost import mcf
+            fn = getattr(mcf, "certificate", None) or getattr(mcf, "max_concurrent_flow", None)
+            return None if fn is None else fn(system, collective)
+    except ImportError:
+        return None
+    return None
+
+
+def synthesize(system, collective: str, size, *, system_options: dict | None = None,
+               params: dict | None = None) -> Synthesis:
+    """Synthesize, verify and time the fastest schedule the registered synthesizers find.
+
+    Parameters
+    ----------
+    system : str or System
+        Network preset, kind, TOML path or System.
+    collective : str
+        Collective name or alias.
+    size : str or int
+        Message size (collsim's meaning per collective).
+    system_options : dict, optional
+        System parameters (``dims``, ``nodes``, ``link_bandwidth_bytes_per_s`` ...).
+    params : dict, optional
+        Synthesizer parameters, passed to those that take them.
+
+    Returns
+    -------
+    Synthesis
+        The fastest verified schedule, its row, prediction and certificate.
+
+    Raises
+    ------
+    UnsupportedError
+        If no synthesizer applies (the message gives each one's reason).
+
+    Examples
+    --------
+    >>> out = synthesize("mesh", "allgather", "1MiB", system_options={"dims": (3, 3)})
+    >>> out.result.verified, out.schedule.algorithm, out.result.time_s >= out.result.lower_bound_s
+    (True, 'synth-matching', True)
+    """
+    sysm = load_system(system, **(system_options or {})) if not hasattr(system, "kind") else system
+    coll = canonical_collective(collective)
+    best, skipped = None, []
+    for name in SYNTHESIZERS:
+        try:
+            spec = get_algorithm(name)
+        except Exception:  # noqa: BLE001  a synthesizer not registered in this build
+            continue
+        if coll not in spec.collectives:
+            continue
+        try:
+            spec.check(sysm, coll)
+        except UnsupportedError as exc:
+            skipped.append(f"{name}: {exc}")
+            continue
+        mine = {k: v for k, v in (params or {}).items() if k in spec.params}
+        sched = build(name, sysm, coll, size, **mine)
+        row = evaluate(sched, report=verify(sched))
+        if best is None or row.time_s < best[1].time_s:
+            best = (sched, row)
+    if best is None:
+        raise UnsupportedError(f"no synthesizer applies to {coll} on this {sysm.kind} network: " + "; ".join(skipped))
+    sched, row = best
+    predicted = sched.params.get("predicted_time_s")
+    return Synthesis(sched, row, None if predicted is None else float(predicted),
+                     _certificate(sysm, sched.collective), tuple(skipped))
+
+
+__all__ = ["SYNTHESIZERS", "Synthesis", "synthesize"]
