@@ -17,7 +17,8 @@ from collsim.systems import load_system
 
 CASES = {"torus8x8": ("torus", {"dims": (8, 8)}), "torus4x4x4": ("torus", {"dims": (4, 4, 4)}),
          "mesh16x16": ("mesh", {"dims": (16, 16)}), "fattree128": ("fat-tree", {"nodes": 128}),
-         "ring16": ("ring", {"nodes": 16}), "hypercube64": ("hypercube", {"nodes": 64})}
+         "ring16": ("ring", {"nodes": 16}), "hypercube64": ("hypercube", {"nodes": 64}),
+         "mesh8x8": ("mesh", {"dims": (8, 8)}), "mesh12x12": ("mesh", {"dims": (12, 12)})}
 
 
 def main() -> None:
