@@ -105,7 +105,7 @@ def flow_paths(system, solution: McfSolution, tol: float = 1e-6) -> list[list[tu
                         cyc = path[seen[u]:] + [e]
                         low = min(g[x] for x in cyc)
                         for x in cyc:
-                            g[x] -= low
+                            g[x] = g[x] - low if g[x] - low > tol else 0.0
                         for x in path[seen[u]:]:
                             seen.pop(srcl[x], None)
                         del path[seen[u]:]
@@ -121,8 +121,8 @@ def flow_paths(system, solution: McfSolution, tol: float = 1e-6) -> list[list[tu
                                          f"n{t} ({rem:.3g} of the block left)")
                     break
                 amount = min(rem, min(g[x] for x in path))
-                for x in path:
-                    g[x] -= amount
+                for x in path:                           # what solver noise leaves below tol is dropped
+                    g[x] = g[x] - amount if g[x] - amount > tol else 0.0
                 rem -= amount
                 found.append((path[::-1], amount))
             total = sum(w for _, w in found)
