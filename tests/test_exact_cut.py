@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from collsim.core.collective import make_collective
 from collsim.core.errors import InputError
 from collsim.cost.cuts import cut_bound_s
-from collsim.cost.exact_cut import CutCertificate, allgather_certificate, max_cut_ratio
+from collsim.cost.exact_cut import CutCertificate, allgather_certificate, max_cut_ratio, min_cut
 from collsim.systems.custom import CustomNetwork
 from collsim.systems.fat_tree import FatTree
 from collsim.systems.mesh_torus import Mesh, Torus
@@ -185,3 +185,72 @@ def test_thin_column_gives_a_large_certificate():
     assert ratio == pytest.approx((k * k - 10 * k) / (k * thin), rel=1e-12)
     assert side == tuple(int(i) for i in np.flatnonzero(col < 10)) and inside == 10 * k
     assert cap == pytest.approx(k * thin, rel=1e-12)
+
+
+def _brute_min(nodes, vertices, links, first, direction):
+    """Smallest capacity into (out of) S over every S without ``first`` holding an end node."""
+    best = float("inf")
+    for code in range(1, 1 << vertices):
+        inside = [(code >> v) & 1 for v in range(vertices)]
+        if inside[first] or not any(inside[:nodes]):
+            continue
+        if direction == "in":
+            cap = sum(w for a, b, w in links if inside[b] and not inside[a])
+        else:
+            cap = sum(w for a, b, w in links if inside[a] and not inside[b])
+        best = min(best, cap)
+    return best
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_graphs(), st.sampled_from(["in", "out"]), st.integers(0, 5))
+def test_min_cut_equals_brute_force(graph, direction, first):
+    """The broadcast / reduce / all-reduce cut: smallest capacity of a set without ``first``."""
+    nodes, switches, links = graph
+    first %= nodes
+    want = _brute_min(nodes, nodes + switches, links, first, direction)
+    net = _net(nodes, switches, links)
+    if not _brute(nodes, nodes + switches, links, "in")[1]:
+        with pytest.raises(InputError, match="end node"):
+            min_cut(net, first, direction)
+        return
+    cap, side, inside = min_cut(net, first, direction)
+    assert cap == pytest.approx(want, rel=1e-12) and want > 0
+    ins = set(side)
+    assert first not in ins and inside == sum(1 for x in side if x < nodes) >= 1
+    assert cap == pytest.approx(sum(w for a, b, w in links if ((b in ins and a not in ins) if direction == "in"
+                                                               else (a in ins and b not in ins))), rel=1e-12)
+
+
+def test_wired_bounds_equal_brute_force_beyond_the_exhaustive_search():
+    """cut_bound_s with exhaustive_vertices=0 (only the exact searches and the closed forms) still
+    equals the brute-force maximum over every cut for the collectives the exact searches cover."""
+    links = [(0, 6, 4.0), (6, 0, 4.0), (1, 6, 1.0), (6, 1, 2.0), (2, 7, 3.0), (7, 2, 3.0), (3, 7, 1.0),
+             (7, 3, 5.0), (4, 8, 2.0), (8, 4, 2.0), (5, 8, 2.0), (8, 5, 1.0), (6, 7, 1.5), (7, 8, 2.5),
+             (8, 6, 0.5), (7, 6, 1.0)]
+    net = CustomNetwork(nodes=6, switches=3, link_bandwidth_bytes_per_s=1.0,
+                        link=tuple({"a": a, "b": b, "bandwidth": w, "duplex": False} for a, b, w in links))
+    lt = net.links
+    trip = list(zip(lt.src.tolist(), lt.dst.tolist(), lt.bandwidth_bytes_per_s.tolist()))
+    for kind, root in (("allgather", None), ("reducescatter", None), ("allreduce", None), ("broadcast", 2),
+                       ("reduce", 4)):
+        c = make_collective(kind, 6, 1000, root=root)
+        if kind in ("allgather", "reducescatter"):
+            want = 1000 * _brute(6, 9, trip, "in" if kind == "allgather" else "out")[0]
+        elif kind == "allreduce":
+            want = 1000 / min(_brute_min(6, 9, trip, 0, "in"), _brute_min(6, 9, trip, 0, "out"))
+        else:
+            want = 1000 / _brute_min(6, 9, trip, root, "in" if kind == "broadcast" else "out")
+        assert cut_bound_s(net, c) == pytest.approx(want, rel=1e-12), kind
+        assert cut_bound_s(net, c, exhaustive_vertices=0) == pytest.approx(want, rel=1e-12), kind
+
+
+def test_work_budget_gives_up_with_input_error_and_cut_bound_keeps_the_closed_forms():
+    """A 1-D torus (a ring) of 200 nodes: flow goes the long way round, so a small budget runs out;
+    cut_bound_s then keeps its closed-form cuts (here already the maximum: a node's 2 links)."""
+    ring = Torus.from_dims((200,), link_bandwidth_bytes_per_s=1.0)
+    with pytest.raises(InputError, match="max_work=1000"):
+        max_cut_ratio(ring, "in", max_work=1000)
+    with pytest.raises(InputError, match="max_work=1000"):
+        min_cut(ring, 0, "in", max_work=1000)
+    assert cut_bound_s(ring, make_collective("allgather", 200, 1)) == pytest.approx(199 / 2, rel=1e-12)

@@ -8,9 +8,9 @@ other way.  :func:`cut_demand_bytes` gives the demand of every collective for
 any cut; :func:`cut_bound_s` takes the largest ratio over every single-node cut,
 a family of closed-form cuts per topology (ring and line arcs, grid slabs,
 hypercube sub-cubes, access switches with their end nodes, fat-tree pods) and,
-for networks of at most ``exhaustive_vertices`` vertices, every cut; for all-gather and
-reduce-scatter on larger networks also the exact maximum over every cut
-(:mod:`collsim.cost.exact_cut`).
+for networks of at most ``exhaustive_vertices`` vertices, every cut; for all-gather,
+reduce-scatter, all-reduce, broadcast and reduce on larger networks also the exact
+maximum over every cut (:mod:`collsim.cost.exact_cut`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ..systems.electrical import Line, Ring, Star
 from ..systems.fat_tree import FatTree
 from ..systems.hypercube import Hypercube
 from ..systems.mesh_torus import _Grid
-from .exact_cut import max_cut_ratio
+from .exact_cut import max_cut_ratio, min_cut
 
 EXHAUSTIVE_VERTICES = 16
 """Networks with at most this many vertices have every cut evaluated (2^V - 2 of them)."""
@@ -173,8 +173,9 @@ def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAU
         Evaluate every cut of networks with at most this many vertices (0: only the
         single-node and closed-form cuts).
     exact : bool, optional
-        All-gather and reduce-scatter on larger networks: also the exact maximum over every
-        cut (:func:`collsim.cost.exact_cut.max_cut_ratio`, parametric max-flow).
+        All-gather, reduce-scatter, all-reduce, broadcast and reduce on larger networks: also
+        the exact maximum over every cut (:func:`collsim.cost.exact_cut.max_cut_ratio`,
+        parametric max-flow; :func:`collsim.cost.exact_cut.min_cut`).
 
     Returns
     -------
@@ -182,8 +183,8 @@ def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAU
         Seconds of link time (no latency) that no schedule beats: the maximum of
         ``demand / capacity`` over every single-node cut (an end node's egress and
         ingress), the topology's closed-form cuts (:mod:`collsim.cost.cuts`), and
-        on small networks every cut (all-gather and reduce-scatter: on every network, with
-        ``exact``).  Cuts with zero capacity are skipped.
+        on small networks every cut (all-gather, reduce-scatter, all-reduce, broadcast and
+        reduce: on every network, with ``exact``).  Cuts with zero capacity are skipped.
 
     References
     ----------
@@ -242,10 +243,19 @@ def _per_byte(system: Network, kind: str, n: int, root: int | None, shift: int |
         cba = (~ms & md) @ bw
         ab, ba = _demand(kind, n, 1.0, root, shift, mk[:, :n])
         best = max(best, worst(ab, ba, cab, cba))
-    if exact and kind in ("allgather", "reducescatter") and system.vertices > exhaustive_vertices:
-        try:       # (N - e(S)) blocks of 1 byte over the links into (all-gather) or out of S
-            best = max(best, max_cut_ratio(system, "in" if kind == "allgather" else "out")[0])
-        except InputError:                  # an end node cut off: the cuts above skip it too
+    # Rings, lines and stars: their arcs and single nodes already attain every cut's maximum
+    # (docs/derivations/lower-bounds.md).  Elsewhere the exact searches run with a budget of
+    # scanned links: long rings (a 1-D torus) need O(N^2) or more, and keep the cuts above.
+    if exact and system.vertices > exhaustive_vertices and not isinstance(system, (Ring, Line, Star)):
+        work = max(1_000_000, 400 * (system.vertices + len(lt.src)))
+        try:
+            if kind in ("allgather", "reducescatter"):   # (N - e(S)) bytes into / out of S
+                best = max(best, max_cut_ratio(system, "in" if kind == "allgather" else "out", work)[0])
+            elif kind == "allreduce":                     # 1 byte across the thinnest cut
+                best = max(best, 1.0 / min(min_cut(system, 0, "in", work)[0], min_cut(system, 0, "out", work)[0]))
+            elif kind in ("broadcast", "reduce"):         # 1 byte into / out of a side without the root
+                best = max(best, 1.0 / min_cut(system, int(root), "in" if kind == "broadcast" else "out", work)[0])
+        except InputError:                  # an end node cut off (the cuts above skip it too), or over budget
             pass
     return best
 

@@ -113,15 +113,15 @@ def _check_reachable(n: int, v: int, src: list[int], dst: list[int]) -> None:
                              "positive bandwidth: no collective can complete")
 
 
-def _sink_order(n: int, v: int, src: list[int], dst: list[int]) -> list[int]:
-    """End nodes in breadth-first order from node 0 (undirected), so each sink is near cleared ones."""
+def _sink_order(n: int, v: int, src: list[int], dst: list[int], first: int = 0) -> list[int]:
+    """End nodes in breadth-first order from ``first`` (undirected), so each sink is near cleared ones."""
     adj: list[list[int]] = [[] for _ in range(v)]
     for a, b in zip(src, dst):
         adj[a].append(b)
         adj[b].append(a)
     seen = bytearray(v)
-    seen[0] = 1
-    order, todo = [], deque([0])
+    seen[first] = 1
+    order, todo = [], deque([first])
     while todo:
         x = todo.popleft()
         if x < n:
@@ -133,7 +133,94 @@ def _sink_order(n: int, v: int, src: list[int], dst: list[int]) -> list[int]:
     return order
 
 
-def max_cut_ratio(system: Network, direction: str = "in") -> tuple[float, tuple[int, ...], int, float]:
+class _Flow:
+    """A flow on the links, kept across sinks: end nodes draw on a super source, cleared sinks are sources."""
+
+    def __init__(self, n: int, v: int, src: list[int], dst: list[int], bw: list[float], unit: float) -> None:
+        self.n, self.src, self.dst, self.bw, self.unit = n, src, dst, bw, unit
+        self.in_links: list[list[int]] = [[] for _ in range(v)]
+        self.out_links: list[list[int]] = [[] for _ in range(v)]
+        for e, (a, b) in enumerate(zip(src, dst)):
+            self.out_links[a].append(e)
+            self.in_links[b].append(e)
+        self.flow = [0.0] * len(src)
+        self.supply = [unit] * n       # residual of the super source's edge into each end node
+        self.source = bytearray(v)     # cleared sinks: unlimited supply
+        self.work, self.max_work = 0, None   # links scanned by the searches, and a cap on them
+
+    def capacity_into(self, side: list[int]) -> float:
+        """Summed bandwidth of the links entering ``side``."""
+        inside = set(side)
+        return sum(self.bw[e] for x in side for e in self.in_links[x] if self.src[e] not in inside)
+
+    def push(self, t: int, need: float, scale: float, eps: float) -> list[int] | None:
+        """Raise the net inflow of ``t`` to ``need`` (link capacities ``scale * bw``; residuals below
+        ``eps`` are rounding noise): None once it is within ``eps``, else the sorted smallest sink side of a
+        minimum cut (every vertex that still reaches ``t`` in the residual graph)."""
+        n, src, dst, bw, flow, supply, source = self.n, self.src, self.dst, self.bw, self.flow, self.supply, self.source
+        in_links, out_links = self.in_links, self.out_links
+        supply[t] = 0.0                                # the super source's own block for t
+        inflow = self.unit + sum(flow[e] for e in in_links[t]) - sum(flow[e] for e in out_links[t])
+        while need - inflow > eps:
+            # Backward breadth-first search from t over residual edges; it stops expanding at
+            # sources (cleared sinks, end nodes with supply left) and after the layer of the first.
+            par: dict[int, tuple[int, int]] = {t: (-1, 0)}
+            dist = {t: 0}
+            todo, hits, limit = deque([t]), [], len(source) + 1
+            while todo:
+                x = todo.popleft()
+                if dist[x] >= limit:
+                    break
+                self.work += len(in_links[x]) + len(out_links[x])
+                for e in in_links[x]:                  # link y -> x with room
+                    y = src[e]
+                    if y not in par and scale * bw[e] - flow[e] > eps:
+                        par[y] = (e, 1)
+                        dist[y] = dist[x] + 1
+                        if source[y] or (y < n and supply[y] > eps):
+                            hits.append(y)
+                            limit = min(limit, dist[y])
+                        else:
+                            todo.append(y)
+                for e in out_links[x]:                 # flow x -> y to cancel
+                    y = dst[e]
+                    if y not in par and flow[e] > eps:
+                        par[y] = (e, -1)
+                        dist[y] = dist[x] + 1
+                        if source[y] or (y < n and supply[y] > eps):
+                            hits.append(y)
+                            limit = min(limit, dist[y])
+                        else:
+                            todo.append(y)
+            if self.max_work is not None and self.work > self.max_work:
+                raise InputError(f"exact cut search stopped after scanning {self.work} links "
+                                 f"(max_work={self.max_work})")
+            if not hits:
+                return sorted(par)
+            for hit in hits:                           # augment along the search tree, hit by hit
+                amount = need - inflow
+                if amount <= eps:
+                    break
+                if not source[hit]:
+                    amount = min(amount, supply[hit])
+                x, path = hit, []
+                while x != t:                          # walk from the source end to t
+                    e, sign = par[x]
+                    path.append((e, sign))
+                    amount = min(amount, scale * bw[e] - flow[e] if sign > 0 else flow[e])
+                    x = dst[e] if sign > 0 else src[e]
+                if amount <= eps:
+                    continue
+                for e, sign in path:
+                    flow[e] += amount * sign
+                if not source[hit]:
+                    supply[hit] -= amount
+                inflow += amount
+        return None
+
+
+def max_cut_ratio(system: Network, direction: str = "in",
+                  max_work: int | None = None) -> tuple[float, tuple[int, ...], int, float]:
     """Exact ``max over S of (N - e(S)) / c(S)`` with ``c`` the bandwidth into (or out of) ``S``.
 
     Parameters
@@ -142,6 +229,9 @@ def max_cut_ratio(system: Network, direction: str = "in") -> tuple[float, tuple[
         Any network; links of zero bandwidth are ignored.
     direction : {"in", "out"}
         ``"in"``: links entering ``S`` (all-gather); ``"out"``: leaving it (reduce-scatter).
+    max_work : int, optional
+        Give up (InputError) once the searches have scanned more links than this (None: never).
+        Long rings are the slow case: flow must go the long way round, O(N^2) searches or worse.
 
     Returns
     -------
@@ -153,7 +243,7 @@ def max_cut_ratio(system: Network, direction: str = "in") -> tuple[float, tuple[
     ------
     InputError
         An end node that some other end node cannot reach, a negative or non-finite bandwidth,
-        fewer than two end nodes, or an unknown direction.
+        fewer than two end nodes, an unknown direction, or ``max_work`` exceeded.
 
     References
     ----------
@@ -173,86 +263,93 @@ def max_cut_ratio(system: Network, direction: str = "in") -> tuple[float, tuple[
     if n < 2:
         raise InputError("a cut bound needs at least two end nodes")
     _check_reachable(n, v, src, dst)
-    in_links: list[list[int]] = [[] for _ in range(v)]
-    out_links: list[list[int]] = [[] for _ in range(v)]
-    for e, (a, b) in enumerate(zip(src, dst)):
-        out_links[a].append(e)
-        in_links[b].append(e)
-    in_bw = [0.0] * v
-    for b, w in zip(dst, bw):
-        in_bw[b] += w
+    fl = _Flow(n, v, src, dst, bw, 1.0)
+    fl.max_work = max_work
     # Start from the best single-node cut: S = {t}, (N - 1) / c_in(t).
-    t0 = min(range(n), key=lambda t: in_bw[t])
-    best = ((n - 1) / in_bw[t0], (t0,), 1, in_bw[t0])
+    t0 = min(range(n), key=lambda t: fl.capacity_into([t]))
+    best = ((n - 1) / fl.capacity_into([t0]), (t0,), 1, fl.capacity_into([t0]))
     r = best[0]
-    flow = [0.0] * len(src)
-    supply = [1.0] * n             # residual of the super source's edge into each end node
-    source = bytearray(v)          # cleared sinks: unlimited supply from now on
-    eps = 1e-14 * n                # residuals (in blocks) below this are rounding noise
+    eps = 1e-14 * n                                    # in blocks
     goal = n * (1.0 - _REL_TOL)
     for t in _sink_order(n, v, src, dst):
-        supply[t] = 0.0                            # the super source's own block for t
-        inflow = 1.0 + sum(flow[e] for e in in_links[t]) - sum(flow[e] for e in out_links[t])
-        while inflow < goal:
-            # Backward breadth-first search from t over residual edges; it stops expanding at
-            # sources (cleared sinks, end nodes with supply left) and after the layer of the first.
-            par: dict[int, tuple[int, int]] = {t: (-1, 0)}
-            dist = {t: 0}
-            todo, hits, limit = deque([t]), [], v + 1
-            while todo:
-                x = todo.popleft()
-                if dist[x] >= limit:
-                    break
-                for e in in_links[x]:              # link y -> x with room
-                    y = src[e]
-                    if y not in par and r * bw[e] - flow[e] > eps:
-                        par[y] = (e, 1)
-                        dist[y] = dist[x] + 1
-                        if source[y] or (y < n and supply[y] > eps):
-                            hits.append(y)
-                            limit = min(limit, dist[y])
-                        else:
-                            todo.append(y)
-                for e in out_links[x]:             # flow x -> y to cancel
-                    y = dst[e]
-                    if y not in par and flow[e] > eps:
-                        par[y] = (e, -1)
-                        dist[y] = dist[x] + 1
-                        if source[y] or (y < n and supply[y] > eps):
-                            hits.append(y)
-                            limit = min(limit, dist[y])
-                        else:
-                            todo.append(y)
-            if not hits:                           # par holds the smallest sink side S
-                side = sorted(par)
-                inside = set(side)
-                e_s = sum(1 for x in side if x < n)
-                cap = sum(bw[e] for x in side for e in in_links[x] if src[e] not in inside)
-                if e_s + r * cap >= goal:          # the flow is N up to rounding: t is cleared
-                    break
-                r = (n - e_s) / cap                # Dinkelbach: the short cut's own ratio
-                best = (r, tuple(side), e_s, cap)
-                continue
-            for hit in hits:                       # augment along the search tree, hit by hit
-                amount = n - inflow
-                if amount <= eps:
-                    break
-                if not source[hit]:
-                    amount = min(amount, supply[hit])
-                x, path = hit, []
-                while x != t:                      # walk from the source end to t
-                    e, sign = par[x]
-                    path.append((e, sign))
-                    amount = min(amount, r * bw[e] - flow[e] if sign > 0 else flow[e])
-                    x = dst[e] if sign > 0 else src[e]
-                if amount <= eps:
-                    continue
-                for e, sign in path:
-                    flow[e] += amount * sign
-                if not source[hit]:
-                    supply[hit] -= amount
-                inflow += amount
-        source[t] = 1
+        while (side := fl.push(t, float(n), r, eps)) is not None:
+            e_s = sum(1 for x in side if x < n)
+            cap = fl.capacity_into(side)
+            if e_s + r * cap >= goal:                  # the flow is N up to rounding: t is cleared
+                break
+            r = (n - e_s) / cap                        # Dinkelbach: the short cut's own ratio
+            best = (r, tuple(side), e_s, cap)
+        fl.source[t] = 1
+    return best
+
+
+def min_cut(system: Network, first: int = 0, direction: str = "in",
+            max_work: int | None = None) -> tuple[float, tuple[int, ...], int]:
+    """Exact smallest capacity into (or out of) a vertex set ``S`` without ``first`` and with an end node.
+
+    Parameters
+    ----------
+    system : Network
+        Any network; links of zero bandwidth are ignored.
+    first : int, optional
+        An end node kept outside ``S`` (the root of a broadcast or reduce).
+    direction : {"in", "out"}
+        ``"in"``: links entering ``S``; ``"out"``: leaving it.
+    max_work : int, optional
+        As for :func:`max_cut_ratio`.
+
+    Returns
+    -------
+    tuple
+        ``(capacity, side, end_nodes_inside)``: bytes/s, the sorted vertex set and its end nodes.
+        ``m / capacity`` is the cut bound of a broadcast from ``first`` (``"in"``), a reduce to it
+        (``"out"``), and, the smaller of both directions, of an all-reduce (its demand is ``m``
+        across every cut with end nodes on both sides, :func:`collsim.cost.cuts.cut_demand_bytes`).
+
+    Raises
+    ------
+    InputError
+        As :func:`max_cut_ratio`, or ``first`` not an end node.
+
+    Notes
+    -----
+    The all-gather search with no super source: sinks in breadth-first order from ``first`` join
+    the source once the flow into them reaches the smallest capacity found so far; a flow that stops
+    short gives a smaller cut (Hao and Orlin's order of sinks, with augmenting paths).
+
+    References
+    ----------
+    J. Hao, J. B. Orlin, "A faster algorithm for finding the minimum cut in a directed graph",
+    Journal of Algorithms 17(3), 1994; L. R. Ford, D. R. Fulkerson, "Maximal flow through a
+    network", Canadian Journal of Mathematics 8, 1956.
+
+    Examples
+    --------
+    >>> from collsim.systems.electrical import Line
+    >>> min_cut(Line(nodes=4, link_bandwidth_bytes_per_s=1.0), first=0)   # one link into node 3
+    (1.0, (3,), 1)
+    """
+    if direction not in ("in", "out"):
+        raise InputError(f"direction must be 'in' or 'out', not {direction!r}")
+    n, v, src, dst, bw = _graph(system, reverse=direction == "out")
+    if n < 2:
+        raise InputError("a cut bound needs at least two end nodes")
+    if not 0 <= first < n:
+        raise InputError(f"first must be an end node 0..{n - 1}, not {first}")
+    _check_reachable(n, v, src, dst)
+    fl = _Flow(n, v, src, dst, bw, 0.0)
+    fl.max_work = max_work
+    order = _sink_order(n, v, src, dst, first)
+    t0 = min(order[1:], key=lambda t: fl.capacity_into([t]))
+    best = (fl.capacity_into([t0]), (t0,), 1)
+    fl.source[first] = 1
+    for t in order[1:]:
+        side = fl.push(t, best[0], 1.0, 1e-13 * best[0])
+        if side is not None:
+            cap = fl.capacity_into(side)
+            if cap < best[0] * (1.0 - _REL_TOL):
+                best = (cap, tuple(side), sum(1 for x in side if x < n))
+        fl.source[t] = 1
     return best
 
 
@@ -319,4 +416,4 @@ def allgather_certificate(system: Network, collective: Collective) -> CutCertifi
                           capacity_bytes_per_s=cap, demand_bytes=demand, direction=direction)
 
 
-__all__ = ["CutCertificate", "allgather_certificate", "max_cut_ratio"]
+__all__ = ["CutCertificate", "allgather_certificate", "max_cut_ratio", "min_cut"]
