@@ -45,6 +45,9 @@ from .registry import register
 _SEEDS = 4
 """Seeded tie-break orders tried per (chunks, capacity) choice."""
 
+_SEED_NODES = 256
+"""Graphs of at most this many end nodes also try the other seeds on the best two choices."""
+
 _WORK_CELLS = 3e9
 """Node x piece cells the default search may scan in all (the search narrows above it)."""
 
@@ -304,7 +307,7 @@ def best_plan(system, size_bytes: int, block_bytes, *, chunks=None, capacity=Non
     for k, q in pairs:
         plan = match(system, k, q, seeds[0], block_bytes, reverse=reverse)
         tried.append((plan.predicted_time_s, k, q, seeds[0], plan))
-    if seed is None:
+    if seed is None and n <= _SEED_NODES:  # more tie-break orders on the best two choices (small graphs)
         for _, k, q, _, _ in sorted(tried, key=lambda t: t[:4])[:2]:
             for s in range(1, _SEEDS):
                 plan = match(system, k, q, s, block_bytes, reverse=reverse)
