@@ -150,3 +150,16 @@ def test_memory_refusal_before_starting(monkeypatch):
     monkeypatch.setattr(limits, "memory_limit_bytes", lambda: 1 << 20)
     with pytest.raises(CollsimError, match="synthesizing on"):
         collsim.build("synth-matching", _tacos("mesh", (16, 16), 50, 0.5e-6), "allgather", "1MiB")
+
+
+@pytest.mark.parametrize("collective", ["broadcast", "reduce"])
+def test_broadcast_and_reduce_pipeline_from_the_root(collective):
+    """The root's pieces leave on every one of its links (each link of a step picks a different piece)."""
+    system = _tacos("mesh", (4, 4), 50, 0.5e-6)
+    s = collsim.build("synth-matching", system, collective, "64MiB", root=5)
+    r = collsim.evaluate(s)
+    assert r.verified and r.time_s >= r.lower_bound_s
+    assert s.params["root"] == 5 and s.params["predicted_time_s"] == pytest.approx(r.time_s, rel=1e-6)
+    binomial = collsim.evaluate(collsim.build("binomial", system, collective, "64MiB", root=5)).time_s
+    assert r.time_s < binomial / 2  # the root's 4 links in use, pipelined
+    assert r.lower_bound_s / r.time_s >= 0.9

@@ -40,6 +40,7 @@ from ..core.collective import make_collective
 from ..core.errors import InputError
 from ..core.limits import check_memory
 from ..core.schedule import LogicalBuilder
+from .common import check_root
 from .registry import register
 
 _SEEDS = 4
@@ -148,7 +149,8 @@ def requires(system, collective) -> str | None:
     return _unreachable(system.nodes, src, dst)
 
 
-def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: bool = False) -> Plan:
+def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: bool = False,
+          root: int | None = None) -> Plan:
     """Run the link-chunk matching once.
 
     Parameters
@@ -166,11 +168,14 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
         of every piece ``owner * chunks + j`` (exact when pieces differ by a byte).
     reverse : bool, optional
         Disseminate over the reversed links (for reduce-scatter).
+    root : int, optional
+        Broadcast instead: the root holds all ``chunks`` pieces (ids ``0..chunks-1``) and
+        everybody else none.
 
     Returns
     -------
     Plan
-        The all-gather's deliveries (on the reversed graph if ``reverse``).
+        The all-gather's (or broadcast's) deliveries (on the reversed graph if ``reverse``).
 
     References
     ----------
@@ -188,17 +193,22 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
     src, dst, bw, lat = _direct_links(system)
     if reverse:
         src, dst = dst, src
-    total = n * chunks
+    total = n * chunks if root is None else chunks
     cap = np.maximum(1, np.floor(capacity * bw / bw.min() + 1e-9)).astype(np.int64)
     cap = np.minimum(cap, total)
     order = np.lexsort((src, dst))
     src, dst, cap, bw, lat = src[order], dst[order], cap[order], bw[order], lat[order]
     rank = np.arange(len(dst)) - np.searchsorted(dst, dst)
-    groups = [np.flatnonzero(rank == j) for j in range(int(rank.max()) + 1)]
+    if root is not None:  # a broadcast: links leaving one node choose one after another, so they differ
+        by_src = np.lexsort((dst, src))
+        out_rank = np.empty(len(src), np.int64)
+        out_rank[by_src] = np.arange(len(src)) - np.searchsorted(src[by_src], src[by_src])
+        rank = rank * (int(out_rank.max()) + 1) + out_rank
+    groups = [g for g in (np.flatnonzero(rank == j) for j in range(int(rank.max()) + 1)) if g.size]
     rng = np.random.default_rng(seed)
     has = np.zeros((n, total), bool)
-    has[np.repeat(np.arange(n), chunks), np.arange(total)] = True
-    holders = np.ones(total, np.int64)
+    has[np.repeat(np.arange(n), chunks) if root is None else np.full(chunks, root), np.arange(total)] = True
+    holders = has.sum(axis=0)
     piece_bytes = (np.asarray(block_bytes(chunks), dtype=float) if callable(block_bytes)
                    else np.full(total, block_bytes / chunks))
     startup = float(getattr(system, "startup_s", None) or 0.0)
@@ -229,6 +239,8 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
             if not r.size:
                 continue
             taken[v[r], pick[r, c]] = True
+            if root is not None:  # count this step's deliveries at once: the next links pick other pieces
+                holders = holders + np.bincount(pick[r, c], minlength=total)
             rows.append((np.full(r.size, step), u[r], v[r], pick[r, c]))
             sent = np.bincount(r, weights=piece_bytes[pick[r, c]], minlength=len(ids))
             busy = np.bincount(r, minlength=len(ids)) > 0
@@ -244,8 +256,15 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
     return Plan(*cols, steps=step, predicted_time_s=time_s)
 
 
-def _choices(n: int, degree: int, size_bytes: int, system) -> list[tuple[int, int]]:
-    """(chunks, capacity) pairs worth trying: fewer for big graphs, flooding always."""
+def _choices(n: int, degree: int, size_bytes: int, system, rooted: bool = False) -> list[tuple[int, int]]:
+    """(chunks, capacity) pairs worth trying: fewer for big graphs, flooding always.
+
+    A rooted collective (broadcast, reduce) pipelines one message: more, smaller pieces.
+    """
+    if rooted:
+        out = [(k, q) for k in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) for q in (1, 2, 4) if q <= k]
+        est = lambda k: n * k * (k + n) * degree  # noqa: E731  cells scanned
+        return [(k, q) for k, q in out if est(k) <= _WORK_CELLS or k == 1]
     ks = [1, 2, 3, 4, 6, 8]
     out = [(k, q) for k in ks for q in (1, 2, 3, 4, 6, 8, 12, 16) if q <= 2 * k]
     out.append((1, n))  # flooding: as many steps as the graph's radius, for small messages
@@ -254,7 +273,7 @@ def _choices(n: int, degree: int, size_bytes: int, system) -> list[tuple[int, in
 
 
 def best_plan(system, size_bytes: int, block_bytes, *, chunks=None, capacity=None, seed=None,
-              reverse: bool = False) -> tuple[Plan, dict]:
+              reverse: bool = False, root: int | None = None) -> tuple[Plan, dict]:
     """The plan with the smallest predicted time over the choices not fixed by the caller.
 
     Parameters
@@ -269,6 +288,8 @@ def best_plan(system, size_bytes: int, block_bytes, *, chunks=None, capacity=Non
         Fix a choice instead of searching it.
     reverse : bool, optional
         Plan on the reversed links.
+    root : int, optional
+        Plan a broadcast from ``root`` (see :func:`match`).
 
     Returns
     -------
@@ -290,7 +311,7 @@ def best_plan(system, size_bytes: int, block_bytes, *, chunks=None, capacity=Non
     n = system.nodes
     src, _, _, _ = _direct_links(system)
     degree = int(np.bincount(src, minlength=n).max())
-    pairs = _choices(n, degree, size_bytes, system)
+    pairs = _choices(n, degree, size_bytes, system, rooted=root is not None)
     if chunks is not None:
         pairs = sorted({(int(chunks), q if capacity is None else int(capacity)) for _, q in pairs}
                        | {(int(chunks), int(capacity) if capacity is not None else 1)})
@@ -300,17 +321,18 @@ def best_plan(system, size_bytes: int, block_bytes, *, chunks=None, capacity=Non
         if k < 1 or q < 1:
             raise InputError(f"chunks and capacity must be at least 1, got chunks={k}, capacity={q}")
     top = max(k for k, _ in pairs)
-    check_memory(n * n * top * 12.0 + n * top * 8 * max(degree, 1),
+    cells = n * top * (n if root is None else 1)
+    check_memory(cells * 12.0 + cells * 8 * max(degree, 1) / max(n, 1),
                  f"synthesizing on {n} nodes with {top} pieces per node", "use fewer chunks or nodes")
     seeds = [0] if seed is None else [int(seed)]
     tried = []  # (time, k, q, seed, plan): every choice with the first seed, then more seeds on the best two
     for k, q in pairs:
-        plan = match(system, k, q, seeds[0], block_bytes, reverse=reverse)
+        plan = match(system, k, q, seeds[0], block_bytes, reverse=reverse, root=root)
         tried.append((plan.predicted_time_s, k, q, seeds[0], plan))
     if seed is None and n <= _SEED_NODES:  # more tie-break orders on the best two choices (small graphs)
         for _, k, q, _, _ in sorted(tried, key=lambda t: t[:4])[:2]:
             for s in range(1, _SEEDS):
-                plan = match(system, k, q, s, block_bytes, reverse=reverse)
+                plan = match(system, k, q, s, block_bytes, reverse=reverse, root=root)
                 tried.append((plan.predicted_time_s, k, q, s, plan))
     t, k, q, s, plan = min(tried, key=lambda t: t[:4])
     best = (plan, {"chunks": k, "capacity": q, "seed": s})
@@ -321,31 +343,35 @@ def _tune(system, collective, size_bytes):
     n = system.nodes
     src, _, _, _ = _direct_links(system)
     degree = int(np.bincount(src, minlength=n).max())
-    return [{"chunks": k, "capacity": q} for k, q in _choices(n, degree, size_bytes, system)]
+    rooted = collective in ("broadcast", "reduce")
+    return [{"chunks": k, "capacity": q} for k, q in _choices(n, degree, size_bytes, system, rooted)]
 
 
 @register(
-    "synth-matching", aliases=("tacos-like",), collectives=("allgather", "reducescatter", "allreduce"),
-    systems=("network",), params=("chunks", "capacity", "seed"), requires=requires, tune=_tune,
+    "synth-matching", aliases=("tacos-like",), collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
+    systems=("network",), params=("chunks", "capacity", "seed", "root"), requires=requires, tune=_tune,
     constraints="end nodes joined by direct links (no switches), strongly connected",
     reference="[TACOS23] (greedy link-chunk matching over a time-expanded network); collsim's rarest-first "
-              "matching, seeded search and reversal for reduce-scatter (docs/synthesis.md)",
+              "matching, seeded search, broadcast pipelined from the root and reversal for reduce-scatter "
+              "and reduce (docs/synthesis.md)",
     summary="synthesized from the graph: per step, each link carries pieces its head lacks, rarest first",
 )
-def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None, seed=None):
-    """Synthesize an all-gather, reduce-scatter or all-reduce for this network.
+def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None, seed=None, root: int = 0):
+    """Synthesize an all-gather, reduce-scatter, all-reduce, broadcast or reduce for this network.
 
     Parameters
     ----------
     system : Network
         A network of end nodes joined by direct links.
     collective : str
-        ``allgather``, ``reducescatter`` or ``allreduce``.
+        ``allgather``, ``reducescatter``, ``allreduce``, ``broadcast`` or ``reduce``.
     size_bytes : int
         Message size (collsim's meaning per collective: all-gather's total output).
     chunks, capacity, seed : int, optional
         Pieces per block, pieces per step on the slowest link, tie-break seed; searched
         (smallest predicted time) when not given.
+    root : int, optional
+        Root of a broadcast or reduce (default 0).
 
     Returns
     -------
@@ -365,6 +391,16 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
     True
     """
     n = system.nodes
+    if collective in ("broadcast", "reduce"):
+        root = check_root(root, n)
+        sizes = lambda k: make_collective(collective, n, size_bytes, split=k, root=root).bytes_of(  # noqa: E731
+            np.arange(k))
+        plan, chosen = best_plan(system, size_bytes, sizes, chunks=chunks, capacity=capacity, seed=seed,
+                                 reverse=collective == "reduce", root=root)
+        b = LogicalBuilder(make_collective(collective, n, size_bytes, split=chosen["chunks"], root=root))
+        _add(b, plan, reduce=collective == "reduce", offset=0)
+        chosen.update(root=root, predicted_time_s=plan.predicted_time_s)
+        return b.build(), chosen
     if collective == "allreduce":
         block = lambda k: make_collective("allreduce", n, size_bytes, split=n * k).bytes_of(  # noqa: E731
             np.arange(n * k))
