@@ -90,6 +90,7 @@ MIN_LINE_COVERAGE: dict[str, float] = {
     "export_cmd.py": 95.0,  # 100 (11/11) when set
     "msccl_cmd.py": 95.0,  # 100 (91/91) when set
     "routing_note.py": 95.0,  # 100 (31/31) when set
+    "synth_cmd.py": 90.0,
 }
 
 
@@ -404,6 +405,11 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
              check=_has("2 of 64 links on shortest paths carry no traffic", where="err")),
         # simulate
         Case(["simulate", "ne", "--system", "ring", "-n", "8", "-s", "1KiB"], check=_has("simulated", "alpha-beta")),
+        Case(["synthesize", "--system", "mesh", "-S", "dims=3,3", "-s", "1MiB", "-o", "syn.npz"],
+             check=_has("synth-matching", "efficiency", "certificate: vertex set")),
+        Case(["synthesize", "--system", "torus", "-S", "dims=3,3", "-c", "broadcast", "-s", "1MiB", "--json"],
+             check=_has('"root": 0', '"verified": true')),
+        Case(["synthesize", "--system", "star", "-n", "4", "-s", "1KiB"], code=2, check=_has("switch", where="err")),
         Case(["simulate", "pairwise", "--system", "fat-tree", "--radix", "4", "-c", "alltoall", "-s", "1KiB",
               "--json"], check=_json(lambda d: d["total_time_s"] > 0)),
         Case(["simulate", str(elec), "--mode", "dataflow"], check=_has("ne allgather", "dataflow")),
