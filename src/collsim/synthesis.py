@@ -37,7 +37,11 @@ class Synthesis:
         The synthesizer's own prediction of the simulated time.
     certificate : object or None
         Why no schedule beats the bound: the cut (vertex set and the bandwidth entering
-        it) or the max-concurrent-flow optimum, when the bound module provides one.
+        it, :class:`~collsim.cost.exact_cut.CutCertificate`) or the max-concurrent-flow
+        optimum (:class:`~collsim.cost.mcf.McfBound`), when the bound module provides one.
+    bound_s : float
+        The bound the schedule is judged against: the row's ``lower_bound_s``, or for an
+        all-to-all the max-concurrent-flow bound when that is higher.
     skipped : tuple of str
         Synthesizers that did not apply, each with its reason.
 
@@ -53,6 +57,12 @@ class Synthesis:
     predicted_time_s: float | None
     certificate: Any
     skipped: tuple[str, ...]
+    bound_s: float
+
+    @property
+    def efficiency(self) -> float:
+        """``bound_s / result.time_s``: 1 is optimal."""
+        return self.bound_s / self.result.time_s if self.result.time_s else 0.0
 
 
 def _certificate(system, collective) -> Any:
@@ -64,9 +74,8 @@ def _certificate(system, collective) -> Any:
             fn = getattr(exact_cut, "certificate", None) or getattr(exact_cut, "allgather_certificate", None)
             return None if fn is None else fn(system, collective)
         if kind == "alltoall":
-            from .cost import mcf
-            fn = getattr(mcf, "certificate", None) or getattr(mcf, "max_concurrent_flow", None)
-            return None if fn is None else fn(system, collective)
+            from .cost.mcf import mcf_bound
+            return mcf_bound(system, collective.size_bytes)
     except ImportError:
         return None
     return None
@@ -129,8 +138,9 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
         raise UnsupportedError(f"no synthesizer applies to {coll} on this {sysm.kind} network: " + "; ".join(skipped))
     sched, row = best
     predicted = sched.params.get("predicted_time_s")
-    return Synthesis(sched, row, None if predicted is None else float(predicted),
-                     _certificate(sysm, sched.collective), tuple(skipped))
+    cert = _certificate(sysm, sched.collective)
+    bound_s = max(row.lower_bound_s, float(getattr(cert, "time_s", 0.0) or 0.0))
+    return Synthesis(sched, row, None if predicted is None else float(predicted), cert, tuple(skipped), bound_s)
 
 
 __all__ = ["SYNTHESIZERS", "Synthesis", "synthesize"]

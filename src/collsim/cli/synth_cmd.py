@@ -15,6 +15,9 @@ def _certificate_text(cert) -> str:
     """One line naming the cut (or flow) that attains the bound."""
     if cert is None:
         return "certificate: none available for this bound"
+    text = getattr(cert, "certificate", None)
+    if isinstance(text, str):  # the max-concurrent-flow bound's dual argument
+        return f"certificate: {text}"
     side = getattr(cert, "side", None)
     if side is not None:
         from ..core.units import format_bandwidth
@@ -29,8 +32,8 @@ def _certificate_json(cert):
     if cert is None:
         return None
     from dataclasses import asdict, is_dataclass
-    if is_dataclass(cert):
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cert).items()}
+    if is_dataclass(cert):  # without wall-clock fields: the record is a result, the same on every run
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cert).items() if k != "solve_s"}
     return str(cert)
 
 
@@ -76,13 +79,13 @@ def synthesize_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_late
     record = {"algorithm": r.algorithm, "collective": r.collective, "nodes": r.nodes, "size_bytes": r.size_bytes,
               "params": {k: v for k, v in found.schedule.params.items() if k != "predicted_time_s"},
               "steps": found.schedule.num_steps, "transfers": len(found.schedule), "time_s": r.time_s,
-              "predicted_time_s": found.predicted_time_s, "lower_bound_s": r.lower_bound_s,
-              "efficiency": r.efficiency, "verified": r.verified,
+              "predicted_time_s": found.predicted_time_s, "lower_bound_s": found.bound_s,
+              "efficiency": found.efficiency, "verified": r.verified,
               "certificate": _certificate_json(found.certificate), "skipped": list(found.skipped)}
     from ..core.units import format_time
     line = (f"{r.algorithm} {r.collective} on {r.nodes} nodes: {format_time(r.time_s)} simulated"
             + (f" (predicted {format_time(found.predicted_time_s)})" if found.predicted_time_s else "")
-            + f", bound {format_time(r.lower_bound_s)}, efficiency {100 * r.efficiency:.2f}%, "
+            + f", bound {format_time(found.bound_s)}, efficiency {100 * found.efficiency:.2f}%, "
             f"{found.schedule.num_steps} steps, verified\n{_certificate_text(found.certificate)}")
     emit_one(out, record, line)
     echo(f"synthesized in {took_s:.2f} s" + (f"; wrote {out_file}" if out_file else ""), err=True)
