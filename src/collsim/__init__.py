@@ -33,6 +33,8 @@ _LAZY = {
     "compare": ".experiments.compare",
     "simulate": ".sim",
     "SimResult": ".sim",
+    "synthesize": ".synthesis",
+    "Synthesis": ".synthesis",
     # files, systems, collectives
     "load": ".core.serialize",
     "save": ".core.serialize",
@@ -107,8 +109,8 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 __all__ = [
-    "build", "verify", "evaluate", "run", "compare", "simulate", "schedule_time_s", "lower_bound_s",
+    "build", "verify", "evaluate", "run", "compare", "simulate", "synthesize", "schedule_time_s", "lower_bound_s",
     "load", "save", "load_system", "make_collective",
-    "Collective", "OpticalRing", "Result", "Schedule", "SimResult", "VerifyReport",
+    "Collective", "OpticalRing", "Result", "Schedule", "SimResult", "Synthesis", "VerifyReport",
     "CollsimError", "InputError", "ScheduleFormatError", "UnknownNameError", "UnsupportedError", "VerificationError",
 ]

@@ -38,7 +38,7 @@ class Synthesis:
     certificate : object or None
         Why no schedule beats the bound: the cut (vertex set and the bandwidth entering
         it, :class:`~collsim.cost.exact_cut.CutCertificate`) or the max-concurrent-flow
-        optimum (:class:`~collsim.cost.mcf.McfBound`), when the bound module provides one.
+        optimum (:class:`~collsim.rwa.mcf.McfBound`), when the bound module provides one.
     bound_s : float
         The bound the schedule is judged against: the row's ``lower_bound_s``, or for an
         all-to-all the max-concurrent-flow bound when that is higher.
@@ -74,7 +74,7 @@ def _certificate(system, collective) -> Any:
             fn = getattr(exact_cut, "certificate", None) or getattr(exact_cut, "allgather_certificate", None)
             return None if fn is None else fn(system, collective)
         if kind == "alltoall":
-            from .cost.mcf import mcf_bound
+            from .rwa.mcf import mcf_bound
             return mcf_bound(system, collective.size_bytes)
     except ImportError:
         return None

@@ -1,6 +1,6 @@
 """All-to-all synthesized from the max-concurrent-flow LP: every pair's block split over the LP's paths.
 
-1. Solve the all-to-all max-concurrent-flow LP of the network (:func:`collsim.cost.mcf.solve_mcf`,
+1. Solve the all-to-all max-concurrent-flow LP of the network (:func:`collsim.rwa.mcf.solve_mcf`,
    HiGHS): per-source link flows at the optimal common rate ``λ*``.
 2. Decompose each source's flow into paths, one set per destination (walk back from the
    destination along links that still carry flow; flow cycles are cancelled on the way).
@@ -32,7 +32,7 @@ from ..core.collective import make_collective
 from ..core.errors import InputError
 from ..core.routes import INDEX, LinkRoutes
 from ..core.schedule import LogicalSchedule
-from ..cost.mcf import MAX_VARIABLES, McfSolution, solve_mcf
+from ..rwa.mcf import MAX_VARIABLES, McfSolution, solve_mcf
 from .registry import register
 
 DEFAULT_SPLIT = 16
@@ -47,7 +47,7 @@ def flow_paths(system, solution: McfSolution, tol: float = 1e-6) -> list[list[tu
     system : Network
         The network the LP was solved on.
     solution : McfSolution
-        :func:`~collsim.cost.mcf.solve_mcf`'s result.
+        :func:`~collsim.rwa.mcf.solve_mcf`'s result.
     tol : float, optional
         Flow below ``tol`` of a block is dropped as solver noise.
 
@@ -251,14 +251,14 @@ def synth_alltoall(system, collective, size_bytes, *, split: int = DEFAULT_SPLIT
         Equal sub-flows per block (default 16); more follow the LP more closely and cost more
         paths to route and simulate.
     max_variables : int, optional
-        Refuse LPs with more flow variables (:func:`collsim.cost.mcf.check_lp_size`).
+        Refuse LPs with more flow variables (:func:`collsim.rwa.mcf.check_lp_size`).
 
     Returns
     -------
     tuple
         ``(LogicalSchedule with explicit routes, params)``; params record ``split``, the LP's
         ``throughput_bytes_per_s`` (λ*), ``bound_s`` (block / λ*), ``congestion_s`` (the rounded
-        schedule's bandwidth time) and ``lp_solve_s``.
+        schedule's bandwidth time); no wall-clock time (a schedule file is the same on every run).
 
     Raises
     ------
@@ -292,7 +292,7 @@ def synth_alltoall(system, collective, size_bytes, *, split: int = DEFAULT_SPLIT
                               s * n + t, np.zeros(count, bool), routes=routes)
     params = {"split": split, "throughput_bytes_per_s": sol.throughput_bytes_per_s,
               "bound_s": float(size_bytes) / sol.throughput_bytes_per_s,
-              "congestion_s": congestion_s(system, routes, size_bytes), "lp_solve_s": round(sol.solve_s, 4)}
+              "congestion_s": congestion_s(system, routes, size_bytes)}
     return logical, params
 
 
