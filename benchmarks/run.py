@@ -592,6 +592,26 @@ def synth_tacos() -> dict:
             "all_verified": all(r["verified"] for r in got)}
 
 
+def _script(name: str, *args: str) -> dict:
+    """Run ``benchmarks/<name>`` in its own process; its printed lines and wall time."""
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent / name), *args], capture_output=True,
+                          text=True, check=True)
+    return {"lines": proc.stdout.strip().splitlines(), "script_wall_s": time.perf_counter() - t0}
+
+
+@workload("exact-cut", "exact all-gather cut bound with certificate: 64x64 mesh and 16^3 torus < 1 s (issue 22)")
+def exact_cut() -> dict:
+    """``benchmarks/exact_cut.py``: every instance (all are small enough for the smoke run)."""
+    return _script("exact_cut.py")
+
+
+@workload("synth-alltoall", "all-to-all >= 0.95 of the max-concurrent-flow bound (issue 22)")
+def synth_alltoall() -> dict:
+    """``benchmarks/synth_alltoall.py``: 8x8 and 4x4x4 tori, 128-host fat tree (smoke: a 16-node ring)."""
+    return _script("synth_alltoall.py", *(("ring16",) if SMOKE else ("torus8x8", "torus4x4x4", "fattree128")))
+
+
 def _one(name: str, tuned: bool, smoke: bool = False) -> None:
     global SMOKE
     SMOKE = smoke
