@@ -164,13 +164,14 @@ def run_table(p: int = P, side: int = SIDE) -> list[dict]:
     from ..core.errors import UnsupportedError
     from ..pipeline import build, verify
     from ..sim import simulate
+    from ..synthesis import SYNTHESIZERS
     rows = []
     for topo, system in systems(p, side).items():
         for op in OPERATIONS:
             formulas = chapter_formulas(topo, op, p)
             for name, spec in REGISTRY.items():
-                if "network" not in spec.systems or op not in spec.collectives:
-                    continue
+                if "network" not in spec.systems or op not in spec.collectives or name in SYNTHESIZERS:
+                    continue  # synthesized schedules are not the chapter's algorithms (docs/synthesis.md)
                 for label, params in _variants(name, op, p, spec.params):
                     try:
                         sched = build(name, system, op, M, **params)
