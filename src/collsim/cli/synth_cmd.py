@@ -57,8 +57,8 @@ def synthesize_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_late
 
     \b
     Examples:
-      collsim synthesize --system mesh -P dims=5,5 -s 40MiB
-      collsim synthesize --system torus -P dims=3,3,3 -c reducescatter -s 1MiB --json
+      collsim synthesize --system mesh -S dims=5,5 -s 40MiB
+      collsim synthesize --system torus -S dims=3,3,3 -c reducescatter -s 1MiB --json
       collsim synthesize --system hypercube -n 64 -c allreduce -s 64MiB -o ar.npz
     """
     from ..core.files import writable_file
@@ -83,10 +83,11 @@ def synthesize_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_late
               "efficiency": found.efficiency, "verified": r.verified,
               "certificate": _certificate_json(found.certificate), "skipped": list(found.skipped)}
     from ..core.units import format_time
-    line = (f"{r.algorithm} {r.collective} on {r.nodes} nodes: {format_time(r.time_s)} simulated"
+    line = (f"{r.algorithm} {r.collective} on {r.nodes} nodes: {found.schedule.num_steps} steps, verified\n"
+            f"simulated {format_time(r.time_s)}"
             + (f" (predicted {format_time(found.predicted_time_s)})" if found.predicted_time_s else "")
-            + f", bound {format_time(found.bound_s)}, efficiency {100 * found.efficiency:.2f}%, "
-            f"{found.schedule.num_steps} steps, verified\n{_certificate_text(found.certificate)}")
+            + f", bound {format_time(found.bound_s)}, efficiency {100 * found.efficiency:.2f}%\n"
+            f"{_certificate_text(found.certificate)}")
     emit_one(out, record, line)
     echo(f"synthesized in {took_s:.2f} s" + (f"; wrote {out_file}" if out_file else ""), err=True)
 
