@@ -256,7 +256,7 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
     return Plan(*cols, steps=step, predicted_time_s=time_s)
 
 
-def _choices(n: int, degree: int, size_bytes: int, system, rooted: bool = False) -> list[tuple[int, int]]:
+def _choices(n: int, degree: int, rooted: bool = False) -> list[tuple[int, int]]:
     """(chunks, capacity) pairs worth trying: fewer for big graphs, flooding always.
 
     A rooted collective (broadcast, reduce) pipelines one message: more, smaller pieces.
@@ -272,7 +272,7 @@ def _choices(n: int, degree: int, size_bytes: int, system, rooted: bool = False)
     return [(k, q) for k, q in out if est(k) <= _WORK_CELLS or (k, q) in ((1, 1), (1, n))]
 
 
-def best_plan(system, size_bytes: int, block_bytes, *, chunks=None, capacity=None, seed=None,
+def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
               reverse: bool = False, root: int | None = None) -> tuple[Plan, dict]:
     """The plan with the smallest predicted time over the choices not fixed by the caller.
 
@@ -280,8 +280,6 @@ def best_plan(system, size_bytes: int, block_bytes, *, chunks=None, capacity=Non
     ----------
     system : Network
         The network.
-    size_bytes : int
-        The collective's size (for the memory estimate).
     block_bytes : float or callable
         Bytes of one node's block.
     chunks, capacity, seed : int, optional
@@ -304,14 +302,14 @@ def best_plan(system, size_bytes: int, block_bytes, *, chunks=None, capacity=Non
     Examples
     --------
     >>> from collsim.systems import load_system
-    >>> plan, chosen = best_plan(load_system("ring", nodes=4), 4096, 1024.0, chunks=1, capacity=1)
+    >>> plan, chosen = best_plan(load_system("ring", nodes=4), 1024.0, chunks=1, capacity=1)
     >>> plan.steps, chosen["chunks"], chosen["capacity"]
     (2, 1, 1)
     """
     n = system.nodes
     src, _, _, _ = _direct_links(system)
     degree = int(np.bincount(src, minlength=n).max())
-    pairs = _choices(n, degree, size_bytes, system, rooted=root is not None)
+    pairs = _choices(n, degree, rooted=root is not None)
     if chunks is not None:
         pairs = sorted({(int(chunks), q if capacity is None else int(capacity)) for _, q in pairs}
                        | {(int(chunks), int(capacity) if capacity is not None else 1)})
@@ -344,7 +342,7 @@ def _tune(system, collective, size_bytes):
     src, _, _, _ = _direct_links(system)
     degree = int(np.bincount(src, minlength=n).max())
     rooted = collective in ("broadcast", "reduce")
-    return [{"chunks": k, "capacity": q} for k, q in _choices(n, degree, size_bytes, system, rooted)]
+    return [{"chunks": k, "capacity": q} for k, q in _choices(n, degree, rooted)]
 
 
 @register(
@@ -395,7 +393,7 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
         root = check_root(root, n)
         sizes = lambda k: make_collective(collective, n, size_bytes, split=k, root=root).bytes_of(  # noqa: E731
             np.arange(k))
-        plan, chosen = best_plan(system, size_bytes, sizes, chunks=chunks, capacity=capacity, seed=seed,
+        plan, chosen = best_plan(system, sizes, chunks=chunks, capacity=capacity, seed=seed,
                                  reverse=collective == "reduce", root=root)
         b = LogicalBuilder(make_collective(collective, n, size_bytes, split=chosen["chunks"], root=root))
         _add(b, plan, reduce=collective == "reduce", offset=0)
@@ -404,7 +402,7 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
     if collective == "allreduce":
         block = lambda k: make_collective("allreduce", n, size_bytes, split=n * k).bytes_of(  # noqa: E731
             np.arange(n * k))
-        rs, chosen = best_plan(system, size_bytes, block, chunks=chunks, capacity=capacity, seed=seed,
+        rs, chosen = best_plan(system, block, chunks=chunks, capacity=capacity, seed=seed,
                                reverse=True)
         ag = match(system, chosen["chunks"], chosen["capacity"], chosen["seed"], block)
         k = chosen["chunks"]
@@ -415,7 +413,7 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
         chosen["predicted_time_s"] = rs.predicted_time_s + ag.predicted_time_s
         return b.build(), chosen
     block = lambda k: make_collective(collective, n, size_bytes, split=k).bytes_of(np.arange(n * k))  # noqa: E731
-    plan, chosen = best_plan(system, size_bytes, block, chunks=chunks, capacity=capacity, seed=seed,
+    plan, chosen = best_plan(system, block, chunks=chunks, capacity=capacity, seed=seed,
                              reverse=collective == "reducescatter")
     coll = make_collective(collective, n, size_bytes, split=chosen["chunks"])
     b = LogicalBuilder(coll)
