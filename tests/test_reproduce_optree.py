@@ -25,7 +25,9 @@ import pytest
 
 GOLDEN = Path(__file__).parent / "golden" / "papers" / "optree"
 FILES = {"Table 1": "table1", "Fig. 4": "fig4", "abstract / Fig. 5": "abstract", "abstract": "abstract",
-         "Table 2": "table2", "Fig. 6 (d)": "fig6", "Table 3": "table3", "Table 3 / §V-E": "table3"}
+         "Table 2": "table2", "Fig. 6 (d)": "fig6", "Table 3": "table3", "Table 3 / §V-E": "table3",
+         "§III-C": "motivation", "Lemma 1": "lemma1", "[OpTree23] abstract, §V": "conference",
+         "[OpTree23] §I, §IV-C": "conference", "[OpTree23] §IV-B": "conference"}
 REL_TOL = 1e-9
 
 # The eq.-(3) rows that may not agree with the paper (each explained in docs/papers/discrepancies.md).
@@ -41,6 +43,18 @@ EQ3_DISAGREEMENTS = {
     ("Table 3", "OpTree vs Ring, w=256 (Table 3 header), N=1024"),
     ("Table 3", "OpTree vs NE, w=256 (Table 3 header), N=1024"),
     ("Table 3 / §V-E", "largest wavelength count of Fig. 7 (header 256, text 128)"),
+    # issue 24, the conference version (seed 000): its node-count means are reproduced (56.36 = (72.97 +
+    # 39.76)/2 truncated); its wavelength means need w = 96 columns eq. (3) does not give (1 − 47/1023 =
+    # 95.40 % vs Ring, where the printed 95.84 with w = 128's 96.57 needs 95.11), and the overall means follow
+    ("[OpTree23] abstract, §V", "OpTree's reduction vs WRHT, over all its simulations (read: mean of the two "
+                                "averages below)"),
+    ("[OpTree23] abstract, §V", "OpTree's reduction vs Ring, over all its simulations (read: mean of the two "
+                                "averages below)"),
+    ("[OpTree23] abstract, §V", "OpTree's reduction vs NE, over all its simulations (read: mean of the two "
+                                "averages below)"),
+    ("[OpTree23] §I, §IV-C", "OpTree's reduction vs WRHT, averaged over w = 96, 128 (N = 1024)"),
+    ("[OpTree23] §I, §IV-C", "OpTree's reduction vs Ring, averaged over w = 96, 128 (N = 1024)"),
+    ("[OpTree23] §I, §IV-C", "OpTree's reduction vs NE, averaged over w = 96, 128 (N = 1024)"),
 }
 
 
@@ -63,9 +77,11 @@ def quick(tmp_path_factory):
 def test_files_are_written(quick):
     out = quick.out_dir
     assert quick.figures == ("fig4", "fig5", "fig6", "fig7")
+    targets = {t.table for t in quick.targets}
+    assert [t.name for t in quick.targets] == ["optree-table1", "optree-motivation", "optree-fig4", "optree-lemma1"]
     for name in quick.tables:
         text = (out / name).read_text()
-        assert text.count("\n") >= 5, name
+        assert text.count("\n") >= (4 if name in targets else 5), name  # the motivation example: 3 rows
     for fig in quick.figures:
         png, svg = (out / f"{fig}.png").read_bytes(), (out / f"{fig}.svg").read_text()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 30_000, fig
@@ -115,7 +131,7 @@ def test_eq3_reproduces_every_printed_number_but_the_explained_ones(quick):
     eq3 = [c for c in quick.comparisons if c.model == "eq3"]
     assert all(c.collsim is not None for c in eq3)
     assert {(c.item, c.quantity) for c in eq3 if c.agrees is False} == EQ3_DISAGREEMENTS
-    assert len(eq3) == 57
+    assert len(eq3) == 57 + 10  # issue 24: the conference version's ten percentages
     for c in quick.disagreements():
         assert c.explanation, c
 

@@ -21,8 +21,12 @@ from typing import Any, Callable, Iterable
 from ..core.files import atomic_write
 
 COMPARISON_COLUMNS = ("item", "quantity", "unit", "paper", "collsim", "difference", "model", "agrees",
-                      "explanation")
+                      "explanation", "source", "claim")
 """Columns of every comparison table (CSV and Markdown)."""
+
+SOURCES = {"printed": "the paper prints this number",
+           "formula": "collsim evaluates a formula the paper prints (the paper prints no number here)"}
+"""What the ``paper`` column of a :class:`Comparison` is: ``source`` -> meaning."""
 
 
 @dataclass(frozen=True)
@@ -48,12 +52,19 @@ class Comparison:
         Why they differ (required when they do not agree).
     rtol : float, optional
         Relative tolerance within which the two agree (default 0.5 %).
+    source : str, optional
+        ``"printed"`` (default): the paper prints ``paper``; ``"formula"``: ``paper`` is
+        collsim's evaluation of a formula the paper prints (:data:`SOURCES`).
+    claim : str, optional
+        Names the printed number compared, when several rows compare the same one (under
+        two models, at three sizes, against a table's header and its text): rows with the
+        same :attr:`key` count as one printed number.  Default: ``item: quantity``.
 
     Examples
     --------
     >>> c = Comparison("Table 1", "Ring steps", "steps", 1023, 1023, "schedule")
-    >>> c.agrees, c.difference
-    (True, 0.0)
+    >>> c.agrees, c.difference, c.key
+    (True, 0.0, 'Table 1: Ring steps')
     """
 
     item: str
@@ -64,6 +75,17 @@ class Comparison:
     model: str
     explanation: str = ""
     rtol: float = 0.005
+    source: str = "printed"
+    claim: str = ""
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"source must be one of {', '.join(SOURCES)}, not {self.source!r}")
+
+    @property
+    def key(self) -> str:
+        """The printed number this row compares: ``claim``, or ``item: quantity``."""
+        return self.claim or f"{self.item}: {self.quantity}"
 
     @property
     def difference(self) -> float | None:
@@ -94,7 +116,140 @@ class Comparison:
         False
         """
         d = asdict(self)
-        return {k: (getattr(self, k) if k in ("difference", "agrees") else d[k]) for k in COMPARISON_COLUMNS}
+        d.update(difference=self.difference, agrees=self.agrees, claim=self.key)
+        return {k: d[k] for k in COMPARISON_COLUMNS}
+
+
+@dataclass(frozen=True)
+class TableTarget:
+    """One table target of ``collsim reproduce NAME`` (``optree-table1`` …) as run inside a paper's reproduction.
+
+    Parameters
+    ----------
+    name : str
+        The target (a key of :data:`collsim.experiments.papers.EXPERIMENTS`).
+    what : str
+        What it reproduces.
+    verdict : str
+        What it found, in one or two sentences, every number computed.
+    table : str
+        The CSV file (in the paper's folder) holding its rows, as ``collsim reproduce NAME --format csv``.
+
+    Examples
+    --------
+    >>> TableTarget("wrht-allreduce", "WRHT steps", "formula = schedule", "wrht-allreduce.csv").table
+    'wrht-allreduce.csv'
+    """
+
+    name: str
+    what: str
+    verdict: str
+    table: str
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """One printed number (all rows with the same :attr:`Comparison.key`) under one model.
+
+    Parameters
+    ----------
+    key : str
+        The printed number.
+    model : str
+        collsim's model.
+    source : str
+        ``"printed"`` or ``"formula"`` (:data:`SOURCES`).
+    agrees : bool or None
+        True if every row of it under the model agrees, False if one differs, None if none compares.
+
+    Examples
+    --------
+    >>> ClaimVerdict("Table 1: Ring steps", "eq3", "printed", True).agrees
+    True
+    """
+
+    key: str
+    model: str
+    source: str
+    agrees: bool | None
+
+
+def claim_verdicts(comparisons: Iterable[Comparison]) -> list[ClaimVerdict]:
+    """Fold comparison rows into printed numbers: one verdict per (printed number, model).
+
+    A number compared at several sizes agrees under a model only if every size agrees;
+    rows the model cannot compute (None) do not vote.
+
+    Parameters
+    ----------
+    comparisons : iterable of Comparison
+        Rows; rows with the same :attr:`Comparison.key` compare one printed number.
+
+    Returns
+    -------
+    list of ClaimVerdict
+        In first-appearance order of (key, model).
+
+    Examples
+    --------
+    >>> rows = [Comparison("§3", "ratio, 16 MiB", "x", 2.2, 2.19, "sim", claim="2.2x"),
+    ...         Comparison("§3", "ratio, 64 MiB", "x", 2.2, 1.5, "sim", "why", claim="2.2x")]
+    >>> [(v.key, v.agrees) for v in claim_verdicts(rows)]
+    [('2.2x', False)]
+    """
+    votes: dict[tuple[str, str], list] = {}
+    source: dict[str, str] = {}
+    for c in comparisons:
+        votes.setdefault((c.key, c.model), []).append(c.agrees)
+        source.setdefault(c.key, c.source)
+    out = []
+    for (key, model), v in votes.items():
+        known = [x for x in v if x is not None]
+        out.append(ClaimVerdict(key, model, source[key], None if not known else all(known)))
+    return out
+
+
+def claim_counts(comparisons: Iterable[Comparison]) -> dict[str, Any]:
+    """How many distinct printed numbers a paper's rows compare, and how many agree under each model.
+
+    Parameters
+    ----------
+    comparisons : iterable of Comparison
+        Rows.
+
+    Returns
+    -------
+    dict
+        ``printed`` (distinct numbers the paper prints), ``formula`` (distinct formulas collsim
+        evaluated: not printed numbers), ``rows``, ``any_model`` (printed numbers some model
+        reproduces), ``none`` (printed numbers no model reproduces, with a value compared),
+        and ``models``: model -> ``{"agree", "differ", "not_compared"}`` over the printed numbers,
+        and ``formula_models`` the same over the formulas.
+
+    Examples
+    --------
+    >>> rows = [Comparison("T1", "a", "s", 1, 1, "eq3"), Comparison("T1", "a", "s", 1, 2, "schedule", "why"),
+    ...         Comparison("T1", "b", "s", 5, 6, "eq3", "why")]
+    >>> c = claim_counts(rows); c["printed"], c["any_model"], c["models"]["eq3"]
+    (2, 1, {'agree': 1, 'differ': 1, 'not_compared': 0})
+    """
+    comparisons = list(comparisons)
+    verdicts = claim_verdicts(comparisons)
+    out: dict[str, Any] = {"rows": len(comparisons)}
+    for src, name in (("printed", "models"), ("formula", "formula_models")):
+        mine = [v for v in verdicts if v.source == src]
+        keys = list(dict.fromkeys(v.key for v in mine))
+        out["printed" if src == "printed" else "formula"] = len(keys)
+        models: dict[str, dict[str, int]] = {}
+        for v in mine:
+            m = models.setdefault(v.model, {"agree": 0, "differ": 0, "not_compared": 0})
+            m["agree" if v.agrees else "not_compared" if v.agrees is None else "differ"] += 1
+        out[name] = models
+        if src == "printed":
+            ok = {v.key for v in mine if v.agrees}
+            out["any_model"] = len(ok)
+            out["none"] = len({v.key for v in mine if v.agrees is False} - ok)
+    return out
 
 
 @dataclass(frozen=True)
@@ -119,6 +274,8 @@ class PaperResult:
         Assumptions and parameters a reader needs (provenance), in order.
     captions : dict
         Figure base name -> caption (what it shows, under which model).
+    targets : tuple of TableTarget
+        The table targets (``collsim reproduce NAME``) this paper's reproduction ran, with verdicts.
 
     Examples
     --------
@@ -136,6 +293,7 @@ class PaperResult:
     comparisons: tuple = ()
     notes: tuple = ()
     captions: dict = field(default_factory=dict)
+    targets: tuple = ()
 
     def disagreements(self) -> list[Comparison]:
         """The comparisons whose values differ.

@@ -40,6 +40,7 @@ SIZE_NOTES: dict[str, str] = {
                          "(size_bytes); step counts do not depend on it",
     "optree-fig4": "sizes: [OpTree24] sets the message to '4 megabyte (MB)'; collsim reads it as 4 MiB = 4194304 "
                    "bytes per node (size_bytes, the all-gather block d); the times depend on it",
+    "optree-lemma1": "sizes: none; a wavelength count; the explicit schedules (N <= 65) carry 64 bytes per node",
     "wrht-allreduce": "sizes: the poster gives no size for its step counts; the explicit schedules reduce a "
                       "4 MiB = 4194304-byte vector (size_bytes); step counts do not depend on it",
     "mlfm-congestion": "sizes: none; congestion-freeness is a property of the phases, not of a message size",
@@ -204,6 +205,24 @@ def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = PAPER_D,
     return rows
 
 
+def optree_lemma1() -> list[dict[str, Any]]:
+    """Seed 004 Lemma 1: one-stage ring wavelengths ⌈N²/8⌉ beside the exact optimum, odd N over-counted.
+
+    Returns
+    -------
+    list of dict
+        ``nodes, lemma1, exact, explicit_used, overcount``
+        (:func:`collsim.experiments.reproduce_optree_extra.lemma1_rows`).
+
+    Examples
+    --------
+    >>> [r["overcount"] for r in optree_lemma1()][:3]
+    [1, 1, 1]
+    """
+    from .reproduce_optree_extra import lemma1_rows
+    return lemma1_rows()
+
+
 def wrht_allreduce(nodes=(16, 64, 256, 1024, 4096), w: int = 64) -> list[dict[str, Any]]:
     """Seed 003: WRHT all-reduce steps, closed form beside the explicit schedule.
 
@@ -290,6 +309,7 @@ EXPERIMENTS: dict[str, tuple[Callable[[], list[dict[str, Any]]], str]] = {
     "optree-table1": (optree_table1, "[OpTree24] Table 1: all-gather steps at N=1024, w=64"),
     "optree-motivation": (optree_motivation, "[OpTree24] §III-C: N=16, w=2 motivation example"),
     "optree-fig4": (optree_fig4, "[OpTree24] Fig. 4 / Lemma 3: optimal depth for N=512..4096"),
+    "optree-lemma1": (optree_lemma1, "[OpTree24] Lemma 1: one-stage ring wavelengths, odd N over-counted"),
     "wrht-allreduce": (wrht_allreduce, "[WRHT23]: WRHT all-reduce steps"),
     "mlfm-congestion": (mlfm_congestion, "[MLFM16] §2: congestion-freeness for d=2..8"),
     "mlfm-throughput": (mlfm_throughput, "[MLFM16] §3 / Fig. 3: throughput, mlfm vs pairwise"),

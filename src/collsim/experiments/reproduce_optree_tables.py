@@ -175,11 +175,12 @@ def table2_comparisons(time: TimeFn, steps: dict, sizes, nodes=(512, 1024, 2048,
     for v in VERSUS:
         for m in ("eq3", "schedule"):
             val = tables[m][v][len(nodes)]
+            same = f"Table 2: OpTree vs {LABELS[v]}, Average (w=64, 4–128 MiB)"  # the abstract repeats it
             c = Comparison("abstract", f"OpTree's mean reduction vs {LABELS[v]} over node counts 512–4096", "%",
-                           ABSTRACT_NODES[v], val, m)
+                           ABSTRACT_NODES[v], val, m, claim=same)
             if c.agrees is False:
                 c = Comparison(c.item, c.quantity, c.unit, c.paper, c.collsim, m,
-                               "Table 2's Average column; see its rows")
+                               "Table 2's Average column; see its rows", claim=same)
             out.append(c)
     return out
 
@@ -216,9 +217,10 @@ def table3_comparisons(time: TimeFn, steps: dict, sizes) -> list[Comparison]:
         for i, w in enumerate(ws):
             label = {256: "w=256 (Table 3 header)", 128: "w=128 (§V-E text)"}.get(w, f"w={w}")
             printed = TABLE3_PRINTED[v][min(i, 3)]
+            claim = f"Table 3: OpTree vs {LABELS[v]}, last column (header w=256, text w=128)" if w in (128, 256) else ""
             for m in ("eq3", "schedule"):
                 c = Comparison("Table 3", f"OpTree vs {LABELS[v]}, {label}, N=1024", "%", printed,
-                               tables[m][v][i], m)
+                               tables[m][v][i], m, claim=claim)
                 if c.agrees is False:
                     why = _why(m, v, 1024, w, steps)
                     if w == 256:
@@ -226,7 +228,7 @@ def table3_comparisons(time: TimeFn, steps: dict, sizes) -> list[Comparison]:
                                f"1 − {eq3_steps('optree', 1024, 128)}/{eq3_steps(v, 1024, 128)} (next row); "
                                f"at w=256 OpTree needs {eq3_steps('optree', 1024, 256)} steps, {LABELS[v]} "
                                f"{eq3_steps(v, 1024, 256)}" + ("" if m == "eq3" else "; " + why))
-                    c = Comparison(c.item, c.quantity, c.unit, c.paper, c.collsim, m, why)
+                    c = Comparison(c.item, c.quantity, c.unit, c.paper, c.collsim, m, why, claim=claim)
                 out.append(c)
         for j, stat in ((4, "Average"), (5, "SD")):
             for m in ("eq3", "schedule"):
