@@ -144,25 +144,34 @@ def test_reported_time_is_never_below_the_lower_bound():
     assert all(r.efficiency == pytest.approx(r.lower_bound_s / r.time_s) for r in rows)
 
 
-def test_line_bruck_reports_the_simulated_time_and_daggers_the_estimate():
-    args = ["compare", "--system", "line", "-n", "17", "-a", "bruck", "-c", "allgather", "-s", "777"]
+# Pairwise all-to-all on a line of 8 (1 us, 12.5 GB/s links), 64 KiB blocks.  Phase p sends r -> (r+p) mod 8:
+# its farthest message crosses max(p, 8-p) links, so the closed form is (7+6+5+4+5+6+7) us of route latency plus
+# 7 * 65536 / 12.5e9 = 36.70016 us of bytes: 76.70016 us.  Four flows share the middle links, which the closed form
+# does not charge: the lower bound (84.886 us) is above it, and the simulated time (123.886 us) is the answer.
+# (Before issue 25 this used Bruck on a line of 17, whose closed form charged one link latency per round; charging
+# every hop of its wrap-around messages puts it above the bound.)
+LINE_PAIRWISE_CLOSED_S = 40e-6 + 7 * 65536 / 12.5e9
+
+
+def test_line_pairwise_reports_the_simulated_time_and_daggers_the_estimate():
+    args = ["compare", "--system", "line", "-n", "8", "-a", "pairwise", "-c", "alltoall", "-s", "64KiB"]
     row = json.loads(_cli(args + ["--json"])[1])[0]
-    assert row["alpha_beta_time_s"] == pytest.approx(5.99456e-6)
-    assert row["time_s"] == row["simulated_time_s"] == pytest.approx(7.434576e-5)
-    assert row["time_s"] >= row["lower_bound_s"] == pytest.approx(16e-6)
+    assert row["alpha_beta_time_s"] == pytest.approx(LINE_PAIRWISE_CLOSED_S)
+    assert row["time_s"] == row["simulated_time_s"] == pytest.approx(1.2388608e-4)
+    assert row["time_s"] >= row["lower_bound_s"] == pytest.approx(8.488608e-5)
     csv = _cli(args + ["--format", "csv"])[1]
     header, values = csv.splitlines()[:2]
     cells = dict(zip(header.split(","), values.split(",")))
     assert float(cells["time_s"]) >= float(cells["lower_bound_s"]) > float(cells["alpha_beta_time_s"])
     table = _cli(args)[1]
-    assert "5.995 µs\u2020" in table and "74.35 µs" in table and "the answer (time_s) is the simulated" in table
+    assert "76.7 µs\u2020" in table and "123.9 µs" in table and "the answer (time_s) is the simulated" in table
 
 
 
 def test_verify_and_schedule_time_s_answer_with_the_time_compare_reports(tmp_path):
     # verify's time_s and schedule_time_s are answers too: never below the bound; the alpha-beta estimate
     # is verify's closed_form_time_s, said to be what it is
-    sched = collsim.build("bruck", "line", "allgather", 777, nodes=17)
+    sched = collsim.build("pairwise", "line", "alltoall", 65536, nodes=8)
     report = collsim.verify(sched)
     bound = collsim.lower_bound_s(sched.system, sched.collective)
     row = evaluate(sched, report=report)
@@ -170,12 +179,12 @@ def test_verify_and_schedule_time_s_answer_with_the_time_compare_reports(tmp_pat
     assert report.time_s >= bound > report.closed_form_time_s == row.alpha_beta_time_s
     optical = collsim.build("ring", "paper", "allgather", 1024, nodes=8)
     assert collsim.verify(optical).time_s == collsim.verify(optical).closed_form_time_s == evaluate(optical).time_s
-    path = tmp_path / "bruck.json"
+    path = tmp_path / "pairwise.json"
     collsim.save(sched, path)
     code, out, _ = _cli(["verify", str(path), "--json"])
     doc = json.loads(out)
     assert code == 0 and doc["time_s"] == pytest.approx(row.time_s) and doc["time_s"] >= bound
-    assert doc["closed_form_time_s"] == pytest.approx(5.99456e-6)
+    assert doc["closed_form_time_s"] == pytest.approx(LINE_PAIRWISE_CLOSED_S)
 
 # ------------------------------------------------------------------ 3. one algorithm's failure does not sink a comparison
 

@@ -20,6 +20,7 @@ import numpy as np
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
 from .common import add_grouped, ceil_log2, check_root, ts_tw
+from .latency import rounds_ts_s
 from .registry import register
 
 
@@ -60,11 +61,16 @@ def binomial_rounds(n: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
 
 
 def _alpha_beta(system, collective, size_bytes, params):
-    ts, tw = ts_tw(system)
+    _, tw = ts_tw(system)
     n, m = system.nodes, size_bytes
+    root = int(params.get("root", 0))
+    tree = [((parent + root) % n, (child + root) % n) for parent, child, _ in binomial_rounds(n)]
+    if collective in ("reduce", "gather"):    # the tree backwards: children send to parents
+        tree = [(child, parent) for parent, child in tree]
+    ts = rounds_ts_s(system, tree)           # per round: start-up + the farthest message's route latency
     if collective in ("scatter", "gather"):   # t_s log p + t_w m (p-1)
-        return ts * ceil_log2(n) + tw * m * (n - 1)
-    return (ts + tw * m) * ceil_log2(n)      # (t_s + t_w m) log p
+        return ts + tw * m * (n - 1)
+    return ts + tw * m * ceil_log2(n)        # (t_s + t_w m) log p
 
 
 @register(

@@ -16,6 +16,7 @@ import numpy as np
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
 from .common import ceil_log2, ts_tw
+from .latency import rounds_ts_s
 from .registry import register
 
 
@@ -49,12 +50,15 @@ def alltoall_blocks_per_round(n: int) -> list[int]:
 
 
 def _alpha_beta(system, collective, size_bytes, params):
-    ts, tw = ts_tw(system)
+    _, tw = ts_tw(system)
     n, m = system.nodes, size_bytes
+    i = np.arange(n)
+    sign = -1 if collective == "allgather" else 1   # all-gather: i -> i - 2^k; all-to-all: i -> i + 2^k
+    ts = rounds_ts_s(system, [(i, (i + sign * (1 << k)) % n) for k in range(ceil_log2(n))])  # start-up + hops
     if collective == "allgather":  # ceil(lg p) t_s + (p-1) t_w m
-        return ts * ceil_log2(n) + tw * m * (n - 1)
+        return ts + tw * m * (n - 1)
     # all-to-all: ceil(lg p) t_s + t_w m * sum_k #{j : bit k of j}  (= (p/2) lg p for p = 2^d)
-    return ts * ceil_log2(n) + tw * m * sum(alltoall_blocks_per_round(n))
+    return ts + tw * m * sum(alltoall_blocks_per_round(n))
 
 
 @register(

@@ -1,7 +1,8 @@
 """Helpers shared by several algorithm families.
 
 Integer arithmetic on node counts (:func:`is_pow2`, :func:`ceil_log2`), the
-α–β model's parameters of a network (:func:`ts_tw`), validation of a root or a
+α–β model's parameters of a network (:func:`ts_tw`; the start-up plus route latency of a
+closed form's rounds is :func:`collsim.algorithms.latency.rounds_ts_s`), validation of a root or a
 shift (:func:`check_root`, :func:`check_shift`), the recursive-halving tree
 (:func:`halving_rounds`, emitted by :func:`tree_schedule`), MPICH's folding of a
 non-power-of-two node count (:func:`fold_ranks`) and the batching of transfers of

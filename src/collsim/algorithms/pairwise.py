@@ -20,6 +20,7 @@ from ..core.collective import make_collective
 from ..core.errors import InputError, UnsupportedError
 from ..core.schedule import LogicalBuilder
 from .common import is_pow2, ts_tw
+from .latency import rounds_ts_s
 from .registry import register
 
 EXCHANGES = ("shift", "xor")
@@ -69,8 +70,13 @@ def rank_mapping(mapping, n: int) -> np.ndarray:
 
 
 def _alpha_beta(system, collective, size_bytes, params):
-    ts, tw = ts_tw(system)
-    return (ts + tw * size_bytes) * (system.nodes - 1)  # (t_s + t_w m)(p-1)
+    _, tw = ts_tw(system)
+    n = system.nodes
+    node = rank_mapping(params.get("mapping"), n)
+    r = np.arange(n)
+    rounds = [(node[r], node[(r + p) % n if params.get("exchange", "shift") == "shift" else r ^ p])
+              for p in range(1, n)]
+    return rounds_ts_s(system, rounds) + tw * size_bytes * (n - 1)  # (t_s + t_w m)(p-1), t_s with the hops
 
 
 @register(

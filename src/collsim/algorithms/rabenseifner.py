@@ -14,13 +14,12 @@ result back last.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
 from .common import fold_ranks, is_pow2, ts_tw
+from .latency import rounds_ts_s, xor_rounds
 from .registry import register
 
 
@@ -31,13 +30,19 @@ def _requires(system, collective):
 
 
 def _alpha_beta(system, collective, size_bytes, params):
-    ts, tw = ts_tw(system)
+    # t_s per round: the start-up plus the latency of every link of the round's farthest message
+    _, tw = ts_tw(system)
     n, m = system.nodes, size_bytes
     if collective == "reducescatter":  # the chapter's all-to-all reduction: t_s log p + t_w m (p-1)
-        return ts * math.log2(n) + tw * m * (n - 1)
-    p2 = 1 << (n.bit_length() - 1)
-    t = 2 * ts * math.log2(p2) + 2 * tw * m * (p2 - 1) / p2   # 2 lg p a + 2 (p-1)/p n b
-    return t if is_pow2(n) else t + 2 * (ts + tw * m)        # + the two fold steps
+        return rounds_ts_s(system, xor_rounds(n)) + tw * m * (n - 1)
+    rem, real = fold_ranks(n)
+    p2 = len(real)
+    rounds = 2 * xor_rounds(p2, real)                        # halving, then doubling: the same pairs
+    t = rounds_ts_s(system, rounds) + 2 * tw * m * (p2 - 1) / p2   # 2 lg p a + 2 (p-1)/p n b
+    if not rem:
+        return t
+    fold = [(2 * np.arange(rem), 2 * np.arange(rem) + 1), (2 * np.arange(rem) + 1, 2 * np.arange(rem))]
+    return t + rounds_ts_s(system, fold) + 2 * tw * m      # + the two fold steps
 
 
 @register(

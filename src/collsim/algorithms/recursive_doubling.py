@@ -23,13 +23,12 @@ the textbook modules live in :mod:`collsim.algorithms.common`.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
 from .common import ceil_log2, check_root, fold_ranks, halving_rounds, is_pow2, tree_schedule, ts_tw
+from .latency import rounds_ts_s, xor_rounds
 from .registry import register
 
 SEED = "[Grama03] ch. 4"  # Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations' (and its slides)
@@ -45,15 +44,26 @@ def _requires(system, collective):
 
 
 def _alpha_beta(system, collective, size_bytes, params):
-    ts, tw = ts_tw(system)
+    # t_s per round is the start-up plus the latency of every link the round's farthest message
+    # crosses (rounds_ts_s); t_w m as the sources give it
+    _, tw = ts_tw(system)
     n, m = system.nodes, size_bytes
     if collective == "allgather":          # t_s log p + t_w m (p-1)
-        return ts * math.log2(n) + tw * m * (n - 1)
+        return rounds_ts_s(system, xor_rounds(n)) + tw * m * (n - 1)
     if collective == "allreduce":          # (t_s + t_w m) log p, + 2 fold steps if N is not 2^k
-        return (ts + tw * m) * ((n.bit_length() - 1) + (0 if is_pow2(n) else 2))
+        rem, real = fold_ranks(n)
+        fold = [(2 * np.arange(rem), 2 * np.arange(rem) + 1), (2 * np.arange(rem) + 1, 2 * np.arange(rem))]
+        rounds = xor_rounds(len(real), real) + (fold if rem else [])
+        return rounds_ts_s(system, rounds) + tw * m * len(rounds)
+    if collective == "scan":               # (t_s + t_w m) log p; round i: r -> r + 2^i
+        rounds = [(np.arange(n - (1 << r)), np.arange(n - (1 << r)) + (1 << r)) for r in range(ceil_log2(n))]
+        return rounds_ts_s(system, rounds) + tw * m * ceil_log2(n)
+    tree = [(own, to) for own, to, _, _ in halving_rounds(n, int(params.get("root", 0)))]
+    if collective in ("reduce", "gather"):  # the tree backwards
+        tree = [(to, own) for own, to in tree]
     if collective in ("scatter", "gather"):  # t_s log p + t_w m (p-1)
-        return ts * ceil_log2(n) + tw * m * (n - 1)
-    return (ts + tw * m) * ceil_log2(n)    # broadcast, reduce, scan
+        return rounds_ts_s(system, tree) + tw * m * (n - 1)
+    return rounds_ts_s(system, tree) + tw * m * ceil_log2(n)    # broadcast, reduce
 
 
 @register(

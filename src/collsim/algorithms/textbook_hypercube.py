@@ -17,6 +17,7 @@ import numpy as np
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
 from .common import is_pow2, ts_tw
+from .latency import rounds_ts_s, xor_rounds
 from .registry import register
 
 
@@ -28,9 +29,9 @@ def _requires(system, collective):
 
 
 def _alpha_beta(system, collective, size_bytes, params):
-    ts, tw = ts_tw(system)
+    _, tw = ts_tw(system)
     p = system.nodes
-    return (ts + tw * size_bytes * p / 2) * math.log2(p)   # (t_s + t_w m p/2) log p
+    return rounds_ts_s(system, xor_rounds(p)) + tw * size_bytes * p / 2 * math.log2(p)   # (t_s + t_w m p/2) log p
 
 
 @register(

@@ -32,6 +32,7 @@ from ..core.collective import make_collective
 from ..core.errors import InputError
 from ..core.schedule import LogicalBuilder
 from .common import ceil_log2, check_root, check_shift, halving_rounds, tree_schedule, ts_tw
+from .latency import logical_rounds, rounds_ts_s
 from .registry import register
 
 SEED = "[Grama03] ch. 4"  # Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations' (and its slides)
@@ -86,20 +87,24 @@ def shift_rounds(a: int, q: int) -> tuple[int, int, int]:
 
 
 def _alpha_beta(system, collective, size_bytes, params):
-    ts, tw = ts_tw(system)
+    # t_s per round: the start-up plus the latency of every link of the round's farthest message
+    # (rounds_ts_s over the rounds the builder emits; the chapter's t_s counts are its round counts)
+    _, tw = ts_tw(system)
+    logical, _ = mesh(system, collective, size_bytes, **{k: params[k] for k in ("root", "shift") if k in params})
+    t_s = rounds_ts_s(system, logical_rounds(logical))
     a = _side(system)
     p, m = a * a, size_bytes
     if collective in ("broadcast", "reduce"):        # (t_s + t_w m) log p  (2 log sqrt(p))
-        return (ts + tw * m) * 2 * ceil_log2(a)
+        return t_s + tw * m * 2 * ceil_log2(a)
     if collective in ("scatter", "gather"):          # t_s log p + t_w m (p-1)
-        return ts * 2 * ceil_log2(a) + tw * m * (p - 1)
+        return t_s + tw * m * (p - 1)
     if collective in ("allgather", "reducescatter"):  # 2 t_s (sqrt(p)-1) + t_w m (p-1)
-        return 2 * ts * (a - 1) + tw * m * (p - 1)
+        return t_s + tw * m * (p - 1)
     if collective == "allreduce":                    # the above twice, on blocks of m/p
-        return 2 * (2 * ts * (a - 1) + tw * (m / p) * (p - 1))
+        return t_s + 2 * tw * (m / p) * (p - 1)
     if collective == "alltoall":                     # (2 t_s + t_w m p)(sqrt(p)-1)
-        return (2 * ts + tw * m * p) * (a - 1)
-    return (ts + tw * m) * sum(shift_rounds(a, params.get("shift", 1)))  # <= (t_s + t_w m)(sqrt(p)+1)
+        return t_s + tw * m * p * (a - 1)
+    return t_s + tw * m * sum(shift_rounds(a, params.get("shift", 1)))  # <= (t_s + t_w m)(sqrt(p)+1)
 
 
 @register(

@@ -22,15 +22,18 @@ import numpy as np
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
 from .common import check_shift, ts_tw
+from .latency import rounds_ts_s
 from .registry import register
 
 SEED = "[Grama03] ch. 4"  # Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations' (and its slides)
 
 
 def _personalized_ab(system, collective, size_bytes, params):
-    ts, tw = ts_tw(system)
+    _, tw = ts_tw(system)
     p = system.nodes
-    return (ts + tw * size_bytes * p / 2) * (p - 1)   # sum_{i=1}^{p-1} (t_s + t_w m (p-i))
+    r = np.arange(p)
+    ts = rounds_ts_s(system, [(r, (r + 1) % p)] * (p - 1))   # p-1 neighbour steps, start-up + hops each
+    return ts + tw * size_bytes * p / 2 * (p - 1)   # sum_{i=1}^{p-1} (t_s + t_w m (p-i))
 
 
 @register(
@@ -87,8 +90,12 @@ def _shift_steps(p: int, q: int) -> int:
 
 
 def _ring_shift_ab(system, collective, size_bytes, params):
-    ts, tw = ts_tw(system)
-    return (ts + tw * size_bytes) * _shift_steps(system.nodes, params.get("shift", 1))
+    _, tw = ts_tw(system)
+    p, q = system.nodes, params.get("shift", 1)
+    r = np.arange(p)
+    sign = 1 if q <= p - q else -1                  # the shorter direction
+    steps = _shift_steps(p, q)
+    return rounds_ts_s(system, [(r, (r + sign) % p)] * steps) + tw * size_bytes * steps
 
 
 @register(
@@ -142,8 +149,10 @@ def ring_shift(system, collective, size_bytes, *, shift: int = 1):
 
 
 def _direct_ab(system, collective, size_bytes, params):
-    ts, tw = ts_tw(system)
-    return ts + tw * size_bytes   # hypercube with E-cube routing: t_s + t_w m
+    _, tw = ts_tw(system)
+    p = system.nodes
+    r = np.arange(p)   # hypercube with E-cube routing: t_s + t_w m; t_s with the route's hops
+    return rounds_ts_s(system, [(r, (r + params.get("shift", 1)) % p)]) + tw * size_bytes
 
 
 @register(
