@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from ..core.network import Network
 from ..core.units import format_bandwidth, format_time
+from ..cost.loggp import loggp_time_s, system_model
 from ..cost.network import alpha_beta_time_s, network_lower_bound_s
 from ..rwa.network import realize_network
 from ..sim import simulate
@@ -133,7 +134,7 @@ def below_bound(row) -> bool:
     --------
     >>> from collsim.pipeline import run
     >>> from collsim.systems import load_system
-    >>> below_bound(run("pairwise", load_system("mesh", dims=(8, 8)), "alltoall", 65536))
+    >>> below_bound(run("pairwise", load_system("mesh", dims=(8, 8)), "alltoall", 2**20))
     True
     """
     lb = getattr(row, "lower_bound_s", None)
@@ -214,7 +215,11 @@ class NetworkModel:
         verify_network_resources(schedule)
 
     def time(self, schedule, spec=None) -> Timing:
-        """The algorithm's own alpha-beta closed form if it has one, else alpha-beta over the schedule."""
+        """The algorithm's own alpha-beta closed form if it has one, else alpha-beta over the schedule;
+        on a system with a calibrated ``loggp-piecewise`` model, that model's closed form
+        (:func:`collsim.cost.loggp.loggp_time_s`)."""
+        if system_model(schedule.system) is not None:
+            return Timing(loggp_time_s(schedule), "loggp-piecewise (closed form)")
         coll = schedule.collective
         closed = spec.alpha_beta(schedule.system, coll.kind, coll.size_bytes, dict(schedule.params)) \
             if spec is not None and spec.alpha_beta else None

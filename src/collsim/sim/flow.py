@@ -43,6 +43,18 @@ Model
   fairly like any flows, and the transfer finishes when its last sub-flow does
   (last byte sent plus that path's latency).
 
+* A system with a calibrated ``loggp-piecewise`` model (:mod:`collsim.core.commmodel`,
+  ``collsim calibrate --model loggp-piecewise``): a flow's fixed latency is its size
+  segment's α instead of the links' latencies, and its bytes are weighted by ``route
+  bandwidth / β`` of its segment, so that alone on its route it takes ``α + m/β`` and
+  it still shares links max-min fairly.  The per-message overhead and the local work
+  (reductions, copies if charged) are charged **on the node, not on a link**: in bulk
+  mode a step ends when every rank has finished its last flow plus its overhead and
+  local work of that step (:func:`collsim.cost.loggp.loggp_node_work_s`); in the other
+  modes they are added to each flow's finish at its receiver (a rank's local work
+  after its last receive).  With the model an uncongested schedule takes exactly
+  :func:`collsim.cost.loggp.loggp_time_s`.
+
 Limits: fluid flows (no packets, headers, windows, or switch buffers), fair
 sharing that converges instantly, and routes fixed in the schedule (ECMP
 shares are fixed fractions, not adaptive).
@@ -65,7 +77,8 @@ from ..core.errors import InputError, UnsupportedError
 from ..core.routes import row_blocks
 from ..core.schedule import LinkRoutes, Schedule
 from ..core.wellformed import MAX_BYTES, traffic_bytes
-from ..cost.network import path_fixed_s, transfer_fixed_s
+from ..cost.loggp import loggp_node_work_s, system_model
+from ..cost.network import path_fixed_s, transfer_bandwidth_bytes_per_s, transfer_fixed_s
 from ..verify import VerifyReport, verify_dataflow, verify_endpoints, verify_network_resources
 from .engine import _Engine, _gather, _unique
 from .ranks import rank_dependencies
@@ -281,6 +294,21 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
     # bytes of every path: its share of its transfer (ECMP sub-flows), or the whole transfer
     psize = size[owner] * routes.weights if multipath else size
     pfixed = path_fixed_s(schedule) if multipath and n else fixed
+    model = system_model(system)
+    esize = psize  # the bytes the engine moves: the real ones, or weighted by the model's segment rate
+    node_work = None
+    if model is not None and n:
+        fixed = model.fixed_s(size)
+        pfixed = fixed[owner] if multipath else fixed
+        scale = transfer_bandwidth_bytes_per_s(schedule) / model.rate_bytes_per_s(size)
+        scale[~np.isfinite(scale)] = 1.0
+        esize = psize * (scale[owner] if multipath else scale)
+        overhead, local = loggp_node_work_s(schedule, model)
+        node_work = overhead + local  # (steps, nodes): seconds on the node after its flows
+        if mode != "bulk":  # no step barrier: the receiver's work delays that transfer's finish
+            per = node_work[schedule.step, schedule.dst]
+            fixed = fixed + per
+            pfixed = fixed[owner] if multipath else fixed
     phops = routes.path_hops
     left = np.diff(routes.path_ptr).copy() if multipath else None  # sub-flows still sending per transfer
     link_bytes = np.zeros(len(lt), np.int64)
@@ -314,10 +342,15 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
             t0 = eng.now
             start[ids] = t0
             finish[ids] = t0 + fixed[ids]  # zero-byte flows; the others are overwritten below
-            eng.admit(paths_of(ids[moving[ids]]), psize)
+            eng.admit(paths_of(ids[moving[ids]]), esize)
             while eng.ids.size:
                 complete(eng.step_to(np.inf))
             end = float(finish[ids].max()) if ids.size else t0
+            if node_work is not None and ids.size:  # each rank's overhead and local work, after its flows
+                last = np.full(system.nodes, t0)
+                np.maximum.at(last, schedule.src[ids], finish[ids])
+                np.maximum.at(last, schedule.dst[ids], finish[ids])
+                end = max(end, float((last + node_work[k]).max()))
             step_time[k] = end - t0
             eng.now = end
         total = eng.now
@@ -361,7 +394,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
             start[ids] = now
             still = ids[~moving[ids]]
             finish[still] = now + fixed[still]
-            eng.admit(paths_of(ids[moving[ids]]), psize)
+            eng.admit(paths_of(ids[moving[ids]]), esize)
             release(still)
         total = float(finish.max()) if n else 0.0
         step_time = np.zeros(nsteps)

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..core.commmodel import LogGPPiecewise, model_from
 from ..core.errors import InputError
 from ..core.network import Network
 from ..core.ring import hops_along, shortest_direction
@@ -138,14 +139,36 @@ class Star(Network):
     ----------
     nodes, name, link_bandwidth_bytes_per_s, link_latency_s, startup_s
         As for :class:`~collsim.core.network.Network`.
+    model : LogGPPiecewise or mapping, optional
+        A calibrated communication model (``collsim calibrate --model loggp-piecewise``
+        writes it as the ``[system.model]`` table, :mod:`collsim.core.commmodel`).  When set,
+        the closed form and the flow simulator time schedules with it instead of the plain
+        α–β of the links (docs/calibration.md).
 
     Examples
     --------
     >>> Star(nodes=4).summary()["switch_radix"]
     4
+    >>> star = Star(nodes=2, model={"breakpoints_bytes": [], "alpha_s": [2e-6], "beta_bytes_per_s": [1e10]})
+    >>> star.model.name, star.describe()["model"]["alpha_s"]
+    ('loggp-piecewise', [2e-06])
     """
 
     kind: ClassVar[str] = "star"
+    model: LogGPPiecewise | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "model", model_from(self.model))
+
+    def describe(self) -> dict:
+        """As :meth:`System.describe`; the model as plain data, left out when there is none."""
+        out = super().describe()
+        if self.model is None:
+            out.pop("model", None)
+        else:
+            out["model"] = self.model.to_dict()
+        return out
 
     @property
     def switches(self) -> int:

@@ -1,0 +1,189 @@
+"""The calibrated communication model ``loggp-piecewise`` a system can carry (docs/calibration.md).
+
+The plain α–β (Hockney) model charges a message ``α + m/β`` with one α and one β.  What
+``collsim calibrate --model loggp-piecewise`` measures on MPI ranks does not fit one line:
+MPICH switches protocol (eager to rendezvous) at a size, both directions of an exchange share
+the memory system, every extra message a rank posts costs it a per-message overhead, and a
+reduction does arithmetic on every received byte.  :class:`LogGPPiecewise` holds
+
+* a **piecewise α–β** of one step of a simultaneous two-way exchange: segment ``i`` covers
+  sizes up to ``breakpoints_bytes[i]`` (the last segment is unbounded) and charges
+  ``alpha_s[i] + m / beta_bytes_per_s[i]``;
+* the **per-message overhead** ``overhead_s`` (LogP's o) that a rank pays for every message
+  it sends or receives in a step beyond the exchange's one send and one receive;
+* the **local work** of the receiver: ``copy_s + copy_s_per_byte · m`` for a copy it makes
+  (:attr:`charge_copies`) and ``reduce_s + reduce_s_per_byte · m`` for a reduction, measured
+  with ``dtype`` and ``op``.
+
+It is plain data (the numbers come from :mod:`collsim.mpi.calibrate`); the closed form
+(:func:`collsim.cost.loggp.loggp_time_s`) and the flow simulator (:mod:`collsim.sim.flow`) use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["MODEL_NAMES", "LogGPPiecewise", "model_from"]
+
+MODEL_NAMES = ("alpha-beta", "loggp-piecewise")
+"""The models ``collsim calibrate --model`` fits: the plain α–β line, and :class:`LogGPPiecewise`."""
+
+
+def _floats(name: str, value: Any, *, positive: bool) -> tuple[float, ...]:
+    try:
+        out = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        raise InputError(f"loggp-piecewise: {name} must be a list of numbers, got {value!r}") from None
+    if not out or not all(np.isfinite(out)) or any((v <= 0) if positive else (v < 0) for v in out):
+        raise InputError(f"loggp-piecewise: {name} must be a non-empty list of {'positive' if positive else 'non-negative'}"
+                         f" finite numbers, got {list(out)!r}")
+    return out
+
+
+@dataclass(frozen=True)
+class LogGPPiecewise:
+    """Piecewise α–β of an exchange step, per-message overhead, and local copy and reduction costs.
+
+    Parameters
+    ----------
+    breakpoints_bytes : tuple of int
+        Upper size of every segment but the last, ascending (one fewer than the segments).
+    alpha_s, beta_bytes_per_s : tuple of float
+        Per segment: the fixed time and the bandwidth of one step of a two-way exchange.
+    overhead_s : float
+        LogP's o: what a rank pays per message it posts beyond one send and one receive.
+    copy_s, copy_s_per_byte : float
+        A local copy of m bytes: ``copy_s + copy_s_per_byte · m``.
+    reduce_s, reduce_s_per_byte : float
+        A local reduction of m bytes into a buffer: ``reduce_s + reduce_s_per_byte · m``.
+    dtype, op : str
+        The element type and operation the reduction was measured with.
+    charge_copies : bool
+        Whether a received copy costs the receiver a local copy (False: received in place,
+        as MPI and collsim's executor do for contiguous data).
+
+    Examples
+    --------
+    >>> m = LogGPPiecewise((4096,), (2e-6, 5e-6), (2e9, 8e9), 5e-7, 1e-6, 1e-10, 1e-6, 2e-10)
+    >>> round(float(m.message_s(1024)) * 1e6, 6), round(float(m.message_s(8192)) * 1e6, 6)
+    (2.512, 6.024)
+    >>> round(float(m.local_s(1000, reduce=True)) * 1e6, 6)
+    1.2
+    """
+
+    name: ClassVar[str] = "loggp-piecewise"
+    breakpoints_bytes: tuple[int, ...]
+    alpha_s: tuple[float, ...]
+    beta_bytes_per_s: tuple[float, ...]
+    overhead_s: float = 0.0
+    copy_s: float = 0.0
+    copy_s_per_byte: float = 0.0
+    reduce_s: float = 0.0
+    reduce_s_per_byte: float = 0.0
+    dtype: str = "int64"
+    op: str = "sum"
+    charge_copies: bool = False
+
+    def __post_init__(self) -> None:
+        try:
+            bps = tuple(int(b) for b in self.breakpoints_bytes)
+        except (TypeError, ValueError):
+            raise InputError(f"loggp-piecewise: breakpoints_bytes must be a list of sizes in bytes, "
+                             f"got {self.breakpoints_bytes!r}") from None
+        if any(b < 1 for b in bps) or list(bps) != sorted(set(bps)):
+            raise InputError(f"loggp-piecewise: breakpoints_bytes must be ascending positive sizes, got {list(bps)!r}")
+        object.__setattr__(self, "breakpoints_bytes", bps)
+        object.__setattr__(self, "alpha_s", _floats("alpha_s", self.alpha_s, positive=False))
+        object.__setattr__(self, "beta_bytes_per_s", _floats("beta_bytes_per_s", self.beta_bytes_per_s, positive=True))
+        if not len(self.alpha_s) == len(self.beta_bytes_per_s) == len(bps) + 1:
+            raise InputError(f"loggp-piecewise: {len(bps)} breakpoints need {len(bps) + 1} values of alpha_s and of "
+                             f"beta_bytes_per_s, got {len(self.alpha_s)} and {len(self.beta_bytes_per_s)}")
+        for key in ("overhead_s", "copy_s", "copy_s_per_byte", "reduce_s", "reduce_s_per_byte"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+                raise InputError(f"loggp-piecewise: {key} must be a non-negative number, got {value!r}")
+            object.__setattr__(self, key, float(value))
+        if not isinstance(self.charge_copies, bool):
+            raise InputError(f"loggp-piecewise: charge_copies must be true or false, got {self.charge_copies!r}")
+
+    def segment(self, size_bytes: Any) -> np.ndarray:
+        """The segment index of every size (``searchsorted`` on the breakpoints: a breakpoint
+        belongs to the segment it ends)."""
+        return np.searchsorted(np.asarray(self.breakpoints_bytes, dtype=float), np.asarray(size_bytes, dtype=float),
+                               side="left")
+
+    def message_s(self, size_bytes: Any) -> np.ndarray:
+        """One exchange step's time of a message of each size: ``alpha_s[i] + m / beta_bytes_per_s[i]``."""
+        m = np.asarray(size_bytes, dtype=float)
+        i = self.segment(m)
+        return np.asarray(self.alpha_s)[i] + m / np.asarray(self.beta_bytes_per_s)[i]
+
+    def rate_bytes_per_s(self, size_bytes: Any) -> np.ndarray:
+        """The bandwidth of each size's segment."""
+        return np.asarray(self.beta_bytes_per_s)[self.segment(size_bytes)]
+
+    def fixed_s(self, size_bytes: Any) -> np.ndarray:
+        """The fixed time (α) of each size's segment."""
+        return np.asarray(self.alpha_s)[self.segment(size_bytes)]
+
+    def local_s(self, size_bytes: Any, reduce: Any) -> np.ndarray:
+        """The receiver's local work for messages of these sizes: a reduction, or a copy (if charged)."""
+        m = np.asarray(size_bytes, dtype=float)
+        red = np.asarray(reduce, dtype=bool)
+        copy = (self.copy_s + self.copy_s_per_byte * m) if self.charge_copies else np.zeros_like(m)
+        return np.where(red, self.reduce_s + self.reduce_s_per_byte * m, copy)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model as plain data (``model = "loggp-piecewise"`` first), for TOML and JSON."""
+        out: dict[str, Any] = {"model": self.name}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+def model_from(value: Any) -> LogGPPiecewise | None:
+    """A model from a mapping (a TOML ``[system.model]`` table, a JSON object), or None / a model as is.
+
+    Parameters
+    ----------
+    value : Mapping, LogGPPiecewise or None
+        The table; its ``model`` key, if present, must be ``loggp-piecewise``.
+
+    Returns
+    -------
+    LogGPPiecewise or None
+
+    Raises
+    ------
+    InputError
+        For another model name, unknown keys or bad values.
+
+    Examples
+    --------
+    >>> model_from({"model": "loggp-piecewise", "breakpoints_bytes": [], "alpha_s": [1e-6],
+    ...             "beta_bytes_per_s": [1e9]}).message_s(1000).item()
+    2e-06
+    """
+    if value is None or isinstance(value, LogGPPiecewise):
+        return value
+    if not isinstance(value, Mapping):
+        raise InputError(f"a system's model is a table (model = \"loggp-piecewise\", ...), not {value!r}")
+    data = dict(value)
+    name = data.pop("model", LogGPPiecewise.name)
+    if name != LogGPPiecewise.name:
+        raise InputError(f"unknown communication model {name!r}; a system carries {LogGPPiecewise.name!r} "
+                         "(the plain alpha-beta model is the system's own link parameters)")
+    known = {f.name for f in fields(LogGPPiecewise)}
+    bad = sorted(set(data) - known)
+    if bad:
+        raise InputError(f"loggp-piecewise: unknown key {bad[0]!r}; known: {', '.join(sorted(known))}")
+    missing = [k for k in ("breakpoints_bytes", "alpha_s", "beta_bytes_per_s") if k not in data]
+    if missing:
+        raise InputError(f"loggp-piecewise: the model needs {', '.join(missing)}")
+    return LogGPPiecewise(**data)
