@@ -45,6 +45,15 @@ SCALES: dict[str, tuple[int, int, int]] = {
     "12": (2, 3, 2), "18": (3, 3, 2), "24-A": (3, 4, 2), "24-B": (2, 4, 3)}
 PAPER_RATIO = {"24-B": 2.2}
 PAPER_CLAIM = "[MLFM16] §3: '2.2 times higher throughput improvement (24 servers pattern B)'"
+PAIRWISE_ROUTINGS = {
+    "spine-rule": "same-column traffic over the MLFM paper's spine {j, (j+k+1) mod l}, k the source's index on its "
+                  "leaf (MLFM.next_hop, the mlfm algorithm's own rule)",
+    "fixed-spine": "same-column traffic of column j over one spine {j, (j+1) mod l}, whatever the source or "
+                   "destination (a fixed spine per column)",
+    "destination": "same-column traffic to a server (., j, k) over spine {j, (j+1+(k mod (l-1))) mod l}: the spine "
+                   "depends only on the destination, as in InfiniBand's destination-based forwarding tables",
+}
+"""How ``pairwise`` is routed between two leaves of one column (the paper does not say)."""
 
 
 @dataclass(frozen=True)
@@ -189,9 +198,29 @@ def _require_tools():
     return simulate
 
 
+def _pairwise(net, block: int, params: dict, routing: str):
+    """``pairwise``'s schedule on the MLFM test bed, same-column traffic routed as :data:`PAIRWISE_ROUTINGS` says."""
+    import dataclasses
+
+    from ..algorithms import build_logical
+    from ..pipeline import build, realize
+    if routing == "spine-rule":
+        return build("pairwise", net, "alltoall", block, **params)
+    if routing not in PAIRWISE_ROUTINGS:
+        raise UnknownNameError(f"unknown pairwise routing {routing!r}; known: {', '.join(PAIRWISE_ROUTINGS)}")
+    logical, chosen = build_logical("pairwise", net, "alltoall", block, **params)
+    leaf, k = net._node_leaf_k()
+    cols, L = net.columns, net._default_L()
+    sj, dj = leaf[logical.src] % cols, leaf[logical.dst] % cols
+    same = (sj == dj) & (leaf[logical.src] != leaf[logical.dst])
+    spine = (sj + 1) % L if routing == "fixed-spine" else (dj + 1 + k[logical.dst] % (L - 1)) % L
+    via = np.where(same, spine, -1).astype(np.int64)
+    return realize(net, dataclasses.replace(logical, via=via), algorithm="pairwise", params=chosen)
+
+
 def run_point(scale: str, size_mib_per_node: float, *, mode: str = "bulk", mapping=None,
               verify_schedules: bool = True, link_mib_per_s: float = LINK_MIB_PER_S,
-              link_latency_s: float = 1e-6) -> ThroughputRow:
+              link_latency_s: float = 1e-6, pairwise_routing: str = "spine-rule") -> ThroughputRow:
     """Simulate ``mlfm`` and ``pairwise`` for one scale and size.
 
     Parameters
@@ -208,6 +237,9 @@ def run_point(scale: str, size_mib_per_node: float, *, mode: str = "bulk", mappi
         Verify both schedules first (default True).
     link_mib_per_s, link_latency_s : float, optional
         Link bandwidth (MiB/s, default 3770) and latency (default 1 µs).
+    pairwise_routing : str, optional
+        How ``pairwise`` crosses between leaves of one column (:data:`PAIRWISE_ROUTINGS`;
+        default ``"spine-rule"``, the MLFM paper's own rule).
 
     Returns
     -------
@@ -230,8 +262,9 @@ def run_point(scale: str, size_mib_per_node: float, *, mode: str = "bulk", mappi
     block = block_bytes(size_mib_per_node, n)
     params = {} if mapping is None else {"mapping": list(mapping)}
     times, loads = {}, {}
-    for alg, kw in (("mlfm", {}), ("pairwise", params)):
-        sched = build(alg, net, "alltoall", block, **kw)
+    for alg in ("mlfm", "pairwise"):
+        sched = build(alg, net, "alltoall", block) if alg == "mlfm" else _pairwise(net, block, params,
+                                                                                   pairwise_routing)
         times[alg] = simulate(sched, mode=mode, check=verify_schedules).total_time_s
         loads[alg] = sched.max_link_load()
     thr = {a: per_node_throughput(block, n, t) / MIB for a, t in times.items()}

@@ -76,7 +76,6 @@ def chapter_formulas(topology: str, op: str, p: int, m: int = M, ts: float = TS,
     table = {
         ("ring", "broadcast"): [("(t_s + t_w m) log p", (ts + tw * m) * lg)],
         ("ring", "allgather"): [("(t_s + t_w m)(p-1)", (ts + tw * m) * (p - 1))],
-        ("ring", "allreduce"): [("2(p-1)(t_s + t_w m/p) (ML slides)", 2 * (p - 1) * (ts + tw * m / p))],
         ("ring", "scatter"): [("t_s log p + t_w m (p-1)", ts * lg + tw * m * (p - 1))],
         ("ring", "alltoall"): [("(t_s + t_w m p/2)(p-1)", (ts + tw * m * p / 2) * (p - 1))],
         ("ring", "shift"): [("(t_s + t_w m) min(q, p-q)", (ts + tw * m) * min(q, p - q))],
@@ -92,9 +91,46 @@ def chapter_formulas(topology: str, op: str, p: int, m: int = M, ts: float = TS,
         ("hypercube", "alltoall"): [("(t_s + t_w m)(p-1) (optimal)", (ts + tw * m) * (p - 1)),
                                     ("(t_s + t_w m p/2) log p (dimension exchange)", (ts + tw * m * p / 2) * lg)],
         ("hypercube", "shift"): [("t_s + t_w m (E-cube)", ts + tw * m)],
-        ("hypercube", "scan"): [("(t_s + t_w m) log p", (ts + tw * m) * lg)],
     }
     return table.get((topology, op), [])
+
+
+# The chapter gives no cost for the ring all-reduce of its ML slides nor for prefix sums (issue 24: the
+# formulas 2(p-1)(t_s + t_w m/p) and (t_s + t_w m) log p that collsim used to attribute to it are gone).
+
+CHAPTER_ALGORITHMS = {
+    ("ring", "broadcast"): "recursive-doubling", ("ring", "allgather"): "ring", ("ring", "scatter"): "binomial",
+    ("ring", "alltoall"): "ring-personalized", ("ring", "shift"): "ring-shift",
+    ("torus", "broadcast"): "mesh", ("torus", "allgather"): "mesh", ("torus", "scatter"): "mesh",
+    ("torus", "alltoall"): "mesh",
+    ("hypercube", "broadcast"): "recursive-doubling", ("hypercube", "allgather"): "recursive-doubling",
+    ("hypercube", "allreduce"): "recursive-doubling", ("hypercube", "scatter"): "recursive-doubling",
+    ("hypercube", "alltoall"): ("pairwise (xor)", "hypercube-personalized"), ("hypercube", "shift"): "direct",
+}
+"""(topology, operation) -> collsim's implementation of the chapter's own algorithm for it (the dual
+operations, reduction, gather and all-to-all reduction, use their dual's)."""
+_DUAL = {"reduce": "broadcast", "gather": "scatter", "reducescatter": "allgather"}
+
+
+def is_chapter_algorithm(topology: str, op: str, algorithm: str) -> bool:
+    """Whether ``algorithm`` is collsim's implementation of the chapter's algorithm for ``op`` on ``topology``.
+
+    Parameters
+    ----------
+    topology, op, algorithm : str
+        As in :func:`run_table`'s rows (``algorithm`` may be a variant label, ``"pairwise (xor)"``).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> is_chapter_algorithm("ring", "reduce", "recursive-doubling"), is_chapter_algorithm("ring", "allgather", "ne")
+    (True, False)
+    """
+    mine = CHAPTER_ALGORITHMS.get((topology, _DUAL.get(op, op)), ())
+    return algorithm in ((mine,) if isinstance(mine, str) else mine)
 
 
 # algorithm (variant) -> which of chapter_formulas' entries it implements, where not the first
@@ -236,10 +272,15 @@ def comparisons(rows: list[dict]) -> list[Comparison]:
     for r in rows:
         if r["chapter_s"] is None:
             continue
+        own = is_chapter_algorithm(r["topology"], r["operation"], r["algorithm"])
+        dual = _DUAL.get(r["operation"])
+        formula = r["chapter_formula"] + (f" (its dual {OP_NAMES[dual]}'s cost, as the chapter says)" if dual else "")
         out.append(Comparison(
-            _ITEM[r["topology"]], f"{OP_NAMES[r['operation']]}: {r['chapter_formula']}; "
+            _ITEM[r["topology"]], f"{OP_NAMES[r['operation']]}: {formula}; "
             f"collsim {r['algorithm']}, p={r['p']}", "us", round(r["chapter_s"] * 1e6, 6),
-            round(r["simulated_s"] * 1e6, 6), "flow simulator", _explain(r)))
+            round(r["simulated_s"] * 1e6, 6),
+            "flow simulator, the chapter's algorithm" if own else "flow simulator, another registered algorithm",
+            _explain(r), source="formula", claim=f"{_ITEM[r['topology']]}: {OP_NAMES[r['operation']]}: {formula}"))
     return out
 
 
@@ -324,8 +365,13 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick:
              "Reduction, gather and all-to-all reduction are charged their duals' costs (broadcast, scatter, "
              "all-to-all broadcast), as the chapter states.",
              "Every algorithm collsim registers for an electrical network is simulated on every topology "
-             "(pairwise twice: shift and xor exchange); rows the chapter gives no formula for (mesh all-reduce, "
-             "ring/mesh prefix sum) are in the CSV only.",
+             "(pairwise twice: shift and xor exchange); rows the chapter gives no cost for (all-reduce on a ring "
+             "or a mesh, prefix sums on any topology: the chapter describes the hypercube prefix sum and the ML "
+             "slides' ring all-reduce but prints no cost for either) are in the CSV only.",
+             "The chapter prints formulas, not numbers: every value in the 'paper' column is collsim's evaluation "
+             "of the chapter's formula at these parameters (source 'formula'). Model 'the chapter's algorithm' is "
+             "collsim's implementation of the algorithm the formula describes; 'another registered algorithm' "
+             "rows show what other algorithms cost on that topology and are not a test of the chapter.",
              "Flow simulator: max-min fair bandwidth sharing, bulk-synchronous steps.")
     caption = ("Simulated time of every registered algorithm per operation (bars; green = equal to the chapter's "
                "formula, red = congested, grey = another algorithm) and the chapter's formula (black tick), on a "
