@@ -416,7 +416,7 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick:
     >>> import tempfile
     >>> r = reproduce(Path(tempfile.mkdtemp()), quick=True)
     >>> r.figures, r.tables, len(r.comparisons)
-    (('fig2', 'reductions'), ('wrht-fig2.csv', 'wrht-reductions.csv'), 7)
+    (('fig2', 'reductions'), ('wrht-fig2.csv', 'wrht-reductions.csv', 'table-wrht-allreduce.csv'), 7)
     """
     (out_dir := Path(out_dir)).mkdir(parents=True, exist_ok=True)
     nodes, gbps = (QUICK_NODES, QUICK_E_GBPS) if quick else (NODES, E_GBPS)
