@@ -2,8 +2,9 @@
 
 Usage: python benchmarks/synthesis.py [--collectives allgather,reducescatter,allreduce] [case ...]
 
-Cases are TACOS's own test topologies (W. Won et al., arXiv 2304.05301) plus a 64-node
-hypercube.  All-gather and reduce-scatter move 1 GiB of total output (collsim's size is one
+Cases are TACOS's own test topologies (W. Won et al., arXiv 2304.05301), a 64-node
+hypercube and the issue's switched networks (a 64-host star, a 1024-host fat tree, MLFM at
+d = 6, with their kinds' default links).  All-gather and reduce-scatter move 1 GiB of total output (collsim's size is one
 node's block: 1 GiB / N); all-reduce reduces a 1 GiB vector.  Each schedule is synthesized,
 verified and flow-simulated (bulk mode, the time collsim reports); the TACOS column is the
 figure TACOS's paper publishes for all-gather, cited, not measured here.  Prints one JSON
@@ -25,15 +26,39 @@ CASES = {  # name: (kind, options, link bandwidth B/s, link latency s, TACOS all
     "torus3x3x3": ("torus", {"dims": (3, 3, 3)}, 50 * GIB, 0.5e-6, 3706),
     "torus10x10": ("torus", {"dims": (10, 10)}, 100 * GIB, 1e-6, 2626),
     "hypercube64": ("hypercube", {"nodes": 64}, 50 * GIB, 0.5e-6, None),
+    "star64": ("star", {"nodes": 64}, None, None, None),
+    "fattree1024": ("fat-tree", {"nodes": 1024}, None, None, None),
+    "mlfm6": ("mlfm", {"d": 6}, None, None, None),
 }
+SWITCHED = ("star64", "fattree1024", "mlfm6")
 SMALL = ("mesh5x5", "torus3x3x3", "torus10x10", "mesh10x10", "mesh16x16", "hypercube64")
+
+
+def _system(name: str):
+    from collsim.systems import load_system
+    kind, opts, bw, lat, _ = CASES[name]
+    links = {} if bw is None else {"link_bandwidth_bytes_per_s": bw, "link_latency_s": lat}
+    return load_system(kind, **links, **opts)
+
+
+def small(name: str, collective: str, size_bytes: int = 1024) -> dict:
+    """The synthesized schedule against the best registered textbook algorithm at a small size."""
+    from collsim.experiments.compare import compare
+    from collsim.synthesis import SYNTHESIZERS, synthesize
+    system = _system(name)
+    out = synthesize(system, collective, size_bytes)
+    rows, _ = compare(system, collective, size_bytes)
+    others = [r for r in rows if r.algorithm not in SYNTHESIZERS and r.verified]
+    best = min(others, key=lambda r: r.time_s)
+    return {"case": name, "collective": collective, "size_bytes": size_bytes,
+            "synthesized_us": out.result.time_s * 1e6, "best_textbook": best.algorithm,
+            "best_textbook_us": best.time_s * 1e6, "not_slower": out.result.time_s <= best.time_s * (1 + 1e-9)}
 
 
 def run(name: str, collective: str) -> dict:
     from collsim.synthesis import synthesize
-    from collsim.systems import load_system
-    kind, opts, bw, lat, tacos_us = CASES[name]
-    system = load_system(kind, link_bandwidth_bytes_per_s=bw, link_latency_s=lat, **opts)
+    system = _system(name)
+    tacos_us = CASES[name][4]
     size = GIB if collective == "allreduce" else GIB // system.nodes
     t0 = time.perf_counter()
     out = synthesize(system, collective, size)
@@ -51,10 +76,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("cases", nargs="*", default=list(SMALL))
     ap.add_argument("--collectives", default="allgather,reducescatter,allreduce")
+    ap.add_argument("--small", action="store_true", help="1 KiB per node against the best textbook algorithm")
     a = ap.parse_args()
     for name in a.cases:
         for coll in a.collectives.split(","):
-            print(json.dumps(run(name, coll)), flush=True)
+            print(json.dumps(small(name, coll) if a.small else run(name, coll)), flush=True)
 
 
 if __name__ == "__main__":

@@ -90,9 +90,60 @@ def test_small_messages_flood_and_beat_the_textbook():
     assert out.schedule.num_steps <= 12  # far fewer than the 12 block-steps of the bandwidth-bound plan + fill
 
 
-def test_switched_networks_and_disconnected_graphs_are_refused_with_the_reason():
-    with pytest.raises(UnsupportedError, match="switch"):
-        collsim.build("synth-matching", load_system("star", nodes=8), "allgather", "1MiB")
+@pytest.mark.parametrize("kind,options,hosts_per_edge", [
+    ("star", {"nodes": 8}, 8),
+    ("fat-tree", {"nodes": 16, "k": 4}, 2),
+    ("mlfm", {"d": 3}, 3),
+])
+@pytest.mark.parametrize("collective", ["allgather", "reducescatter", "allreduce"])
+def test_switched_networks_reach_the_host_link_bound(kind, options, hosts_per_edge, collective):
+    """Through switches the synthesizer plans on overlays; these networks are host-link bound.
+
+    Derivation (all-gather, block b per node, host links of B each way): a host must receive
+    the other N-1 blocks over its one down-link, so T >= (N-1) b / B; reduce-scatter is the
+    reverse (its up-link); all-reduce of M bytes needs 2 (N-1)/N M / B (reduce-scatter then
+    all-gather of M/N blocks).  A switch does not copy data, so no cut of these non-blocking
+    networks is tighter: the bound collsim reports must equal the derived one.
+    """
+    system = load_system(kind, **options)
+    n, bw = system.nodes, float(system.links.bandwidth_bytes_per_s.min())
+    size = 64 << 20
+    s = collsim.build("synth-matching", system, collective, size)
+    r = collsim.evaluate(s)
+    derived = (2 * (n - 1) / n * size if collective == "allreduce" else (n - 1) * size) / bw
+    assert r.verified
+    assert r.lower_bound_s == pytest.approx(derived, rel=1e-3)
+    assert r.lower_bound_s / r.time_s >= 0.99
+    assert s.params["overlay"] in ("ring", "doubling", "direct") or s.params["overlay"].startswith("near-")
+    assert s.params["predicted_time_s"] >= r.time_s * (1 - 1e-9)  # the overlay's shares are guaranteed
+
+
+def test_an_overlay_can_be_fixed_and_its_routes_go_through_the_switch():
+    system = load_system("star", nodes=6)
+    s = collsim.build("synth-matching", system, "allgather", "1MiB", overlay="ring")
+    assert s.params["overlay"] == "ring"
+    assert collsim.evaluate(s).verified
+    assert set(np.unique(s.hops).tolist()) == {2}  # host -> switch -> host
+    assert s.num_steps == 5  # the ring's N-1 steps, one block per link each
+    with pytest.raises(CollsimError, match="overlay must be"):
+        collsim.build("synth-matching", system, "allgather", "1MiB", overlay="near-9")
+    with pytest.raises(CollsimError, match="networks with switches"):
+        collsim.build("synth-matching", _tacos("mesh", (2, 2), 50, 0.5e-6), "allgather", "1MiB", overlay="ring")
+
+
+def test_disconnected_graphs_are_refused_naming_the_nodes():
+    """A custom graph is checked when it is read; the synthesizer checks again for any other network."""
+    from collsim.algorithms.synth_matching import requires
+    with pytest.raises(CollsimError, match="n2 cannot be reached from n0"):
+        CustomNetwork(nodes=4, switches=1, link=((0, "s0"), (1, "s0"), (2, 3)))
+    with pytest.raises(CollsimError, match="n1 cannot reach n0"):  # one-way links leave node 0 only
+        CustomNetwork(nodes=3, link=((0, 1, None, None, False), (0, 2, None, None, False)))
+    ring = load_system("ring", nodes=6)
+    half = ring.links.src < 3  # a network whose links were lost: the synthesizer names the nodes
+    broken = type("Broken", (), {"nodes": 6, "vertices": 6, "kind": "ring", "links": type(ring.links)(
+        ring.links.src, ring.links.dst, np.where(half, ring.links.bandwidth_bytes_per_s, 0.0), ring.links.latency_s,
+        6)})()
+    assert "cannot be reached from node 0" in requires(broken, "allgather")
     one_way = CustomNetwork(nodes=3, link=((0, 1, None, None, False), (1, 2, None, None, False),
                                            (2, 0, None, None, False)))
     s = collsim.build("synth-matching", one_way, "allgather", "1KiB")  # a one-way cycle is strongly connected
@@ -138,11 +189,15 @@ def test_cli_synthesize_prints_time_bound_and_certificate(run_cli, tmp_path):
     assert "valid" in check.stdout.lower() or "verified" in check.stdout.lower()
 
 
-def test_cli_synthesize_refuses_a_switched_network_in_one_line(run_cli):
-    proc = run_cli("synthesize", "--system", "star", "-n", "8", "-s", "1MiB")
+def test_cli_synthesize_refuses_a_disconnected_graph_in_one_line(run_cli, tmp_path):
+    (tmp_path / "cut.toml").write_text('[system]\nkind = "custom"\nnodes = 3\nswitches = 1\n'
+                                       '[[system.link]]\na = 0\nb = "s0"\n[[system.link]]\na = 1\nb = "s0"\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+    proc = run_cli("synthesize", "--system", str(tmp_path / "cut.toml"), "-s", "1MiB", "-o", str(tmp_path / "s.json"))
     assert proc.returncode in (1, 2)
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
-    assert "switch" in proc.stderr
+    assert "n2 cannot be reached from n0" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
 
 
 def test_memory_refusal_before_starting(monkeypatch):

@@ -42,6 +42,7 @@ from ..core.limits import check_memory
 from ..core.schedule import LogicalBuilder
 from .common import check_root
 from .registry import register
+from .synth_overlay import Overlay, by_name, overlay, shift_sets
 
 _SEEDS = 4
 """Seeded tie-break orders tried per (chunks, capacity) choice."""
@@ -98,29 +99,33 @@ def _direct_links(system):
     return lk.src[keep], lk.dst[keep], lk.bandwidth_bytes_per_s[keep], lk.latency_s[keep]
 
 
-def _unreachable(n: int, src: np.ndarray, dst: np.ndarray) -> str | None:
-    """Why the end nodes are not strongly connected by these links, or None."""
+def _unreachable(system) -> str | None:
+    """Why some end node cannot reach, or be reached from, node 0 over the network's links, or None."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import breadth_first_order
-    g = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n)).tocsr()
+    lk = system.links
+    keep = lk.bandwidth_bytes_per_s > 0
+    v, n = system.vertices, system.nodes
+    g = coo_matrix((np.ones(int(keep.sum())), (lk.src[keep], lk.dst[keep])), shape=(v, v)).tocsr()
     for graph, word in ((g, "from"), (g.T.tocsr(), "to")):
-        seen = np.zeros(n, bool)
+        seen = np.zeros(v, bool)
         seen[breadth_first_order(graph, 0, directed=True, return_predecessors=False)] = True
-        if not seen.all():
-            bad = np.flatnonzero(~seen)
-            names = ", ".join(str(v) for v in bad[:8]) + (" ..." if len(bad) > 8 else "")
-            return (f"node(s) {names} cannot be reached {word} node 0 over links between end nodes"
-                    if word == "from" else f"node(s) {names} cannot reach node 0 over links between end nodes")
+        if not seen[:n].all():
+            bad = np.flatnonzero(~seen[:n])
+            names = ", ".join(str(x) for x in bad[:8]) + (" ..." if len(bad) > 8 else "")
+            return (f"node(s) {names} cannot be reached from node 0" if word == "from"
+                    else f"node(s) {names} cannot reach node 0")
     return None
 
 
 def requires(system, collective) -> str | None:
-    """Why the matching cannot run here: switches, or end nodes not strongly connected.
+    """Why the matching cannot run here: end nodes not strongly connected.
 
     Parameters
     ----------
     system : Network
-        The network.
+        The network (direct links, or switches: then the matching plans on overlays,
+        :mod:`collsim.algorithms.synth_overlay`).
     collective : str
         The collective (every supported one has the same needs).
 
@@ -139,14 +144,10 @@ def requires(system, collective) -> str | None:
     >>> from collsim.systems import load_system
     >>> requires(load_system("mesh", dims=(2, 2)), "allgather") is None
     True
-    >>> requires(load_system("star", nodes=4), "allgather")
-    'the matching synthesizer uses links between end nodes; this star network joins them through 1 switch(es)'
+    >>> requires(load_system("star", nodes=4), "allgather") is None
+    True
     """
-    if system.vertices != system.nodes:
-        return (f"the matching synthesizer uses links between end nodes; this {system.kind} network joins "
-                f"them through {system.vertices - system.nodes} switch(es)")
-    src, dst, _, _ = _direct_links(system)
-    return _unreachable(system.nodes, src, dst)
+    return _unreachable(system)
 
 
 def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: bool = False,
@@ -256,6 +257,38 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
     return Plan(*cols, steps=step, predicted_time_s=time_s)
 
 
+def _direct_plan(net, chunks: int, block_bytes, *, reverse: bool = False, root: int | None = None) -> Plan:
+    """One step on an overlay with every shift: each link carries its tail's own pieces.
+
+    On a direct overlay every end node has a logical link to every other, so an all-gather (or a
+    broadcast, ``root``) needs one step; the matching would find the same plan after scanning
+    ``n**3`` cells.
+    """
+    n = net.nodes
+    src, dst = net.links.src, net.links.dst
+    bw, lat = net.links.bandwidth_bytes_per_s, net.links.latency_s
+    if reverse:
+        src, dst = dst, src
+    total = n * chunks if root is None else chunks
+    piece_bytes = (np.asarray(block_bytes(chunks), dtype=float) if callable(block_bytes)
+                   else np.full(total, block_bytes / chunks))
+    use = np.ones(len(src), bool) if root is None else src == root
+    src, dst, bw, lat = src[use], dst[use], bw[use], lat[use]
+    own = (src[:, None] * chunks if root is None else np.zeros((len(src), 1), np.int64)) + np.arange(chunks)
+    sent = piece_bytes[own].sum(axis=1)
+    time_s = float((sent / bw + lat).max()) + net.startup_s if len(src) else 0.0
+    return Plan(np.zeros(own.size, np.int64), np.repeat(src, chunks), np.repeat(dst, chunks),
+                own.ravel(), steps=1 if len(src) else 0, predicted_time_s=time_s)
+
+
+def _once(net, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: bool = False,
+          root: int | None = None) -> Plan:
+    """One plan: the direct overlay's single step, else the matching."""
+    if isinstance(net, Overlay) and net.direct:
+        return _direct_plan(net, chunks, block_bytes, reverse=reverse, root=root)
+    return match(net, chunks, capacity, seed, block_bytes, reverse=reverse, root=root)
+
+
 def _choices(n: int, degree: int, rooted: bool = False) -> list[tuple[int, int]]:
     """(chunks, capacity) pairs worth trying: fewer for big graphs, flooding always.
 
@@ -322,6 +355,11 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
     cells = n * top * (n if root is None else 1)
     check_memory(cells * 12.0 + cells * 8 * max(degree, 1) / max(n, 1),
                  f"synthesizing on {n} nodes with {top} pieces per node", "use fewer chunks or nodes")
+    if isinstance(system, Overlay) and system.direct:  # one step whatever the choice: no search
+        k = int(chunks) if chunks is not None else 1
+        q = int(capacity) if capacity is not None else 1
+        return (_direct_plan(system, k, block_bytes, reverse=reverse, root=root),
+                {"chunks": k, "capacity": q, "seed": 0 if seed is None else int(seed)})
     seeds = [0] if seed is None else [int(seed)]
     tried = []  # (time, k, q, seed, plan): every choice with the first seed, then more seeds on the best two
     for k, q in pairs:
@@ -339,28 +377,97 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
 
 def _tune(system, collective, size_bytes):
     n = system.nodes
-    src, _, _, _ = _direct_links(system)
-    degree = int(np.bincount(src, minlength=n).max())
+    if system.vertices != system.nodes:  # overlays: their degree, not the network's
+        degree = max(len(s) for _, s in shift_sets(n)) if n > 1 else 1
+    else:
+        src, _, _, _ = _direct_links(system)
+        degree = int(np.bincount(src, minlength=n).max())
     rooted = collective in ("broadcast", "reduce")
     return [{"chunks": k, "capacity": q} for k, q in _choices(n, degree, rooted)]
 
 
+def _networks(system, overlay_name: str | None) -> list[tuple[str | None, object]]:
+    """What to plan on: the network itself (direct links), or its overlays (switches)."""
+    if system.vertices == system.nodes:
+        if overlay_name is not None:
+            raise InputError(f"synth-matching: overlay applies to networks with switches; this {system.kind} "
+                             f"network joins its end nodes by direct links")
+        return [(None, system)]
+    n = system.nodes
+    sets = [(overlay_name, by_name(n, overlay_name))] if overlay_name is not None else shift_sets(n)
+    return [(name, overlay(system, shifts, name)) for name, shifts in sets]
+
+
+def _floor_s(net, block, *, reverse: bool = False, root: int | None = None) -> float:
+    """A lower bound on any plan's predicted time on ``net`` (to skip overlays that cannot win).
+
+    Every step costs at least the shortest link latency plus the start-up, there are at least
+    as many steps as the overlay's diameter ``D`` (circulants are vertex-transitive: node 0's
+    eccentricity is everybody's), and a node's pieces arrive no faster than the sum of its
+    in-links' bandwidth: ``T >= need_v / inbw_v + D (lat_min + startup)``.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+    n = net.nodes
+    src, dst = net.links.src, net.links.dst
+    if reverse:
+        src, dst = dst, src
+    g = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n)).tocsr()
+    order, pred = breadth_first_order(g, 0 if root is None else root, directed=True)
+    depth = np.zeros(n, np.int64)
+    for v in order[1:]:  # n BFS parents, once per overlay
+        depth[v] = depth[pred[v]] + 1
+    diameter = int(depth.max())
+    inbw = np.bincount(dst, weights=net.links.bandwidth_bytes_per_s, minlength=n)
+    if root is None:
+        sizes = np.asarray(block(1), float) if callable(block) else np.full(n, float(block))
+        need = sizes.sum() - sizes
+    else:
+        need = np.full(n, float(np.sum(block(1))))
+        need[root] = 0.0
+    with np.errstate(divide="ignore"):
+        fill = float(np.max(np.where(need > 0, need / inbw, 0.0)))
+    return fill + diameter * (float(net.links.latency_s.min()) + net.startup_s)
+
+
+def _best_over(nets, block, *, reverse: bool = False, root: int | None = None, **kw) -> tuple[Plan, dict, object]:
+    """The best plan over the candidate networks (smallest predicted time; first on a tie).
+
+    Overlays are tried direct first (one step, no search), then by their floor
+    (:func:`_floor_s`); one whose floor is not below the best time found is skipped.
+    """
+    ranked = sorted(nets, key=lambda item: (not (isinstance(item[1], Overlay) and item[1].direct),))
+    best = None
+    for name, net in ranked:
+        if best is not None and name is not None and \
+                _floor_s(net, block, reverse=reverse, root=root) >= best[0].predicted_time_s:
+            continue
+        plan, chosen = best_plan(net, block, reverse=reverse, root=root, **kw)
+        if name is not None:
+            chosen["overlay"] = name
+        if best is None or plan.predicted_time_s < best[0].predicted_time_s:
+            best = (plan, chosen, net)
+    return best
+
+
 @register(
     "synth-matching", aliases=("tacos-like",), collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
-    systems=("network",), params=("chunks", "capacity", "seed", "root"), requires=requires, tune=_tune,
-    constraints="end nodes joined by direct links (no switches), strongly connected",
+    systems=("network",), params=("chunks", "capacity", "seed", "root", "overlay"), requires=requires, tune=_tune,
+    constraints="end nodes strongly connected (through switches: planned on circulant overlays)",
     reference="[TACOS23] (greedy link-chunk matching over a time-expanded network); collsim's rarest-first "
-              "matching, seeded search, broadcast pipelined from the root and reversal for reduce-scatter "
-              "and reduce (docs/synthesis.md)",
+              "matching, seeded search, broadcast pipelined from the root, reversal for reduce-scatter "
+              "and reduce, and circulant overlays of switched networks (docs/synthesis.md)",
     summary="synthesized from the graph: per step, each link carries pieces its head lacks, rarest first",
 )
-def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None, seed=None, root: int = 0):
+def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None, seed=None, root: int = 0,
+                   overlay: str | None = None):
     """Synthesize an all-gather, reduce-scatter, all-reduce, broadcast or reduce for this network.
 
     Parameters
     ----------
     system : Network
-        A network of end nodes joined by direct links.
+        A network: end nodes joined by direct links, or through switches (then the plan is made
+        on circulant overlays of logical links, :mod:`collsim.algorithms.synth_overlay`).
     collective : str
         ``allgather``, ``reducescatter``, ``allreduce``, ``broadcast`` or ``reduce``.
     size_bytes : int
@@ -370,6 +477,9 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
         (smallest predicted time) when not given.
     root : int, optional
         Root of a broadcast or reduce (default 0).
+    overlay : str, optional
+        On a switched network, fix the overlay (``ring``, ``near-d``, ``doubling`` or
+        ``direct``) instead of searching it.
 
     Returns
     -------
@@ -387,14 +497,18 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
     >>> s = collsim.build("synth-matching", "mesh", "allgather", "1MiB", system_options={"dims": (3, 3)})
     >>> collsim.verify(s).transfers > 0
     True
+    >>> s = collsim.build("synth-matching", "star", "allgather", "1MiB", system_options={"nodes": 4})
+    >>> s.params["overlay"], collsim.verify(s).transfers
+    ('direct', 12)
     """
     n = system.nodes
+    nets = _networks(system, None if overlay is None else str(overlay))
+    kw = dict(chunks=chunks, capacity=capacity, seed=seed)
     if collective in ("broadcast", "reduce"):
         root = check_root(root, n)
         sizes = lambda k: make_collective(collective, n, size_bytes, split=k, root=root).bytes_of(  # noqa: E731
             np.arange(k))
-        plan, chosen = best_plan(system, sizes, chunks=chunks, capacity=capacity, seed=seed,
-                                 reverse=collective == "reduce", root=root)
+        plan, chosen, _ = _best_over(nets, sizes, reverse=collective == "reduce", root=root, **kw)
         b = LogicalBuilder(make_collective(collective, n, size_bytes, split=chosen["chunks"], root=root))
         _add(b, plan, reduce=collective == "reduce", offset=0)
         chosen.update(root=root, predicted_time_s=plan.predicted_time_s)
@@ -402,19 +516,27 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
     if collective == "allreduce":
         block = lambda k: make_collective("allreduce", n, size_bytes, split=n * k).bytes_of(  # noqa: E731
             np.arange(n * k))
-        rs, chosen = best_plan(system, block, chunks=chunks, capacity=capacity, seed=seed,
-                               reverse=True)
-        ag = match(system, chosen["chunks"], chosen["capacity"], chosen["seed"], block)
-        k = chosen["chunks"]
-        coll = make_collective("allreduce", n, size_bytes, split=n * k)
+        best = None
+        direct_first = sorted(nets, key=lambda item: (not (isinstance(item[1], Overlay) and item[1].direct),))
+        for name, net in direct_first:  # the reduce-scatter and all-gather share one overlay: judge them together
+            if best is not None and name is not None and \
+                    _floor_s(net, block, reverse=True) + _floor_s(net, block) >= best[0]:
+                continue
+            rs, chosen = best_plan(net, block, reverse=True, **kw)
+            ag = _once(net, chosen["chunks"], chosen["capacity"], chosen["seed"], block)
+            if name is not None:
+                chosen["overlay"] = name
+            if best is None or rs.predicted_time_s + ag.predicted_time_s < best[0]:
+                best = (rs.predicted_time_s + ag.predicted_time_s, rs, ag, chosen)
+        _, rs, ag, chosen = best
+        coll = make_collective("allreduce", n, size_bytes, split=n * chosen["chunks"])
         b = LogicalBuilder(coll)
         _add(b, rs, reduce=True, offset=0)
         _add(b, ag, reduce=False, offset=rs.steps)
         chosen["predicted_time_s"] = rs.predicted_time_s + ag.predicted_time_s
         return b.build(), chosen
     block = lambda k: make_collective(collective, n, size_bytes, split=k).bytes_of(np.arange(n * k))  # noqa: E731
-    plan, chosen = best_plan(system, block, chunks=chunks, capacity=capacity, seed=seed,
-                             reverse=collective == "reducescatter")
+    plan, chosen, _ = _best_over(nets, block, reverse=collective == "reducescatter", **kw)
     coll = make_collective(collective, n, size_bytes, split=chosen["chunks"])
     b = LogicalBuilder(coll)
     _add(b, plan, reduce=collective == "reducescatter", offset=0)

@@ -83,7 +83,10 @@ def synthesize_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_late
               "efficiency": found.efficiency, "verified": r.verified,
               "certificate": _certificate_json(found.certificate), "skipped": list(found.skipped)}
     from ..core.units import format_time
-    line = (f"{r.algorithm} {r.collective} on {r.nodes} nodes: {found.schedule.num_steps} steps, verified\n"
+    steps = found.schedule.num_steps
+    overlay = found.schedule.params.get("overlay")
+    line = (f"{r.algorithm} {r.collective} on {r.nodes} nodes: {steps} step{'' if steps == 1 else 's'}"
+            + (f" on overlay {overlay}" if overlay else "") + ", verified\n"
             f"simulated {format_time(r.time_s)}"
             + (f" (predicted {format_time(found.predicted_time_s)})" if found.predicted_time_s else "")
             + f", bound {format_time(found.bound_s)}, efficiency {100 * found.efficiency:.2f}%\n"

@@ -1,0 +1,262 @@
+"""Logical overlays of a switched network: end-node links whose concurrent use fits the switches.
+
+The matching synthesizer (:mod:`collsim.algorithms.synth_matching`) plans on links
+between end nodes.  A network whose end nodes meet only through switches (star,
+fat tree, MLFM, custom graphs) has none, and its switches do not copy data: a
+piece entering a switch leaves it once.  Collsim therefore lays a *circulant
+overlay* over the end nodes, logical links ``i -> (i + s) mod N`` for a set of
+shifts ``s``, each routed by the network's own rule (D-mod-k, ECMP, the MLFM
+rule), and gives every logical link the bandwidth it keeps when all of them run
+at once: with ``L_l`` the number of logical links (ECMP shares counted as
+fractions) crossing physical link ``l``, a logical link's bandwidth is the
+smallest ``capacity_l / L_l`` on its route.  No physical link is then
+oversubscribed by any step of a plan on the overlay, so the plan's predicted time
+is what the flow simulator measures when every logical link of a step is equally
+loaded, and an upper bound otherwise.
+
+The overlays tried are a ring (shift 1), the nearest shifts ``1..d``, doubling
+shifts ``1, 2, 4, ...`` (a logarithmic diameter for small messages), and every
+shift (direct exchange, one step).  On a k-ary fat tree routed D-mod-k every shift
+is a permutation that loads no link twice [Zahavi10], so every one of these
+overlays keeps the host links as the only bottleneck; on an oversubscribed
+network the sparse overlays cross the bottleneck cut once per piece while direct
+exchange crosses it once per receiver, and the size-aware search picks between
+them.  This is not a tree packing: on graphs where neither kind of overlay fits,
+the schedule can fall short of the cut bound (docs/synthesis.md says where).
+
+References
+----------
+E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on real
+life fat trees", CCIT report 776, Technion, 2010.
+L. Zhao, S. Maleki, Z. Yang, H. Pourreza, A. Krishnamurthy, "ForestColl: Throughput-Optimal
+Collective Communications on Heterogeneous Network Fabrics", arXiv 2402.06787, 2024 (switch
+removal by edge splitting: the exact construction collsim approximates with circulants).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.errors import InputError, RouteError
+from ..core.routes import INDEX
+
+
+@dataclass(frozen=True)
+class OverlayLinks:
+    """Directed logical links between end nodes (the columns :func:`match` reads).
+
+    Parameters
+    ----------
+    src, dst : numpy.ndarray
+        End nodes of each logical link.
+    bandwidth_bytes_per_s : numpy.ndarray
+        Rate each logical link keeps when all run at once.
+    latency_s : numpy.ndarray
+        Latency of its route (the longest of its ECMP paths).
+
+    Examples
+    --------
+    >>> o = OverlayLinks(np.array([0]), np.array([1]), np.array([1e9]), np.array([1e-6]))
+    >>> len(o.src)
+    1
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    bandwidth_bytes_per_s: np.ndarray
+    latency_s: np.ndarray
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """A circulant overlay of a switched network, planned on like a network of direct links.
+
+    Parameters
+    ----------
+    nodes : int
+        End nodes.
+    links : OverlayLinks
+        The logical links.
+    startup_s : float
+        The network's per-transfer start-up.
+    name : str
+        ``ring``, ``near-d``, ``doubling`` or ``direct``.
+    kind : str
+        The underlying network's kind (for messages).
+
+    References
+    ----------
+    E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on real
+    life fat trees", CCIT report 776, Technion, 2010.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> o = overlay(load_system("star", nodes=4), (1,), "ring")
+    >>> o.vertices, o.links.bandwidth_bytes_per_s.tolist()
+    (4, [12500000000.0, 12500000000.0, 12500000000.0, 12500000000.0])
+    """
+
+    nodes: int
+    links: OverlayLinks
+    startup_s: float
+    name: str
+    kind: str
+
+    @property
+    def vertices(self) -> int:
+        """End nodes only: the overlay has no switches."""
+        return self.nodes
+
+    @property
+    def direct(self) -> bool:
+        """Whether every shift is present (one step carries a whole all-gather)."""
+        return len(self.links.src) == self.nodes * (self.nodes - 1)
+
+
+def overlay(system, shifts, name: str) -> Overlay:
+    """The overlay of logical links ``i -> (i + s) mod N`` for ``s`` in ``shifts``, routed by the network.
+
+    Parameters
+    ----------
+    system : Network
+        A network (usually with switches).
+    shifts : sequence of int
+        Shifts in ``1..N-1`` (duplicates ignored).
+    name : str
+        The overlay's name.
+
+    Returns
+    -------
+    Overlay
+        Logical links with the bandwidth each keeps when all run at once.
+
+    Raises
+    ------
+    InputError
+        If a logical link has no route with positive bandwidth.
+
+    References
+    ----------
+    E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on real
+    life fat trees", CCIT report 776, Technion, 2010.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> o = overlay(load_system("star", nodes=4), (1, 2, 3), "direct")
+    >>> o.direct, float(o.links.bandwidth_bytes_per_s[0])      # each host link shared by 3
+    (True, 4166666666.6666665)
+    """
+    n = system.nodes
+    s = np.unique(np.asarray(list(shifts), INDEX) % n)
+    s = s[s > 0]
+    src = np.repeat(np.arange(n, dtype=INDEX), len(s))
+    dst = (src + np.tile(s, n)) % n
+    try:
+        routes = system.routes(src, dst)
+    except RouteError as exc:
+        raise InputError(f"synth-matching: {exc}") from exc
+    lk = system.links
+    weight = routes.weights
+    per_entry = np.repeat(weight, routes.path_hops)
+    load = np.bincount(routes.route_links, weights=per_entry, minlength=len(lk.src))
+    share = np.divide(lk.bandwidth_bytes_per_s, load, out=np.full(len(load), np.inf), where=load > 0)
+    starts = routes.route_ptr[:-1]
+    nonempty = routes.path_hops > 0
+    path_bw = np.full(routes.paths, np.inf)
+    path_lat = np.zeros(routes.paths)
+    if routes.route_links.size:
+        path_bw[nonempty] = np.minimum.reduceat(share[routes.route_links], starts[nonempty])
+        path_lat[nonempty] = np.add.reduceat(lk.latency_s[routes.route_links], starts[nonempty])
+    owner = routes.path_owner
+    # a transfer split over paths moves at the rate its slowest share allows: weight w on a path of rate r
+    rate = np.full(len(src), np.inf)
+    np.minimum.at(rate, owner, path_bw / weight)
+    lat = np.zeros(len(src))
+    np.maximum.at(lat, owner, path_lat)
+    bad = ~np.isfinite(rate) | (rate <= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"synth-matching: no route with positive bandwidth from node {int(src[i])} to node "
+                         f"{int(dst[i])} on this {system.kind} network")
+    startup = float(getattr(system, "startup_s", None) or 0.0)
+    return Overlay(n, OverlayLinks(src, dst, rate, lat), startup, name, system.kind)
+
+
+def shift_sets(n: int) -> list[tuple[str, tuple[int, ...]]]:
+    """The overlays worth trying on ``n`` end nodes: ring, nearest shifts, doubling, direct.
+
+    Parameters
+    ----------
+    n : int
+        End nodes.
+
+    Returns
+    -------
+    list of (str, tuple of int)
+        Name and shifts of each overlay (fewer sparse ones on big networks: each costs a
+        matching run of about ``n**3`` cell operations).
+
+    Examples
+    --------
+    >>> [name for name, _ in shift_sets(16)]
+    ['ring', 'near-2', 'near-4', 'near-8', 'doubling', 'direct']
+    >>> shift_sets(4)                      # doubling (1, 2) is near-2: listed once
+    [('ring', (1,)), ('near-2', (1, 2)), ('direct', (1, 2, 3))]
+    """
+    if n < 2:
+        return []
+    out: list[tuple[str, tuple[int, ...]]] = [("ring", (1,))]
+    near = (2, 4, 8) if n <= 256 else ()
+    out += [(f"near-{d}", tuple(range(1, d + 1))) for d in near if d < n - 1]
+    doubling = tuple(1 << j for j in range(int(np.log2(n - 1)) + 1) if (1 << j) < n)
+    if len(doubling) > 1 and doubling != tuple(range(1, n)):
+        out.append(("doubling", doubling))
+    out.append(("direct", tuple(range(1, n))))
+    seen: set[tuple[int, ...]] = set()
+    return [(name, s) for name, s in out if not (s in seen or seen.add(s))]
+
+
+def by_name(n: int, name: str) -> tuple[int, ...]:
+    """The shifts of the overlay called ``name`` (``ring``, ``near-d``, ``doubling``, ``direct``).
+
+    Parameters
+    ----------
+    n : int
+        End nodes.
+    name : str
+        The overlay's name.
+
+    Returns
+    -------
+    tuple of int
+        Its shifts.
+
+    Raises
+    ------
+    InputError
+        For an unknown name or ``d`` outside ``1..n-1``.
+
+    Examples
+    --------
+    >>> by_name(8, "near-3"), by_name(8, "doubling")
+    ((1, 2, 3), (1, 2, 4))
+    """
+    if name == "ring":
+        return (1,)
+    if name == "direct":
+        return tuple(range(1, n))
+    if name == "doubling":
+        return tuple(1 << j for j in range(max(int(np.log2(max(n - 1, 1))) + 1, 1)) if (1 << j) < n)
+    if name.startswith("near-"):
+        try:
+            d = int(name[5:])
+        except ValueError:
+            d = 0
+        if 1 <= d <= n - 1:
+            return tuple(range(1, d + 1))
+    raise InputError(f"synth-matching: overlay must be ring, near-d (1 <= d <= {n - 1}), doubling or direct, "
+                     f"got {name!r}")
