@@ -460,7 +460,8 @@ def reproduce_all_papers() -> dict:
             proc = subprocess.run(args, capture_output=True, text=True, check=True)
             out[f"{run}_run_s"] = time.perf_counter() - t0
         rows = json.loads(proc.stdout)
-        out["papers"] = {r["paper"]: {"compared": r["numbers_compared"], "agree": r["agree"], "differ": r["differ"]}
+        out["papers"] = {r["paper"]: {"printed_numbers": r["numbers_compared"], "reproduced": r["agree"],
+                                      "not_reproduced": r["differ"], "formulas": r.get("formulas", 0)}
                          for r in rows}
         out["report_mib"] = (Path(tmp) / "report.html").stat().st_size / 2**20
     out["child_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

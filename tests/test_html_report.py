@@ -132,10 +132,13 @@ PROVENANCE = {"command": "collsim reproduce all --out report", "jobs": 1, "sizes
               "assumption": "MB read as MiB where the paper does not say"}
 ENV = {"collsim": "0.1.0", "git commit": NOT_A_CHECKOUT, "Python": "3.11", "numpy": "2", "matplotlib": "3"}
 # Summary, discrepancies, 2 comparison tables, 2 data tables, software, parameters.
-EXPECTED_TABLES = {"summary": "Papers reproduced", "discrepancy-table": "All discrepancies (2)",
-                   "optree-comparison": "optree: comparison (3 values: 1 agree, 1 differ, 1 not compared)",
+EXPECTED_TABLES = {"summary": "Papers reproduced", "summary-models": "Agreement per model",
+                   "discrepancy-table": "All discrepancies (2)",
+                   "optree-comparison": "optree: comparison (3 printed numbers in 3 rows: 1 agree, 1 differ, "
+                                        "1 not compared)",
                    "optree-data-fig4.csv": "optree: data table fig4.csv (3 rows)",
-                   "mlfm-comparison": "mlfm: comparison (1 value: 0 agree, 1 differ, 0 not compared)",
+                   "mlfm-comparison": "mlfm: comparison (1 printed number in 1 row: 0 agree, 1 differ, "
+                                      "0 not compared)",
                    "mlfm-data-fig7.csv": "mlfm: data table fig7.csv (60 rows; the box scrolls)",
                    "provenance-software": "Software", "provenance-parameters": "Parameters and assumptions"}
 
@@ -227,8 +230,50 @@ def test_no_disagreement_and_no_parameters(tmp_path):
     r = PaperResult("textbook", "[Textbook]", tmp_path,
                     comparisons=(Comparison("eq. 1", "ring steps", "steps", 7, 7, "schedule"),))
     page = _parse(render_report([r], provenance={}, env=ENV))
-    assert [t["id"] for t in page.tables] == ["summary", "textbook-comparison", "provenance-software"]
+    assert [t["id"] for t in page.tables] == ["summary", "summary-models", "textbook-comparison",
+                                              "provenance-software"]
     assert "None: every value the papers print agrees" in " ".join(page.text)
+
+
+def test_counts_are_distinct_printed_numbers_per_model(tmp_path):
+    """One printed number compared under two models and at two sizes counts once, per model; formulas apart."""
+    from collsim.experiments.paperout import TableTarget
+    rows = (Comparison("§3", "ratio, 16 MiB", "x", 2.2, 2.19, "sim A", claim="the 2.2x"),
+            Comparison("§3", "ratio, 64 MiB", "x", 2.2, 2.21, "sim A", claim="the 2.2x"),
+            Comparison("§3", "ratio, 16 MiB", "x", 2.2, 2.5, "sim B", "other routing", claim="the 2.2x"),
+            Comparison("T1", "steps", "steps", 128, 2048, "eq3", "misprint"),
+            Comparison("ch. 4", "ring: (t_s + t_w m)(p-1)", "us", 10.0, 10.0, "sim A", source="formula"))
+    r = PaperResult("mlfm", "[MLFM16]", tmp_path, comparisons=rows,
+                    targets=(TableTarget("mlfm-congestion", "§2", "749 admitted, 203 congestion-free", "t.csv"),))
+    page = _parse(render_report([r], provenance={}, env=ENV))
+    text = " ".join(" ".join(page.text).split())
+    assert "2 distinct numbers printed in the papers are compared (in 5 rows" in text
+    assert "1 are reproduced by at least one of collsim's models" in text
+    assert "1 by none" in text and "1 formulas the papers print" in text
+    assert "computed by collsim from the paper's formula" in text  # the formula row is labelled, not "printed"
+    by_id = {t["id"]: t for t in page.tables}
+    assert by_id["summary-models"]["rows"] == 4  # sim A and sim B and eq3 over printed numbers, sim A over formulas
+    assert by_id["targets"]["rows"] == 1 and "749 admitted, 203 congestion-free" in text
+
+
+def test_paths_are_relative_to_the_report(tmp_path):
+    """Two runs into different folders give byte-identical reports (issue 24: no absolute path in the page)."""
+    from collsim.experiments.reproduce import reproduce_all
+    from collsim.experiments.store import Store
+    pages = []
+    for name in ("one", "elsewhere/two"):
+        out = tmp_path / name
+        out.mkdir(parents=True)
+        store = Store(out / "results.sqlite")
+        try:
+            _, report = reproduce_all(out, papers=["mlfm"], store=store, quick=True)
+        finally:
+            store.close()
+        pages.append(report.read_bytes())
+        assert str(tmp_path).encode() not in pages[-1]
+    assert pages[0] == pages[1]
+    text = pages[0].decode()
+    assert "<code>mlfm</code>" in text and "results.sqlite" in text
 
 
 def test_a_missing_figure_or_table_is_an_error(tmp_path):

@@ -345,8 +345,8 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
 @click.option("--out", "-o", "out_dir", default=None, metavar="DIR",
               help="For a paper (optree, wrht, mlfm, textbook, beyond, all): the folder for its data, figures and "
                    "comparison tables (default: reproduce-NAME).")
-@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Parallel processes for a paper's evaluation.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None,
+              help="Parallel processes for a paper's evaluation.  [default: the cores available]")
 @click.option("--quick", is_flag=True, help="A reduced grid of every figure (for a fast look).")
 @output_options()
 def reproduce_cmd(name, out_dir, jobs, quick, out: Output) -> None:
@@ -372,10 +372,11 @@ def reproduce_cmd(name, out_dir, jobs, quick, out: Output) -> None:
     from ..experiments.reproduce import paper_names
     from .paper_cmd import PAPER_DESCRIPTIONS
     if name in paper_names():
+        from ..experiments.reproduce import available_cores  # noqa: PLC0415
         from .paper_cmd import run_papers  # noqa: PLC0415
-        run_papers(name, out_dir, jobs=jobs, quick=quick, out=out)
+        run_papers(name, out_dir, jobs=available_cores() if jobs is None else jobs, quick=quick, out=out)
         return
-    if out_dir is not None or quick or jobs != 1:
+    if out_dir is not None or quick or jobs is not None:
         raise click.UsageError(f"--out, --jobs and --quick apply to a paper ({', '.join(paper_names())}), "
                                f"not to the table {name or '(listing)'}")
     from .output import text_of
@@ -415,8 +416,9 @@ from .sweep_cmds import results_cmd, sweep_cmd  # noqa: E402  (collsim sweep, co
 from .tune_cmd import tune_cmd  # noqa: E402  (collsim tune)
 from .mpi_cmd import mpi_cmd  # noqa: E402  (collsim mpi)
 from .calibrate_cmd import calibrate_cmd  # noqa: E402  (collsim calibrate)
+from .validate_cmd import validate_cmd  # noqa: E402  (collsim validate)
 from .export_cmd import export_cmd, import_cmd  # noqa: E402  (collsim export, collsim import)
 from .synth_cmd import synthesize_cmd  # noqa: E402  (collsim synthesize)
 
 ALL = [algorithms_cmd, compare_cmd, reproduce_cmd, schedule_cmd, simulate_cmd, systems_cmd, topology_cmd, verify_cmd,
-       results_cmd, sweep_cmd, tune_cmd, mpi_cmd, calibrate_cmd, export_cmd, import_cmd, synthesize_cmd]
+       results_cmd, sweep_cmd, tune_cmd, mpi_cmd, calibrate_cmd, validate_cmd, export_cmd, import_cmd, synthesize_cmd]

@@ -71,13 +71,14 @@ def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: O
     finally:
         if store is not None:
             store.close()
+    from ..experiments.paperout import claim_counts
     rows = []
     for r in results:
-        agree = sum(c.agrees is True for c in r.comparisons)
-        differ = len(r.disagreements())
+        k = claim_counts(r.comparisons)
         rows.append({"paper": r.paper, "folder": str(r.out_dir), "figures": len(r.figures),
-                     "numbers_compared": len(r.comparisons), "agree": agree, "differ": differ,
-                     "not_printed": len(r.comparisons) - agree - differ,
+                     "numbers_compared": k["printed"], "agree": k["any_model"], "differ": k["none"],
+                     "not_compared": k["printed"] - k["any_model"] - k["none"], "formulas": k["formula"],
+                     "comparison_rows": k["rows"], "table_targets": [t.name for t in r.targets],
                      "report": str(report) if report else None})
 
     def table() -> None:
@@ -86,9 +87,15 @@ def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: O
                 echo(f"{row['paper']}: {row['figures']} figures and {len(r.tables)} tables in {row['folder']} "
                      f"(collsim's own evaluation: no paper prints these numbers)")
                 continue
-            echo(f"{row['paper']}: {row['figures']} figures and {row['numbers_compared']} printed numbers in "
-                 f"{row['folder']}: {row['agree']} agree, {row['differ']} differ (explained in "
-                 f"{r.paper}-comparison.md)")
+            what = (f"{row['numbers_compared']} distinct printed numbers" if row["numbers_compared"] else "")
+            if row["formulas"]:
+                what += (" and " if what else "") + f"{row['formulas']} of its formulas evaluated by collsim"
+            echo(f"{row['paper']}: {row['figures']} figures, {what} ({row['comparison_rows']} comparison rows) in "
+                 f"{row['folder']}: " + (f"{row['agree']} reproduced by some model, {row['differ']} by none"
+                                         if row["numbers_compared"] else
+                                         f"{sum(c.agrees is True for c in r.comparisons)} rows agree")
+                 + f" (explained in {r.paper}-comparison.md)"
+                 + (f"; table targets: {', '.join(row['table_targets'])}" if row["table_targets"] else ""))
         if report:
             echo(f"report: {report}")
     emit(out, rows, table)

@@ -23,6 +23,7 @@ import base64
 import csv
 import html
 import json
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any, Iterable
 
 from ..core.errors import InputError
 from ..core.files import atomic_write
-from .paperout import Comparison, PaperResult
+from .paperout import Comparison, PaperResult, claim_counts
 
 NOT_A_CHECKOUT = "not a git checkout"
 """What the provenance says for the git commit when collsim is not run from a git checkout."""
@@ -80,9 +81,11 @@ ul.notes li { margin: 0.2rem 0; }
 @media print { .scroll.long { max-height: none; overflow: visible; } nav { display: none; } }
 """
 
-_LABELS = {"item": "Item", "quantity": "Quantity", "unit": "Unit", "paper": "Paper prints",
-           "collsim": "collsim", "difference": "collsim − paper", "model": "Model",
+_LABELS = {"item": "Item", "quantity": "Quantity", "unit": "Unit", "paper": "Paper's value",
+           "source": "Paper's value is", "collsim": "collsim", "difference": "collsim − paper", "model": "Model",
            "agrees": "Agrees", "explanation": "Explanation"}
+_SOURCE_TEXT = {"printed": "printed", "formula": "computed by collsim from the paper's formula"}
+_COLUMNS = ("item", "quantity", "unit", "paper", "source", "collsim", "difference", "model")
 _LONG_TABLE = 25  # data tables with more rows scroll inside a box of fixed height
 _FULL_WIDTH = 1150  # figures wider than the text column (px) are shrunk, with a full-size switch
 
@@ -190,8 +193,8 @@ def _comparison_row(c: Comparison, paper: str | None = None) -> str:
     cls = ' class="differs"' if c.agrees is False else ""
     cells = [f"<td>{_e(paper)}</td>"] if paper is not None else []
     cells += [f'<td class="item">{_e(c.item)}</td>', f'<td class="quantity">{_e(c.quantity)}</td>',
-              f"<td>{_e(c.unit)}</td>",
-              f'<td class="num">{_e(_number(c.paper))}</td>', f'<td class="num">{_e(_number(c.collsim))}</td>',
+              f"<td>{_e(c.unit)}</td>", f'<td class="num">{_e(_number(c.paper))}</td>',
+              f"<td>{_e(_SOURCE_TEXT[c.source])}</td>", f'<td class="num">{_e(_number(c.collsim))}</td>',
               f'<td class="num">{_e(_number(c.difference, signed=True))}</td>', f"<td>{_e(c.model)}</td>"]
     if paper is None:
         cells.append(_agrees_cell(c))
@@ -263,52 +266,99 @@ def _figure(r: PaperResult, number: int, name: str) -> str:
 
 
 def _counts(r: PaperResult) -> tuple[int, int, int, int]:
+    """Comparison rows: total, agree, differ, not compared."""
     agree = sum(1 for c in r.comparisons if c.agrees is True)
     differ = sum(1 for c in r.comparisons if c.agrees is False)
     return len(r.comparisons), agree, differ, len(r.comparisons) - agree - differ
 
 
 def _summary(results: list[PaperResult]) -> str:
-    rows = []
+    rows, model_rows = [], []
+    totals = {"printed": 0, "any_model": 0, "none": 0, "formula": 0, "rows": 0}
     for r in results:
-        n, agree, differ, na = _counts(r)
+        k = claim_counts(r.comparisons)
+        for key in totals:
+            totals[key] += k[key]
         rows.append(f'<tr><td><a href="#paper-{_e(r.paper)}">{_e(r.paper)}</a></td><td class="text">{_e(r.title)}</td>'
-                    f'<td class="num">{n}</td><td class="num">{agree}</td><td class="num">{differ}</td>'
-                    f'<td class="num">{na}</td><td class="num">{len(r.figures)}</td>'
-                    f'<td class="num">{len(r.tables)}</td></tr>')
-    head = _head(["Paper", "Citation", "Printed values", "Agree", "Differ", "Not compared", "Figures",
-                  "Data tables"])
-    totals = [sum(x) for x in zip(*(_counts(r) for r in results))] if results else [0, 0, 0, 0]
-    line = (f'<p class="summary-line">{totals[0]} printed values compared: <strong>{totals[1]}</strong> agree, '
-            f'<strong class="{"no" if totals[2] else "yes"}">{totals[2]}</strong> differ '
-            f'(<a href="#discrepancies">listed below</a> with their explanations), {totals[3]} not compared '
-            "(the paper's or collsim's value is missing).</p>")
-    return line + _table("Papers reproduced", head, rows, table_id="summary", kind="summary")
+                    f'<td class="num">{k["printed"]}</td><td class="num">{k["any_model"]}</td>'
+                    f'<td class="num">{k["none"]}</td><td class="num">{k["formula"]}</td>'
+                    f'<td class="num">{k["rows"]}</td><td class="num">{len(r.targets)}</td>'
+                    f'<td class="num">{len(r.figures)}</td><td class="num">{len(r.tables)}</td></tr>')
+        for what, key in (("printed number", "models"), ("formula (computed)", "formula_models")):
+            for model, v in k[key].items():
+                model_rows.append(f"<tr><td>{_e(r.paper)}</td><td>{_e(model)}</td><td>{_e(what)}</td>"
+                                  f'<td class="num">{v["agree"]}</td><td class="num">{v["differ"]}</td>'
+                                  f'<td class="num">{v["not_compared"]}</td></tr>')
+    head = _head(["Paper", "Citation", "Numbers printed (distinct)", "Reproduced by some model",
+                  "Reproduced by none", "Formulas evaluated by collsim", "Comparison rows", "Table targets",
+                  "Figures", "Data tables"])
+    line = (f'<p class="summary-line"><strong>{totals["printed"]}</strong> distinct numbers printed in the papers '
+            f'are compared (in {totals["rows"]} rows: one printed number can be compared under several models and '
+            f'at several sizes): <strong>{totals["any_model"]}</strong> are reproduced by at least one of collsim\'s '
+            f'models, <strong class="{"no" if totals["none"] else "yes"}">{totals["none"]}</strong> by none '
+            f'(<a href="#discrepancies">listed below</a> with their explanations); the rest have no value to '
+            f'compare under any model. Besides, {totals["formula"]} formulas the papers print (but no number for) '
+            "are evaluated by collsim and compared with its simulations: those values are collsim's, labelled "
+            "'computed by collsim from the paper's formula'.</p>")
+    per_model = _table("Agreement per model: distinct printed numbers (and formulas) under each of collsim's "
+                       "models", _head(["Paper", "Model", "Counted", "Agree", "Differ", "Not compared"],
+                                       [False, False, False, True, True, True]),
+                       model_rows, table_id="summary-models", kind="summary")
+    return (line + _table("Papers reproduced", head, rows, table_id="summary", kind="summary") + per_model
+            + _targets_summary(results))
+
+
+def _targets_summary(results: list[PaperResult]) -> str:
+    rows = [f'<tr><td><a href="#paper-{_e(r.paper)}">{_e(r.paper)}</a></td><td class="nw"><code>{_e(t.name)}</code>'
+            f'</td><td>{_e(t.what)}</td><td class="text">{_e(t.verdict)}</td><td class="nw">{_e(t.table)}</td></tr>'
+            for r in results for t in r.targets]
+    if not rows:
+        return ""
+    return ("<h3 id=\"table-targets\">Table targets</h3><p>Every table of <code>collsim reproduce NAME</code>, run "
+            "inside its paper's reproduction, with what it found (its rows are in the paper's data tables).</p>"
+            + _table(f"Table targets ({len(rows)})", _head(["Paper", "Target", "Reproduces", "Verdict", "Data"]),
+                     rows, table_id="targets", kind="summary"))
 
 
 def _discrepancies(results: list[PaperResult]) -> str:
     rows = [_comparison_row(c, r.paper) for r in results for c in r.disagreements()]
     if not rows:
         return "<p>None: every value the papers print agrees with collsim's.</p>"
-    labels = ["Paper"] + [_LABELS[k] for k in ("item", "quantity", "unit", "paper", "collsim", "difference",
-                                                "model", "explanation")]
+    labels = ["Paper"] + [_LABELS[k] for k in (*_COLUMNS, "explanation")]
     return ("<p>Every printed value collsim does not reproduce, and why (docs/papers/discrepancies.md "
             "has the derivations).</p>"
             + _table(f"All discrepancies ({len(rows)})", _head(labels), rows, table_id="discrepancy-table",
                      kind="discrepancies"))
 
 
-def _paper_section(r: PaperResult, first_figure: int) -> str:
+def _relative(path: Path, base: Path | None) -> str:
+    """``path`` relative to the report's folder ``base`` (POSIX separators), so the page is the same wherever it is."""
+    if base is None:
+        return Path(path).as_posix()
+    return Path(os.path.relpath(Path(path).resolve(), Path(base).resolve())).as_posix()
+
+
+def _paper_section(r: PaperResult, first_figure: int, base: Path | None = None) -> str:
     n, agree, differ, na = _counts(r)
+    k = claim_counts(r.comparisons)
     parts = [f'<section id="paper-{_e(r.paper)}"><h2>{_e(r.paper)}</h2>', f'<p class="citation">{_e(r.title)}</p>',
-             f"<p>Files: <code>{_e(Path(r.out_dir).as_posix())}</code></p>", "<h3>Assumptions and notes</h3>"]
+             f"<p>Files (relative to this report): <code>{_e(_relative(r.out_dir, base))}</code></p>",
+             "<h3>Assumptions and notes</h3>"]
     parts.append('<ul class="notes">' + "".join(f"<li>{_e(x)}</li>" for x in r.notes) + "</ul>" if r.notes
                  else "<p>No notes given.</p>")
-    parts.append("<h3>Printed values beside collsim's</h3>")
+    if r.targets:
+        parts.append("<h3>Table targets</h3>")
+        parts.append('<ul class="notes">' + "".join(
+            f"<li><code>{_e(t.name)}</code> ({_e(t.what)}; data: {_e(t.table)}): {_e(t.verdict)}</li>"
+            for t in r.targets) + "</ul>")
+    parts.append("<h3>Printed values beside collsim's</h3>" if k["printed"] else
+                 "<h3>The paper's formulas, evaluated by collsim, beside collsim's simulations</h3>")
     if r.comparisons:
-        labels = [_LABELS[k] for k in ("item", "quantity", "unit", "paper", "collsim", "difference", "model",
-                                        "agrees", "explanation")]
-        caption = (f"{r.paper}: comparison ({n} value{'s' if n != 1 else ''}: {agree} agree, {differ} differ, "
+        labels = [_LABELS[x] for x in (*_COLUMNS, "agrees", "explanation")]
+        what = (f"{k['printed']} printed number{'s' if k['printed'] != 1 else ''}"
+                + (f" and {k['formula']} formula{'s' if k['formula'] != 1 else ''} evaluated by collsim"
+                   if k["formula"] else ""))
+        caption = (f"{r.paper}: comparison ({what} in {n} row{'s' if n != 1 else ''}: {agree} agree, {differ} differ, "
                    f"{na} not compared)")
         parts.append(_table(caption, _head(labels), [_comparison_row(c) for c in r.comparisons],
                             table_id=f"{r.paper}-comparison", kind="comparison"))
@@ -343,7 +393,8 @@ def _provenance(provenance: dict, env: dict[str, str]) -> str:
     return "\n".join(out)
 
 
-def render_report(results: list[PaperResult], *, provenance: dict, env: dict[str, str] | None = None) -> str:
+def render_report(results: list[PaperResult], *, provenance: dict, env: dict[str, str] | None = None,
+                  base: str | Path | None = None) -> str:
     """The HTML text of the report (what :func:`write_report` writes).
 
     Parameters
@@ -354,6 +405,8 @@ def render_report(results: list[PaperResult], *, provenance: dict, env: dict[str
         Every parameter and assumption of the run (name -> value; non-strings as JSON).
     env : dict, optional
         The software versions (default: :func:`environment`).
+    base : str or Path, optional
+        The report's folder: each paper's folder is shown relative to it (default: as given).
 
     Returns
     -------
@@ -376,12 +429,15 @@ def render_report(results: list[PaperResult], *, provenance: dict, env: dict[str
     (True, True, False)
     """
     env = environment() if env is None else env
-    nav = ['<li><a href="#summary-section">Summary</a></li>', '<li><a href="#discrepancies">Discrepancies</a></li>']
+    nav = ['<li><a href="#summary-section">Summary</a></li>']
+    if any(r.targets for r in results):
+        nav.append('<li><a href="#table-targets">Table targets</a></li>')
+    nav.append('<li><a href="#discrepancies">Discrepancies</a></li>')
     nav += [f'<li><a href="#paper-{_e(r.paper)}">{_e(r.paper)}</a></li>' for r in results]
     nav.append('<li><a href="#provenance">Provenance</a></li>')
     sections, figure = [], 1
     for r in results:
-        sections.append(_paper_section(r, figure))
+        sections.append(_paper_section(r, figure, None if base is None else Path(base)))
         figure += len(r.figures)
     body = "\n".join([
         "<main>", "<h1>collsim: the papers' evaluations, reproduced</h1>",
@@ -432,10 +488,10 @@ def write_report(results: list[PaperResult], out_path: str | Path, *, provenance
     >>> r = PaperResult("textbook", "[Textbook]", d, comparisons=(
     ...     Comparison("eq. 1", "ring steps", "steps", 7, 7, "schedule"),))
     >>> p = write_report([r], d / "report.html", provenance={"nodes": 8})
-    >>> p.read_text(encoding="utf-8").count("<table")
-    4
+    >>> p.read_text(encoding="utf-8").count("<table")   # summary, agreement per model, comparison, software, parameters
+    5
     """
     out_path = Path(out_path)
-    data = render_report(list(results), provenance=provenance).encode("utf-8")
+    data = render_report(list(results), provenance=provenance, base=out_path.parent).encode("utf-8")
     atomic_write(out_path, lambda fh: fh.write(data))
     return out_path

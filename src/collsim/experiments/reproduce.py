@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -19,6 +20,25 @@ from ..core.errors import InputError, UnknownNameError, did_you_mean
 from .paperout import PAPERS, PaperResult
 
 ALL = "all"
+
+
+def available_cores() -> int:
+    """Cores this process may run on (the affinity mask where the OS has one), at least 1.
+
+    Returns
+    -------
+    int
+        The default of ``--jobs`` for ``collsim reproduce``.
+
+    Examples
+    --------
+    >>> available_cores() >= 1
+    True
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def paper_names() -> list[str]:
@@ -150,8 +170,11 @@ def reproduce_all(out_dir: str | Path, *, store=None, jobs: int = 1, progress: C
         if log is not None:
             log(f"reproduced {name} into {out / name}")
     from .html_report import write_report
+    where = getattr(store, "path", None)
+    kept = ("none" if store is None else
+            Path(os.path.relpath(Path(where).resolve(), out.resolve())).as_posix() if where is not None
+            else type(store).__name__)  # relative to the report: the page is the same in every folder
     provenance = {"collsim version": __version__, "papers": ", ".join(names), "jobs": jobs,
-                  "results store": "none" if store is None else str(getattr(store, "path", store)),
-                  **{k: v for k, v in sorted(options.items())}}
+                  "results store": kept, **{k: v for k, v in sorted(options.items())}}
     report = write_report(results, out / "report.html", provenance=provenance)
     return results, report
