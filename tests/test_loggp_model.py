@@ -19,8 +19,13 @@ from collsim.systems import load_system
 from collsim.systems.electrical import Star
 
 MODEL = LogGPPiecewise(breakpoints_bytes=(4096, 65536), alpha_s=(2e-6, 5e-6, 20e-6),
-                       beta_bytes_per_s=(3e9, 6e9, 1e10), overhead_s=5e-7, copy_s=1e-6, copy_s_per_byte=1e-10,
-                       reduce_s=1e-6, reduce_s_per_byte=3e-10)
+                       beta_bytes_per_s=(3e9, 6e9, 1e10), overhead_s=5e-7, copy_s=(1e-6,), copy_bytes_per_s=(1e10,),
+                       reduce_breakpoints_bytes=(65536,), reduce_s=(1e-6, 2e-6),
+                       reduce_bytes_per_s=(1e10 / 3, 1e9))
+
+
+def _reduce(m):
+    return 1e-6 + 3e-10 * m if m <= 65536 else 2e-6 + m / 1e9
 
 
 def _msg(m):
@@ -44,7 +49,7 @@ def test_ring_allreduce_on_two_ranks(size):
     star = Star(nodes=2, model=MODEL)
     s = collsim.build("ring", star, "allreduce", size)
     half = size / 2
-    expected = (_msg(half) + 1e-6 + 3e-10 * half) + _msg(half)   # the first step reduces what it received
+    expected = (_msg(half) + _reduce(half)) + _msg(half)   # the first step reduces what it received
     assert loggp_time_s(s) == pytest.approx(expected, rel=1e-12)
     assert collsim.evaluate(s).alpha_beta_time_s == pytest.approx(expected, rel=1e-12)
     assert simulate(s).total_time_s == pytest.approx(expected, rel=1e-12)
@@ -106,7 +111,8 @@ def test_model_round_trips_through_toml_and_schedule_files(tmp_path):
     lines = ["[system]", 'kind = "star"', "nodes = 2", "link_bandwidth_bytes_per_s = 1e10", "link_latency_s = 4e-7",
              "", "[system.model]", 'model = "loggp-piecewise"', "breakpoints_bytes = [4096, 65536]",
              "alpha_s = [2e-6, 5e-6, 20e-6]", "beta_bytes_per_s = [3e9, 6e9, 1e10]", "overhead_s = 5e-7",
-             "copy_s = 1e-6", "copy_s_per_byte = 1e-10", "reduce_s = 1e-6", "reduce_s_per_byte = 3e-10"]
+             "copy_s = [1e-6]", "copy_bytes_per_s = [1e10]", "reduce_breakpoints_bytes = [65536]",
+             "reduce_s = [1e-6, 2e-6]", f"reduce_bytes_per_s = [{1e10 / 3!r}, 1e9]"]
     path.write_text("\n".join(lines) + "\n")
     star = load_system(str(path))
     assert star.model == MODEL
@@ -125,6 +131,9 @@ def test_model_round_trips_through_toml_and_schedule_files(tmp_path):
     ({"breakpoints_bytes": [], "alpha_s": [1e-6], "beta_bytes_per_s": [1e9], "gamma": 1}, "unknown key 'gamma'"),
     ({"alpha_s": [1e-6], "beta_bytes_per_s": [1e9]}, "needs breakpoints_bytes"),
     ({"breakpoints_bytes": [], "alpha_s": [1e-6], "beta_bytes_per_s": [1e9], "overhead_s": -1}, "non-negative"),
+    ({"breakpoints_bytes": [], "alpha_s": [1e-6], "beta_bytes_per_s": [1e9], "reduce_s": [1e-6, 1e-6]},
+     "0 reduce_breakpoints need 1"),
+    ({"breakpoints_bytes": [], "alpha_s": [1e-6], "beta_bytes_per_s": [float("inf")]}, "finite"),
 ])
 def test_bad_models_are_refused(bad, words):
     with pytest.raises(InputError, match=words):

@@ -28,8 +28,19 @@ from .output import Output, TableColumn, echo, emit, emit_json, output_options, 
 @click.option("--name", default="calibrated", show_default=True, help="The system's name in the file.")
 @click.option("--refit", "refit_path", default=None, type=click.Path(dir_okay=False),
               help="Fit the raw table of a file calibrate wrote, without measuring (no MPI).")
+@click.option("--model", "model_name", type=click.Choice(["alpha-beta", "loggp-piecewise"]), default="alpha-beta",
+              show_default=True, help="alpha-beta: ping-pong, one line. loggp-piecewise: also a two-way exchange "
+              "of every rank at once fitted piecewise (breakpoints from the data), the per-message overhead and "
+              "local copy and reduction costs, written as the system's model (docs/calibration.md).")
+@click.option("--exchange-sizes", default=None,
+              help="loggp-piecewise: exchange and local sizes, comma-separated [default: 64 B to 16 MiB, powers of 2].")
+@click.option("--dtype", default="int64", show_default=True,
+              help="loggp-piecewise: element type of the measured reductions (int64, int32, float64, float32).")
+@click.option("--op", default="sum", show_default=True,
+              help="loggp-piecewise: the measured reduction (sum, prod, max, min, band, bor, bxor).")
 @output_options()
-def calibrate_cmd(out_path, sizes, iterations, warmup, statistic, name, refit_path, out: Output) -> None:
+def calibrate_cmd(out_path, sizes, iterations, warmup, statistic, name, refit_path, model_name, exchange_sizes,
+                  dtype, op, out: Output) -> None:
     """Measure point-to-point latency and bandwidth between MPI ranks, fit α–β, write a system TOML.
 
     Rank 0 plays ping-pong with every other rank over message sizes from 1 B to
@@ -44,6 +55,8 @@ def calibrate_cmd(out_path, sizes, iterations, warmup, statistic, name, refit_pa
       mpiexec -n 4 collsim calibrate --sizes 1B,1KiB,1MiB,16MiB --iterations 50 --json
       collsim calibrate --refit host.toml --statistic median --out host-median.toml
       collsim compare --system host.toml -c allreduce -s 1MiB
+      mpiexec -n 2 collsim calibrate --model loggp-piecewise --out host-loggp.toml
+      collsim calibrate --model loggp-piecewise --refit host-loggp.toml --out again.toml
     """
     from ..core.errors import InputError
     from ..core.units import parse_size
@@ -52,6 +65,10 @@ def calibrate_cmd(out_path, sizes, iterations, warmup, statistic, name, refit_pa
         raise InputError("--name is the system's name in the file; it cannot be empty")
     from ..core.files import writable_file
     writable_file(out_path, "the system file")  # before MPI measures anything: a read-only folder, a long name
+    if model_name == "loggp-piecewise":
+        return _loggp(out, out_path, sizes, exchange_sizes, iterations, warmup, statistic, name, refit_path, dtype, op)
+    if exchange_sizes is not None:
+        raise click.UsageError("--exchange-sizes is for --model loggp-piecewise")
     if refit_path is not None:
         if sizes is not None:
             raise click.UsageError("--sizes measures; --refit fits a table already measured: give one of them")
@@ -73,8 +90,92 @@ def calibrate_cmd(out_path, sizes, iterations, warmup, statistic, name, refit_pa
         echo(f"collsim: {warning}", err=True)
 
 
-def _read_calibration(path: str, statistic: str):
-    """The calibration of the raw table in a file ``collsim calibrate`` wrote, fitted again."""
+def _size_list(text: str | None, option: str):
+    from ..core.errors import InputError
+    from ..core.units import parse_size
+    if text is None:
+        return None
+    items = [s.strip() for s in text.split(",")]
+    if not all(items):
+        raise InputError(f"{option} is a comma-separated list of sizes (1B,1KiB,1MiB), not {text!r}")
+    return [parse_size(s) for s in items]
+
+
+def _loggp(out: Output, out_path, sizes, exchange_sizes, iterations, warmup, statistic, name, refit_path,
+           dtype, op) -> None:
+    """``--model loggp-piecewise``: measure (or refit) and write the system with its model."""
+    from ..mpi.buffers import check_data
+    from ..mpi.calibrate import fit_warning
+    from ..mpi.loggp_calibrate import loggp_calibration_from, loggp_warning, measure_loggp, samples_from_table
+    from ..mpi.pingpong import check_sizes
+    op, np_dtype = check_data(op, dtype)
+    if refit_path is not None:
+        if sizes is not None or exchange_sizes is not None:
+            raise click.UsageError("--sizes and --exchange-sizes measure; --refit fits tables already measured")
+        plain, table = _read_calibration(refit_path, statistic, with_table=True)
+        exchange, copies, reductions, dtype, op = samples_from_table(table, refit_path)
+        cal = loggp_calibration_from(plain, exchange, copies, reductions, dtype, op)
+    else:
+        ping = _size_list(sizes, "--sizes")
+        ex = _size_list(exchange_sizes, "--exchange-sizes")
+        cal = measure_loggp(sizes_bytes=check_sizes(ping) if ping else None,
+                            exchange_sizes_bytes=check_sizes(ex) if ex else None, iterations=iterations,
+                            warmup=warmup, statistic=statistic, dtype=np_dtype.name, op=op)
+        if cal is None:  # not rank 0
+            return
+    cal.write(out_path, name)
+    _report_loggp(out, cal, out_path)
+    for warning in (fit_warning(cal.plain.fit), loggp_warning(cal)):
+        if warning:
+            echo(f"collsim: {warning}", err=True)
+
+
+def _report_loggp(out: Output, cal, out_path: str) -> None:
+    from ..core.units import format_size, format_time
+    rows = cal.exchange_rows()
+    doc = cal.to_json()
+
+    def table() -> None:
+        print_table(f"two-way exchange steps on {cal.plain.ranks} MPI ranks at once (maximum over ranks per "
+                    f"iteration), {cal.exchange[0].count} iterations per size", [
+                        TableColumn("size", [format_size(r["size_bytes"]) for r in rows]),
+                        TableColumn("median", [format_time(r["median_s"]) for r in rows]),
+                        TableColumn("min", [format_time(r["min_s"]) for r in rows]),
+                        TableColumn("spread", [f"{100 * (r['q3_s'] - r['q1_s']) / r['median_s']:.0f}%" for r in rows]),
+                        TableColumn("fit", [format_time(r["fit_s"]) for r in rows]),
+                        TableColumn("error", [f"{r['error_percent']:+.1f}%" for r in rows])])
+        f, m = cal.fit, cal.model()
+        bounds = [0, *f.breakpoints_bytes]
+        for i, (a, b) in enumerate(zip(f.alpha_s, f.beta_bytes_per_s)):
+            upto = f"up to {format_size(f.breakpoints_bytes[i])}" if i < len(f.breakpoints_bytes) else "the rest"
+            lo = f"above {format_size(bounds[i])}, " if i else ""
+            echo(f"segment {i + 1} ({lo}{upto}): α = {format_time(a)}, β = {b / 1e9:.4g} GB/s")
+        echo(f"piecewise fit of the median: R² = {f.r_squared:.4f}, largest error {100 * f.max_relative_error:.1f}%")
+        def local(bps, fixed, rate):
+            return "; ".join(f"{'≤ ' + format_size(b) if b else 'above'}: {format_time(a)} + m / {r / 1e9:.4g} GB/s"
+                             for b, a, r in zip([*bps, None], fixed, rate))
+        echo(f"per-message overhead o = {format_time(m.overhead_s)}")
+        echo(f"local copy: {local(m.copy_breakpoints_bytes, m.copy_s, m.copy_bytes_per_s)}")
+        echo(f"local reduction ({cal.op}, {cal.dtype}): "
+             f"{local(m.reduce_breakpoints_bytes, m.reduce_s, m.reduce_bytes_per_s)}")
+        spreads = [doc["pingpong_spread"], doc["exchange"]["spread"]]
+        echo("spread of repeated measurements (median over sizes of IQR / median): ping-pong "
+             + ", exchange ".join("n/a" if s is None else f"{100 * s:.0f}%" for s in spreads))
+        p = cal.plain.fit
+        echo(f"plain α–β (ping-pong {cal.plain.statistic}): α = {format_time(p.alpha_s)}, β = "
+             f"{p.beta_bytes_per_s / 1e9:.4g} GB/s; R² = {p.r_squared:.4f}")
+        echo(f"wrote {out_path}: a star of {cal.plain.ranks} nodes with model loggp-piecewise "
+             f"(collsim compare --system {out_path} ...)")
+
+    if out.format == "json":
+        emit_json({**doc, "out": out_path})
+    else:
+        emit(out, rows, table)
+
+
+def _read_calibration(path: str, statistic: str, with_table: bool = False):
+    """The calibration of the raw table in a file ``collsim calibrate`` wrote, fitted again
+    (and, ``with_table``, the ``[calibration]`` table itself)."""
     import tomllib
 
     from ..core.errors import InputError
@@ -91,14 +192,20 @@ def _read_calibration(path: str, statistic: str):
         raise InputError(f"{path}: no [calibration] table with the raw table ({', '.join(keys)}); "
                          "collsim calibrate --out writes one")
     try:
+        quartiles = ([float(q) for q in table["q1_s"]], [float(q) for q in table["q3_s"]]) \
+            if isinstance(table.get("q1_s"), list) and isinstance(table.get("q3_s"), list) else None
         samples = [Sample(int(s), int(c), float(md), float(mn))
                    for s, c, md, mn in zip(*(table[k] for k in keys), strict=True)]
+        if quartiles is not None:
+            samples = [Sample(x.size_bytes, x.count, x.median_s, x.min_s, q1, q3)
+                       for x, q1, q3 in zip(samples, *quartiles, strict=True)]
         overhead, ranks, iterations = float(table["overhead_s"]), int(table["ranks"]), int(table["iterations"])
     except (KeyError, TypeError, ValueError):
         raise InputError(f"{path}: the [calibration] table is malformed: it needs ranks, iterations, "
                          f"overhead_s and lists of numbers of one length ({', '.join(keys)}), as collsim "
                          "calibrate writes them") from None
-    return calibration_from(samples, overhead, ranks, iterations, statistic)
+    cal = calibration_from(samples, overhead, ranks, iterations, statistic)
+    return (cal, table) if with_table else cal
 
 
 def _report(out: Output, cal, out_path: str) -> None:

@@ -45,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "systems": "List system presets and kinds with their parameters and defaults.",
     "topology": "Show what a system is made of: nodes, switches, links, radix, diameter.",
     "tune": "Pick the fastest feasible, verified algorithm and parameters per message size.",
+    "validate": "Calibrate loggp-piecewise, run collectives for real, and compare predicted with measured.",
     "verify": "Check a schedule file (ours or hand-written; JSON or .npz).",
 }
 

@@ -11,9 +11,10 @@ reduction does arithmetic on every received byte.  :class:`LogGPPiecewise` holds
   ``alpha_s[i] + m / beta_bytes_per_s[i]``;
 * the **per-message overhead** ``overhead_s`` (LogP's o) that a rank pays for every message
   it sends or receives in a step beyond the exchange's one send and one receive;
-* the **local work** of the receiver: ``copy_s + copy_s_per_byte · m`` for a copy it makes
-  (:attr:`charge_copies`) and ``reduce_s + reduce_s_per_byte · m`` for a reduction, measured
-  with ``dtype`` and ``op``.
+* the **local work** of the receiver, piecewise as well (caches: a buffer that fits in them
+  moves several times faster than one that does not): ``copy_s[j] + m / copy_bytes_per_s[j]``
+  for a copy it makes (if :attr:`charge_copies`) and ``reduce_s[j] + m / reduce_bytes_per_s[j]``
+  for a reduction, measured with ``dtype`` and ``op``.
 
 It is plain data (the numbers come from :mod:`collsim.mpi.calibrate`); the closed form
 (:func:`collsim.cost.loggp.loggp_time_s`) and the flow simulator (:mod:`collsim.sim.flow`) use it.
@@ -34,15 +35,32 @@ MODEL_NAMES = ("alpha-beta", "loggp-piecewise")
 """The models ``collsim calibrate --model`` fits: the plain α–β line, and :class:`LogGPPiecewise`."""
 
 
-def _floats(name: str, value: Any, *, positive: bool) -> tuple[float, ...]:
+def _floats(name: str, value: Any, *, positive: bool, infinite: bool = False) -> tuple[float, ...]:
     try:
         out = tuple(float(v) for v in value)
     except (TypeError, ValueError):
         raise InputError(f"loggp-piecewise: {name} must be a list of numbers, got {value!r}") from None
-    if not out or not all(np.isfinite(out)) or any((v <= 0) if positive else (v < 0) for v in out):
+    finite = all(np.isfinite(v) or (infinite and v == np.inf) for v in out)
+    if not out or not finite or any((v <= 0) if positive else (v < 0) for v in out):
         raise InputError(f"loggp-piecewise: {name} must be a non-empty list of {'positive' if positive else 'non-negative'}"
-                         f" finite numbers, got {list(out)!r}")
+                         f" {'' if infinite else 'finite '}numbers, got {list(out)!r}")
     return out
+
+
+def _breakpoints(name: str, value: Any) -> tuple[int, ...]:
+    try:
+        bps = tuple(int(b) for b in value)
+    except (TypeError, ValueError):
+        raise InputError(f"loggp-piecewise: {name} must be a list of sizes in bytes, got {value!r}") from None
+    if any(b < 1 for b in bps) or list(bps) != sorted(set(bps)):
+        raise InputError(f"loggp-piecewise: {name} must be ascending positive sizes, got {list(bps)!r}")
+    return bps
+
+
+def _piecewise_s(breakpoints, fixed, rate, size_bytes) -> np.ndarray:
+    m = np.asarray(size_bytes, dtype=float)
+    i = np.searchsorted(np.asarray(breakpoints, dtype=float), m, side="left")
+    return np.asarray(fixed)[i] + m / np.asarray(rate)[i]
 
 
 @dataclass(frozen=True)
@@ -57,10 +75,10 @@ class LogGPPiecewise:
         Per segment: the fixed time and the bandwidth of one step of a two-way exchange.
     overhead_s : float
         LogP's o: what a rank pays per message it posts beyond one send and one receive.
-    copy_s, copy_s_per_byte : float
-        A local copy of m bytes: ``copy_s + copy_s_per_byte · m``.
-    reduce_s, reduce_s_per_byte : float
-        A local reduction of m bytes into a buffer: ``reduce_s + reduce_s_per_byte · m``.
+    copy_breakpoints_bytes, copy_s, copy_bytes_per_s : tuple
+        A local copy of m bytes, piecewise: ``copy_s[j] + m / copy_bytes_per_s[j]`` (default: free).
+    reduce_breakpoints_bytes, reduce_s, reduce_bytes_per_s : tuple
+        A local reduction of m bytes into a buffer, piecewise likewise (default: free).
     dtype, op : str
         The element type and operation the reduction was measured with.
     charge_copies : bool
@@ -69,11 +87,11 @@ class LogGPPiecewise:
 
     Examples
     --------
-    >>> m = LogGPPiecewise((4096,), (2e-6, 5e-6), (2e9, 8e9), 5e-7, 1e-6, 1e-10, 1e-6, 2e-10)
+    >>> m = LogGPPiecewise((4096,), (2e-6, 5e-6), (2e9, 8e9), 5e-7, reduce_s=(1e-6,), reduce_bytes_per_s=(5e9,))
     >>> round(float(m.message_s(1024)) * 1e6, 6), round(float(m.message_s(8192)) * 1e6, 6)
     (2.512, 6.024)
-    >>> round(float(m.local_s(1000, reduce=True)) * 1e6, 6)
-    1.2
+    >>> round(float(m.local_s(1000, reduce=True)) * 1e6, 6), float(m.local_s(1000, reduce=False))
+    (1.2, 0.0)
     """
 
     name: ClassVar[str] = "loggp-piecewise"
@@ -81,35 +99,41 @@ class LogGPPiecewise:
     alpha_s: tuple[float, ...]
     beta_bytes_per_s: tuple[float, ...]
     overhead_s: float = 0.0
-    copy_s: float = 0.0
-    copy_s_per_byte: float = 0.0
-    reduce_s: float = 0.0
-    reduce_s_per_byte: float = 0.0
+    copy_breakpoints_bytes: tuple[int, ...] = ()
+    copy_s: tuple[float, ...] = (0.0,)
+    copy_bytes_per_s: tuple[float, ...] = (float("inf"),)
+    reduce_breakpoints_bytes: tuple[int, ...] = ()
+    reduce_s: tuple[float, ...] = (0.0,)
+    reduce_bytes_per_s: tuple[float, ...] = (float("inf"),)
     dtype: str = "int64"
     op: str = "sum"
     charge_copies: bool = False
 
     def __post_init__(self) -> None:
-        try:
-            bps = tuple(int(b) for b in self.breakpoints_bytes)
-        except (TypeError, ValueError):
-            raise InputError(f"loggp-piecewise: breakpoints_bytes must be a list of sizes in bytes, "
-                             f"got {self.breakpoints_bytes!r}") from None
-        if any(b < 1 for b in bps) or list(bps) != sorted(set(bps)):
-            raise InputError(f"loggp-piecewise: breakpoints_bytes must be ascending positive sizes, got {list(bps)!r}")
-        object.__setattr__(self, "breakpoints_bytes", bps)
-        object.__setattr__(self, "alpha_s", _floats("alpha_s", self.alpha_s, positive=False))
-        object.__setattr__(self, "beta_bytes_per_s", _floats("beta_bytes_per_s", self.beta_bytes_per_s, positive=True))
-        if not len(self.alpha_s) == len(self.beta_bytes_per_s) == len(bps) + 1:
-            raise InputError(f"loggp-piecewise: {len(bps)} breakpoints need {len(bps) + 1} values of alpha_s and of "
-                             f"beta_bytes_per_s, got {len(self.alpha_s)} and {len(self.beta_bytes_per_s)}")
-        for key in ("overhead_s", "copy_s", "copy_s_per_byte", "reduce_s", "reduce_s_per_byte"):
+        for prefix, fixed, rate in (("", "alpha_s", "beta_bytes_per_s"), ("copy_", "copy_s", "copy_bytes_per_s"),
+                                    ("reduce_", "reduce_s", "reduce_bytes_per_s")):
+            bps = _breakpoints(f"{prefix}breakpoints_bytes", getattr(self, f"{prefix}breakpoints_bytes"))
+            object.__setattr__(self, f"{prefix}breakpoints_bytes", bps)
+            object.__setattr__(self, fixed, _floats(fixed, getattr(self, fixed), positive=False))
+            object.__setattr__(self, rate, _floats(rate, getattr(self, rate), positive=True, infinite=bool(prefix)))
+            if not len(getattr(self, fixed)) == len(getattr(self, rate)) == len(bps) + 1:
+                raise InputError(f"loggp-piecewise: {len(bps)} {prefix}breakpoints need {len(bps) + 1} values of "
+                                 f"{fixed} and of {rate}, got {len(getattr(self, fixed))} and {len(getattr(self, rate))}")
+        for key in ("overhead_s",):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
                 raise InputError(f"loggp-piecewise: {key} must be a non-negative number, got {value!r}")
             object.__setattr__(self, key, float(value))
         if not isinstance(self.charge_copies, bool):
             raise InputError(f"loggp-piecewise: charge_copies must be true or false, got {self.charge_copies!r}")
+
+    def copy_time_s(self, size_bytes: Any) -> np.ndarray:
+        """A local copy's time of each size (piecewise)."""
+        return _piecewise_s(self.copy_breakpoints_bytes, self.copy_s, self.copy_bytes_per_s, size_bytes)
+
+    def reduce_time_s(self, size_bytes: Any) -> np.ndarray:
+        """A local reduction's time of each size (piecewise)."""
+        return _piecewise_s(self.reduce_breakpoints_bytes, self.reduce_s, self.reduce_bytes_per_s, size_bytes)
 
     def segment(self, size_bytes: Any) -> np.ndarray:
         """The segment index of every size (``searchsorted`` on the breakpoints: a breakpoint
@@ -135,8 +159,8 @@ class LogGPPiecewise:
         """The receiver's local work for messages of these sizes: a reduction, or a copy (if charged)."""
         m = np.asarray(size_bytes, dtype=float)
         red = np.asarray(reduce, dtype=bool)
-        copy = (self.copy_s + self.copy_s_per_byte * m) if self.charge_copies else np.zeros_like(m)
-        return np.where(red, self.reduce_s + self.reduce_s_per_byte * m, copy)
+        copy = self.copy_time_s(m) if self.charge_copies else np.zeros_like(m)
+        return np.where(red, self.reduce_time_s(m), copy)
 
     def to_dict(self) -> dict[str, Any]:
         """The model as plain data (``model = "loggp-piecewise"`` first), for TOML and JSON."""

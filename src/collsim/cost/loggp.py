@@ -88,7 +88,7 @@ def loggp_node_work_s(schedule: Schedule, model: LogGPPiecewise) -> tuple[np.nda
     --------
     >>> import collsim
     >>> from collsim.systems.electrical import Star
-    >>> m = LogGPPiecewise((), (2e-6,), (1e10,), 5e-7, 0.0, 0.0, 1e-6, 1e-9)
+    >>> m = LogGPPiecewise((), (2e-6,), (1e10,), 5e-7, reduce_s=(1e-6,), reduce_bytes_per_s=(1e9,))
     >>> s = collsim.build("ring", Star(nodes=2, model=m), "allreduce", 1000)
     >>> o, w = loggp_node_work_s(s, m)
     >>> o.tolist(), [[round(x * 1e6, 9) for x in row] for row in w.tolist()]   # step 0 reduces 500 B
@@ -182,7 +182,7 @@ def loggp_time_s(schedule: Schedule, model: LogGPPiecewise | None = None) -> flo
     --------
     >>> import collsim
     >>> from collsim.systems.electrical import Star
-    >>> m = LogGPPiecewise((4096,), (2e-6, 4e-6), (5e9, 1e10), reduce_s=1e-6, reduce_s_per_byte=1e-9)
+    >>> m = LogGPPiecewise((4096,), (2e-6, 4e-6), (5e9, 1e10), reduce_s=(1e-6,), reduce_bytes_per_s=(1e9,))
     >>> s = collsim.build("recursive-doubling", Star(nodes=4, model=m), "allreduce", 8192)
     >>> round(loggp_time_s(s) * 1e6, 6)     # 2 steps of 4 us + 8192 B / 10 GB/s + 1 us + 8192 ns
     28.0224

@@ -46,17 +46,31 @@ class Sample:
         Timed round trips (iterations times pairs).
     median_s, min_s : float
         Median and least one-way time (half a round trip).
+    q1_s, q3_s : float or None
+        First and third quartiles (None in tables written before they were kept); their
+        spread ``(q3 − q1) / median`` says how noisy the size's times are.
 
     Examples
     --------
     >>> Sample(1024, 40, 2.5e-6, 2.1e-6).median_s
     2.5e-06
+    >>> round(Sample(1024, 40, 2.5e-6, 2.1e-6, 2.4e-6, 2.9e-6).spread, 6)
+    0.2
     """
 
     size_bytes: int
     count: int
     median_s: float
     min_s: float
+    q1_s: float | None = None
+    q3_s: float | None = None
+
+    @property
+    def spread(self) -> float | None:
+        """The interquartile range over the median (None without quartiles)."""
+        if self.q1_s is None or self.q3_s is None or not self.median_s > 0:
+            return None
+        return (self.q3_s - self.q1_s) / self.median_s
 
 
 @dataclass(frozen=True)
@@ -270,6 +284,9 @@ class Calibration:
         lines += [f"{k} = {_toml_value(v)}" for k, v in doc.items() if v is not None]
         for key in ("size_bytes", "count", "median_s", "min_s", "fit_s", "error_percent"):
             lines.append(f"{key} = [{', '.join(_toml_value(r[key]) for r in rows)}]")
+        if self.samples and all(s.spread is not None for s in self.samples):  # quartiles: how noisy the times are
+            for key in ("q1_s", "q3_s"):
+                lines.append(f"{key} = [{', '.join(_toml_value(getattr(s, key)) for s in self.samples)}]")
         return "\n".join(lines) + "\n"
 
     def write(self, path: str | os.PathLike, name: str = "calibrated") -> None:

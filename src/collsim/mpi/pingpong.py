@@ -146,5 +146,6 @@ def measure(comm: Any = None, sizes_bytes: Sequence[int] = DEFAULT_SIZES_BYTES, 
         _quiet_barrier(comm)
     if rank != 0:
         return None
-    samples = [Sample(s, len(ts), float(np.median(ts)), float(np.min(ts))) for s, ts in times.items()]
+    samples = [Sample(s, len(ts), float(np.median(ts)), float(np.min(ts)), float(np.percentile(ts, 25)),
+                      float(np.percentile(ts, 75))) for s, ts in times.items()]
     return calibration_from(samples, float(np.median(overheads)), ranks, iterations, statistic)

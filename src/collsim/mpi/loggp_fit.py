@@ -1,0 +1,223 @@
+"""Fits of the ``loggp-piecewise`` model (docs/calibration.md): no MPI here, only the arithmetic.
+
+* :func:`fit_piecewise` fits ``t(m) = α_i + m/β_i`` on up to :data:`MAX_SEGMENTS` segments of
+  the measured sizes, **the breakpoints found from the data**: every split of the sorted sizes
+  into contiguous segments of at least :data:`MIN_POINTS` points is fitted, each segment by
+  non-negative least squares on the relative error (``scipy.optimize.nnls`` of the rows
+  weighted by 1/t, so α ≥ 0 and 1/β ≥ 0), and the number of segments is chosen by the
+  Bayesian information criterion on the relative residuals (a segment must pay for its three
+  parameters).
+* :func:`fit_linear` fits a local cost ``c + γ·m`` (copies, reductions) the same way, on one segment.
+
+References
+----------
+R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
+Computing 20(3), 1994; A. Alexandrov, M. F. Ionescu, K. E. Schauser, C. Scheiman, "LogGP:
+incorporating long messages into the LogP model", SPAA 1995; G. Schwarz, "Estimating the
+dimension of a model", Annals of Statistics 6(2), 1978 (BIC).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..core.errors import UnsupportedError
+
+__all__ = ["MAX_SEGMENTS", "MIN_POINTS", "LinearFit", "PiecewiseFit", "fit_linear", "fit_piecewise"]
+
+MAX_SEGMENTS = 3
+"""Most segments the piecewise fit tries (MPICH on shared memory: eager, a middle range, rendezvous)."""
+MIN_POINTS = 3
+"""Fewest measured sizes in a segment (two points always fit a line exactly)."""
+RESIDUAL_FLOOR = 1e-8
+"""Mean squared relative residual below which fits count as equally exact (1e-4 relative): no timer
+resolves better, and without a floor exact data would let an extra segment win on rounding."""
+MAX_BANDWIDTH_BYTES_PER_S = 1e15
+"""A segment whose times do not grow with size gets this bandwidth (1/β = 0 is not a finite β)."""
+
+
+@dataclass(frozen=True)
+class LinearFit:
+    """``t(m) = fixed_s + m · per_byte_s``, and how well it reproduces the points.
+
+    Parameters
+    ----------
+    fixed_s, per_byte_s : float
+        Intercept and slope (both ≥ 0).
+    r_squared, max_relative_error : float
+        On the times; the largest ``|fit − t| / t``.
+
+    Examples
+    --------
+    >>> LinearFit(1e-6, 1e-10, 1.0, 0.0).predict_s(1000)
+    1.1e-06
+    """
+
+    fixed_s: float
+    per_byte_s: float
+    r_squared: float
+    max_relative_error: float
+
+    def predict_s(self, size_bytes):
+        """The fitted time of a size (or a numpy array of sizes)."""
+        return self.fixed_s + size_bytes * self.per_byte_s
+
+
+@dataclass(frozen=True)
+class PiecewiseFit:
+    """A piecewise α–β fit: segment ``i`` covers sizes up to ``breakpoints_bytes[i]`` (the last, the rest).
+
+    Parameters
+    ----------
+    breakpoints_bytes : tuple of int
+        The largest measured size of every segment but the last.
+    alpha_s, beta_bytes_per_s : tuple of float
+        Per segment.
+    r_squared, max_relative_error : float
+        Of the whole fit on the times.
+    bic : float
+        The information criterion of the chosen fit (lower is better).
+
+    Examples
+    --------
+    >>> f = PiecewiseFit((4096,), (1e-6, 5e-6), (1e9, 1e10), 1.0, 0.0, 0.0)
+    >>> f.predict_s(np.array([1000, 8192])).round(12).tolist()
+    [2e-06, 5.8192e-06]
+    """
+
+    breakpoints_bytes: tuple[int, ...]
+    alpha_s: tuple[float, ...]
+    beta_bytes_per_s: tuple[float, ...]
+    r_squared: float
+    max_relative_error: float
+    bic: float
+
+    def predict_s(self, size_bytes):
+        """The fitted time of each size (its segment's ``α + m/β``)."""
+        m = np.asarray(size_bytes, dtype=float)
+        i = np.searchsorted(np.asarray(self.breakpoints_bytes, dtype=float), m, side="left")
+        return np.asarray(self.alpha_s)[i] + m / np.asarray(self.beta_bytes_per_s)[i]
+
+
+def _check(sizes_bytes, times_s, need: int) -> tuple[np.ndarray, np.ndarray]:
+    m = np.asarray(sizes_bytes, dtype=float)
+    t = np.asarray(times_s, dtype=float)
+    if m.shape != t.shape or m.ndim != 1 or len(m) < need or not (t > 0).all() or not np.isfinite(t).all():
+        raise UnsupportedError(f"the fit needs at least {need} points with positive, finite times, got {len(t)}")
+    if len(np.unique(m)) != len(m):
+        raise UnsupportedError("the fit needs each size once (one time per size)")
+    order = np.argsort(m)
+    return m[order], t[order]
+
+
+def _nnls_segment(m: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
+    """α, 1/β and the weighted squared error of ``α + m·g`` on relative errors, α, g ≥ 0."""
+    from scipy.optimize import nnls
+    design = np.stack([np.ones_like(m), m], axis=1) / t[:, None]
+    (alpha, inv_beta), norm = nnls(design, np.ones_like(t))
+    return float(alpha), float(inv_beta), float(norm) ** 2
+
+
+def _quality(t: np.ndarray, fitted: np.ndarray) -> tuple[float, float]:
+    total = float(((t - t.mean()) ** 2).sum())
+    r2 = 1.0 - float(((t - fitted) ** 2).sum()) / total if total > 0 else 1.0
+    return r2, float((np.abs(fitted - t) / t).max())
+
+
+def fit_linear(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> LinearFit:
+    """Fit ``t = c + γ·m`` by non-negative least squares on the relative error.
+
+    Parameters
+    ----------
+    sizes_bytes, times_s : sequence of float
+        Sizes and their measured times (at least two; positive times).
+
+    Returns
+    -------
+    LinearFit
+        ``c``, ``γ``, R² and the largest relative error.
+
+    Raises
+    ------
+    UnsupportedError
+        For fewer than two points or non-positive times.
+
+    Examples
+    --------
+    >>> f = fit_linear([1e3, 1e5, 1e7], [1.1e-6, 11e-6, 1001e-6])
+    >>> round(f.fixed_s * 1e6, 6), round(f.per_byte_s * 1e12, 6)
+    (1.0, 100.0)
+    """
+    m, t = _check(sizes_bytes, times_s, 2)
+    c, g, _ = _nnls_segment(m, t)
+    r2, worst = _quality(t, c + g * m)
+    return LinearFit(c, g, r2, worst)
+
+
+def fit_piecewise(sizes_bytes: Sequence[float], times_s: Sequence[float], *, max_segments: int = MAX_SEGMENTS,
+                  min_points: int = MIN_POINTS) -> PiecewiseFit:
+    """Fit a piecewise α–β with breakpoints found from the data (see the module docstring).
+
+    Parameters
+    ----------
+    sizes_bytes, times_s : sequence of float
+        Message sizes and their measured times (each size once).
+    max_segments : int, optional
+        Most segments tried (default :data:`MAX_SEGMENTS`).
+    min_points : int, optional
+        Fewest sizes in a segment (default :data:`MIN_POINTS`).
+
+    Returns
+    -------
+    PiecewiseFit
+        The fit with the lowest BIC.
+
+    Raises
+    ------
+    UnsupportedError
+        For fewer than ``min_points`` points, or non-positive times.
+
+    Examples
+    --------
+    A jump at 16 KiB (a protocol switch) is found:
+
+    >>> m = np.array([2.0 ** k for k in range(6, 23)])
+    >>> t = np.where(m <= 8192, 2e-6 + m / 4e9, 9e-6 + m / 1e10)
+    >>> f = fit_piecewise(m, t)
+    >>> f.breakpoints_bytes, f.max_relative_error < 1e-6
+    ((8192,), True)
+    """
+    m, t = _check(sizes_bytes, times_s, min_points)
+    n = len(m)
+    best: PiecewiseFit | None = None
+    for k in range(1, max_segments + 1):
+        if k * min_points > n:
+            break
+        chosen = None
+        for cuts in itertools.combinations(range(min_points, n - min_points + 1), k - 1):
+            bounds = (0, *cuts, n)
+            if any(b - a < min_points for a, b in zip(bounds, bounds[1:])):
+                continue
+            parts = [_nnls_segment(m[a:b], t[a:b]) for a, b in zip(bounds, bounds[1:])]
+            sse = sum(p[2] for p in parts)
+            if chosen is None or sse < chosen[0]:
+                chosen = (sse, bounds, parts)
+        if chosen is None:
+            continue
+        sse, bounds, parts = chosen
+        bic = n * math.log(max(sse / n, RESIDUAL_FLOOR)) + (3 * k - 1) * math.log(n)
+        if best is None or bic < best.bic:
+            breakpoints = tuple(int(m[b - 1]) for b in bounds[1:-1])
+            alpha = tuple(p[0] for p in parts)
+            beta = tuple(1.0 / p[1] if p[1] > 1.0 / MAX_BANDWIDTH_BYTES_PER_S else MAX_BANDWIDTH_BYTES_PER_S
+                         for p in parts)
+            trial = PiecewiseFit(breakpoints, alpha, beta, 0.0, 0.0, bic)
+            r2, worst = _quality(t, trial.predict_s(m))
+            best = PiecewiseFit(breakpoints, alpha, beta, r2, worst, bic)
+    assert best is not None  # k = 1 always fits: n >= min_points
+    return best

@@ -1,0 +1,155 @@
+"""The microbenchmarks of ``collsim calibrate --model loggp-piecewise`` (docs/calibration.md).
+
+* :func:`exchange_samples`: **every rank at once** sends a message to rank ``r + 1`` and
+  receives one from rank ``r − 1`` (on 2 ranks: both directions of one pair at once), run by
+  collsim's own executor as a one-step schedule (``direct`` shift on a star, through
+  :func:`~collsim.mpi.executor.run_schedule`: persistent requests, ``MPI_Startall``,
+  ``MPI_Waitall``, received in place, the buffer restored before every iteration and the
+  watchdog running, exactly as a collective's step).  Each iteration starts after a barrier
+  and its time is the maximum over ranks, so a sample is what one step of a collective
+  costs on these ranks, with both directions, every rank and the executor's per-step work
+  in it.  The sizes are measured in ``passes`` rounds (every size once per round), so
+  that a burst of load from elsewhere lands on a few samples of every size rather than on
+  all the samples of one.
+* :func:`local_samples`: every rank at once copies and reduces (``--op``, ``--dtype``) buffers
+  of each size, as the executor does between steps; per size the median over ranks of each
+  rank's median.
+
+Both return :class:`~collsim.mpi.calibrate.Sample` rows (median, minimum and quartiles).
+mpi4py is imported by the functions, never when the module is loaded.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from .calibrate import Sample
+
+__all__ = ["DEFAULT_EXCHANGE_SIZES_BYTES", "exchange_samples", "local_samples", "sample_of"]
+
+DEFAULT_EXCHANGE_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(6, 25))
+"""Message sizes of the exchange and local microbenchmarks: powers of 2 from 64 B to 16 MiB (19 sizes),
+fine enough to place a protocol switch between two neighbouring sizes."""
+
+
+def sample_of(size_bytes: int, times_s: Sequence[float]) -> Sample:
+    """A table row of one size's times: count, median, minimum and quartiles.
+
+    Parameters
+    ----------
+    size_bytes : int
+        The size.
+    times_s : sequence of float
+        Its times.
+
+    Returns
+    -------
+    Sample
+
+    Examples
+    --------
+    >>> s = sample_of(64, [1.0, 2.0, 3.0, 4.0, 5.0])
+    >>> s.median_s, s.min_s, s.q1_s, s.q3_s
+    (3.0, 1.0, 2.0, 4.0)
+    """
+    t = np.asarray(times_s, dtype=float)
+    q1, med, q3 = np.percentile(t, [25, 50, 75])
+    return Sample(int(size_bytes), len(t), float(med), float(t.min()), float(q1), float(q3))
+
+
+def exchange_samples(comm: Any, sizes_bytes: Sequence[int], iterations: int, warmup: int,
+                     dtype: str = "int64", passes: int = 5) -> list[Sample]:
+    """One-step ring exchanges on every rank at once, timed as collsim's executor times a schedule.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        The ranks (at least two).
+    sizes_bytes : sequence of int
+        Message sizes.
+    iterations, warmup : int
+        Timed iterations per size (spread over the passes, at least one per pass) and untimed ones per pass.
+    dtype : str, optional
+        Element type of the buffers.
+    passes : int, optional
+        Rounds over the sizes (default 5).
+
+    Returns
+    -------
+    list of Sample
+        Per size, the per-iteration maxima over ranks (the same on every rank).
+
+    Examples
+    --------
+    >>> exchange_samples(MPI.COMM_WORLD, [64, 4096], 20, 3)   # doctest: +SKIP
+    """
+    from .. import build
+    from ..systems.electrical import Star
+    from .executor import run_schedule
+    star = Star(nodes=comm.Get_size())
+    scheds = {int(s): build("direct", star, "shift", int(s), shift=1) for s in sizes_bytes}
+    per_pass = max(1, -(-iterations // passes))
+    times: dict[int, list[float]] = {s: [] for s in scheds}
+    for _ in range(passes):
+        for size, sched in scheds.items():
+            result = run_schedule(sched, comm, iterations=per_pass, warmup=warmup, dtype=dtype, verify=False)
+            times[size] += list(result.times_s)
+    return [sample_of(size, ts) for size, ts in times.items()]
+
+
+def local_samples(comm: Any, sizes_bytes: Sequence[int], iterations: int, dtype: str = "int64",
+                  op: str = "sum") -> tuple[list[Sample], list[Sample]]:
+    """Local copies and reductions of each size, every rank at once (as between a collective's steps).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        The ranks.
+    sizes_bytes : sequence of int
+        Buffer sizes (rounded up to whole elements).
+    iterations : int
+        Timed repetitions per size and rank (after one untimed).
+    dtype, op : str, optional
+        Element type and reduction (:data:`collsim.mpi.buffers.OPS`).
+
+    Returns
+    -------
+    tuple of list of Sample
+        ``(copies, reductions)``: per size, the median over ranks of each rank's statistics.
+
+    Examples
+    --------
+    >>> copies, reductions = local_samples(MPI.COMM_WORLD, [64, 4096], 20)   # doctest: +SKIP
+    """
+    from .buffers import OPS, check_data
+    op, np_dtype = check_data(op, dtype)
+    ufunc = OPS[op]
+    mine: list[list[float]] = []
+    for size in sizes_bytes:
+        count = max(1, -(-int(size) // np_dtype.itemsize))
+        buf = np.ones(count, dtype=np_dtype)
+        stage = np.ones(count, dtype=np_dtype)
+        comm.Barrier()
+        for kind in ("copy", "reduce"):
+            times = []
+            for i in range(iterations + 1):
+                t0 = time.perf_counter()
+                if kind == "copy":
+                    buf[:] = stage
+                else:
+                    ufunc(buf, stage, out=buf)
+                if i:
+                    times.append(time.perf_counter() - t0)
+            q1, med, q3 = np.percentile(times, [25, 50, 75])
+            mine.append([float(med), float(np.min(times)), float(q1), float(q3)])
+    table = np.asarray(comm.allgather(mine))           # (ranks, 2 * sizes, 4)
+    median = np.median(table, axis=0)
+    copies, reductions = [], []
+    for j, size in enumerate(sizes_bytes):
+        for kind, rows in ((0, copies), (1, reductions)):
+            med, mn, q1, q3 = median[2 * j + kind]
+            rows.append(Sample(int(size), iterations * comm.Get_size(), float(med), float(mn), float(q1), float(q3)))
+    return copies, reductions

@@ -1,0 +1,358 @@
+"""``collsim validate``: predicted against measured, on the machine the model was calibrated on.
+
+Every chosen (algorithm, collective, size) is built on the calibrated star, **run for real** by
+collsim's executor beside MPI's own collective (:func:`collsim.mpi.executor.run_schedule`), and
+predicted four ways: the ``loggp-piecewise`` closed form and flow simulator (the system's model),
+and the plain α–β closed form and flow simulator (the same star without its model: the
+baseline).  Errors are judged against the **median** iteration, and summarised per model as the
+geometric mean of ``|predicted − measured| / measured`` and the largest of them
+(:func:`summarize`).  When the ping-pong's repeated measurements scatter more than
+:data:`~collsim.mpi.loggp_calibrate.NOISY_SPREAD` the summary refuses to judge the accuracy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..core.errors import InputError
+
+__all__ = ["BAND", "DEFAULT_PAIRS", "DEFAULT_SIZES_BYTES", "MODELS", "TARGET_GEOMEAN", "TARGET_MAX",
+           "ValidationRow", "parse_pairs", "plot", "run_rows", "store_rows", "summarize"]
+
+DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (
+    ("ring", "allreduce"), ("recursive-doubling", "allreduce"), ("rabenseifner", "allreduce"),
+    ("ring", "allgather"), ("bruck", "allgather"), ("recursive-doubling", "allgather"))
+"""Issue 25's six (algorithm, collective) pairs."""
+DEFAULT_SIZES_BYTES: tuple[int, ...] = (1024, 16384, 262144, 4194304)
+"""Issue 25's sizes: 1 KiB, 16 KiB, 256 KiB, 4 MiB."""
+TARGET_GEOMEAN = 0.15
+"""Target: geometric-mean relative error of the median-iteration prediction."""
+TARGET_MAX = 0.40
+"""Target: largest relative error at any size."""
+BAND = 0.15
+"""The band drawn around the diagonal of the figure (±15 %)."""
+MODELS = ("loggp_closed", "loggp_sim", "plain_closed", "plain_sim")
+"""The predictions of a row: ``loggp-piecewise`` closed form and flow simulator, plain α–β closed form and flow
+simulator."""
+_LABELS = {"loggp_closed": "loggp-piecewise, closed form", "loggp_sim": "loggp-piecewise, flow simulator",
+           "plain_closed": "plain α–β, closed form", "plain_sim": "plain α–β, flow simulator"}
+
+
+@dataclass(frozen=True)
+class ValidationRow:
+    """One (algorithm, collective, size) run for real and predicted.
+
+    Parameters
+    ----------
+    algorithm, collective : str
+        What ran.
+    nodes, size_bytes : int
+        Ranks and the collective's size.
+    median_s, mean_s, min_s : float
+        collsim's executor: per-iteration times (each the maximum over ranks).
+    spread : float
+        ``(q3 − q1) / median`` of those iterations.
+    native_median_s : float
+        MPI's own collective in the same job, median iteration.
+    loggp_closed_s, loggp_sim_s, plain_closed_s, plain_sim_s : float
+        The predictions (:data:`MODELS`).
+
+    Examples
+    --------
+    >>> r = ValidationRow("ring", "allgather", 2, 1024, 4e-6, 5e-6, 3e-6, 0.1, 3e-6, 3.6e-6, 3.8e-6, 2e-6, 2e-6)
+    >>> round(r.error("loggp_sim"), 6), round(r.error("plain_closed"), 6)
+    (-0.05, -0.5)
+    """
+
+    algorithm: str
+    collective: str
+    nodes: int
+    size_bytes: int
+    median_s: float
+    mean_s: float
+    min_s: float
+    spread: float
+    native_median_s: float
+    loggp_closed_s: float
+    loggp_sim_s: float
+    plain_closed_s: float
+    plain_sim_s: float
+
+    def error(self, model: str) -> float:
+        """``(predicted − measured median) / measured median`` of one of :data:`MODELS`."""
+        return (getattr(self, f"{model}_s") - self.median_s) / self.median_s
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as a dict, with ``<model>_error_pct`` beside each prediction."""
+        out = dataclasses.asdict(self)
+        for m in MODELS:
+            out[f"{m}_error_pct"] = round(100.0 * self.error(m), 6)
+        return out
+
+
+def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...]:
+    """``ALG:COLL,ALG:COLL`` as pairs (None: :data:`DEFAULT_PAIRS`).
+
+    Parameters
+    ----------
+    text : str or None
+        The option's value.
+
+    Returns
+    -------
+    tuple of tuple
+
+    Raises
+    ------
+    InputError
+        For an item without a colon.
+
+    Examples
+    --------
+    >>> parse_pairs("ring:allreduce, bruck:allgather")
+    (('ring', 'allreduce'), ('bruck', 'allgather'))
+    """
+    if text is None:
+        return DEFAULT_PAIRS
+    out = []
+    for item in (s.strip() for s in text.split(",")):
+        alg, sep, coll = item.partition(":")
+        if not sep or not alg.strip() or not coll.strip():
+            raise InputError(f"--rows is a comma-separated list of ALGORITHM:COLLECTIVE (ring:allreduce), not {item!r}")
+        out.append((alg.strip(), coll.strip()))
+    return tuple(out)
+
+
+def run_rows(system, pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[int], *, iterations: int = 20,
+             warmup: int = 5, dtype: str = "int64", op: str = "sum", comm: Any = None,
+             passes: int = 5) -> list[ValidationRow] | None:
+    """Run and predict every (pair, size) on the ranks of ``comm`` (collective call).
+
+    Parameters
+    ----------
+    system : Star
+        The calibrated star (with its ``loggp-piecewise`` model), one node per rank.
+    pairs : sequence of tuple
+        (algorithm, collective).
+    sizes_bytes : sequence of int
+        Sizes.
+    iterations, warmup : int, optional
+        Timed iterations per row, spread over the passes (at least one per pass), and untimed ones per pass.
+    dtype, op : str, optional
+        The data and reduction.
+    comm : mpi4py.MPI.Comm, optional
+        Default ``COMM_WORLD``.
+    passes : int, optional
+        Rounds over the rows (default 5): every row runs once per round, so that a burst of load
+        from elsewhere lands on a few iterations of every row rather than on all of one.
+
+    Returns
+    -------
+    list of ValidationRow or None
+        On rank 0; None on the others.
+
+    Raises
+    ------
+    InputError
+        If the system carries no model.
+
+    Examples
+    --------
+    >>> rows = run_rows(load_system("host.toml"), DEFAULT_PAIRS, DEFAULT_SIZES_BYTES)   # doctest: +SKIP
+    """
+    from .. import build
+    from ..cost.loggp import system_model
+    from ..pipeline import evaluate
+    from .executor import run_schedule
+    if system_model(system) is None:
+        raise InputError("validation compares the loggp-piecewise model with the plain alpha-beta one: the system "
+                         "has no model (collsim calibrate --model loggp-piecewise writes one)")
+    plain = dataclasses.replace(system, model=None)
+    if comm is None:
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+    keys = [(alg, coll, int(size)) for alg, coll in pairs for size in sizes_bytes]
+    scheds = {k: build(k[0], system, k[1], k[2]) for k in keys}
+    per_pass = max(1, -(-iterations // passes))
+    mine_t: dict[tuple, list[float]] = {k: [] for k in keys}
+    native_t: dict[tuple, list[float]] = {k: [] for k in keys}
+    for j in range(passes):
+        for k in keys:
+            result = run_schedule(scheds[k], comm, iterations=per_pass, warmup=warmup, op=op, dtype=dtype,
+                                  verify=j == 0)
+            mine_t[k] += list(result.times_s)
+            native_t[k] += list(result.native_times_s)
+    if comm.Get_rank() != 0:
+        return None
+    out = []
+    for k in keys:
+        times = np.asarray(mine_t[k], dtype=float)
+        q1, med, q3 = np.percentile(times, [25, 50, 75])
+        mine = evaluate(scheds[k])
+        base = evaluate(build(k[0], plain, k[1], k[2]))
+        out.append(ValidationRow(k[0], k[1], system.nodes, k[2], float(med), float(times.mean()), float(times.min()),
+                                 float((q3 - q1) / med), float(np.median(native_t[k])), mine.alpha_beta_time_s,
+                                 mine.part.simulated_time_s, base.alpha_beta_time_s, base.part.simulated_time_s))
+    return out
+
+
+def _geomean(values: Sequence[float]) -> float:
+    return float(math.exp(np.mean(np.log(np.maximum(np.abs(values), 1e-9))))) if len(values) else float("nan")
+
+
+def summarize(rows: Sequence[ValidationRow], pingpong_spread: float | None, noisy_spread: float | None = None
+              ) -> dict[str, Any]:
+    """Per model the geometric-mean and largest relative error, and whether the targets are met.
+
+    Parameters
+    ----------
+    rows : sequence of ValidationRow
+        The rows.
+    pingpong_spread : float or None
+        The calibration's ping-pong spread (median over sizes of IQR / median).
+    noisy_spread : float, optional
+        Above it the accuracy is not judged (default
+        :data:`~collsim.mpi.loggp_calibrate.NOISY_SPREAD`).
+
+    Returns
+    -------
+    dict
+        ``models``: per model ``geomean_error``, ``max_error``, ``worst`` (the row) and, when judged,
+        ``meets_targets``; ``judged`` (False when too noisy or the spread is unknown) and ``reason``;
+        ``pingpong_spread``, ``median_iteration_spread``.
+
+    Examples
+    --------
+    >>> r = ValidationRow("ring", "allgather", 2, 1024, 4e-6, 5e-6, 3e-6, 0.1, 3e-6, 4.4e-6, 3.6e-6, 2e-6, 2e-6)
+    >>> s = summarize([r], 0.1)
+    >>> s["judged"], round(s["models"]["loggp_closed"]["geomean_error"], 6), s["models"]["plain_sim"]["meets_targets"]
+    (True, 0.1, False)
+    >>> summarize([r], 0.6)["reason"]
+    'the ping-pong times scatter by 60% (IQR / median, median over sizes), above 25%: too noisy to judge'
+    """
+    from .loggp_calibrate import NOISY_SPREAD
+    limit = NOISY_SPREAD if noisy_spread is None else noisy_spread
+    if pingpong_spread is None:
+        judged, reason = False, "the calibration has no ping-pong quartiles: its noise is unknown, accuracy not judged"
+    elif pingpong_spread > limit:
+        judged, reason = False, (f"the ping-pong times scatter by {100 * pingpong_spread:.0f}% (IQR / median, median "
+                                 f"over sizes), above {100 * limit:.0f}%: too noisy to judge")
+    else:
+        judged, reason = True, (f"ping-pong spread {100 * pingpong_spread:.0f}% (at most {100 * limit:.0f}%): "
+                                "quiet enough to judge")
+    models = {}
+    for m in MODELS:
+        errs = [abs(r.error(m)) for r in rows]
+        worst = rows[int(np.argmax(errs))] if rows else None
+        entry = {"geomean_error": _geomean(errs), "max_error": float(max(errs)) if errs else float("nan"),
+                 "worst": None if worst is None else f"{worst.algorithm} {worst.collective} {worst.size_bytes} B"}
+        if judged:
+            entry["meets_targets"] = bool(entry["geomean_error"] <= TARGET_GEOMEAN and entry["max_error"] <= TARGET_MAX)
+        models[m] = entry
+    return {"models": models, "judged": judged, "reason": reason, "pingpong_spread": pingpong_spread,
+            "median_iteration_spread": float(np.median([r.spread for r in rows])) if rows else None,
+            "targets": {"geomean_error": TARGET_GEOMEAN, "max_error": TARGET_MAX}}
+
+
+def plot(rows: Sequence[ValidationRow], path: str, title: str) -> None:
+    """Write the log–log predicted-against-measured figure with the ±15 % band (matplotlib, PNG).
+
+    Parameters
+    ----------
+    rows : sequence of ValidationRow
+        The rows.
+    path : str
+        The PNG (written atomically).
+    title : str
+        The figure's title.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> r = ValidationRow("ring", "allgather", 2, 1024, 4e-6, 5e-6, 3e-6, 0.1, 4.4e-6, 3.6e-6, 3.8e-6, 2e-6, 2e-6)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     plot([r], os.path.join(d, "v.png"), "test"); os.path.getsize(os.path.join(d, "v.png")) > 0
+    True
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..core.files import atomic_write
+    measured = np.array([r.median_s for r in rows]) * 1e6
+    fig, ax = plt.subplots(figsize=(6.4, 5.6), dpi=110)
+    lo = min(measured.min(), *(getattr(r, f"{m}_s") * 1e6 for r in rows for m in MODELS)) / 1.5
+    hi = max(measured.max(), *(getattr(r, f"{m}_s") * 1e6 for r in rows for m in MODELS)) * 1.5
+    line = np.geomspace(lo, hi, 50)
+    ax.fill_between(line, line * (1 - BAND), line * (1 + BAND), color="0.85", label=f"±{100 * BAND:.0f} %")
+    ax.plot(line, line, color="0.4", lw=1)
+    styles = {"loggp_closed": ("o", "tab:blue"), "loggp_sim": ("x", "tab:cyan"), "plain_closed": ("s", "tab:red"),
+              "plain_sim": ("+", "tab:orange")}
+    for m in MODELS:
+        marker, colour = styles[m]
+        ax.scatter(measured, [getattr(r, f"{m}_s") * 1e6 for r in rows], marker=marker, color=colour,
+                   label=_LABELS[m], s=28, facecolors="none" if marker in "os" else None)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("measured: median iteration of collsim's executor (µs)")
+    ax.set_ylabel("predicted (µs)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(True, which="both", lw=0.3)
+    fig.tight_layout()
+    atomic_write(path, lambda fh: fig.savefig(fh, format="png"))
+    plt.close(fig)
+
+
+def store_rows(rows: Sequence[ValidationRow], path: str, calibration: str, system_name: str) -> int:
+    """Record the rows in the results store (SQLite, :class:`collsim.experiments.store.Store`).
+
+    Each row is a point ``{"experiment": "validate", "system", "calibration", "nodes", "collective",
+    "algorithm", "size_bytes"}`` (``calibration`` a hash of the calibration file, so that two
+    calibrations' validations are kept apart) whose result is :meth:`ValidationRow.to_json`.
+
+    Parameters
+    ----------
+    rows : sequence of ValidationRow
+        The rows.
+    path : str
+        The store.
+    calibration : str
+        The calibration's identity (hash).
+    system_name : str
+        The system's name.
+
+    Returns
+    -------
+    int
+        Rows written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from collsim.experiments.store import Store
+    >>> r = ValidationRow("ring", "allgather", 2, 1024, 4e-6, 5e-6, 3e-6, 0.1, 4.4e-6, 3.6e-6, 3.8e-6, 2e-6, 2e-6)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     store_rows([r], os.path.join(d, "r.sqlite"), "abc", "host")
+    ...     [x["result"]["loggp_closed_error_pct"] for x in Store(os.path.join(d, "r.sqlite")).records()]
+    1
+    [-10.0]
+    """
+    from ..experiments.store import Store
+    store = Store(path)
+    for r in rows:
+        point = {"experiment": "validate", "system": system_name, "calibration": calibration, "nodes": r.nodes,
+                 "collective": r.collective, "algorithm": r.algorithm, "size_bytes": r.size_bytes}
+        store.put(point, {**r.to_json(), "error": None})
+    return len(rows)

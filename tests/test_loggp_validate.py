@@ -1,0 +1,169 @@
+"""``collsim calibrate --model loggp-piecewise`` and ``collsim validate`` (issue 25, docs/calibration.md).
+
+The fits are checked on synthetic tables with a known answer (breakpoints, segments, local costs);
+the MPI jobs check what a run must give whatever the machine (the structure of the file, the
+table, the figure, the store, the refusal to judge a noisy machine), never a timing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from collsim.core.errors import InputError, UnsupportedError
+from collsim.mpi.calibrate import Sample, calibration_from
+from collsim.mpi.loggp_calibrate import loggp_calibration_from, samples_from_table, spread_of
+from collsim.mpi.loggp_fit import fit_linear, fit_piecewise
+from collsim.mpi.validate import ValidationRow, parse_pairs, summarize
+from collsim.systems import load_system
+from conftest import collsim_exe
+from test_mpi_calibrate import run_mpi
+
+SIZES = [2**k for k in range(6, 25)]
+
+
+def _protocol(m):
+    """Three regimes, as MPICH on shared memory: eager, a middle range, rendezvous out of the caches."""
+    m = np.asarray(m, dtype=float)
+    return np.where(m <= 4096, 3e-6 + m / 4e9, np.where(m <= 524288, 5e-6 + m / 1.1e10, 2e-6 + m / 6e9))
+
+
+def test_piecewise_fit_finds_the_protocol_switches():
+    f = fit_piecewise(SIZES, _protocol(SIZES))
+    assert f.breakpoints_bytes == (4096, 524288)
+    assert f.alpha_s == pytest.approx((3e-6, 5e-6, 2e-6), rel=1e-6)
+    assert f.beta_bytes_per_s == pytest.approx((4e9, 1.1e10, 6e9), rel=1e-6)
+    assert f.max_relative_error < 1e-6
+
+
+def test_piecewise_fit_keeps_one_line_when_one_line_explains_the_data():
+    rng = np.random.default_rng(7)
+    t = (2e-6 + np.array(SIZES) / 1e10) * (1 + 0.03 * rng.standard_normal(len(SIZES)))
+    f = fit_piecewise(SIZES, t)
+    assert f.breakpoints_bytes == ()
+    assert f.alpha_s[0] == pytest.approx(2e-6, rel=0.1) and f.beta_bytes_per_s[0] == pytest.approx(1e10, rel=0.1)
+
+
+def test_piecewise_fit_through_noise():
+    rng = np.random.default_rng(11)
+    t = _protocol(SIZES) * (1 + 0.05 * rng.standard_normal(len(SIZES)))
+    f = fit_piecewise(SIZES, t)
+    assert f.breakpoints_bytes == (4096, 524288)
+    assert f.max_relative_error < 0.2
+
+
+def test_fits_refuse_bad_tables():
+    with pytest.raises(UnsupportedError):
+        fit_piecewise([1, 2], [1e-6, 2e-6])
+    with pytest.raises(UnsupportedError):
+        fit_piecewise([1, 2, 3], [1e-6, 0.0, 2e-6])
+    with pytest.raises(UnsupportedError):
+        fit_linear([1, 1], [1e-6, 2e-6])
+
+
+def _calibration():
+    ping = [Sample(m, 20, 1.5e-6 + m / 1.2e10, 1.2e-6 + m / 1.3e10, 1.4e-6 + m / 1.2e10, 1.6e-6 + m / 1.2e10)
+            for m in (1, 1024, 2**20, 2**24)]
+    plain = calibration_from(ping, 7e-7, ranks=2, iterations=20)
+    exchange = [Sample(m, 50, float(t), float(t) * 0.9, float(t) * 0.95, float(t) * 1.05)
+                for m, t in zip(SIZES, _protocol(SIZES))]
+    copies = [Sample(m, 50, 2e-7 + m / 5e10, 2e-7) for m in SIZES]
+    reductions = [Sample(m, 50, 3e-7 + m / 4e10, 3e-7) for m in SIZES]
+    return loggp_calibration_from(plain, exchange, copies, reductions, "int64", "sum")
+
+
+def test_the_file_carries_the_model_and_refits_to_the_same(tmp_path):
+    cal = _calibration()
+    path = tmp_path / "host.toml"
+    cal.write(path)
+    star = load_system(str(path))
+    assert star.model == cal.model() and star.model.breakpoints_bytes == (4096, 524288)
+    assert star.link_bandwidth_bytes_per_s == cal.plain.fit.beta_bytes_per_s   # the plain model, as before
+    assert star.model.reduce_time_s(2**20) == pytest.approx(3e-7 + 2**20 / 4e10, rel=1e-6)
+    out = tmp_path / "again.toml"
+    done = subprocess.run([collsim_exe(), "calibrate", "--model", "loggp-piecewise", "--refit", str(path),
+                           "--out", str(out), "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["model"]["breakpoints_bytes"] == [4096, 524288] and doc["pingpong_spread"] == pytest.approx(
+        spread_of(cal.plain.samples))
+    assert load_system(str(out)).model == star.model
+
+
+def test_refit_without_the_exchange_table_is_one_line_and_exit_2(tmp_path):
+    plain = _calibration().plain
+    path = tmp_path / "plain.toml"
+    plain.write(path)
+    done = subprocess.run([collsim_exe(), "calibrate", "--model", "loggp-piecewise", "--refit", str(path),
+                           "--out", str(tmp_path / "x.toml")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "no [calibration.exchange]" in done.stderr
+    with pytest.raises(InputError, match="malformed"):
+        samples_from_table({"exchange": {"size_bytes": [1]}, "local": {}}, "f.toml")
+
+
+def _row(median, *preds):
+    return ValidationRow("ring", "allgather", 2, 1024, median, median, median, 0.1, median, *preds)
+
+
+def test_summary_is_the_geometric_mean_and_the_largest_error():
+    rows = [_row(1e-5, 1.1e-5, 0.9e-5, 0.5e-5, 0.5e-5), _row(1e-3, 0.99e-3, 1.05e-3, 0.2e-3, 0.2e-3)]
+    s = summarize(rows, 0.05)
+    closed = s["models"]["loggp_closed"]
+    assert closed["geomean_error"] == pytest.approx((0.1 * 0.01) ** 0.5)
+    assert closed["max_error"] == pytest.approx(0.1) and closed["meets_targets"]
+    assert s["models"]["plain_closed"]["max_error"] == pytest.approx(0.8)
+    assert not s["models"]["plain_closed"]["meets_targets"]
+
+
+def test_summary_refuses_to_judge_a_noisy_or_unknown_machine():
+    rows = [_row(1e-5, 1e-5, 1e-5, 1e-5, 1e-5)]
+    for spread in (0.3, None):
+        s = summarize(rows, spread)
+        assert not s["judged"] and all("meets_targets" not in m for m in s["models"].values())
+    assert "too noisy" in summarize(rows, 0.3)["reason"]
+
+
+def test_rows_option():
+    assert parse_pairs(None)[0] == ("ring", "allreduce") and len(parse_pairs(None)) == 6
+    with pytest.raises(InputError, match="ALGORITHM:COLLECTIVE"):
+        parse_pairs("ring")
+
+
+def test_validate_job_writes_the_table_figure_and_store(tmp_path: Path):
+    """A short real 2-rank job: structure only (the machine's times are what they are)."""
+    done = run_mpi(2, "validate", "--out", "host.toml", "--rows", "ring:allreduce,bruck:allgather", "--sizes",
+                   "1KiB,64KiB", "-I", "5", "-W", "1", "--calibration-iterations", "5", "--figure", "v.png",
+                   "--store", "r.sqlite", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)        # one report: rank 0's
+    rows = doc["rows"]
+    assert [(r["algorithm"], r["size_bytes"]) for r in rows] == [("ring", 1024), ("ring", 65536), ("bruck", 1024),
+                                                                  ("bruck", 65536)]
+    for r in rows:
+        assert 0 < r["min_s"] <= r["median_s"] and r["native_median_s"] > 0
+        assert r["loggp_closed_s"] > 0 and r["plain_closed_s"] > 0
+        assert r["loggp_closed_error_pct"] == pytest.approx(100 * (r["loggp_closed_s"] - r["median_s"]) / r["median_s"])
+    assert set(doc["summary"]["models"]) == {"loggp_closed", "loggp_sim", "plain_closed", "plain_sim"}
+    assert (tmp_path / "v.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    star = load_system(str(tmp_path / "host.toml"))
+    assert star.nodes == 2 and star.model is not None
+    from collsim.experiments.store import Store
+    stored = Store(str(tmp_path / "r.sqlite")).records()
+    assert sorted((r["result"]["algorithm"], r["result"]["size_bytes"]) for r in stored) == \
+        sorted((r["algorithm"], r["size_bytes"]) for r in rows)
+    again = run_mpi(2, "validate", "--calibration", "host.toml", "--rows", "ring:allgather", "--sizes", "1KiB",
+                    "-I", "2", "--json", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert len(json.loads(again.stdout)["rows"]) == 1
+
+
+def test_validate_refuses_a_calibration_of_another_rank_count(tmp_path: Path):
+    _calibration().write(tmp_path / "host.toml")          # 2 ranks
+    done = run_mpi(4, "validate", "--calibration", "host.toml", "--sizes", "1KiB", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "calibrates 2 ranks but this job has 4" in done.stderr
