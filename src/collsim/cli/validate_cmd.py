@@ -104,7 +104,7 @@ def _run(calibration_path, out_path, pairs, sizes, iterations, warmup, calibrati
     from ..core.errors import InputError, UnsupportedError
     from ..core.reading import read_bytes
     from ..mpi.buffers import check_data
-    from ..mpi.loggp_calibrate import measure_loggp, spread_of
+    from ..mpi.loggp_calibrate import measure_loggp, samples_from_table, spread_of
     from ..mpi.validate import run_rows, summarize
     from ..systems import load_system
     from .calibrate_cmd import _read_calibration
@@ -127,8 +127,12 @@ def _run(calibration_path, out_path, pairs, sizes, iterations, warmup, calibrati
     if rows is None:
         return None
     text = read_bytes(calibration_path, name=f"calibration file {calibration_path}")
-    plain = _read_calibration(calibration_path, "min")
-    summary = summarize(rows, spread_of(plain.samples))
+    plain, table = _read_calibration(calibration_path, "min", with_table=True)
+    exchange = samples_from_table(table, calibration_path)[0]
+    import os
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    summary = summarize(rows, spread_of(plain.samples), exchange_spread=spread_of(exchange), ranks=comm.Get_size(),
+                        cores=cores)
     return rows, summary, system, hashlib.sha256(text).hexdigest()[:16]
 
 

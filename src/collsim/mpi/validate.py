@@ -205,9 +205,15 @@ def _geomean(values: Sequence[float]) -> float:
     return float(math.exp(np.mean(np.log(np.maximum(np.abs(values), 1e-9))))) if len(values) else float("nan")
 
 
-def summarize(rows: Sequence[ValidationRow], pingpong_spread: float | None, noisy_spread: float | None = None
+def summarize(rows: Sequence[ValidationRow], pingpong_spread: float | None, noisy_spread: float | None = None, *,
+              exchange_spread: float | None = None, ranks: int | None = None, cores: int | None = None
               ) -> dict[str, Any]:
     """Per model the geometric-mean and largest relative error, and whether the targets are met.
+
+    The accuracy is judged only when the machine was quiet enough: the calibration's ping-pong
+    spread is known and, like the exchange's and the rows' own iterations', at most
+    ``noisy_spread``.  With more ranks than cores every step waits for the OS scheduler and the
+    times are its time slices; that is said too.
 
     Parameters
     ----------
@@ -218,6 +224,10 @@ def summarize(rows: Sequence[ValidationRow], pingpong_spread: float | None, nois
     noisy_spread : float, optional
         Above it the accuracy is not judged (default
         :data:`~collsim.mpi.loggp_calibrate.NOISY_SPREAD`).
+    exchange_spread : float, optional
+        The calibration's exchange spread, likewise.
+    ranks, cores : int, optional
+        MPI ranks and the cores available to them.
 
     Returns
     -------
@@ -233,18 +243,25 @@ def summarize(rows: Sequence[ValidationRow], pingpong_spread: float | None, nois
     >>> s["judged"], round(s["models"]["loggp_closed"]["geomean_error"], 6), s["models"]["plain_sim"]["meets_targets"]
     (True, 0.1, False)
     >>> summarize([r], 0.6)["reason"]
-    'the ping-pong times scatter by 60% (IQR / median, median over sizes), above 25%: too noisy to judge'
+    'too noisy to judge: the ping-pong times scatter by 60% (IQR / median, median over sizes; at most 25%)'
     """
     from .loggp_calibrate import NOISY_SPREAD
     limit = NOISY_SPREAD if noisy_spread is None else noisy_spread
+    iteration_spread = float(np.median([r.spread for r in rows])) if rows else None
+    noisy = [f"the {what} times scatter by {100 * value:.0f}%"
+             for what, value in (("ping-pong", pingpong_spread), ("exchange", exchange_spread),
+                                 ("collectives'", iteration_spread)) if value is not None and value > limit]
     if pingpong_spread is None:
         judged, reason = False, "the calibration has no ping-pong quartiles: its noise is unknown, accuracy not judged"
-    elif pingpong_spread > limit:
-        judged, reason = False, (f"the ping-pong times scatter by {100 * pingpong_spread:.0f}% (IQR / median, median "
-                                 f"over sizes), above {100 * limit:.0f}%: too noisy to judge")
+    elif noisy:
+        judged, reason = False, (f"too noisy to judge: {', '.join(noisy)} (IQR / median, median over sizes; at most "
+                                 f"{100 * limit:.0f}%)")
     else:
         judged, reason = True, (f"ping-pong spread {100 * pingpong_spread:.0f}% (at most {100 * limit:.0f}%): "
                                 "quiet enough to judge")
+    if ranks is not None and cores is not None and ranks > cores:
+        reason += (f"; {ranks} ranks on {cores} cores: oversubscribed, every step waits for the OS scheduler "
+                   "(docs/calibration.md)")
     models = {}
     for m in MODELS:
         errs = [abs(r.error(m)) for r in rows]
@@ -255,7 +272,7 @@ def summarize(rows: Sequence[ValidationRow], pingpong_spread: float | None, nois
             entry["meets_targets"] = bool(entry["geomean_error"] <= TARGET_GEOMEAN and entry["max_error"] <= TARGET_MAX)
         models[m] = entry
     return {"models": models, "judged": judged, "reason": reason, "pingpong_spread": pingpong_spread,
-            "median_iteration_spread": float(np.median([r.spread for r in rows])) if rows else None,
+            "exchange_spread": exchange_spread, "median_iteration_spread": iteration_spread,
             "targets": {"geomean_error": TARGET_GEOMEAN, "max_error": TARGET_MAX}}
 
 
