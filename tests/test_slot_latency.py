@@ -145,3 +145,19 @@ def test_optree_search_charges_the_slot_latency(nodes, wavelengths, size):
     assert b1.time_s <= b0.time_s + b0.steps * 1e-5 + 1e-15
     r = run("optree", slow, "allgather", size)
     assert r.time_s == pytest.approx(b1.time_s, rel=1e-12) and r.slots == b1.steps
+
+
+def test_the_title_names_the_fastest_as_the_rows_rank_it(tmp_path):
+    """Issue 24: at a tie in time at latency 0 the line with fewer slots is fastest (the rows' rank and the
+    crossovers say so); the title used to pick by name ("a-many" before "b-few")."""
+    import re
+    rows = []
+    for lat in (0.0, 1e-6):
+        for rank, (alg, slots) in enumerate((("b-few", 10), ("a-many", 20)), 1):  # same time at 0
+            rows.append({"nodes": 8, "wavelengths": 2, "size_bytes": 1024, "latency_s": lat, "algorithm": alg,
+                         "slots": slots, "time_s": 1e-3 + slots * lat, "rank": rank, "best": rank == 1,
+                         "feasible": True})
+    assert crossovers(rows) == []  # b-few is below a-many everywhere above 0: no change of the fastest
+    png, svg = plot_slot_latency(rows, tmp_path, "tie")
+    title = re.search(r"b-few stays fastest|a-many stays fastest", svg.read_text())
+    assert title is not None and title.group(0) == "b-few stays fastest"

@@ -255,7 +255,7 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
     for t, data in zip(targets, (t1_target, mot_rows, f4_target, lemma)):
         tables.append(write_csv(out / t.table, data).name)
     counts = {}
-    for name, (fig, n) in (("fig4", figs.fig4(f4_rows)), ("fig5", figs.fig5(f5, g["small"], g["large"])),
+    for name, (fig, n) in (("fig4", figs.fig4(f4_rows, FIG4_PRINTED_DEPTH)), ("fig5", figs.fig5(f5, g["small"], g["large"])),
                            ("fig6", figs.fig6(f6, g["nodes"])), ("fig7", figs.fig7(f7, g["wavelengths"]))):
         save_figure(fig, out, name)
         counts[name] = n
@@ -264,8 +264,23 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
     return PaperResult("optree", TITLE, out, figures=("fig4", "fig5", "fig6", "fig7"), tables=tuple(tables),
                        comparisons=tuple(comps), notes=tuple(_notes(quick, f7) + _pure_notes(pure)),
                        targets=tuple(targets),
-                       captions={k: v + (BEST_CAPTION if k != "fig4" else "") + f" Series per panel: {counts[k]}."
+                       captions={k: (v if k != "fig4" else v.format(ties=_eq3_ties(f4_rows), paper=", ".join(
+                           str(FIG4_PRINTED_DEPTH[n]) for n in sorted(FIG4_PRINTED_DEPTH))))
+                                 + (BEST_CAPTION if k != "fig4" else "") + f" Series per panel: {counts[k]}."
                                  for k, v in CAPTIONS.items()})
+
+
+def _eq3_ties(f4_rows) -> str:
+    """Where eq. (3) cannot choose a depth: ``"eq. (3) ties at k = 5–7 for N = 512, …"``."""
+    out = []
+    for n in sorted({r["nodes"] for r in f4_rows}):
+        pts = [r for r in f4_rows if r["nodes"] == n]
+        low = min(p["eq3_time_s"] for p in pts)
+        ks = [p["k"] for p in pts if p["eq3_time_s"] <= low * (1 + 1e-9)]
+        if len(ks) > 1:
+            out.append(f"k = {ks[0]}–{ks[-1]} for N = {n}" if ks == list(range(ks[0], ks[-1] + 1))
+                       else f"k = {', '.join(map(str, ks))} for N = {n}")
+    return "eq. (3) ties at " + " and ".join(out) if out else "eq. (3) has no ties"
 
 
 BEST_ALGORITHMS = ("striped-ring", "striped-stages")
@@ -293,7 +308,9 @@ def _best_line(rows, jobs, progress, store=None) -> list[dict]:
 
 CAPTIONS = {
     "fig4": "OpTree's time against tree depth k (k = 1 is OSM) for N = 512…4096, w = 64, d = 4 MiB, divided by "
-            "each N's k = 1 time; left: eq. (3) with Theorem 1's steps, right: collsim's best verified tree per depth.",
+            "each N's k = 1 time; left: eq. (3) with Theorem 1's steps, right: collsim's best verified tree per depth. "
+            "Stars: every fastest depth ({ties}); rings: the paper's optimal depths {paper}; the inset magnifies "
+            "k = 4…10.",
     "fig5": "Ring, NE, WRHT and OpTree at N = 1024, w = 64: (a) 32–1024 KiB, (b) 4–4096 MiB, divided by OpTree's "
             "time at the panel's smallest message; top: eq. (3), bottom: collsim's verified schedules.",
     "fig6": "The four algorithms for N = 512, 1024, 2048, 4096 (w = 64), 4–128 MiB, divided by OpTree's time at "
@@ -302,8 +319,10 @@ CAPTIONS = {
     "fig7": "The four algorithms for w = 4, 16, 64, 128, 256 at N = 1024, 4–128 MiB, divided by OpTree's time at "
             "4 MiB; w = 128 is §V-E's panel (d), w = 256 Table 3's header; top: eq. (3), bottom: schedules.",
 }
-BEST_CAPTION = (" Bottom row, black: collsim's best verified, physically feasible schedule (the faster of "
-                "striped-ring and striped-stages; the radices column of the CSV names it).")
+BEST_CAPTION = (" Schedules' rows, black: collsim's best verified, physically feasible schedule, not one of the "
+                "paper's algorithms (the faster of striped-ring and striped-stages; the radices column of the CSV "
+                "names it). Ring (wide, pale), NE (dashed) and WRHT (dotted) nearly coincide there: each panel's box "
+                "gives their times divided by Ring's at the largest size.")
 
 
 def _pure_notes(pure) -> list[str]:

@@ -363,10 +363,10 @@ def targets(t1_rows, f4_rows, motivation_verdict: str, lemma_rows) -> list[Table
           f"{len(lemma_rows)} rows, e.g. N={odd[0]['nodes']}: {odd[0]['lemma1']} vs {odd[0]['exact']}); collsim's "
           "verified one-stage schedules use the exact count." if odd else "⌈N²/8⌉ is exact for every N listed.")
     return [TableTarget("optree-table1", "[OpTree24] Table 1: all-gather steps at N=1024, w=64", t1,
-                        "optree-table1.csv"),
+                        "table-optree-table1.csv"),
             TableTarget("optree-motivation", "[OpTree24] §III-C: N=16, w=2 motivation example", motivation_verdict,
-                        "optree-motivation.csv"),
+                        "table-optree-motivation.csv"),
             TableTarget("optree-fig4", "[OpTree24] Fig. 4 / Lemma 3: optimal depth for N=512..4096", f4,
-                        "optree-fig4.csv"),
+                        "table-optree-fig4.csv"),
             TableTarget("optree-lemma1", "[OpTree24] Lemma 1: one-stage ring wavelengths ⌈N²/8⌉", l1,
-                        "optree-lemma1.csv")]
+                        "table-optree-lemma1.csv")]

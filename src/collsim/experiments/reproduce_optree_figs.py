@@ -17,7 +17,15 @@ from .reproduce_optree_data import ALGORITHMS, KIB, LABELS, MIB
 MODELS = (("eq3", "eq3_time_s", "paper's eq. (3)"), ("schedule", "time_s", "collsim's verified schedules"))
 STYLE = {"optree": ("tab:red", "o"), "wrht": ("tab:blue", "s"), "ring": ("tab:green", "^"), "ne": ("tab:purple", "D"),
          "best": ("black", "*")}
-BEST_LABEL = "collsim best"
+LINES = {"optree": dict(ls="-", lw=1.6, ms=4, zorder=3), "wrht": dict(ls=":", lw=1.8, ms=5, zorder=5),
+         "ring": dict(ls="-", lw=4.0, ms=7, zorder=2, alpha=0.55), "ne": dict(ls="--", lw=1.6, ms=4, zorder=4),
+         "best": dict(ls="-", lw=1.6, ms=6, zorder=3)}
+"""Line styles that keep coinciding curves apart: Ring wide and pale underneath, NE dashed above it, WRHT dotted on
+top, each with its own marker, NE's and Ring's markers on alternate sizes (issue 24: in the schedules' row the three
+lie within a few per cent of one another)."""
+MARK_EVERY = {"ring": (0, 2), "ne": (1, 2)}
+BEST_LABEL = "collsim best (not in the paper)"
+FONT = {"title": 10, "label": 9, "tick": 8, "legend": 8, "note": 7.5}
 
 
 def _size_label(size: int) -> str:
@@ -31,55 +39,82 @@ def _panel(ax, rows: list[dict[str, Any]], key: str, title: str, xunit: int) -> 
         return 0
     ref = min(base, key=lambda r: r["size_bytes"])[key]
     drawn = 0
+    last: dict[str, float] = {}
     for alg in (*ALGORITHMS, "best"):
         pts = sorted((r["size_bytes"], r[key] / ref) for r in rows if r["algorithm"] == alg and r[key] is not None)
         if not pts:
             continue
         colour, marker = STYLE[alg]
         ax.plot([s / xunit for s, _ in pts], [v for _, v in pts], marker=marker, color=colour,
-                label=LABELS.get(alg, BEST_LABEL), lw=1.6, ms=4,
-                ls="--" if alg == "ne" else "-")  # dashed: Ring shows where NE covers it
+                label=LABELS.get(alg, BEST_LABEL), markevery=MARK_EVERY.get(alg), **LINES[alg])
+        last[alg] = pts[-1][1]
         drawn += 1
+    if "ring" in last and len(last) > 2:  # what the eye cannot separate, in numbers
+        vals = [f"{LABELS.get(a, 'best')} {last[a] / last['ring']:.3g}" for a in ("wrht", "ne", "optree", "best")
+                if a in last]
+        text = "time ÷ Ring's, largest size:\n" + ", ".join(vals[:2]) + ("\n" + ", ".join(vals[2:]) if vals[2:] else "")
+        # the upper left is empty: every curve rises from the lower left
+        ax.text(0.03, 0.97, text, transform=ax.transAxes, ha="left", va="top", fontsize=FONT["note"],
+                bbox=dict(boxstyle="round,pad=0.25", fc="white", ec="0.7", alpha=0.9), zorder=10)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=FONT["title"])
     ax.grid(True, which="both", alpha=0.3)
     sizes = sorted({r["size_bytes"] for r in rows})
     ax.set_xticks([s / xunit for s in sizes])
-    ax.set_xticklabels([f"{s // xunit}" for s in sizes], fontsize=7)
+    ax.set_xticklabels([f"{s // xunit}" for s in sizes], fontsize=FONT["tick"])
+    ax.tick_params(axis="y", labelsize=FONT["tick"])
     return drawn
 
 
-def _grid_figure(panels: list[tuple[str, list[dict[str, Any]], int, str]], suptitle: str):
-    """One column per panel, one row per model.  Returns (figure, series per axes)."""
+def _grid_figure(panels: list[tuple[str, list[dict[str, Any]], int, str]], suptitle: str, max_cols: int = 4):
+    """Per model a block of rows of at most ``max_cols`` panels (eq. 3 above, schedules below).
+
+    Returns (figure, series per axes), the axes in model-then-panel order.  Wrapping keeps every
+    figure at most about 1.3k px wide, so its text stays legible when the report shows it whole.
+    """
     plt = pyplot()
-    ncol = len(panels)
-    fig, axes = plt.subplots(2, ncol, figsize=(3.3 * ncol + 0.6, 6.4), squeeze=False)
+    ncol = min(len(panels), max_cols)
+    per_model = -(-len(panels) // ncol)
+    fig, axes = plt.subplots(2 * per_model, ncol, figsize=(3.5 * ncol + 0.8, 3.6 * 2 * per_model + 0.8),
+                             squeeze=False)
     counts = []
     for i, (mname, key, mlabel) in enumerate(MODELS):
         for j, (ptitle, rows, xunit, xlabel) in enumerate(panels):
-            ax = axes[i][j]
+            ax = axes[i * per_model + j // ncol][j % ncol]
             counts.append(_panel(ax, rows, key, f"{ptitle}\n{mlabel}", xunit))
-            ax.set_xlabel(xlabel, fontsize=8)
-            if j == 0:
-                ax.set_ylabel("time / OpTree's time at the\nsmallest message (log)", fontsize=8)
+            ax.set_xlabel(xlabel, fontsize=FONT["label"])
+            if j % ncol == 0:
+                ax.set_ylabel("time / OpTree's time at the\nsmallest message (log)", fontsize=FONT["label"])
+        for j in range(len(panels), per_model * ncol):
+            axes[i * per_model + j // ncol][j % ncol].set_visible(False)
     handles = {}
     for ax in axes.ravel():  # one legend for both rows: the best line is only in the schedules' row
         for h, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, h)
-    axes[0][0].legend(list(handles.values()), list(handles), fontsize=7, loc="upper left")
-    fig.suptitle(suptitle, fontsize=10)
-    fig.tight_layout()
+    fig.suptitle(suptitle, fontsize=FONT["title"] + 1)
+    fig.tight_layout(rect=(0, 0.04, 1, 0.98))
+    fig.legend(list(handles.values()), list(handles), fontsize=FONT["legend"] + 1, loc="lower center",
+               ncol=len(handles), bbox_to_anchor=(0.5, 0.0))
     return fig, counts
 
 
-def fig4(rows: list[dict[str, Any]]):
+TIE_RTOL = 1e-9
+"""Depths whose times are within this of the fastest are starred as ties (eq. 3 gives equal step counts)."""
+
+
+def fig4(rows: list[dict[str, Any]], paper_depths: dict[int, int] | None = None):
     """Fig. 4: OpTree's time against tree depth k for each N, normalised by depth 1 (OSM).
+
+    Every fastest depth is starred (eq. 3 ties at k = 5–7 for N = 512 and 6–7 for N = 1024), and
+    the paper's optimal depths are ringed.
 
     Parameters
     ----------
     rows : list of dict
         ``nodes, k, eq3_time_s, schedule_time_s`` (schedule time None where no tree of depth k exists).
+    paper_depths : dict, optional
+        N -> the depth the paper calls optimal (ringed).
 
     Returns
     -------
@@ -93,15 +128,18 @@ def fig4(rows: list[dict[str, Any]]):
     [1, 1]
     >>> pyplot().close(fig)
     """
+    from matplotlib.lines import Line2D
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.2))
     counts = []
     nodes = sorted({r["nodes"] for r in rows})
     colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
+    paper = paper_depths or {}
     for ax, (mname, key, mlabel) in zip(axes, (("eq3", "eq3_time_s", "paper's eq. (3): Theorem 1 per depth"),
                                                 ("schedule", "schedule_time_s",
                                                  "collsim: best verified tree per depth"))):
-        inset = ax.inset_axes([0.45, 0.45, 0.5, 0.45])
+        # above every curve from k = 3 on (they are below 0.08 of k = 1): the inset hides no point
+        inset = ax.inset_axes([0.33, 0.52, 0.64, 0.39])
         drawn = 0
         for c, n in zip(colours, nodes):
             pts = sorted((r["k"], r[key]) for r in rows if r["nodes"] == n and r[key] is not None)
@@ -110,23 +148,38 @@ def fig4(rows: list[dict[str, Any]]):
             ref = pts[0][1]
             ks, ys = [k for k, _ in pts], [v / ref for _, v in pts]
             ax.plot(ks, ys, marker="o", ms=3.5, color=c, label=f"N = {n}")
-            best = min(range(len(ys)), key=lambda i: (ys[i], ks[i]))
-            ax.plot([ks[best]], [ys[best]], marker="*", ms=12, color=c, mec="black", ls="none")
+            low = min(ys)
+            tied = [i for i in range(len(ys)) if ys[i] <= low * (1 + TIE_RTOL)]  # eq. (3) ties: every one starred
             zoom = [(k, y) for k, y in zip(ks, ys) if 4 <= k <= 10]
             inset.plot([k for k, _ in zoom], [y for _, y in zoom], marker="o", ms=2.5, color=c)
+            for a, size in ((ax, 13), (inset, 9)):
+                a.plot([ks[i] for i in tied], [ys[i] for i in tied], marker="*", ms=size, color=c, mec="black",
+                       ls="none", zorder=5)
+                if n in paper and paper[n] in ks:
+                    i = ks.index(paper[n])
+                    a.plot([ks[i]], [ys[i]], marker="o", ms=size + 4, mfc="none", mec="black", mew=1.4,
+                           ls="none", zorder=6)
             drawn += 1
         counts.append(drawn)
         ax.set_yscale("log")
-        ax.set_xlabel("tree depth k (number of stages; k = 1 is OSM)")
-        ax.set_ylabel("time / time at k = 1 (log)")
-        ax.set_title(f"{mlabel}\nw = 64, d = 4 MiB; ★ = fastest depth", fontsize=9)
+        ax.set_xlabel("tree depth k (number of stages; k = 1 is OSM)", fontsize=9)
+        ax.set_ylabel("time / time at k = 1 (log)", fontsize=9)
+        ax.set_title(f"{mlabel}, w = 64, d = 4 MiB", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-        inset.set_title("k = 4…10 (linear)", fontsize=7)
-        inset.tick_params(labelsize=6)
+        inset.set_title("k = 4…10 (linear)", fontsize=8)
+        inset.tick_params(labelsize=7)
         inset.grid(True, alpha=0.3)
-        ax.legend(fontsize=7, loc="lower left")
-    fig.suptitle("Fig. 4: OpTree all-gather time against tree depth", fontsize=10)
-    fig.tight_layout()
+        extra = [Line2D([], [], marker="*", ms=11, color="0.5", mec="black", ls="none",
+                        label="fastest depth (every tie starred)")]
+        if paper:
+            extra.append(Line2D([], [], marker="o", ms=11, mfc="none", mec="black", mew=1.4, ls="none",
+                                label="paper's optimal depth (" + ", ".join(str(paper[n]) for n in nodes
+                                                                          if n in paper) + ")"))
+        handles, labels = ax.get_legend_handles_labels()
+    fig.suptitle("Fig. 4: OpTree all-gather time against tree depth", fontsize=11)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.legend(handles + extra, labels + [h.get_label() for h in extra], fontsize=9, loc="lower center",
+               ncol=len(handles) + len(extra), bbox_to_anchor=(0.5, 0.0))  # below the panels: it hides no curve
     return fig, counts
 
 
@@ -216,4 +269,4 @@ def fig7(rows: list[dict[str, Any]], wavelengths):
     panels = [(f"({'abcdefgh'[i]}) w = {w}{notes.get(w, '')}, N = 1024", [r for r in rows if r["wavelengths"] == w],
                MIB, "message size per node (MiB)") for i, w in enumerate(wavelengths)]
     return _grid_figure(panels, "Fig. 7: all-gather time against message size for 4 … 256 wavelengths "
-                                "(1024 nodes)")
+                                "(1024 nodes)", max_cols=3)

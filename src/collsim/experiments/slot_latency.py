@@ -274,7 +274,9 @@ def plot_slot_latency(rows: list[dict], out_dir: str | Path, name: str = "slot-l
                     textcoords="offset points", xytext=(4, 8), fontsize=8)
     inside = crossovers(rows)
     beyond = crossovers(rows, math.inf)[len(inside):]
-    last = inside[-1]["after"] if inside else min(lines, key=lambda a: (lines[a][0] + lines[a][1] * lats[0], a))
+    # at a tie in time the fewer slots win, then the name: the rows' rank and crossovers() order them so too
+    last = inside[-1]["after"] if inside else min(lines, key=lambda a: (lines[a][0] + lines[a][1] * lats[0],
+                                                                        lines[a][1], a))
     note = (f"{last} stays fastest to {format_time(lats[-1])}" + (
         f"; {beyond[0]['after']} overtakes it at {format_time(beyond[0]['latency_s'])}" if beyond else ""))
     ax.set_yscale("log")
