@@ -220,41 +220,90 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
         if missing == 0:
             break
         tie = rng.permutation(total)
-        before = has.copy()
-        taken = np.zeros_like(has)
+        if root is None:  # the rarest-first order is fixed for the step: work in permuted columns
+            pi = np.lexsort((tie, holders))
+            before_p = has[:, pi]
+            blocked_p = before_p.copy()  # held before the step, or brought in this step
+        else:
+            before = has.copy()
+            taken = np.zeros_like(has)
         step_s, got = 0.0, 0
         for j in rng.permutation(len(groups)):
             ids = groups[j]
             u, v = src[ids], dst[ids]
-            cand = before[u] & ~before[v] & ~taken[v]
-            score = np.where(cand, holders[None, :] * total + tie[None, :], big)
-            width = int(cap[ids].max())
-            if width == 1:
-                pick = score.argmin(axis=1)[:, None]
-            elif width < total:
-                pick = np.argpartition(score, width - 1, axis=1)[:, :width]
+            if root is None:
+                cand = before_p[u]
+                cand &= ~blocked_p[v]
+                r, piece = _pick_in_order(cand, cap[ids])
+                if not r.size:
+                    continue
+                blocked_p[v[r], piece] = True
+                piece = pi[piece]
             else:
-                pick = np.argsort(score, axis=1)
-            ok = cand[np.arange(len(ids))[:, None], pick] & (np.arange(pick.shape[1])[None, :] < cap[ids][:, None])
-            r, c = np.nonzero(ok)
-            if not r.size:
-                continue
-            taken[v[r], pick[r, c]] = True
-            if root is not None:  # count this step's deliveries at once: the next links pick other pieces
-                holders = holders + np.bincount(pick[r, c], minlength=total)
-            rows.append((np.full(r.size, step), u[r], v[r], pick[r, c]))
-            sent = np.bincount(r, weights=piece_bytes[pick[r, c]], minlength=len(ids))
+                cand = before[u] & ~before[v] & ~taken[v]
+                score = np.where(cand, holders[None, :] * total + tie[None, :], big)
+                width = int(cap[ids].max())
+                if width == 1:
+                    pick = score.argmin(axis=1)[:, None]
+                elif width < total:
+                    pick = np.argpartition(score, width - 1, axis=1)[:, :width]
+                else:
+                    pick = np.argsort(score, axis=1)
+                ok = cand[np.arange(len(ids))[:, None], pick] & (np.arange(pick.shape[1])[None, :] < cap[ids][:, None])
+                r, c = np.nonzero(ok)
+                if not r.size:
+                    continue
+                piece = pick[r, c]
+                taken[v[r], piece] = True
+                holders = holders + np.bincount(piece, minlength=total)  # the next links pick other pieces
+            rows.append((np.full(r.size, step), u[r], v[r], piece))
+            sent = np.bincount(r, weights=piece_bytes[piece], minlength=len(ids))
             busy = np.bincount(r, minlength=len(ids)) > 0
             got += r.size
             step_s = max(step_s, float((sent[busy] / bw[ids][busy] + lat[ids][busy]).max()))
         if got == 0:  # cannot happen on a strongly connected graph
             raise InputError("the matching made no progress: the end nodes are not strongly connected")
-        has |= taken
+        if root is None:
+            inverse = np.empty_like(pi)
+            inverse[pi] = np.arange(total)
+            has = blocked_p[:, inverse]
+        else:
+            has |= taken
         holders = has.sum(axis=0)
         time_s += step_s + startup
         step += 1
     cols = [np.concatenate(x) for x in zip(*rows)] if rows else [np.zeros(0, np.int64)] * 4
     return Plan(*cols, steps=step, predicted_time_s=time_s)
+
+
+def _pick_in_order(cand: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's first ``cap[row]`` candidates (columns are already in preference order).
+
+    Returns the row and column of every pick.
+    """
+    width = int(cap.max())
+    if width <= 8:  # a few first-true scans beat a running count over the whole row
+        rows_all = np.arange(len(cap))
+        out_r, out_c = [], []
+        live = cand if width == 1 else cand.copy()
+        for j in range(width):
+            first = live.argmax(axis=1)
+            r = rows_all[live[rows_all, first] & (cap > j)]
+            if not r.size:
+                break
+            out_r.append(r)
+            out_c.append(first[r])
+            if j + 1 < width:
+                live[r, first[r]] = False
+        if not out_r:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        r, c = np.concatenate(out_r), np.concatenate(out_c)
+        order = np.lexsort((c, r))
+        return r[order], c[order]
+    if int(cap.min()) >= cand.shape[1]:  # flooding: every candidate goes
+        return np.nonzero(cand)
+    rank = np.cumsum(cand, axis=1, dtype=np.int32)
+    return np.nonzero(cand & (rank <= cap[:, None]))
 
 
 def _direct_plan(net, chunks: int, block_bytes, *, reverse: bool = False, root: int | None = None) -> Plan:
@@ -287,6 +336,38 @@ def _once(net, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: b
     if isinstance(net, Overlay) and net.direct:
         return _direct_plan(net, chunks, block_bytes, reverse=reverse, root=root)
     return match(net, chunks, capacity, seed, block_bytes, reverse=reverse, root=root)
+
+
+def _pair_floors(net, pairs, block_bytes, *, reverse: bool = False, root: int | None = None) -> list[float]:
+    """A lower bound on :func:`match`'s predicted time for each ``(chunks, capacity)`` pair.
+
+    A step costs at least the shortest latency plus the start-up and, for any node ``v``, the
+    bytes ``v`` receives in it over the sum of its in-links' bandwidths; ``v`` needs at least
+    ``ceil(pieces it lacks / pieces its in-links carry per step)`` steps.  So
+    ``T >= need_v / inbw_v + steps_v (lat_min + startup)`` for every ``v``.
+    """
+    n = net.nodes
+    src, dst, bw, lat = _direct_links(net)
+    if reverse:
+        src, dst = dst, src
+    inbw = np.bincount(dst, weights=bw, minlength=n)
+    step_s = float(lat.min()) + float(getattr(net, "startup_s", None) or 0.0)
+    out = []
+    for k, q in pairs:
+        total = n * k if root is None else k
+        sizes = (np.asarray(block_bytes(k), float) if callable(block_bytes) else np.full(total, block_bytes / k))
+        if root is None:
+            own = sizes.reshape(n, k).sum(axis=1)
+            need_bytes, need_pieces = sizes.sum() - own, np.full(n, (n - 1) * k)
+        else:
+            need_bytes, need_pieces = np.full(n, sizes.sum()), np.full(n, k)
+            need_bytes[root] = need_pieces[root] = 0
+        cap = np.minimum(np.maximum(1, np.floor(q * bw / bw.min() + 1e-9)), total)
+        per_step = np.bincount(dst, weights=cap, minlength=n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            floor = need_bytes / inbw + np.ceil(need_pieces / per_step) * step_s
+        out.append(float(np.max(np.where(need_pieces > 0, floor, 0.0))))
+    return out
 
 
 def _choices(n: int, degree: int, rooted: bool = False) -> list[tuple[int, int]]:
@@ -362,7 +443,12 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
                 {"chunks": k, "capacity": q, "seed": 0 if seed is None else int(seed)})
     seeds = [0] if seed is None else [int(seed)]
     tried = []  # (time, k, q, seed, plan): every choice with the first seed, then more seeds on the best two
-    for k, q in pairs:
+    floors = _pair_floors(system, pairs, block_bytes, reverse=reverse, root=root)
+    keep = 2 if seed is None and n <= _SEED_NODES else 1  # the seeds below revisit the best two
+    for floor, k, q in sorted(zip(floors, *zip(*pairs))):
+        times = sorted(t[0] for t in tried)
+        if len(times) >= keep and floor > times[keep - 1]:
+            continue  # cannot be among the best ``keep``: skipping it changes no result
         plan = match(system, k, q, seeds[0], block_bytes, reverse=reverse, root=root)
         tried.append((plan.predicted_time_s, k, q, seeds[0], plan))
     if seed is None and n <= _SEED_NODES:  # more tie-break orders on the best two choices (small graphs)
