@@ -167,3 +167,19 @@ def test_validate_refuses_a_calibration_of_another_rank_count(tmp_path: Path):
     done = run_mpi(4, "validate", "--calibration", "host.toml", "--sizes", "1KiB", cwd=tmp_path)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "calibrates 2 ranks but this job has 4" in done.stderr
+
+
+def test_prediction_benchmark_smoke_run(tmp_path: Path):
+    """benchmarks/prediction_bench.py --smoke: one short validate job, its record (no figure asserted)."""
+    import sys
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "prediction_bench.py"
+    done = subprocess.run([sys.executable, str(script), "--smoke", "--json"], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rec = json.loads(done.stdout)
+    assert rec["name"] == "predict-calibrated" and len(rec["runs"]) == 1
+    run = rec["runs"][0]
+    assert run["ranks"] == 2 and len(run["rows"]) == 1 and isinstance(run["judged"], bool)
+    for m in ("loggp_closed", "loggp_sim", "plain_closed", "plain_sim"):
+        assert run[m]["geomean_error"] >= 0 and run[m]["max_error"] >= run[m]["geomean_error"] * (1 - 1e-12)
+    assert set(rec["targets_met"]["2"]) == {"loggp_closed", "loggp_sim", "plain_closed", "plain_sim"}
