@@ -42,7 +42,7 @@ from ..core.limits import check_memory
 from ..core.schedule import LogicalBuilder
 from .common import check_root
 from .registry import register
-from .synth_overlay import Overlay, by_name, overlay, shift_sets
+from .synth_overlay import Overlay, by_name, dfs_order, overlay, shift_sets
 
 _SEEDS = 4
 """Seeded tie-break orders tried per (chunks, capacity) choice."""
@@ -473,15 +473,28 @@ def _tune(system, collective, size_bytes):
 
 
 def _networks(system, overlay_name: str | None) -> list[tuple[str | None, object]]:
-    """What to plan on: the network itself (direct links), or its overlays (switches)."""
+    """What to plan on: the network itself (direct links), or its overlays (switches).
+
+    Overlays follow the end nodes' numbering and, when it differs, their depth-first order
+    over the network (name suffix ``/dfs``), so a badly numbered tree of switches still
+    gets a ring that crosses each of its links once each way.
+    """
     if system.vertices == system.nodes:
         if overlay_name is not None:
             raise InputError(f"synth-matching: overlay applies to networks with switches; this {system.kind} "
                              f"network joins its end nodes by direct links")
         return [(None, system)]
     n = system.nodes
-    sets = [(overlay_name, by_name(n, overlay_name))] if overlay_name is not None else shift_sets(n)
-    return [(name, overlay(system, shifts, name)) for name, shifts in sets]
+    dfs = dfs_order(system)
+    orders = [("", None)] + ([("/dfs", dfs)] if (dfs != np.arange(n)).any() else [])
+    if overlay_name is not None:
+        base, _, suffix = overlay_name.partition("/")
+        if suffix not in ("", "dfs"):
+            raise InputError(f"synth-matching: an overlay's order is the numbering or /dfs, got {overlay_name!r}")
+        order = dfs if suffix else None
+        return [(overlay_name, overlay(system, by_name(n, base), overlay_name, order))]
+    return [(name + tag, overlay(system, shifts, name + tag, order)) for tag, order in orders
+            for name, shifts in shift_sets(n)]
 
 
 def _floor_s(net, block, *, reverse: bool = False, root: int | None = None) -> float:

@@ -7,9 +7,10 @@ piece entering a switch leaves it once.  Collsim therefore lays a *circulant
 overlay* over the end nodes, logical links ``i -> (i + s) mod N`` for a set of
 shifts ``s``, each routed by the network's own rule (D-mod-k, ECMP, the MLFM
 rule), and gives every logical link the bandwidth it keeps when all of them run
-at once: with ``L_l`` the number of logical links (ECMP shares counted as
-fractions) crossing physical link ``l``, a logical link's bandwidth is the
-smallest ``capacity_l / L_l`` on its route.  No physical link is then
+at once: with ``L_l`` the number of flows (an ECMP path is a flow of its own)
+crossing physical link ``l``, a path's rate is at least the smallest
+``capacity_l / L_l`` on it under max-min fair sharing, and a logical link's
+bandwidth is the smallest such rate over its paths divided by the path's share.  No physical link is then
 oversubscribed by any step of a plan on the overlay, so the plan's predicted time
 is what the flow simulator measures when every logical link of a step is equally
 loaded, and an upper bound otherwise.
@@ -116,7 +117,38 @@ class Overlay:
         return len(self.links.src) == self.nodes * (self.nodes - 1)
 
 
-def overlay(system, shifts, name: str) -> Overlay:
+def dfs_order(system) -> np.ndarray:
+    """End nodes in depth-first order over the network's graph from node 0 (links as undirected).
+
+    A ring in this order crosses every link of a tree network twice, once each way, whatever
+    the end nodes' numbering; on fat trees and MLFM it is close to the numbering itself.
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+
+    Returns
+    -------
+    numpy.ndarray
+        A permutation of ``0..nodes-1``.
+
+    Examples
+    --------
+    >>> from collsim.systems.custom import CustomNetwork
+    >>> net = CustomNetwork(nodes=4, switches=2, link=((0, "s0"), (1, "s1"), (2, "s0"), (3, "s1"), ("s0", "s1")))
+    >>> dfs_order(net).tolist()
+    [0, 2, 1, 3]
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import depth_first_order
+    lk, v = system.links, system.vertices
+    g = coo_matrix((np.ones(len(lk.src)), (lk.src, lk.dst)), shape=(v, v)).tocsr()
+    order = depth_first_order(g, 0, directed=False, return_predecessors=False)
+    return np.asarray(order[order < system.nodes], INDEX)
+
+
+def overlay(system, shifts, name: str, order: np.ndarray | None = None) -> Overlay:
     """The overlay of logical links ``i -> (i + s) mod N`` for ``s`` in ``shifts``, routed by the network.
 
     Parameters
@@ -127,6 +159,8 @@ def overlay(system, shifts, name: str) -> Overlay:
         Shifts in ``1..N-1`` (duplicates ignored).
     name : str
         The overlay's name.
+    order : numpy.ndarray, optional
+        Place ``i`` of the circulant is end node ``order[i]`` (default: the numbering).
 
     Returns
     -------
@@ -155,14 +189,17 @@ def overlay(system, shifts, name: str) -> Overlay:
     s = s[s > 0]
     src = np.repeat(np.arange(n, dtype=INDEX), len(s))
     dst = (src + np.tile(s, n)) % n
+    if order is not None:
+        src, dst = order[src], order[dst]
     try:
         routes = system.routes(src, dst)
     except RouteError as exc:
         raise InputError(f"synth-matching: {exc}") from exc
     lk = system.links
     weight = routes.weights
-    per_entry = np.repeat(weight, routes.path_hops)
-    load = np.bincount(routes.route_links, weights=per_entry, minlength=len(lk.src))
+    # max-min fairness gives every (sub-)flow at least capacity / flows on each of its links; the
+    # flow simulator shares links among ECMP sub-flows as whole flows, so each path counts once
+    load = np.bincount(routes.route_links, minlength=len(lk.src)).astype(float)
     share = np.divide(lk.bandwidth_bytes_per_s, load, out=np.full(len(load), np.inf), where=load > 0)
     starts = routes.route_ptr[:-1]
     nonempty = routes.path_hops > 0
@@ -172,7 +209,7 @@ def overlay(system, shifts, name: str) -> Overlay:
         path_bw[nonempty] = np.minimum.reduceat(share[routes.route_links], starts[nonempty])
         path_lat[nonempty] = np.add.reduceat(lk.latency_s[routes.route_links], starts[nonempty])
     owner = routes.path_owner
-    # a transfer split over paths moves at the rate its slowest share allows: weight w on a path of rate r
+    # a transfer split over paths finishes with its slowest path: share w at rate r takes w S / r
     rate = np.full(len(src), np.inf)
     np.minimum.at(rate, owner, path_bw / weight)
     lat = np.zeros(len(src))
