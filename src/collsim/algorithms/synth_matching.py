@@ -463,8 +463,8 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
 
 def _tune(system, collective, size_bytes):
     n = system.nodes
-    if system.vertices != system.nodes:  # overlays: their degree, not the network's
-        degree = max(len(s) for _, s in shift_sets(n)) if n > 1 else 1
+    if system.vertices != system.nodes:  # through switches the choice that matters is the overlay
+        return [{"overlay": name} for name, _ in _networks(system, None)]
     else:
         src, _, _, _ = _direct_links(system)
         degree = int(np.bincount(src, minlength=n).max())
