@@ -6,8 +6,10 @@ link parameters and the ``[calibration]`` table, as before) and adds
 * the **two-way exchange** table (:func:`collsim.mpi.microbench.exchange_samples`) and its
   piecewise α–β fit with breakpoints found from the data (:func:`collsim.mpi.loggp_fit.fit_piecewise`),
   on the **median** iteration (the statistic predictions are judged on);
-* the **local copy and reduction** tables (:func:`collsim.mpi.microbench.local_samples`, with the
-  ``--dtype`` and ``--op`` given) and their piecewise fits (caches make them piecewise too);
+* the **local copy** table (:func:`collsim.mpi.microbench.local_samples`) and the **reduction**
+  table: what a reducing step (a ring reduce-scatter with ``--dtype`` and ``--op``) takes beyond
+  a plain exchange step (:func:`collsim.mpi.microbench.reduction_samples`); their piecewise fits
+  (caches make them piecewise too);
 * the per-message overhead o of the ping-pong's burst.
 
 The file gets a ``[system.model]`` table (:class:`~collsim.core.commmodel.LogGPPiecewise`) that
@@ -315,7 +317,7 @@ def measure_loggp(comm: Any = None, sizes_bytes: Sequence[int] | None = None,
     >>> cal = measure_loggp()          # doctest: +SKIP
     """
     from .buffers import check_data
-    from .microbench import DEFAULT_EXCHANGE_SIZES_BYTES, exchange_samples, local_samples
+    from .microbench import DEFAULT_EXCHANGE_SIZES_BYTES, exchange_samples, local_samples, reduction_samples
     from .pingpong import DEFAULT_SIZES_BYTES, check_sizes, measure
     op, np_dtype = check_data(op, dtype)
     ex_sizes = check_sizes(exchange_sizes_bytes or DEFAULT_EXCHANGE_SIZES_BYTES)
@@ -326,7 +328,8 @@ def measure_loggp(comm: Any = None, sizes_bytes: Sequence[int] | None = None,
         comm = MPI.COMM_WORLD
     plain = measure(comm, sizes_bytes or DEFAULT_SIZES_BYTES, iterations, warmup, statistic)
     exchange = exchange_samples(comm, ex_sizes, iterations, warmup, np_dtype.name)
-    copies, reductions = local_samples(comm, ex_sizes, iterations, np_dtype.name, op)
+    reducing = exchange_samples(comm, ex_sizes, iterations, warmup, np_dtype.name, reduce=True, op=op)
+    copies, _ = local_samples(comm, ex_sizes, iterations, np_dtype.name, op)
     if comm.Get_rank() != 0:
         return None
-    return loggp_calibration_from(plain, exchange, copies, reductions, np_dtype.name, op)
+    return loggp_calibration_from(plain, exchange, copies, reduction_samples(exchange, reducing), np_dtype.name, op)
