@@ -317,7 +317,7 @@ def measure_loggp(comm: Any = None, sizes_bytes: Sequence[int] | None = None,
     >>> cal = measure_loggp()          # doctest: +SKIP
     """
     from .buffers import check_data
-    from .microbench import DEFAULT_EXCHANGE_SIZES_BYTES, exchange_samples, local_samples, reduction_samples
+    from .microbench import DEFAULT_EXCHANGE_SIZES_BYTES, local_samples, reduction_samples, step_samples
     from .pingpong import DEFAULT_SIZES_BYTES, check_sizes, measure
     op, np_dtype = check_data(op, dtype)
     ex_sizes = check_sizes(exchange_sizes_bytes or DEFAULT_EXCHANGE_SIZES_BYTES)
@@ -327,8 +327,7 @@ def measure_loggp(comm: Any = None, sizes_bytes: Sequence[int] | None = None,
         from mpi4py import MPI
         comm = MPI.COMM_WORLD
     plain = measure(comm, sizes_bytes or DEFAULT_SIZES_BYTES, iterations, warmup, statistic)
-    exchange = exchange_samples(comm, ex_sizes, iterations, warmup, np_dtype.name)
-    reducing = exchange_samples(comm, ex_sizes, iterations, warmup, np_dtype.name, reduce=True, op=op)
+    exchange, reducing = step_samples(comm, ex_sizes, iterations, warmup, np_dtype.name, op)
     copies, _ = local_samples(comm, ex_sizes, iterations, np_dtype.name, op)
     if comm.Get_rank() != 0:
         return None

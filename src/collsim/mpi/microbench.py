@@ -34,7 +34,8 @@ import numpy as np
 
 from .calibrate import Sample
 
-__all__ = ["DEFAULT_EXCHANGE_SIZES_BYTES", "exchange_samples", "local_samples", "reduction_samples", "sample_of"]
+__all__ = ["DEFAULT_EXCHANGE_SIZES_BYTES", "exchange_samples", "local_samples", "reduction_samples", "sample_of",
+           "step_samples"]
 
 DEFAULT_EXCHANGE_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(6, 25))
 """Message sizes of the exchange and local microbenchmarks: powers of 2 from 64 B to 16 MiB (19 sizes),
@@ -64,6 +65,22 @@ def sample_of(size_bytes: int, times_s: Sequence[float]) -> Sample:
     t = np.asarray(times_s, dtype=float)
     q1, med, q3 = np.percentile(t, [25, 50, 75])
     return Sample(int(size_bytes), len(t), float(med), float(t.min()), float(q1), float(q3))
+
+
+def _schedules(comm: Any, sizes_bytes: Sequence[int], reduce: bool) -> dict[int, Any]:
+    from .. import build
+    from ..systems.electrical import Star
+    star = Star(nodes=comm.Get_size())
+    return {int(s): build("ring", star, "reducescatter", int(s)) if reduce
+            else build("direct", star, "shift", int(s), shift=1) for s in sizes_bytes}
+
+
+def _one_pass(comm: Any, scheds: dict[int, Any], times: dict[int, list[float]], per_pass: int, warmup: int,
+              dtype: str, op: str, steps: int) -> None:
+    from .executor import run_schedule
+    for size, sched in scheds.items():
+        result = run_schedule(sched, comm, iterations=per_pass, warmup=warmup, dtype=dtype, op=op, verify=False)
+        times[size] += [t / steps for t in result.times_s]
 
 
 def exchange_samples(comm: Any, sizes_bytes: Sequence[int], iterations: int, warmup: int,
@@ -96,20 +113,51 @@ def exchange_samples(comm: Any, sizes_bytes: Sequence[int], iterations: int, war
     --------
     >>> exchange_samples(MPI.COMM_WORLD, [64, 4096], 20, 3)   # doctest: +SKIP
     """
-    from .. import build
-    from ..systems.electrical import Star
-    from .executor import run_schedule
-    star = Star(nodes=comm.Get_size())
-    steps = comm.Get_size() - 1 if reduce else 1
-    scheds = {int(s): build("ring", star, "reducescatter", int(s)) if reduce
-              else build("direct", star, "shift", int(s), shift=1) for s in sizes_bytes}
+    scheds = _schedules(comm, sizes_bytes, reduce)
     per_pass = max(1, -(-iterations // passes))
     times: dict[int, list[float]] = {s: [] for s in scheds}
     for _ in range(passes):
-        for size, sched in scheds.items():
-            result = run_schedule(sched, comm, iterations=per_pass, warmup=warmup, dtype=dtype, op=op, verify=False)
-            times[size] += [t / steps for t in result.times_s]
+        _one_pass(comm, scheds, times, per_pass, warmup, dtype, op, comm.Get_size() - 1 if reduce else 1)
     return [sample_of(size, ts) for size, ts in times.items()]
+
+
+def step_samples(comm: Any, sizes_bytes: Sequence[int], iterations: int, warmup: int, dtype: str = "int64",
+                 op: str = "sum", passes: int = 5) -> tuple[list[Sample], list[Sample]]:
+    """The plain and the reducing exchange steps measured together: every pass runs every size of
+    both, so that the load a pass meets weighs on both alike (their difference is the reduction's
+    cost, :func:`reduction_samples`).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        The ranks (at least two).
+    sizes_bytes : sequence of int
+        Message sizes.
+    iterations, warmup : int
+        Timed iterations per size and kind (spread over the passes) and untimed ones per pass.
+    dtype, op : str, optional
+        Element type; the reduction.
+    passes : int, optional
+        Rounds over the sizes (default 5).
+
+    Returns
+    -------
+    tuple of list of Sample
+        ``(exchange, reducing)`` as :func:`exchange_samples` gives them.
+
+    Examples
+    --------
+    >>> exchange, reducing = step_samples(MPI.COMM_WORLD, [64, 4096], 20, 3)   # doctest: +SKIP
+    """
+    plain, red = _schedules(comm, sizes_bytes, False), _schedules(comm, sizes_bytes, True)
+    per_pass = max(1, -(-iterations // passes))
+    t_plain: dict[int, list[float]] = {s: [] for s in plain}
+    t_red: dict[int, list[float]] = {s: [] for s in red}
+    for _ in range(passes):
+        _one_pass(comm, plain, t_plain, per_pass, warmup, dtype, op, 1)
+        _one_pass(comm, red, t_red, per_pass, warmup, dtype, op, comm.Get_size() - 1)
+    return ([sample_of(size, ts) for size, ts in t_plain.items()],
+            [sample_of(size, ts) for size, ts in t_red.items()])
 
 
 def reduction_samples(exchange: Sequence[Sample], reducing: Sequence[Sample], floor: float = 0.02) -> list[Sample]:
