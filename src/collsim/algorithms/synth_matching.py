@@ -151,7 +151,7 @@ def requires(system, collective) -> str | None:
 
 
 def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: bool = False,
-          root: int | None = None) -> Plan:
+          root: int | None = None, owners: np.ndarray | None = None) -> Plan:
     """Run the link-chunk matching once.
 
     Parameters
@@ -172,6 +172,9 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
     root : int, optional
         Broadcast instead: the root holds all ``chunks`` pieces (ids ``0..chunks-1``) and
         everybody else none.
+    owners : numpy.ndarray, optional
+        Owner of each of the ``N * chunks`` pieces (default: piece ``p`` is node ``p // chunks``'s),
+        for an all-reduce whose reduce-scatter may leave more pieces on some nodes.
 
     Returns
     -------
@@ -208,7 +211,9 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
     groups = [g for g in (np.flatnonzero(rank == j) for j in range(int(rank.max()) + 1)) if g.size]
     rng = np.random.default_rng(seed)
     has = np.zeros((n, total), bool)
-    has[np.repeat(np.arange(n), chunks) if root is None else np.full(chunks, root), np.arange(total)] = True
+    first = (np.full(chunks, root) if root is not None else np.repeat(np.arange(n), chunks) if owners is None
+             else np.asarray(owners))
+    has[first, np.arange(total)] = True
     holders = has.sum(axis=0)
     piece_bytes = (np.asarray(block_bytes(chunks), dtype=float) if callable(block_bytes)
                    else np.full(total, block_bytes / chunks))
@@ -306,7 +311,8 @@ def _pick_in_order(cand: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, np.nd
     return np.nonzero(cand & (rank <= cap[:, None]))
 
 
-def _direct_plan(net, chunks: int, block_bytes, *, reverse: bool = False, root: int | None = None) -> Plan:
+def _direct_plan(net, chunks: int, block_bytes, *, reverse: bool = False, root: int | None = None,
+                 owners: np.ndarray | None = None) -> Plan:
     """One step on an overlay with every shift: each link carries its tail's own pieces.
 
     On a direct overlay every end node has a logical link to every other, so an all-gather (or a
@@ -321,24 +327,36 @@ def _direct_plan(net, chunks: int, block_bytes, *, reverse: bool = False, root: 
     total = n * chunks if root is None else chunks
     piece_bytes = (np.asarray(block_bytes(chunks), dtype=float) if callable(block_bytes)
                    else np.full(total, block_bytes / chunks))
-    use = np.ones(len(src), bool) if root is None else src == root
+    if root is not None:
+        owner = np.zeros(total, np.int64) + root
+    else:
+        owner = np.repeat(np.arange(n), chunks) if owners is None else np.asarray(owners, np.int64)
+    by_owner = np.argsort(owner, kind="stable")
+    count = np.bincount(owner, minlength=n)
+    start = np.concatenate(([0], np.cumsum(count)[:-1]))
+    use = count[src] > 0
     src, dst, bw, lat = src[use], dst[use], bw[use], lat[use]
-    own = (src[:, None] * chunks if root is None else np.zeros((len(src), 1), np.int64)) + np.arange(chunks)
-    sent = piece_bytes[own].sum(axis=1)
+    per = count[src]
+    link = np.repeat(np.arange(len(src)), per)
+    offset = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
+    piece = by_owner[start[src][link] + offset]
+    sent = np.bincount(link, weights=piece_bytes[piece], minlength=len(src))
     time_s = float((sent / bw + lat).max()) + net.startup_s if len(src) else 0.0
-    return Plan(np.zeros(own.size, np.int64), np.repeat(src, chunks), np.repeat(dst, chunks),
-                own.ravel(), steps=1 if len(src) else 0, predicted_time_s=time_s)
+    return Plan(np.zeros(len(piece), np.int64), src[link], dst[link], piece,
+                steps=1 if len(src) else 0, predicted_time_s=time_s)
 
 
 def _once(net, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: bool = False,
-          root: int | None = None) -> Plan:
-    """One plan: the direct overlay's single step, else the matching."""
+          root: int | None = None, owners=None) -> Plan:
+    """One plan: the direct overlay's single step, else the matching (``owners(chunks)``: pieces' owners)."""
+    own = None if owners is None else owners(chunks)
     if isinstance(net, Overlay) and net.direct:
-        return _direct_plan(net, chunks, block_bytes, reverse=reverse, root=root)
-    return match(net, chunks, capacity, seed, block_bytes, reverse=reverse, root=root)
+        return _direct_plan(net, chunks, block_bytes, reverse=reverse, root=root, owners=own)
+    return match(net, chunks, capacity, seed, block_bytes, reverse=reverse, root=root, owners=own)
 
 
-def _pair_floors(net, pairs, block_bytes, *, reverse: bool = False, root: int | None = None) -> list[float]:
+def _pair_floors(net, pairs, block_bytes, *, reverse: bool = False, root: int | None = None,
+                 owners=None) -> list[float]:
     """A lower bound on :func:`match`'s predicted time for each ``(chunks, capacity)`` pair.
 
     A step costs at least the shortest latency plus the start-up and, for any node ``v``, the
@@ -357,8 +375,9 @@ def _pair_floors(net, pairs, block_bytes, *, reverse: bool = False, root: int | 
         total = n * k if root is None else k
         sizes = (np.asarray(block_bytes(k), float) if callable(block_bytes) else np.full(total, block_bytes / k))
         if root is None:
-            own = sizes.reshape(n, k).sum(axis=1)
-            need_bytes, need_pieces = sizes.sum() - own, np.full(n, (n - 1) * k)
+            owner = np.repeat(np.arange(n), k) if owners is None else owners(k)
+            own = np.bincount(owner, weights=sizes, minlength=n)
+            need_bytes, need_pieces = sizes.sum() - own, total - np.bincount(owner, minlength=n)
         else:
             need_bytes, need_pieces = np.full(n, sizes.sum()), np.full(n, k)
             need_bytes[root] = need_pieces[root] = 0
@@ -382,12 +401,20 @@ def _choices(n: int, degree: int, rooted: bool = False) -> list[tuple[int, int]]
     ks = [1, 2, 3, 4, 6, 8]
     out = [(k, q) for k in ks for q in (1, 2, 3, 4, 6, 8, 12, 16) if q <= 2 * k]
     out.append((1, n))  # flooding: as many steps as the graph's radius, for small messages
-    est = lambda k: n * n * k * max(n * k / max(degree, 1), 1) * degree  # noqa: E731  cells scanned
-    return [(k, q) for k, q in out if est(k) <= _WORK_CELLS or (k, q) in ((1, 1), (1, n))]
+    est = lambda k, q=1: n * n * k * max(n * k / max(degree, 1) / q, 1) * degree  # noqa: E731  cells scanned
+    keep = [(k, q) for k, q in out if est(k) <= _WORK_CELLS or (k, q) == (1, n)]
+    # deep pipelines where they are cheap: a chain of one-way links fills in about one piece per hop
+    keep[-1:-1] = [(k, q) for k in (12, 16, 24, 32, 48, 64) for q in (1, 2, 4) if est(k) <= _WORK_CELLS / 30]
+    if len(keep) == 1:  # a huge graph: whole blocks, as many per step as the budget needs
+        q = 2
+        while q < n and est(1, q) > _WORK_CELLS:
+            q *= 2
+        keep.insert(0, (1, min(q, n)))
+    return keep
 
 
 def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
-              reverse: bool = False, root: int | None = None) -> tuple[Plan, dict]:
+              reverse: bool = False, root: int | None = None, owners=None) -> tuple[Plan, dict]:
     """The plan with the smallest predicted time over the choices not fixed by the caller.
 
     Parameters
@@ -402,6 +429,8 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
         Plan on the reversed links.
     root : int, optional
         Plan a broadcast from ``root`` (see :func:`match`).
+    owners : callable, optional
+        ``owners(chunks)``: the owner of each of the ``N * chunks`` pieces (see :func:`match`).
 
     Returns
     -------
@@ -439,22 +468,22 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
     if isinstance(system, Overlay) and system.direct:  # one step whatever the choice: no search
         k = int(chunks) if chunks is not None else 1
         q = int(capacity) if capacity is not None else 1
-        return (_direct_plan(system, k, block_bytes, reverse=reverse, root=root),
+        return (_once(system, k, q, 0, block_bytes, reverse=reverse, root=root, owners=owners),
                 {"chunks": k, "capacity": q, "seed": 0 if seed is None else int(seed)})
     seeds = [0] if seed is None else [int(seed)]
     tried = []  # (time, k, q, seed, plan): every choice with the first seed, then more seeds on the best two
-    floors = _pair_floors(system, pairs, block_bytes, reverse=reverse, root=root)
+    floors = _pair_floors(system, pairs, block_bytes, reverse=reverse, root=root, owners=owners)
     keep = 2 if seed is None and n <= _SEED_NODES else 1  # the seeds below revisit the best two
     for floor, k, q in sorted(zip(floors, *zip(*pairs))):
         times = sorted(t[0] for t in tried)
         if len(times) >= keep and floor > times[keep - 1]:
             continue  # cannot be among the best ``keep``: skipping it changes no result
-        plan = match(system, k, q, seeds[0], block_bytes, reverse=reverse, root=root)
+        plan = _once(system, k, q, seeds[0], block_bytes, reverse=reverse, root=root, owners=owners)
         tried.append((plan.predicted_time_s, k, q, seeds[0], plan))
     if seed is None and n <= _SEED_NODES:  # more tie-break orders on the best two choices (small graphs)
         for _, k, q, _, _ in sorted(tried, key=lambda t: t[:4])[:2]:
             for s in range(1, _SEEDS):
-                plan = match(system, k, q, s, block_bytes, reverse=reverse, root=root)
+                plan = _once(system, k, q, s, block_bytes, reverse=reverse, root=root, owners=owners)
                 tried.append((plan.predicted_time_s, k, q, s, plan))
     t, k, q, s, plan = min(tried, key=lambda t: t[:4])
     best = (plan, {"chunks": k, "capacity": q, "seed": s})
@@ -470,6 +499,61 @@ def _tune(system, collective, size_bytes):
         degree = int(np.bincount(src, minlength=n).max())
     rooted = collective in ("broadcast", "reduce")
     return [{"chunks": k, "capacity": q} for k, q in _choices(n, degree, rooted)]
+
+
+def owner_weights(net) -> np.ndarray:
+    """Shares of an all-reduce's vector to leave on each node after its reduce-scatter.
+
+    A node owning a share ``w_v`` must receive the other ``1 - w_v`` of the result in the
+    all-gather and send as much in the reduce-scatter, so each phase takes at least
+    ``(1 - w_v) M / c_v`` with ``c_v`` the smaller of its in- and out-bandwidth.  Equalising
+    that time over the nodes that own anything, ``w_v = max(0, 1 - tau c_v)`` with ``sum w = 1``
+    (water-filling).  On a regular graph every share is ``1/N``; on a mesh the corners, with
+    two links, keep the most.
+
+    Parameters
+    ----------
+    net : Network or Overlay
+        Direct links between end nodes.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``N`` shares summing to 1.
+
+    References
+    ----------
+    P. Patarasuk, X. Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
+    workstations", J. Parallel Distrib. Comput. 69(2), 2009 (reduce-scatter then all-gather).
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> owner_weights(load_system("mesh", dims=(3, 3))).round(3).tolist()
+    [0.25, 0.0, 0.25, 0.0, 0.0, 0.0, 0.25, 0.0, 0.25]
+    """
+    from scipy.optimize import brentq
+    n = net.nodes
+    src, dst, bw, _ = _direct_links(net)
+    c = np.minimum(np.bincount(dst, weights=bw, minlength=n), np.bincount(src, weights=bw, minlength=n))
+    if np.allclose(c, c[0]):
+        return np.full(n, 1.0 / n)
+    tau = brentq(lambda x: np.maximum(0.0, 1.0 - x * c).sum() - 1.0, 0.0, 1.0 / c.min())
+    w = np.maximum(0.0, 1.0 - tau * c)
+    return w / w.sum()
+
+
+def _ownerships(net, fixed: str | None) -> list[tuple[str, object]]:
+    """(label, owners(chunks) or None) for an all-reduce: uniform, and weighted where it differs."""
+    from .synth_alltoall import round_shares
+    if fixed not in (None, "uniform", "weighted"):
+        raise InputError(f"synth-matching: ownership must be uniform or weighted, got {fixed!r}")
+    w = owner_weights(net)
+    weighted = lambda k: np.repeat(np.arange(net.nodes), round_shares(w, net.nodes * k))  # noqa: E731
+    out = [("uniform", None)]
+    if fixed == "weighted" or (fixed is None and not np.allclose(w, 1.0 / net.nodes)):
+        out.append(("weighted", weighted))
+    return [o for o in out if fixed is None or o[0] == fixed]
 
 
 def _networks(system, overlay_name: str | None) -> list[tuple[str | None, object]]:
@@ -551,7 +635,7 @@ def _best_over(nets, block, *, reverse: bool = False, root: int | None = None, *
 
 @register(
     "synth-matching", aliases=("tacos-like",), collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
-    systems=("network",), params=("chunks", "capacity", "seed", "root", "overlay"), requires=requires, tune=_tune,
+    systems=("network",), params=("chunks", "capacity", "seed", "root", "overlay", "ownership"), requires=requires, tune=_tune,
     constraints="end nodes strongly connected (through switches: planned on circulant overlays)",
     reference="[TACOS23] (greedy link-chunk matching over a time-expanded network); collsim's rarest-first "
               "matching, seeded search, broadcast pipelined from the root, reversal for reduce-scatter "
@@ -559,7 +643,7 @@ def _best_over(nets, block, *, reverse: bool = False, root: int | None = None, *
     summary="synthesized from the graph: per step, each link carries pieces its head lacks, rarest first",
 )
 def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None, seed=None, root: int = 0,
-                   overlay: str | None = None):
+                   overlay: str | None = None, ownership: str | None = None):
     """Synthesize an all-gather, reduce-scatter, all-reduce, broadcast or reduce for this network.
 
     Parameters
@@ -579,6 +663,10 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
     overlay : str, optional
         On a switched network, fix the overlay (``ring``, ``near-d``, ``doubling`` or
         ``direct``) instead of searching it.
+    ownership : str, optional
+        All-reduce only: ``uniform`` (every node ends the reduce-scatter with ``1/N`` of the
+        vector) or ``weighted`` (a node's share shrinks with its bandwidth, see
+        :func:`owner_weights`); both are tried when not given.
 
     Returns
     -------
@@ -621,12 +709,14 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
             if best is not None and name is not None and \
                     _floor_s(net, block, reverse=True) + _floor_s(net, block) >= best[0]:
                 continue
-            rs, chosen = best_plan(net, block, reverse=True, **kw)
-            ag = _once(net, chosen["chunks"], chosen["capacity"], chosen["seed"], block)
-            if name is not None:
-                chosen["overlay"] = name
-            if best is None or rs.predicted_time_s + ag.predicted_time_s < best[0]:
-                best = (rs.predicted_time_s + ag.predicted_time_s, rs, ag, chosen)
+            for label, owners in _ownerships(net, ownership):
+                rs, chosen = best_plan(net, block, reverse=True, owners=owners, **kw)
+                ag = _once(net, chosen["chunks"], chosen["capacity"], chosen["seed"], block, owners=owners)
+                if name is not None:
+                    chosen["overlay"] = name
+                chosen["ownership"] = label
+                if best is None or rs.predicted_time_s + ag.predicted_time_s < best[0]:
+                    best = (rs.predicted_time_s + ag.predicted_time_s, rs, ag, chosen)
         _, rs, ag, chosen = best
         coll = make_collective("allreduce", n, size_bytes, split=n * chosen["chunks"])
         b = LogicalBuilder(coll)

@@ -42,7 +42,8 @@ def _certificate_json(cert):
 @click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to synthesize.")
 @size_options(sweep=False)
 @click.option("--param", "-p", "params", multiple=True,
-              help="Synthesizer parameter key=value (chunks=4, capacity=2, seed=1); searched when not given.")
+              help="Synthesizer parameter key=value (chunks=4, capacity=2, seed=1; through switches "
+                   "overlay=ring, near-4, doubling, direct, with /dfs for depth-first order); searched when not given.")
 @click.option("--out", "-o", "out_file", default=None, type=click.Path(dir_okay=False),
               help="Also write the schedule (JSON; numpy's binary format if the name ends in .npz).")
 @output_options()
@@ -60,6 +61,7 @@ def synthesize_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_late
       collsim synthesize --system mesh -S dims=5,5 -s 40MiB
       collsim synthesize --system torus -S dims=3,3,3 -c reducescatter -s 1MiB --json
       collsim synthesize --system hypercube -n 64 -c allreduce -s 64MiB -o ar.npz
+      collsim synthesize --system fat-tree -n 1024 -s 1MiB
     """
     from ..core.files import writable_file
     from ..synthesis import synthesize
