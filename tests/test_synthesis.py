@@ -267,3 +267,25 @@ def test_broadcast_and_reduce_pipeline_from_the_root(collective):
     binomial = collsim.evaluate(collsim.build("binomial", system, collective, "64MiB", root=5)).time_s
     assert r.time_s < binomial / 2  # the root's 4 links in use, pipelined
     assert r.lower_bound_s / r.time_s >= 0.9
+
+
+def test_all_reduce_on_a_mesh_leaves_more_of_the_vector_on_the_corners():
+    """Derivation (5x5 mesh, links B each way, vector M): a node keeping a share w of the result
+    sends (1 - w) M in the reduce-scatter and receives as much in the all-gather, over its own links
+    (2 at a corner, 3 on an edge, 4 inside).  Water-filling gives the four corners 1/4 each and
+    nobody else anything, so any reduce-scatter-then-all-gather needs 2 x (3/4) M / (2 B) = 0.75 M/B;
+    with equal shares the corner needs 2 x (24/25) M / (2 B) = 0.96 M/B.  collsim's all-reduce bound
+    is lower still, 2 (N-1) M / (sum of link bandwidths) = 48 M / (80 B) = 0.6 M/B (every link busy
+    all the time), which no reduce-scatter-then-all-gather reaches (docs/synthesis.md)."""
+    from collsim.algorithms.synth_matching import owner_weights
+    system = _tacos("mesh", (5, 5), 50, 0.5e-6)
+    w = owner_weights(system)
+    assert w[[0, 4, 20, 24]] == pytest.approx([0.25] * 4) and w.sum() == pytest.approx(1.0)
+    size, bw = GIB, 50 * GIB
+    weighted = collsim.build("synth-matching", system, "allreduce", size)
+    uniform = collsim.build("synth-matching", system, "allreduce", size, ownership="uniform")
+    rw, ru = collsim.evaluate(weighted), collsim.evaluate(uniform)
+    assert weighted.params["ownership"] == "weighted" and rw.verified and ru.verified
+    assert ru.time_s >= 0.96 * size / bw and rw.time_s >= 0.75 * size / bw  # the limits derived above
+    assert rw.time_s <= 0.75 * size / bw / 0.95 < ru.time_s  # within 5 % of its limit, and faster
+    assert rw.lower_bound_s == pytest.approx(0.6 * size / bw, rel=1e-3)
