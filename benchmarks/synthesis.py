@@ -23,6 +23,7 @@ CASES = {  # name: (kind, options, link bandwidth B/s, link latency s, TACOS all
     "mesh10x10": ("mesh", {"dims": (10, 10)}, 100 * GIB, 1e-6, 5049),
     "mesh16x16": ("mesh", {"dims": (16, 16)}, 50 * GIB, 0.5e-6, 10064),
     "mesh32x32": ("mesh", {"dims": (32, 32)}, 50 * GIB, 0.5e-6, 10256),
+    "mesh64x64": ("mesh", {"dims": (64, 64)}, 50 * GIB, 0.5e-6, None),
     "torus3x3x3": ("torus", {"dims": (3, 3, 3)}, 50 * GIB, 0.5e-6, 3706),
     "torus10x10": ("torus", {"dims": (10, 10)}, 100 * GIB, 1e-6, 2626),
     "hypercube64": ("hypercube", {"nodes": 64}, 50 * GIB, 0.5e-6, None),
