@@ -56,6 +56,14 @@ def test_piecewise_fit_through_noise():
     assert f.max_relative_error < 0.2
 
 
+def test_one_size_measured_during_a_burst_does_not_drag_its_segment():
+    t = _protocol(SIZES)
+    t[-1] *= 3                      # 16 MiB measured while another job ran
+    f = fit_piecewise(SIZES, t)
+    assert f.breakpoints_bytes == (4096, 524288)
+    assert f.beta_bytes_per_s[2] == pytest.approx(6e9, rel=0.05)   # nnls alone on the segment: 6.85 GB/s
+
+
 def test_fits_refuse_bad_tables():
     with pytest.raises(UnsupportedError):
         fit_piecewise([1, 2], [1e-6, 2e-6])

@@ -3,10 +3,13 @@
 * :func:`fit_piecewise` fits ``t(m) = α_i + m/β_i`` on up to :data:`MAX_SEGMENTS` segments of
   the measured sizes, **the breakpoints found from the data**: every split of the sorted sizes
   into contiguous segments of at least :data:`MIN_POINTS` points is fitted, each segment by
-  non-negative least squares on the relative error (``scipy.optimize.nnls`` of the rows
-  weighted by 1/t, so α ≥ 0 and 1/β ≥ 0), and the number of segments is chosen by the
-  Bayesian information criterion on the relative residuals (a segment must pay for its three
-  parameters).
+  robust least squares on the relative error (``scipy.optimize.least_squares`` with a soft-L1
+  loss of scale :data:`ROBUST_SCALE`, bounds α ≥ 0 and 1/β ≥ 0, started from
+  ``scipy.optimize.nnls``'s solution), the split with the least loss wins for each number of
+  segments, and the number of segments is chosen by the Bayesian information criterion on
+  that loss (a segment must pay for its three parameters).  The soft-L1 loss keeps one size
+  measured during a burst of load from dragging a whole segment (or from costing the fit a
+  segment it needs).
 * :func:`fit_linear` fits a local cost ``c + γ·m`` (copies, reductions) the same way, on one segment.
 
 References
@@ -34,6 +37,8 @@ MAX_SEGMENTS = 3
 """Most segments the piecewise fit tries (MPICH on shared memory: eager, a middle range, rendezvous)."""
 MIN_POINTS = 3
 """Fewest measured sizes in a segment (two points always fit a line exactly)."""
+ROBUST_SCALE = 0.1
+"""Relative residual beyond which the piecewise fit's loss grows linearly instead of quadratically (10 %)."""
 RESIDUAL_FLOOR = 1e-8
 """Mean squared relative residual below which fits count as equally exact (1e-4 relative): no timer
 resolves better, and without a floor exact data would let an extra segment win on rounding."""
@@ -123,6 +128,24 @@ def _nnls_segment(m: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
     return float(alpha), float(inv_beta), float(norm) ** 2
 
 
+def _robust_segment(m: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
+    """As :func:`_nnls_segment`, with a soft-L1 loss on the relative residuals (scale :data:`ROBUST_SCALE`):
+    a point far off the line (a size measured during a burst of load) pulls it linearly, not
+    quadratically.  Returns α, 1/β and the summed loss (``2 c² (√(1 + (r/c)²) − 1)``, r² for small r)."""
+    from scipy.optimize import least_squares
+    alpha, inv_beta, _ = _nnls_segment(m, t)
+    scale = max(float(t.max()), 1e-30)
+    x0 = np.array([alpha / scale, inv_beta * float(m.max()) / scale])   # both of order 1
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        return (x[0] * scale + x[1] * scale / float(m.max()) * m - t) / t
+
+    fit = least_squares(residuals, x0, bounds=(0.0, np.inf), loss="soft_l1", f_scale=ROBUST_SCALE)
+    r = residuals(fit.x) / ROBUST_SCALE
+    loss = float((2 * ROBUST_SCALE ** 2 * (np.sqrt(1 + r * r) - 1)).sum())
+    return float(fit.x[0] * scale), float(fit.x[1] * scale / float(m.max())), loss
+
+
 def _quality(t: np.ndarray, fitted: np.ndarray) -> tuple[float, float]:
     total = float(((t - t.mean()) ** 2).sum())
     r2 = 1.0 - float(((t - fitted) ** 2).sum()) / total if total > 0 else 1.0
@@ -203,21 +226,20 @@ def fit_piecewise(sizes_bytes: Sequence[float], times_s: Sequence[float], *, max
             bounds = (0, *cuts, n)
             if any(b - a < min_points for a, b in zip(bounds, bounds[1:])):
                 continue
-            parts = [_nnls_segment(m[a:b], t[a:b]) for a, b in zip(bounds, bounds[1:])]
-            sse = sum(p[2] for p in parts)
-            if chosen is None or sse < chosen[0]:
-                chosen = (sse, bounds, parts)
+            parts = [_robust_segment(m[a:b], t[a:b]) for a, b in zip(bounds, bounds[1:])]
+            loss = sum(p[2] for p in parts)
+            if chosen is None or loss < chosen[0]:
+                chosen = (loss, bounds, parts)
         if chosen is None:
             continue
-        sse, bounds, parts = chosen
-        bic = n * math.log(max(sse / n, RESIDUAL_FLOOR)) + (3 * k - 1) * math.log(n)
+        loss, bounds, parts = chosen
+        breakpoints = tuple(int(m[b - 1]) for b in bounds[1:-1])
+        alpha = tuple(p[0] for p in parts)
+        beta = tuple(1.0 / p[1] if p[1] > 1.0 / MAX_BANDWIDTH_BYTES_PER_S else MAX_BANDWIDTH_BYTES_PER_S
+                     for p in parts)
+        bic = n * math.log(max(loss / n, RESIDUAL_FLOOR)) + (3 * k - 1) * math.log(n)
         if best is None or bic < best.bic:
-            breakpoints = tuple(int(m[b - 1]) for b in bounds[1:-1])
-            alpha = tuple(p[0] for p in parts)
-            beta = tuple(1.0 / p[1] if p[1] > 1.0 / MAX_BANDWIDTH_BYTES_PER_S else MAX_BANDWIDTH_BYTES_PER_S
-                         for p in parts)
-            trial = PiecewiseFit(breakpoints, alpha, beta, 0.0, 0.0, bic)
-            r2, worst = _quality(t, trial.predict_s(m))
+            r2, worst = _quality(t, PiecewiseFit(breakpoints, alpha, beta, 0.0, 0.0, bic).predict_s(m))
             best = PiecewiseFit(breakpoints, alpha, beta, r2, worst, bic)
     assert best is not None  # k = 1 always fits: n >= min_points
     return best
