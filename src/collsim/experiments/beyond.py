@@ -73,6 +73,30 @@ def candidates(system, collective: str, sizes: Iterable[int],
     return out
 
 
+def _stored_candidates(ring, collective: str, sizes, algorithms, defaults_only: bool, store, system: str):
+    """:func:`candidates` (or each algorithm once, with its defaults), kept in the results store.
+
+    Proposing parameter sets can take seconds (striped-stages ranks its plans); a second run
+    into the same folder reads them back.
+    """
+    if defaults_only:  # the algorithms that can run the instance, once each: no proposals needed
+        from ..algorithms import get_algorithm
+        from .compare import applicable
+        wanted = None if algorithms is None else {get_algorithm(a).name for a in algorithms}
+        return [(name, {}) for name, why in applicable(ring, collective)
+                if why is None and (wanted is None or name in wanted)]
+    point = {"experiment": "beyond-candidates", "system": system, "collective": collective, "nodes": ring.nodes,
+             "wavelengths": ring.wavelengths, "sizes": sorted(int(x) for x in sizes),
+             "algorithms": None if algorithms is None else sorted(algorithms)}
+    rec = None if store is None else store.get(point)
+    if rec is not None and rec["status"] == "ok":
+        return [(a, dict(p)) for a, p in rec["result"]["pairs"]]
+    pairs = candidates(ring, collective, sizes, algorithms)
+    if store is not None:
+        store.put(point, {"pairs": [[a, p] for a, p in pairs]})
+    return pairs
+
+
 def efficiency_grid(points: Iterable[tuple[int, int, Iterable[int]]], collective: str = "allgather", *,
                     algorithms: Iterable[str] | None = None, system: str = "paper", jobs: int = 1,
                     progress: Callable[[str], Any] | None = None, defaults_only: bool = False,
@@ -129,10 +153,8 @@ def efficiency_grid(points: Iterable[tuple[int, int, Iterable[int]]], collective
     tasks = []
     for (n, w), sizes in grid.items():
         ref = min(sizes)
-        pairs = candidates(_system(n, w, system), collective, sizes, algorithms)
-        if defaults_only:
-            pairs = list(dict.fromkeys((a, "{}") for a, _ in pairs))
-            pairs = [(a, {}) for a, _ in pairs]
+        pairs = _stored_candidates(_system(n, w, system), collective, sizes, algorithms, defaults_only, store,
+                                   system)
         for alg, params in pairs:
             tasks.append((alg, params, n, w, collective, ref, system))
     timed: dict[int, dict] = {}

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .beyond import COLUMNS, best_rows, efficiency_grid
-from .paperout import PaperResult, pyplot, save_figure, write_csv
+from .paperout import PaperResult, cached_figure, figure_digest, pyplot, write_csv
 from .reproduce_optree_data import LARGE_SIZES, MIB, NODE_SIZES, NODES, SMALL_SIZES, WAVELENGTHS
 
 TITLE = ("collsim beyond the papers (issue #13): every algorithm against collsim's lower bound on seed 004's "
@@ -199,7 +199,7 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
     >>> reproduce.__name__    # a quick run: tests/test_reproduce_beyond.py
     'reproduce'
     """
-    from .slot_latency import crossovers, plot_slot_latency, slot_latency_crossover
+    from .slot_latency import crossovers, slot_latency_crossover
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pts = grid(quick)
@@ -226,9 +226,15 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
               write_csv(out / "beyond-best.csv", best, BEST_COLUMNS).name,
               write_csv(out / "beyond-allreduce.csv", ar, COLUMNS).name,
               write_csv(out / "slot-latency.csv", lat["32KiB"] + lat["4MiB"]).name]
-    save_figure(efficiency_figure(ag, ar, ring), out, "efficiency")
+    import sys
+
+    from . import slot_latency
+    here = sys.modules[__name__]  # a second run into the same folder draws nothing new
+    cached_figure(out, "efficiency", figure_digest("efficiency", ag, ar, ring, here),
+                  lambda: efficiency_figure(ag, ar, ring))
     for size, name in (("32KiB", "slot-latency-32KiB"), ("4MiB", "slot-latency-4MiB")):
-        plot_slot_latency(lat[size], out, name)
+        cached_figure(out, name, figure_digest(name, lat[size], slot_latency),
+                      lambda rows=lat[size]: slot_latency.slot_latency_figure(rows))
     say(f"beyond: {len(tables)} tables and 3 figures written to {out}")
     ratios = [b["speedup_vs_optree"] for b in best if b["speedup_vs_optree"] is not None]
     notes = [

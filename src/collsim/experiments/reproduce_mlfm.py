@@ -19,9 +19,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from .mlfm_throughput import (LINK_MIB_PER_S, PAIRWISE_ROUTINGS, PAPER_RATIO, SCALES, SIZES_MIB,
+from .mlfm_throughput import (LINK_MIB_PER_S, PAPER_RATIO, SCALES, SIZES_MIB, ThroughputRow,
                               throughput_experiment)
-from .paperout import Comparison, PaperResult, TableTarget, pyplot, save_figure, write_comparisons, write_csv
+from .paperout import (Comparison, PaperResult, TableTarget, cached_figure, figure_digest, pyplot, save_figure,
+                       stored, write_comparisons, write_csv)
 
 TITLE = ("[MLFM16] T. Shimizu, M. Miwa, K. Nakashima, \"Acceleration of All-to-all Communication on "
          "Multi-Layer Full Mesh, Low-cost Connectable Network Topology\", SC16 poster, 2016")
@@ -90,7 +91,7 @@ def _figure(rows, fixed, out_dir: Path, sizes):
                  "labels: ratio mlfm / pairwise under each routing)", fontsize=10)
     fig.tight_layout()
     fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=9, bbox_to_anchor=(0.5, 0.0))
-    return save_figure(fig, out_dir, "fig3")
+    return fig
 
 
 def comparisons(rows, fixed=()) -> list[Comparison]:
@@ -154,8 +155,9 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick:
     ----------
     out_dir : Path
         Folder (created if missing).
-    store : object, optional
-        Results store (unused: the 24 simulations take well under a second).
+    store : Store, optional
+        Results store: the simulated rows and the congestion table are kept there and read back
+        by a second run.
     jobs : int, optional
         Worker processes (unused, same reason).
     progress : callable, optional
@@ -180,8 +182,13 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick:
     sizes = QUICK_SIZES if quick else SIZES_MIB
     if progress:
         progress(f"mlfm: simulating {len(SCALES)} scales x {len(sizes)} sizes")
-    rows = throughput_experiment(tuple(SCALES), sizes)
-    fixed = throughput_experiment(tuple(SCALES), sizes, pairwise_routing="fixed-spine")
+    def experiment(routing: str) -> list[ThroughputRow]:
+        point = {"experiment": "mlfm-throughput", "system": "mlfm-testbed", "sizes": list(sizes),
+                 "pairwise_routing": routing}
+        got = stored(store, point, lambda: [asdict(r) for r in throughput_experiment(tuple(SCALES), sizes,
+                                                                                       pairwise_routing=routing)])
+        return [ThroughputRow(**{**d, "select": tuple(d["select"])}) for d in got]
+    rows, fixed = experiment("spine-rule"), experiment("fixed-spine")
     records = []
     for routing, sel in (("spine-rule", rows), ("fixed-spine", fixed)):
         for r in sel:
@@ -192,10 +199,12 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick:
             d["pairwise_routing"] = routing
             records.append(d)
     write_csv(out_dir / "mlfm-fig3.csv", records)
-    _figure(rows, fixed, out_dir, sizes)
+    import sys
+    cached_figure(out_dir, "fig3", figure_digest("fig3", records, list(sizes), sys.modules[__name__]),
+                  lambda: _figure(rows, fixed, out_dir, sizes), save=lambda f, o, n: save_figure(f, o, n))
     comps = comparisons(rows, fixed)
     write_comparisons(out_dir, "mlfm", comps)
-    target_rows = _congestion_target()
+    target_rows = stored(store, {"experiment": "mlfm-congestion", "system": "mlfm"}, _congestion_target)
     write_csv(out_dir / "table-mlfm-congestion.csv", target_rows)
     from .papers import EXPERIMENTS
     targets = (TableTarget("mlfm-congestion", EXPERIMENTS["mlfm-congestion"][1], congestion_verdict(target_rows),

@@ -203,6 +203,20 @@ def _optree_trees(nodes: int, wavelengths: int, sizes) -> dict[tuple, list[int]]
     return trees
 
 
+def _stored_trees(nodes: int, wavelengths: int, sizes, store=None) -> dict[tuple, list[int]]:
+    """:func:`_optree_trees`, kept in the results store (the exact search is the same on every run)."""
+    if store is None:
+        return _optree_trees(nodes, wavelengths, sizes)
+    point = {"experiment": "optree-search-trees", "system": "paper", "collective": "allgather",
+             "nodes": int(nodes), "wavelengths": int(wavelengths), "sizes": [int(x) for x in sizes]}
+    rec = store.get(point)
+    if rec is not None and rec["status"] == "ok":
+        return {tuple(r): list(g) for r, g in rec["result"]["trees"]}
+    trees = _optree_trees(nodes, wavelengths, sizes)
+    store.put(point, {"trees": [[list(r), g] for r, g in trees.items()]})
+    return trees
+
+
 def build_point(task: tuple) -> dict[str, Any]:
     """Build, verify and profile one (algorithm, N, w[, radices]) schedule at one size.
 
@@ -235,8 +249,27 @@ def build_point(task: tuple) -> dict[str, Any]:
             "verified": bool(row.verified), "profile": profile(sched)}
 
 
+def _build_key(task: tuple) -> dict[str, Any]:
+    """The results-store point of one :func:`build_point` task."""
+    alg, n, w, size, radices = task
+    return {"experiment": "optree-grid-build", "system": "paper", "collective": "allgather", "algorithm": alg,
+            "nodes": int(n), "wavelengths": int(w), "size_bytes": int(size),
+            "radices": None if radices is None else [int(m) for m in radices]}
+
+
+def _to_json(res: dict[str, Any]) -> dict[str, Any]:
+    prof = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in res["profile"].items()}
+    return {**res, "profile": prof}
+
+
+def _from_json(res: dict[str, Any]) -> dict[str, Any]:
+    prof = {k: (np.asarray(v, dtype=np.int64) if k in ("steps", "chunks", "band") else v)
+            for k, v in res["profile"].items()}
+    return {**res, "profile": prof}
+
+
 def grid_points(points: list[tuple[str, int, int, tuple]], *, jobs: int = 1,
-                progress: Callable[[str], Any] | None = None) -> list[dict[str, Any]]:
+                progress: Callable[[str], Any] | None = None, store=None) -> list[dict[str, Any]]:
     """Time every (algorithm, N, w) at its sizes under both models, building each schedule once.
 
     Parameters
@@ -247,6 +280,9 @@ def grid_points(points: list[tuple[str, int, int, tuple]], *, jobs: int = 1,
         Processes for the builds (1: in this process).
     progress : callable, optional
         Called with a line per build.
+    store : Store, optional
+        Results store: each build's profile is kept under (algorithm, N, w, build size, radices)
+        and read back instead of building again (the profile is exact: the same times).
 
     Returns
     -------
@@ -267,23 +303,33 @@ def grid_points(points: list[tuple[str, int, int, tuple]], *, jobs: int = 1,
         wanted[(alg, n, w)] += [int(s) for s in sizes if int(s) not in wanted[(alg, n, w)]]
     tasks, owner = [], {}
     for (alg, n, w), sizes in wanted.items():
-        groups = _optree_trees(n, w, sizes) if alg == "optree" else {None: list(sizes)}
+        groups = _stored_trees(n, w, sizes, store) if alg == "optree" else {None: list(sizes)}
         for radices, group in groups.items():
             owner[len(tasks)] = group
             tasks.append((alg, n, w, group[0], radices))
-    order = sorted(range(len(tasks)), key=lambda i: -tasks[i][1])  # the big rings first
     built: dict[int, dict] = {}
-    if jobs > 1 and len(tasks) > 1:
+    if store is not None:
+        for i, task in enumerate(tasks):
+            rec = store.get(_build_key(task))
+            if rec is not None and rec["status"] == "ok":
+                built[i] = _from_json(rec["result"])
+    order = sorted((i for i in range(len(tasks)) if i not in built), key=lambda i: -tasks[i][1])  # big rings first
+
+    def keep(i: int, res: dict) -> None:
+        built[i] = res
+        if store is not None:
+            store.put(_build_key(tasks[i]), _to_json(res))
+    if jobs > 1 and len(order) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for i, res in zip(order, pool.map(build_point, [tasks[i] for i in order])):
-                built[i] = res
+                keep(i, res)
                 if progress is not None:
                     progress(f"optree: built {tasks[i][0]} N={tasks[i][1]} w={tasks[i][2]}")
     else:
         for i in order:
             if progress is not None:
                 progress(f"optree: building {tasks[i][0]} N={tasks[i][1]} w={tasks[i][2]}")
-            built[i] = build_point(tasks[i])
+            keep(i, build_point(tasks[i]))
     rows = []
     for i, task in enumerate(tasks):
         alg, n, w, _, _ = task

@@ -26,7 +26,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .paperout import Comparison, PaperResult, pyplot, save_figure, write_comparisons, write_csv
+from .paperout import (Comparison, PaperResult, cached_figure, figure_digest, pyplot, save_figure, write_comparisons,
+                       write_csv)
 
 TITLE = ("[Grama03] A. Grama, A. Gupta, G. Karypis, V. Kumar, \"Introduction to Parallel Computing\", "
          "2nd ed., ch. 4 'Basic Communication Operations' (lecture slides), 2003")
@@ -315,7 +316,7 @@ def _figure(rows, out_dir: Path, p: int):
                  f"flow simulator (t_s={TS * 1e6:g} us, t_w={TW * 1e9:g} ns/B, m={M} B, q={Q})", fontsize=10)
     fig.tight_layout()
     fig.legend(handles=handles, loc="upper center", ncol=4, fontsize=9, bbox_to_anchor=(0.5, 0.0))
-    return save_figure(fig, out_dir, "table")
+    return fig
 
 
 def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick: bool = False) -> PaperResult:
@@ -353,7 +354,9 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick:
         progress(f"textbook: simulating every registered algorithm on ring, torus, hypercube (p={p})")
     rows = run_table(p, side)
     write_csv(out_dir / "textbook-table.csv", rows)
-    _figure(rows, out_dir, p)
+    import sys
+    cached_figure(out_dir, "table", figure_digest("table", rows, p, sys.modules[__name__]),
+                  lambda: _figure(rows, out_dir, p), save=lambda f, o, n: save_figure(f, o, n))
     comps = comparisons(rows)
     write_comparisons(out_dir, "textbook", comps)
     notes = (f"p = {p}: Ring({p}), Torus({side}x{side}) (the chapter's 2-D wraparound mesh), Hypercube({p}).",

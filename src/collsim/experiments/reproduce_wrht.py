@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .paperout import Comparison, PaperResult, TableTarget, pyplot, save_figure, write_comparisons, write_csv
+from .paperout import (Comparison, PaperResult, TableTarget, cached_figure, figure_digest, pyplot, save_figure,
+                       stored, write_comparisons, write_csv)
 
 TITLE = ("[WRHT23] F. Dai, Y. Chen, Z. Huang, H. Zhang, F. Zhang, \"POSTER: Efficient All-reduce for Distributed "
          "DNN Training in Optical Interconnect Systems\", PPoPP '23, 2023")
@@ -327,7 +328,7 @@ def _fig2(rows, out_dir: Path, nodes, fig_gbps):
                  f"(w={WAVELENGTHS}, 40 Gb/s per wavelength)", fontsize=10)
     fig.tight_layout()
     fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, 0.0))
-    return save_figure(fig, out_dir, "fig2")
+    return fig
 
 
 def _fig_reductions(means, out_dir: Path):
@@ -356,7 +357,7 @@ def _fig_reductions(means, out_dir: Path):
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
-    return save_figure(fig, out_dir, "reductions")
+    return fig
 
 
 def _comparisons(means, fig_gbps) -> list[Comparison]:
@@ -397,8 +398,8 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick:
     ----------
     out_dir : Path
         Folder (created if missing).
-    store : object, optional
-        Results store (unused: the full grid takes seconds).
+    store : Store, optional
+        Results store: the grid's rows are kept there and read back by a second run.
     jobs : int, optional
         Worker processes (unused).
     progress : callable, optional
@@ -421,12 +422,18 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick:
     (out_dir := Path(out_dir)).mkdir(parents=True, exist_ok=True)
     nodes, gbps = (QUICK_NODES, QUICK_E_GBPS) if quick else (NODES, E_GBPS)
     fig_gbps = (FIG2_LOW_GBPS if FIG2_LOW_GBPS in gbps else min(gbps), FIG_E_GBPS)
-    rows = run_grid(nodes, gbps, progress)
+    rows = stored(store, {"experiment": "wrht-grid", "system": "wrht", "nodes": max(nodes),
+                          "node_counts": list(nodes), "e_gbps": list(gbps), "wavelengths": WAVELENGTHS,
+                          "ref_bytes": REF_BYTES}, lambda: run_grid(nodes, gbps, progress))
     means = mean_reductions(rows)
     write_csv(out_dir / "wrht-fig2.csv", rows)
     write_csv(out_dir / "wrht-reductions.csv", means)
-    _fig2(rows, out_dir, nodes, fig_gbps)
-    _fig_reductions(means, out_dir)
+    import sys
+    here = sys.modules[__name__]  # the figures' code is part of what they are drawn from
+    cached_figure(out_dir, "fig2", figure_digest("fig2", rows, list(nodes), list(fig_gbps), here),
+                  lambda: _fig2(rows, out_dir, nodes, fig_gbps), save=lambda f, o, n: save_figure(f, o, n))
+    cached_figure(out_dir, "reductions", figure_digest("reductions", means, here),
+                  lambda: _fig_reductions(means, out_dir), save=lambda f, o, n: save_figure(f, o, n))
     comps = _comparisons(means, fig_gbps)
     write_comparisons(out_dir, "wrht", comps)
     from .papers import EXPERIMENTS, wrht_allreduce

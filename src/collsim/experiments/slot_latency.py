@@ -254,8 +254,30 @@ def plot_slot_latency(rows: list[dict], out_dir: str | Path, name: str = "slot-l
     >>> png.name, svg.name
     ('slot-latency.png', 'slot-latency.svg')
     """
-    plt = pyplot()
     Path(out_dir).mkdir(parents=True, exist_ok=True)
+    return save_figure(slot_latency_figure(rows), out_dir, name)
+
+
+def slot_latency_figure(rows: list[dict]):
+    """The figure :func:`plot_slot_latency` saves (each algorithm's time against the per-slot latency).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Output of :func:`slot_latency_crossover`.
+
+    Returns
+    -------
+    Figure
+        The matplotlib figure.
+
+    Examples
+    --------
+    >>> rows = slot_latency_crossover(8, 2, "64KiB", (0, 1e-5), ["ring", "wrht"])
+    >>> fig = slot_latency_figure(rows); "stays fastest" in fig.axes[0].get_title() or "\u2192" in str(fig.axes[0].texts)
+    True
+    """
+    plt = pyplot()
     lines = _lines(rows)
     feasible = {r["algorithm"]: r.get("feasible", True) for r in rows}
     lats = sorted({r["latency_s"] for r in rows})
@@ -287,4 +309,4 @@ def plot_slot_latency(rows: list[dict], out_dir: str | Path, name: str = "slot-l
                  f"time against per-slot latency\n{note}", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return save_figure(fig, out_dir, name)
+    return fig
