@@ -78,7 +78,8 @@ def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: O
         rows.append({"paper": r.paper, "folder": str(r.out_dir), "figures": len(r.figures),
                      "numbers_compared": k["printed"], "agree": k["any_model"], "differ": k["none"],
                      "not_compared": k["printed"] - k["any_model"] - k["none"], "formulas": k["formula"],
-                     "comparison_rows": k["rows"], "table_targets": [t.name for t in r.targets],
+                     "formulas_agree": k["formula_any_model"], "comparison_rows": k["rows"],
+                     "table_targets": [t.name for t in r.targets],
                      "report": str(report) if report else None})
 
     def table() -> None:
@@ -93,7 +94,7 @@ def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: O
             echo(f"{row['paper']}: {row['figures']} figures, {what} ({row['comparison_rows']} comparison rows) in "
                  f"{row['folder']}: " + (f"{row['agree']} reproduced by some model, {row['differ']} by none"
                                          if row["numbers_compared"] else
-                                         f"{sum(c.agrees is True for c in r.comparisons)} rows agree")
+                                         f"{row['formulas_agree']} formulas agree with some model")
                  + f" (explained in {r.paper}-comparison.md)"
                  + (f"; table targets: {', '.join(row['table_targets'])}" if row["table_targets"] else ""))
         if report:

@@ -224,7 +224,8 @@ def claim_counts(comparisons: Iterable[Comparison]) -> dict[str, Any]:
         evaluated: not printed numbers), ``rows``, ``any_model`` (printed numbers some model
         reproduces), ``none`` (printed numbers no model reproduces, with a value compared),
         and ``models``: model -> ``{"agree", "differ", "not_compared"}`` over the printed numbers,
-        and ``formula_models`` the same over the formulas.
+        and ``formula_models`` the same over the formulas; ``formula_any_model``: formulas some
+        model agrees with.
 
     Examples
     --------
@@ -245,10 +246,12 @@ def claim_counts(comparisons: Iterable[Comparison]) -> dict[str, Any]:
             m = models.setdefault(v.model, {"agree": 0, "differ": 0, "not_compared": 0})
             m["agree" if v.agrees else "not_compared" if v.agrees is None else "differ"] += 1
         out[name] = models
+        ok = {v.key for v in mine if v.agrees}
         if src == "printed":
-            ok = {v.key for v in mine if v.agrees}
             out["any_model"] = len(ok)
             out["none"] = len({v.key for v in mine if v.agrees is False} - ok)
+        else:
+            out["formula_any_model"] = len(ok)
     return out
 
 
