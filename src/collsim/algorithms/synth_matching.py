@@ -151,7 +151,8 @@ def requires(system, collective) -> str | None:
 
 
 def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: bool = False,
-          root: int | None = None, owners: np.ndarray | None = None) -> Plan:
+          root: int | None = None, owners: np.ndarray | None = None,
+          stop_after_s: float = float("inf")) -> Plan | None:
     """Run the link-chunk matching once.
 
     Parameters
@@ -175,6 +176,8 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
     owners : numpy.ndarray, optional
         Owner of each of the ``N * chunks`` pieces (default: piece ``p`` is node ``p // chunks``'s),
         for an all-reduce whose reduce-scatter may leave more pieces on some nodes.
+    stop_after_s : float, optional
+        Give up, returning None, once the predicted time passes this (it only grows).
 
     Returns
     -------
@@ -277,6 +280,8 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
         holders = has.sum(axis=0)
         time_s += step_s + startup
         step += 1
+        if time_s > stop_after_s:
+            return None
     cols = [np.concatenate(x) for x in zip(*rows)] if rows else [np.zeros(0, np.int64)] * 4
     return Plan(*cols, steps=step, predicted_time_s=time_s)
 
@@ -347,12 +352,13 @@ def _direct_plan(net, chunks: int, block_bytes, *, reverse: bool = False, root: 
 
 
 def _once(net, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: bool = False,
-          root: int | None = None, owners=None) -> Plan:
+          root: int | None = None, owners=None, stop_after_s: float = float("inf")) -> Plan | None:
     """One plan: the direct overlay's single step, else the matching (``owners(chunks)``: pieces' owners)."""
     own = None if owners is None else owners(chunks)
     if isinstance(net, Overlay) and net.direct:
         return _direct_plan(net, chunks, block_bytes, reverse=reverse, root=root, owners=own)
-    return match(net, chunks, capacity, seed, block_bytes, reverse=reverse, root=root, owners=own)
+    return match(net, chunks, capacity, seed, block_bytes, reverse=reverse, root=root, owners=own,
+                 stop_after_s=stop_after_s)
 
 
 def _pair_floors(net, pairs, block_bytes, *, reverse: bool = False, root: int | None = None,
@@ -474,12 +480,16 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
     tried = []  # (time, k, q, seed, plan): every choice with the first seed, then more seeds on the best two
     floors = _pair_floors(system, pairs, block_bytes, reverse=reverse, root=root, owners=owners)
     keep = 2 if seed is None and n <= _SEED_NODES else 1  # the seeds below revisit the best two
-    for floor, k, q in sorted(zip(floors, *zip(*pairs))):
+    flood = [q >= (n * k if root is None else k) for k, q in pairs]  # last: its floor says little
+    for _, floor, k, q in sorted(zip(flood, floors, *zip(*pairs))):
         times = sorted(t[0] for t in tried)
-        if len(times) >= keep and floor > times[keep - 1]:
+        limit = times[keep - 1] if len(times) >= keep else float("inf")
+        if floor > limit:
             continue  # cannot be among the best ``keep``: skipping it changes no result
-        plan = _once(system, k, q, seeds[0], block_bytes, reverse=reverse, root=root, owners=owners)
-        tried.append((plan.predicted_time_s, k, q, seeds[0], plan))
+        plan = _once(system, k, q, seeds[0], block_bytes, reverse=reverse, root=root, owners=owners,
+                     stop_after_s=limit)
+        if plan is not None:  # None: already slower than the best ``keep`` when it gave up
+            tried.append((plan.predicted_time_s, k, q, seeds[0], plan))
     if seed is None and n <= _SEED_NODES:  # more tie-break orders on the best two choices (small graphs)
         for _, k, q, _, _ in sorted(tried, key=lambda t: t[:4])[:2]:
             for s in range(1, _SEEDS):
