@@ -299,7 +299,11 @@ def slot_latency_figure(rows: list[dict]):
     # at a tie in time the fewer slots win, then the name: the rows' rank and crossovers() order them so too
     last = inside[-1]["after"] if inside else min(lines, key=lambda a: (lines[a][0] + lines[a][1] * lats[0],
                                                                         lines[a][1], a))
-    note = (f"{last} stays fastest to {format_time(lats[-1])}" + (
+    c0 = lines[last][0] + lines[last][1] * lats[0]
+    tied = sorted(a for a in lines if a != last and math.isclose(lines[a][0] + lines[a][1] * lats[0], c0,
+                                                                rel_tol=1e-12) and not inside)
+    note = (f"{last} stays fastest to {format_time(lats[-1])}"
+            + (f" (tied at {format_time(lats[0])} with {', '.join(tied)}: more slots)" if tied else "") + (
         f"; {beyond[0]['after']} overtakes it at {format_time(beyond[0]['latency_s'])}" if beyond else ""))
     ax.set_yscale("log")
     ax.set_xlabel("per-slot latency (\u00b5s)")
