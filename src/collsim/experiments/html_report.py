@@ -31,7 +31,7 @@ from typing import Any, Iterable
 
 from ..core.errors import InputError
 from ..core.files import atomic_write
-from .paperout import Comparison, PaperResult, claim_counts
+from .paperout import Comparison, PaperResult, claim_counts, claim_verdicts
 
 NOT_A_CHECKOUT = "not a git checkout"
 """What the provenance says for the git commit when collsim is not run from a git checkout."""
@@ -321,14 +321,32 @@ def _targets_summary(results: list[PaperResult]) -> str:
 
 
 def _discrepancies(results: list[PaperResult]) -> str:
-    rows = [_comparison_row(c, r.paper) for r in results for c in r.disagreements()]
-    if not rows:
+    unreproduced, other = [], []
+    numbers = 0
+    for r in results:
+        verdicts = claim_verdicts(r.comparisons)
+        ok = {v.key for v in verdicts if v.agrees}
+        never = {v.key for v in verdicts if v.source == "printed" and v.agrees is False} - ok
+        numbers += len(never)
+        for c in r.disagreements():
+            (unreproduced if c.key in never else other).append(_comparison_row(c, r.paper))
+    if not unreproduced and not other:
         return "<p>None: every value the papers print agrees with collsim's.</p>"
-    labels = ["Paper"] + [_LABELS[k] for k in (*_COLUMNS, "explanation")]
-    return ("<p>Every printed value collsim does not reproduce, and why (docs/papers/discrepancies.md "
-            "has the derivations).</p>"
-            + _table(f"All discrepancies ({len(rows)})", _head(labels), rows, table_id="discrepancy-table",
-                     kind="discrepancies"))
+    labels = _head(["Paper"] + [_LABELS[k] for k in (*_COLUMNS, "explanation")])
+    out = ["<p>Every comparison that does not agree, and why (docs/papers/discrepancies.md has the "
+           "derivations). First the printed numbers that no model of collsim reproduces, then the rows where one "
+           "model differs though another reproduces the number, or where the value compared is collsim's "
+           "evaluation of a paper's formula.</p>"]
+    if unreproduced:
+        out.append(_table(f"All discrepancies ({len(unreproduced)} rows): the {numbers} printed numbers no model "
+                          "reproduces", labels, unreproduced, table_id="discrepancy-table", kind="discrepancies"))
+    else:
+        out.append("<p>Every printed number is reproduced by at least one model.</p>")
+    if other:
+        out.append(_table(f"Other rows that differ ({len(other)}): another model reproduces the number, or the "
+                          "value is computed from a formula", labels, other, table_id="discrepancy-other",
+                          kind="discrepancies"))
+    return "".join(out)
 
 
 def _relative(path: Path, base: Path | None) -> str:
