@@ -97,8 +97,10 @@ def prediction_errors(smoke: bool = False, ranks: tuple[int, ...] = (2, 4), runs
     -------
     dict
         ``runs`` (per run: ranks, load, spreads, whether it was judged, per model geometric mean and largest
-        error), ``best`` per rank count and model (the run with the lowest loggp closed-form geometric mean
-        among the judged ones, else among all), and ``targets_met`` per rank count and model (on that run).
+        error and whether both targets are met), ``best`` per rank count and model (the run with the lowest
+        loggp closed-form geometric mean among the judged ones, else among all), ``targets_met`` per rank
+        count and model (on that run), and ``judged_runs_meeting_targets`` per rank count and model (how
+        many of the runs judged quiet enough meet both targets, out of how many were judged).
     """
     if smoke:
         ranks, runs = (2,), 1
@@ -112,9 +114,12 @@ def prediction_errors(smoke: bool = False, ranks: tuple[int, ...] = (2, 4), runs
         records.append({"ranks": r["ranks"], "load_before": r["load_before"], "load_after": r["load_after"],
                         "judged": s["judged"], "reason": s["reason"], "pingpong_spread": s["pingpong_spread"],
                         "exchange_spread": s["exchange_spread"], "iteration_spread": s["median_iteration_spread"],
+                        "drift_since_calibration": s.get("drift_since_calibration"),
                         "figure": r["figure"] if out_dir else None,
                         **{m: {"geomean_error": s["models"][m]["geomean_error"],
-                               "max_error": s["models"][m]["max_error"], "worst": s["models"][m]["worst"]}
+                               "max_error": s["models"][m]["max_error"], "worst": s["models"][m]["worst"],
+                               "meets_targets": (s["models"][m]["geomean_error"] <= TARGETS["geomean_error"]
+                                                 and s["models"][m]["max_error"] <= TARGETS["max_error"])}
                            for m in MODELS}, "rows": r["rows"]})
     best, met = {}, {}
     for p in ranks:
@@ -124,7 +129,10 @@ def prediction_errors(smoke: bool = False, ranks: tuple[int, ...] = (2, 4), runs
         best[p] = {m: pick[m] for m in MODELS} | {"judged": pick["judged"], "load_before": pick["load_before"]}
         met[p] = {m: pick[m]["geomean_error"] <= TARGETS["geomean_error"] and pick[m]["max_error"] <= TARGETS["max_error"]
                   for m in MODELS}
-    return {"runs": records, "best": best, "targets_met": met, "targets": TARGETS}
+    judged = {p: {m: f"{sum(r[m]['meets_targets'] for r in records if r['ranks'] == p and r['judged'])} of "
+                     f"{sum(1 for r in records if r['ranks'] == p and r['judged'])}" for m in MODELS} for p in ranks}
+    return {"runs": records, "best": best, "targets_met": met, "judged_runs_meeting_targets": judged,
+            "targets": TARGETS}
 
 
 def main(argv: list[str]) -> None:
@@ -159,6 +167,7 @@ def main(argv: list[str]) -> None:
     print("(each model: geometric-mean / largest relative error against the median iteration)")
     for p, m in rec["targets_met"].items():
         print(f"{p} ranks, best run: targets (<= 15 % geometric mean, <= 40 % largest) met: {m}")
+        print(f"{p} ranks, runs judged quiet enough that meet both targets: {rec['judged_runs_meeting_targets'][p]}")
 
 
 if __name__ == "__main__":

@@ -139,6 +139,16 @@ def test_summary_refuses_to_judge_a_noisy_or_unknown_machine():
     assert "too noisy" in summarize(rows, 0.3)["reason"]
 
 
+def test_summary_refuses_to_judge_a_machine_that_moved_since_its_calibration():
+    from collsim.mpi.validate import drift
+    cal = [Sample(1024, 50, 3e-6, 2e-6), Sample(65536, 50, 1e-5, 9e-6), Sample(2**20, 50, 1e-4, 9e-5)]
+    moved = drift(cal, {1024: [9e-6, 9e-6], 65536: [3e-5], 2**20: [1.05e-4]})   # 3x, 3x and +5 %
+    assert moved == pytest.approx(2.0)
+    s = summarize([_row(1e-5, 1e-5, 1e-5, 1e-5, 1e-5)], 0.05, drift_since_calibration=moved)
+    assert not s["judged"] and "load changed since the calibration" in s["reason"]
+    assert summarize([_row(1e-5, 1e-5, 1e-5, 1e-5, 1e-5)], 0.05, drift_since_calibration=0.1)["judged"]
+
+
 def test_rows_option():
     assert parse_pairs(None)[0] == ("ring", "allreduce") and len(parse_pairs(None)) == 6
     with pytest.raises(InputError, match="ALGORITHM:COLLECTIVE"):

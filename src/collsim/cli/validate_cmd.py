@@ -105,7 +105,7 @@ def _run(calibration_path, out_path, pairs, sizes, iterations, warmup, calibrati
     from ..core.reading import read_bytes
     from ..mpi.buffers import check_data
     from ..mpi.loggp_calibrate import measure_loggp, samples_from_table, spread_of
-    from ..mpi.validate import run_rows, summarize
+    from ..mpi.validate import REFERENCE_SIZES_BYTES, drift, run_rows, summarize
     from ..systems import load_system
     from .calibrate_cmd import _read_calibration
     check_data(op, dtype)
@@ -123,7 +123,9 @@ def _run(calibration_path, out_path, pairs, sizes, iterations, warmup, calibrati
     if system.nodes != comm.Get_size():
         raise InputError(f"{calibration_path} calibrates {system.nodes} ranks but this job has {comm.Get_size()}: "
                          f"run it as mpiexec -n {system.nodes} ...")
-    rows = run_rows(system, pairs, sizes, iterations=iterations, warmup=warmup, dtype=dtype, op=op, comm=comm)
+    reference: dict[int, list[float]] = {size: [] for size in REFERENCE_SIZES_BYTES}
+    rows = run_rows(system, pairs, sizes, iterations=iterations, warmup=warmup, dtype=dtype, op=op, comm=comm,
+                    reference=reference)
     if rows is None:
         return None
     text = read_bytes(calibration_path, name=f"calibration file {calibration_path}")
@@ -132,7 +134,7 @@ def _run(calibration_path, out_path, pairs, sizes, iterations, warmup, calibrati
     import os
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     summary = summarize(rows, spread_of(plain.samples), exchange_spread=spread_of(exchange), ranks=comm.Get_size(),
-                        cores=cores)
+                        cores=cores, drift_since_calibration=drift(exchange, reference))
     return rows, summary, system, hashlib.sha256(text).hexdigest()[:16]
 
 
@@ -170,9 +172,11 @@ def _report(out: Output, rows, summary, figure_path, store_path) -> None:
             echo(f"{names[m]}: geometric-mean error {100 * e['geomean_error']:.1f}%, largest "
                  f"{100 * e['max_error']:.1f}% ({e['worst']}){verdict}")
         spread = summary["median_iteration_spread"]
+        moved = summary["drift_since_calibration"]
+        moved_text = "" if moved is None else f"; the exchange step runs {100 * moved:.0f}% off its calibrated time"
         echo(f"targets: geometric mean ≤ {100 * summary['targets']['geomean_error']:.0f}%, largest ≤ "
              f"{100 * summary['targets']['max_error']:.0f}%; {summary['reason']}; iterations scatter by "
-             f"{100 * spread:.0f}% (IQR / median, median over rows)")
+             f"{100 * spread:.0f}% (IQR / median, median over rows){moved_text}")
         if figure_path:
             echo(f"wrote {figure_path}")
         if store_path:

@@ -21,8 +21,8 @@ import numpy as np
 
 from ..core.errors import InputError
 
-__all__ = ["BAND", "DEFAULT_PAIRS", "DEFAULT_SIZES_BYTES", "MODELS", "TARGET_GEOMEAN", "TARGET_MAX",
-           "ValidationRow", "parse_pairs", "plot", "run_rows", "store_rows", "summarize"]
+__all__ = ["BAND", "DEFAULT_PAIRS", "DEFAULT_SIZES_BYTES", "MODELS", "REFERENCE_SIZES_BYTES", "TARGET_GEOMEAN",
+           "TARGET_MAX", "ValidationRow", "drift", "parse_pairs", "plot", "run_rows", "store_rows", "summarize"]
 
 DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (
     ("ring", "allreduce"), ("recursive-doubling", "allreduce"), ("rabenseifner", "allreduce"),
@@ -30,6 +30,8 @@ DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (
 """Issue 25's six (algorithm, collective) pairs."""
 DEFAULT_SIZES_BYTES: tuple[int, ...] = (1024, 16384, 262144, 4194304)
 """Issue 25's sizes: 1 KiB, 16 KiB, 256 KiB, 4 MiB."""
+REFERENCE_SIZES_BYTES: tuple[int, ...] = (1024, 65536, 1048576)
+"""Exchange sizes validation measures again in every pass, to see whether the machine drifted since the calibration."""
 TARGET_GEOMEAN = 0.15
 """Target: geometric-mean relative error of the median-iteration prediction."""
 TARGET_MAX = 0.40
@@ -130,7 +132,7 @@ def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...]:
 
 def run_rows(system, pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[int], *, iterations: int = 20,
              warmup: int = 5, dtype: str = "int64", op: str = "sum", comm: Any = None,
-             passes: int = 5) -> list[ValidationRow] | None:
+             passes: int = 5, reference: dict[int, list[float]] | None = None) -> list[ValidationRow] | None:
     """Run and predict every (pair, size) on the ranks of ``comm`` (collective call).
 
     Parameters
@@ -150,6 +152,10 @@ def run_rows(system, pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[int
     passes : int, optional
         Rounds over the rows (default 5): every row runs once per round, so that a burst of load
         from elsewhere lands on a few iterations of every row rather than on all of one.
+    reference : dict, optional
+        ``{size_bytes: []}``: every pass also runs the calibration's exchange step at these sizes
+        (:func:`collsim.mpi.microbench.exchange_samples`) and appends its times, so that the caller
+        can tell whether the machine still runs at the speed it was calibrated at (:func:`drift`).
 
     Returns
     -------
@@ -187,6 +193,11 @@ def run_rows(system, pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[int
                                   verify=j == 0)
             mine_t[k] += list(result.times_s)
             native_t[k] += list(result.native_times_s)
+        if reference:
+            from .microbench import exchange_samples
+            for size in reference:
+                sample = exchange_samples(comm, [size], per_pass, warmup, dtype, passes=1)
+                reference[size].append(sample[0].median_s)
     if comm.Get_rank() != 0:
         return None
     out = []
@@ -201,13 +212,41 @@ def run_rows(system, pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[int
     return out
 
 
+def drift(calibrated: Sequence[Any], reference: dict[int, list[float]]) -> float | None:
+    """How far the machine moved since the calibration: the median over the reference sizes of
+    ``|median now / median calibrated − 1|`` of the exchange step.
+
+    Parameters
+    ----------
+    calibrated : sequence of Sample
+        The calibration's exchange table.
+    reference : dict
+        ``{size_bytes: [medians of the passes]}`` from :func:`run_rows`.
+
+    Returns
+    -------
+    float or None
+        None without a reference size in the table.
+
+    Examples
+    --------
+    >>> from collsim.mpi.calibrate import Sample
+    >>> cal = [Sample(1024, 50, 3e-6, 2e-6), Sample(2**20, 50, 1e-4, 9e-5)]
+    >>> round(drift(cal, {1024: [9e-6, 9.2e-6, 8.8e-6], 2**20: [1.1e-4]}), 6)   # 3x and +10 %
+    1.05
+    """
+    by_size = {s.size_bytes: s.median_s for s in calibrated}
+    moved = [abs(float(np.median(v)) / by_size[k] - 1) for k, v in reference.items() if k in by_size and v]
+    return float(np.median(moved)) if moved else None
+
+
 def _geomean(values: Sequence[float]) -> float:
     return float(math.exp(np.mean(np.log(np.maximum(np.abs(values), 1e-9))))) if len(values) else float("nan")
 
 
 def summarize(rows: Sequence[ValidationRow], pingpong_spread: float | None, noisy_spread: float | None = None, *,
-              exchange_spread: float | None = None, ranks: int | None = None, cores: int | None = None
-              ) -> dict[str, Any]:
+              exchange_spread: float | None = None, ranks: int | None = None, cores: int | None = None,
+              drift_since_calibration: float | None = None) -> dict[str, Any]:
     """Per model the geometric-mean and largest relative error, and whether the targets are met.
 
     The accuracy is judged only when the machine was quiet enough: the calibration's ping-pong
@@ -228,6 +267,9 @@ def summarize(rows: Sequence[ValidationRow], pingpong_spread: float | None, nois
         The calibration's exchange spread, likewise.
     ranks, cores : int, optional
         MPI ranks and the cores available to them.
+    drift_since_calibration : float, optional
+        :func:`drift`: above ``noisy_spread`` the machine no longer runs at the speed it was
+        calibrated at, and the accuracy is not judged either.
 
     Returns
     -------
@@ -251,6 +293,9 @@ def summarize(rows: Sequence[ValidationRow], pingpong_spread: float | None, nois
     noisy = [f"the {what} times scatter by {100 * value:.0f}%"
              for what, value in (("ping-pong", pingpong_spread), ("exchange", exchange_spread),
                                  ("collectives'", iteration_spread)) if value is not None and value > limit]
+    if drift_since_calibration is not None and drift_since_calibration > limit:
+        noisy.append(f"the exchange step runs {100 * drift_since_calibration:.0f}% off its calibrated time "
+                     "(the load changed since the calibration)")
     if pingpong_spread is None:
         judged, reason = False, "the calibration has no ping-pong quartiles: its noise is unknown, accuracy not judged"
     elif noisy:
@@ -273,6 +318,7 @@ def summarize(rows: Sequence[ValidationRow], pingpong_spread: float | None, nois
         models[m] = entry
     return {"models": models, "judged": judged, "reason": reason, "pingpong_spread": pingpong_spread,
             "exchange_spread": exchange_spread, "median_iteration_spread": iteration_spread,
+            "drift_since_calibration": drift_since_calibration,
             "targets": {"geomean_error": TARGET_GEOMEAN, "max_error": TARGET_MAX}}
 
 
