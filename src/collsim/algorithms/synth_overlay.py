@@ -29,7 +29,7 @@ References
 ----------
 E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on real
 life fat trees", CCIT report 776, Technion, 2010.
-L. Zhao, S. Maleki, Z. Yang, H. Pourreza, A. Krishnamurthy, "ForestColl: Throughput-Optimal
+L. Zhao, S. Maleki, A. Shah, Z. Yang, H. Pourreza, A. Krishnamurthy, "ForestColl: Efficient
 Collective Communications on Heterogeneous Network Fabrics", arXiv 2402.06787, 2024 (switch
 removal by edge splitting: the exact construction collsim approximates with circulants).
 """
