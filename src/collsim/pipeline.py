@@ -119,7 +119,7 @@ def build(algorithm: str, system: str | System, collective: str, size: str | int
     stale = [k for k in spec.realised if k in sched.params]
     if stale:  # a prediction must never disagree with the schedule it describes
         facts = model_for(sysm).realised_facts(sched)
-        sched.params.update({k: facts[k] for k in stale})
+        sched = sched.replace(params={**sched.params, **{k: facts[k] for k in stale}})  # a new schedule
     return sched
 
 

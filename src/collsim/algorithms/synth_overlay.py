@@ -57,6 +57,11 @@ class OverlayLinks:
     latency_s : numpy.ndarray
         Latency of its route (the longest of its ECMP paths).
 
+    References
+    ----------
+    E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on real
+    life fat trees", CCIT report 776, Technion, 2010.
+
     Examples
     --------
     >>> o = OverlayLinks(np.array([0]), np.array([1]), np.array([1e9]), np.array([1e-6]))
@@ -132,6 +137,11 @@ def dfs_order(system) -> np.ndarray:
     -------
     numpy.ndarray
         A permutation of ``0..nodes-1``.
+
+    References
+    ----------
+    R. Tarjan, "Depth-first search and linear graph algorithms", SIAM Journal on Computing 1(2),
+    1972, pp. 146-160.
 
     Examples
     --------
@@ -237,6 +247,11 @@ def shift_sets(n: int) -> list[tuple[str, tuple[int, ...]]]:
         Name and shifts of each overlay (fewer sparse ones on big networks: each costs a
         matching run of about ``n**3`` cell operations).
 
+    References
+    ----------
+    E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on real
+    life fat trees", CCIT report 776, Technion, 2010.
+
     Examples
     --------
     >>> [name for name, _ in shift_sets(16)]
@@ -276,6 +291,11 @@ def by_name(n: int, name: str) -> tuple[int, ...]:
     ------
     InputError
         For an unknown name or ``d`` outside ``1..n-1``.
+
+    References
+    ----------
+    E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on real
+    life fat trees", CCIT report 776, Technion, 2010.
 
     Examples
     --------
