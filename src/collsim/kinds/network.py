@@ -164,9 +164,11 @@ _COLUMNS = (  # block_steps replaces the common column of that key: on a network
            "bulk-synchronous slots with max-min fair sharing of links (docs/flow-simulator.md); never below "
            "the lower bound. Efficiency and bandwidths use this time."),
     Column("time_model", "\u03b1\u2013\u03b2\nmodel",
-           lambda r: r.time_model.replace("alpha-beta (", "").rstrip(")"),
+           lambda r: (r.time_model[len("alpha-beta ("):-1] if r.time_model.startswith("alpha-beta (")
+                      else r.time_model),
            "Which alpha-beta formula the alpha-beta time is: 'closed form' (the algorithm's registered "
-           "formula) or 'schedule' (computed over the schedule's slots).", wide=True),
+           "formula), 'schedule' (computed over the schedule's slots), or 'loggp-piecewise (closed form)' on a "
+           "system with a calibrated model (docs/calibration.md).", wide=True),
     Column("per_node_throughput_bytes_per_s", "GB/s per\nnode", _throughput,
            "All-to-all only: the bytes each node sends to the others per simulated second, in GB/s "
            "(10^9 bytes/s); '-' for other collectives.", wide=True),
