@@ -155,14 +155,15 @@ def main(argv: list[str]) -> None:
     if "--json" in argv:
         print(json.dumps({"name": "predict-calibrated", **rec}))
         return
-    print(f"{'ranks':>5s} {'load':>9s} {'spread pp/ex/it':>17s} {'judged':>6s} "
+    print(f"{'ranks':>5s} {'load':>9s} {'spread pp/ex/it':>17s} {'drift':>6s} {'judged':>6s} "
           + " ".join(f"{m:>20s}" for m in MODELS))
     for r in rec["runs"]:
         spreads = "/".join("-" if r[k] is None else f"{100 * r[k]:.0f}%" for k in ("pingpong_spread",
                                                                                   "exchange_spread",
                                                                                   "iteration_spread"))
         load = f"{r['load_before']}-{r['load_after']}"
-        print(f"{r['ranks']:>5d} {load:>9s} {spreads:>17s} {str(r['judged']):>6s} "
+        moved = "-" if r["drift_since_calibration"] is None else f"{100 * r['drift_since_calibration']:.0f}%"
+        print(f"{r['ranks']:>5d} {load:>9s} {spreads:>17s} {moved:>6s} {str(r['judged']):>6s} "
               + " ".join(f"{100 * r[m]['geomean_error']:>8.1f}% / {100 * r[m]['max_error']:>6.1f}%" for m in MODELS))
     print("(each model: geometric-mean / largest relative error against the median iteration)")
     for p, m in rec["targets_met"].items():
