@@ -113,8 +113,8 @@ def _efficiency_panel(ax, rows, x: str, title: str, xlabel: str, styles: dict[st
     ax.set_yscale("log")
     ax.set_ylim(top=1.5)
     ax.axhline(1.0, color="black", lw=0.8)
-    ax.set_title(title, fontsize=9)
-    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(xlabel, fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     return drawn
 
@@ -141,8 +141,8 @@ def efficiency_figure(ag_rows, ar_rows, nodes: int = 1024):
     'efficiency = lower bound / time (log)'
     """
     plt = pyplot()
-    fig, axes = plt.subplots(1, 4, figsize=(17, 4.8), squeeze=False)
-    a = axes[0]
+    fig, axes = plt.subplots(2, 2, figsize=(11.5, 9.0), squeeze=False)  # 2 x 2: legible at the report's width
+    a = list(axes.flat)
     st = _styles({r["algorithm"] for r in list(ag_rows) + list(ar_rows)})
     sel = [r for r in ag_rows if r["nodes"] == nodes and r["wavelengths"] == 64]
     _efficiency_panel(a[0], [{**r, "x": r["size_bytes"] / MIB} for r in sel], "x",
@@ -153,16 +153,17 @@ def efficiency_figure(ag_rows, ar_rows, nodes: int = 1024):
     _efficiency_panel(a[2], sel, "wavelengths", f"all-gather, 4 MiB, N={nodes}", "wavelengths w", st)
     _efficiency_panel(a[3], [{**r, "x": r["size_bytes"] / MIB} for r in ar_rows], "x",
                       f"all-reduce, N={nodes}, w=64", "vector (MiB)", st)
-    a[0].set_ylabel("efficiency = lower bound / time (log)")
+    for ax in (a[0], a[2]):
+        ax.set_ylabel("efficiency = lower bound / time (log)")
     handles = {}
     for ax in a:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, h)
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(6, len(handles)), fontsize=8,
-               bbox_to_anchor=(0.5, -0.02))
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(4, len(handles)), fontsize=9,
+               bbox_to_anchor=(0.5, -0.01))
     fig.suptitle("Every optical algorithm against collsim's lower bound (1 = optimal); dotted: needs lightpaths "
                  "the physical layer cannot carry", fontsize=10)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
 

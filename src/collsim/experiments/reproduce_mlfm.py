@@ -56,7 +56,7 @@ ROUTING_LABELS = {"spine-rule": "pairwise, spine rule (= destination-based)", "f
 def _figure(rows, fixed, out_dir: Path, sizes):
     plt = pyplot()
     scales = list(SCALES)
-    fig, axes = plt.subplots(1, len(sizes), figsize=(4.8 * len(sizes), 4.2), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(sizes), figsize=(4.1 * len(sizes), 4.4), sharey=True, squeeze=False)
     width = 0.27
     for ax, size in zip(axes[0], sizes):
         sel = {r.scale: r for r in rows if r.size_mib_per_node == size}
@@ -71,13 +71,13 @@ def _figure(rows, fixed, out_dir: Path, sizes):
         ax.axhline(LINK_MIB_PER_S, color="k", ls="--", lw=1, label=f"optimal {LINK_MIB_PER_S:.0f} MiB/s")
         for i, s in enumerate(scales):
             for dx, r in ((0, sel[s]), (width, fix[s])):
-                ax.annotate(f"{r.ratio:.2f}x", (i + dx, r.pairwise_mib_per_s), ha="center", va="bottom", fontsize=7,
+                ax.annotate(f"{r.ratio:.2f}x", (i + dx, r.pairwise_mib_per_s), ha="center", va="bottom", fontsize=8,
                             xytext=(0, 2), textcoords="offset points")
             if s in PAPER_RATIO:  # the paper's printed ratio: the pairwise throughput it implies
                 y = sel[s].mlfm_mib_per_s / PAPER_RATIO[s]
                 ax.plot([i - 0.6 * width, i + 0.5 * width], [y, y], color="tab:red", lw=2.2,
                         label=f"paper: mlfm / {PAPER_RATIO[s]:g} (the printed {PAPER_RATIO[s]:g}x, 24-B)")
-                ax.annotate(f"paper {PAPER_RATIO[s]:g}x", (i, y), color="tab:red", fontsize=8,
+                ax.annotate(f"paper {PAPER_RATIO[s]:g}x", (i, y), color="tab:red", fontsize=9,
                             ha="center", va="bottom", xytext=(0, 13), textcoords="offset points")
         ax.set_xticks(list(x))
         ax.set_xticklabels([f"{s}\n{SCALES[s]}" for s in scales])

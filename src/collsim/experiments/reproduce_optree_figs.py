@@ -67,15 +67,15 @@ def _panel(ax, rows: list[dict[str, Any]], key: str, title: str, xunit: int) -> 
     return drawn
 
 
-def _grid_figure(panels: list[tuple[str, list[dict[str, Any]], int, str]], suptitle: str, max_cols: int = 4):
+def _grid_figure(panels: list[tuple[str, list[dict[str, Any]], int, str]], suptitle: str, max_cols: int = 3):
     """Per model a block of rows of at most ``max_cols`` panels (eq. 3 above, schedules below).
 
     Returns (figure, series per axes), the axes in model-then-panel order.  Wrapping keeps every
     figure at most about 1.3k px wide, so its text stays legible when the report shows it whole.
     """
     plt = pyplot()
-    ncol = min(len(panels), max_cols)
-    per_model = -(-len(panels) // ncol)
+    per_model = -(-len(panels) // max_cols)
+    ncol = -(-len(panels) // per_model)  # balanced: 4 panels as 2 x 2, 5 as 3 + 2
     fig, axes = plt.subplots(2 * per_model, ncol, figsize=(3.5 * ncol + 0.8, 3.6 * 2 * per_model + 0.8),
                              squeeze=False)
     counts = []
@@ -269,4 +269,4 @@ def fig7(rows: list[dict[str, Any]], wavelengths):
     panels = [(f"({'abcdefgh'[i]}) w = {w}{notes.get(w, '')}, N = 1024", [r for r in rows if r["wavelengths"] == w],
                MIB, "message size per node (MiB)") for i, w in enumerate(wavelengths)]
     return _grid_figure(panels, "Fig. 7: all-gather time against message size for 4 … 256 wavelengths "
-                                "(1024 nodes)", max_cols=3)
+                                "(1024 nodes)")

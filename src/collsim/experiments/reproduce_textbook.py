@@ -287,7 +287,7 @@ def comparisons(rows: list[dict]) -> list[Comparison]:
 
 def _figure(rows, out_dir: Path, p: int):
     plt = pyplot()
-    fig, axes = plt.subplots(1, 3, figsize=(15, 8.5), sharex=True)
+    fig, axes = plt.subplots(1, 3, figsize=(14, 10), sharex=True)
     for ax, topo in zip(axes, TOPOLOGIES):
         sel = [r for r in rows if r["topology"] == topo]
         y = list(range(len(sel)))[::-1]
@@ -300,7 +300,7 @@ def _figure(rows, out_dir: Path, p: int):
         fx = [r["chapter_s"] * 1e6 for r in sel if r["chapter_s"] is not None]
         ax.scatter(fx, fy, marker="|", s=200, color="k", zorder=3)
         ax.set_yticks(y)
-        ax.set_yticklabels([f"{OP_NAMES[r['operation']]}: {r['algorithm']}" for r in sel], fontsize=7)
+        ax.set_yticklabels([f"{OP_NAMES[r['operation']]}: {r['algorithm']}" for r in sel], fontsize=8.5)
         ax.set_xscale("log")
         ax.set_xlabel("time (us, log scale)")
         ax.set_title({"ring": f"ring, p={p}", "torus": f"2-D wraparound mesh, p={p}",
