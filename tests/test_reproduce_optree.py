@@ -221,3 +221,17 @@ def test_the_best_line_is_feasible_verified_and_far_below_optree(quick):
             assert float(r["schedule_ratio_to_optree"]) <= 1 / 5, r
             lb = lower_bound_s(load_system("paper", nodes=n, wavelengths=w), make_collective("allgather", n, m))
             assert float(r["time_s"]) >= lb * (1 - 1e-12)
+
+
+def test_the_papers_pure_model_beside_collsims():
+    """Issue 24: eq. (3) with a constant a and the bound (N-1)d/(2wB), derived here independently."""
+    from collsim.experiments.reproduce_optree_extra import pure_model_rows
+    rows = {(r["nodes"], r["wavelengths"], r["algorithm"]): r for r in pure_model_rows(lambda *a: None)}
+    d, b = 4 << 20, 40e9 / 8                       # 4 MiB; 40 Gb/s per wavelength
+    r = rows[(1024, 64, "optree")]
+    assert r["pure_bound_ms"] == pytest.approx(1e3 * 1023 * d / (2 * 64 * b), rel=1e-12)   # 6.70 ms
+    assert r["pure_eq3_ms"] == pytest.approx(1e3 * 70 * (d / b + 25e-6 + 1e-9), rel=1e-12)  # 60.5 ms
+    assert round(r["pure_bound_ms"], 2) == 6.70 and round(r["pure_eq3_ms"], 1) == 60.5
+    # collsim's versions add one 1 ns O/E/O cycle per 32-byte flit: 15.6 % more per byte at 5 GB/s
+    assert r["collsim_eq3_ms"] > r["pure_eq3_ms"] and r["collsim_bound_ms"] > r["pure_bound_ms"]
+    assert r["collsim_eq3_ms"] == pytest.approx(1e3 * 70 * (d / b + 25e-6 + d / 32 * 1e-9), rel=1e-12)
