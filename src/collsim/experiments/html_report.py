@@ -24,62 +24,16 @@ import csv
 import html
 import json
 import os
-import platform
-import subprocess
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..core.errors import InputError
 from ..core.files import atomic_write
+from .environment import NOT_A_CHECKOUT, environment  # noqa: F401  (NOT_A_CHECKOUT: re-exported)
 from .paperout import Comparison, PaperResult, claim_counts, claim_verdicts
-
-NOT_A_CHECKOUT = "not a git checkout"
-"""What the provenance says for the git commit when collsim is not run from a git checkout."""
+from .report_style import CSS as _CSS
 
 _CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
-
-_CSS = """
-:root { color-scheme: light; }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif;
-  font-size: 16px; line-height: 1.5; color: #1b1f24; background: #fff; margin: 0; }
-main { max-width: 76rem; margin: 0 auto; padding: 1.5rem 2rem 4rem; }
-h1 { font-size: 1.8rem; margin: 0.5rem 0 0.25rem; } h3 { font-size: 1.15rem; margin: 1.75rem 0 0.5rem; }
-h2 { font-size: 1.45rem; margin: 2.5rem 0 0.75rem; padding-top: 0.5rem; border-top: 2px solid #d0d7de; }
-p.citation { color: #444c56; margin-top: 0; }
-nav { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 0.5rem 1rem; }
-nav ol { margin: 0.25rem 0; padding-left: 1.5rem; }
-a { color: #0550ae; }
-code { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.9em;
-  background: #f6f8fa; padding: 0 0.2em; border-radius: 3px; word-break: break-all; }
-.scroll { overflow: auto; margin: 0.5rem 0 1.25rem; border: 1px solid #d0d7de; border-radius: 6px;
-  box-sizing: border-box; }
-.scroll.long { max-height: 34rem; }
-.scroll.fit { width: fit-content; max-width: 100%; }
-table { border-collapse: collapse; font-size: 0.9rem; width: 100%; }
-table[data-kind="data"] { width: auto; min-width: 28rem; }
-caption { caption-side: top; text-align: left; font-weight: 600; padding: 0.5rem 0.6rem; background: #f6f8fa;
-  border-bottom: 1px solid #d0d7de; }
-th, td { padding: 0.3rem 0.6rem; border-bottom: 1px solid #e5e8eb; vertical-align: top; text-align: left; }
-thead th { background: #eaeef2; position: sticky; top: 0; }
-th.num { text-align: right; }
-tbody tr:nth-child(even) { background: #fafbfc; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.text { min-width: 18rem; }
-td.quantity { min-width: 10rem; } td.nw { white-space: nowrap; }
-td.item { min-width: 5rem; }
-tr.differs { background: #fff1f0 !important; }
-.no, .missing { color: #a40e26; font-weight: 700; }
-.yes { color: #116329; } .na { color: #57606a; }
-figure { margin: 1rem 0 1.5rem; }
-figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; border-radius: 6px; background: #fff; }
-.figbox { overflow-x: auto; }
-.zoom:checked ~ .figbox img { max-width: none; }
-label.zoom-label { font-size: 0.9rem; color: #444c56; margin-left: 0.25rem; }
-figcaption { color: #1b1f24; font-size: 0.95rem; margin-top: 0.35rem; max-width: 60rem; }
-ul.notes li { margin: 0.2rem 0; }
-.summary-line { font-size: 1.05rem; }
-@media print { .scroll.long { max-height: none; overflow: visible; } nav { display: none; } }
-"""
 
 _LABELS = {"item": "Item", "quantity": "Quantity", "unit": "Unit", "paper": "Paper's value",
            "source": "Paper's value is", "collsim": "collsim", "difference": "collsim − paper", "model": "Model",
@@ -92,59 +46,6 @@ _FULL_WIDTH = 1150  # figures wider than the text column (px) are shrunk, with a
 
 def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
-
-
-def _git_commit(folder: Path) -> str:
-    """The commit checked out in ``folder`` if it is part of a git checkout that tracks collsim."""
-    def git(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=20,
-                              stdin=subprocess.DEVNULL)
-    try:
-        head = git("rev-parse", "--verify", "HEAD")
-        tracked = git("ls-files", "--error-unmatch", "__init__.py")  # not merely a venv inside some repo
-        if head.returncode != 0 or tracked.returncode != 0 or not head.stdout.strip():
-            return NOT_A_CHECKOUT
-        commit = head.stdout.strip()
-        dirty = git("status", "--porcelain", "--untracked-files=no")
-        return commit + (" (with uncommitted changes)" if dirty.returncode == 0 and dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return NOT_A_CHECKOUT
-
-
-def environment(package_dir: str | Path | None = None) -> dict[str, str]:
-    """What ran the reproduction: collsim's version and git commit, Python, numpy, matplotlib.
-
-    Never fails: the commit is :data:`NOT_A_CHECKOUT` when collsim's source folder is
-    not tracked by git (an installed wheel) or git is missing, and a library that is
-    not installed is ``"not installed"``.
-
-    Parameters
-    ----------
-    package_dir : str or Path, optional
-        The folder whose git commit is read (default: collsim's own source folder).
-
-    Returns
-    -------
-    dict
-        ``{"collsim": ..., "git commit": ..., "Python": ..., "numpy": ..., "matplotlib": ...}``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> env = environment(tempfile.mkdtemp())
-    >>> list(env), env["git commit"]
-    (['collsim', 'git commit', 'Python', 'numpy', 'matplotlib'], 'not a git checkout')
-    """
-    from .. import __version__
-    folder = Path(package_dir) if package_dir is not None else Path(__file__).resolve().parents[1]
-    versions = {}
-    for name in ("numpy", "matplotlib"):
-        try:
-            versions[name] = str(__import__(name).__version__)
-        except ImportError:
-            versions[name] = "not installed"
-    return {"collsim": str(__version__), "git commit": _git_commit(folder),
-            "Python": f"{platform.python_version()} ({platform.python_implementation()})", **versions}
 
 
 def _number(v: Any, signed: bool = False) -> str:

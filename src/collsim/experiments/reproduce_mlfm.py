@@ -260,7 +260,25 @@ def congestion_verdict(rows) -> str:
 
 
 def throughput_verdict(rows, fixed) -> str:
-    """The 2.2x of pattern B under both routings of pairwise, in one sentence."""
+    """The 2.2x of pattern B under both routings of pairwise, in one sentence.
+
+    Parameters
+    ----------
+    rows, fixed : list
+        Throughput rows (with ``scale`` and ``ratio``) with pairwise over the paper's spine rule,
+        and over a fixed spine per column.
+
+    Returns
+    -------
+    str
+        The pairwise / mlfm ratios at the 24-B scale under each routing.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as R
+    >>> throughput_verdict([R(scale="24-B", ratio=2.2)], [R(scale="24-B", ratio=2.37)])[:40]
+    "Pattern B's printed 2.2x: 2.20x with pai"
+    """
     def span(sel):
         r = [x.ratio for x in sel if x.scale == "24-B"]
         return f"{min(r):.2f}–{max(r):.2f}x" if len(r) > 1 else f"{r[0]:.2f}x"

@@ -233,7 +233,23 @@ def lemma1_rows(nodes=(3, 5, 7, 9, 15, 16, 17, 31, 33, 63, 64, 65, 1023, 1024, 1
 
 
 def lemma1_comparisons(rows) -> list[Comparison]:
-    """Lemma 1's formula evaluated (source ``formula``: the paper prints the formula, not these numbers)."""
+    """Lemma 1's formula evaluated (source ``formula``: the paper prints the formula, not these numbers).
+
+    Parameters
+    ----------
+    rows : list of dict
+        From :func:`lemma1_rows`.
+
+    Returns
+    -------
+    list of Comparison
+        ⌈N²/8⌉ beside the exact optimum per ring size, with the reason where they differ.
+
+    Examples
+    --------
+    >>> [(c.paper, c.collsim, c.source) for c in lemma1_comparisons(lemma1_rows((5, 8)))]
+    [(4, 3, 'formula'), (8, 8, 'formula')]
+    """
     out = []
     for r in rows:
         why = "" if r["overcount"] == 0 else (
@@ -346,6 +362,13 @@ def targets(t1_rows, f4_rows, motivation_verdict: str, lemma_rows) -> list[Table
     -------
     list of TableTarget
         ``optree-table1``, ``optree-motivation``, ``optree-fig4``, ``optree-lemma1``.
+
+    Examples
+    --------
+    >>> t1 = [{"algorithm": a, "formula_matches_paper": True, "explicit_d_steps": 1.0, "paper": 1, "formula": 1}
+    ...       for a in ("ne", "wrht", "osm", "optree")]
+    >>> [t.name for t in targets(t1, [], "13 or 22 steps", lemma1_rows((5, 8)))]
+    ['optree-table1', 'optree-motivation', 'optree-fig4', 'optree-lemma1']
     """
     agree = [r["algorithm"] for r in t1_rows if r["formula_matches_paper"]]
     bad = [r for r in t1_rows if r["formula_matches_paper"] is False]
