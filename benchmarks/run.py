@@ -9,6 +9,10 @@ Smoke test:     python benchmarks/run.py --smoke   (every workload at a small si
                                                     workloads are skipped and the run says so)
 Untuned malloc: python benchmarks/run.py --no-malloc-tuning   (see src/collsim/_malloc.py)
 Repeat:         python benchmarks/run.py --repeat 5 optree-4096   (median, min and max wall time)
+Before/after:   python benchmarks/run.py --against 8db759e [--repeat 3] [workloads]
+                (each workload run alternately on a worktree of that revision, with that revision's own
+                workload code, and on this tree; the medians side by side and their ratio, and exit 1 if
+                any workload is more than 10 % slower: one run, so both sides see the same machine load)
 
 Each workload runs in its own interpreter so that its peak resident memory
 (ru_maxrss) is its own.  Targets (issue #2, this 2-core machine): default
@@ -678,6 +682,70 @@ def _one(name: str, tuned: bool, smoke: bool = False) -> None:
     print(json.dumps({"name": name, "wall_s": wall, "peak_rss_mib": peak, "target": WORKLOADS[name][1], **info}))
 
 
+SLOWER = 1.10
+"""A workload more than 10 % slower than on the ``--against`` revision is a regression."""
+
+
+def _run_one(script: Path, name: str, flags: list[str], src: Path | None) -> dict | str:
+    """One run of a workload in a fresh interpreter: its JSON line, or why it failed.
+
+    ``src`` puts another revision's ``src`` first on the path (its ``collsim`` is imported, by this
+    interpreter and by the console scripts the workloads start).
+    """
+    import os
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(src)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    proc = subprocess.run([sys.executable, str(script), "--one", name, *flags], capture_output=True, text=True,
+                          env=env)
+    if proc.returncode != 0:
+        return (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def against(rev: str, names: list[str], flags: list[str], repeat: int) -> int:
+    """Run ``names`` on revision ``rev`` and on this tree, alternately; print both medians and the ratio.
+
+    Returns 1 if a workload is more than :data:`SLOWER` times slower here (or fails here but ran
+    there), else 0.  Workloads the old revision does not have are run here only.
+    """
+    import tempfile
+    here = Path(__file__).resolve()
+    root = here.parent.parent
+    bad = []
+    with tempfile.TemporaryDirectory(prefix="collsim-against-") as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
+        try:
+            old_script = tree / "benchmarks" / "run.py"
+            listed = subprocess.run([sys.executable, str(old_script), "--list"], capture_output=True, text=True,
+                                    env={**__import__("os").environ, "PYTHONPATH": str(tree / "src")})
+            old_names = set(listed.stdout.split())
+            print(f"{'workload':24s} {rev[:12]:>12s} {'this tree':>12s} {'ratio':>7s}", flush=True)
+            for name in names:
+                old, new = [], []
+                for _ in range(repeat):  # alternate, so both sides see the same load
+                    if name in old_names:
+                        old.append(_run_one(old_script, name, flags, tree / "src"))
+                    new.append(_run_one(here, name, flags, None))
+                fails = [r for r in new if isinstance(r, str)]
+                old_ok = sorted(r["wall_s"] for r in old if not isinstance(r, str))
+                new_ok = sorted(r["wall_s"] for r in new if not isinstance(r, str))
+                o = old_ok[len(old_ok) // 2] if old_ok else None
+                n = new_ok[len(new_ok) // 2] if new_ok else None
+                ratio = n / o if o and n else None
+                text = "-" if ratio is None else f"{ratio:.2f}"
+                print(f"{name:24s} {('%.2f s' % o) if o else 'n/a':>12s} {('%.2f s' % n) if n else 'FAILED':>12s} "
+                      f"{text:>7s}" + (f"  {fails[0]}" if fails else ""), flush=True)
+                if fails and old_ok or (ratio is not None and ratio > SLOWER):
+                    bad.append(name)
+        finally:
+            subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(tree)], check=False)
+    print(f"{len(bad)} workload(s) more than {round((SLOWER - 1) * 100)} % slower or failing"
+          + (f": {', '.join(bad)}" if bad else ""))
+    return 1 if bad else 0
+
+
 def main(argv: list[str]) -> None:
     tuned = "--no-malloc-tuning" not in argv
     smoke = "--smoke" in argv
@@ -690,6 +758,15 @@ def main(argv: list[str]) -> None:
     if argv[:1] == ["--one"]:
         _one(argv[1], tuned, smoke)
         return
+    if "--against" in argv:
+        i = argv.index("--against")
+        rev, names = argv[i + 1], argv[:i] + argv[i + 2:]
+        unknown = [n for n in names if n not in WORKLOADS]
+        if unknown:
+            sys.exit(f"unknown workload {unknown[0]!r}; see --list")
+        flags = ([] if tuned else ["--no-malloc-tuning"]) + (["--smoke"] if smoke else [])
+        names = [n for n in (names or list(WORKLOADS)) if unavailable(n) is None]
+        sys.exit(against(rev, names, flags, repeat))
     if argv[:1] == ["--list"]:
         print("\n".join(WORKLOADS))
         return

@@ -18,3 +18,23 @@ def test_every_benchmark_workload_runs_at_a_small_size():
     assert f"smoke: {len(names)} workloads ran" in proc.stdout
     for name in names:
         assert any(line.startswith(name + " ") for line in proc.stdout.splitlines()), name
+
+
+def test_against_runs_a_workload_on_the_old_revision_and_on_this_tree(tmp_path):
+    """``--against REV``: both sides run (the old one from a worktree of REV), side by side with a ratio."""
+    root = RUN.parents[1]
+    if not (root / ".git").exists():  # an sdist has no history to compare with: the command must say so
+        proc = subprocess.run([sys.executable, str(RUN), "--against", "HEAD", "--smoke", "cli-version"],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode != 0
+        return
+    proc = subprocess.run([sys.executable, str(RUN), "--against", "HEAD", "--smoke", "cli-version"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]  # 1: slower by chance under load, still compared
+    row = [line for line in proc.stdout.splitlines() if line.startswith("cli-version")]
+    assert len(row) == 1, proc.stdout
+    cells = row[0].split()
+    assert cells[1] != "n/a" and cells[3] != "FAILED", row[0]   # the old revision ran, and so did this tree
+    assert float(cells[-1]) > 0
+    listed = subprocess.run(["git", "-C", str(root), "worktree", "list"], capture_output=True, text=True).stdout
+    assert "collsim-against-" not in listed  # the worktree is removed afterwards
