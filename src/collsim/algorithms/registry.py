@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from ..core.collective import canonical_collective
 from ..core.errors import InputError, UnknownNameError, UnsupportedError, close_matches, did_you_mean
+from ..core.plugins import model_for
 from ..core.schedule import LogicalSchedule
 from ..core.system import System
 from .bibliography import Citation, citations
@@ -35,7 +37,10 @@ class AlgorithmSpec:
     collectives : tuple of str
         Canonical names of the collectives it implements.
     systems : tuple of str
-        System kinds it runs on; ``"network"`` stands for every electrical network.
+        Tags of the systems it runs on: a kind's name that kinds accept
+        (:attr:`collsim.kinds.base.KindModel.accepts`; ``"network"`` is accepted by every
+        electrical network and by any kind that realises point-to-point schedules), or one
+        system class's ``kind`` (``"mlfm"``).
     reference : str
         Source: ``[Key]`` citations of :data:`~collsim.algorithms.bibliography.BIBLIOGRAPHY`
         with the section, equation or figure.
@@ -46,7 +51,8 @@ class AlgorithmSpec:
     requires : callable or None
         ``requires(system, collective) -> str | None``: a reason it cannot run, or None.
     paper_steps : callable or None
-        ``paper_steps(system, collective, params) -> int | None``: the paper's closed form.
+        ``paper_steps(system, collective, params) -> int | None``: the paper's closed form on
+        optical rings (sugar for ``closed_forms["optical-ring"]``).
     constraints : str
         Human-readable statement of what ``requires`` checks.
     params : tuple of str
@@ -54,7 +60,8 @@ class AlgorithmSpec:
     alpha_beta : callable or None
         ``alpha_beta(system, collective, size_bytes, params) -> seconds``: the closed-form
         α–β (Hockney) cost the source gives, with ``t_s = system.alpha_s`` and
-        ``t_w = 1 / link bandwidth``; None when the source gives none.
+        ``t_w = 1 / link bandwidth``; None when the source gives none (sugar for
+        ``closed_forms["network"]``).
     realised : tuple of str
         Parameters the builder reports that are facts of the realised schedule
         (``steps``, ``reconfigurations``); the pipeline recomputes them after
@@ -63,6 +70,10 @@ class AlgorithmSpec:
         ``tune(system, collective, size_bytes) -> list[dict]``: the parameter sets worth
         trying on this instance (``collsim tune`` builds, verifies and times each); None
         means the defaults only (:meth:`candidates`).
+    closed_forms : Mapping of str to callable, optional
+        The algorithm's closed forms per kind, keyed by the kind's name; each kind's model reads
+        its own (``closed_forms.get(model.name)``) and defines what it is called with.  Filled
+        from ``paper_steps`` and ``alpha_beta`` where those are given.
 
     References
     ----------
@@ -100,6 +111,14 @@ class AlgorithmSpec:
     alpha_beta: Callable[[System, str, int, dict], float] | None = None
     realised: tuple[str, ...] = ()
     tune: Callable[[System, str, int], list[dict[str, Any]]] | None = None
+    closed_forms: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        forms = dict(self.closed_forms)
+        for kind, form in (("optical-ring", self.paper_steps), ("network", self.alpha_beta)):
+            if form is not None:
+                forms.setdefault(kind, form)
+        object.__setattr__(self, "closed_forms", MappingProxyType(forms))
 
     def candidates(self, system: System, collective: str, size_bytes: int) -> list[dict[str, Any]]:
         """Parameter sets a tuner should try on this instance (``[{}]``, the defaults, if none declared).
@@ -151,8 +170,8 @@ class AlgorithmSpec:
         return canonical_collective(collective) in self.collectives and self.runs_on(system)
 
     def runs_on(self, system: System) -> bool:
-        """Whether the system kind is in scope (``"network"`` means any electrical network)."""
-        return system.kind in self.systems or system.family in self.systems
+        """Whether the system is in scope: its class's ``kind``, or a tag its kind's model accepts."""
+        return system.kind in self.systems or any(tag in self.systems for tag in model_for(system).accepts)
 
     def check(self, system: System, collective: str) -> None:
         """Raise :class:`UnsupportedError` with the reason if it cannot build this instance."""
@@ -175,7 +194,8 @@ _ALIASES: dict[str, str] = {}
 def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...], reference: str,
              summary: str, aliases: tuple[str, ...] = (), requires=None, paper_steps=None,
              constraints: str = "", params: tuple[str, ...] = (),
-             alpha_beta=None, realised: tuple[str, ...] = (), tune=None) -> Callable[[Builder], Builder]:
+             alpha_beta=None, realised: tuple[str, ...] = (), tune=None,
+             closed_forms: Mapping[str, Callable[..., Any]] | None = None) -> Callable[[Builder], Builder]:
     """Decorator registering an algorithm builder.
 
     Parameters
@@ -200,6 +220,9 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         Parameters recomputed from the realised schedule (see :class:`AlgorithmSpec`).
     tune : callable, optional
         Candidate parameter sets for a tuner (see :class:`AlgorithmSpec`).
+    closed_forms : Mapping, optional
+        Closed forms per kind name (see :class:`AlgorithmSpec`); ``paper_steps`` and
+        ``alpha_beta`` fill the optical ring's and the network's.
 
     Returns
     -------
@@ -239,7 +262,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
     def deco(fn: Builder) -> Builder:
         colls = tuple(canonical_collective(c) for c in collectives)
         spec = AlgorithmSpec(name, fn, colls, tuple(systems), reference, summary, tuple(aliases),
-                             requires, paper_steps, constraints, tuple(params), alpha_beta, tuple(realised), tune)
+                             requires, paper_steps, constraints, tuple(params), alpha_beta, tuple(realised), tune,
+                             dict(closed_forms or {}))
         for key in (name, *aliases):
             if key in REGISTRY or key in _ALIASES:
                 raise InputError(f"algorithm name {key!r} registered twice")

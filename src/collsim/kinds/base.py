@@ -4,10 +4,13 @@ A *system model* owns everything that differs between kinds of system:
 realising a logical schedule (routing plus channel assignment, reading route
 hints), checking the schedule's resources, timing it with the kind's closed-form
 model, bounding any schedule's time from below, and the kind's part of a result
-row.  collsim has three: :class:`~collsim.kinds.optical_ring.OpticalRingModel`,
-:class:`~collsim.kinds.optical_torus.OpticalTorusModel` and
-:class:`~collsim.kinds.network.NetworkModel`.  Nothing outside them asks which
-kind a system is.
+row, its column legend, the algorithm tags it accepts, what it supports
+(:data:`CAPABILITIES`, refused elsewhere by one generic :func:`require`), and its
+route format.  A kind is one module of this package that subclasses
+:class:`KindModel` and calls :func:`register_model`; the package imports every
+module in it, so nothing else needs an edit.  The registry itself lives in
+:mod:`collsim.core.plugins`, so layers below this one can ask it.  Nothing outside
+the kinds asks which kind a system is.
 """
 
 from __future__ import annotations
@@ -18,8 +21,12 @@ from typing import Any, Callable, Mapping, Protocol
 
 from ..core.collective import Collective
 from ..core.errors import UnsupportedError
+from ..core.plugins import CAPABILITIES, model_for, models, register_model, require, supports
 from ..core.schedule import LogicalSchedule, Schedule
 from ..core.system import System
+
+__all__ = ["CAPABILITIES", "Column", "KindModel", "SystemModel", "Timing", "format_number", "model_for", "models",
+           "register_model", "require", "supports"]
 
 
 @dataclass(frozen=True)
@@ -126,7 +133,7 @@ def format_number(value: float | None, digits: int = 4, *, strip: bool = True) -
 
 
 class SystemModel(Protocol):
-    """What a kind of system provides (see the module docstring).
+    """What a kind of system provides (see the module docstring); :class:`KindModel` gives defaults.
 
     Examples
     --------
@@ -138,6 +145,12 @@ class SystemModel(Protocol):
     """
 
     name: str
+    part_class: type | None
+    legend_title: str
+    capabilities: frozenset[str]
+    accepts: tuple[str, ...]
+    route_format: Any
+    modules: tuple[str, ...]
 
     def realize(self, system: System, logical: LogicalSchedule, *, strategy: str | Callable = "first-fit",
                 algorithm: str = "custom", params: Mapping[str, Any] | None = None) -> Schedule:
@@ -147,7 +160,7 @@ class SystemModel(Protocol):
         """Raise a :class:`~collsim.core.errors.ResourceError` for the first over-used resource."""
 
     def time(self, schedule: Schedule, spec=None) -> Timing:
-        """The kind's closed-form time of a schedule (``spec`` may give the algorithm's own closed form)."""
+        """The kind's closed-form time of a schedule (``spec.closed_forms[name]`` may give the algorithm's own)."""
 
     def answer_time_s(self, schedule: Schedule, closed: Timing) -> float:
         """The time a result reports as its answer, never below :meth:`lower_bound_s`.
@@ -164,61 +177,91 @@ class SystemModel(Protocol):
         """Facts of the realised schedule that an algorithm's parameters may report."""
 
     def row_part(self, schedule: Schedule, spec, chosen: Mapping[str, Any]) -> Any:
-        """The kind's fields of a result row (an ``OpticalPart`` or ``NetworkPart``)."""
+        """The kind's fields of a result row (an instance of :attr:`part_class`)."""
 
 
-_MODELS: dict[type, SystemModel] = {}
+class KindModel:
+    """Defaults for a kind's model: subclass it and write only what differs.
 
-
-def register_model(system_class: type, model: SystemModel) -> None:
-    """Record the model of a system class (and, through the class hierarchy, of its subclasses).
-
-    Parameters
+    Attributes
     ----------
-    system_class : type
-        A :class:`~collsim.core.system.System` subclass.
-    model : SystemModel
-        Its model.
-
-    Returns
-    -------
-    None
+    name : str
+        The kind's name (``"optical-ring"``); algorithms' ``systems=`` tags and closed forms use it.
+    part_class : type or None
+        The frozen dataclass of the kind's result fields, with ``title()``, ``columns()`` (a
+        staticmethod listing :class:`Column`) and ``cells(row)``.  A result's JSON keys are the
+        union of every registered kind's part fields.
+    legend_title : str
+        Section title of the kind's column legend (``collsim compare --explain``, docs/output.md).
+    capabilities : frozenset of str
+        What the kind supports, from :data:`CAPABILITIES`; :func:`require` refuses the rest.
+    accepts : tuple of str
+        The algorithm ``systems=`` tags whose algorithms run on this kind (default ``(name,)``).  A kind
+        that realises any point-to-point logical schedule may accept ``"network"`` too.
+    route_format : object or None
+        The kind's route class with its schedule-file reader and writer (registered into
+        :mod:`collsim.core.plugins` by :func:`register_model`).
+    modules : tuple of str
+        Modules outside ``kinds/`` that implement this kind and so may name it (``"cost.optical"``,
+        relative to ``collsim``); ``tests/test_kind_plugins.py`` checks no other module does.
 
     Examples
     --------
-    >>> from collsim.core.network import Network
-    >>> from collsim.systems.electrical import Star
-    >>> model_for(Star(nodes=4)) is _MODELS[Network]   # registered once, for the base class
-    True
+    >>> from collsim.core.system import System
+    >>> class Toy(KindModel):
+    ...     name = "toy"
+    >>> m = Toy()
+    >>> m.accepts, m.capabilities, m.answer_time_s(None, Timing(2.0, "toy"))
+    (('toy',), frozenset(), 2.0)
+    >>> m.time(None)
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.UnsupportedError: the toy kind has no closed-form time for this schedule
     """
-    _MODELS[system_class] = model
 
+    name: str = "abstract"
+    part_class: type | None = None
+    legend_title: str = ""
+    capabilities: frozenset[str] = frozenset()
+    route_format: Any = None
+    modules: tuple[str, ...] = ()
 
-def model_for(system: System) -> SystemModel:
-    """The model of a system: the nearest registered class in its class hierarchy.
+    @property
+    def accepts(self) -> tuple[str, ...]:
+        """The algorithm ``systems=`` tags this kind runs (default: its own name)."""
+        return (self.name,)
 
-    Parameters
-    ----------
-    system : System
-        Any system.
+    def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None) -> Schedule:
+        """Route and assign channels (every kind writes its own)."""
+        raise UnsupportedError(f"the {self.name} kind cannot realise schedules")
 
-    Returns
-    -------
-    SystemModel
-        Its kind's model.
+    def check_resources(self, schedule) -> None:
+        """No resource beyond what :meth:`realize` guarantees (kinds with channels or links override)."""
 
-    Raises
-    ------
-    UnsupportedError
-        For a system class no model covers.
+    def closed_form(self, spec) -> Callable | None:
+        """The algorithm's closed form for this kind (``spec.closed_forms[name]``), or None."""
+        forms = getattr(spec, "closed_forms", None) or {}
+        return forms.get(self.name)
 
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> model_for(load_system("paper", nodes=8)).name, model_for(load_system("torus", nodes=16)).name
-    ('optical-ring', 'network')
-    """
-    for cls in type(system).__mro__:
-        if cls in _MODELS:
-            return _MODELS[cls]
-    raise UnsupportedError(f"no system model for {type(system).__name__} ({system.kind})")
+    def time(self, schedule, spec=None) -> Timing:
+        """The kind's closed-form time (every kind with a time model writes its own)."""
+        raise UnsupportedError(f"the {self.name} kind has no closed-form time for this schedule")
+
+    def answer_time_s(self, schedule, closed: Timing) -> float:
+        """The closed-form time: right for kinds whose :meth:`time` charges every resource the bound counts."""
+        return closed.time_s
+
+    def lower_bound_s(self, system, collective) -> float:
+        """No bound known: 0 (every kind with a bound writes its own)."""
+        return 0.0
+
+    def realised_facts(self, schedule) -> dict[str, Any]:
+        """``steps`` of the realised schedule, no reconfiguration."""
+        return {"steps": schedule.num_steps, "reconfigurations": 0}
+
+    def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> Any:
+        """No part (a row with only the common fields)."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"

@@ -19,7 +19,7 @@ from ..cost.network import alpha_beta_time_s, network_lower_bound_s
 from ..rwa.network import realize_network
 from ..sim import simulate
 from ..verify.resources import verify_network_resources
-from .base import Column, Timing, format_number, register_model
+from .base import Column, KindModel, Timing, format_number, register_model
 
 _ANSWERS_S: dict[int, float] = {}  # id(schedule) -> its simulated time, while the schedule lives
 
@@ -175,7 +175,7 @@ _COLUMNS = (  # block_steps replaces the common column of that key: on a network
 )
 
 
-class NetworkModel:
+class NetworkModel(KindModel):
     """Electrical networks (:class:`~collsim.core.network.Network` and every topology).
 
     Examples
@@ -188,6 +188,9 @@ class NetworkModel:
     """
 
     name = "network"
+    part_class = NetworkPart
+    legend_title = "compare on electrical networks"
+    capabilities = frozenset({"flow-simulation", "msccl", "simgrid", "smpi-replay", "trace-network", "mpi"})
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
         """Route every transfer with the network's rule (route hints honoured); strategy unused.
@@ -223,8 +226,9 @@ class NetworkModel:
         if system_model(schedule.system) is not None:
             return Timing(loggp_time_s(schedule), "loggp-piecewise (closed form)")
         coll = schedule.collective
-        closed = spec.alpha_beta(schedule.system, coll.kind, coll.size_bytes, dict(schedule.params)) \
-            if spec is not None and spec.alpha_beta else None
+        alpha_beta = self.closed_form(spec)  # ``(system, collective, size_bytes, params) -> seconds``
+        closed = alpha_beta(schedule.system, coll.kind, coll.size_bytes, dict(schedule.params)) \
+            if alpha_beta is not None else None
         if closed is not None:
             return Timing(float(closed), "alpha-beta (closed form)")
         return Timing(alpha_beta_time_s(schedule), "alpha-beta (schedule)")

@@ -21,7 +21,7 @@ from ..physical import check_schedule
 from ..rwa.ring import realize_ring
 from ..systems.optical_ring import OpticalRing
 from ..verify.resources import verify_ring_resources
-from .base import Column, Timing, format_number, register_model
+from .base import Column, KindModel, Timing, format_number, register_model
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ _COLUMNS = (
 )
 
 
-class OpticalRingModel:
+class OpticalRingModel(KindModel):
     """Optical WDM rings (:class:`~collsim.systems.optical_ring.OpticalRing`).
 
     Examples
@@ -165,6 +165,9 @@ class OpticalRingModel:
     """
 
     name = "optical-ring"
+    part_class = OpticalPart
+    legend_title = "compare on optical rings"
+    capabilities = frozenset({"trace-lightpaths", "physical-layer", "mpi"})
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
         """Route (shortest or given direction), colour bands of channels, lay out slots.
@@ -218,7 +221,8 @@ class OpticalRingModel:
         """Paper model, physical feasibility and channel use of a verified schedule."""
         system = schedule.system
         coll = schedule.collective
-        pst = spec.paper_steps(system, coll.kind, chosen) if spec is not None and spec.paper_steps else None
+        paper_steps = self.closed_form(spec)  # the paper's step count: ``(system, collective, params) -> int``
+        pst = paper_steps(system, coll.kind, chosen) if paper_steps is not None else None
         phys = check_schedule(schedule, system.physical_params())
         return OpticalPart(
             wavelengths=system.wavelengths, fibers=system.fibers, wavelengths_used=schedule.wavelengths_used(),

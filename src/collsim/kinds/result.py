@@ -9,8 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ..core.errors import InputError
-from .network import NetworkPart
-from .optical_ring import OpticalPart
+from .base import models
 
 
 @dataclass(frozen=True)
@@ -55,8 +54,8 @@ class Result:
         ``verified`` is ``verification == "passed"``.
     params : dict, optional
         The algorithm's parameters recorded in the schedule.
-    part : OpticalPart or NetworkPart or None, optional
-        The system kind's fields.
+    part : dataclass or None, optional
+        The system kind's fields (an instance of its model's ``part_class``).
 
     Examples
     --------
@@ -88,7 +87,7 @@ class Result:
     error: str | None
     verification: str = "not run"
     params: dict[str, Any] = field(default_factory=dict)
-    part: OpticalPart | NetworkPart | None = None
+    part: Any = None
 
     def __post_init__(self) -> None:
         if self.verification not in VERIFICATION:
@@ -107,15 +106,15 @@ class Result:
         part = self.part
         if part is not None and name in {f.name for f in fields(part)}:
             return getattr(part, name)
-        if name in _PART_KEYS:
-            return None  # the other kind's field
+        if name in part_keys():
+            return None  # another kind's field
         raise AttributeError(name)
 
     def to_json(self) -> dict[str, Any]:
-        """The row as a JSON-able dict (every key of both parts; the other kind's are null)."""
+        """The row as a JSON-able dict (every key of every kind's part; the other kinds' are null)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "part"}
         out["steps"] = self.slots
-        out.update(dict.fromkeys(_PART_KEYS))
+        out.update(dict.fromkeys(part_keys()))
         if self.part is not None:
             out.update(asdict(self.part))
         return out
@@ -124,7 +123,30 @@ class Result:
 VERIFICATION = ("passed", "failed", "not run")
 """What a result's ``verification`` says: the verifier ran and passed it, ran and failed it, or did not run."""
 
-_PART_KEYS = tuple(dict.fromkeys(f.name for cls in (OpticalPart, NetworkPart) for f in fields(cls)))
 
 
-__all__ = ["VERIFICATION", "Result"]
+def part_keys() -> tuple[str, ...]:
+    """The keys every kind's part adds to a row, in the kinds' registration order (each once).
+
+    Returns
+    -------
+    tuple of str
+        The union of the fields of every registered model's ``part_class``: the part keys of
+        :meth:`Result.to_json`, null where a row's kind lacks them.
+
+    Examples
+    --------
+    >>> keys = part_keys()
+    >>> "wavelengths" in keys and "simulated_time_s" in keys and keys.count("time_model")
+    1
+    """
+    classes = tuple(m.part_class for m in models() if m.part_class is not None)
+    if _KEYS.get("classes") != classes:  # a kind registered since the last call
+        _KEYS["classes"] = classes
+        _KEYS["keys"] = tuple(dict.fromkeys(f.name for cls in classes for f in fields(cls)))
+    return _KEYS["keys"]
+
+
+_KEYS: dict[str, Any] = {}
+
+__all__ = ["VERIFICATION", "Result", "part_keys"]

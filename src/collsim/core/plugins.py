@@ -1,0 +1,197 @@
+"""Where kinds of system plug in: the registry of system models, their capabilities and route formats.
+
+A *kind* (an optical ring, an electrical network, ...) is one registered object, its *model*
+(:class:`collsim.kinds.base.KindModel`), that owns everything about it.  The models live in
+:mod:`collsim.kinds`, above the layers that need to ask about them (algorithms asking which kinds
+they run on, the flow simulator and exporters asking what a kind supports, the schedule reader
+asking how a kind's routes are written).  So the registry lives here, at the bottom, and the kinds
+register themselves into it: core names no kind, and a new kind is one module in ``kinds/``.
+
+:func:`model_for` loads the package :mod:`collsim.kinds` by name the first time it misses (plug-in
+discovery, as an entry point would be loaded), so a caller below ``kinds`` never imports it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .errors import UnsupportedError
+
+CAPABILITIES = frozenset({"flow-simulation", "msccl", "simgrid", "smpi-replay", "trace-network",
+                          "trace-lightpaths", "physical-layer", "mpi"})
+"""What a kind may support (:attr:`collsim.kinds.base.KindModel.capabilities`):
+
+``flow-simulation`` (:func:`collsim.sim.simulate`), ``msccl`` (MSCCL XML export), ``simgrid`` (SimGrid
+platform and deployment), ``smpi-replay`` (SimGrid SMPI time-independent traces), ``trace-network``
+(Chrome trace of link transfers), ``trace-lightpaths`` (Chrome trace of lightpaths), ``physical-layer``
+(power budget and BER of lightpaths) and ``mpi`` (running the schedule over MPI)."""
+
+_MODELS: dict[type, Any] = {}
+_ROUTE_FORMATS: dict[type, Any] = {}
+_DISCOVERED: list[bool] = []
+
+
+def register_model(system_class: type, model: Any) -> None:
+    """Record the model of a system class (and, through the class hierarchy, of its subclasses).
+
+    Parameters
+    ----------
+    system_class : type
+        A :class:`~collsim.core.system.System` subclass.
+    model : KindModel
+        Its model (:class:`collsim.kinds.base.KindModel`).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InputError
+        If the model declares a capability outside :data:`CAPABILITIES`.
+
+    Examples
+    --------
+    >>> from collsim.core.network import Network
+    >>> from collsim.systems.electrical import Star
+    >>> model_for(Star(nodes=4)) is _MODELS[Network]   # registered once, for the base class
+    True
+    """
+    from .errors import InputError
+    unknown = set(getattr(model, "capabilities", ())) - CAPABILITIES
+    if unknown:
+        raise InputError(f"{getattr(model, 'name', model)!r} declares unknown capabilities {sorted(unknown)}; "
+                         f"known: {', '.join(sorted(CAPABILITIES))}")
+    _MODELS[system_class] = model
+    fmt = getattr(model, "route_format", None)
+    if fmt is not None:
+        _ROUTE_FORMATS[system_class] = fmt
+
+
+def _discover() -> None:
+    if not _DISCOVERED:
+        _DISCOVERED.append(True)
+        importlib.import_module("collsim.kinds")  # the plug-in package registers every kind on import
+
+
+def _nearest(table: dict[type, Any], system: Any) -> Any:
+    for cls in type(system).__mro__:
+        if cls in table:
+            return table[cls]
+    return None
+
+
+def model_for(system: Any) -> Any:
+    """The model of a system: the nearest registered class in its class hierarchy.
+
+    Parameters
+    ----------
+    system : System
+        Any system.
+
+    Returns
+    -------
+    KindModel
+        Its kind's model.
+
+    Raises
+    ------
+    UnsupportedError
+        For a system class no model covers.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> model_for(load_system("paper", nodes=8)).name, model_for(load_system("torus", nodes=16)).name
+    ('optical-ring', 'network')
+    """
+    found = _nearest(_MODELS, system)
+    if found is None:
+        _discover()
+        found = _nearest(_MODELS, system)
+    if found is None:
+        raise UnsupportedError(f"no system model for {type(system).__name__} ({getattr(system, 'kind', '?')})")
+    return found
+
+
+def models() -> list[Any]:
+    """Every registered model, once each, in registration order.
+
+    Returns
+    -------
+    list of KindModel
+        The kinds collsim knows.
+
+    Examples
+    --------
+    >>> names = [m.name for m in models()]
+    >>> {"optical-ring", "optical-torus", "network"} <= set(names)
+    True
+    """
+    _discover()
+    return list({id(m): m for m in _MODELS.values()}.values())
+
+
+def supports(system: Any, capability: str) -> bool:
+    """Whether a system's kind declares a capability.
+
+    Parameters
+    ----------
+    system : System
+        Any system.
+    capability : str
+        One of :data:`CAPABILITIES`.
+
+    Returns
+    -------
+    bool
+        True when the kind's model lists it.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> supports(load_system("torus", nodes=16), "flow-simulation"), supports(load_system("paper", nodes=8), "msccl")
+    (True, False)
+    """
+    if capability not in CAPABILITIES:
+        raise UnsupportedError(f"unknown capability {capability!r}; known: {', '.join(sorted(CAPABILITIES))}")
+    return capability in model_for(system).capabilities
+
+
+def require(system: Any, capability: str, what: str) -> None:
+    """Refuse, with one message for every tool, what a system's kind does not support.
+
+    Parameters
+    ----------
+    system : System
+        The system the tool was given.
+    capability : str
+        One of :data:`CAPABILITIES`.
+    what : str
+        What was asked, for the message (``"MSCCL export"``).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    UnsupportedError
+        Naming the system's kind and the kinds that do support it.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> require(load_system("torus", nodes=16), "msccl", "MSCCL export")
+    >>> require(load_system("paper", nodes=8), "msccl", "MSCCL export")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.UnsupportedError: MSCCL export is not supported on optical-ring systems (paper); it is on: network
+    """
+    if supports(system, capability):
+        return
+    able = sorted(m.name for m in models() if capability in m.capabilities)
+    raise UnsupportedError(f"{what} is not supported on {model_for(system).name} systems ({system.name}); "
+                           f"it is on: {', '.join(able) or 'no kind'}")
+
