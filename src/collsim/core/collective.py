@@ -27,75 +27,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
 
 import numpy as np
 
+from .collectives import TYPES, CollectiveType
 from .errors import InputError, UnknownNameError, did_you_mean
 from .holdings import Holdings, holder_dtype
 from .limits import check_memory
 
-
-@dataclass(frozen=True)
-class CollectiveSpec:
-    """Static facts about a kind of collective.
-
-    Parameters
-    ----------
-    name : str
-        Canonical name (``"allgather"``...).
-    reduction : bool
-        Whether buffers combine contributions.
-    rooted : bool
-        Whether the collective has a root node.
-    nccl_size_factor : str
-        How nccl-tests' reported size relates to ``size_bytes``: ``"n"`` (times the
-        number of nodes) or ``"1"``.
-    busbw_factor : Callable[[int], float]
-        nccl-tests' bus-bandwidth factor as a function of the node count.
-    description : str
-        One line on what the nodes hold at the end.
-
-    Examples
-    --------
-    >>> spec = SPECS["allreduce"]
-    >>> spec.reduction, spec.rooted, spec.busbw_factor(4)
-    (True, False, 1.5)
-    """
-
-    name: str
-    reduction: bool
-    rooted: bool
-    nccl_size_factor: str
-    busbw_factor: Callable[[int], float]
-    description: str
+__all__ = ["ALIASES", "BYTES_PER_DELIVERY", "SPECS", "Collective", "CollectiveSpec", "CollectiveType",
+           "canonical_collective", "collective_memory_bytes", "collective_type", "make_collective",
+           "min_deliveries", "split_bytes"]
 
 
-SPECS: dict[str, CollectiveSpec] = {
-    s.name: s
-    for s in (
-        CollectiveSpec("allgather", False, False, "n", lambda n: (n - 1) / n,
-                       "every node ends with every node's block"),
-        CollectiveSpec("reducescatter", True, False, "n", lambda n: (n - 1) / n,
-                       "node i ends with block i reduced over all nodes"),
-        CollectiveSpec("allreduce", True, False, "1", lambda n: 2 * (n - 1) / n,
-                       "every node ends with the vector reduced over all nodes"),
-        CollectiveSpec("broadcast", False, True, "1", lambda n: 1.0,
-                       "every node ends with the root's vector"),
-        CollectiveSpec("reduce", True, True, "1", lambda n: 1.0,
-                       "the root ends with the vector reduced over all nodes"),
-        CollectiveSpec("alltoall", False, False, "n", lambda n: (n - 1) / n,
-                       "node d ends with block (s, d) from every node s"),
-        CollectiveSpec("scatter", False, True, "n", lambda n: (n - 1) / n,
-                       "node i ends with block i of the root's data"),
-        CollectiveSpec("gather", False, True, "n", lambda n: (n - 1) / n,
-                       "the root ends with every node's block"),
-        CollectiveSpec("scan", True, False, "1", lambda n: 1.0,
-                       "node i ends with the vector reduced over nodes 0..i (inclusive prefix)"),
-        CollectiveSpec("shift", False, False, "1", lambda n: 1.0,
-                       "node (i+q) mod N ends with node i's block (circular q-shift)"),
-    )
-}
+CollectiveSpec = CollectiveType
+"""Older name of :class:`~collsim.core.collectives.CollectiveType` (same object)."""
+
+SPECS: dict[str, CollectiveType] = TYPES
+"""Every collective's object by canonical name (:data:`collsim.core.collectives.TYPES`)."""
+
 
 ALIASES = {
     "all-gather": "allgather", "all_gather": "allgather", "ag": "allgather",
@@ -134,10 +84,38 @@ def canonical_collective(name: str) -> str:
     """
     key = str(name).strip().lower()
     key = ALIASES.get(key, key)
-    if key not in SPECS:
-        hint = did_you_mean(name, SPECS)
-        raise UnknownNameError(f"unknown collective {name!r}{hint + ' Known' if hint else '; known'}: {', '.join(sorted(SPECS))}")
+    if key not in TYPES:
+        hint = did_you_mean(name, TYPES)
+        raise UnknownNameError(f"unknown collective {name!r}{hint + ' Known' if hint else '; known'}: {', '.join(sorted(TYPES))}")
     return key
+
+
+def collective_type(name: str | CollectiveType) -> CollectiveType:
+    """The registered object of a collective name, an alias, or an object (returned as is).
+
+    Parameters
+    ----------
+    name : str or CollectiveType
+        ``"all-gather"``, ``"allgather"``, ``"ag"`` ...
+
+    Returns
+    -------
+    CollectiveType
+        The entry of :data:`TYPES`.
+
+    Raises
+    ------
+    UnknownNameError
+        If the name is not a known collective.
+
+    Examples
+    --------
+    >>> collective_type("bcast").rooted, collective_type("scan").prefix
+    (True, True)
+    """
+    if isinstance(name, CollectiveType):
+        return name
+    return TYPES[canonical_collective(name)]
 
 
 def split_bytes(total_bytes: int, parts: int) -> np.ndarray:
@@ -219,30 +197,38 @@ class Collective:
     shift: int | None = None
 
     @property
-    def spec(self) -> CollectiveSpec:
-        """Static facts about this kind of collective."""
-        return SPECS[self.kind]
+    def type(self) -> CollectiveType:
+        """The collective's object: its predicates (:mod:`collsim.core.collectives`)."""
+        return TYPES[self.kind]
+
+    spec = type
+    """Older name of :attr:`type`."""
 
     @property
     def reduction(self) -> bool:
         """Whether buffers combine contributions."""
-        return SPECS[self.kind].reduction
+        return TYPES[self.kind].reduction
+
+    @property
+    def rooted(self) -> bool:
+        """Whether the collective has a root node."""
+        return TYPES[self.kind].rooted
 
     @property
     def split(self) -> int:
         """Chunks per block (per node block, per pair block, or per vector)."""
-        n = self.nodes
-        if self.kind in ("allgather", "reducescatter", "scatter", "gather", "shift"):
-            return self.chunks // n
-        if self.kind == "alltoall":
-            return self.chunks // (n * n)
-        return self.chunks
+        return TYPES[self.kind].split_of(self.nodes, self.chunks)
+
+    @property
+    def total_bytes(self) -> int:
+        """nccl-tests' size: the total buffer (:mod:`collsim.core.totals`)."""
+        return TYPES[self.kind].total_bytes(self.nodes, self.size_bytes)
 
     def describe(self) -> dict:
-        """Return the JSON-able description embedded in schedule files."""
+        """Return the JSON-able description embedded in schedule files (``shift`` only for the shift)."""
         out = {"kind": self.kind, "nodes": self.nodes, "size_bytes": self.size_bytes,
                "split": self.split, "root": self.root}
-        if self.kind == "shift":
+        if self.type.shifted:
             out["shift"] = self.shift
         return out
 
@@ -310,11 +296,7 @@ def min_deliveries(kind: str, nodes: int, split: int) -> int:
     >>> min_deliveries("allgather", 4, 1), min_deliveries("alltoall", 4, 2)
     (12, 24)
     """
-    kind = canonical_collective(kind)
-    n, s = int(nodes), int(split)
-    return {"allgather": (n - 1) * n * s, "reducescatter": (n - 1) * n * s, "allreduce": n * s,
-            "broadcast": (n - 1) * s, "reduce": (n - 1) * s, "alltoall": (n - 1) * n * s,
-            "scatter": (n - 1) * s, "gather": (n - 1) * s, "scan": (n - 1) * s, "shift": n * s}[kind]
+    return collective_type(kind).min_deliveries(int(nodes), int(split))
 
 
 def collective_memory_bytes(kind: str, nodes: int, split: int) -> int:
@@ -337,17 +319,11 @@ def collective_memory_bytes(kind: str, nodes: int, split: int) -> int:
     >>> collective_memory_bytes("alltoall", 4096, 1) / 2**30 < 2
     True
     """
-    kind = canonical_collective(kind)
     n, s = int(nodes), int(split)
-    chunks = _chunk_count(kind, n, s)
+    chunks = collective_type(kind).chunk_count(n, s)
     per_holder = np.dtype(holder_dtype(n)).itemsize
     # pre and post: one holder and one flag per chunk; chunk_bytes: 8; temporaries: 3 int64
     return chunks * (2 * (per_holder + 1) + 8 + 24)
-
-
-def _chunk_count(kind: str, n: int, s: int) -> int:
-    return {"allgather": n * s, "reducescatter": n * s, "scatter": n * s, "gather": n * s,
-            "shift": n * s, "alltoall": n * n * s}.get(kind, s)
 
 
 def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
@@ -392,8 +368,8 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
     >>> c.chunks, c.pre_node.tolist(), c.pre_chunk.tolist()
     (4, [0, 1, 2, 3], [0, 1, 2, 3])
     """
-    kind = canonical_collective(kind)
-    spec = SPECS[kind]
+    spec = collective_type(kind)
+    kind = spec.name
     if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 2:
         raise InputError(f"a collective needs at least 2 nodes, got {nodes!r}")
     if isinstance(size_bytes, bool) or not isinstance(size_bytes, (int, np.integer)) or size_bytes < 1:
@@ -407,10 +383,10 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
             raise InputError(f"root {root} is not a node of a {n}-node system")
     else:
         root = None
-    if kind == "shift" and (isinstance(shift, bool) or not isinstance(shift, (int, np.integer))
+    if spec.shifted and (isinstance(shift, bool) or not isinstance(shift, (int, np.integer))
                             or not 1 <= shift < n):
         raise InputError(f"shift q must be an integer in 1..{n - 1}, got {shift!r}")
-    c = _chunk_count(kind, n, s)
+    c = spec.chunk_count(n, s)
     if int(size_bytes) * (c // s) * n > 2**63 - 1:  # whole data x N: what schedules sum in int64
         raise InputError(f"{kind} of {int(size_bytes)} bytes on {n} nodes is too large for collsim's 64-bit byte "
                          f"counts (whole data x nodes < 2^63): " + (f"use at most {top} bytes" if (top := (2**63 - 1) // (c // s * n)) else "use fewer nodes"))
@@ -418,33 +394,6 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
     check_memory(collective_memory_bytes(kind, n, s) + deliveries * BYTES_PER_DELIVERY,
                  f"{kind} on {n} nodes with {c} chunks", f"explicit schedules are limited by memory (this one "
                  f"makes at least {deliveries:.3g} chunk deliveries): use fewer nodes or chunks")
-    dt = holder_dtype(n)
-    every = Holdings.everyone
-    if kind in ("allgather", "reducescatter", "scatter", "gather", "shift"):
-        owner = np.repeat(np.arange(n, dtype=dt), s)  # chunk b*s + j belongs to node b
-    if kind == "allgather":
-        pre, post = Holdings.single(n, owner), every(n, c)
-    elif kind == "reducescatter":
-        pre, post = every(n, c), Holdings.single(n, owner)
-    elif kind in ("allreduce", "scan"):
-        pre, post = every(n, c), every(n, c)
-    elif kind == "broadcast":
-        pre, post = Holdings.single(n, np.full(c, root, dtype=dt)), every(n, c)
-    elif kind == "reduce":
-        pre, post = every(n, c), Holdings.single(n, np.full(c, root, dtype=dt))
-    elif kind == "scatter":
-        pre, post = Holdings.single(n, np.full(c, root, dtype=dt)), Holdings.single(n, owner)
-    elif kind == "gather":
-        pre, post = Holdings.single(n, owner), Holdings.single(n, np.full(c, root, dtype=dt))
-    elif kind == "shift":
-        pre, post = Holdings.single(n, owner), Holdings.single(n, (owner + shift) % n)
-    else:  # alltoall: block (a, b) -> chunks (a*n + b)*s + j, none for a == b
-        a = np.repeat(np.arange(n, dtype=dt), n * s)
-        b = np.tile(np.repeat(np.arange(n, dtype=dt), s), n)
-        self_block = a == b
-        a[self_block] = -1
-        b[self_block] = -1
-        del self_block
-        pre, post = Holdings.single(n, a), Holdings.single(n, b)
-    return Collective(kind, n, c, int(size_bytes), root, pre, post, prefix=kind == "scan",
-                      shift=int(shift) if kind == "shift" else None)
+    pre, post = spec.holdings(n, s, root, int(shift) if spec.shifted else None)
+    return Collective(kind, n, c, int(size_bytes), root, pre, post, prefix=spec.prefix,
+                      shift=int(shift) if spec.shifted else None)

@@ -1,0 +1,159 @@
+"""Collectives are objects with predicates (issue 23).
+
+Each :class:`~collsim.core.collectives.CollectiveType` must agree with the behaviour it replaced:
+the name-branching code of 8db759e is kept below as the reference (pre/post pairs, chunk
+counts, sizes, busbw, traffic and cut demands), and compared for random N, split, root and q.
+The branch counter (``benchmarks/collective_branches.py``) must find no branch on a
+collective's name outside the collective objects and ``algorithms/`` but the ones listed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import collsim
+from collsim.core.collective import SPECS, make_collective, min_deliveries
+from collsim.core.collectives import TYPES
+from collsim.cost.bounds import ring_distance_sum, traffic_bound
+from collsim.cost.cuts import cut_demand_bytes
+
+KINDS = sorted(TYPES)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- the behaviour of 8db759e, branch by branch -------------------------------------------------
+def old_holders(kind, n, s, root, q):
+    """Explicit (pre, post) holders per chunk (-2: every node), as make_collective built them."""
+    owner = np.repeat(np.arange(n), s)
+    c = {"allgather": n * s, "reducescatter": n * s, "scatter": n * s, "gather": n * s,
+         "shift": n * s, "alltoall": n * n * s}.get(kind, s)
+    every, at_root = np.full(c, -2), np.full(c, root if root is not None else -9)
+    if kind == "alltoall":
+        a = np.repeat(np.arange(n), n * s)
+        b = np.tile(np.repeat(np.arange(n), s), n)
+        same = a == b
+        a[same], b[same] = -1, -1
+        return a, b
+    return {"allgather": (owner, every), "reducescatter": (every, owner), "allreduce": (every, every),
+            "scan": (every, every), "broadcast": (at_root, every), "reduce": (every, at_root),
+            "scatter": (at_root, owner), "gather": (owner, at_root),
+            "shift": (owner, (owner + (q or 1)) % n)}[kind]
+
+
+OLD_BUSBW = {"allreduce": lambda n: 2 * (n - 1) / n, "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0,
+             "scan": lambda n: 1.0, "shift": lambda n: 1.0}
+OLD_DELIVERIES = {"allgather": lambda n, s: (n - 1) * n * s, "reducescatter": lambda n, s: (n - 1) * n * s,
+                  "allreduce": lambda n, s: n * s, "broadcast": lambda n, s: (n - 1) * s,
+                  "reduce": lambda n, s: (n - 1) * s, "alltoall": lambda n, s: (n - 1) * n * s,
+                  "scatter": lambda n, s: (n - 1) * s, "gather": lambda n, s: (n - 1) * s,
+                  "scan": lambda n, s: (n - 1) * s, "shift": lambda n, s: n * s}
+
+
+def old_traffic(kind, n, m, q):
+    if kind == "allgather":
+        return (n - 1) * m, m, n * (n - 1) * m
+    if kind == "reducescatter":
+        return (n - 1) * m, (n - 1) * m, n * (n - 1) * m
+    if kind == "allreduce":
+        per = 2 * (n - 1) * m / n
+        return per, per, 2 * (n - 1) * m
+    if kind in ("broadcast", "reduce", "scan"):
+        return m, m, (n - 1) * m
+    if kind in ("scatter", "gather"):
+        return ((n - 1) * m if kind == "gather" else m, (n - 1) * m if kind == "scatter" else m, (n - 1) * m)
+    if kind == "shift":
+        return m, m, n * min(q, n - q) * m
+    return (n - 1) * m, (n - 1) * m, ring_distance_sum(n) * m
+
+
+def old_demand(kind, n, m, root, q, in_a):
+    """Per-cut bytes A -> B and B -> A by brute force over the postcondition's needs."""
+    ab, ba = np.zeros(len(in_a)), np.zeros(len(in_a))
+    for k, side in enumerate(in_a):
+        for x, y, out in ((side, ~side, ab), (~side, side, ba)):
+            if not x.any() or not y.any():
+                continue
+            src, dst = np.flatnonzero(x), np.flatnonzero(y)
+            if kind == "allgather":
+                out[k] = len(src) * m
+            elif kind == "reducescatter":
+                out[k] = len(dst) * m
+            elif kind == "allreduce":
+                out[k] = m
+            elif kind == "alltoall":
+                out[k] = len(src) * len(dst) * m
+            elif kind == "broadcast":
+                out[k] = m if x[root] else 0
+            elif kind == "reduce":
+                out[k] = m if y[root] else 0
+            elif kind == "scatter":
+                out[k] = len(dst) * m if x[root] else 0
+            elif kind == "gather":
+                out[k] = len(src) * m if y[root] else 0
+            elif kind == "scan":
+                out[k] = m if src.min() < dst.max() else 0
+            else:
+                out[k] = sum(m for i in src if (i + q) % n in set(dst))
+    return ab, ba
+
+
+def explicit(h):
+    """Holders per chunk of a Holdings (-2: every node)."""
+    return np.where(h.every, -2, h.holder.astype(np.int64))
+
+
+instances = st.tuples(st.sampled_from(KINDS), st.integers(2, 9), st.integers(1, 3), st.integers(0, 8),
+                      st.integers(1, 8), st.integers(1, 10**6))
+
+
+@settings(max_examples=300, deadline=None)
+@given(instances)
+def test_each_object_agrees_with_the_old_branches(case):
+    kind, n, s, root, q, m = case
+    t = TYPES[kind]
+    root = root % n if t.rooted else None
+    q = 1 + (q - 1) % (n - 1) if t.shifted else None
+    c = make_collective(kind, n, m, split=s, root=root, **({"shift": q} if q else {}))
+    pre, post = old_holders(kind, n, s, root, q)
+    assert np.array_equal(explicit(c.pre), pre) and np.array_equal(explicit(c.post), post)
+    assert c.split == s and c.chunks == len(pre) == t.chunk_count(n, s)
+    assert c.describe() == {"kind": kind, "nodes": n, "size_bytes": m, "split": s, "root": root,
+                            **({"shift": q} if kind == "shift" else {})}
+    assert c.prefix == (kind == "scan") and c.reduction == (kind in ("reducescatter", "allreduce", "reduce", "scan"))
+    assert c.rooted == (kind in ("broadcast", "reduce", "scatter", "gather"))
+    assert min_deliveries(kind, n, s) == OLD_DELIVERIES[kind](n, s)
+    assert t.busbw_factor(n) == OLD_BUSBW.get(kind, lambda n: (n - 1) / n)(n)
+    nccl_n = kind in ("allgather", "reducescatter", "alltoall", "scatter", "gather")
+    assert c.total_bytes == m * (n if nccl_n else 1) and t.nccl_size_factor == ("n" if nccl_n else "1")
+    b = traffic_bound(c)
+    assert (b.recv_bytes, b.send_bytes, b.hop_bytes_ring) == old_traffic(kind, n, float(m), q)
+    cuts = np.random.default_rng(n * 100 + s).random((6, n)) < 0.5
+    got = cut_demand_bytes(c, cuts)
+    want = old_demand(kind, n, float(m), root, q, cuts)
+    assert np.allclose(got[0], want[0]) and np.allclose(got[1], want[1])
+    src, dst = t.endpoints(n, q)
+    assert t.point_to_point == (len(src) > 0)
+    if t.point_to_point:   # every block's source holds it before, its destination after
+        blocks = {(int(a), int(d)) for a, d in zip(pre, post) if a >= 0}
+        assert blocks == set(zip(src.tolist(), dst.tolist()))
+
+
+def test_the_registry_is_the_old_table():
+    assert SPECS is TYPES and set(TYPES) == {"allgather", "reducescatter", "allreduce", "broadcast", "reduce",
+                                             "alltoall", "scatter", "gather", "scan", "shift"}
+    assert all(t.description and t.title and t.size_meaning and t.mpi_function for t in TYPES.values())
+    assert {t.dual for t in TYPES.values() if t.dual} <= set(TYPES)
+    assert make_collective("ag", 3, 8).type is TYPES["allgather"] and collsim.core.collective.collective_type(
+        "bcast") is TYPES["broadcast"]
+
+
+def _counter():
+    spec = importlib.util.spec_from_file_location("collective_branches", ROOT / "benchmarks" / "collective_branches.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
