@@ -280,18 +280,14 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
 
     JSON has per-step times and per-link utilisation too; CSV and TSV have one row per size.
     """
-    from pathlib import Path
-
     from ..pipeline import verify
     from ..sim import simulate
     from .columns import print_legend
     from .sizes import iter_schedules, schedule_facts, size_title
     if trace and sizes.sweep:
         raise click.UsageError("--trace writes the timeline of one size: give --size, not a sweep (-b/-e)")
-    from_file = target == "-" or (target.endswith((".json", ".npz")) and Path(target).exists())
-    if target.endswith((".json", ".npz")) and not from_file:
-        from ..core.errors import ScheduleFormatError
-        raise ScheduleFormatError(f"schedule file {target} does not exist")
+    from .resolve import resolve_target
+    from_file = resolve_target(target).is_file  # the one rule of ALGORITHM|FILE (cli/resolve.py)
     if from_file:
         if sizes.explicit:
             raise click.UsageError("a schedule file has its own size, root and shift: --size, --total-size, -b/-e, "

@@ -51,10 +51,7 @@ def read_schedule(file: str, progress=None):
     """Read the schedule file ``file``, or standard input if ``file`` is ``-`` (JSON or ``.npz``).
 
     ``progress(done, total)`` is called per step read from a JSON file (a progress bar's hook).
+    The one loader, :func:`collsim.core.schedule_file.load_schedule`, reads it.
     """
-    from ..core.errors import ScheduleFormatError
-    from ..core.reading import read_bytes
-    from ..core.serialize import load, load_bytes
-    if file != STDIO:
-        return load(file, progress)  # through core.reading.read_bytes: no device, nothing above MAX_READ_BYTES
-    return load_bytes(read_bytes(None, error=ScheduleFormatError), "standard input")
+    from ..core.schedule_file import load_schedule
+    return load_schedule(file, progress, stdin=True, what="reading a schedule")

@@ -124,8 +124,6 @@ def mpi_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, link_lat
 
 def _run(target, system, collective, sizes, params, iterations, warmup, op, dtype, timeout, predict, sys_over,
          strategy) -> list[dict]:
-    from pathlib import Path
-
     from ..core.units import parse_time
     from ..mpi.buffers import check_data
     from .sizes import iter_schedules, schedule_facts
@@ -133,7 +131,10 @@ def _run(target, system, collective, sizes, params, iterations, warmup, op, dtyp
     timeout_s = parse_time(timeout)
     if not timeout_s > 0:
         raise click.UsageError("--timeout must be positive")
-    if target.endswith((".json", ".npz")) or Path(target).is_file():
+    from .resolve import resolve_target
+    if resolve_target(target).is_file:  # the one rule of ALGORITHM|FILE (cli/resolve.py)
+        if target == "-":
+            raise click.UsageError("every rank reads the schedule: give a schedule file, not - (standard input)")
         if sizes.explicit:
             raise click.UsageError("a schedule file has its own size, root and shift: --size, --total-size, -b/-e, "
                                    "--root and --shift apply when running an algorithm")

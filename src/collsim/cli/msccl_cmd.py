@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 
 import click
 
@@ -65,7 +64,8 @@ def export_msccl_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth,
     from ..pipeline import verify
     from .io import read_schedule
     ctx = click.get_current_context()
-    if os.path.exists(target) or target.endswith((".json", ".npz")):
+    from .resolve import resolve_target
+    if resolve_target(target).is_file:  # the one rule of ALGORITHM|FILE (cli/resolve.py)
         extra = given_options(ctx, exclude=("out", "proto", "name", "min_bytes", "max_bytes", "max_steps",
                                             "max_thread_blocks", "max_tbs_per_channel", "max_channels", "max_count"))
         if extra:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from .options import StrictCommand, given_options, overrides, parse_params, system_options
@@ -47,7 +45,8 @@ def export_simgrid_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_
     from ..systems import load_system
     limit = max_route_entries or MAX_ROUTE_ENTRIES
     schedule = None
-    from_file = target is not None and (target == "-" or (target.endswith((".json", ".npz")) and Path(target).exists()))
+    from .resolve import resolve_target
+    from_file = target is not None and resolve_target(target).is_file  # the one rule (cli/resolve.py)
     if from_file:
         ignored = given_options(click.get_current_context(),
                                 exclude=("target", "out_dir", "max_route_entries", "fmt", "as_json"))

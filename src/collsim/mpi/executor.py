@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import ScheduleFormatError, UnsupportedError
+from ..core.errors import UnsupportedError
 from ..core.schedule import Schedule
+from ..core.schedule_file import load_schedule  # the one loader; collsim.mpi.executor.load_schedule is kept
 from ..cost import bus_bandwidth
 from .buffers import check_data, layout
 from .faults import Fault, Watchdog, fault_from_env
@@ -56,38 +57,6 @@ def run_plan(plan: RankPlan, dog: Watchdog | None = None, fault: Fault | None = 
             dog.enter(st.step, st.peers)
         MPI.Request.Waitall(st.requests)
         unpack(plan, st)
-
-
-def load_schedule(schedule: Schedule | str | os.PathLike) -> Schedule:
-    """``schedule`` itself, or the schedule in the file it names (JSON or ``.npz``).
-
-    Parameters
-    ----------
-    schedule : Schedule, str or path
-        A schedule or a file.
-
-    Returns
-    -------
-    Schedule
-        The schedule (not yet verified).
-
-    Examples
-    --------
-    >>> load_schedule("missing.json")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.ScheduleFormatError: schedule file missing.json does not exist
-    """
-    if isinstance(schedule, Schedule):
-        return schedule
-    from pathlib import Path
-
-    from ..core.serialize import load
-    path = Path(schedule)
-    if not path.is_file():
-        raise ScheduleFormatError(f"schedule file {path} does not exist" if not path.exists()
-                                  else f"{path} is a directory, not a schedule file")
-    return load(path)
 
 
 def check_ranks(schedule: Schedule, ranks: int) -> None:
