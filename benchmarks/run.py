@@ -427,7 +427,7 @@ def mlfm_d18() -> dict:
 
 @workload("optree-search-4096", "OpTree's tree search alone, N=4096, w=64, 4 MiB: < 3 s, 352 steps (issue #3)")
 def optree_search_4096() -> dict:
-    from collsim.algorithms.optree_search import search_tree
+    from collsim.algorithms.optree import search_tree
     from collsim.systems import OpticalRing
     n = _n(4096, 64)
     t0 = time.perf_counter()

@@ -135,7 +135,7 @@ def test_optree_search_charges_the_slot_latency(nodes, wavelengths, size):
 
     Every one of OpTree's S steps is a slot, so its time grows by exactly S * t_slot.
     """
-    from collsim.algorithms.optree_search import search_tree
+    from collsim.algorithms.optree import search_tree
     from collsim.pipeline import run
     from collsim.systems import load_system
     base = load_system("paper", nodes=nodes, wavelengths=wavelengths)

@@ -188,8 +188,7 @@ def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = PAPER_D,
     >>> row["lemma3_ceil"], row["theorem1_argmin"], row["search_radices"], row["search_steps"]
     (4, 3, [4, 2, 2, 4], 40)
     """
-    from ..algorithms.optree import lemma3_k, theorem1_k
-    from ..algorithms.optree_search import search_tree
+    from ..algorithms.optree import lemma3_k, search_tree, theorem1_k
     from ..systems import OpticalRing
     rows = []
     for n in nodes:

@@ -193,7 +193,7 @@ def retime(prof: dict[str, Any], system, size_bytes: int) -> float:
 
 
 def _optree_trees(nodes: int, wavelengths: int, sizes) -> dict[tuple, list[int]]:
-    from ..algorithms.optree_search import search_tree
+    from ..algorithms.optree import search_tree
     from ..systems import load_system
     system = load_system("paper", nodes=nodes, wavelengths=wavelengths)
     trees: dict[tuple, list[int]] = {}

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 
-from ..core.errors import InputError
-from ..core.validate import integer
-from .optree_layout import max_depth
+from ...core.errors import InputError
+from ...core.validate import integer
+from .tree import max_depth
 
 __all__ = ["theorem1_steps", "theorem1_k", "lemma3_k", "algorithm1_steps", "algorithm1_time",
            "theorem1_proof_steps"]

@@ -1,162 +1,32 @@
-"""OpTree layout: radix vectors and per-stage lightpath templates.
+"""OpTree's stage layout: each stage's lightpath pairs and their colour classes.
 
-The colour layout (:mod:`collsim.algorithms.optree_colours`) is re-exported here.
-
-Shared by the builder (:mod:`collsim.algorithms.optree`) and the exact cost
-evaluator (:mod:`collsim.algorithms.optree_cost`), so both compute colours
+Shared by the builder (:mod:`collsim.algorithms.optree.build`) and the exact cost
+evaluator (:mod:`collsim.algorithms.optree.cost`), so both compute colours
 with the same code.
 
-A radix vector ``(m_1, ..., m_k)`` defines block sizes ``G_j = m_{j+1} ... m_k``
-(``G_k = 1``).  Stage ``j`` works inside the level-``(j-1)`` groups (the whole
-ring for ``j = 1``, else aligned blocks of ``G_{j-1}`` consecutive nodes) and
-cuts each into children: aligned blocks of ``G_j`` nodes, the last one possibly
-short ("partial").  The nodes at position ``p`` of sibling children form a subset
-that does a one-hop all-to-all; a partial child of ``r`` nodes also *receives*
-position ``p >= r`` of every complete sibling at its node ``p mod r`` (the extra
-lightpaths).  Holdings stay pairwise disjoint inside every group, so every node
-receives every foreign chunk exactly once (``docs/algorithms/optree.md``).
+Stage ``j`` of a tree (:mod:`collsim.algorithms.optree.tree`) cuts each
+level-``(j-1)`` group into children of ``G_j`` nodes.  The nodes at position ``p``
+of sibling children form a subset that does a one-hop all-to-all: stage 1 on the
+ring, with the optimal ring all-to-all colouring; later stages on disjoint line
+segments, with the optimal line colouring :func:`line_alltoall_colours`.  A
+partial child of ``r`` nodes also *receives* position ``p >= r`` of every complete
+sibling at its node ``p mod r`` (the extra lightpaths).  Holdings stay pairwise
+disjoint inside every group, so every node receives every foreign chunk exactly
+once (``docs/algorithms/optree.md``).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from ..core.errors import InputError
-from ..core.validate import is_integer
-from ..rwa.alltoall_ring import uniform_alltoall_ring
-from .optree_colours import arrange_colours, divisor_blocks
+from ...core.routes import INDEX
+from ...rwa.alltoall_ring import uniform_alltoall_ring
+from .tree import block_sizes
 
-INDEX = np.int64
-
-__all__ = ["StageTemplate", "block_sizes", "max_depth", "validate_radices", "stage_templates",
-           "arrange_colours", "line_alltoall_colours", "divisor_blocks"]
-
-
-# --------------------------------------------------------------------------- layout
-
-
-def max_depth(nodes: int) -> int:
-    """Deepest tree on ``nodes`` nodes: every radix 2 and ``2**(k-1) < N``.
-
-    Parameters
-    ----------
-    nodes : int
-        Ring size ``N >= 2``.
-
-    Returns
-    -------
-    int
-        ``ceil(log2 N)``, the largest ``k`` with a valid radix vector.
-
-    References
-    ----------
-    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
-    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
-    Society, 2024,
-    §IV-A (a k-stage m-ary tree) and §V-B (depth k = 1 is the One-Stage model).
-
-    Examples
-    --------
-    >>> max_depth(2), max_depth(16), max_depth(17)
-    (1, 4, 5)
-    """
-    return max(1, (int(nodes) - 1).bit_length())
-
-
-def block_sizes(radices) -> list[int]:
-    """Child block sizes ``G_j = m_{j+1} * ... * m_k`` for ``j = 1..k``.
-
-    Parameters
-    ----------
-    radices : sequence of int
-        The radix vector ``(m_1, ..., m_k)``.
-
-    Returns
-    -------
-    list of int
-        ``[G_1, ..., G_k]`` with ``G_k = 1``.
-
-    References
-    ----------
-    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
-    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
-    Society, 2024,
-    §IV-A.1: stage ``j`` partitions each group into ``m_j`` children (the paper's
-    trees have one radix m; mixed radices are collsim's generalisation).
-
-    Examples
-    --------
-    >>> block_sizes((4, 3, 2))
-    [6, 2, 1]
-    """
-    g, out = 1, []
-    for m in reversed(list(radices)):
-        out.append(g)
-        g *= int(m)
-    return out[::-1]
-
-
-def validate_radices(nodes: int, radices) -> tuple[int, ...]:
-    """Check a radix vector for an ``N``-node ring and return it as a tuple of ints.
-
-    Valid vectors have every ``m_j >= 2``, ``m_2 * ... * m_k < N`` (stage 1 has at
-    least two groups) and ``m_1 * ... * m_k >= N`` (the last stage reaches single
-    nodes).  Stage 1 then has ``ceil(N / G_1)`` groups, which may be fewer than ``m_1``.
-
-    Parameters
-    ----------
-    nodes : int
-        Ring size ``N``.
-    radices : sequence of int
-        Candidate radix vector.
-
-    Returns
-    -------
-    tuple of int
-        The validated vector.
-
-    Raises
-    ------
-    InputError
-        With the violated condition spelled out.
-
-    References
-    ----------
-    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
-    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
-    Society, 2024,
-    §IV-A.1 (an m-ary tree of depth k over the N nodes, ``m^k >= N``).
-
-    Examples
-    --------
-    >>> validate_radices(16, [4, 4])
-    (4, 4)
-    >>> validate_radices(7, (2, 2, 2))
-    (2, 2, 2)
-    """
-    if is_integer(radices):
-        radices = (radices,)  # the CLI's --param radices=16 gives an int
-    if isinstance(radices, (str, bytes)) or not hasattr(radices, "__iter__"):
-        raise InputError(f"OpTree radices must be a sequence of integers >= 2, got {radices!r}")
-    radices = list(radices)
-    if not all(is_integer(m) and m >= 2 for m in radices):
-        raise InputError(f"OpTree radices must be integers >= 2, got {radices!r}")
-    out = [int(m) for m in radices]
-    if not out:
-        raise InputError("OpTree radices must not be empty")
-    n = int(nodes)
-    g1 = math.prod(out[1:])
-    if g1 >= n:
-        raise InputError(f"OpTree radices {tuple(out)} leave stage 1 with a single group on {n} nodes: "
-                         f"the product of radices 2..k ({g1}) must be < N")
-    if math.prod(out) < n:
-        raise InputError(f"OpTree radices {tuple(out)} cover only {math.prod(out)} < N = {n} nodes: "
-                         "their product must be >= N")
-    return tuple(out)
+__all__ = ["StageTemplate", "stage_templates", "line_alltoall_colours"]
 
 
 # ------------------------------------------------------------------- one-subset templates
@@ -368,7 +238,7 @@ def stage_templates(nodes: int, radices) -> list[StageTemplate]:
     nodes : int
         Ring size ``N``.
     radices : sequence of int
-        A radix vector accepted by :func:`validate_radices`.
+        A radix vector accepted by :func:`~collsim.algorithms.optree.tree.validate_radices`.
 
     Returns
     -------

@@ -1,10 +1,13 @@
-"""OpTree search: the radix vector with the smallest exact collsim time.
+"""OpTree's tree choice: the exact search, and the paper's rules for the depth.
 
-:func:`search_tree` minimises :func:`~collsim.algorithms.optree_cost.evaluate_tree`
-over radix vectors (``docs/algorithms/optree.md``).  The cost model
-(:class:`StageCost`, :class:`TreeCost`, :func:`evaluate_tree`,
-:func:`uniform_stage_cost`, :func:`regular_tree_cost`) lives in
-:mod:`collsim.algorithms.optree_cost` and is re-exported here.
+:func:`search_tree` finds the radix vector with the smallest exact collsim time
+(:func:`~collsim.algorithms.optree.cost.evaluate_tree`, ``docs/algorithms/optree.md``).
+:func:`choose_tree` turns the builder's ``tree``, ``k`` and ``radices`` parameters
+into a radix vector: ``"search"`` (default) is that search; ``"lemma3-ceil"`` /
+``"lemma3-round"`` (Lemma 3's ``k*`` with the printed ceiling or with nearest-integer
+rounding) and ``"theorem1"`` (the ``k`` minimising Theorem 1's ``S(k)``) pick a depth
+from the paper's formulas (:mod:`collsim.algorithms.optree.formulas`), which
+:func:`integral_radices` makes an integral tree.
 """
 
 from __future__ import annotations
@@ -12,13 +15,13 @@ from __future__ import annotations
 import itertools
 import math
 
-from ..core.errors import InputError
-from .optree_cost import (StageCost, TreeCost, _ring_classes, _transfer_time, evaluate_tree, regular_tree_cost,
-                          uniform_stage_cost)
-from .optree_layout import block_sizes, max_depth
+from ...core.errors import InputError
+from .cost import (StageCost, TreeCost, _ring_classes, _transfer_time, evaluate_tree, regular_tree_cost,
+                   uniform_stage_cost)
+from .formulas import _TOL, _check, _root, lemma3_k, theorem1_k
+from .tree import block_sizes, enumerate_trees, max_depth, validate_radices
 
-__all__ = ["StageCost", "TreeCost", "evaluate_tree", "uniform_stage_cost", "regular_tree_cost",
-           "search_tree", "enumerate_trees"]
+__all__ = ["search_tree", "integral_radices", "choose_tree", "TREE_MODES"]
 
 
 def _divisors(n: int) -> list[int]:
@@ -74,58 +77,6 @@ def _regular_best(system, size_bytes: int, k: int | None) -> dict[int, TreeCost]
 
 
 # --------------------------------------------------------------------------- search
-
-
-def enumerate_trees(nodes: int, k: int | None = None):
-    """Every canonical radix vector: ``(ceil(N / G_1), m_2, ..., m_k)`` with ``G_1 < N``.
-
-    A tree's layout depends only on ``G_1 = m_2 ... m_k`` and the later radices, so
-    ``m_1 = ceil(N / G_1)`` (the number of stage-1 groups) is canonical.  Only for
-    small ``N``: the count grows like ``N^1.73``.
-
-    Parameters
-    ----------
-    nodes : int
-        Ring size.
-    k : int, optional
-        Only this depth.
-
-    Yields
-    ------
-    tuple of int
-        Radix vectors.
-
-    References
-    ----------
-    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
-    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
-    Society, 2024,
-    §IV-A (k-stage m-ary trees; here each stage may have its own radix).
-
-    Examples
-    --------
-    >>> sorted(enumerate_trees(6))
-    [(2, 2, 2), (2, 3), (2, 4), (2, 5), (3, 2), (6,)]
-    """
-    n = int(nodes)
-
-    def tails(limit):  # ordered factorisations (m_2..m_k) with product < limit
-        yield ()
-        for m in range(2, limit):
-            for t in tails(-(-limit // m)):
-                if m * math.prod(t) < limit:
-                    yield (m,) + t
-
-    seen = set()
-    for t in tails(n):
-        g1 = math.prod(t)
-        if g1 >= n:
-            continue
-        vec = (-(-n // g1),) + t
-        if vec[0] < 2 or (k is not None and len(vec) != k) or vec in seen:
-            continue
-        seen.add(vec)
-        yield vec
 
 
 def _completed_time(n: int, radices, cap: int, td: float, trc: float) -> float:
@@ -239,3 +190,158 @@ def search_tree(system, size_bytes: int, *, k: int | None = None, uneven: int = 
         raise InputError(f"no OpTree of depth {k} exists on {n} nodes (depth must be 1..{max_depth(n)})")
     best = min(per_k.values(), key=TreeCost.key)
     return best, per_k
+
+
+TREE_MODES = ("lemma3-ceil", "lemma3-round", "theorem1", "search")
+
+
+def _paper_model_factorisation(n: int, k: int) -> tuple[int, ...] | None:
+    """Depth-k factorisation of n minimising m_1 + 2 (m_2 + ... + m_k), or None."""
+    from functools import lru_cache
+
+    @lru_cache(maxsize=None)
+    def best(rest: int, depth: int):  # (sum, max, tail) with product rest, depth factors >= 2
+        if depth == 0:
+            return (0, 0, ()) if rest == 1 else None
+        out = None
+        for m in range(2, rest + 1):
+            if rest % m:
+                continue
+            sub = best(rest // m, depth - 1)
+            if sub is not None:
+                cand = (sub[0] + m, max(sub[1], m), tuple(sorted((m,) + sub[2], reverse=True)))
+                if out is None or cand < out:
+                    out = cand
+        return out
+
+    found = None
+    for m1 in range(2, n + 1):
+        if n % m1:
+            continue
+        tail = best(n // m1, k - 1)
+        if tail is not None:
+            vec = (m1,) + tail[2]
+            key = (m1 + 2 * tail[0], max(m1, tail[1]), tuple(-m for m in vec))
+            if found is None or key < found[0]:
+                found = (key, vec)
+    return None if found is None else found[1]
+
+
+def integral_radices(nodes: int, k: int) -> tuple[int, ...]:
+    """Make ``m = N^(1/k)`` integral for a tree of depth ``k``.
+
+    If ``N`` has factorisations into ``k`` radices ``>= 2``, take the one that
+    minimises the paper's cost model: Theorem 1's proof with the ceilings dropped
+    charges stage 1 ``N m_1 / 8w`` and stage ``j >= 2`` ``N m_j / 4w`` steps, so
+    minimise ``m_1 + 2 (m_2 + ... + m_k)`` (ties: smallest largest radix, then
+    lexicographically largest).  This
+    is ``(m, ..., m)`` when ``N = m^k``.  Otherwise (e.g. prime ``N``) take ``k``
+    radices from ``{q, q+1}``, ``q = floor(N^(1/k))``, with as few ``q + 1`` as make
+    the product reach ``N``, the larger ones first; the last groups are then short.
+
+    Parameters
+    ----------
+    nodes : int
+        ``N``.
+    k : int
+        Depth, ``1 <= k <= ceil(log2 N)``.
+
+    Returns
+    -------
+    tuple of int
+        A valid radix vector.
+
+    Raises
+    ------
+    InputError
+        If ``k`` is out of range.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    Lemma 2 (at most ``m = N^(1/k)`` children per tree node) and the proof of Theorem 1.
+
+    Examples
+    --------
+    >>> integral_radices(1024, 7), integral_radices(4096, 6), integral_radices(13, 2)
+    ((4, 4, 4, 2, 2, 2, 2), (4, 4, 4, 4, 4, 4), (4, 4))
+    """
+    n, k = _check("nodes", nodes, 2), _check("k", k, 1)
+    if k > max_depth(n):
+        raise InputError(f"OpTree depth k={k} is too deep for {n} nodes (at most {max_depth(n)})")
+    exact = _paper_model_factorisation(n, k)
+    if exact is not None:
+        return validate_radices(n, exact)
+    q = max(2, int(math.floor(_root(n, k) + _TOL)))
+    while q ** k > n and q > 2:
+        q -= 1
+    for t in range(k + 1):
+        if q ** (k - t) * (q + 1) ** t >= n:
+            return validate_radices(n, (q + 1,) * t + (q,) * (k - t))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def choose_tree(system, size_bytes: int, tree: str = "search", k: int | None = None,
+                radices=None) -> tuple[tuple[int, ...], str]:
+    """Pick the radix vector for the builder's ``tree``, ``k`` and ``radices`` parameters.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        Target ring.
+    size_bytes : int
+        Each node's block (the search minimises time at this size).
+    tree : str
+        One of :data:`TREE_MODES`.
+    k : int, optional
+        Fix the depth (overrides the mode's depth).
+    radices : sequence of int, optional
+        Fix the whole vector (``k``, if given, must equal its length).
+
+    Returns
+    -------
+    tuple
+        ``(radices, how)`` with ``how`` the mode actually used.
+
+    Raises
+    ------
+    InputError
+        For an unknown mode, a bad depth or a bad radix vector.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    Theorem 1 (steps for depth k), Lemma 3 (the optimal depth k*) and §V-B, Fig. 4.
+
+    Examples
+    --------
+    >>> from collsim.systems import OpticalRing
+    >>> choose_tree(OpticalRing(nodes=1024, wavelengths=64), 4 << 20, "lemma3-ceil")
+    ((4, 4, 4, 2, 2, 2, 2), 'lemma3-ceil')
+    """
+    n = system.nodes
+    if tree not in TREE_MODES:
+        raise InputError(f"OpTree tree must be one of {', '.join(TREE_MODES)}; got {tree!r}")
+    if k is not None:
+        k = _check("k", k, 1)
+        if k > max_depth(n):
+            raise InputError(f"OpTree depth k={k} is too deep for {n} nodes (at most {max_depth(n)})")
+    if radices is not None:
+        rad = validate_radices(n, radices)
+        if k is not None and k != len(rad):
+            raise InputError(f"OpTree k={k} disagrees with radices {rad} (depth {len(rad)})")
+        return rad, "radices"
+    w = system.channels_per_direction
+    if tree == "search":
+        best, _ = search_tree(system, size_bytes, k=k)
+        return best.radices, tree
+    if k is None:
+        if tree == "theorem1":
+            k = theorem1_k(n, w)
+        else:
+            k = lemma3_k(n, "ceil" if tree == "lemma3-ceil" else "round")
+    return integral_radices(n, k), tree

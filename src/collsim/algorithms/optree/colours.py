@@ -4,8 +4,8 @@ A pair whose sender holds ``c`` chunks needs ``c`` copies of its colour class;
 :func:`arrange_colours` lays the copies out so that consecutive steps carry the
 same lightpaths, which collsim's optical model charges no MRR reconfiguration for
 (:func:`collsim.cost.optical.step_times`).  Shared by the builder
-(:mod:`collsim.algorithms.optree`) and the exact cost evaluator
-(:mod:`collsim.algorithms.optree_cost`); ``docs/algorithms/optree.md``,
+(:mod:`collsim.algorithms.optree.build`) and the exact cost evaluator
+(:mod:`collsim.algorithms.optree.cost`); ``docs/algorithms/optree.md``,
 "Chunk copies and reconfigurations".
 """
 
@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-INDEX = np.int64
+from ...core.routes import INDEX
 
 __all__ = ["arrange_colours", "divisor_blocks"]
 

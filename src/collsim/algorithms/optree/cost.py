@@ -2,7 +2,7 @@
 
 :func:`evaluate_tree` reproduces what ``realize`` + :func:`collsim.cost.optical.step_times`
 give for the builder's schedule without building chunks; :func:`regular_tree_cost` is its
-closed form for trees whose radices multiply to N.  :mod:`collsim.algorithms.optree_search`
+closed form for trees whose radices multiply to N.  :mod:`collsim.algorithms.optree.search`
 minimises it over radix vectors (``docs/algorithms/optree.md``).
 """
 
@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.errors import InputError
-from ..rwa.alltoall_ring import uniform_alltoall_wavelengths
-from .optree_colours import arrange_colours, divisor_blocks
-from .optree_layout import INDEX, block_sizes, stage_templates, validate_radices
+from ...core.errors import InputError
+from ...core.routes import INDEX
+from ...rwa.alltoall_ring import uniform_alltoall_wavelengths
+from .colours import arrange_colours, divisor_blocks
+from .layout import stage_templates
+from .tree import block_sizes, validate_radices
 
 __all__ = ["StageCost", "TreeCost", "evaluate_tree", "regular_tree_cost", "uniform_stage_cost"]
 
@@ -200,7 +202,7 @@ def evaluate_tree(system, size_bytes: int, radices) -> TreeCost:
     lightpaths exactly when their signatures agree, so the result equals
     ``realize`` + :func:`collsim.cost.optical.step_times` of the built schedule on a
     system without transceiver limits (``docs/algorithms/optree.md`` has the proof;
-    ``tests/test_optree.py`` checks it).
+    ``optree/tests/test_optree.py`` checks it).
 
     Parameters
     ----------

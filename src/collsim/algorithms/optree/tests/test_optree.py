@@ -11,9 +11,8 @@ import pytest
 import collsim.algorithms.optree as ot
 from collsim import build, verify
 from collsim.algorithms import get_algorithm
-from collsim.algorithms.optree_layout import line_alltoall_colours, stage_templates
-from collsim.algorithms.optree_search import (enumerate_trees, evaluate_tree, regular_tree_cost,
-                                              search_tree, uniform_stage_cost)
+from collsim.algorithms.optree import (enumerate_trees, evaluate_tree, line_alltoall_colours, regular_tree_cost,
+                                       search_tree, stage_templates, uniform_stage_cost)
 from collsim.core.errors import InputError
 from collsim.core.ring import first_overlap
 from collsim.cost.optical import step_times
@@ -246,7 +245,7 @@ def test_optree_cost_does_not_grow_with_unused_wavelengths():
     # the search's cost used to be O(w) (a divisor scan and slot signatures padded to w):
     # w = 1e9 ran for minutes and tens of GB; beyond what the tree can use, w changes nothing
     import collsim
-    from collsim.algorithms.optree_colours import divisor_blocks
+    from collsim.algorithms.optree import divisor_blocks
     assert divisor_blocks(48, 64) == [32, 16]
     assert sum(divisor_blocks(10**6 + 3, 10**9)) == 10**6 + 3
     big = collsim.build("optree", "paper", "allgather", "1KiB", nodes=16, wavelengths=10**9)
