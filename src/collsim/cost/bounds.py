@@ -116,25 +116,7 @@ def traffic_bound(c: Collective) -> TrafficBound:
     >>> traffic_bound(make_collective("allgather", 4, 10)).recv_bytes
     30.0
     """
-    n, m = c.nodes, float(c.size_bytes)
-    if c.kind == "allgather":
-        return TrafficBound((n - 1) * m, m, n * (n - 1) * m)
-    if c.kind == "reducescatter":
-        return TrafficBound((n - 1) * m, (n - 1) * m, n * (n - 1) * m)
-    if c.kind == "allreduce":
-        per = 2 * (n - 1) * m / n
-        return TrafficBound(per, per, 2 * (n - 1) * m)
-    if c.kind in ("broadcast", "reduce"):
-        return TrafficBound(m, m, (n - 1) * m)
-    if c.kind in ("scatter", "gather"):  # the root sends (receives) N-1 blocks
-        return TrafficBound((n - 1) * m if c.kind == "gather" else m,
-                            (n - 1) * m if c.kind == "scatter" else m, (n - 1) * m)
-    if c.kind == "scan":  # nodes 1..N-1 each need information from node 0
-        return TrafficBound(m, m, (n - 1) * m)
-    if c.kind == "shift":
-        q = c.shift or 1
-        return TrafficBound(m, m, n * min(q, n - q) * m)
-    return TrafficBound((n - 1) * m, (n - 1) * m, ring_distance_sum(n) * m)
+    return TrafficBound(*c.type.traffic(c.nodes, float(c.size_bytes), c.shift))   # the collective's own volumes
 
 
 def optical_lower_bound_s(system: OpticalRing, c: Collective) -> float:

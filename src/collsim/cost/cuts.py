@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..core.collective import Collective
+from ..core.collectives import TYPES
 from ..core.errors import InputError
 from ..core.network import Network
 from ..systems.electrical import Line, Ring, Star
@@ -86,37 +87,9 @@ def _demand(k: str, n: int, m: float, root: int | None, shift: int | None,
             in_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`cut_demand_bytes` from the collective's fields."""
     in_a = np.asarray(in_a, dtype=bool)
-    a = in_a.sum(axis=1).astype(float)
-    b = n - a
-    both = (a > 0) & (b > 0)
-    if k == "allgather":
-        ab, ba = a * m, b * m
-    elif k == "reducescatter":
-        ab, ba = b * m, a * m
-    elif k == "allreduce":
-        ab = ba = np.full(len(a), m)
-    elif k == "alltoall":
-        ab = ba = a * b * m
-    elif k in ("broadcast", "scatter", "reduce", "gather"):
-        root_a = in_a[:, root]
-        per_b, per_a = (b * m, a * m) if k == "scatter" else (a * m, b * m) if k == "gather" else (m, m)
-        if k in ("broadcast", "scatter"):   # out of the root's side
-            ab, ba = np.where(root_a, per_b, 0.0), np.where(root_a, 0.0, per_a)
-        else:                               # into the root's side
-            ab, ba = np.where(root_a, 0.0, per_b), np.where(root_a, per_a, 0.0)
-    elif k == "scan":  # node j needs the contributions of nodes 0..j
-        idx = np.arange(n)
-        first_a = np.where(in_a, idx, n).min(axis=1)
-        first_b = np.where(in_a, n, idx).min(axis=1)
-        last_a = np.where(in_a, idx, -1).max(axis=1)
-        last_b = np.where(in_a, -1, idx).max(axis=1)
-        ab, ba = np.where(first_a < last_b, m, 0.0), np.where(first_b < last_a, m, 0.0)
-    elif k == "shift":
-        tgt_a = np.roll(in_a, -int(shift), axis=1)   # tgt_a[:, i]: is node i + q in A
-        ab = (in_a & ~tgt_a).sum(axis=1) * m
-        ba = (~in_a & tgt_a).sum(axis=1) * m
-    else:
-        raise ValueError(f"no cut demand for collective kind {k!r}")
+    a = in_a.sum(axis=1)
+    both = (a > 0) & (a < n)
+    ab, ba = TYPES[k].cut_demand(in_a, root, shift, m)   # the collective's own per-cut volume
     zero = np.zeros(len(a))
     return np.where(both, ab, zero).astype(float), np.where(both, ba, zero).astype(float)
 
@@ -249,12 +222,13 @@ def _per_byte(system: Network, kind: str, n: int, root: int | None, shift: int |
     if exact and system.vertices > exhaustive_vertices and not isinstance(system, (Ring, Line, Star)):
         work = max(1_000_000, 400 * (system.vertices + len(lt.src)))
         try:
-            if kind in ("allgather", "reducescatter"):   # (N - e(S)) bytes into / out of S
-                best = max(best, max_cut_ratio(system, "in" if kind == "allgather" else "out", work)[0])
-            elif kind == "allreduce":                     # 1 byte across the thinnest cut
+            search, direction = TYPES[kind].exact_cut, TYPES[kind].direction
+            if search == "ratio":                         # (N - e(S)) bytes into / out of S
+                best = max(best, max_cut_ratio(system, direction, work)[0])
+            elif search == "thinnest":                    # 1 byte across the thinnest cut
                 best = max(best, 1.0 / min(min_cut(system, 0, "in", work)[0], min_cut(system, 0, "out", work)[0]))
-            elif kind in ("broadcast", "reduce"):         # 1 byte into / out of a side without the root
-                best = max(best, 1.0 / min_cut(system, int(root), "in" if kind == "broadcast" else "out", work)[0])
+            elif search == "root":                        # 1 byte into / out of a side without the root
+                best = max(best, 1.0 / min_cut(system, int(root), direction, work)[0])
         except InputError:                  # an end node cut off (the cuts above skip it too), or over budget
             pass
     return best

@@ -404,11 +404,11 @@ def allgather_certificate(system: Network, collective: Collective) -> CutCertifi
     (9.6, 1, 100.0)
     """
     kind = collective.kind
-    if kind not in ("allgather", "reducescatter"):
+    if collective.type.exact_cut != "ratio":
         raise InputError(f"the exact cut certificate covers allgather and reducescatter, not {kind}")
     if collective.nodes != system.nodes:
         raise InputError(f"collective has {collective.nodes} nodes, the network {system.nodes}")
-    direction = "in" if kind == "allgather" else "out"
+    direction = collective.type.direction   # all-gather: into every node set; reduce-scatter: out of it
     ratio, side, inside, cap = max_cut_ratio(system, direction)
     m = float(collective.size_bytes)
     demand = (system.nodes - inside) * m

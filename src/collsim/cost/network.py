@@ -229,14 +229,8 @@ def network_lower_bound_s(system: Network, collective: Collective) -> float:
     in_bw = np.bincount(lt.dst, weights=lt.bandwidth_bytes_per_s, minlength=system.vertices)[:n]
     t = traffic_bound(collective)
     link_bytes = t.hop_bytes_ring
-    if collective.kind in ("alltoall", "shift"):  # point-to-point: each block crosses its route
-        if collective.kind == "alltoall":
-            s, d = np.divmod(np.arange(n * n), n)
-            keep = s != d
-            s, d = s[keep], d[keep]
-        else:
-            s = np.arange(n)
-            d = (s + collective.shift) % n
+    if collective.type.point_to_point:  # each block crosses its route
+        s, d = collective.type.endpoints(n, collective.shift)
         if len(s) <= 1_100_000:
             ptr, _ = system.route(s, d)
             link_bytes = float(np.diff(ptr).sum()) * collective.size_bytes
@@ -306,11 +300,10 @@ def latency_chain_s(system: Network, collective: Collective) -> float:
     32.0
     """
     n = system.nodes
-    kind = collective.kind
+    t = collective.type
     root = int(collective.root or 0)
-    if kind == "shift":
+    if t.shifted:
         return float(_latencies_from(system, 0)[(collective.shift or 1) % n])
-    if kind in ("reduce", "gather"):
+    if t.rooted and t.direction == "out":   # reduce, gather: into the root
         return float(_latencies_from(system, root, reverse=True)[:n].max())
-    source = root if kind in ("broadcast", "scatter") else 0
-    return float(_latencies_from(system, source)[:n].max())
+    return float(_latencies_from(system, root if t.rooted else 0)[:n].max())

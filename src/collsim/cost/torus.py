@@ -88,13 +88,12 @@ def torus_hop_bytes(system, c: Collective) -> float:
     160.0
     """
     m = float(c.size_bytes)
-    if c.kind == "alltoall":
+    if c.type.blocks == "pair":   # all-to-all: one block per ordered pair, in closed form
         return torus_distance_sum(system.rows, system.cols) * m
-    if c.kind == "shift":
-        n, q = system.nodes, c.shift or 1
-        a = np.arange(n)
+    if c.type.point_to_point:   # one block per node, to its own destination
+        a, dst = c.type.endpoints(system.nodes, c.shift)
         ra, ca = np.divmod(a, system.cols)
-        rb, cb = np.divmod((a + q) % n, system.cols)
+        rb, cb = np.divmod(dst, system.cols)
         dr, dc = (rb - ra) % system.rows, (cb - ca) % system.cols
         dist = np.minimum(dr, system.rows - dr) + np.minimum(dc, system.cols - dc)
         return float(dist.sum()) * m
@@ -134,9 +133,9 @@ def torus_min_slots(system, c: Collective) -> int:
     """
     if system.rows < 2 or system.cols < 2:
         return 1
-    if c.kind == "shift":
-        a = np.arange(system.nodes)
-        _, _, _, _, _, ok = system.ring_coords(a, (a + (c.shift or 1)) % system.nodes)
+    if c.type.shifted:
+        a, dst = c.type.endpoints(system.nodes, c.shift)
+        _, _, _, _, _, ok = system.ring_coords(a, dst)
         return 1 if ok.all() else 2
     return 2
 
