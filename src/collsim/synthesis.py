@@ -67,13 +67,12 @@ class Synthesis:
 
 def _certificate(system, collective) -> Any:
     """The bound's certificate where a bound module gives one (None otherwise)."""
-    kind = collective.kind
     try:
-        if kind in ("allgather", "reducescatter"):
+        if collective.type.exact_cut == "ratio":   # all-gather, reduce-scatter: the exact cut's certificate
             from .cost import exact_cut
             fn = getattr(exact_cut, "certificate", None) or getattr(exact_cut, "allgather_certificate", None)
             return None if fn is None else fn(system, collective)
-        if kind == "alltoall":
+        if collective.type.blocks == "pair":       # all-to-all: the multicommodity flow's
             from .rwa.mcf import mcf_bound
             return mcf_bound(system, collective.size_bytes)
     except ImportError:

@@ -227,7 +227,7 @@ def read_header(doc: Any, body: tuple[str, ...] = ()):
         raise ScheduleFormatError("collective: 'root' must be an integer or null")
     if root is not None and not SPECS[kind].rooted:
         raise ScheduleFormatError(f"collective: {kind} has no root, but 'root' is {root} (give null or leave it out)")
-    if "shift" in cd and kind != "shift":
+    if "shift" in cd and not SPECS[kind].shifted:
         raise ScheduleFormatError(f"collective: only the shift collective has a 'shift', not {kind}")
     try:
         coll = make_collective(kind, need(cd, "nodes", int, "collective"), need(cd, "size_bytes", int, "collective"),

@@ -6,7 +6,7 @@ one node's block for all-gather, reduce-scatter, scatter, gather and shift, one
 all-reduce, broadcast, reduce and scan (:mod:`collsim.core.collective`).
 nccl-tests reports the **total buffer** instead: N blocks for all-gather,
 reduce-scatter, all-to-all, scatter and gather, the vector for the others
-(``SPECS[kind].nccl_size_factor``).  :func:`total_bytes` and
+(the collective object's ``nccl_blocks``, :mod:`collsim.core.collectives`).  :func:`total_bytes` and
 :func:`size_from_total` convert between the two, exactly; a total that N does
 not divide is refused with the nearest valid totals, where nccl-tests would
 silently round it down.
@@ -19,23 +19,12 @@ from .errors import InputError
 from .units import format_size
 from .validate import positive_integer
 
-SIZE_MEANING: dict[str, tuple[str, str]] = {
-    "allgather": ("per node", "each node's block"),
-    "reducescatter": ("per node", "each node's result block"),
-    "allreduce": ("vector", "the whole vector"),
-    "broadcast": ("vector", "the root's whole vector"),
-    "reduce": ("vector", "the whole vector"),
-    "alltoall": ("per node pair", "each (source, destination) pair's block"),
-    "scatter": ("per node", "each node's block"),
-    "gather": ("per node", "each node's block"),
-    "scan": ("vector", "the whole vector"),
-    "shift": ("per node", "each node's block"),
-}
+SIZE_MEANING: dict[str, tuple[str, str]] = {name: (t.size_unit, t.size_meaning) for name, t in SPECS.items()}
 """Per collective: (short phrase for titles, what ``size_bytes`` is)."""
 
 
 def _factor(kind: str, nodes: int) -> int:
-    return positive_integer("nodes", nodes) if SPECS[kind].nccl_size_factor == "n" else 1
+    return positive_integer("nodes", nodes) if SPECS[kind].nccl_blocks else 1
 
 
 def total_bytes(kind: str, nodes: int, size_bytes: int) -> int:

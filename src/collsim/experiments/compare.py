@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable, Mapping
 
-from ..algorithms import REGISTRY, get_algorithm
+from ..algorithms import REGISTRY, AlgorithmSpec, get_algorithm
 from ..core.collective import SPECS, canonical_collective
 from ..core.errors import InputError, ScheduleFormatError, UnsupportedError
 from ..core.limits import MemoryLimitError
 from ..core.system import System
 from ..core.totals import size_from_total, total_bytes
-from ..core.units import parse_size
+from ..core.size_sweep import SizeSweep
+from ..core.units import format_size, parse_size
 from ..pipeline import Result as _PipelineResult
 from ..pipeline import run
 from ..systems import load_system
@@ -131,11 +132,17 @@ def run_one(name: str, system: System, collective: str, size_bytes: int, *,
     >>> run_one("ring", load_system("paper", nodes=4), "allgather", 1024).slots
     3
     """
-    coll = canonical_collective(collective)
-    row = run(name, system, coll, size_bytes, strategy=strategy, **params)
+    return _run_one(get_algorithm(name), system, canonical_collective(collective), size_bytes, strategy=strategy,
+                    **params)
+
+
+def _run_one(spec: AlgorithmSpec, system: System, coll: str, size_bytes: int, *, strategy: str = "first-fit",
+             **params: Any) -> Result:
+    """:func:`run_one` with the algorithm's entry and the canonical collective already looked up (compare's path)."""
+    row = run(spec, system, coll, size_bytes, strategy=strategy, **params)
     # An algorithm without a root (shift) parameter roots at 0 (shifts by 1): tests/test_units.py checks it.
     root = row.params.get("root", params.get("root", 0)) if SPECS[coll].rooted else None
-    shift = row.params.get("shift", params.get("shift", 1)) if coll == "shift" else None
+    shift = row.params.get("shift", params.get("shift", 1)) if SPECS[coll].shifted else None
     return Result(**{f.name: getattr(row, f.name) for f in fields(row)},
                   total_bytes=total_bytes(coll, row.nodes, row.size_bytes), root=root, shift=shift)
 
@@ -186,12 +193,16 @@ def placement_params(name: str, collective: str, params: dict[str, Any] | None =
     ...
     collsim.core.errors.UnsupportedError: ring takes no root (it always roots broadcast at node 0), so it cannot honour root 3; algorithms that take a root for broadcast: binomial, mesh, recursive-doubling, synth-matching
     """
-    coll = canonical_collective(collective)
+    return _place(get_algorithm(name), canonical_collective(collective), params, root=root, shift=shift)
+
+
+def _place(spec: AlgorithmSpec, coll: str, params: dict[str, Any] | None = None, *, root: int | None = None,
+           shift: int | None = None) -> dict[str, Any]:
+    """:func:`placement_params` with the algorithm's entry and the canonical collective already looked up."""
     out = dict(params or {})
     root = _merge("root", root, out.pop("root", None))
     shift = _merge("shift", _merge("shift", shift, out.pop("q", None)), out.pop("shift", None))
-    spec = get_algorithm(name)
-    for key, value, default, applies in (("root", root, 0, SPECS[coll].rooted), ("shift", shift, 1, coll == "shift")):
+    for key, value, default, applies in (("root", root, 0, SPECS[coll].rooted), ("shift", shift, 1, SPECS[coll].shifted)):
         if value is None:
             continue
         if not applies:
@@ -229,7 +240,7 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
             algorithms: Iterable[str] | None = None, strategy: str = "first-fit",
             progress: Callable[[str], None] | None = None, params: dict[str, Any] | None = None,
             total_size: str | int | None = None, root: int | None = None, shift: int | None = None,
-            **overrides: Any) -> tuple[list[Result], list[str]]:
+            sizes: Iterable[str | int] | SizeSweep | None = None, **overrides: Any) -> tuple[list[Result], list[str]]:
     """Build, verify and time several algorithms side by side.
 
     Parameters
@@ -259,13 +270,17 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
         Root of a rooted collective, applied to every compared algorithm (default 0).
     shift : int, optional
         q of a circular shift, applied to every compared algorithm (default 1).
+    sizes : iterable of (str or int), or SizeSweep, optional
+        Several of collsim's sizes instead of ``size``, or a sweep as nccl-tests states it
+        (:class:`collsim.core.size_sweep.SizeSweep`: ``-b``, ``-e``, ``-f`` or ``-i``, ``--total``):
+        rows for every size, size by size, with the system built once.
     **overrides
         System overrides (``nodes``, ``wavelengths``, ``fibers`` ...).
 
     Returns
     -------
     tuple
-        ``(results, skipped)``: rows in algorithm order, and a note per algorithm
+        ``(results, skipped)``: rows in algorithm order (size by size with ``sizes``), and a note per algorithm
         in scope that cannot run this instance (only when ``algorithms`` is None): one that
         cannot honour ``root`` or ``shift`` is skipped with a note.  An algorithm (requested
         or not) that fails with an error of its own (:data:`ALGORITHM_FAILURES`) while it is
@@ -289,62 +304,78 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     >>> rows, _ = compare("ring", "allgather", total_size="8KiB", nodes=8, algorithms=["ring"])
     >>> rows[0].size_bytes, rows[0].total_bytes
     (1024, 8192)
+    >>> rows, _ = compare("ring", "allgather", sizes=SizeSweep("1KiB", "16KiB", factor=4), nodes=8, algorithms="ring")
+    >>> [r.size_bytes for r in rows]
+    [1024, 4096, 16384]
     """
-    sysm = load_system(system, **overrides)
+    # The system, the collective and each algorithm's entry are looked up once here and passed down
+    # (tests/test_compare_once.py counts them).
+    sysm = system if isinstance(system, System) and all(v is None for v in overrides.values()) \
+        else load_system(system, **overrides)
     coll = canonical_collective(collective)
+    if sum(x is not None for x in (size, total_size, sizes)) > 1:
+        raise InputError("give a size, a total size or sizes, not two of them")
     if total_size is not None:
-        if size is not None:
-            raise InputError("give a size or a total size, not both")
-        size_bytes = size_from_total(coll, sysm.nodes, parse_size(total_size))
+        all_sizes = [size_from_total(coll, sysm.nodes, parse_size(total_size))]
+    elif isinstance(sizes, SizeSweep):
+        all_sizes = sizes.sizes(coll, sysm.nodes)
+    elif sizes is not None:
+        all_sizes = [parse_size(s) for s in ([sizes] if isinstance(sizes, (str, int)) else sizes)]
+        if not all_sizes:
+            raise InputError("sizes is empty: give at least one size")
     else:
-        size_bytes = parse_size("4MiB" if size is None else size)
+        all_sizes = [parse_size("4MiB" if size is None else size)]
     skipped: list[str] = []
     if params is not None and not isinstance(params, Mapping):
         raise InputError(f"params must be a mapping of parameter names to values, got {params!r}")
     params = dict(params or {})
     if isinstance(algorithms, str):  # one name, or "ring,ne" as on the command line
         algorithms = [a.strip() for a in algorithms.split(",") if a.strip()]
+    chosen: dict[str, tuple[AlgorithmSpec, dict[str, Any]]] = {}  # name -> (its entry, its parameters)
     if algorithms is None:
-        names = []
         for name, reason in applicable(sysm, coll):
+            spec = REGISTRY[name]
             if reason is None:
                 try:
-                    placement_params(name, coll, params, root=root, shift=shift)
+                    chosen[name] = (spec, _place(spec, coll, params, root=root, shift=shift))
                 except UnsupportedError as exc:
                     reason = str(exc)
-            if reason is None:
-                names.append(name)
-            else:
+            if reason is not None:
                 skipped.append(reason)
-        if not names:
+        if not chosen:
             raise UnsupportedError(f"no registered algorithm implements {coll} on {sysm.kind} systems here"
                                    + (f" ({'; '.join(skipped)})" if skipped and (root or shift) else ""))
     else:
-        names = [get_algorithm(a).name for a in algorithms]
-        for name in names:
-            get_algorithm(name).check(sysm, coll)
-    chosen = {name: placement_params(name, coll, params, root=root, shift=shift) for name in names}
+        for spec in [get_algorithm(a) for a in algorithms]:
+            spec.check(sysm, coll)
+            chosen[spec.name] = (spec, None)
+        chosen = {name: (spec, _place(spec, coll, params, root=root, shift=shift))
+                  for name, (spec, _) in chosen.items()}
     placed = {"root", "shift", "q"}
-    unused = set(params) - placed - {p for name in names for p in get_algorithm(name).params}
+    unused = set(params) - placed - {p for spec, _ in chosen.values() for p in spec.params}
     if unused:
         raise InputError(f"no compared algorithm takes parameter(s) {', '.join(sorted(unused))}")
     results, failures = [], []
-    for name in names:
-        if progress:
-            progress(name)
-        spec = get_algorithm(name)
-        mine = {k: v for k, v in chosen[name].items() if k in spec.params}
-        try:
-            results.append(run_one(name, sysm, coll, size_bytes, strategy=strategy, **mine))
-        except ALGORITHM_FAILURES as exc:  # this algorithm's own failure: list it, keep the others
-            failures.append(exc)
-            skipped.append(f"{name} failed on this instance: {exc}")
-        except MemoryError as exc:  # an allocation the machine refused: its arrays are freed, the others may fit
-            failures.append(exc)
-            skipped.append(f"{name} failed on this instance: {_out_of_memory(exc)}")
-        finally:  # what this algorithm freed goes back to the system, not kept for the next (tune_malloc)
-            from .._malloc import release_memory
-            release_memory()
+    for size_bytes in all_sizes:
+        at = f" at {format_size(size_bytes)}" if len(all_sizes) > 1 else ""
+        for name, (spec, placed_params) in chosen.items():
+            if progress:
+                progress(name + at)
+            mine = {k: v for k, v in placed_params.items() if k in spec.params}
+            note = None
+            try:
+                results.append(_run_one(spec, sysm, coll, size_bytes, strategy=strategy, **mine))
+            except ALGORITHM_FAILURES as exc:  # this algorithm's own failure: list it, keep the others
+                failures.append(exc)
+                note = f"{name} failed on this instance: {exc}"
+            except MemoryError as exc:  # an allocation the machine refused: its arrays are freed, the others fit
+                failures.append(exc)
+                note = f"{name} failed on this instance: {_out_of_memory(exc)}"
+            finally:  # what this algorithm freed goes back to the system, not kept for the next (tune_malloc)
+                from .._malloc import release_memory
+                release_memory()
+            if note is not None and note not in skipped:
+                skipped.append(note)
     if failures and not results:
         raise failures[0]
     return results, skipped

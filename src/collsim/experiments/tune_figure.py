@@ -14,6 +14,7 @@ import io
 import math
 from pathlib import Path
 
+from ..core.collective import collective_type
 from ..core.errors import InputError
 from ..core.files import atomic_write
 from ..core.units import format_size, format_time
@@ -119,9 +120,9 @@ def plot_tuning(tuning: Tuning, path: str | Path) -> Path:
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_size(int(round(v)))))
     ax.tick_params(axis="x", labelrotation=45, labelsize=8)
-    ax.set_xlabel("message size (collsim's size: " + ("a node's block" if tuning.collective in
-                  ("allgather", "reducescatter", "scatter", "gather", "shift") else "a pair's block"
-                  if tuning.collective == "alltoall" else "the vector") + ")")
+    block = {"node": "a node's block", "pair": "a pair's block"}.get(collective_type(tuning.collective).blocks,
+                                                                     "the vector")
+    ax.set_xlabel(f"message size (collsim's size: {block})")
     ax.set_ylabel("time (s)")
     system = tuning.system
     first, last = tuning.choices[0], tuning.choices[-1]
