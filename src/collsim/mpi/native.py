@@ -14,12 +14,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..core.collective import SPECS
 from ..core.errors import DataFlowError, Where
 from .buffers import Layout, held_chunks, ranges, tolerance, values
 
-NATIVE = {"allgather": "MPI_Allgather", "reducescatter": "MPI_Reduce_scatter_block", "allreduce": "MPI_Allreduce",
-          "broadcast": "MPI_Bcast", "reduce": "MPI_Reduce", "alltoall": "MPI_Alltoall", "scatter": "MPI_Scatter",
-          "gather": "MPI_Gather", "scan": "MPI_Scan", "shift": "MPI_Sendrecv"}
+NATIVE = {name: t.mpi_function for name, t in SPECS.items()}
 """MPI's function for each collective (circular shift: point-to-point, one exchange per rank)."""
 
 
@@ -117,46 +116,85 @@ def native_for(comm: Any, lay: Layout, op: str = "sum") -> Native:
     'MPI_Allgather'
     """
     c = lay.collective
-    r, n, b, dt = comm.Get_rank(), c.nodes, lay.block_elems, lay.dtype
-    s, kind = c.split, c.kind
+    r = comm.Get_rank()
     chunks = held_chunks(c.post, r)
-    canon = lay.offset_of(chunks)
-    own = values(r, np.arange(r * b, (r + 1) * b), dt) if kind in ("allgather", "gather", "shift") else None
-    vector = values(r, np.arange(lay.total_elems), dt) if c.reduction else None
-    empty = np.zeros(0, dt)
-    if kind == "allgather":
-        out = np.empty(n * b, dt)
-        return Native(NATIVE[kind], lambda: comm.Allgather(own, out), out, canon)
-    if kind == "gather":
-        out = np.empty(n * b, dt) if r == c.root else empty
-        return Native(NATIVE[kind], lambda: comm.Gather(own, out if r == c.root else None, root=c.root), out, canon)
-    if kind == "shift":
-        out = np.empty(b, dt)
-        src = (r - c.shift) % n
-        return Native(NATIVE[kind], lambda: comm.Sendrecv(own, (r + c.shift) % n, 0, out, src, 0), out,
-                      canon - src * b)
-    if kind in ("reducescatter", "scatter"):
-        out = np.empty(b, dt)
-        if kind == "scatter":
-            data = values(c.root, np.arange(n * b), dt) if r == c.root else None
-            return Native(NATIVE[kind], lambda: comm.Scatter(data, out, root=c.root), out, canon - r * b)
-        return Native(NATIVE[kind], lambda: comm.Reduce_scatter_block(vector, out, mpi_op(op)), out, canon - r * b)
-    if kind == "broadcast":
-        buf = values(c.root, np.arange(lay.total_elems), dt) if r == c.root else np.zeros(lay.total_elems, dt)
-        return Native(NATIVE[kind], lambda: comm.Bcast(buf, root=c.root), buf, canon)
-    if kind == "alltoall":
-        send = values(r, np.arange(r * n * b, (r + 1) * n * b), dt)
-        out = np.empty(n * b, dt)
-        offsets = chunks // s // n * b + lay.piece_offset[chunks % s]
-        return Native(NATIVE[kind], lambda: comm.Alltoall(send, out), out, offsets)
-    mop = mpi_op(op)
-    if kind == "reduce":
-        out = np.empty(lay.total_elems, dt) if r == c.root else empty
-        return Native(NATIVE[kind], lambda: comm.Reduce(vector, out if r == c.root else None, mop, root=c.root),
-                      out, canon)
-    out = np.empty(lay.total_elems, dt)
-    call = comm.Scan if kind == "scan" else comm.Allreduce
-    return Native(NATIVE[kind], lambda: call(vector, out, mop), out, canon)
+    fn = c.type.mpi_function
+    run, out, offsets = _CALLS[fn](comm, lay, r, chunks, lay.offset_of(chunks), op)
+    return Native(fn, run, out, offsets)
+
+
+# One builder per MPI call: (comm, layout, rank, the rank's postcondition chunks, their global
+# offsets, op) -> (run, output buffer, offset of each of those chunks in it).
+def _own(lay: Layout, r: int) -> np.ndarray:
+    """The rank's own block, as it starts (all-gather, gather, shift)."""
+    return values(r, np.arange(r * lay.block_elems, (r + 1) * lay.block_elems), lay.dtype)
+
+
+def _vector(lay: Layout, r: int) -> np.ndarray:
+    """The rank's contribution to every element (reductions)."""
+    return values(r, np.arange(lay.total_elems), lay.dtype)
+
+
+def _allgather(comm, lay, r, chunks, canon, op):
+    own, out = _own(lay, r), np.empty(lay.collective.nodes * lay.block_elems, lay.dtype)
+    return (lambda: comm.Allgather(own, out)), out, canon
+
+
+def _gather(comm, lay, r, chunks, canon, op):
+    c, own = lay.collective, _own(lay, r)
+    out = np.empty(c.nodes * lay.block_elems if r == c.root else 0, lay.dtype)
+    return (lambda: comm.Gather(own, out if r == c.root else None, root=c.root)), out, canon
+
+
+def _sendrecv(comm, lay, r, chunks, canon, op):   # circular shift: one exchange per rank
+    c, own, out = lay.collective, _own(lay, r), np.empty(lay.block_elems, lay.dtype)
+    src = (r - c.shift) % c.nodes
+    return (lambda: comm.Sendrecv(own, (r + c.shift) % c.nodes, 0, out, src, 0)), out, canon - src * lay.block_elems
+
+
+def _reduce_scatter(comm, lay, r, chunks, canon, op):
+    vector, out = _vector(lay, r), np.empty(lay.block_elems, lay.dtype)
+    return (lambda: comm.Reduce_scatter_block(vector, out, mpi_op(op))), out, canon - r * lay.block_elems
+
+
+def _scatter(comm, lay, r, chunks, canon, op):
+    c, out = lay.collective, np.empty(lay.block_elems, lay.dtype)
+    data = values(c.root, np.arange(c.nodes * lay.block_elems), lay.dtype) if r == c.root else None
+    return (lambda: comm.Scatter(data, out, root=c.root)), out, canon - r * lay.block_elems
+
+
+def _bcast(comm, lay, r, chunks, canon, op):
+    c = lay.collective
+    buf = values(c.root, np.arange(lay.total_elems), lay.dtype) if r == c.root else np.zeros(lay.total_elems, lay.dtype)
+    return (lambda: comm.Bcast(buf, root=c.root)), buf, canon
+
+
+def _alltoall(comm, lay, r, chunks, canon, op):
+    c, b = lay.collective, lay.block_elems
+    send = values(r, np.arange(r * c.nodes * b, (r + 1) * c.nodes * b), lay.dtype)
+    out = np.empty(c.nodes * b, lay.dtype)
+    offsets = chunks // c.split // c.nodes * b + lay.piece_offset[chunks % c.split]
+    return (lambda: comm.Alltoall(send, out)), out, offsets
+
+
+def _reduce(comm, lay, r, chunks, canon, op):
+    c, vector, mop = lay.collective, _vector(lay, r), mpi_op(op)
+    out = np.empty(lay.total_elems if r == c.root else 0, lay.dtype)
+    return (lambda: comm.Reduce(vector, out if r == c.root else None, mop, root=c.root)), out, canon
+
+
+def _allreduce(comm, lay, r, chunks, canon, op, scan=False):
+    vector, out, mop = _vector(lay, r), np.empty(lay.total_elems, lay.dtype), mpi_op(op)
+    call = comm.Scan if scan else comm.Allreduce
+    return (lambda: call(vector, out, mop)), out, canon
+
+
+_CALLS: dict[str, Callable] = {
+    "MPI_Allgather": _allgather, "MPI_Gather": _gather, "MPI_Sendrecv": _sendrecv,
+    "MPI_Reduce_scatter_block": _reduce_scatter, "MPI_Scatter": _scatter, "MPI_Bcast": _bcast,
+    "MPI_Alltoall": _alltoall, "MPI_Reduce": _reduce, "MPI_Allreduce": _allreduce,
+    "MPI_Scan": lambda *args: _allreduce(*args, scan=True)}
+"""The mpi4py call of each MPI function a collective names (``CollectiveType.mpi_function``)."""
 
 
 def first_mismatch(got: np.ndarray, want: np.ndarray, elems: np.ndarray, tol: float,
