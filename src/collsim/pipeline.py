@@ -17,9 +17,9 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from .algorithms import build_logical, get_algorithm
-from .core.collective import Collective, canonical_collective
-from .core.errors import InputError, ScheduleFormatError, VerificationError
+from .algorithms import REGISTRY, AlgorithmSpec, build_logical, get_algorithm
+from .core.collective import Collective
+from .core.errors import InputError, VerificationError
 from .core.schedule import LogicalSchedule, Schedule
 from .core.system import System
 from .core.units import parse_size
@@ -66,15 +66,15 @@ def realize(system: System, logical: LogicalSchedule, *, strategy: str | Callabl
     return model_for(system).realize(system, logical, strategy=strategy, algorithm=algorithm, params=params)
 
 
-def build(algorithm: str, system: str | System, collective: str, size: str | int, *,
+def build(algorithm: str | AlgorithmSpec, system: str | System, collective: str, size: str | int, *,
           nodes: int | None = None, wavelengths: int | None = None, fibers: int | None = None,
           strategy: str | Callable = "first-fit", system_options: dict | None = None, **params: Any) -> Schedule:
     """Build the physical schedule of an algorithm (not yet verified).
 
     Parameters
     ----------
-    algorithm : str
-        Registry name (``ring``, ``ne``, ``osm`` ...; see ``collsim algorithms``).
+    algorithm : str or AlgorithmSpec
+        Registry name or alias (``ring``, ``ne``, ``osm`` ...; see ``collsim algorithms``), or its entry.
     system : str or System
         Preset (``paper``, ``terarack``), network kind, TOML path, or System.
     collective : str
@@ -111,10 +111,12 @@ def build(algorithm: str, system: str | System, collective: str, size: str | int
         raise InputError(f"system_options must be a mapping of parameter names to values, got {system_options!r}")
     options = {"nodes": nodes, "wavelengths": wavelengths, "fibers": fibers}
     options.update({k: v for k, v in (system_options or {}).items() if v is not None})
-    sysm = load_system(system, **options)
+    # a System with no overrides, and an algorithm's entry, are used as they are (compare looks each up once)
+    sysm = system if isinstance(system, System) and all(v is None for v in options.values()) \
+        else load_system(system, **options)
     size_bytes = parse_size(size)
-    spec = get_algorithm(algorithm)
-    logical, chosen = build_logical(spec.name, sysm, collective, size_bytes, **params)
+    spec = algorithm if isinstance(algorithm, AlgorithmSpec) else get_algorithm(algorithm)
+    logical, chosen = build_logical(spec, sysm, collective, size_bytes, **params)
     sched = realize(sysm, logical, strategy=strategy, algorithm=spec.name, params=chosen)
     stale = [k for k in spec.realised if k in sched.params]
     if stale:  # a prediction must never disagree with the schedule it describes
@@ -205,20 +207,9 @@ def verify(schedule: Schedule | str | os.PathLike, *, dataflow: bool = True, res
 
 
 def _schedule(schedule: Schedule | str | os.PathLike, what: str) -> Schedule:
-    """``schedule`` itself, or the schedule in the file it names."""
-    if isinstance(schedule, Schedule):
-        return schedule
-    if not isinstance(schedule, (str, os.PathLike)):
-        raise InputError(f"{what} takes a Schedule or a schedule file's path, not {_a(schedule)}")
-    from pathlib import Path
-
-    from .core.serialize import load
-    path = Path(schedule)
-    if path.is_dir():
-        raise ScheduleFormatError(f"{path} is a directory, not a schedule file")
-    if not path.exists():
-        raise ScheduleFormatError(f"schedule file {path} does not exist")
-    return load(path)
+    """``schedule`` itself, or the schedule in the file it names (:func:`collsim.core.schedule_file.load_schedule`)."""
+    from .core.schedule_file import load_schedule
+    return load_schedule(schedule, what=what)
 
 
 def _a(value: Any) -> str:  # what a wrong argument was, in words: "None", "a dict"
@@ -284,6 +275,8 @@ def schedule_time_s(schedule: Schedule | str | os.PathLike, *, report: _CheckRep
 
 def _spec(schedule: Schedule):
     """The registered algorithm that built ``schedule`` (its closed forms), or None for another tool's."""
+    if schedule.algorithm in REGISTRY:  # collsim's schedules record the registry name: no lookup by alias
+        return REGISTRY[schedule.algorithm]
     try:
         return get_algorithm(schedule.algorithm)
     except InputError:
@@ -398,8 +391,7 @@ def evaluate(schedule: Schedule, *, report: _CheckReport | None = None, error: s
     coll = schedule.collective
     timing = model.time(schedule, spec)
     part = model.row_part(schedule, spec, dict(schedule.params))
-    sim_s = getattr(part, "simulated_time_s", None)  # networks: contention-aware, never below the bound
-    reported = timing.time_s if sim_s is None else sim_s  # the row's answer, time_s
+    reported = model.answer_time_s(schedule, timing)  # the row's answer, time_s: never below the bound
     lb = model.lower_bound_s(system, coll)
     algbw, busbw = bus_bandwidth(coll, reported)
     return Result(
@@ -412,14 +404,14 @@ def evaluate(schedule: Schedule, *, report: _CheckReport | None = None, error: s
         verification=verification, params=dict(schedule.params), part=part)
 
 
-def run(algorithm: str, system: System, collective: str, size_bytes: int, *,
+def run(algorithm: str | AlgorithmSpec, system: System, collective: str, size_bytes: int, *,
         strategy: str | Callable = "first-fit", **params: Any) -> Result:
     """Build, realise, verify and evaluate one algorithm.
 
     Parameters
     ----------
-    algorithm : str
-        Algorithm name.
+    algorithm : str or AlgorithmSpec
+        Algorithm name, or its registry entry.
     system : System
         Target system.
     collective : str
@@ -441,7 +433,7 @@ def run(algorithm: str, system: System, collective: str, size_bytes: int, *,
     >>> run("osm", load_system("paper", nodes=8), "allgather", 1024).verified
     True
     """
-    sched = build(algorithm, system, canonical_collective(collective), size_bytes, strategy=strategy, **params)
+    sched = build(algorithm, system, collective, size_bytes, strategy=strategy, **params)
     return evaluate(sched)  # verifies it
 
 

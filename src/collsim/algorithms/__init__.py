@@ -20,14 +20,14 @@ from . import (  # noqa: F401  (registration)
 from .registry import REGISTRY, AlgorithmSpec, get_algorithm, register
 
 
-def build_logical(name: str, system: System, collective: str, size_bytes: int,
+def build_logical(name: str | AlgorithmSpec, system: System, collective: str, size_bytes: int,
                   **params: Any) -> tuple[LogicalSchedule, dict[str, Any]]:
     """Check applicability and run an algorithm's builder.
 
     Parameters
     ----------
-    name : str
-        Algorithm name or alias.
+    name : str or AlgorithmSpec
+        Algorithm name or alias, or its registry entry (looked up already).
     system : System
         Target system.
     collective : str
@@ -65,7 +65,7 @@ def build_logical(name: str, system: System, collective: str, size_bytes: int,
     ...
     collsim.core.errors.InputError: ne takes no parameter(s) chunks; it takes stripe
     """
-    spec = get_algorithm(name)
+    spec = name if isinstance(name, AlgorithmSpec) else get_algorithm(name)
     coll = canonical_collective(collective)
     spec.check(system, coll)
     unknown = set(params) - set(spec.params)

@@ -89,30 +89,29 @@ def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency
     names = [a.strip() for arg in algorithms for a in arg.split(",") if a.strip()] if algorithms else None
     if names is not None and not names:
         raise click.BadParameter("--algorithms needs at least one name")
-    sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params, radix,
-                         select)
-    per_size = compare_total(system, collective, names, sys_over)
+    from ..systems import load_system
+    sysm = load_system(system, **overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
+                                           system_params, radix, select))  # once (tests/test_compare_once.py)
+    per_size = compare_total(sysm, collective, names, {})
     with ProgressBar("building and verifying", total=per_size and per_size * sizes.count()) as bar:
-        rows, skipped = compare_rows(system, collective, sizes, algorithms=names, strategy=strategy,
-                                     params=parse_params(params), progress=bar.begin, overrides=sys_over)
+        rows, skipped = compare_rows(sysm, collective, sizes, algorithms=names, strategy=strategy,
+                                     params=parse_params(params), progress=bar.begin)
     emit(out, [{**r.to_json(), "skipped": None} for r in rows] + skipped_rows(rows, skipped),
          lambda: compare_table(rows, wide=out.wide))
     for note in skipped:
         echo(f"skipped: {note}", err=True)
-    _routing_warning(system, sys_over, collective)
+    _routing_warning(sysm, rows[0].collective)  # the rows' collective: its canonical name
     if out.explain:
         print_legend(legend_kind(rows[0]), err=out.format != "table")
     if not all(r.verified for r in rows):
         sys.exit(1)
 
 
-def _routing_warning(system, sys_over=None, collective: str | None = None) -> None:
-    """One line on standard error when the routing leaves switches or links idle (:mod:`.routing_note`)."""
-    from ..core.collective import canonical_collective
-    from ..systems import load_system
+def _routing_warning(sysm, collective: str | None = None) -> None:
+    """One line on standard error when the routing leaves switches or links idle (:mod:`.routing_note`);
+    ``collective`` is a canonical name (a result row's)."""
     from .routing_note import idle_warning
-    sysm = load_system(system, **sys_over) if sys_over is not None else system
-    note = idle_warning(sysm, canonical_collective(collective) if collective else None)
+    note = idle_warning(sysm, collective)
     if note:
         echo(note, err=True)
 

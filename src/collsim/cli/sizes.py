@@ -23,7 +23,6 @@ from typing import Any, Callable
 
 import click
 
-from ..core.units import format_size
 from ..core.totals import describe_size, size_from_total, size_help, total_bytes
 from ..core.size_sweep import sweep_sizes
 from ..core.units import parse_size
@@ -221,20 +220,18 @@ def retired_fibers_flag(fn: Callable) -> Callable:
     return _retired_f(fn)
 
 
-def compare_rows(system: Any, collective: str, request: SizeRequest, *, overrides: dict[str, Any],
+def compare_rows(system: Any, collective: str, request: SizeRequest, *,
                  progress: Callable[[str], None] | None = None, **options: Any) -> tuple[list, list[str]]:
-    """Run :func:`collsim.experiments.compare.compare` once per requested size.
+    """Run :func:`collsim.experiments.compare.compare` on every requested size (the library walks them).
 
     Parameters
     ----------
-    system : str or System
-        The ``--system`` value.
+    system : System
+        The system, built once by the command.
     collective : str
         Collective name.
     request : SizeRequest
         The size options.
-    overrides : dict
-        System overrides (:func:`collsim.cli.options.overrides`).
     progress : callable, optional
         Called before each algorithm runs with its name (and the size, in a sweep).
     **options
@@ -246,19 +243,8 @@ def compare_rows(system: Any, collective: str, request: SizeRequest, *, override
         ``(rows, skipped)``: the rows of every size, size by size, and the notes, once each.
     """
     from ..experiments.compare import compare
-    from ..systems import load_system
-    sysm = load_system(system, **overrides)
-    sizes = request.sizes(collective, sysm.nodes)
-    rows: list = []
-    skipped: list[str] = []
-    for size in sizes:
-        label = f" at {format_size(size)}" if len(sizes) > 1 else ""
-        hook = (lambda name, label=label: progress(f"{name}{label}")) if progress else None
-        got, notes = compare(sysm, collective, size, root=request.root, shift=request.shift, progress=hook,
-                             **options)
-        rows += got
-        skipped += [n for n in notes if n not in skipped]
-    return rows, skipped
+    return compare(system, collective, sizes=request.sizes(collective, system.nodes), root=request.root,
+                   shift=request.shift, progress=progress, **options)
 
 
 def iter_schedules(algorithm: str, system: Any, collective: str, request: SizeRequest, *,

@@ -1,11 +1,14 @@
 """The sizes of a sweep, walked as nccl-tests walks them (``-b``, ``-e``, ``-f`` or ``-i``).
 
-A sweep is a walk over message sizes, not a unit: its bounds are read by
+:class:`SizeSweep` states one (the command line's ``-b/-e/-f/-i/--total`` and
+:func:`collsim.compare`'s ``sizes=``); :func:`sweep_sizes` walks it.  A sweep is a walk over message sizes, not a unit: its bounds are read by
 :func:`collsim.core.units.parse_size` and its messages name them with
 :func:`collsim.core.units.format_size`.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from .errors import InputError
 from .units import format_size
@@ -63,3 +66,58 @@ def sweep_sizes(min_size: int, max_size: int, *, factor: int | None = None, step
     while out[-1] * factor <= max_size:
         out.append(out[-1] * factor)
     return out
+
+
+@dataclass(frozen=True)
+class SizeSweep:
+    """A size sweep as nccl-tests states it: ``-b MIN -e MAX`` with ``-f FACTOR`` or ``-i STEP``.
+
+    Sizes are read by :func:`collsim.core.units.parse_size` (``"1KiB"``, ``"4MB"``, bytes).
+    With ``total``, the sizes are nccl-tests' total buffers and each is turned into collsim's
+    size for the collective and node count (:func:`collsim.core.totals.size_from_total`).
+
+    Parameters
+    ----------
+    min_size, max_size : str or int
+        ``-b`` and ``-e``.
+    factor : int, optional
+        ``-f`` (default 2 when ``step`` is not given).
+    step : str or int, optional
+        ``-i``, instead of ``factor``.
+    total : bool, optional
+        Read the sizes as total buffers (default False: collsim's sizes).
+
+    Examples
+    --------
+    >>> SizeSweep("1KiB", "16KiB", factor=4).sizes("allgather", 8)
+    [1024, 4096, 16384]
+    >>> SizeSweep("8KiB", "16KiB", total=True).sizes("allgather", 8)
+    [1024, 2048]
+    """
+
+    min_size: str | int
+    max_size: str | int
+    factor: int | None = None
+    step: str | int | None = None
+    total: bool = False
+
+    def sizes(self, collective: str, nodes: int) -> list[int]:
+        """collsim's sizes of the sweep, increasing, for ``collective`` on ``nodes`` nodes.
+
+        Parameters
+        ----------
+        collective : str
+            Collective name.
+        nodes : int
+            Node count of the system.
+
+        Returns
+        -------
+        list of int
+            One size per point of the walk.
+        """
+        from .totals import size_from_total
+        from .units import parse_size
+        points = sweep_sizes(parse_size(self.min_size), parse_size(self.max_size), factor=self.factor,
+                             step=None if self.step is None else parse_size(self.step))
+        return [size_from_total(collective, nodes, p) for p in points] if self.total else points
