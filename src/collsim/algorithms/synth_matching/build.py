@@ -21,9 +21,9 @@ contribution exactly once on its way to the owner.  All-reduce is reduce-scatter
 followed by all-gather.
 
 Through switches the plan is made on circulant overlays of logical links between end
-nodes (:mod:`collsim.algorithms.synth_overlay`).  The matching itself is in
-:mod:`collsim.algorithms.synth_matching_step`, the search over its choices in
-:mod:`collsim.algorithms.synth_matching_search`; docs/synthesis.md.
+nodes (:mod:`collsim.algorithms.synth_matching.overlays`).  The matching itself is in
+:mod:`collsim.algorithms.synth_matching.step`, the search over its choices in
+:mod:`collsim.algorithms.synth_matching.search`; docs/synthesis.md.
 
 References
 ----------
@@ -36,14 +36,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import make_collective
-from ..core.errors import InputError
-from ..core.schedule import LogicalBuilder
-from .common import check_root
-from .registry import register
-from .synth_matching_search import (_best_over, _choices, _floor_s, _networks, _once, best_plan)
-from .synth_matching_step import Plan, _direct_links
-from .synth_overlay import Overlay
+from ...core.collective import make_collective
+from ...core.errors import InputError
+from ...core.schedule import LogicalBuilder
+from ..common import check_root
+from ..registry import register
+from .overlays import Overlay
+from .search import _best_over, _choices, _floor_s, _networks, _once, best_plan
+from .step import Plan, _direct_links
 
 def _unreachable(system) -> str | None:
     """Why some end node cannot reach, or be reached from, node 0 over the network's links, or None."""
@@ -71,7 +71,7 @@ def requires(system, collective) -> str | None:
     ----------
     system : Network
         The network (direct links, or switches: then the matching plans on overlays,
-        :mod:`collsim.algorithms.synth_overlay`).
+        :mod:`collsim.algorithms.synth_matching.overlays`).
     collective : str
         The collective (every supported one has the same needs).
 
@@ -149,7 +149,7 @@ def owner_weights(net) -> np.ndarray:
 
 def _ownerships(net, fixed: str | None) -> list[tuple[str, object]]:
     """(label, owners(chunks) or None) for an all-reduce: uniform, and weighted where it differs."""
-    from .synth_alltoall import round_shares
+    from ..synth_alltoall import round_shares
     if fixed not in (None, "uniform", "weighted"):
         raise InputError(f"synth-matching: ownership must be uniform or weighted, got {fixed!r}")
     w = owner_weights(net)
@@ -176,7 +176,7 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
     ----------
     system : Network
         A network: end nodes joined by direct links, or through switches (then the plan is made
-        on circulant overlays of logical links, :mod:`collsim.algorithms.synth_overlay`).
+        on circulant overlays of logical links, :mod:`collsim.algorithms.synth_matching.overlays`).
     collective : str
         ``allgather``, ``reducescatter``, ``allreduce``, ``broadcast`` or ``reduce``.
     size_bytes : int

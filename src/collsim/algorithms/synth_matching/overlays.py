@@ -1,6 +1,6 @@
 """Logical overlays of a switched network: end-node links whose concurrent use fits the switches.
 
-The matching synthesizer (:mod:`collsim.algorithms.synth_matching`) plans on links
+The matching synthesizer (:mod:`collsim.algorithms.synth_matching.build`) plans on links
 between end nodes.  A network whose end nodes meet only through switches (star,
 fat tree, MLFM, custom graphs) has none, and its switches do not copy data: a
 piece entering a switch leaves it once.  Collsim therefore lays a *circulant
@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.errors import InputError, RouteError
-from ..core.routes import INDEX
+from ...core.errors import InputError, RouteError
+from ...core.routes import INDEX
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import InputError
-from ..core.limits import check_memory
-from .synth_matching_step import Plan, _direct_links, _direct_plan, match
-from .synth_overlay import Overlay, by_name, dfs_order, overlay, shift_sets
+from ...core.errors import InputError
+from ...core.limits import check_memory
+from .overlays import Overlay, by_name, dfs_order, overlay, shift_sets
+from .step import Plan, _direct_links, _direct_plan, match
 
 _SEEDS = 4
 """Seeded tie-break orders tried per (chunks, capacity) choice."""

@@ -1,8 +1,8 @@
 """One run of the link-chunk matching: who sends which pieces to whom in each step.
 
 :func:`match` runs the rarest-first matching once for a fixed choice of pieces per block,
-pieces per step and tie-break seed; :func:`collsim.algorithms.synth_matching_search.best_plan`
-searches those choices, and :mod:`collsim.algorithms.synth_matching` turns the plan into a
+pieces per step and tie-break seed; :func:`collsim.algorithms.synth_matching.search.best_plan`
+searches those choices, and :mod:`collsim.algorithms.synth_matching.build` turns the plan into a
 schedule for each collective.
 
 References
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.errors import InputError
+from ...core.errors import InputError
 
 
 @dataclass(frozen=True)
