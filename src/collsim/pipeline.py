@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .algorithms import REGISTRY, AlgorithmSpec, build_logical, get_algorithm
@@ -27,7 +26,7 @@ from .cost import block_steps, bus_bandwidth
 from .kinds import model_for
 from .kinds.result import Result
 from .systems import load_system
-from .verify import VerifyReport as _CheckReport
+from .verify import VerifyReport  # the one report class (collsim.VerifyReport)
 from .verify import verify_dataflow, verify_endpoints
 
 
@@ -125,35 +124,6 @@ def build(algorithm: str | AlgorithmSpec, system: str | System, collective: str,
     return sched
 
 
-@dataclass(frozen=True, repr=False)
-class VerifyReport(_CheckReport):
-    """What :func:`verify` returns: a :class:`collsim.verify.VerifyReport` that also carries ``time_s``.
-
-    Parameters
-    ----------
-    steps, rounds, transfers, wavelengths_used, max_hops : int
-        As for :class:`collsim.verify.VerifyReport`.
-    time_s : float
-        The schedule's time as a result reports it (:func:`schedule_time_s`), never below the
-        lower bound: the optical step model's, or on networks the flow simulator's.
-    closed_form_time_s : float
-        The kind's closed-form time: the same as ``time_s`` on optical systems; on networks the
-        contention-unaware alpha-beta estimate, which can be below the lower bound.
-
-    Examples
-    --------
-    >>> report = verify(build("ring", "paper", "allgather", "1MiB", nodes=8))
-    >>> report.steps, round(report.time_s * 1e3, 3), report.time_s == report.closed_form_time_s
-    (7, 1.722, True)
-    >>> r = verify(build("pairwise", "line", "alltoall", "64KiB", nodes=8))
-    >>> round(r.time_s * 1e6, 2), round(r.closed_form_time_s * 1e6, 2)   # simulated vs alpha-beta
-    (123.89, 76.7)
-    """
-
-    time_s: float = math.nan
-    closed_form_time_s: float = math.nan
-
-
 def verify(schedule: Schedule | str | os.PathLike, *, dataflow: bool = True, resources: bool = True,
            answer: bool = True) -> VerifyReport:
     """Verify a schedule (or a schedule file); raise the first violation found.
@@ -225,7 +195,7 @@ def _check(schedule: Schedule, dataflow: bool = True, resources: bool = True) ->
         verify_dataflow(schedule)
 
 
-def schedule_time_s(schedule: Schedule | str | os.PathLike, *, report: _CheckReport | None = None) -> float:
+def schedule_time_s(schedule: Schedule | str | os.PathLike, *, report: VerifyReport | None = None) -> float:
     """Time of a verified schedule, as a result reports it: never below :func:`lower_bound_s`.
 
     The schedule is verified first (:func:`verify`), unless ``report`` is the report
@@ -283,11 +253,11 @@ def _spec(schedule: Schedule):
         return None
 
 
-def _proof(schedule: Schedule, report: Any, what: str) -> _CheckReport | None:
+def _proof(schedule: Schedule, report: Any, what: str) -> VerifyReport | None:
     """``report`` if it is a verification report of ``schedule`` (None if not given); else refuse it."""
     if report is None:
         return None
-    if not isinstance(report, _CheckReport):
+    if not isinstance(report, VerifyReport):
         raise InputError(f"{what}'s report must be what collsim.verify returns, not {_a(report)}")
     if not report.describes(schedule):
         raise InputError(f"{what} was given the report of another schedule ({report.transfers} transfers in "
@@ -323,7 +293,7 @@ def lower_bound_s(system: System | str, collective: Collective) -> float:
     return model_for(system).lower_bound_s(system, collective)
 
 
-def evaluate(schedule: Schedule, *, report: _CheckReport | None = None, error: str | None = None,
+def evaluate(schedule: Schedule, *, report: VerifyReport | None = None, error: str | None = None,
              check: bool = True) -> Result:
     """Verify a schedule, time it, bound it, and report it as one row.
 

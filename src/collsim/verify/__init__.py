@@ -13,7 +13,8 @@ checked per kind of system (:func:`verify_ring_resources`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 from .dataflow import verify_dataflow
 from .resources import verify_endpoints, verify_network_resources, verify_ring_resources
@@ -21,7 +22,10 @@ from .resources import verify_endpoints, verify_network_resources, verify_ring_r
 
 @dataclass(frozen=True)
 class VerifyReport:
-    """Summary of a schedule that passed verification.
+    """Summary of a schedule that passed verification: what :func:`collsim.verify` returns.
+
+    The one report class (``collsim.VerifyReport``, ``collsim.pipeline.VerifyReport``): the counts of
+    the checks here, and the times :func:`collsim.verify` adds (NaN when it is asked not to time).
 
     Parameters
     ----------
@@ -35,6 +39,12 @@ class VerifyReport:
         Distinct wavelength indices used (0 on electrical systems).
     max_hops : int
         Longest route in links.
+    time_s : float, optional
+        The schedule's time as a result reports it (:func:`collsim.pipeline.schedule_time_s`), never
+        below the lower bound: the optical step model's, or on networks the flow simulator's.
+    closed_form_time_s : float, optional
+        The kind's closed-form time: the same as ``time_s`` on optical systems; on networks the
+        contention-unaware alpha-beta estimate, which can be below the lower bound.
 
     Examples
     --------
@@ -42,8 +52,11 @@ class VerifyReport:
     >>> report = verify(build("ring", "paper", "allgather", 1024, nodes=8))
     >>> report
     VerifyReport(steps=7, rounds=7, transfers=56, wavelengths_used=1, max_hops=1)
-    >>> report.slots
-    7
+    >>> report.slots, round(report.time_s * 1e6, 2), report.time_s == report.closed_form_time_s
+    (7, 26.66, True)
+    >>> r = verify(build("pairwise", "line", "alltoall", "64KiB", nodes=8))
+    >>> round(r.time_s * 1e6, 2), round(r.closed_form_time_s * 1e6, 2)   # simulated vs alpha-beta
+    (123.89, 76.7)
     """
 
     steps: int
@@ -51,6 +64,8 @@ class VerifyReport:
     transfers: int
     wavelengths_used: int
     max_hops: int
+    time_s: float = field(default=math.nan, repr=False)  # the counts are the report's repr
+    closed_form_time_s: float = field(default=math.nan, repr=False)
 
     @property
     def slots(self) -> int:
