@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from collsim import build, verify
 from collsim.algorithms import get_algorithm
-from collsim.algorithms.striped_stages import choose_radices, striped_stages_candidates, striped_stages_time_s
-from collsim.algorithms.striped_stages_plan import arc_colours, ordered_factorisations, parse_radices, plan_stages
+from collsim.algorithms.striped_stages import (arc_colours, choose_radices, ordered_factorisations, parse_radices,
+                                               plan_stages, striped_stages_candidates, striped_stages_time_s)
 from collsim.core.errors import (DoubleCountError, InputError, MissingDataError, PostconditionError,
                                  UnsupportedError, VerificationError)
 from collsim.cost.bounds import optical_lower_bound_s

@@ -4,8 +4,8 @@ A plan fixes, for every stage of a radix vector ``(r_1, ..., r_k)`` with product
 its stride ``d_j = N / (r_1 ... r_j)``, the window ``[-a_j, b_j]`` of stride-ring
 neighbours each node gathers from, how many rounds and slots it takes, how each
 unit is cut into pieces (``pieces``: 1, or one per fiber) and the band of
-wavelengths of every transfer.  The builder and the closed-form time
-(:mod:`collsim.algorithms.striped_stages`) both follow the plan.
+wavelengths of every transfer.  The builder (:mod:`collsim.algorithms.striped_stages.build`)
+and the closed-form time (:mod:`collsim.algorithms.striped_stages.cost`) both follow the plan.
 Derivation: docs/derivations/striped-stages.md.
 """
 
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.collective import split_bytes
-from ..core.errors import InputError
+from ...core.collective import split_bytes
+from ...core.errors import InputError
 
 __all__ = ["STAGE_MODES", "StagePlan", "StagesPlan", "parse_radices", "ordered_factorisations",
            "arc_colours", "plan_stages"]
