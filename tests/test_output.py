@@ -286,7 +286,7 @@ def test_an_infeasible_schedule_s_efficiency_is_marked(tmp_path):
     assert any(x.startswith("* infeasible") for x in lines)
 
 
-@pytest.mark.parametrize("kind,args", [("optical", ("compare", "-n", "16", "-w", "4", "-a", "ring")),
+@pytest.mark.parametrize("kind,args", [("optical-ring", ("compare", "-n", "16", "-w", "4", "-a", "ring")),
                                        ("network", ("compare", "--system", "ring", "-n", "8", "-s", "1KiB",
                                                     "-a", "ne")),
                                        ("simulate", ("simulate", "ne", "--system", "ring", "-n", "8", "-s", "1KiB"))])
@@ -303,7 +303,7 @@ def test_explain_names_every_column(kind, args, tmp_path):
 def test_the_docs_hold_the_legend_and_every_key(tmp_path):
     docs = DOCS.read_text()
     assert legend_markdown() in docs, "docs/output.md is stale: paste `python -m collsim.cli.columns` into it"
-    for kind in ("optical", "network", "simulate"):
+    for kind in ("optical-ring", "network", "simulate"):
         for header, key, _, _ in legend(kind):
             assert f"`{key}`" in docs and header in docs
     for args in (("compare", "-n", "9", "-w", "4", "-s", "1KiB"), ("compare", "--system", "ring", "-n", "8")):

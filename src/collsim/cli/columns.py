@@ -1,10 +1,9 @@
 """The columns of ``collsim compare``'s table and ``simulate``'s output, and what each means.
 
-The legend text lives here and in each kind's part (:meth:`OpticalPart.columns
-<collsim.kinds.optical_ring.OpticalPart.columns>`, :meth:`NetworkPart.columns
-<collsim.kinds.network.NetworkPart.columns>`) and nowhere else: ``--explain`` prints it and
-docs/output.md holds a copy that tests/test_output.py checks against :func:`legend_markdown`
-(``python -m collsim.cli.columns`` prints it).
+The legend text lives here (the columns every row has) and in each kind's part
+(``part_class.columns()`` of every registered model, :mod:`collsim.kinds.base`) and nowhere else:
+``--explain`` prints it and docs/output.md holds a copy that tests/test_output.py checks against
+:func:`legend_markdown` (``python -m collsim.cli.columns`` prints it).  Nothing here names a kind.
 """
 
 from __future__ import annotations
@@ -13,13 +12,12 @@ import textwrap
 from typing import Any, Sequence
 
 from ..core.units import format_size, format_time
-from ..kinds.base import Column, format_number
+from ..kinds.base import Column, format_number, models, part_model
 from .output import TableColumn, echo, print_table
 
 
 def _efficiency(row) -> str:
-    text = format_number(100 * row.efficiency, 3, strip=False) + "%"
-    return text + "*" if row.feasible is False else text
+    return format_number(100 * row.efficiency, 3, strip=False) + "%"
 
 
 def _gbps(value: float | None) -> str:
@@ -55,10 +53,8 @@ AFTER = (
            "No schedule of this collective on this system is faster under the system's model "
            "(docs/derivations/lower-bounds.md). In the title when every row has the same.", drop=8),
     Column("efficiency", "effi-\nciency", _efficiency,
-           "lower bound / t, with t the time on optical rings and the simulated time on electrical "
-           "networks; 100% would be optimal. A * marks an infeasible schedule (feasible: no): its time "
-           "assumes lightpaths the physical layer cannot carry, so that efficiency is not attainable as "
-           "built."),
+           "lower bound / t, with t the row's answer (time_s: the time on optical rings, the simulated time "
+           "on electrical networks); 100% would be optimal."),
     Column("algbw_bytes_per_s", "algbw\nGB/s", lambda r: _gbps(r.algbw_bytes_per_s),
            "nccl-tests' algorithm bandwidth S / t in GB/s (10^9 bytes/s), t as for efficiency; S is N m "
            "for all-gather, reduce-scatter and all-to-all, m for all-reduce, broadcast and reduce.", wide=True),
@@ -73,20 +69,29 @@ AFTER = (
            "error is printed under the table and collsim exits with status 1."),
 )
 
-# Keys a table never shows as columns (the title has them, or they are not cells).
-NOT_COLUMNS = {"collective", "system", "wavelengths", "fibers", "link_bandwidth_bytes_per_s", "link_latency_s",
-               "steps", "params", "error", "skipped", "max_feasible_hops", "time_model", "verification",
-               "simulated_time_s"}  # simulated_time_s: a network row's time_s, under its old name
+# Keys a table never shows as columns (the title has them, or they are not cells); a kind's part fields
+# that its columns do not list are never columns either (:func:`_hidden`).
+NOT_COLUMNS = {"collective", "system", "steps", "params", "error", "skipped", "verification"}
 
 
 def _merged(kind: Sequence[Column]) -> list[Column]:
-    """The common columns around a kind's own; a kind's column replaces the common one of its key."""
-    own = {c.key for c in kind}
-    return [*(c for c in BEFORE if c.key not in own), *kind, *(c for c in AFTER if c.key not in own)]
+    """The common columns around a kind's own; a kind's column replaces the common one of its key, in place."""
+    own = {c.key: c for c in kind}
+    common = {c.key for c in (*BEFORE, *AFTER)}
+    return [*(own.get(c.key, c) for c in BEFORE), *(c for c in kind if c.key not in common),
+            *(own.get(c.key, c) for c in AFTER)]
 
 
 def _kind_columns(row) -> list[Column]:
-    return list(row.part.columns()) if row.part is not None and hasattr(row.part, "columns") else []
+    return list(row.part.columns()) if row.part is not None else []
+
+
+def _hidden(row) -> set[str]:
+    """The fields of a row's part that are not among its columns (the title's, or kept for JSON only)."""
+    if row.part is None:
+        return set()
+    from dataclasses import fields
+    return {f.name for f in fields(row.part)} - {c.key for c in row.part.columns()}
 
 
 def _generic(key: str):
@@ -126,7 +131,7 @@ def result_columns(rows: Sequence[Any]) -> list[Column]:
     data = [r.to_json() for r in rows]
     cols = [c for c in _merged(_kind_columns(rows[0])) if c.key in data[0]
             and not (c.wide and all(d[c.key] is None for d in data))]
-    known = {c.key for c in cols} | NOT_COLUMNS
+    known = {c.key for c in cols} | NOT_COLUMNS | _hidden(rows[0])
     extra = [k for k, v in data[0].items() if k not in known and not isinstance(v, (dict, list))
              and any(d.get(k) is not None for d in data)]
     cols[-1:-1] = [Column(k, k.replace("_", "\n", 1), _generic(k), "(a row field without a description)",
@@ -174,23 +179,20 @@ def compare_table(rows: Sequence[Any], *, wide: bool = False) -> None:
     keys = sum(1 for c in cols[:3] if c.key in ("algorithm", "size_bytes", "nodes"))
     table = [TableColumn(c.header, [c.text(r) for r in rows], left=c.key == "algorithm",
                          drop=None if wide else c.drop) for c in cols]
-    caption = []
-    if any(r.feasible is False for r in rows) and any(c.key == "efficiency" for c in cols):
-        caption.append("* infeasible (feasible: no): lightpaths beyond the physical layer's reach, so this "
-                       "efficiency is not attainable as built")
-    from ..kinds.network import below_bound
-    if any(below_bound(r) for r in rows) and any(c.key == "alpha_beta_time_s" for c in cols):
-        caption.append("\u2020 below the lower bound: the alpha-beta estimate ignores that flows share links, "
-                       "so no schedule reaches it; the answer (time_s) is the simulated time")
+    caption: list[str] = []
+    shown = {c.key for c in cols}
+    for model in dict.fromkeys(part_model(r.part) for r in rows):  # each kind's notes on its marks
+        if model is not None:
+            caption += model.captions(rows, shown)
     print_table(title, table, caption=caption, keys=keys)
     for r in rows:
         if not r.verified:
             echo(f"NO: {r.algorithm}: {r.error}")
 
 
-# What a skipped row copies from the rows that ran: the instance, not any result.
-INSTANCE_KEYS = ("collective", "system", "nodes", "size_bytes", "total_bytes", "wavelengths", "fibers",
-                 "link_bandwidth_bytes_per_s", "link_latency_s")
+# What a skipped row copies from the rows that ran: the instance, not any result (and each kind's
+# ``instance_keys``: the system's fields in its part).
+INSTANCE_KEYS = ("collective", "system", "nodes", "size_bytes", "total_bytes")
 
 
 def skipped_rows(rows: Sequence[Any], notes: Sequence[str]) -> list[dict]:
@@ -221,7 +223,9 @@ def skipped_rows(rows: Sequence[Any], notes: Sequence[str]) -> list[dict]:
         row = dict(template)
         if rows:  # the instance's fields (system, collective, size); the algorithm's stay null
             first = rows[0].to_json()
-            row.update({k: first[k] for k in INSTANCE_KEYS if k in first})
+            model = part_model(rows[0].part)
+            keys = INSTANCE_KEYS + (model.instance_keys if model is not None else ())
+            row.update({k: first[k] for k in keys if k in first})
         row.update(algorithm=name, verified=False, skipped=note)
         if "verification" in row:
             row["verification"] = "not run"
@@ -266,7 +270,7 @@ def compare_total(system: Any, collective: str, names: Sequence[str] | None, ove
 
 
 def legend_kind(row: Any) -> str:
-    """Which legend describes a result row's table: ``"optical"`` or ``"network"``.
+    """Which legend describes a result row's table: the name of the kind whose part the row has.
 
     Parameters
     ----------
@@ -276,7 +280,8 @@ def legend_kind(row: Any) -> str:
     Returns
     -------
     str
-        The kind.
+        The kind's name (``"optical-ring"``, ``"network"``), which :func:`legend` takes; ``""`` for a
+        row without a part (the common columns only).
 
     Examples
     --------
@@ -285,8 +290,8 @@ def legend_kind(row: Any) -> str:
     >>> legend_kind(run("ring", load_system("ring", nodes=4), "allgather", 1024))
     'network'
     """
-    from ..kinds import OpticalPart
-    return "optical" if isinstance(row.part, OpticalPart) else "network"
+    model = part_model(row.part)
+    return model.name if model is not None else ""
 
 
 SIMULATE = (
@@ -322,7 +327,7 @@ def legend(kind: str) -> list[tuple[str, str, str, str]]:
     Parameters
     ----------
     kind : str
-        ``"optical"``, ``"network"`` or ``"simulate"``.
+        A kind's name (``"optical-ring"``, ``"network"``: :func:`legend_kind`), or ``"simulate"``.
 
     Returns
     -------
@@ -332,15 +337,18 @@ def legend(kind: str) -> list[tuple[str, str, str, str]]:
 
     Examples
     --------
-    >>> [(key, shown) for _, key, shown, _ in legend("optical")][2:4]
+    >>> [(key, shown) for _, key, shown, _ in legend("optical-ring")][2:4]
     [('nodes', 'when rows differ'), ('total_bytes', 'with --wide')]
     """
     if kind == "simulate":
         line = {"simulated", "alpha-beta", "steps", "max link load", "algorithm", "collective", "system", "mode"}
         return [(h, k, "" if h in line else "in JSON/CSV", t) for h, k, t in SIMULATE]
-    from ..kinds import NetworkPart, OpticalPart
-    part = OpticalPart if kind == "optical" else NetworkPart
-    cols = _merged(part.columns())
+    from ..core.errors import UnknownNameError
+    model = next((m for m in models() if m.name == kind), None)
+    if model is None and kind:
+        raise UnknownNameError(f"no legend for {kind!r}; known: "
+                               + ", ".join([m.name for m in models()] + ["simulate"]))
+    cols = _merged(model.part_class.columns() if model is not None and model.part_class is not None else [])
     title = {"size_bytes": "when rows differ", "nodes": "when rows differ",
              "lower_bound_s": "when rows differ or with --wide"}
     return [(c.header.replace("-\n", "").replace("\n", " "), c.key,
@@ -353,7 +361,7 @@ def print_legend(kind: str, *, err: bool = False) -> None:
     Parameters
     ----------
     kind : str
-        ``"optical"``, ``"network"`` or ``"simulate"``.
+        As for :func:`legend`.
     err : bool, optional
         On stderr (when stdout carries CSV or JSON).
 
@@ -384,16 +392,20 @@ def legend_markdown() -> str:
     Returns
     -------
     str
-        One section per table: optical rings, electrical networks, simulate.
+        One section per table: each kind's part (once per part class, titled with the first such
+        kind's ``legend_title``), then simulate.
 
     Examples
     --------
     >>> legend_markdown().splitlines()[0]
-    '### compare on optical rings'
+    '### compare on electrical networks'
     """
     out = []
-    for kind, title in (("optical", "compare on optical rings"), ("network", "compare on electrical networks"),
-                        ("simulate", "simulate")):
+    first = {}
+    for model in models():
+        if model.part_class is not None:
+            first.setdefault(model.part_class, model)
+    for kind, title in [*((m.name, m.legend_title) for m in first.values()), ("simulate", "simulate")]:
         out.append(f"### {title}\n")
         out.append("| column | key | shown | meaning |\n|---|---|---|---|")
         out += [f"| {h} | `{k}` | {s or 'always'} | {t} |" for h, k, s, t in legend(kind)]

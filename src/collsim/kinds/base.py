@@ -26,7 +26,7 @@ from ..core.schedule import LogicalSchedule, Schedule
 from ..core.system import System
 
 __all__ = ["CAPABILITIES", "Column", "KindModel", "SystemModel", "Timing", "format_number", "model_for", "models",
-           "register_model", "require", "supports"]
+           "part_model", "register_model", "require", "supports"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,31 @@ class Column:
     legend: str
     wide: bool = False
     drop: int | None = None
+
+
+def part_model(part: Any) -> Any:
+    """The model whose result part ``part`` is (the first registered with its class), or None.
+
+    Parameters
+    ----------
+    part : object or None
+        A result row's ``part``.
+
+    Returns
+    -------
+    KindModel or None
+        The model, None for a row without a part or a part no kind registered.
+
+    Examples
+    --------
+    >>> from collsim.pipeline import run
+    >>> from collsim.systems import load_system
+    >>> part_model(run("ring", load_system("ring", nodes=4), "allgather", 1024).part).name
+    'network'
+    """
+    if part is None:
+        return None
+    return next((m for m in models() if m.part_class is type(part)), None)
 
 
 def format_number(value: float | None, digits: int = 4, *, strip: bool = True) -> str:
@@ -204,6 +229,10 @@ class KindModel:
     modules : tuple of str
         Modules outside ``kinds/`` that implement this kind and so may name it (``"cost.optical"``,
         relative to ``collsim``); ``tests/test_kind_plugins.py`` checks no other module does.
+    instance_keys : tuple of str
+        The part's fields that describe the system rather than the result (``wavelengths``): a
+        table shows them in its title (:meth:`part_class.title`), never as columns, and a skipped
+        row copies them from the rows that ran.
 
     Examples
     --------
@@ -225,6 +254,7 @@ class KindModel:
     capabilities: frozenset[str] = frozenset()
     route_format: Any = None
     modules: tuple[str, ...] = ()
+    instance_keys: tuple[str, ...] = ()
 
     @property
     def accepts(self) -> tuple[str, ...]:
@@ -262,6 +292,23 @@ class KindModel:
     def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> Any:
         """No part (a row with only the common fields)."""
         return None
+
+    def captions(self, rows, keys) -> list[str]:
+        """Notes under a comparison table of this kind's rows (what a mark in a cell means).
+
+        Parameters
+        ----------
+        rows : sequence of Result
+            The table's rows.
+        keys : set of str
+            The keys of the columns the table shows.
+
+        Returns
+        -------
+        list of str
+            One line per note; none by default.
+        """
+        return []
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

@@ -191,6 +191,7 @@ class NetworkModel(KindModel):
     part_class = NetworkPart
     legend_title = "compare on electrical networks"
     capabilities = frozenset({"flow-simulation", "msccl", "simgrid", "smpi-replay", "trace-network", "mpi"})
+    instance_keys = ("link_bandwidth_bytes_per_s", "link_latency_s")
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
         """Route every transfer with the network's rule (route hints honoured); strategy unused.
@@ -253,6 +254,13 @@ class NetworkModel(KindModel):
     def realised_facts(self, schedule) -> dict[str, Any]:
         """``steps`` of the realised schedule (networks never reconfigure)."""
         return {"steps": schedule.num_steps, "reconfigurations": 0}
+
+    def captions(self, rows, keys) -> list[str]:
+        """What the alpha-beta time's dagger means, when a shown one has it."""
+        if "alpha_beta_time_s" in keys and any(below_bound(r) for r in rows):
+            return ["\u2020 below the lower bound: the alpha-beta estimate ignores that flows share links, "
+                    "so no schedule reaches it; the answer (time_s) is the simulated time"]
+        return []
 
     def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> NetworkPart:
         """Link parameters, link load, the alpha-beta estimate and the flow-simulated time (the row's answer)."""

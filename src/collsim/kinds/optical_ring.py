@@ -115,6 +115,11 @@ def _feasible(row) -> str:
     return "yes" if row.feasible else f"no (>{row.max_feasible_hops})"
 
 
+def _efficiency(row) -> str:  # a * marks an efficiency the physical layer does not allow
+    text = format_number(100 * row.efficiency, 3, strip=False) + "%"
+    return text + "*" if row.feasible is False else text
+
+
 def _opt_time(value) -> str:
     return "-" if value is None else format_time(value)
 
@@ -144,6 +149,10 @@ _COLUMNS = (
            "charges a reconfiguration every step (Ring keeps its lightpaths and pays once), one message "
            "per step (NE sends two after its first step), and counts the formula's steps, not the "
            "explicit schedule's.", drop=5),
+    Column("efficiency", "effi-\nciency", _efficiency,
+           "lower bound / t, with t the time above; 100% would be optimal. A * marks an infeasible schedule "
+           "(feasible: no): its time assumes lightpaths the physical layer cannot carry, so that efficiency "
+           "is not attainable as built."),
     Column("reconfigurations", "reconf", lambda r: str(r.reconfigurations),
            "Slots that pay the MRR reconfiguration (the first slot always does).", wide=True),
     Column("worst_ber", "worst\nBER", lambda r: "-" if r.worst_ber is None else f"{r.worst_ber:.2e}",
@@ -168,6 +177,7 @@ class OpticalRingModel(KindModel):
     part_class = OpticalPart
     legend_title = "compare on optical rings"
     capabilities = frozenset({"trace-lightpaths", "physical-layer", "mpi"})
+    instance_keys = ("wavelengths", "fibers")
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
         """Route (shortest or given direction), colour bands of channels, lay out slots.
@@ -216,6 +226,13 @@ class OpticalRingModel(KindModel):
         """``steps`` (slots) and ``reconfigurations`` of the realised schedule."""
         return {"steps": schedule.num_steps,
                 "reconfigurations": int(step_times(schedule).reconfigured.sum())}
+
+    def captions(self, rows, keys) -> list[str]:
+        """What the efficiency's * means, when a shown efficiency has one."""
+        if "efficiency" in keys and any(r.feasible is False for r in rows):
+            return ["* infeasible (feasible: no): lightpaths beyond the physical layer's reach, so this "
+                    "efficiency is not attainable as built"]
+        return []
 
     def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> OpticalPart:
         """Paper model, physical feasibility and channel use of a verified schedule."""
