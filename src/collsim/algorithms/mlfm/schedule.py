@@ -27,7 +27,7 @@ A, ``(3, 4, 2)``, is one) the rule is congestion-free.  The rule is
 congestion-free and a complete all-to-all iff ``1 <= m <= l-1 <= d`` (with
 ``1 <= n <= d``); proof in docs/mlfm.md, exhaustive check in
 :mod:`collsim.experiments.mlfm_congestion`.  This module enforces that corrected condition
-(:mod:`collsim.algorithms.mlfm_select`).
+(:mod:`collsim.algorithms.mlfm.selection`).
 """
 
 from __future__ import annotations
@@ -36,13 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from ..core.collective import make_collective
-from ..core.errors import InputError
-from ..core.schedule import LogicalBuilder, LogicalSchedule, Schedule
-from ..rwa.network import realize_network
-from .mlfm_select import (CORRECT_CONDITION, PAPER_CONDITION, correct_condition_holds, largest_selection,
-                          paper_condition_holds, parse_select, validate_select)
-from .registry import register
+from ...core.collective import make_collective
+from ...core.errors import InputError
+from ...core.schedule import LogicalBuilder, LogicalSchedule, Schedule
+from ...rwa.network import realize_network
+from ..registry import register
+from .selection import largest_selection, validate_select
 
 I64 = np.int64
 
@@ -250,6 +249,4 @@ def mlfm_schedule(system, size_bytes: int, select=None) -> Schedule:
     return realize_network(system, logical, algorithm="mlfm", params=params)
 
 
-__all__ = ["CORRECT_CONDITION", "PAPER_CONDITION", "correct_condition_holds", "largest_selection",
-           "mlfm_alltoall", "mlfm_logical", "mlfm_schedule", "paper_condition_holds", "parse_select",
-           "phase_destinations", "validate_select"]
+__all__ = ["mlfm_alltoall", "mlfm_logical", "mlfm_schedule", "phase_destinations"]

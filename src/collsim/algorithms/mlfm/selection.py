@@ -3,7 +3,7 @@
 A selection ``(n, l, m)`` takes the servers ``(i, j, k)`` with ``i < n`` (layers),
 ``j < l`` (columns) and ``k < m`` (servers per leaf).  The paper states its rule for
 ``1 <= l-1 <= m <= d``; the rule is congestion-free and a complete all-to-all iff
-``1 <= m <= l-1 <= d`` (both with ``1 <= n <= d``): :mod:`collsim.algorithms.mlfm`
+``1 <= m <= l-1 <= d`` (both with ``1 <= n <= d``): :mod:`collsim.algorithms.mlfm.schedule`
 explains why, docs/mlfm.md proves it.  The ``mlfm`` algorithm enforces the corrected
 condition through :func:`validate_select`.
 """
@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import InputError
-from ..core.validate import integer
+from ...core.errors import InputError
+from ...core.validate import integer
 
 I64 = np.int64
 
