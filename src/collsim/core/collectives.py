@@ -21,7 +21,7 @@ M. Cowan, S. Maleki, M. Musuvathi, O. Saarikivi, Y. Xiong, "MSCCLang: Microsoft 
 Communication Language", ASPLOS 2023 (collectives stated once, as pre- and postconditions);
 E. Chan, M. Heimlich, A. Purkayastha, R. van de Geijn, "Collective communication: theory,
 practice, and experience", Concurrency and Computation: Practice and Experience 19(13), 2007
-(the traffic lower bounds); NVIDIA, nccl-tests, doc/PERFORMANCE.md, 2017 (total size and
+(the traffic lower bounds; all-reduce as reduce-scatter then all-gather); NVIDIA, nccl-tests, doc/PERFORMANCE.md, 2017 (total size and
 bus-bandwidth factors).
 """
 
@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .collective_buffers import buffer_chunks, buffer_offsets
 from .holdings import Holdings, holder_dtype
 
 _BLOCKS = {"node": lambda n: n, "pair": lambda n: n * n, "vector": lambda n: 1}
@@ -59,8 +60,9 @@ class CollectiveType:
         Whether nccl-tests' size (the total buffer) is N times collsim's size.
     size_unit, size_meaning : str
         What collsim's size is, short (``"per node"``) and long (``"each node's block"``).
-    input_blocks, output_blocks : bool
-        Whether a rank's input (output) buffer holds N blocks (else one), as in MPI and MSCCL.
+    input_buffer, output_buffer : str
+        The shape of a rank's input and output buffers as MPI and MSCCL lay them out (``"own"``,
+        ``"all"``, ``"root"``, ``"row"``, ``"column"``, ``"shifted"``: :mod:`collsim.core.collective_buffers`).
     prefix : bool
         Prefix reduction (scan): node ``v`` needs exactly the contributions of ``0..v``.
     shifted : bool
@@ -77,8 +79,13 @@ class CollectiveType:
         (one vector into or out of a side without the root) or None.
     mpi_function : str
         MPI's own call for it (:mod:`collsim.mpi.native`).
+    msccl : bool
+        Whether MSCCL's XML states it (its ``coll`` attribute is :attr:`name`; :mod:`collsim.interop.msccl`).
     dual : str or None
         The collective that is this one run backwards (reduce is broadcast's dual), if it has one.
+    composed_of : tuple of str
+        The collectives that, run one after the other, make this one (all-reduce: reduce-scatter
+        then all-gather); empty if it is not a composition (:attr:`phases`).
 
     Examples
     --------
@@ -99,15 +106,17 @@ class CollectiveType:
     nccl_blocks: bool = False
     size_unit: str = "per node"
     size_meaning: str = "each node's block"
-    input_blocks: bool = False
-    output_blocks: bool = False
+    input_buffer: str = "all"
+    output_buffer: str = "all"
     prefix: bool = False
     shifted: bool = False
     point_to_point: bool = False
     direction: str = "in"
     exact_cut: str | None = None
     mpi_function: str = ""
+    msccl: bool = False
     dual: str | None = None
+    composed_of: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"<collective {self.name}>"
@@ -117,6 +126,11 @@ class CollectiveType:
     def nccl_size_factor(self) -> str:
         """``"n"`` if nccl-tests' size is N times collsim's, else ``"1"`` (older spelling)."""
         return "n" if self.nccl_blocks else "1"
+
+    @property
+    def phases(self) -> tuple[str, ...]:
+        """The collectives run one after the other to make this one: :attr:`composed_of`, or itself."""
+        return self.composed_of or (self.name,)
 
     def block_count(self, nodes: int) -> int:
         """Number of blocks on ``nodes`` nodes (N, N^2 or 1)."""
@@ -137,6 +151,21 @@ class CollectiveType:
     def busbw_factor(self, nodes: int) -> float:
         """nccl-tests' bus-bandwidth factor on ``nodes`` nodes."""
         return 1.0
+
+    def buffer_chunks(self, which: str, nodes: int, split: int, rank: int, root: int | None = None,
+                      shift: int | None = None) -> np.ndarray:
+        """The chunk at each offset of a rank's ``"input"`` or ``"output"`` buffer (-1: none).
+
+        See :func:`collsim.core.collective_buffers.buffer_chunks`.
+        """
+        shape = self.input_buffer if which == "input" else self.output_buffer
+        return buffer_chunks(shape, nodes, split, self.chunk_count(nodes, split), rank, root, shift)
+
+    def buffer_offsets(self, which: str, nodes: int, split: int, rank, chunk_ids, root: int | None = None,
+                       shift: int | None = None) -> np.ndarray:
+        """Offsets of chunks in ranks' ``"input"`` or ``"output"`` buffers (-1: not there), vectorised."""
+        shape = self.input_buffer if which == "input" else self.output_buffer
+        return buffer_offsets(shape, nodes, split, rank, chunk_ids, root, shift)
 
     # -- semantics ----------------------------------------------------------------------------
     def holdings(self, nodes: int, split: int, root: int | None = None,
@@ -364,28 +393,32 @@ _VECTOR = {"blocks": "vector", "size_unit": "vector", "size_meaning": "the whole
 
 TYPES: dict[str, CollectiveType] = {t.name: t for t in (
     _AllGather("allgather", "all-gather", "every node ends with every node's block", nccl_blocks=True,
-               output_blocks=True, exact_cut="ratio", mpi_function="MPI_Allgather"),
+               input_buffer="own", exact_cut="ratio", mpi_function="MPI_Allgather", msccl=True),
     _ReduceScatter("reducescatter", "reduce-scatter", "node i ends with block i reduced over all nodes",
-                   reduction=True, nccl_blocks=True, size_meaning="each node's result block", input_blocks=True,
-                   direction="out", exact_cut="ratio", mpi_function="MPI_Reduce_scatter_block", dual="allgather"),
+                   reduction=True, nccl_blocks=True, size_meaning="each node's result block", output_buffer="own",
+                   direction="out", exact_cut="ratio", mpi_function="MPI_Reduce_scatter_block", msccl=True,
+                   dual="allgather"),
     _AllReduce("allreduce", "all-reduce", "every node ends with the vector reduced over all nodes", reduction=True,
-               direction="both", exact_cut="thinnest", mpi_function="MPI_Allreduce", **_VECTOR),
+               direction="both", exact_cut="thinnest", mpi_function="MPI_Allreduce", msccl=True,
+               composed_of=("reducescatter", "allgather"), **_VECTOR),
     _Broadcast("broadcast", "broadcast", "every node ends with the root's vector", rooted=True, exact_cut="root",
-               mpi_function="MPI_Bcast", **{**_VECTOR, "size_meaning": "the root's whole vector"}),
+               input_buffer="root", mpi_function="MPI_Bcast", msccl=True, **{**_VECTOR, "size_meaning": "the root's whole vector"}),
     _Reduce("reduce", "reduce", "the root ends with the vector reduced over all nodes", reduction=True,
-            rooted=True, direction="out", exact_cut="root", mpi_function="MPI_Reduce", dual="broadcast", **_VECTOR),
+            rooted=True, direction="out", exact_cut="root", output_buffer="root", mpi_function="MPI_Reduce",
+            msccl=True, dual="broadcast", **_VECTOR),
     _AllToAll("alltoall", "all-to-all", "node d ends with block (s, d) from every node s", blocks="pair",
               nccl_blocks=True, size_unit="per node pair", size_meaning="each (source, destination) pair's block",
-              input_blocks=True, output_blocks=True, point_to_point=True, mpi_function="MPI_Alltoall"),
+              input_buffer="row", output_buffer="column", point_to_point=True, mpi_function="MPI_Alltoall",
+              msccl=True),
     _Scatter("scatter", "scatter", "node i ends with block i of the root's data", rooted=True, blocks="node",
-             nccl_blocks=True, size_unit="per node", size_meaning="each node's block", input_blocks=True,
-             mpi_function="MPI_Scatter"),
+             nccl_blocks=True, input_buffer="root", output_buffer="own", mpi_function="MPI_Scatter"),
     _Gather("gather", "gather", "the root ends with every node's block", rooted=True, blocks="node",
-            nccl_blocks=True, size_unit="per node", size_meaning="each node's block", output_blocks=True,
-            direction="out", mpi_function="MPI_Gather", dual="scatter"),
+            nccl_blocks=True, input_buffer="own", output_buffer="root", direction="out", mpi_function="MPI_Gather",
+            dual="scatter"),
     _Scan("scan", "scan", "node i ends with the vector reduced over nodes 0..i (inclusive prefix)",
           reduction=True, prefix=True, direction="in", mpi_function="MPI_Scan", **_VECTOR),
     _Shift("shift", "circular shift", "node (i+q) mod N ends with node i's block (circular q-shift)",
-           shifted=True, point_to_point=True, mpi_function="MPI_Sendrecv"),
+           shifted=True, point_to_point=True, input_buffer="own", output_buffer="shifted",
+           mpi_function="MPI_Sendrecv"),
 )}
 """Every collective, by canonical name."""

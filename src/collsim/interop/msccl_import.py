@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.collective import SPECS
 from ..core.errors import DoubleCountError, InputError, PostconditionError, UnsupportedError, Where
 from ..core.schedule import Schedule
 from .msccl_check import check_algo
@@ -80,16 +81,17 @@ def infer_root(algo: MscclAlgo) -> int | None:
     >>> infer_root(schedule_to_msccl(collsim.build("binomial", "star", "broadcast", 64, nodes=4, root=2)))
     2
     """
-    if algo.coll not in ("broadcast", "reduce"):
+    t = SPECS.get(algo.coll)
+    if t is None or not t.rooted:
         return None
     found = set()
     for g in algo.gpus:
         for tb in g.tbs:
             for st in tb.steps:
                 reads = st.type in ("s", "cpy", "rrs", "rrc", "rrcs", "re")
-                if algo.coll == "broadcast" and reads and st.srcbuf == "i":
+                if t.input_buffer == "root" and reads and st.srcbuf == "i":   # broadcast: the root's input
                     found.add(g.id)
-                if algo.coll == "reduce" and st.type in ("r", "rcs", "rrc", "rrcs", "cpy", "re") and st.dstbuf == "o":
+                if t.output_buffer == "root" and st.type in ("r", "rcs", "rrc", "rrcs", "cpy", "re") and st.dstbuf == "o":
                     found.add(g.id)
     return found.pop() if len(found) == 1 else None
 
@@ -194,7 +196,7 @@ def import_msccl(source: str | os.PathLike | MscclAlgo, *, system=None, size_byt
     algo = source if isinstance(source, MscclAlgo) else read_xml(source)
     if root is None:
         root = infer_root(algo)
-    if algo.coll in ("broadcast", "reduce") and root is None:
+    if algo.coll in SPECS and SPECS[algo.coll].rooted and root is None:
         raise InputError(f"cannot tell the root of this {algo.coll}: give it (--root)")
     lay = check_algo(algo, limits, root)
     ex = execute(algo, lay)

@@ -28,11 +28,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.collective import SPECS, CollectiveType
+from ..core.collective_buffers import buffer_size
 from ..core.errors import UnsupportedError
 from .msccl_errors import MscclFormatError
 
-COLLECTIVES = ("allgather", "reducescatter", "allreduce", "alltoall", "broadcast", "reduce")
-REDUCTIONS = frozenset({"reducescatter", "allreduce", "reduce"})
+COLLECTIVES = tuple(name for name, t in SPECS.items() if t.msccl)
+"""The collectives MSCCL's XML states (``CollectiveType.msccl``)."""
+REDUCTIONS = frozenset(name for name in COLLECTIVES if SPECS[name].reduction)
 
 
 @dataclass(frozen=True)
@@ -65,25 +68,28 @@ class Layout:
     root: int | None
 
     def __post_init__(self) -> None:
-        if self.coll not in COLLECTIVES:
+        if not (self.coll in SPECS and SPECS[self.coll].msccl):
             raise UnsupportedError(f"MSCCL export and import cover {', '.join(COLLECTIVES)}, not {self.coll}")
+
+    @property
+    def type(self) -> CollectiveType:
+        """The collective's object (its buffers: ``input_buffer``, ``output_buffer``)."""
+        return SPECS[self.coll]
 
     @property
     def reduction(self) -> bool:
         """Whether buffers combine contributions."""
-        return self.coll in REDUCTIONS
+        return self.type.reduction
 
     @property
     def in_size(self) -> int:
         """Input buffer size in chunks."""
-        n, s = self.ngpus, self.split
-        return n * s if self.coll in ("reducescatter", "alltoall") else s
+        return buffer_size(self.type.input_buffer, self.ngpus, self.split, self.chunk_ids)
 
     @property
     def out_size(self) -> int:
         """Output buffer size in chunks."""
-        n, s = self.ngpus, self.split
-        return n * s if self.coll in ("allgather", "alltoall") else s
+        return buffer_size(self.type.output_buffer, self.ngpus, self.split, self.chunk_ids)
 
     @property
     def nchunksperloop(self) -> int:
@@ -93,8 +99,7 @@ class Layout:
     @property
     def chunk_ids(self) -> int:
         """Number of chunk ids (collsim's chunks, plus all-to-all's own blocks)."""
-        n, s = self.ngpus, self.split
-        return {"allgather": n * s, "reducescatter": n * s, "alltoall": n * n * s}.get(self.coll, s)
+        return self.type.chunk_count(self.ngpus, self.split)
 
     def in_offset(self, rank, chunks) -> np.ndarray:
         """Input offsets of ``chunks`` on ``rank`` (-1 where not in its input), vectorised.
@@ -109,16 +114,7 @@ class Layout:
         numpy.ndarray
             ``int64`` offsets.
         """
-        v, c = np.broadcast_arrays(np.asarray(rank, np.int64), np.asarray(chunks, np.int64))
-        n, s = self.ngpus, self.split
-        if self.coll == "allgather":
-            off = c - v * s
-            return np.where((off >= 0) & (off < s), off, -1)
-        if self.coll == "alltoall":
-            return np.where(c // (n * s) == v, c % (n * s), -1)
-        if self.coll == "broadcast":
-            return np.where(v == self.root, c, -1)
-        return c.copy()
+        return self.type.buffer_offsets("input", self.ngpus, self.split, rank, chunks, self.root)
 
     def out_offset(self, rank, chunks) -> np.ndarray:
         """Output offsets of ``chunks`` on ``rank`` (-1 where its output does not hold them).
@@ -133,16 +129,7 @@ class Layout:
         numpy.ndarray
             ``int64`` offsets.
         """
-        v, c = np.broadcast_arrays(np.asarray(rank, np.int64), np.asarray(chunks, np.int64))
-        n, s = self.ngpus, self.split
-        if self.coll == "reducescatter":
-            off = c - v * s
-            return np.where((off >= 0) & (off < s), off, -1)
-        if self.coll == "alltoall":
-            return np.where((c // s) % n == v, (c // (n * s)) * s + c % s, -1)
-        if self.coll == "reduce":
-            return np.where(v == self.root, c, -1)
-        return c.copy()
+        return self.type.buffer_offsets("output", self.ngpus, self.split, rank, chunks, self.root)
 
     def input_chunks(self, rank: int) -> np.ndarray:
         """The chunk id at each input offset of ``rank`` (-1: nothing defined there).
@@ -157,14 +144,7 @@ class Layout:
         numpy.ndarray
             One id per offset, ``in_size`` long.
         """
-        n, s, off = self.ngpus, self.split, np.arange(self.in_size, dtype=np.int64)
-        if self.coll == "allgather":
-            return rank * s + off
-        if self.coll == "alltoall":
-            return rank * n * s + off
-        if self.coll == "broadcast" and rank != self.root:
-            return np.full(self.in_size, -1, np.int64)
-        return off
+        return self.type.buffer_chunks("input", self.ngpus, self.split, rank, self.root)
 
     def output_chunks(self, rank: int) -> np.ndarray:
         """The chunk id each output offset of ``rank`` must hold at the end (-1: nothing required).
@@ -179,14 +159,7 @@ class Layout:
         numpy.ndarray
             One id per offset, ``out_size`` long.
         """
-        n, s, off = self.ngpus, self.split, np.arange(self.out_size, dtype=np.int64)
-        if self.coll == "reducescatter":
-            return rank * s + off
-        if self.coll == "alltoall":
-            return (off // s) * n * s + rank * s + off % s
-        if self.coll == "reduce" and rank != self.root:
-            return np.full(self.out_size, -1, np.int64)
-        return off
+        return self.type.buffer_chunks("output", self.ngpus, self.split, rank, self.root)
 
 
 def layout_of(coll: str, ngpus: int, nchunksperloop: int, root: int | None = None) -> Layout:
@@ -222,11 +195,11 @@ def layout_of(coll: str, ngpus: int, nchunksperloop: int, root: int | None = Non
     ...
     collsim.interop.msccl_errors.MscclFormatError: nchunksperloop=6 is not a multiple of ngpus=4 (alltoall divides every buffer among the ranks)
     """
-    if coll not in COLLECTIVES:
+    if not (coll in SPECS and SPECS[coll].msccl):
         raise UnsupportedError(f"MSCCL import covers {', '.join(COLLECTIVES)}, not coll={coll!r}")
     if nchunksperloop < 1:
         raise MscclFormatError(f"nchunksperloop must be at least 1, got {nchunksperloop}")
-    if coll in ("allgather", "reducescatter", "alltoall"):
+    if SPECS[coll].blocks != "vector":   # N blocks in the larger buffer: nchunksperloop = N s
         if nchunksperloop % ngpus:
             raise MscclFormatError(f"nchunksperloop={nchunksperloop} is not a multiple of ngpus={ngpus} "
                                    f"({coll} divides every buffer among the ranks)")

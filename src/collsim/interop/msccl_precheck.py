@@ -15,6 +15,7 @@ them with built schedules), so a refusal here is one the export would make too.
 
 from __future__ import annotations
 
+from ..core.collective import SPECS
 from .msccl_errors import MscclLimitError
 from .msccl_xml import MscclLimits
 
@@ -22,18 +23,28 @@ __all__ = ["PAIR_TRANSFERS", "PEERS", "check_msccl_limits", "msccl_lower_bounds"
 
 
 def _ring(n: int, coll: str) -> int | None:
-    return {"allgather": n - 1, "reducescatter": n - 1, "allreduce": 2 * (n - 1)}.get(coll)
+    """N - 1 transfers per all-gather or reduce-scatter phase (all-reduce has both); None for others."""
+    phases = SPECS[coll].phases
+    return (n - 1) * len(phases) if all(SPECS[p].blocks == "node" and not SPECS[p].rooted for p in phases) else None
+
+
+def _only(algorithm: str, f):
+    """``f(N)`` for the collectives ``algorithm`` declares, else None."""
+    def count(n: int, coll: str) -> int | None:
+        from ..algorithms import get_algorithm
+        return f(n) if coll in get_algorithm(algorithm).collectives else None
+    return count
 
 
 PAIR_TRANSFERS = {
     "ring": (_ring, "every transfer of rank v goes to v + 1"),
-    "ring-personalized": (lambda n, c: n - 1 if c == "alltoall" else None, "every transfer of rank v goes to v + 1"),
-    "ne": (lambda n, c: n // 2 if c == "allgather" else None, "rank v alternates between its two neighbours"),
+    "ring-personalized": (_only("ring-personalized", lambda n: n - 1), "every transfer of rank v goes to v + 1"),
+    "ne": (_only("ne", lambda n: n // 2), "rank v alternates between its two neighbours"),
 }
 """Algorithm -> (``f(N, collective)``: transfers between the busiest pair of ranks, or None; why)."""
 
 PEERS = {
-    "pairwise": (lambda n, c: n - 1 if c == "alltoall" else None, "every rank exchanges with every other"),
+    "pairwise": (_only("pairwise", lambda n: n - 1), "every rank exchanges with every other"),
 }
 """Algorithm -> (``f(N, collective)``: peers of a rank, one thread block each, or None; why)."""
 
