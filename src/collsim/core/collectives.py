@@ -83,6 +83,8 @@ class CollectiveType:
         Whether MSCCL's XML states it (its ``coll`` attribute is :attr:`name`; :mod:`collsim.interop.msccl`).
     dual : str or None
         The collective that is this one run backwards (reduce is broadcast's dual), if it has one.
+    textbook_name : str
+        Its name in Grama et al.'s chapter 4 (``"all-to-all broadcast"`` ...; :attr:`title` if none).
     composed_of : tuple of str
         The collectives that, run one after the other, make this one (all-reduce: reduce-scatter
         then all-gather); empty if it is not a composition (:attr:`phases`).
@@ -117,6 +119,7 @@ class CollectiveType:
     msccl: bool = False
     dual: str | None = None
     composed_of: tuple[str, ...] = ()
+    textbook_name: str = ""
 
     def __repr__(self) -> str:
         return f"<collective {self.name}>"
@@ -392,33 +395,37 @@ class _AllToAll(_AllGather):
 _VECTOR = {"blocks": "vector", "size_unit": "vector", "size_meaning": "the whole vector"}
 
 TYPES: dict[str, CollectiveType] = {t.name: t for t in (
-    _AllGather("allgather", "all-gather", "every node ends with every node's block", nccl_blocks=True,
-               input_buffer="own", exact_cut="ratio", mpi_function="MPI_Allgather", msccl=True),
+    _AllGather("allgather", "all-gather", "every node ends with every node's block",
+               nccl_blocks=True, input_buffer="own", exact_cut="ratio",
+               mpi_function="MPI_Allgather", msccl=True, textbook_name="all-to-all broadcast"),
     _ReduceScatter("reducescatter", "reduce-scatter", "node i ends with block i reduced over all nodes",
                    reduction=True, nccl_blocks=True, size_meaning="each node's result block", output_buffer="own",
-                   direction="out", exact_cut="ratio", mpi_function="MPI_Reduce_scatter_block", msccl=True,
-                   dual="allgather"),
-    _AllReduce("allreduce", "all-reduce", "every node ends with the vector reduced over all nodes", reduction=True,
-               direction="both", exact_cut="thinnest", mpi_function="MPI_Allreduce", msccl=True,
-               composed_of=("reducescatter", "allgather"), **_VECTOR),
-    _Broadcast("broadcast", "broadcast", "every node ends with the root's vector", rooted=True, exact_cut="root",
-               input_buffer="root", mpi_function="MPI_Bcast", msccl=True, **{**_VECTOR, "size_meaning": "the root's whole vector"}),
-    _Reduce("reduce", "reduce", "the root ends with the vector reduced over all nodes", reduction=True,
-            rooted=True, direction="out", exact_cut="root", output_buffer="root", mpi_function="MPI_Reduce",
-            msccl=True, dual="broadcast", **_VECTOR),
-    _AllToAll("alltoall", "all-to-all", "node d ends with block (s, d) from every node s", blocks="pair",
-              nccl_blocks=True, size_unit="per node pair", size_meaning="each (source, destination) pair's block",
-              input_buffer="row", output_buffer="column", point_to_point=True, mpi_function="MPI_Alltoall",
-              msccl=True),
-    _Scatter("scatter", "scatter", "node i ends with block i of the root's data", rooted=True, blocks="node",
-             nccl_blocks=True, input_buffer="root", output_buffer="own", mpi_function="MPI_Scatter"),
-    _Gather("gather", "gather", "the root ends with every node's block", rooted=True, blocks="node",
-            nccl_blocks=True, input_buffer="own", output_buffer="root", direction="out", mpi_function="MPI_Gather",
-            dual="scatter"),
+                   direction="out", exact_cut="ratio", dual="allgather",
+                   mpi_function="MPI_Reduce_scatter_block", msccl=True, textbook_name="all-to-all reduction"),
+    _AllReduce("allreduce", "all-reduce", "every node ends with the vector reduced over all nodes",
+               reduction=True, direction="both", exact_cut="thinnest", composed_of=("reducescatter", "allgather"),
+               mpi_function="MPI_Allreduce", msccl=True, textbook_name="all-reduce", **_VECTOR),
+    _Broadcast("broadcast", "broadcast", "every node ends with the root's vector",
+               rooted=True, input_buffer="root", exact_cut="root",
+               mpi_function="MPI_Bcast", msccl=True, textbook_name="one-to-all broadcast",
+               **{**_VECTOR, "size_meaning": "the root's whole vector"}),
+    _Reduce("reduce", "reduce", "the root ends with the vector reduced over all nodes",
+            reduction=True, rooted=True, output_buffer="root", direction="out", exact_cut="root", dual="broadcast",
+            mpi_function="MPI_Reduce", msccl=True, textbook_name="all-to-one reduction", **_VECTOR),
+    _AllToAll("alltoall", "all-to-all", "node d ends with block (s, d) from every node s",
+              blocks="pair", nccl_blocks=True, size_unit="per node pair",
+              size_meaning="each (source, destination) pair's block", input_buffer="row", output_buffer="column",
+              point_to_point=True, mpi_function="MPI_Alltoall", msccl=True, textbook_name="all-to-all personalized"),
+    _Scatter("scatter", "scatter", "node i ends with block i of the root's data",
+             rooted=True, nccl_blocks=True, input_buffer="root", output_buffer="own",
+             mpi_function="MPI_Scatter", textbook_name="scatter"),
+    _Gather("gather", "gather", "the root ends with every node's block",
+            rooted=True, nccl_blocks=True, input_buffer="own", output_buffer="root", direction="out", dual="scatter",
+            mpi_function="MPI_Gather", textbook_name="gather"),
     _Scan("scan", "scan", "node i ends with the vector reduced over nodes 0..i (inclusive prefix)",
-          reduction=True, prefix=True, direction="in", mpi_function="MPI_Scan", **_VECTOR),
+          reduction=True, prefix=True, mpi_function="MPI_Scan", textbook_name="prefix sum", **_VECTOR),
     _Shift("shift", "circular shift", "node (i+q) mod N ends with node i's block (circular q-shift)",
            shifted=True, point_to_point=True, input_buffer="own", output_buffer="shifted",
-           mpi_function="MPI_Sendrecv"),
+           mpi_function="MPI_Sendrecv", textbook_name="circular shift"),
 )}
 """Every collective, by canonical name."""
