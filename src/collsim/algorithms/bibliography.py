@@ -181,6 +181,18 @@ _ENTRIES = (
     Citation("Sarkar09", "S. Sarkar, N. R. Das", "Study of Component Crosstalk and Obtaining Optimum Detection "
              "Threshold for Minimum Bit-Error-Rate in a WDM Receiver", "Journal of Lightwave Technology", 2009,
              "27(19), pp. 4366-4373"),
+    # --- hierarchical systems -----------------------------------------------------------------------------
+    Citation("Sergeev18", "A. Sergeev, M. Del Balso", "Horovod: fast and easy distributed deep learning in "
+             "TensorFlow", "arXiv preprint arXiv:1802.05799", 2018),
+    Citation("Cho19", "M. Cho, U. Finkler, M. Serrano, D. Kung, H. Hunter", "BlueConnect: Decomposing all-reduce "
+             "for deep learning on heterogeneous network hierarchy", "IBM Journal of Research and Development",
+             2019, "63(6)"),
+    Citation("Rashidi20", "S. Rashidi, S. Sridharan, S. Srinivasan, T. Krishna", "ASTRA-SIM: Enabling SW/HW "
+             "Co-Design Exploration for Distributed DL Training Platforms", "IEEE International Symposium on "
+             "Performance Analysis of Systems and Software (ISPASS)", 2020),
+    Citation("Rashidi22", "S. Rashidi, W. Won, S. Srinivasan, S. Sridharan, T. Krishna", "Themis: A Network "
+             "Bandwidth-Aware Collective Scheduling Policy for Distributed Training of DL Models",
+             "Proceedings of the 49th Annual International Symposium on Computer Architecture (ISCA)", 2022),
 )
 
 BIBLIOGRAPHY: dict[str, Citation] = {c.key: c for c in _ENTRIES}

@@ -1,0 +1,228 @@
+"""Hierarchical collectives on multi-dimensional systems (:mod:`collsim.systems.hierarchical`).
+
+``hier-allreduce``, ``hier-allgather`` and ``hier-alltoall`` run direct stages (one round each,
+every member of a group at once: bandwidth-optimal through a switch or a full mesh); ``md-ring``
+runs ring stages (``k - 1`` rounds per dimension: bandwidth-optimal on rings).  All of them cut the
+data into lanes over dimension orders and start rounds, with shares from a linear program
+(:mod:`.hier_lanes`), so that the dimensions work at once.  docs/hierarchical.md.
+
+References
+----------
+A. Sergeev, M. Del Balso, "Horovod: fast and easy distributed deep learning in TensorFlow",
+arXiv:1802.05799, 2018; M. Cho, U. Finkler, M. Serrano, D. Kung, H. Hunter, "BlueConnect:
+Decomposing all-reduce for deep learning on heterogeneous network hierarchy", IBM Journal of
+Research and Development 63(6), 2019; S. Rashidi, S. Sridharan, S. Srinivasan, T. Krishna,
+"ASTRA-SIM: Enabling SW/HW Co-Design Exploration for Distributed DL Training Platforms", ISPASS 2020;
+S. Rashidi, W. Won, S. Srinivasan, S. Sridharan, T. Krishna, "Themis: A Network Bandwidth-Aware
+Collective Scheduling Policy for Distributed Training of DL Models", ISCA 2022.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import InputError
+from .hier_lanes import lanes_schedule
+from .registry import register
+
+
+_REFS = ("[Sergeev18] (Horovod's hierarchical all-reduce: reduce-scatter in the box, all-reduce across, "
+         "all-gather back); [Cho19] (BlueConnect: all-reduce decomposed over the hierarchy's dimensions); "
+         "[Rashidi22] (Themis: chunks balanced across dimensions by bandwidth); the lanes and their linear "
+         "program are collsim's own")
+
+
+def _requires(system, collective):
+    if not hasattr(system, "dims"):
+        return "needs a hierarchical system (dimensions)"
+    return None
+
+
+def _check(pieces, orders):
+    if pieces is not None and (not isinstance(pieces, (int, np.integer)) or isinstance(pieces, bool)
+                               or not 1 <= pieces <= 64):
+        raise InputError(f"pieces must be an integer in 1..64, got {pieces!r}")
+    if orders not in ("all", "inner", "outer"):
+        raise InputError(f"orders must be all, inner or outer, got {orders!r}")
+
+
+def _tune(system, collective, size_bytes):
+    return [{"pieces": p, "orders": o} for p in (1, 2, 4, 8) for o in ("all", "inner")]
+
+
+def _tune_ring(system, collective, size_bytes):
+    return [{"orders": o} for o in ("inner", "outer", "all")]
+
+
+def _hier(collective_names, summary, name):
+    def deco(fn):
+        return register(name, collectives=collective_names, systems=("hierarchical",), params=("pieces", "orders"),
+                        requires=_requires, constraints="a hierarchical system", tune=_tune, reference=_REFS,
+                        summary=summary)(fn)
+    return deco
+
+
+@_hier(("allreduce",), "reduce-scatter per dimension, then all-gather back, pipelined lanes over "
+       "dimension orders (an LP balances the dimensions)", "hier-allreduce")
+def hier_allreduce(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all"):
+    """Hierarchical all-reduce: direct reduce-scatter in each dimension, all-gather back, pipelined.
+
+    Parameters
+    ----------
+    system : Hierarchical
+        The system.
+    collective : str
+        ``"allreduce"``.
+    size_bytes : int
+        The vector.
+    pieces : int, optional
+        Pipeline depth (lanes start at rounds ``0 .. pieces-1``); default: chosen by the plan
+        (:func:`~collsim.algorithms.hier_lanes.lanes_schedule`).
+    orders : str, optional
+        ``"all"`` (every dimension order, the LP choosing shares; default), ``"inner"`` (inner
+        dimension first: Horovod's order) or ``"outer"``.
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, params)``.
+
+    References
+    ----------
+    A. Sergeev, M. Del Balso, "Horovod: fast and easy distributed deep learning in TensorFlow",
+    arXiv:1802.05799, 2018; M. Cho, U. Finkler, M. Serrano, D. Kung, H. Hunter, "BlueConnect:
+    Decomposing all-reduce for deep learning on heterogeneous network hierarchy", IBM Journal of
+    Research and Development 63(6), 2019; S. Rashidi et al., "Themis", ISCA 2022.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("hier-allreduce", "hierarchical", "allreduce", "1MiB", nodes=8)
+    >>> collsim.verify(s).steps, s.params["pieces"]          # 4 stages, pieces chosen by the plan
+    (4, 1)
+    >>> collsim.build("hier-allreduce", "hierarchical", "allreduce", "1MiB", nodes=8, pieces=4).num_steps
+    7
+    """
+    _check(pieces, orders)
+    return lanes_schedule(system, "allreduce", size_bytes, pieces=pieces, orders=orders, ring=False)
+
+
+@_hier(("allgather",), "all-gather one dimension at a time, pipelined lanes over dimension orders",
+       "hier-allgather")
+def hier_allgather(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all"):
+    """Hierarchical all-gather: direct all-gather in each dimension in turn, pipelined lanes.
+
+    Parameters
+    ----------
+    system : Hierarchical
+        The system.
+    collective : str
+        ``"allgather"``.
+    size_bytes : int
+        Each node's block.
+    pieces : int, optional
+        Pipeline depth (default: chosen by the plan).
+    orders : str, optional
+        As for :func:`hier_allreduce`.
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, params)``.
+
+    References
+    ----------
+    M. Cho et al., "BlueConnect", IBM J. R&D 63(6), 2019; S. Rashidi et al., "Themis", ISCA 2022.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> collsim.verify(collsim.build("hier-allgather", "hierarchical", "allgather", 4096, nodes=8)).steps
+    2
+    """
+    _check(pieces, orders)
+    return lanes_schedule(system, "allgather", size_bytes, pieces=pieces, orders=orders, ring=False)
+
+
+@_hier(("alltoall",), "all-to-all routed one dimension at a time (each block to its destination's "
+       "coordinate), lanes over dimension orders", "hier-alltoall")
+def hier_alltoall(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all"):
+    """Hierarchical all-to-all: every block moves to its destination's coordinate, one dimension at a time.
+
+    Parameters
+    ----------
+    system : Hierarchical
+        The system.
+    collective : str
+        ``"alltoall"``.
+    size_bytes : int
+        Each pair's block.
+    pieces : int, optional
+        Pipeline depth (default: chosen by the plan).
+    orders : str, optional
+        As for :func:`hier_allreduce`.
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, params)``.
+
+    References
+    ----------
+    M. Cho et al., "BlueConnect", IBM J. R&D 63(6), 2019 (per-dimension decomposition);
+    S. Rashidi et al., "Themis", ISCA 2022.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> collsim.verify(collsim.build("hier-alltoall", "hierarchical", "alltoall", 4096, nodes=8)).steps
+    2
+    """
+    _check(pieces, orders)
+    return lanes_schedule(system, "alltoall", size_bytes, pieces=pieces, orders=orders, ring=False)
+
+
+def _md_ring_register(fn):
+    return register("md-ring", collectives=("allreduce", "allgather"), systems=("hierarchical",),
+                    params=("pieces", "orders"), requires=_requires, constraints="a hierarchical system",
+                    tune=_tune_ring, reference="[Cho19] (ring reduce-scatter and all-gather per dimension); "
+                    "[Rashidi20] (ASTRA-sim's multi-dimensional ring); [Patarasuk09] (the ring)",
+                    summary="multi-dimensional ring: a ring reduce-scatter (all-gather) in each dimension in turn")(fn)
+
+
+@_md_ring_register
+def md_ring(system, collective, size_bytes, *, pieces: int = 1, orders: str = "inner"):
+    """Multi-dimensional ring: ring stages (``k - 1`` rounds each) one dimension after another.
+
+    Parameters
+    ----------
+    system : Hierarchical
+        The system.
+    collective : str
+        ``"allreduce"`` or ``"allgather"``.
+    size_bytes : int
+        The vector (all-reduce) or each node's block.
+    pieces : int, optional
+        Pipeline depth (default 1: no pipelining).
+    orders : str, optional
+        ``"inner"`` (default), ``"outer"`` or ``"all"``.
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, params)``.
+
+    References
+    ----------
+    S. Rashidi, S. Sridharan, S. Srinivasan, T. Krishna, "ASTRA-SIM: Enabling SW/HW Co-Design
+    Exploration for Distributed DL Training Platforms", ISPASS 2020; P. Patarasuk, X. Yuan,
+    "Bandwidth Optimal All-reduce Algorithms for Clusters of Workstations", JPDC 69(2), 2009.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> collsim.verify(collsim.build("md-ring", "hierarchical", "allreduce", 4096, nodes=8)).steps
+    8
+    """
+    _check(pieces, orders)
+    return lanes_schedule(system, collective, size_bytes, pieces=pieces, orders=orders, ring=True)

@@ -1,0 +1,194 @@
+"""The hierarchical kind: multi-dimensional electrical systems, with a per-dimension lower bound.
+
+A :class:`~collsim.systems.hierarchical.Hierarchical` system is a network, so it is routed,
+checked, timed and flow-simulated as one (:class:`~collsim.kinds.network.NetworkModel`), and every
+algorithm for networks runs on it besides its own (``hier-allreduce`` ...).  What this kind adds:
+its bound also takes every per-dimension cut (:func:`dimension_bounds_s`; the derivation is
+docs/derivations/hierarchical-bound.md) and its result part names the dimension that binds.
+
+References
+----------
+L. R. Ford, D. R. Fulkerson, "Maximal flow through a network", Canadian Journal of Mathematics 8,
+1956 (flow across a cut is at most its capacity); E. Chan, M. Heimlich, A. Purkayastha, R. van de
+Geijn, "Collective communication: theory, practice, and experience", Concurrency and Computation:
+Practice and Experience 19(13), 2007 (per-node bandwidth bounds).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..algorithms import hierarchical as _algorithms  # noqa: F401  (registers hier-allreduce, md-ring ...)
+from ..cost.cuts import cut_demand_bytes
+from ..cost.network import network_lower_bound_s
+from ..systems.hierarchical import Hierarchical
+from .base import Column, register_model
+from .network import NetworkModel, NetworkPart
+
+
+def dimension_bounds_s(system: Hierarchical, collective) -> dict[str, float]:
+    """Seconds of link time no schedule beats, per family of cuts of a hierarchical system.
+
+    Parameters
+    ----------
+    system : Hierarchical
+        The system.
+    collective : Collective
+        The collective.
+
+    Returns
+    -------
+    dict
+        ``"injection"``: the worst single node's demand over the bandwidth of all its links (every
+        dimension's); ``"dim d"``: the worst cut among those that cross only dimension ``d``'s links
+        (the block of nodes sharing coordinate ``d``, and for a ring or line dimension its slabs);
+        ``"dims d,e"``: blocks whose cut crosses several dimensions.  Demands are
+        :func:`collsim.cost.cuts.cut_demand_bytes`'s, capacities the links crossing each way.
+
+    Examples
+    --------
+    >>> from collsim.core.collective import make_collective
+    >>> h = Hierarchical(nodes=8, dims="switch:4:1GB/s,switch:2:1GB/s")
+    >>> {k: round(v * 1e6, 3) for k, v in dimension_bounds_s(h, make_collective("allgather", 8, 1000)).items()}
+    {'injection': 3.5, 'dim 1': 1.0, 'dim 0': 3.0}
+    """
+    lt = system.links
+    bw = lt.bandwidth_bytes_per_s
+    n = system.nodes
+    out: dict[str, float] = {}
+    single = np.eye(n, dtype=bool)
+    ab, ba = cut_demand_bytes(collective, single)
+    out_bw = np.bincount(lt.src, weights=bw, minlength=system.vertices)[:n]
+    in_bw = np.bincount(lt.dst, weights=bw, minlength=system.vertices)[:n]
+    out["injection"] = float(max((ab / out_bw).max(), (ba / in_bw).max()))
+    masks = system.cut_masks()
+    if len(masks):
+        ms, md = masks[:, lt.src], masks[:, lt.dst]
+        cross = ms != md
+        ab, ba = cut_demand_bytes(collective, masks[:, :n])
+        cab, cba = (ms & ~md) @ bw, (~ms & md) @ bw
+        ratio = np.maximum(np.divide(ab, cab, out=np.zeros(len(ab)), where=cab > 0),
+                           np.divide(ba, cba, out=np.zeros(len(ba)), where=cba > 0))
+        dim = system.link_dimension
+        for i, r in enumerate(ratio):
+            used = sorted(set(dim[cross[i]].tolist()))
+            label = ("dim " if len(used) == 1 else "dims ") + ",".join(map(str, used))
+            out[label] = max(out.get(label, 0.0), float(r))
+    return out
+
+
+@dataclass(frozen=True)
+class HierarchicalPart(NetworkPart):
+    """The hierarchical system's fields of a result row: the network's, its dimensions and the binding cut.
+
+    Parameters
+    ----------
+    link_bandwidth_bytes_per_s, link_latency_s, max_link_load, alpha_beta_time_s, simulated_time_s, per_node_throughput_bytes_per_s, time_model
+        As for :class:`~collsim.kinds.network.NetworkPart` (the link parameters are the system's
+        defaults; each dimension has its own).
+    hierarchy : str
+        The dimensions, inner to outer (``switch:8:300GB/s:1us,switch:16:50GB/s:1us``).
+    bottleneck : str
+        The cut family of :func:`dimension_bounds_s` with the largest bound (``injection``,
+        ``dim 1`` ...).
+
+    Examples
+    --------
+    >>> from collsim import build
+    >>> s = build("hier-allreduce", "hierarchical", "allreduce", "1MiB", nodes=16)
+    >>> part = HierarchicalModel().row_part(s, None, {})
+    >>> part.bottleneck, part.title()
+    ('injection', 'switch:8:300GB/s:1us x switch:2:50GB/s:1us')
+    """
+
+    hierarchy: str
+    bottleneck: str
+
+    def title(self) -> str:
+        """The system part of a comparison table's title: its dimensions."""
+        return self.hierarchy.replace(",", " x ")
+
+    @staticmethod
+    def columns() -> list[Column]:
+        """The network's columns, then the binding cut family (wide tables).
+
+        Returns
+        -------
+        list of Column
+            Key, header, cell text and meaning of each.
+
+        Examples
+        --------
+        >>> [c.key for c in HierarchicalPart.columns()][-1]
+        'bottleneck'
+        """
+        return [*NetworkPart.columns(), _BOTTLENECK]
+
+    def cells(self, row) -> list[tuple[str, str]]:
+        """``(header, text)`` of this kind's columns for one result row.
+
+        Parameters
+        ----------
+        row : Result
+            A result row whose part this is.
+
+        Returns
+        -------
+        list of (str, str)
+            One pair per column of :meth:`columns`.
+        """
+        return [(c.header, c.text(row)) for c in self.columns()]
+
+
+_BOTTLENECK = Column("bottleneck", "binding\ncut", lambda r: str(r.bottleneck),
+                     "Hierarchical systems: the cut family whose bound is largest (docs/derivations/"
+                     "hierarchical-bound.md): 'injection' (one node's links of every dimension) or 'dim d' "
+                     "(a cut crossing only dimension d's links).", wide=True)
+
+
+class HierarchicalModel(NetworkModel):
+    """Hierarchical systems: a network whose bound adds the per-dimension cuts.
+
+    Examples
+    --------
+    >>> from collsim.kinds import model_for
+    >>> from collsim.systems import load_system
+    >>> m = model_for(load_system("dgx-16x8"))
+    >>> m.name, m.accepts
+    ('hierarchical', ('hierarchical', 'network'))
+    """
+
+    name = "hierarchical"
+    part_class = HierarchicalPart
+    legend_title = "compare on hierarchical systems"
+    instance_keys = (*NetworkModel.instance_keys, "hierarchy")
+
+    @property
+    def accepts(self) -> tuple[str, ...]:
+        """Its own algorithms and every network algorithm (it realises any point-to-point schedule)."""
+        return ("hierarchical", "network")
+
+    def lower_bound_s(self, system, collective) -> float:
+        """The network bound (:func:`network_lower_bound_s`), raised by the per-dimension cuts.
+
+        Both are valid, so their maximum is; the cut terms get the fastest link's latency and the
+        start-up, as the network bound's load does.
+        """
+        base = network_lower_bound_s(system, collective)
+        cuts = max(dimension_bounds_s(system, collective).values())
+        fixed = (system.startup_s or 0.0) + float(system.links.latency_s.min())
+        return max(base, fixed + cuts)
+
+    def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> HierarchicalPart:
+        """The network's part plus the dimensions and the binding cut family."""
+        net = super().row_part(schedule, spec, chosen)
+        terms = dimension_bounds_s(schedule.system, schedule.collective)
+        values: dict[str, Any] = {f.name: getattr(net, f.name) for f in fields(NetworkPart)}
+        return HierarchicalPart(**values, hierarchy=",".join(d.text() for d in schedule.system.dims),
+                                bottleneck=max(terms, key=terms.get))
+
+
+register_model(Hierarchical, HierarchicalModel())

@@ -1,0 +1,155 @@
+"""The hierarchical kind: the system, its algorithms, its bound and its loaders (issue 23, kind 2)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import collsim
+from collsim.algorithms.hier_lanes import integer_units, plan_lanes
+from collsim.core.collective import make_collective
+from collsim.core.errors import InputError
+from collsim.cost.cuts import cut_demand_bytes
+from collsim.cost.network import network_lower_bound_s
+from collsim.kinds import model_for
+from collsim.kinds.hierarchical import dimension_bounds_s
+from collsim.pipeline import run
+from collsim.systems import load_system
+from collsim.systems.hierarchical import Hierarchical
+
+SYSTEMS = ["switch:4:300GB/s,switch:3:50GB/s", "ring:4,ring:3", "full:3,line:3:5GB/s", "ring:3,switch:2,full:2"]
+
+
+def test_the_graph_has_one_topology_per_dimension():
+    h = Hierarchical(nodes=12, dims="switch:4:300GB/s,ring:3:50GB/s")
+    assert h.switches == 3 and len(h.links) == h.link_count() == 3 * 8 + 4 * 6
+    bw = h.links.bandwidth_bytes_per_s
+    assert set(bw[h.link_dimension == 0]) == {300e9} and set(bw[h.link_dimension == 1]) == {50e9}
+    s, d = np.divmod(np.arange(144), 12)
+    keep = s != d
+    ptr, links = h.route(s[keep], d[keep])
+    hops = np.diff(ptr)
+    diff = (h.coords(s[keep]) != h.coords(d[keep]))
+    # a switch dimension costs 2 hops, a ring of 3 one: every route is dimension-ordered and shortest
+    assert (hops == 2 * diff[:, 0] + diff[:, 1]).all()
+
+
+@pytest.mark.parametrize("dims", SYSTEMS)
+def test_every_route_stays_in_the_dimensions_it_must_cross(dims):
+    h = Hierarchical.from_options(dims=dims)
+    n = h.nodes
+    s, d = np.divmod(np.arange(n * n), n)
+    keep = s != d
+    s, d = s[keep], d[keep]
+    ptr, links = h.route(s, d)
+    owner = np.repeat(np.arange(len(s)), np.diff(ptr))
+    crossed = h.coords(s) != h.coords(d)
+    assert crossed[owner, h.link_dimension[links]].all()
+
+
+def test_loaders_cli_form_toml_and_descriptions(tmp_path):
+    a = load_system("hierarchical", dims=("switch:8:300GB/s", "switch:16:50GB/s"))
+    f = tmp_path / "h.toml"
+    f.write_text('[system]\nkind = "hierarchical"\n[[system.dims]]\ntopology = "switch"\nsize = 8\n'
+                 'bandwidth = "300GB/s"\n[[system.dims]]\ntopology = "switch"\nsize = 16\nbandwidth = "50GB/s"\n')
+    b = load_system(str(f))
+    c = load_system("dgx-16x8")
+    assert a.dims == b.dims == c.dims and a.nodes == 128
+    assert load_system(c.describe()) == c
+    assert load_system("hierarchical", nodes=12).sizes == (6, 2)
+    assert load_system("hierarchical", dims="4x2").sizes == (4, 2)
+    with pytest.raises(InputError, match="does not match"):
+        load_system("hierarchical", nodes=10, dims="4x2")
+    with pytest.raises(InputError, match="topology"):
+        load_system("hierarchical", dims="torus:4")
+
+
+@pytest.mark.parametrize("dims", SYSTEMS)
+@pytest.mark.parametrize("name,collective", [("hier-allreduce", "allreduce"), ("hier-allgather", "allgather"),
+                                             ("hier-alltoall", "alltoall"), ("md-ring", "allreduce"),
+                                             ("md-ring", "allgather")])
+@pytest.mark.parametrize("orders", ["all", "inner", "outer"])
+def test_every_algorithm_verifies_on_every_topology_and_order(dims, name, collective, orders):
+    system = Hierarchical.from_options(dims=dims)
+    sched = collsim.build(name, system, collective, 1000, orders=orders)
+    report = collsim.verify(sched)
+    assert report.transfers >= 1
+
+
+def test_network_algorithms_run_on_the_kind():
+    system = load_system("hierarchical", nodes=8)
+    for name, coll in [("ring", "allreduce"), ("bruck", "allgather"), ("pairwise", "alltoall")]:
+        assert collsim.verify(collsim.build(name, system, coll, 4096)).transfers >= 1
+
+
+def test_the_lane_plan_balances_two_orders_and_rounds_to_whole_units():
+    x, t = plan_lanes([[(0, 1.0), (1, 6.0)], [(1, 6.0), (0, 1.0)]], 1, 2)
+    assert x.sum() == pytest.approx(1.0) and t == pytest.approx(6.0)   # one order alone: 7
+    units = integer_units(np.array([0.26, 0.26, 0.48]), 7)
+    assert units.sum() == 7 and (units >= 0).all()
+
+
+@pytest.mark.parametrize("dims", SYSTEMS + ["switch:2,switch:2,switch:2"])
+@pytest.mark.parametrize("collective", ["allreduce", "allgather", "reducescatter", "alltoall", "broadcast"])
+def test_the_per_dimension_cuts_are_cuts(dims, collective):
+    """Every term is a real cut's demand over its capacity: the brute force over every vertex set agrees."""
+    system = Hierarchical.from_options(dims=dims)
+    c = make_collective(collective, system.nodes, 1000)
+    terms = dimension_bounds_s(system, c)
+    lt = system.links
+    bw = lt.bandwidth_bytes_per_s
+    v = system.vertices
+    if v <= 16:   # every cut: the per-dimension terms never exceed the best cut
+        codes = np.arange(1, (1 << v) - 1)
+        masks = ((codes[:, None] >> np.arange(v)) & 1).astype(bool)
+        ms, md = masks[:, lt.src], masks[:, lt.dst]
+        ab, ba = cut_demand_bytes(c, masks[:, :system.nodes])
+        cab, cba = (ms & ~md) @ bw, (~ms & md) @ bw
+        best = max(np.divide(ab, cab, out=np.zeros(len(ab)), where=cab > 0).max(),
+                   np.divide(ba, cba, out=np.zeros(len(ba)), where=cba > 0).max())
+        assert max(terms.values()) <= best * (1 + 1e-12)
+    bound = model_for(system).lower_bound_s(system, c)
+    assert bound >= network_lower_bound_s(system, c) * (1 - 1e-12)
+    assert bound >= max(terms.values())
+
+
+@pytest.mark.parametrize("dims", SYSTEMS)
+@pytest.mark.parametrize("name,collective", [("hier-allreduce", "allreduce"), ("hier-alltoall", "alltoall"),
+                                             ("md-ring", "allgather"), ("ring", "allreduce")])
+def test_no_schedule_beats_the_bound(dims, name, collective):
+    system = Hierarchical.from_options(dims=dims)
+    for size in (64, 1 << 16, 1 << 22):
+        row = run(name, system, collective, size)
+        assert row.verified and row.time_s >= row.lower_bound_s * (1 - 1e-9)
+
+
+def test_the_part_names_the_binding_dimension():
+    narrow = Hierarchical.from_options(dims="switch:4:300GB/s,switch:4:1GB/s")
+    row = run("hier-alltoall", narrow, "alltoall", 1 << 16)
+    assert row.part.bottleneck == "dim 1" and row.to_json()["hierarchy"].startswith("switch:4:300GB/s")
+    assert model_for(narrow).name == "hierarchical"
+
+
+def test_pipelined_lanes_beat_one_lane_when_the_dimensions_differ():
+    system = Hierarchical.from_options(dims="switch:4:300GB/s,switch:4:50GB/s")
+    one = run("hier-allreduce", system, "allreduce", 1 << 26, pieces=1, orders="inner")
+    lanes = run("hier-allreduce", system, "allreduce", 1 << 26, pieces=8)
+    assert lanes.time_s < 0.7 * one.time_s   # measured 0.64
+
+
+def test_the_synthesizer_runs_on_a_small_hierarchical_system():
+    system = Hierarchical.from_options(dims="switch:2:100GB/s,switch:2:25GB/s")
+    row = run("synth-matching", system, "allgather", 4096)
+    assert row.verified and row.time_s >= row.lower_bound_s * (1 - 1e-9)
+
+
+def test_bad_parameters_are_refused():
+    system = load_system("hierarchical", nodes=8)
+    with pytest.raises(InputError, match="pieces"):
+        collsim.build("hier-allreduce", system, "allreduce", 1024, pieces=0)
+    with pytest.raises(InputError, match="orders"):
+        collsim.build("hier-allreduce", system, "allreduce", 1024, orders="sideways")
+    assert list(itertools.islice(collsim.algorithms.get_algorithm("hier-allreduce").candidates(
+        system, "allreduce", 1024), 1)) == [{"pieces": 1, "orders": "all"}]
