@@ -23,7 +23,7 @@ SYSTEMS = ["switch:4:300GB/s,switch:3:50GB/s", "ring:4,ring:3", "full:3,line:3:5
 
 
 def test_the_graph_has_one_topology_per_dimension():
-    h = Hierarchical(nodes=12, dims="switch:4:300GB/s,ring:3:50GB/s")
+    h = Hierarchical(nodes=12, dimensions="switch:4:300GB/s,ring:3:50GB/s")
     assert h.switches == 3 and len(h.links) == h.link_count() == 3 * 8 + 4 * 6
     bw = h.links.bandwidth_bytes_per_s
     assert set(bw[h.link_dimension == 0]) == {300e9} and set(bw[h.link_dimension == 1]) == {50e9}
@@ -52,11 +52,11 @@ def test_every_route_stays_in_the_dimensions_it_must_cross(dims):
 def test_loaders_cli_form_toml_and_descriptions(tmp_path):
     a = load_system("hierarchical", dims=("switch:8:300GB/s", "switch:16:50GB/s"))
     f = tmp_path / "h.toml"
-    f.write_text('[system]\nkind = "hierarchical"\n[[system.dims]]\ntopology = "switch"\nsize = 8\n'
-                 'bandwidth = "300GB/s"\n[[system.dims]]\ntopology = "switch"\nsize = 16\nbandwidth = "50GB/s"\n')
+    f.write_text('[system]\nkind = "hierarchical"\n[[system.dimensions]]\ntopology = "switch"\nsize = 8\n'
+                 'bandwidth = "300GB/s"\n[[system.dimensions]]\ntopology = "switch"\nsize = 16\nbandwidth = "50GB/s"\n')
     b = load_system(str(f))
     c = load_system("dgx-16x8")
-    assert a.dims == b.dims == c.dims and a.nodes == 128
+    assert a.dimensions == b.dimensions == c.dimensions and a.nodes == 128
     assert load_system(c.describe()) == c
     assert load_system("hierarchical", nodes=12).sizes == (6, 2)
     assert load_system("hierarchical", dims="4x2").sizes == (4, 2)
@@ -153,3 +153,11 @@ def test_bad_parameters_are_refused():
         collsim.build("hier-allreduce", system, "allreduce", 1024, orders="sideways")
     assert list(itertools.islice(collsim.algorithms.get_algorithm("hier-allreduce").candidates(
         system, "allreduce", 1024), 1)) == [{"pieces": 1, "orders": "all"}]
+
+
+def test_every_algorithm_that_accepts_the_kind_builds_or_refuses_in_words():
+    """A square hierarchy is no mesh: algorithms that read a grid's ``dims`` refuse it (nothing crashes)."""
+    rows, skipped = collsim.compare(Hierarchical.from_options(dims="ring:3,ring:3"), "allreduce", 4096)
+    assert {r.algorithm for r in rows} >= {"hier-allreduce", "md-ring", "ring"} and all(r.verified for r in rows)
+    assert skipped == ["mesh cannot build allreduce here: the textbook mesh algorithms need a 2-D mesh or torus "
+                       "with dims (a, a); a hierarchical system has no dims"]

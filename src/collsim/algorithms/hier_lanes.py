@@ -102,7 +102,7 @@ def templates(system, collective: str, orders, ring: bool) -> list[tuple[Stage, 
     Examples
     --------
     >>> from collsim.systems.hierarchical import Hierarchical
-    >>> [[(s.op, s.dim) for s in t] for t in templates(Hierarchical(nodes=8, dims="4x2"), "allreduce", "inner", False)]
+    >>> [[(s.op, s.dim) for s in t] for t in templates(Hierarchical(nodes=8, dimensions="4x2"), "allreduce", "inner", False)]
     [[('rs', 0), ('rs', 1), ('ag', 1), ('ag', 0)]]
     """
     dims = [d for d, k in enumerate(system.sizes) if k >= 2]
@@ -154,11 +154,11 @@ def dimension_rates(system) -> np.ndarray:
     Examples
     --------
     >>> from collsim.systems.hierarchical import Hierarchical
-    >>> dimension_rates(Hierarchical(nodes=8, dims="switch:4:1GB/s,full:2:2GB/s")).tolist()
+    >>> dimension_rates(Hierarchical(nodes=8, dimensions="switch:4:1GB/s,full:2:2GB/s")).tolist()
     [1000000000.0, 2000000000.0]
     """
     out = []
-    for d, dim in enumerate(system.dims):
+    for d, dim in enumerate(system.dimensions):
         k = dim.size
         members = system.with_coord(d, np.zeros(k, np.int64), np.arange(k))
         s, t = np.meshgrid(members, members, indexing="ij")
@@ -205,7 +205,7 @@ def stage_moves(system, collective: str, template: tuple[Stage, ...]) -> list[li
     Examples
     --------
     >>> from collsim.systems.hierarchical import Hierarchical
-    >>> h = Hierarchical(nodes=4, dims="2x2")
+    >>> h = Hierarchical(nodes=4, dimensions="2x2")
     >>> moves = stage_moves(h, "allgather", templates(h, "allgather", "inner", False)[0])
     >>> [len(rounds[0][0]) for rounds in moves]      # 4 blocks, then 4 nodes x 2 blocks
     [4, 8]
@@ -274,7 +274,7 @@ def _round_costs(system, collective: str, template, moves) -> list[tuple[int, fl
     rates = dimension_rates(system)
     out = []
     for st, rounds in zip(template, moves):
-        rate = system.dims[st.dim].bandwidth_bytes_per_s if st.ring else rates[st.dim]
+        rate = system.dimensions[st.dim].bandwidth_bytes_per_s if st.ring else rates[st.dim]
         for src, dst, _, _ in rounds:
             busiest = max(np.bincount(dst, minlength=system.nodes).max(initial=0),
                           np.bincount(src, minlength=system.nodes).max(initial=0))
@@ -415,7 +415,7 @@ def lanes_schedule(system, collective: str, size_bytes: int, *, pieces: int | No
     Examples
     --------
     >>> from collsim.systems.hierarchical import Hierarchical
-    >>> ls, params = lanes_schedule(Hierarchical(nodes=4, dims="2x2"), "allreduce", 64, pieces=1,
+    >>> ls, params = lanes_schedule(Hierarchical(nodes=4, dimensions="2x2"), "allreduce", 64, pieces=1,
     ...                             orders="inner", ring=False)
     >>> ls.rounds, params["lanes"]
     (4, '0/1@0x64')
@@ -425,8 +425,8 @@ def lanes_schedule(system, collective: str, size_bytes: int, *, pieces: int | No
     moves = [stage_moves(system, collective, t) for t in temps]
     costs = [_round_costs(system, collective, t, m) for t, m in zip(temps, moves)]
     block = size_bytes / n if collective == "allreduce" else size_bytes
-    hop_s = 2 * max(d.latency_s for d in system.dims) + (system.startup_s or 0.0)
-    plans = {p: plan_lanes(costs, p, len(system.dims)) for p in ([pieces] if pieces else (1, 2, 4, 8, 16))}
+    hop_s = 2 * max(d.latency_s for d in system.dimensions) + (system.startup_s or 0.0)
+    plans = {p: plan_lanes(costs, p, len(system.dimensions)) for p in ([pieces] if pieces else (1, 2, 4, 8, 16))}
     pieces = min(plans, key=lambda p: plans[p][1] * block + (max(map(len, costs)) + p - 1) * hop_s)
     shares = plans[pieces][0]
     per_chunk = n if collective == "allreduce" else 1
@@ -445,7 +445,7 @@ def lanes_schedule(system, collective: str, size_bytes: int, *, pieces: int | No
             continue
         piece = np.arange(first, first + count, dtype=np.int64)
         first += count
-        used.append(f"{'/'.join(str(st.dim) for st in temps[t][:len(system.dims)])}@{s}x{count}")
+        used.append(f"{'/'.join(str(st.dim) for st in temps[t][:len(system.dimensions)])}@{s}x{count}")
         r = s
         for rounds in moves[t]:
             for src, dst, blk, red in rounds:

@@ -33,7 +33,7 @@ _REFS = ("[Sergeev18] (Horovod's hierarchical all-reduce: reduce-scatter in the 
 
 
 def _requires(system, collective):
-    if not hasattr(system, "dims"):
+    if not hasattr(system, "dimensions"):
         return "needs a hierarchical system (dimensions)"
     return None
 

@@ -51,7 +51,7 @@ def dimension_bounds_s(system: Hierarchical, collective) -> dict[str, float]:
     Examples
     --------
     >>> from collsim.core.collective import make_collective
-    >>> h = Hierarchical(nodes=8, dims="switch:4:1GB/s,switch:2:1GB/s")
+    >>> h = Hierarchical(nodes=8, dimensions="switch:4:1GB/s,switch:2:1GB/s")
     >>> {k: round(v * 1e6, 3) for k, v in dimension_bounds_s(h, make_collective("allgather", 8, 1000)).items()}
     {'injection': 3.5, 'dim 1': 1.0, 'dim 0': 3.0}
     """
@@ -187,7 +187,7 @@ class HierarchicalModel(NetworkModel):
         net = super().row_part(schedule, spec, chosen)
         terms = dimension_bounds_s(schedule.system, schedule.collective)
         values: dict[str, Any] = {f.name: getattr(net, f.name) for f in fields(NetworkPart)}
-        return HierarchicalPart(**values, hierarchy=",".join(d.text() for d in schedule.system.dims),
+        return HierarchicalPart(**values, hierarchy=",".join(d.text() for d in schedule.system.dimensions),
                                 bottleneck=max(terms, key=terms.get))
 
 

@@ -19,7 +19,7 @@ transfer between nodes that differ in one coordinate stays in that dimension.  A
 (WDM) dimension is not supported yet (docs/hierarchical.md).
 
 >>> h = Hierarchical.from_options(dims="switch:8:300GB/s,switch:16:50GB/s")
->>> h.nodes, h.switches, h.dims[1].bandwidth_bytes_per_s
+>>> h.nodes, h.switches, h.dimensions[1].bandwidth_bytes_per_s
 (128, 24, 50000000000.0)
 """
 
@@ -199,13 +199,13 @@ class Hierarchical(Network):
     nodes, name, link_bandwidth_bytes_per_s, link_latency_s, startup_s
         As for :class:`~collsim.core.network.Network`; the link bandwidth and latency are the
         defaults of dimensions that give none.  ``nodes`` must be the product of the sizes.
-    dims : tuple of Dimension
+    dimensions : tuple of Dimension
         Inner to outer; on input also text (``"switch:8:300GB/s,switch:16:50GB/s"``) or tables
         (:func:`read_dims`).
 
     Examples
     --------
-    >>> h = Hierarchical(nodes=8, dims="ring:4,switch:2:1GB/s")
+    >>> h = Hierarchical(nodes=8, dimensions="ring:4,switch:2:1GB/s")
     >>> h.coords(np.array([5])).tolist(), h.vertices, len(h.links)
     ([[1, 1]], 12, 32)
     >>> ptr, links = h.route(np.array([0]), np.array([7]))   # ring hop(s), then through a switch
@@ -214,27 +214,30 @@ class Hierarchical(Network):
     """
 
     kind: ClassVar[str] = "hierarchical"
-    dims: tuple[Dimension, ...] = DEFAULT_DIMS
+    dimensions: tuple[Dimension, ...] = DEFAULT_DIMS
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        dims = read_dims(self.dims, self.link_bandwidth_bytes_per_s, self.link_latency_s)
-        object.__setattr__(self, "dims", dims)
+        dims = read_dims(self.dimensions, self.link_bandwidth_bytes_per_s, self.link_latency_s)
+        object.__setattr__(self, "dimensions", dims)
         if math.prod(d.size for d in dims) != self.nodes:
             raise InputError(f"hierarchical: nodes={self.nodes} is not the product of the dimension sizes "
                              f"{'x'.join(str(d.size) for d in dims)}")
 
     @classmethod
-    def from_options(cls, nodes: int | None = None, dims: Any = None, **opts: Any) -> "Hierarchical":
-        """Build for the CLI and TOML: ``dims`` if given (``nodes`` must then match), else boxes of up to 8.
+    def from_options(cls, nodes: int | None = None, dimensions: Any = None, dims: Any = None,
+                     **opts: Any) -> "Hierarchical":
+        """Build for the CLI and TOML: ``dimensions`` if given (``nodes`` must then match), else boxes of up to 8.
 
         Parameters
         ----------
         nodes : int, optional
             Nodes; without ``dims``, boxes of the largest divisor in 2..8 at 300 GB/s on a 50 GB/s
             switch (the default, without either, is 16 boxes of 8).
-        dims : str, sequence, optional
+        dimensions : str, sequence, optional
             The dimensions (:func:`read_dims`).
+        dims : str, sequence, optional
+            The same (``-S dims=switch:8:300GB/s,switch:16:50GB/s``); give one of the two.
         **opts
             Other fields (``name``, ``link_bandwidth_bytes_per_s`` ...); None values are ignored.
 
@@ -249,6 +252,9 @@ class Hierarchical(Network):
             ``nodes`` disagreeing with ``dims``, or bad dimensions.
         """
         opts = {k: v for k, v in opts.items() if v is not None}
+        if dims is not None and dimensions is not None:
+            raise InputError("hierarchical: give dimensions or dims, not both")
+        dims = dimensions if dims is None else dims
         if dims is None:
             dims = _default_dims(int(nodes)) if nodes is not None else DEFAULT_DIMS
         probe = read_dims(dims, float(parse_bandwidth(opts.get("link_bandwidth_bytes_per_s", 12.5e9))),
@@ -257,25 +263,25 @@ class Hierarchical(Network):
         if nodes is not None and int(nodes) != total:
             raise InputError(f"hierarchical: nodes={nodes} does not match dims "
                              f"{'x'.join(str(d.size) for d in probe)} (product {total})")
-        return cls(nodes=total, dims=probe, **opts)
+        return cls(nodes=total, dimensions=probe, **opts)
 
     def describe(self) -> dict[str, Any]:
         """As :meth:`System.describe`, each dimension as a table (JSON-able, read back by the constructor)."""
         out = super().describe()
-        out["dims"] = [{"topology": d.topology, "size": d.size, "bandwidth_bytes_per_s": d.bandwidth_bytes_per_s,
-                        "latency_s": d.latency_s} for d in self.dims]
+        out["dimensions"] = [{"topology": d.topology, "size": d.size, "bandwidth_bytes_per_s": d.bandwidth_bytes_per_s,
+                        "latency_s": d.latency_s} for d in self.dimensions]
         return out
 
     # --- coordinates and groups -----------------------------------------------------------
     @cached_property
     def strides(self) -> np.ndarray:
         """Node-id stride of each coordinate (``prod`` of the inner sizes)."""
-        return np.concatenate([[1], np.cumprod([d.size for d in self.dims])[:-1]]).astype(np.int64)
+        return np.concatenate([[1], np.cumprod([d.size for d in self.dimensions])[:-1]]).astype(np.int64)
 
     @property
     def sizes(self) -> tuple[int, ...]:
         """Group size of each dimension."""
-        return tuple(d.size for d in self.dims)
+        return tuple(d.size for d in self.dimensions)
 
     def coords(self, nodes: np.ndarray) -> np.ndarray:
         """Coordinates ``(len(nodes), D)`` of end nodes."""
@@ -298,7 +304,7 @@ class Hierarchical(Network):
     def _switch_base(self) -> tuple[int, ...]:
         """First switch vertex of each dimension (-1 for dimensions without switches)."""
         out, nxt = [], self.nodes
-        for d in self.dims:
+        for d in self.dimensions:
             out.append(nxt if d.topology == "switch" else -1)
             nxt += self.nodes // d.size if d.topology == "switch" else 0
         return tuple(out)
@@ -306,14 +312,14 @@ class Hierarchical(Network):
     @property
     def switches(self) -> int:
         """One switch per group of every ``switch`` dimension."""
-        return sum(self.nodes // d.size for d in self.dims if d.topology == "switch")
+        return sum(self.nodes // d.size for d in self.dimensions if d.topology == "switch")
 
     def link_count(self) -> int:
         """Sum over dimensions of groups x links per group."""
-        return sum(self.nodes // d.size * d.links_per_group() for d in self.dims)
+        return sum(self.nodes // d.size * d.links_per_group() for d in self.dimensions)
 
     def _dim_edges(self, d: int) -> tuple[np.ndarray, np.ndarray]:
-        dim, n = self.dims[d], self.nodes
+        dim, n = self.dimensions[d], self.nodes
         i = np.arange(n, dtype=np.int64)
         c = self.coords(i)[:, d]
         k = dim.size
@@ -335,21 +341,21 @@ class Hierarchical(Network):
 
     def edges(self):
         """Every dimension's links, inner dimension first."""
-        parts = [self._dim_edges(d) for d in range(len(self.dims))]
+        parts = [self._dim_edges(d) for d in range(len(self.dimensions))]
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
     @cached_property
     def link_dimension(self) -> np.ndarray:
         """The dimension of every directed link (in :attr:`links` order)."""
-        return np.repeat(np.arange(len(self.dims)), [len(self._dim_edges(d)[0]) for d in range(len(self.dims))])
+        return np.repeat(np.arange(len(self.dimensions)), [len(self._dim_edges(d)[0]) for d in range(len(self.dimensions))])
 
     @cached_property
     def links(self) -> LinkTable:
         """The directed link table, each link with its dimension's bandwidth and latency."""
         u, v = self.edges()
         dim = self.link_dimension
-        bw = np.array([d.bandwidth_bytes_per_s for d in self.dims])[dim]
-        lat = np.array([d.latency_s for d in self.dims])[dim]
+        bw = np.array([d.bandwidth_bytes_per_s for d in self.dimensions])[dim]
+        lat = np.array([d.latency_s for d in self.dimensions])[dim]
         return LinkTable(u, v, bw, lat, self.vertices)
 
     def next_hop(self, cur, src, dst):
@@ -379,7 +385,7 @@ class Hierarchical(Network):
             diff = ca != cb
             d_first = np.argmax(diff, axis=1)
             res = np.empty_like(a)
-            for d, dim in enumerate(self.dims):
+            for d, dim in enumerate(self.dimensions):
                 sel = d_first == d
                 if not sel.any():
                     continue
@@ -413,7 +419,7 @@ class Hierarchical(Network):
 
         Examples
         --------
-        >>> Hierarchical(nodes=8, dims="switch:4,switch:2").cut_masks().shape
+        >>> Hierarchical(nodes=8, dimensions="switch:4,switch:2").cut_masks().shape
         (2, 14)
         """
         n, sizes = self.nodes, self.sizes
@@ -422,7 +428,7 @@ class Hierarchical(Network):
         for bits in range(1, (1 << len(sizes)) - 1):     # blocks: dims in the bit set free, the rest 0
             outside = [d for d in range(len(sizes)) if not bits >> d & 1]
             node_masks.append((coords[:, outside] == 0).all(axis=1))
-        for d, dim in enumerate(self.dims):
+        for d, dim in enumerate(self.dimensions):
             if dim.topology in ("ring", "line"):
                 node_masks.extend(coords[:, d] < p for p in range(1, dim.size))
         if not node_masks:
@@ -441,5 +447,5 @@ class Hierarchical(Network):
     def summary(self) -> dict[str, Any]:
         """Base counts plus the dimensions in their compact form."""
         out = super().summary()
-        out["dims"] = ",".join(d.text() for d in self.dims)
+        out["dimensions"] = ",".join(d.text() for d in self.dimensions)
         return out
