@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import make_collective
+from ..core.collective import SPECS, make_collective
 from ..core.schedule import LogicalBuilder
 from .common import add_grouped, ceil_log2, check_root, ts_tw
 from .latency import rounds_ts_s
@@ -65,10 +65,11 @@ def _alpha_beta(system, collective, size_bytes, params):
     n, m = system.nodes, size_bytes
     root = int(params.get("root", 0))
     tree = [((parent + root) % n, (child + root) % n) for parent, child, _ in binomial_rounds(n)]
-    if collective in ("reduce", "gather"):    # the tree backwards: children send to parents
+    t = SPECS[collective]
+    if t.direction == "out":                 # into the root (reduce, gather): children send to parents
         tree = [(child, parent) for parent, child in tree]
     ts = rounds_ts_s(system, tree)           # per round: start-up + the farthest message's route latency
-    if collective in ("scatter", "gather"):   # t_s log p + t_w m (p-1)
+    if t.blocks == "node":                   # scatter, gather: t_s log p + t_w m (p-1)
         return ts + tw * m * (n - 1)
     return ts + tw * m * ceil_log2(n)        # (t_s + t_w m) log p
 
@@ -116,14 +117,15 @@ def binomial(system, collective, size_bytes, *, root: int = 0):
     root = check_root(root, n)
     b = LogicalBuilder(make_collective(collective, n, size_bytes, root=root))
     rounds = binomial_rounds(n)
-    forward = collective in ("broadcast", "scatter")
+    t = SPECS[collective]
+    forward = t.direction == "in"   # out of the root (broadcast, scatter), else into it
     order = rounds if forward else rounds[::-1]
     for j, (parent, child, end) in enumerate(order):
         src, dst = (parent + root) % n, (child + root) % n
         if not forward:
             src, dst = dst, src
-        if collective in ("broadcast", "reduce"):
-            b.add(j, src, dst, np.zeros((len(src), 1), np.int64), reduce=collective == "reduce")
+        if t.blocks == "vector":   # broadcast, reduce: the whole vector
+            b.add(j, src, dst, np.zeros((len(src), 1), np.int64), reduce=t.reduction)
         else:  # blocks of the child's subtree, as node ids
             add_grouped(b, j, src, dst, end - child,
                         lambda rows, k, child=child: (child[rows, None] + np.arange(k)[None, :] + root) % n)
