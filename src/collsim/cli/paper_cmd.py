@@ -7,16 +7,15 @@ from pathlib import Path
 from .output import Output, ProgressBar, echo, emit
 from .progress import progress_enabled
 
-PAPER_DESCRIPTIONS = {
-    "optree": "OpTree all-gather [OpTree24]: Table 1, Figs. 4-7, Tables 2-3 and the abstract's reductions",
-    "wrht": "WRHT all-reduce [WRHT23]: Fig. 2 (DNN models across node counts) and the abstract's reductions",
-    "mlfm": "MLFM all-to-all [MLFM16]: Fig. 3 throughput at four scales and three sizes, the 2.2x ratio",
-    "textbook": "Basic communication operations [Grama03]: the cost summary, formula beside simulation",
-    "beyond": "collsim's own: every optical algorithm against the lower bound on [OpTree24]'s grids, "
-              "the best feasible schedule beside OpTree's, the per-slot latency crossovers",
-    "all": "every paper above, plus one self-contained HTML report (report.html)",
-}
-"""One line per paper for ``collsim reproduce`` with no name."""
+
+def _descriptions() -> dict[str, str]:
+    from ..experiments.reproductions import papers
+    return {name: r.description for name, r in papers().items()}
+
+
+PAPER_DESCRIPTIONS = _descriptions()
+"""One line per paper for ``collsim reproduce`` with no name (from the one registry,
+:data:`collsim.experiments.reproductions.REPRODUCTIONS`)."""
 STORE_NAME = "results.sqlite"
 """The results store ``collsim reproduce PAPER --out DIR`` keeps in DIR, so a second run reuses its builds."""
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 
 from ..core.files import atomic_write
 from .figures import cached_figure, figure_digest, pyplot, save_figure, stored  # noqa: F401  (re-exported)
+from .reproductions import papers
 
 COMPARISON_COLUMNS = ("item", "quantity", "unit", "paper", "collsim", "difference", "model", "agrees",
                       "explanation", "source", "claim")
@@ -128,9 +129,9 @@ class TableTarget:
     Parameters
     ----------
     name : str
-        The target (a key of :data:`collsim.experiments.papers.EXPERIMENTS`).
+        The target (a table of :data:`collsim.experiments.reproductions.REPRODUCTIONS`).
     what : str
-        What it reproduces.
+        What it reproduces (the table's description there: :meth:`of`).
     verdict : str
         What it found, in one or two sentences, every number computed.
     table : str
@@ -146,6 +147,30 @@ class TableTarget:
     what: str
     verdict: str
     table: str
+
+    @classmethod
+    def of(cls, name: str, verdict: str, table: str) -> "TableTarget":
+        """The target of the registered table ``name``, described as the registry describes it.
+
+        Parameters
+        ----------
+        name : str
+            A table of :data:`collsim.experiments.reproductions.REPRODUCTIONS`.
+        verdict, table : str
+            As the class's.
+
+        Returns
+        -------
+        TableTarget
+            The target.
+
+        Examples
+        --------
+        >>> TableTarget.of("wrht-allreduce", "formula = schedule", "wrht-allreduce.csv").what[:8]
+        '[WRHT23]'
+        """
+        from .reproductions import tables
+        return cls(name, tables()[name].description, verdict, table)
 
 
 @dataclass(frozen=True)
@@ -421,11 +446,5 @@ def write_comparisons(out_dir: str | Path, paper: str, comparisons: Iterable[Com
 Reproducer = Callable[..., PaperResult]
 """``reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None) -> PaperResult``."""
 
-PAPERS: dict[str, str] = {
-    "optree": "collsim.experiments.reproduce_optree",
-    "wrht": "collsim.experiments.reproduce_wrht",
-    "mlfm": "collsim.experiments.reproduce_mlfm",
-    "textbook": "collsim.experiments.reproduce_textbook",
-    "beyond": "collsim.experiments.reproduce_beyond",
-}
-"""Paper name -> module whose ``reproduce`` function regenerates its evaluation."""
+PAPERS: dict[str, str] = {name: r.module for name, r in papers().items() if r.module is not None}
+"""Paper name -> module whose ``reproduce`` regenerates it (from :mod:`collsim.experiments.reproductions`)."""

@@ -23,6 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..pipeline import build, verify
+from .reproductions import tables
 
 # What the papers print (claims, quoted for comparison only).
 OPTREE_TABLE1_PRINTED = {"ring": 1023, "ne": 512, "wrht": 259, "osm": 128, "optree": 70}  # seed 004 Table 1
@@ -33,22 +34,9 @@ MLFM_PAPER_RATIO_PATTERN_B = 2.2  # seed 001 §3
 PAPER_D = 4 << 20
 """The all-gather block d of seed 004's evaluation, "4 megabyte (MB)", read as 4 MiB = 4194304 bytes."""
 
-SIZE_NOTES: dict[str, str] = {
-    "optree-table1": "sizes: [OpTree24] sets the message to '4 megabyte (MB)'; collsim reads it as 4 MiB = "
-                     "4194304 bytes per node (size_bytes, the all-gather block d); step counts do not depend on it",
-    "optree-motivation": "sizes: the example gives no size; the explicit schedules use 1024 bytes per node "
-                         "(size_bytes); step counts do not depend on it",
-    "optree-fig4": "sizes: [OpTree24] sets the message to '4 megabyte (MB)'; collsim reads it as 4 MiB = 4194304 "
-                   "bytes per node (size_bytes, the all-gather block d); the times depend on it",
-    "optree-lemma1": "sizes: none; a wavelength count; the explicit schedules (N <= 65) carry 64 bytes per node",
-    "wrht-allreduce": "sizes: the poster gives no size for its step counts; the explicit schedules reduce a "
-                      "4 MiB = 4194304-byte vector (size_bytes); step counts do not depend on it",
-    "mlfm-congestion": "sizes: none; congestion-freeness is a property of the phases, not of a message size",
-    "mlfm-throughput": "sizes: [MLFM16] says '16, 64, 256MiB per node' (binary: 16777216 ... bytes of send buffer); "
-                       "size_bytes is each pair's block floor(buffer / N) (collsim's size), total_bytes the N "
-                       "blocks sent (nccl-tests' size, up to N-1 bytes below the paper's buffer)",
-}
-"""Per table: how the paper's sizes are read, in bytes (printed under ``collsim reproduce NAME``)."""
+SIZE_NOTES: dict[str, str] = {name: r.size_note for name, r in tables().items() if r.size_note}
+"""Per table: how the paper's sizes are read, in bytes (printed under ``collsim reproduce NAME``); from the one
+registry, :data:`collsim.experiments.reproductions.REPRODUCTIONS`."""
 
 
 def d_steps(schedule) -> float:
@@ -305,11 +293,6 @@ def mlfm_throughput() -> list[dict[str, Any]]:
 
 
 EXPERIMENTS: dict[str, tuple[Callable[[], list[dict[str, Any]]], str]] = {
-    "optree-table1": (optree_table1, "[OpTree24] Table 1: all-gather steps at N=1024, w=64"),
-    "optree-motivation": (optree_motivation, "[OpTree24] §III-C: N=16, w=2 motivation example"),
-    "optree-fig4": (optree_fig4, "[OpTree24] Fig. 4 / Lemma 3: optimal depth for N=512..4096"),
-    "optree-lemma1": (optree_lemma1, "[OpTree24] Lemma 1: one-stage ring wavelengths, odd N over-counted"),
-    "wrht-allreduce": (wrht_allreduce, "[WRHT23]: WRHT all-reduce steps"),
-    "mlfm-congestion": (mlfm_congestion, "[MLFM16] §2: congestion-freeness for d=2..8"),
-    "mlfm-throughput": (mlfm_throughput, "[MLFM16] §3 / Fig. 3: throughput, mlfm vs pairwise"),
-}
+    name: (globals()[r.target.partition(":")[2]], r.description) for name, r in tables().items()}
+"""Table name -> (its rows function, its description): the tables of the one registry,
+:data:`collsim.experiments.reproductions.REPRODUCTIONS`, resolved."""

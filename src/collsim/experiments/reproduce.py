@@ -1,6 +1,6 @@
 """``collsim reproduce PAPER --out DIR``: regenerate a paper's evaluation, or all of them.
 
-Each paper's module (:data:`collsim.experiments.paperout.PAPERS`) has a
+Each paper's module (a paper of :data:`collsim.experiments.reproductions.REPRODUCTIONS`) has a
 ``reproduce(out_dir, *, store=None, jobs=1, progress=None)`` function returning a
 :class:`~collsim.experiments.paperout.PaperResult`.  :func:`reproduce_paper` runs
 one into ``DIR``; :func:`reproduce_all` runs every paper into ``DIR/<paper>/`` and
@@ -18,8 +18,7 @@ from typing import Any, Callable
 
 from ..core.errors import InputError, UnknownNameError, did_you_mean
 from .paperout import PAPERS, PaperResult
-
-ALL = "all"
+from .reproductions import ALL
 
 
 def available_cores() -> int:

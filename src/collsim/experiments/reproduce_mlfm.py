@@ -206,11 +206,8 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick:
     write_comparisons(out_dir, "mlfm", comps)
     target_rows = stored(store, {"experiment": "mlfm-congestion", "system": "mlfm"}, _congestion_target)
     write_csv(out_dir / "table-mlfm-congestion.csv", target_rows)
-    from .papers import EXPERIMENTS
-    targets = (TableTarget("mlfm-congestion", EXPERIMENTS["mlfm-congestion"][1], congestion_verdict(target_rows),
-                           "table-mlfm-congestion.csv"),
-               TableTarget("mlfm-throughput", EXPERIMENTS["mlfm-throughput"][1], throughput_verdict(rows, fixed),
-                           "mlfm-fig3.csv"))
+    targets = (TableTarget.of("mlfm-congestion", congestion_verdict(target_rows), "table-mlfm-congestion.csv"),
+               TableTarget.of("mlfm-throughput", throughput_verdict(rows, fixed), "mlfm-fig3.csv"))
     caption = ("Per-node all-to-all throughput of mlfm (blue) and pairwise (orange: same-column traffic over the "
                "MLFM paper's spine rule, which destination-based routing matches; hatched: over one fixed spine per "
                "column) at the four scales, one panel per message size; dashed: the 3770 MiB/s optimum; labels: "

@@ -385,11 +385,6 @@ def targets(t1_rows, f4_rows, motivation_verdict: str, lemma_rows) -> list[Table
     l1 = (f"⌈N²/8⌉ is exact for every even N here and one too many for every odd N ({len(odd)} of "
           f"{len(lemma_rows)} rows, e.g. N={odd[0]['nodes']}: {odd[0]['lemma1']} vs {odd[0]['exact']}); collsim's "
           "verified one-stage schedules use the exact count." if odd else "⌈N²/8⌉ is exact for every N listed.")
-    return [TableTarget("optree-table1", "[OpTree24] Table 1: all-gather steps at N=1024, w=64", t1,
-                        "table-optree-table1.csv"),
-            TableTarget("optree-motivation", "[OpTree24] §III-C: N=16, w=2 motivation example", motivation_verdict,
-                        "table-optree-motivation.csv"),
-            TableTarget("optree-fig4", "[OpTree24] Fig. 4 / Lemma 3: optimal depth for N=512..4096", f4,
-                        "table-optree-fig4.csv"),
-            TableTarget("optree-lemma1", "[OpTree24] Lemma 1: one-stage ring wavelengths ⌈N²/8⌉", l1,
-                        "table-optree-lemma1.csv")]
+    return [TableTarget.of(name, verdict, f"table-{name}.csv")
+            for name, verdict in (("optree-table1", t1), ("optree-motivation", motivation_verdict),
+                                  ("optree-fig4", f4), ("optree-lemma1", l1))]

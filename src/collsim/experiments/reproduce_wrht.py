@@ -373,11 +373,10 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick:
                   lambda: figs._fig_reductions(means, out_dir), save=lambda f, o, n: save_figure(f, o, n))
     comps = _comparisons(means, fig_gbps)
     write_comparisons(out_dir, "wrht", comps)
-    from .papers import EXPERIMENTS, wrht_allreduce
+    from .papers import wrht_allreduce
     target_rows = wrht_allreduce()
     write_csv(out_dir / "table-wrht-allreduce.csv", target_rows)
-    targets = (TableTarget("wrht-allreduce", EXPERIMENTS["wrht-allreduce"][1], allreduce_verdict(target_rows),
-                           "table-wrht-allreduce.csv"),)
+    targets = (TableTarget.of("wrht-allreduce", allreduce_verdict(target_rows), "table-wrht-allreduce.csv"),)
     notes = (
         f"Nodes N = {', '.join(map(str, nodes))} (the poster gives none); optical ring w = {WAVELENGTHS} wavelengths "
         "x 40 Gb/s, 25 us MRR reconfiguration, 1 GHz O/E/O per 32-byte flit, 128-byte packets (seed 004 §V-A).",
