@@ -206,7 +206,7 @@ def test_simulate_command(run_cli, tmp_path):
     run_cli("schedule", "ring", "--system", "star", "-n", "4", "--out", "s.json", check=True)
     assert json.loads(run_cli("simulate", "s.json", "--json", check=True).stdout)["transfers"] == 12
     proc = run_cli("simulate", "osm", "-n", "8")
-    assert proc.returncode == 2 and "link routes" in proc.stderr
+    assert proc.returncode == 2 and "not supported on optical-ring" in proc.stderr
 
 
 def test_mlfm_compare_and_topology(run_cli):

@@ -131,7 +131,7 @@ def test_replay_refuses_what_smpi_cannot_replay():
         replay_files(other)
     with pytest.raises(UnsupportedError, match="more than one MPI message"):
         replay_files(collsim.build("ne", load_system("ring", nodes=4), "allgather", "4GiB"))
-    with pytest.raises(UnsupportedError, match="link routes"):
+    with pytest.raises(UnsupportedError, match="not supported on optical-ring"):
         replay_files(collsim.build("ring", "paper", "allgather", 64, nodes=4))
 
 

@@ -253,7 +253,7 @@ def test_the_commands_write_traces(tmp_path):
 
 
 def test_the_commands_refuse_bad_traces(tmp_path):
-    assert "link routes" in _one_line_error(_cli(tmp_path, "simulate", "ring", "-n", "8", "--trace", "x.json"))
+    assert "not supported on optical-ring" in _one_line_error(_cli(tmp_path, "simulate", "ring", "-n", "8", "--trace", "x.json"))
     assert "not a sweep" in _one_line_error(_cli(tmp_path, "simulate", "ne", "--system", "ring", "-n", "8", "-b",
                                                  "1KiB", "-e", "4KiB", "--trace", "x.json"))
     assert "cannot write" in _one_line_error(_cli(tmp_path, "simulate", "ne", "--system", "ring", "-n", "8",

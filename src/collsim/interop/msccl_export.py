@@ -28,7 +28,7 @@ import numpy as np
 
 from ..core.errors import UnsupportedError
 from .msccl_errors import MscclLimitError
-from ..core.routes import LinkRoutes
+from ..core.plugins import require
 from ..core.schedule import Schedule
 from .msccl_layout import Layout
 from .msccl_xml import MscclAlgo, MscclGpu, MscclLimits, MscclStep, MscclThreadBlock
@@ -109,9 +109,7 @@ def schedule_to_msccl(schedule: Schedule, *, limits: MscclLimits = MscclLimits()
     >>> algo.coll, algo.nchunksperloop, [len(g.tbs) for g in algo.gpus], algo.num_steps()
     ('allgather', 4, [3, 3, 3, 3], 28)
     """
-    if not isinstance(schedule.routes, LinkRoutes):
-        raise UnsupportedError(f"MSCCL export takes schedules on electrical networks, not on {schedule.system.kind} "
-                               f"systems (its steps move data between GPUs over NCCL connections)")
+    require(schedule.system, "msccl", "MSCCL export (steps that move data between GPUs over NCCL connections)")
     if proto not in ("Simple", "LL", "LL128"):
         raise UnsupportedError(f"proto must be Simple, LL or LL128, not {proto!r}")
     coll = schedule.collective

@@ -157,12 +157,13 @@ def precheck_export(algorithm: str, system, collective: str, overrides: dict | N
     from ..algorithms import get_algorithm
     from ..core.collective import canonical_collective
     from ..core.errors import CollsimError
+    from ..core.plugins import supports
     from ..systems import load_system
     try:
         spec = get_algorithm(algorithm)
         coll = canonical_collective(collective)
         sysm = load_system(system, **(overrides or {}))
-        if sysm.family != "network":
+        if not supports(sysm, "msccl"):
             return
         spec.check(sysm, coll)
     except CollsimError:

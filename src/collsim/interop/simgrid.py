@@ -40,6 +40,7 @@ import numpy as np
 from ..core.errors import InputError, UnsupportedError
 from ..core.files import atomic_write
 from ..core.network import Network
+from ..core.plugins import require
 from ..core.system import System
 
 PLATFORM_FILE = "platform.xml"
@@ -54,10 +55,8 @@ _SAMPLE_PAIRS = 4096
 
 
 def _network(system: System) -> Network:
-    if not isinstance(system, Network):
-        raise UnsupportedError(f"SimGrid platforms are written for electrical networks; {system.kind!r} is an "
-                               f"optical system, whose lightpaths SimGrid cannot model")
-    return system
+    require(system, "simgrid", "a SimGrid platform")
+    return system  # a Network: the kinds that declare "simgrid" are networks
 
 
 def ecmp_refusal(system: System) -> UnsupportedError:

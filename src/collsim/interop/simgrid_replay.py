@@ -36,7 +36,8 @@ import numpy as np
 from ..core.errors import InputError, UnsupportedError
 from ..core.positions import schedule_position
 from ..core.files import atomic_write
-from ..core.schedule import LinkRoutes, Schedule
+from ..core.plugins import require
+from ..core.schedule import Schedule
 from .simgrid import HOST_FILE, PLATFORM_FILE, _network, ecmp_refusal
 
 REPLAY_DIR = "ranks"
@@ -66,8 +67,7 @@ SMPI_CONFIG: tuple[str, ...] = (
 
 def _transfers(schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     s = schedule
-    if not isinstance(s.routes, LinkRoutes):
-        raise UnsupportedError(f"SMPI replays electrical schedules; {s.system.kind!r} schedules have no link routes")
+    require(s.system, "smpi-replay", "an SMPI replay")
     net = _network(s.system)
     src, dst, step = (np.asarray(a, np.int64) for a in (s.src, s.dst, s.step))
     size = np.asarray(s.size_bytes, np.int64)

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import InputError, UnsupportedError
-from ..core.routes import LinkRoutes
+from ..core.errors import InputError
+from ..core.plugins import require
 from ..core.schedule import Schedule
 from ..cost.network import transfer_bandwidth_bytes_per_s, transfer_fixed_s
 from .trace import MAX_TRACE_BYTES, Slices, TraceSummary, check_trace_size, estimate_bytes, first_chunk_ids, write_trace
@@ -136,9 +136,7 @@ def write_alpha_beta_trace(path: str | Path, schedule: Schedule, *, max_bytes: i
 
 
 def _need_links(schedule: Schedule) -> None:
-    if not isinstance(schedule.routes, LinkRoutes):
-        raise UnsupportedError(f"a network timeline needs link routes; a schedule on {schedule.system.kind} has "
-                               "none (trace its lightpaths: collsim schedule ... --trace)")
+    require(schedule.system, "trace-network", "a timeline of link transfers")
 
 
 def _write(path, s: Schedule, start, send_end, finish, bulk: bool, model: str, total_s: float,

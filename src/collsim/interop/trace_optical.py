@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.routes import RingRoutes
+from ..core.plugins import require, supports
 from ..core.schedule import Schedule
 from ..cost.optical import step_times, transfer_time_s
 from .trace import MAX_TRACE_BYTES, Slices, TraceSummary, check_trace_size, estimate_bytes, first_chunk_ids, write_trace
@@ -75,10 +75,7 @@ def write_optical_trace(path: str | Path, schedule: Schedule, *, max_bytes: int 
     >>> names[:3], doc["otherData"]["model"]
     (['phases', 'slots', 'λ0'], 'optical step model')
     """
-    if not isinstance(schedule.routes, RingRoutes):
-        from ..core.errors import UnsupportedError
-        raise UnsupportedError(f"a lightpath timeline needs ring routes; a schedule on {schedule.system.kind} has "
-                               "link routes (its timeline: write_alpha_beta_trace, or collsim simulate --trace)")
+    require(schedule.system, "trace-lightpaths", "a lightpath timeline")  # else write_alpha_beta_trace
     s, system = schedule, schedule.system
     t, nsteps = len(s), s.num_steps
     check_trace_size(estimate_bytes([(t, _LIGHTPATH_BYTES), (3 * nsteps, _SLOT_BYTES)], 2 * t // max(nsteps, 1) + 2),
@@ -188,6 +185,6 @@ def write_schedule_trace(path: str | Path, schedule: Schedule, *, max_bytes: int
     >>> a.events > 0, b.events > 0
     (True, True)
     """
-    if isinstance(schedule.routes, RingRoutes):
+    if supports(schedule.system, "trace-lightpaths"):
         return write_optical_trace(path, schedule, max_bytes=max_bytes)
     return write_alpha_beta_trace(path, schedule, max_bytes=max_bytes)

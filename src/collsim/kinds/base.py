@@ -293,6 +293,23 @@ class KindModel:
         """No part (a row with only the common fields)."""
         return None
 
+    def system_notes(self, system, collective: str | None = None) -> list[str]:
+        """Warnings about a system that commands print before its results (none by default).
+
+        Parameters
+        ----------
+        system : System
+            A system of this kind.
+        collective : str, optional
+            Canonical collective name, for the wording.
+
+        Returns
+        -------
+        list of str
+            One line each (``collsim compare`` and ``topology`` print the first).
+        """
+        return []
+
     def captions(self, rows, keys) -> list[str]:
         """Notes under a comparison table of this kind's rows (what a mark in a cell means).
 

@@ -12,6 +12,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..core.collective import SPECS
 from ..core.network import Network
 from ..core.units import format_bandwidth, format_time
 from ..cost.loggp import loggp_time_s, system_model
@@ -175,6 +176,60 @@ _COLUMNS = (  # block_steps replaces the common column of that key: on a network
 )
 
 
+_SHOWN = 6
+
+
+def _listed(names: list[str]) -> str:
+    more = len(names) - _SHOWN
+    return ", ".join(names[:_SHOWN]) + (f", ... ({more} more)" if more > 0 else "")
+
+
+def idle_note(system, collective: str | None = None) -> str | None:
+    """The warning about switches or links on minimum-hop paths that no route crosses, or None.
+
+    A bound counts every link, so a network whose routing never uses some of them (single-path
+    routing over two spines, D-mod-k on a partly filled fat tree) reads as inefficient when it is
+    the routing, not the schedule, that wastes them (:meth:`Network.idle_resources`; networks
+    with switches, and custom ones, up to 1024 end nodes).
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+    collective : str, optional
+        Canonical collective name, for the wording (``"in this all-to-all"``).
+
+    Returns
+    -------
+    str or None
+        Idle switches first; idle links only when no switch is idle.
+
+    Examples
+    --------
+    >>> from collsim.systems.custom import CustomNetwork
+    >>> two = ((0, 2), (0, 3), (1, 2), (1, 3))
+    >>> print(idle_note(CustomNetwork(nodes=2, switches=2, link=two, routing="single-path"), "alltoall"))
+    warning: 1 of 2 switches carries no traffic in this all-to-all: s1 (no route crosses it under routing = "single-path"; -S routing=ecmp splits traffic over the equal-cost paths)
+    """
+    if not (system.switches or system.kind == "custom"):  # switchless grids: nothing to warn
+        return None
+    info = system.idle_resources()
+    if not info or not (info["switches"] or info["links"]):
+        return None
+    where = f"in this {SPECS[collective].title if collective in SPECS else collective}" if collective else "under its routing"
+    idle = info["switches"] or info["links"]
+    what = "switches" if info["switches"] else "links on shortest paths"
+    total = info["switches_on_paths"] if info["switches"] else info["links_on_paths"]
+    routing = getattr(system, "routing", None)  # topologies with a choice of routing
+    why = f"no route crosses {'it' if len(idle) == 1 else 'them'}"
+    if routing:
+        why += f' under routing = "{routing}"'
+    if "ecmp" in getattr(system, "ROUTINGS", ()) and routing != "ecmp":
+        why += "; -S routing=ecmp splits traffic over the equal-cost paths"
+    return (f"warning: {len(idle)} of {total} {what} {'carries' if len(idle) == 1 else 'carry'} no traffic "
+            f"{where}: {_listed(idle)} ({why})")
+
+
 class NetworkModel(KindModel):
     """Electrical networks (:class:`~collsim.core.network.Network` and every topology).
 
@@ -254,6 +309,11 @@ class NetworkModel(KindModel):
     def realised_facts(self, schedule) -> dict[str, Any]:
         """``steps`` of the realised schedule (networks never reconfigure)."""
         return {"steps": schedule.num_steps, "reconfigurations": 0}
+
+    def system_notes(self, system, collective=None) -> list[str]:
+        """The switches or links the routing leaves idle (:func:`idle_note`), if any."""
+        note = idle_note(system, collective)
+        return [note] if note else []
 
     def captions(self, rows, keys) -> list[str]:
         """What the alpha-beta time's dagger means, when a shown one has it."""

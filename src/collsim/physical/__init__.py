@@ -21,7 +21,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..core.errors import InputError, UnsupportedError
+from ..core.errors import InputError
+from ..core.plugins import require
 from .budget import (
     HOPS_CAP,
     PhysicalParams,
@@ -152,10 +153,8 @@ def check_schedule(schedule, params: PhysicalParams = PhysicalParams()) -> Physi
     >>> r.max_hops, r.max_feasible_hops, r.feasible, r.infeasible_lightpaths
     (32, 25, False, 832)
     """
-    band = getattr(schedule.routes, "band", None)
-    if band is None:
-        raise UnsupportedError(f"the physical-layer check needs lightpaths (an optical ring), not "
-                               f"{schedule.system.kind}")
+    require(schedule.system, "physical-layer", "the physical-layer check (power budget and BER of lightpaths)")
+    band = schedule.routes.band
     limit = max_feasible_hops(params)
     hops = np.asarray(schedule.hops)
     if hops.size == 0:

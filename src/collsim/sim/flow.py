@@ -74,8 +74,9 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InputError, UnsupportedError
+from ..core.plugins import require
 from ..core.routes import row_blocks
-from ..core.schedule import LinkRoutes, Schedule
+from ..core.schedule import Schedule
 from ..core.wellformed import MAX_BYTES, traffic_bytes
 from ..cost.loggp import loggp_node_work_s, system_model
 from ..cost.network import path_fixed_s, transfer_bandwidth_bytes_per_s, transfer_fixed_s
@@ -270,9 +271,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
         schedule = load(schedule)
     if mode not in MODES:
         raise InputError(f"unknown simulation mode {mode!r}; known: {', '.join(MODES)}")
-    if not isinstance(schedule.routes, LinkRoutes):
-        raise UnsupportedError(f"the flow simulator needs link routes; system kind "
-                               f"{schedule.system.kind!r} has none (optical schedules use collsim.cost)")
+    require(schedule.system, "flow-simulation", "the flow simulator")  # optical schedules: collsim.cost
     verified = _verify(schedule, report, check)
     traffic = traffic_bytes(schedule)  # every link's byte total is at most this: int64 counters cannot overflow
     if traffic > MAX_BYTES:
