@@ -665,6 +665,23 @@ def synth_alltoall() -> dict:
     return _script("synth_alltoall.py", *(("ring16",) if SMOKE else ("torus8x8", "torus4x4x4", "fattree128")))
 
 
+@workload("hier-allreduce-16x8", ">= 0.95 of the bound at 256 MiB on 16 boxes of 8 (300/50 GB/s), flat ring "
+          "beside it (issue 23)")
+def hier_allreduce_16x8() -> dict:
+    """hier-allreduce and the flat ring on the ``dgx-16x8`` preset (smoke: 2 boxes of 4, 1 MiB)."""
+    from collsim.pipeline import run
+    from collsim.systems import load_system
+    system = load_system("hierarchical", dims="switch:4:300GB/s,switch:2:50GB/s") if SMOKE else load_system("dgx-16x8")
+    size = (1 << 20) if SMOKE else (256 << 20)
+    out = {}
+    for alg in ("hier-allreduce", "ring"):
+        t0 = time.perf_counter()
+        row = run(alg, system, "allreduce", size)
+        out[alg] = {"time_s": row.time_s, "lower_bound_s": row.lower_bound_s, "efficiency": row.efficiency,
+                    "verified": row.verified, "wall_s": time.perf_counter() - t0}
+    return out
+
+
 def _one(name: str, tuned: bool, smoke: bool = False) -> None:
     global SMOKE
     SMOKE = smoke
