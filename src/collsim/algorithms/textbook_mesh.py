@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import make_collective
+from ..core.collective import SPECS, make_collective
 from ..core.errors import InputError
 from ..core.schedule import LogicalBuilder
 from .common import ceil_log2, check_root, check_shift, halving_rounds, tree_schedule, ts_tw
@@ -166,7 +166,8 @@ def mesh(system, collective, size_bytes, *, root: int = 0, shift: int = 1):
     row, col = np.divmod(node, a)
     right, down = row * a + (col + 1) % a, ((row + 1) % a) * a + col
     cols = np.arange(a)
-    if collective in ("broadcast", "reduce", "scatter", "gather"):
+    t = SPECS[collective]
+    if t.rooted:
         root = check_root(root, p)
         b = LogicalBuilder(make_collective(collective, p, size_bytes, root=root))
         rr, rc = divmod(root, a)
@@ -179,32 +180,30 @@ def mesh(system, collective, size_bytes, *, root: int = 0, shift: int = 1):
                                                + np.arange(k // a)[None, None, :]).reshape(len(lo), k)}
         col_kw = {"count": lambda lo, hi: (hi - lo) // a,
                   "chunks": lambda lo, hi, k: lo[:, None] + a * np.arange(k)[None, :]}
-        if collective in ("broadcast", "scatter"):
+        if t.direction == "in":   # out of the root (broadcast, scatter): its row first
             used = tree_schedule(b, along_row, collective, **row_kw)
             tree_schedule(b, along_col, collective, first_round=used, **col_kw)
         else:
             used = tree_schedule(b, along_col, collective, **col_kw)
             tree_schedule(b, along_row, collective, first_round=used, **row_kw)
         return b.build(), {"root": root}
-    if collective == "shift":
+    if t.shifted:
         return _shift(size_bytes, a, check_shift(shift, p))
-    if collective == "alltoall":
+    if t.blocks == "pair":   # all-to-all personalized
         return _alltoall(size_bytes, a), {}
-    coll = make_collective(collective, p, size_bytes, split=p if collective == "allreduce" else 1)
-    b = LogicalBuilder(coll)
-    r0 = 0
-    if collective in ("reducescatter", "allreduce"):
-        for k in range(a - 1):  # columns: partial sums of the a blocks of destination row g
-            g = (row - 1 - k) % a
-            b.add(k, node, down, g[:, None] * a + cols[None, :], reduce=True)
-        for k in range(a - 1):  # rows: block (r, (c-1-k) mod a)
-            b.add(a - 1 + k, node, right, (row * a + (col - 1 - k) % a)[:, None], reduce=True)
-        r0 = 2 * (a - 1)
-    if collective in ("allgather", "allreduce"):
-        for k in range(a - 1):  # rows: block (r, c-k)
-            b.add(r0 + k, node, right, (row * a + (col - k) % a)[:, None])
-        for k in range(a - 1):  # columns: the a blocks of row r-k
-            b.add(r0 + a - 1 + k, node, down, ((row - k) % a)[:, None] * a + cols[None, :])
+    b = LogicalBuilder(make_collective(collective, p, size_bytes, split=p if t.composed_of else 1))
+    for phase, r0 in zip(t.phases, (0, 2 * (a - 1))):   # all-reduce: reduce-scatter, then all-gather
+        if SPECS[phase].reduction:
+            for k in range(a - 1):  # columns: partial sums of the a blocks of destination row g
+                g = (row - 1 - k) % a
+                b.add(r0 + k, node, down, g[:, None] * a + cols[None, :], reduce=True)
+            for k in range(a - 1):  # rows: block (r, (c-1-k) mod a)
+                b.add(r0 + a - 1 + k, node, right, (row * a + (col - 1 - k) % a)[:, None], reduce=True)
+        else:
+            for k in range(a - 1):  # rows: block (r, c-k)
+                b.add(r0 + k, node, right, (row * a + (col - k) % a)[:, None])
+            for k in range(a - 1):  # columns: the a blocks of row r-k
+                b.add(r0 + a - 1 + k, node, down, ((row - k) % a)[:, None] * a + cols[None, :])
     return b.build(), {}
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import make_collective
+from ..core.collective import SPECS, make_collective
 from ..core.errors import InputError
 from ..core.routes import INDEX
 from ..core.schedule import LogicalSchedule
@@ -120,7 +120,7 @@ def lift_phases(system, collective, stages) -> LogicalSchedule:
     >>> ls.rounds, len(ls.src), int(np.diff(ls.chunk_ptr).max())
     (3, 36, 3)
     """
-    s = collective.split if collective.kind != "allreduce" else collective.split // system.nodes
+    s = collective.split // (system.nodes if collective.type.composed_of else 1)   # all-reduce: N blocks
     segments, rounds, start = [], [], 0
     for stage in stages:
         if len({ph[1] for ph in stage}) != len(stage):
@@ -143,7 +143,7 @@ def lift_phases(system, collective, stages) -> LogicalSchedule:
 
 def _dims(system, collective: str) -> list[int]:
     dims = [d for d, n in ((0, system.cols), (1, system.rows)) if n >= 2]
-    return dims[::-1] if collective == "reducescatter" else dims
+    return dims[::-1] if SPECS[collective].direction == "out" else dims   # reduce-scatter: the other way
 
 
 def _reference() -> str:
@@ -216,8 +216,9 @@ def torus_striped(system, collective, size_bytes, *, orders: int | None = None):
     orders = _orders_default(system, orders)
     n, k = system.nodes, 2 * system.fibers
     s = k * orders
-    coll = make_collective(collective, n, size_bytes, split=s * n if collective == "allreduce" else s)
-    block = max(1, size_bytes // n) if collective == "allreduce" else size_bytes
+    composed = bool(SPECS[collective].composed_of)   # all-reduce: the vector cut into N blocks
+    coll = make_collective(collective, n, size_bytes, split=s * n if composed else s)
+    block = max(1, size_bytes // n) if composed else size_bytes
 
     def phase(dim, kind, first, offset=0):
         ring = system.row_ring if dim == 0 else system.col_ring
@@ -225,18 +226,14 @@ def torus_striped(system, collective, size_bytes, *, orders: int | None = None):
         return striped_ring(ring, kind, block * units)[0], dim, first, offset
 
     def stages(kind, dims):   # dims in time order; the last stage of a reduce-scatter holds own blocks
-        own = (lambda i: i == 0) if kind == "allgather" else (lambda i: i == len(dims) - 1)
+        own = (lambda i: i == len(dims) - 1) if SPECS[kind].reduction else (lambda i: i == 0)
         out = [[phase(d, kind, own(i))] for i, d in enumerate(dims)]
         if orders == 2:   # the other half, the other way round, at the same time
             for i, d in enumerate(dims[::-1]):
                 out[i].append(phase(d, kind, own(i), k))
         return out
 
-    plan = []
-    if collective in ("reducescatter", "allreduce"):
-        plan += stages("reducescatter", _dims(system, "reducescatter"))
-    if collective in ("allgather", "allreduce"):
-        plan += stages("allgather", _dims(system, "allgather"))
+    plan = [stage for phase in SPECS[collective].phases for stage in stages(phase, _dims(system, phase))]
     return lift_phases(system, coll, plan), {"orders": orders}
 
 
