@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import make_collective
+from ..core.collective import SPECS, make_collective
 from ..core.routes import INDEX
 from ..core.schedule import LogicalSchedule
 from .registry import register
@@ -67,7 +67,7 @@ def striped_ring_band(system) -> int:
 
 
 def _slots(collective: str, n: int) -> int:
-    return 2 * (n - 1) if collective == "allreduce" else n - 1
+    return len(SPECS[collective].phases) * (n - 1)   # N-1 per phase (all-reduce: two)
 
 
 def striped_ring_time_s(system, collective: str, size_bytes: int) -> float:
@@ -105,7 +105,7 @@ def striped_ring_time_s(system, collective: str, size_bytes: int) -> float:
     25.1776
     """
     n, f = system.nodes, system.fibers
-    pieces = 2 * f * (n if collective == "allreduce" else 1)
+    pieces = 2 * f * (n if SPECS[collective].composed_of else 1)   # all-reduce: N blocks
     piece = -(-int(size_bytes) // pieces)
     t_piece = float(np.asarray(system.transfer_time_s(np.array([piece]), striped_ring_band(system))).ravel()[0])
     t_slot = float(getattr(system, "slot_latency_s", 0.0))   # per-slot latency, where the system has one
@@ -164,9 +164,9 @@ def striped_ring(system, collective, size_bytes):
     band = striped_ring_band(system)
     per_fiber = system.wavelengths // band
     k = 2 * f
-    split = k * n if collective == "allreduce" else k
+    split = k * n if SPECS[collective].composed_of else k   # all-reduce: N blocks
     coll = make_collective(collective, n, size_bytes, split=split)
-    phases = [p for p in ("reducescatter", "allgather") if collective in (p, "allreduce")]
+    phases = SPECS[collective].phases   # all-reduce: reduce-scatter, then all-gather
     rounds = len(phases) * (n - 1)
     t = rounds * 2 * n * f
     # Every column is written in place into its final array, viewed as (round, direction, node, fiber):
@@ -187,13 +187,13 @@ def striped_ring(system, collective, size_bytes):
     direction[:, 0] = 1
     direction[:, 1] = -1
     reduce = np.zeros(t, bool)
-    if phases[0] == "reducescatter":
+    if SPECS[phases[0]].reduction:
         reduce[:t // len(phases)] = True
     # chunk 2F b + p: clockwise pieces p < F, counter-clockwise F + p, one chunk per transfer
     chunks = np.empty(t, INDEX).reshape(shape)
     node = i[:, 0]
     for ph, phase in enumerate(phases):
-        shift = 1 if phase == "reducescatter" else 0   # reduce-scatter sends the partial of block i-1-r
+        shift = int(SPECS[phase].reduction)   # reduce-scatter sends the partial of block i-1-r
         for r in range(n - 1):
             out = chunks[ph * (n - 1) + r]
             np.add(((node - shift - r) % n * k)[:, None], p, out=out[0])

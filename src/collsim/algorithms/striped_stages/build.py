@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.collective import make_collective
+from ...core.collective import SPECS, make_collective
 from ...core.schedule import LogicalBuilder
 from ..registry import register
 from .cost import choose_radices, striped_stages_candidates
@@ -137,7 +137,8 @@ def striped_stages(system, collective, size_bytes, *, radices=None, stage: str =
         plan_stages(system, collective, size_bytes, (n,), stage)          # raises the InputError
     rad = parse_radices(n, radices) if radices is not None else choose_radices(system, collective, size_bytes, stage)
     plan = plan_stages(system, collective, size_bytes, rad, stage)
-    split = plan.split * (n if collective == "allreduce" else 1)
+    t = SPECS[collective]
+    split = plan.split * (n if t.composed_of else 1)   # all-reduce: N blocks
     b = LogicalBuilder(make_collective(collective, n, size_bytes, split=split))
     rounds = sum(s.rounds for s in plan.stages)
     blocks = []
@@ -145,13 +146,15 @@ def striped_stages(system, collective, size_bytes, *, radices=None, stage: str =
     for j, st in enumerate(plan.stages):
         blocks += list(_stage_blocks(plan, j, first, system.wavelengths, system.fibers))
         first += st.rounds
-    if collective in ("reducescatter", "allreduce"):
-        for rnd, src, dst, chunks, direction, colour, band in blocks:
-            b.add(rounds - 1 - rnd, dst, src, chunks, reduce=True, direction=-direction, color=colour, band=band)
-    if collective in ("allgather", "allreduce"):
-        shift = rounds if collective == "allreduce" else 0
-        for rnd, src, dst, chunks, direction, colour, band in blocks:
-            b.add(rnd + shift, src, dst, chunks, direction=direction, color=colour, band=band)
+    shift = 0
+    for phase in t.phases:   # all-reduce: reduce-scatter, then all-gather
+        if SPECS[phase].reduction:   # the all-gather's rounds reversed, every transfer reducing
+            for rnd, src, dst, chunks, direction, colour, band in blocks:
+                b.add(rounds - 1 - rnd, dst, src, chunks, reduce=True, direction=-direction, color=colour, band=band)
+            shift = rounds
+        else:
+            for rnd, src, dst, chunks, direction, colour, band in blocks:
+                b.add(rnd + shift, src, dst, chunks, direction=direction, color=colour, band=band)
     params = {"radices": "x".join(map(str, rad)), "stage": stage,
               "strides": [s.stride for s in plan.stages], "bands": [s.band for s in plan.stages],
               "pieces": [s.pieces for s in plan.stages]}

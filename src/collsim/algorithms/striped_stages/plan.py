@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.collective import split_bytes
+from ...core.collective import SPECS, split_bytes
 from ...core.errors import InputError
 
 __all__ = ["STAGE_MODES", "StagePlan", "StagesPlan", "parse_radices", "ordered_factorisations",
@@ -299,7 +299,7 @@ class StagesPlan:
     def slots(self, collective: str) -> int:
         """Physical slots of the collective (twice the all-gather's for all-reduce)."""
         one = sum(s.slots for s in self.stages)
-        return 2 * one if collective == "allreduce" else one
+        return len(SPECS[collective].phases) * one
 
 
 def _unit_bytes(collective: str, n: int, m: int, split: int, held: int, pieces, cls=0):
@@ -310,7 +310,7 @@ def _unit_bytes(collective: str, n: int, m: int, split: int, held: int, pieces, 
     class among the slot's senders carries the most.  ``cls`` may be an array (one result each).
     """
     pieces = np.asarray(pieces, np.int64)
-    if collective != "allreduce":
+    if not SPECS[collective].composed_of:
         return int(held * split_bytes(m, split)[pieces].sum())
     base, extra = divmod(int(m), n * split)
     delta = n // held                     # the unit is one residue class of blocks mod delta
