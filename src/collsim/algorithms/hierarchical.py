@@ -38,10 +38,12 @@ def _requires(system, collective):
     return None
 
 
-def _check(pieces, orders):
+def _check(pieces, orders, units=None):
     if pieces is not None and (not isinstance(pieces, (int, np.integer)) or isinstance(pieces, bool)
                                or not 1 <= pieces <= 64):
         raise InputError(f"pieces must be an integer in 1..64, got {pieces!r}")
+    if units is not None and (not isinstance(units, (int, np.integer)) or isinstance(units, bool) or units < 1):
+        raise InputError(f"units must be a positive integer, got {units!r}")
     if orders not in ("all", "inner", "outer"):
         raise InputError(f"orders must be all, inner or outer, got {orders!r}")
 
@@ -51,12 +53,13 @@ def _tune(system, collective, size_bytes):
 
 
 def _tune_ring(system, collective, size_bytes):
-    return [{"orders": o} for o in ("inner", "outer", "all")]
+    return [{"orders": o, "pieces": p} for o in ("all", "inner") for p in (1, 4)]
 
 
 def _hier(collective_names, summary, name):
     def deco(fn):
-        return register(name, collectives=collective_names, systems=("hierarchical",), params=("pieces", "orders"),
+        return register(name, collectives=collective_names, systems=("hierarchical",),
+                        params=("pieces", "orders", "units"),
                         requires=_requires, constraints="a hierarchical system", tune=_tune, reference=_REFS,
                         summary=summary)(fn)
     return deco
@@ -64,7 +67,8 @@ def _hier(collective_names, summary, name):
 
 @_hier(("allreduce",), "reduce-scatter per dimension, then all-gather back, pipelined lanes over "
        "dimension orders (an LP balances the dimensions)", "hier-allreduce")
-def hier_allreduce(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all"):
+def hier_allreduce(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all",
+                   units: int | None = None):
     """Hierarchical all-reduce: direct reduce-scatter in each dimension, all-gather back, pipelined.
 
     Parameters
@@ -81,6 +85,9 @@ def hier_allreduce(system, collective, size_bytes, *, pieces: int | None = None,
     orders : str, optional
         ``"all"`` (every dimension order, the LP choosing shares; default), ``"inner"`` (inner
         dimension first: Horovod's order) or ``"outer"``.
+    units : int, optional
+        Units the data is cut into, shared among the lanes (default 64 per piece; fewer give fewer,
+        larger chunks, e.g. for an MSCCL export).
 
     Returns
     -------
@@ -103,13 +110,14 @@ def hier_allreduce(system, collective, size_bytes, *, pieces: int | None = None,
     >>> collsim.build("hier-allreduce", "hierarchical", "allreduce", "1MiB", nodes=8, pieces=4).num_steps
     7
     """
-    _check(pieces, orders)
-    return lanes_schedule(system, "allreduce", size_bytes, pieces=pieces, orders=orders, ring=False)
+    _check(pieces, orders, units)
+    return lanes_schedule(system, "allreduce", size_bytes, pieces=pieces, orders=orders, ring=False, units=units)
 
 
 @_hier(("allgather",), "all-gather one dimension at a time, pipelined lanes over dimension orders",
        "hier-allgather")
-def hier_allgather(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all"):
+def hier_allgather(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all",
+                   units: int | None = None):
     """Hierarchical all-gather: direct all-gather in each dimension in turn, pipelined lanes.
 
     Parameters
@@ -122,7 +130,7 @@ def hier_allgather(system, collective, size_bytes, *, pieces: int | None = None,
         Each node's block.
     pieces : int, optional
         Pipeline depth (default: chosen by the plan).
-    orders : str, optional
+    orders, units : optional
         As for :func:`hier_allreduce`.
 
     Returns
@@ -140,13 +148,14 @@ def hier_allgather(system, collective, size_bytes, *, pieces: int | None = None,
     >>> collsim.verify(collsim.build("hier-allgather", "hierarchical", "allgather", 4096, nodes=8)).steps
     2
     """
-    _check(pieces, orders)
-    return lanes_schedule(system, "allgather", size_bytes, pieces=pieces, orders=orders, ring=False)
+    _check(pieces, orders, units)
+    return lanes_schedule(system, "allgather", size_bytes, pieces=pieces, orders=orders, ring=False, units=units)
 
 
 @_hier(("alltoall",), "all-to-all routed one dimension at a time (each block to its destination's "
        "coordinate), lanes over dimension orders", "hier-alltoall")
-def hier_alltoall(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all"):
+def hier_alltoall(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all",
+                   units: int | None = None):
     """Hierarchical all-to-all: every block moves to its destination's coordinate, one dimension at a time.
 
     Parameters
@@ -159,7 +168,7 @@ def hier_alltoall(system, collective, size_bytes, *, pieces: int | None = None, 
         Each pair's block.
     pieces : int, optional
         Pipeline depth (default: chosen by the plan).
-    orders : str, optional
+    orders, units : optional
         As for :func:`hier_allreduce`.
 
     Returns
@@ -178,20 +187,22 @@ def hier_alltoall(system, collective, size_bytes, *, pieces: int | None = None, 
     >>> collsim.verify(collsim.build("hier-alltoall", "hierarchical", "alltoall", 4096, nodes=8)).steps
     2
     """
-    _check(pieces, orders)
-    return lanes_schedule(system, "alltoall", size_bytes, pieces=pieces, orders=orders, ring=False)
+    _check(pieces, orders, units)
+    return lanes_schedule(system, "alltoall", size_bytes, pieces=pieces, orders=orders, ring=False, units=units)
 
 
 def _md_ring_register(fn):
     return register("md-ring", collectives=("allreduce", "allgather"), systems=("hierarchical",),
-                    params=("pieces", "orders"), requires=_requires, constraints="a hierarchical system",
+                    params=("pieces", "orders", "units"), requires=_requires, constraints="a hierarchical system",
                     tune=_tune_ring, reference="[Cho19] (ring reduce-scatter and all-gather per dimension); "
                     "[Rashidi20] (ASTRA-sim's multi-dimensional ring); [Patarasuk09] (the ring)",
-                    summary="multi-dimensional ring: a ring reduce-scatter (all-gather) in each dimension in turn")(fn)
+                    summary="multi-dimensional ring: ring reduce-scatter (all-gather) one dimension at a time, "
+                            "lanes over dimension orders and ring directions")(fn)
 
 
 @_md_ring_register
-def md_ring(system, collective, size_bytes, *, pieces: int = 1, orders: str = "inner"):
+def md_ring(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all",
+                   units: int | None = None):
     """Multi-dimensional ring: ring stages (``k - 1`` rounds each) one dimension after another.
 
     Parameters
@@ -203,9 +214,12 @@ def md_ring(system, collective, size_bytes, *, pieces: int = 1, orders: str = "i
     size_bytes : int
         The vector (all-reduce) or each node's block.
     pieces : int, optional
-        Pipeline depth (default 1: no pipelining).
+        Pipeline depth (default: chosen by the plan).
     orders : str, optional
-        ``"inner"`` (default), ``"outer"`` or ``"all"``.
+        ``"all"`` (default: every order, and each ring both ways where its links are separate, the LP
+        choosing shares), ``"inner"`` or ``"outer"``.
+    units : int, optional
+        As for :func:`hier_allreduce`.
 
     Returns
     -------
@@ -224,5 +238,5 @@ def md_ring(system, collective, size_bytes, *, pieces: int = 1, orders: str = "i
     >>> collsim.verify(collsim.build("md-ring", "hierarchical", "allreduce", 4096, nodes=8)).steps
     8
     """
-    _check(pieces, orders)
-    return lanes_schedule(system, collective, size_bytes, pieces=pieces, orders=orders, ring=True)
+    _check(pieces, orders, units)
+    return lanes_schedule(system, collective, size_bytes, pieces=pieces, orders=orders, ring=True, units=units)

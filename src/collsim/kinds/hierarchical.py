@@ -86,9 +86,13 @@ class HierarchicalPart(NetworkPart):
 
     Parameters
     ----------
-    link_bandwidth_bytes_per_s, link_latency_s, max_link_load, alpha_beta_time_s, simulated_time_s, per_node_throughput_bytes_per_s, time_model
+    link_bandwidth_bytes_per_s, link_latency_s, max_link_load, alpha_beta_time_s, simulated_time_s : float
         As for :class:`~collsim.kinds.network.NetworkPart` (the link parameters are the system's
         defaults; each dimension has its own).
+    per_node_throughput_bytes_per_s : float or None
+        As for :class:`~collsim.kinds.network.NetworkPart`.
+    time_model : str
+        As for :class:`~collsim.kinds.network.NetworkPart`.
     hierarchy : str
         The dimensions, inner to outer (``switch:8:300GB/s:1us,switch:16:50GB/s:1us``).
     bottleneck : str

@@ -133,8 +133,8 @@ class Dimension:
 
     def text(self) -> str:
         """The compact form ``topology:size:bandwidth:latency`` (what ``-S dims=`` reads)."""
-        lat = f"{self.latency_s * 1e6:g}us"
-        return f"{self.topology}:{self.size}:{format_bandwidth(self.bandwidth_bytes_per_s)}:{lat}".replace(" ", "")
+        bw = format_bandwidth(self.bandwidth_bytes_per_s)
+        return f"{self.topology}:{self.size}:{bw}:{self.latency_s * 1e6:g}us".replace(" ", "")
 
     def links_per_group(self) -> int:
         """Directed links of one group."""
@@ -278,10 +278,7 @@ class Hierarchical(Network):
         """Node-id stride of each coordinate (``prod`` of the inner sizes)."""
         return np.concatenate([[1], np.cumprod([d.size for d in self.dimensions])[:-1]]).astype(np.int64)
 
-    @property
-    def sizes(self) -> tuple[int, ...]:
-        """Group size of each dimension."""
-        return tuple(d.size for d in self.dimensions)
+    sizes = property(lambda self: tuple(d.size for d in self.dimensions), doc="Group size of each dimension.")
 
     def coords(self, nodes: np.ndarray) -> np.ndarray:
         """Coordinates ``(len(nodes), D)`` of end nodes."""
@@ -347,7 +344,8 @@ class Hierarchical(Network):
     @cached_property
     def link_dimension(self) -> np.ndarray:
         """The dimension of every directed link (in :attr:`links` order)."""
-        return np.repeat(np.arange(len(self.dimensions)), [len(self._dim_edges(d)[0]) for d in range(len(self.dimensions))])
+        counts = [len(self._dim_edges(d)[0]) for d in range(len(self.dimensions))]
+        return np.repeat(np.arange(len(self.dimensions)), counts)
 
     @cached_property
     def links(self) -> LinkTable:
