@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.collective import make_collective
+from ..core.collective import SPECS, make_collective
 from ..core.schedule import LogicalBuilder
 from ..core.validate import integer
 from ..rwa.alltoall_ring import uniform_alltoall_ring, uniform_alltoall_wavelengths
@@ -180,7 +180,7 @@ def paper_allgather_steps(nodes: int, wavelengths: int, m: int | None = None) ->
 def _paper_steps(system, collective, params):
     c = system.channels_per_direction
     m = params.get("m")
-    if collective == "allreduce":
+    if SPECS[collective].reduction:   # all-reduce (WRHT's other collective is all-gather)
         return paper_allreduce_steps(system.nodes, c, m)
     return paper_allgather_steps(system.nodes, c, m)
 
@@ -297,8 +297,8 @@ def wrht(system, collective, size_bytes, *, m: int | None = None):
     m = group_size(channels) if m is None else _check_int("m", m, 2)
     fanout = min(system.tx_channels, system.rx_channels)
     levels, top, top_lo, top_hi = _plan(n, m, channels, fanout)
-    reduce = collective == "allreduce"
-    coll = make_collective("allreduce", n, size_bytes, split=1) if reduce else make_collective("allgather", n, size_bytes)
+    reduce = SPECS[collective].reduction   # all-reduce; else all-gather
+    coll = make_collective(collective, n, size_bytes, split=1)
     b = LogicalBuilder(coll)
     a2a = uniform_alltoall_ring(len(top)) if len(top) > 1 else None
     exact = a2a is not None

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.collective import make_collective
+from ...core.collective import SPECS, make_collective
 from ...core.errors import InputError
 from ...core.schedule import LogicalBuilder
 from ..common import check_root
@@ -102,7 +102,7 @@ def _tune(system, collective, size_bytes):
     else:
         src, _, _, _ = _direct_links(system)
         degree = int(np.bincount(src, minlength=n).max())
-    rooted = collective in ("broadcast", "reduce")
+    rooted = SPECS[collective].rooted
     return [{"chunks": k, "capacity": q} for k, q in _choices(n, degree, rooted)]
 
 def owner_weights(net) -> np.ndarray:
@@ -217,16 +217,17 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
     n = system.nodes
     nets = _networks(system, None if overlay is None else str(overlay))
     kw = dict(chunks=chunks, capacity=capacity, seed=seed)
-    if collective in ("broadcast", "reduce"):
+    t = SPECS[collective]
+    if t.rooted:   # broadcast, or reduce (the broadcast reversed, reducing)
         root = check_root(root, n)
         sizes = lambda k: make_collective(collective, n, size_bytes, split=k, root=root).bytes_of(  # noqa: E731
             np.arange(k))
-        plan, chosen, _ = _best_over(nets, sizes, reverse=collective == "reduce", root=root, **kw)
+        plan, chosen, _ = _best_over(nets, sizes, reverse=t.reduction, root=root, **kw)
         b = LogicalBuilder(make_collective(collective, n, size_bytes, split=chosen["chunks"], root=root))
-        _add(b, plan, reduce=collective == "reduce", offset=0)
+        _add(b, plan, reduce=t.reduction, offset=0)
         chosen.update(root=root, predicted_time_s=plan.predicted_time_s)
         return b.build(), chosen
-    if collective == "allreduce":
+    if t.composed_of:   # all-reduce: a reduce-scatter and an all-gather on one overlay
         block = lambda k: make_collective("allreduce", n, size_bytes, split=n * k).bytes_of(  # noqa: E731
             np.arange(n * k))
         best = None
@@ -251,10 +252,10 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
         chosen["predicted_time_s"] = rs.predicted_time_s + ag.predicted_time_s
         return b.build(), chosen
     block = lambda k: make_collective(collective, n, size_bytes, split=k).bytes_of(np.arange(n * k))  # noqa: E731
-    plan, chosen, _ = _best_over(nets, block, reverse=collective == "reducescatter", **kw)
+    plan, chosen, _ = _best_over(nets, block, reverse=t.reduction, **kw)   # reduce-scatter: all-gather reversed
     coll = make_collective(collective, n, size_bytes, split=chosen["chunks"])
     b = LogicalBuilder(coll)
-    _add(b, plan, reduce=collective == "reducescatter", offset=0)
+    _add(b, plan, reduce=t.reduction, offset=0)
     chosen["predicted_time_s"] = plan.predicted_time_s
     return b.build(), chosen
 
