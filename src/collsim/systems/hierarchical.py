@@ -109,8 +109,7 @@ class Dimension:
             lat = spec.get("latency", spec.get("latency_s"))
         elif isinstance(spec, str) or is_integer(spec):
             parts = [p.strip() for p in str(spec).split(":")]
-            if len(parts) == 1:
-                parts = ["switch", *parts]
+            parts = ["switch", *parts] if len(parts) == 1 else parts
             if len(parts) > 4:
                 raise InputError(f"hierarchical dimension {spec!r}: use topology:size[:bandwidth[:latency]]")
             topo, size, bw, lat = (parts + [None, None])[:4]
@@ -135,6 +134,8 @@ class Dimension:
         """The compact form ``topology:size:bandwidth:latency`` (what ``-S dims=`` reads)."""
         bw = format_bandwidth(self.bandwidth_bytes_per_s)
         return f"{self.topology}:{self.size}:{bw}:{self.latency_s * 1e6:g}us".replace(" ", "")
+
+    __str__ = text
 
     def links_per_group(self) -> int:
         """Directed links of one group."""
