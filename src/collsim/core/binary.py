@@ -56,7 +56,7 @@ def write_npz(s: Schedule, fh) -> None:
     ['band', 'chunk_idx', 'chunk_ptr', 'direction']
     """
     cols = {k: getattr(s, k) for k in ("step", "round", "src", "dst", "chunk_ptr", "chunk_idx", "reduce")}
-    cols.update({k: getattr(s.routes, k) for k in getattr(s.routes, "columns", lambda: s.routes.COLUMNS)()})
+    cols.update({k: getattr(s.routes, k) for k in s.routes.columns()})
     head = np.frombuffer(json.dumps(header(s)).encode(), dtype=np.uint8)
     np.savez(fh, header=head, **cols)
 
@@ -137,7 +137,7 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
         raise ScheduleFormatError(f"{name}: bad header ({exc})") from exc
     system, coll = read_header(doc)
     names = ("step", "round", "src", "dst", "chunk_ptr", "chunk_idx", "reduce") + system.Routes.COLUMNS
-    known = {"header", *names, *getattr(system.Routes, "PATH_COLUMNS", ())}
+    known = {"header", *names, *system.Routes.PATH_COLUMNS}
     unknown = [k for k in arrays if k not in known]
     if unknown:  # nothing in a file is silently ignored (a misspelt column, a column of another kind of system)
         raise ScheduleFormatError(f"{name}: unknown array{'s' if len(unknown) > 1 else ''} "
@@ -147,11 +147,11 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
         if col not in arrays:
             raise ScheduleFormatError(f"{name}: missing column {col!r}")
         cols[col] = _column(name, col, arrays[col])
-    for col in getattr(system.Routes, "PATH_COLUMNS", ()):  # ECMP routes: optional, both or neither
+    for col in system.Routes.PATH_COLUMNS:  # ECMP routes: optional, both or neither
         if col in arrays:
             cols[col] = _column(name, col, arrays[col])
     routes = system.Routes(**{k: cols.pop(k) for k in (*system.Routes.COLUMNS,
-                                                      *getattr(system.Routes, "PATH_COLUMNS", ())) if k in cols})
+                                                      *system.Routes.PATH_COLUMNS) if k in cols})
     try:
         s = Schedule(system=system, collective=coll, algorithm=str(doc.get("algorithm", "file")),
                      params=doc.get("params") if isinstance(doc.get("params"), dict) else {},

@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import RouteError, ScheduleFormatError, Where, unknown_names
-from .routes import INDEX, LinkRoutes, RingRoutes
+from .csr import INDEX
+from .plugins import route_format_for
 from .validate import is_integer
 
 
@@ -268,135 +269,14 @@ def _path(tr: dict, vertices: int, what: str, step: int, t: int, where: str) -> 
     return path
 
 
-_DIRS = {"cw": 1, "ccw": -1}
-
-
-def _dir(tr: dict, where: str) -> int:
-    """A transfer's ``dir``: +1 for ``"cw"``, -1 for ``"ccw"``; anything else is malformed."""
-    d = _DIRS.get(tr["dir"]) if isinstance(tr["dir"], str) else None
-    if d is None:
-        raise ScheduleFormatError(f"{where}: 'dir' must be 'cw' or 'ccw', got {tr['dir']!r}")
-    return d
-
-
-def _route(tr: dict, n: int, step: int, t: int, where: str) -> tuple[int, int]:
-    if "path" in tr:
-        path = _path(tr, n, "node", step, t, where)
-        loc = Where(step=step, transfer=t, position=where)
-        steps = {(b - a) % n for a, b in zip(path, path[1:])}
-        if len(steps) != 1 or steps.pop() not in (1, n - 1):
-            raise RouteError("path is not a contiguous one-direction walk around the ring", loc)
-        h = len(path) - 1
-        if n == 2:  # both ways round are one hop from 0 to 1: only 'dir' says which
-            if "dir" not in tr:
-                raise ScheduleFormatError(f"{where}: on a 2-node ring a path runs either way round; "
-                                          "give 'dir' ('cw' or 'ccw') beside it")
-            d = _dir(tr, where)
-        else:
-            d = 1 if (path[1] - path[0]) % n == 1 else -1
-            if "dir" in tr and _dir(tr, where) != d:
-                raise ScheduleFormatError(f"{where}: 'dir' is {tr['dir']!r} but 'path' {path} runs "
-                                          f"{'cw' if d > 0 else 'ccw'}")
-        if "hops" in tr and need(tr, "hops", int, where) != h:
-            raise ScheduleFormatError(f"{where}: 'hops' is {tr['hops']} but 'path' {path} has {h} hop{'s' if h != 1 else ''}")
-        return d, h
-    if "dir" in tr:
-        return _dir(tr, where), need(tr, "hops", int, where)
-    if "hops" in tr:
-        raise ScheduleFormatError(f"{where}: 'hops' needs a 'dir' ('cw' or 'ccw') beside it")
-    raise ScheduleFormatError(f"{where}: needs a route ('path', or 'dir' and 'hops')")
-
-
-def _network_route(tr: dict, system, step: int, t: int, where: str, out: list[int]) -> int:
-    """Parse a vertex path on a graph system into link ids appended to ``out``."""
-    if "path" not in tr:
-        raise ScheduleFormatError(f"{where}: 'path' must be a list of at least 2 vertex ids")
-    path = np.asarray(_path(tr, system.vertices, "vertex", step, t, where), dtype=INDEX)
-    links = system.links.index(path[:-1], path[1:])
-    if (links < 0).any():
-        k = int(np.flatnonzero(links < 0)[0])
-        raise RouteError(f"no link from vertex {path[k]} to vertex {path[k + 1]}",
-                         Where(step=step, transfer=t, position=where))
-    out.extend(links.tolist())
-    return len(links)
-
-
-class _RingReader:
-    """Collects the route and channel fields of optical-ring transfers."""
-
-    KEYS = frozenset({"path", "dir", "hops", "fiber", "wavelength", "band"})  # a transfer's route fields
-
-    def __init__(self, system) -> None:
-        self.system = system
-        self.cols: dict[str, list] = {k: [] for k in RingRoutes.COLUMNS}
-
-    def add(self, tr: dict, step: int, t: int, where: str) -> None:
-        if "path" in tr and not getattr(self.system, "ring_paths", True):
-            raise ScheduleFormatError(f"{where}: {self.system.kind} transfers give 'dir' and 'hops', not 'path'")
-        d, h = _route(tr, self.system.nodes, step, t, where)
-        band = optional(tr, "band", 1, where)
-        for name, val in (("direction", d), ("hops", h), ("fiber", need(tr, "fiber", int, where)),
-                          ("wavelength", need(tr, "wavelength", int, where)), ("band", band)):
-            self.cols[name].append(val)
-
-    def finish(self, where_of) -> RingRoutes:
-        dtypes = {"direction": np.int8, "hops": INDEX, "fiber": np.int16, "wavelength": np.int32, "band": np.int32}
-        return RingRoutes(**{k: int_column(v, dtypes[k], k, where_of) for k, v in self.cols.items()})
-
-
-class _LinkReader:
-    """Collects the vertex paths of network transfers as link ids (ECMP: ``paths`` and ``shares``)."""
-
-    KEYS = frozenset({"path", "paths", "shares"})  # a transfer's route fields
-
-    def __init__(self, system) -> None:
-        self.system = system
-        self.hops: list[int] = []
-        self.links: list[int] = []
-        self.npaths: list[int] = []
-        self.shares: list[float] = []
-
-    def add(self, tr: dict, step: int, t: int, where: str) -> None:
-        if "paths" in tr and "path" in tr:  # one route or several, never both (neither is ignored)
-            raise ScheduleFormatError(f"{where}: give 'path' or 'paths' (with 'shares'), not both")
-        if "paths" not in tr:
-            if "shares" in tr:
-                raise ScheduleFormatError(f"{where}: 'shares' goes with 'paths' (a route split over several paths)")
-            self.hops.append(_network_route(tr, self.system, step, t, where, self.links))
-            self.npaths.append(1)
-            self.shares.append(1.0)
-            return
-        paths, shares = tr["paths"], tr.get("shares")
-        if not isinstance(paths, list) or not paths:
-            raise ScheduleFormatError(f"{where}: 'paths' must be a non-empty list of vertex paths")
-        if (not isinstance(shares, list) or len(shares) != len(paths)
-                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in shares)):
-            raise ScheduleFormatError(f"{where}: 'shares' must be a list of {len(paths)} numbers, the share of "
-                                      f"the transfer's bytes on each path")
-        for path in paths:
-            one = {"path": path, "src": tr.get("src"), "dst": tr.get("dst")}  # each path as a transfer's 'path'
-            self.hops.append(_network_route(one, self.system, step, t, where, self.links))
-        self.npaths.append(len(paths))
-        self.shares.extend(float(x) for x in shares)
-
-    def finish(self, where_of) -> LinkRoutes:
-        ptr = np.zeros(len(self.hops) + 1, dtype=INDEX)
-        np.cumsum(np.asarray(self.hops, dtype=INDEX), out=ptr[1:])
-        if len(self.hops) == len(self.npaths):  # one path per transfer
-            return LinkRoutes(ptr, np.asarray(self.links, dtype=INDEX))
-        path_ptr = np.zeros(len(self.npaths) + 1, dtype=INDEX)
-        np.cumsum(np.asarray(self.npaths, dtype=INDEX), out=path_ptr[1:])
-        return LinkRoutes(ptr, np.asarray(self.links, dtype=INDEX), path_ptr, np.asarray(self.shares, np.float64))
-
-
 def route_reader(system):
     """A collector of the route fields of the transfers of a schedule file on ``system``.
 
     Parameters
     ----------
     system : System
-        An optical ring (routes: direction, hops, fiber, wavelength, band) or a network
-        (routes: link ids).
+        Any system whose kind registered a route format (:func:`collsim.core.plugins.route_format_for`):
+        an optical ring reads direction, hops, fiber, wavelength and band, a network link ids.
 
     Returns
     -------
@@ -413,4 +293,4 @@ def route_reader(system):
     >>> routes.direction.tolist(), routes.hops.tolist(), routes.wavelength.tolist()
     ([-1], [2], [5])
     """
-    return (_RingReader if system.Routes is RingRoutes else _LinkReader)(system)
+    return route_format_for(system).reader(system)  # the system's kind registered it

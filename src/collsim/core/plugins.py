@@ -14,7 +14,8 @@ discovery, as an entry point would be loaded), so a caller below ``kinds`` never
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from .errors import UnsupportedError
 
@@ -26,6 +27,36 @@ CAPABILITIES = frozenset({"flow-simulation", "msccl", "simgrid", "smpi-replay", 
 platform and deployment), ``smpi-replay`` (SimGrid SMPI time-independent traces), ``trace-network``
 (Chrome trace of link transfers), ``trace-lightpaths`` (Chrome trace of lightpaths), ``physical-layer``
 (power budget and BER of lightpaths) and ``mpi`` (running the schedule over MPI)."""
+
+
+
+@dataclass(frozen=True)
+class RouteFormat:
+    """How a kind's routes are written in a schedule file and read back.
+
+    Parameters
+    ----------
+    route_class : type
+        The kind's route class (a :class:`~collsim.core.route_base.Routes` subclass).
+    reader : callable
+        ``reader(system)`` -> an object with ``KEYS`` (the route fields a transfer may have),
+        ``add(transfer, step, t, where)`` per transfer and ``finish(where_of)`` -> the routes part.
+    writer : callable
+        ``writer(schedule, t, with_path)`` -> transfer ``t``'s route fields as a dict
+        (``with_path`` False asks for the compact form of a very large schedule).
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> fmt = route_format_for(load_system("paper", nodes=8))
+    >>> fmt.route_class.__name__, sorted(fmt.reader(load_system("paper", nodes=8)).KEYS)[:3]
+    ('RingRoutes', ['band', 'dir', 'fiber'])
+    """
+
+    route_class: type
+    reader: Callable[[Any], Any]
+    writer: Callable[[Any, int, bool], dict]
+
 
 _MODELS: dict[type, Any] = {}
 _ROUTE_FORMATS: dict[type, Any] = {}
@@ -184,10 +215,10 @@ def require(system: Any, capability: str, what: str) -> None:
     --------
     >>> from collsim.systems import load_system
     >>> require(load_system("torus", nodes=16), "msccl", "MSCCL export")
-    >>> require(load_system("paper", nodes=8), "msccl", "MSCCL export")
+    >>> require(load_system("paper", nodes=8), "msccl", "MSCCL export")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    collsim.core.errors.UnsupportedError: MSCCL export is not supported on optical-ring systems (paper); it is on: network
+    collsim.core.errors.UnsupportedError: MSCCL export is not supported on optical-ring systems (paper); it is on: ...network...
     """
     if supports(system, capability):
         return
@@ -195,3 +226,36 @@ def require(system: Any, capability: str, what: str) -> None:
     raise UnsupportedError(f"{what} is not supported on {model_for(system).name} systems ({system.name}); "
                            f"it is on: {', '.join(able) or 'no kind'}")
 
+
+def route_format_for(system: Any) -> RouteFormat:
+    """The route format of a system's kind (the nearest registered class in its hierarchy).
+
+    Parameters
+    ----------
+    system : System
+        Any system.
+
+    Returns
+    -------
+    RouteFormat
+        Its kind's :attr:`~collsim.kinds.base.KindModel.route_format`.
+
+    Raises
+    ------
+    UnsupportedError
+        If its kind registered none.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> route_format_for(load_system("torus", nodes=16)).route_class.__name__
+    'LinkRoutes'
+    """
+    found = _nearest(_ROUTE_FORMATS, system)
+    if found is None:
+        model = model_for(system)  # discovers the kinds, or raises for a system no kind covers
+        found = _nearest(_ROUTE_FORMATS, system)
+        if found is None:
+            raise UnsupportedError(f"the {model.name} kind registers no route format: its schedules cannot be "
+                                   "written to or read from a file")
+    return found

@@ -13,127 +13,28 @@ of system it runs on:
     a CSR list of directed link ids per path, one path per transfer or, with ECMP,
     several paths per transfer each carrying a share of its bytes.
 
-Both offer ``hops``, ``take(rows)`` (a row subset in a new order), ``replace``
-and their JSON row fields, so the code that handles schedules never asks which
-kind it holds.
+Both derive from :class:`Routes`, the protocol a kind's route class follows:
+``hops``, ``columns()``, ``take(rows)`` (a row subset in a new order), ``replace``,
+``check_shape``, ``wavelengths_used`` and ``link_load_blocks``, with defaults for what a
+kind lacks, so the code that handles schedules never asks which kind it holds.  A kind's
+schedule-file reader and writer are its route format
+(:class:`collsim.core.plugins.RouteFormat`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
 
-INDEX = np.int64
-
-
-def permute_csr(lengths: np.ndarray, idx: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Reorder (or subset) CSR rows.
-
-    Parameters
-    ----------
-    lengths : numpy.ndarray
-        Row lengths in the current order.
-    idx : numpy.ndarray
-        Concatenated row contents in the current order.
-    order : numpy.ndarray
-        New order: row ``i`` of the result is old row ``order[i]`` (rows may be
-        dropped or repeated).
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(ptr, idx)`` in the new order.
-
-    Examples
-    --------
-    >>> ptr, idx = permute_csr(np.array([1, 2]), np.array([7, 8, 9]), np.array([1, 0]))
-    >>> ptr.tolist(), idx.tolist()
-    ([0, 2, 3], [8, 9, 7])
-    """
-    order = np.asarray(order, dtype=INDEX)
-    old_ptr = np.zeros(len(lengths) + 1, dtype=INDEX)
-    np.cumsum(lengths, out=old_ptr[1:])
-    new_len = np.asarray(lengths, dtype=INDEX)[order]
-    ptr = np.zeros(len(order) + 1, dtype=INDEX)
-    np.cumsum(new_len, out=ptr[1:])
-    if len(idx) == 0:
-        return ptr, idx[:0]
-    starts = np.repeat(old_ptr[:-1][order] - ptr[:-1], new_len)
-    return ptr, idx[starts + np.arange(ptr[-1], dtype=INDEX)]
-
-
-def dense_rank(sorted_values: np.ndarray) -> np.ndarray:
-    """Rank of each value among the distinct values of a non-decreasing array.
-
-    The inverse of ``np.unique(..., return_inverse=True)`` for sorted input in one
-    linear pass; when the values are already ``0, 1, 2, ...`` with no gap the input
-    array itself is returned (no copy).
-
-    Parameters
-    ----------
-    sorted_values : numpy.ndarray
-        Non-decreasing integers (logical rounds, say).
-
-    Returns
-    -------
-    numpy.ndarray
-        int64 ranks, ``0`` for the smallest value.
-
-    Examples
-    --------
-    >>> dense_rank(np.array([2, 2, 5, 7, 7])).tolist()
-    [0, 0, 1, 2, 2]
-    """
-    v = np.asarray(sorted_values)
-    if v.size == 0:
-        return np.zeros(0, INDEX)
-    change = v[1:] != v[:-1]
-    if v.dtype == INDEX and v[0] == 0 and int(v[-1]) == int(np.count_nonzero(change)):
-        return v  # already dense
-    out = np.zeros(v.size, INDEX)
-    np.cumsum(change, out=out[1:])
-    return out
-
-
-def row_blocks(ptr: np.ndarray, max_entries: int = 1 << 20) -> list[tuple[int, int]]:
-    """Split CSR rows into consecutive blocks of at most ``max_entries`` entries.
-
-    Work over CSR contents (every link of every route, say) done block by block
-    keeps its temporaries bounded by the block, not by the whole schedule.  A row
-    longer than ``max_entries`` is a block of its own.
-
-    Parameters
-    ----------
-    ptr : numpy.ndarray
-        CSR row pointer (``len = rows + 1``).
-    max_entries : int, optional
-        Entries per block (default 2**20, 8 MiB of int64).
-
-    Returns
-    -------
-    list of tuple of int
-        ``(lo, hi)`` row ranges covering every row in order.
-
-    Examples
-    --------
-    >>> row_blocks(np.array([0, 2, 4, 5, 9]), max_entries=4)
-    [(0, 2), (2, 3), (3, 4)]
-    """
-    rows = len(ptr) - 1
-    out, lo = [], 0
-    while lo < rows:
-        hi = int(np.searchsorted(ptr, ptr[lo] + max_entries, side="right")) - 1
-        hi = min(max(hi, lo + 1), rows)
-        out.append((lo, hi))
-        lo = hi
-    return out
+from .csr import INDEX, dense_rank, permute_csr, ptr_ok, row_blocks  # noqa: F401  (re-exported: callers import them here)
+from .route_base import ROUTE_COLUMNS, Routes  # noqa: F401
 
 
 @dataclass(frozen=True, eq=False)
-class RingRoutes:
+class RingRoutes(Routes):
     """Routes and channels of transfers on an optical ring.
 
     Parameters
@@ -217,6 +118,10 @@ class RingRoutes:
         """Memory held by the columns."""
         return sum(getattr(self, c).nbytes for c in self.COLUMNS)
 
+    def wavelengths_used(self) -> int:
+        """Distinct wavelengths any band covers (:func:`wavelengths_covered`)."""
+        return wavelengths_covered(self.wavelength, self.band)
+
 
 def wavelengths_covered(wavelength: np.ndarray, band: np.ndarray) -> int:
     """Number of distinct wavelength indices any band covers: the length of the union of ``[lo, lo + band)``.
@@ -263,7 +168,7 @@ def wavelengths_covered(wavelength: np.ndarray, band: np.ndarray) -> int:
 
 
 @dataclass(frozen=True, eq=False)
-class LinkRoutes:
+class LinkRoutes(Routes):
     """Routes of transfers on an electrical network: directed link ids in order, one or more paths each.
 
     Parameters
@@ -393,9 +298,61 @@ class LinkRoutes:
         """Copy with some columns replaced."""
         return replace(self, **changes)
 
+    def check_shape(self, transfers: int) -> tuple[str, int | None] | None:
+        """What is wrong with the CSR columns for ``transfers`` rows, or None (see :meth:`Routes.check_shape`)."""
+        paths = len(self.route_ptr) - 1 if self.multipath else transfers  # ECMP: route_ptr runs over paths
+        for name in self.columns():
+            rows = len(getattr(self, name))
+            want = {"route_ptr": paths + 1, "route_links": None, "path_ptr": transfers + 1,
+                    "path_weight": paths}.get(name, transfers)
+            if want is not None and rows != want:
+                return f"routes column {name!r} has {rows} rows, expected {want}", None
+        if not ptr_ok(self.route_ptr, len(self.route_links)):
+            return "route_ptr must start at 0, never decrease and end at the length of route_links", None
+        if not self.multipath:
+            return None
+        if not ptr_ok(self.path_ptr, paths) or (np.diff(self.path_ptr) < 1).any():
+            return "path_ptr must start at 0, give every transfer at least one path and end at the number of paths", None
+        w = np.asarray(self.path_weight, dtype=np.float64)
+        share = np.add.reduceat(w, self.path_ptr[:-1]) if transfers else w[:0]
+        bad = np.flatnonzero(~np.isfinite(share) | (np.abs(share - 1.0) > 1e-9))
+        if not (np.isfinite(w).all() and (w > 0).all()) or bad.size:
+            t = int(bad[0]) if bad.size else int(np.searchsorted(self.path_ptr, np.flatnonzero(~(w > 0))[0],
+                                                                 side="right") - 1)
+            return "the shares of its paths must be positive and sum to 1", t
+        return None
+
+    def link_load_blocks(self, step_bounds: np.ndarray, system: Any):
+        """``(keys, counts)`` of flows per (step, link) of ``system`` (``key = step * links + link``), block by block.
+
+        Bounded temporaries, whatever the schedule's size; with multipath routes a transfer counts
+        the share of its bytes each path carries, so counts are floats.
+        """
+        links, nlinks = self.route_links, len(system.links)
+        pb = self.path_bounds(step_bounds)  # first path of every step
+        ent = self.route_ptr[pb]  # first link entry of every step
+        weights = self.weights if self.multipath else None
+        per_block = max(1, (1 << 18) // max(nlinks, 1))  # steps whose (step, link) counters fit 2 MiB
+        for lo, hi in row_blocks(ent, 1 << 18):
+            for a in range(lo, hi, per_block):
+                b = min(hi, a + per_block)
+                seg = links[ent[a]:ent[b]]
+                local = np.repeat(np.arange(b - a, dtype=INDEX) * nlinks, np.diff(ent[a:b + 1])) + seg
+                w = None if weights is None else np.repeat(weights[pb[a]:pb[b]], self.path_hops[pb[a]:pb[b]])
+                if (b - a) * nlinks <= 4 * max(seg.size, 1 << 16):
+                    cnt = np.bincount(local, weights=w, minlength=(b - a) * nlinks)
+                    k = np.flatnonzero(cnt)
+                    c = cnt[k]
+                else:  # few entries over very many links: sort instead of counting
+                    order = np.argsort(local, kind="stable")
+                    local = local[order]
+                    starts = np.flatnonzero(np.concatenate(([True], local[1:] != local[:-1])))
+                    k = local[starts]
+                    c = np.diff(np.append(starts, local.size)) if w is None else np.add.reduceat(w[order], starts)
+                yield k + a * nlinks, (c.astype(INDEX) if w is None else c)
+
     def nbytes(self) -> int:
         """Memory held by the columns."""
         return sum(getattr(self, c).nbytes for c in self.columns())
 
 
-ROUTE_COLUMNS = {c for cls in (RingRoutes, LinkRoutes) for c in (f.name for f in fields(cls))}

@@ -22,7 +22,8 @@ import numpy as np
 
 from .collective import Collective
 from .errors import MalformedScheduleError
-from .routes import INDEX, ROUTE_COLUMNS, LinkRoutes, RingRoutes, permute_csr, row_blocks, wavelengths_covered
+from .csr import INDEX, permute_csr
+from .route_base import ROUTE_COLUMNS, Routes
 from .system import System
 
 
@@ -63,7 +64,7 @@ class LogicalSchedule:
     via : numpy.ndarray or None
         Route hint per transfer, read by the system's routing (on an MLFM the other
         column of the spine a same-column transfer crosses); -1 or None: default route.
-    routes : LinkRoutes or None
+    routes : Routes or None
         Explicit routes on an electrical network, one row per transfer (several weighted paths
         each allowed), used instead of the network's routing; None: the network routes.  A
         synthesizer that chooses its own paths (``synth-alltoall``) supplies them here.
@@ -90,7 +91,7 @@ class LogicalSchedule:
     color: np.ndarray | None = None
     band: np.ndarray | None = None
     via: np.ndarray | None = None
-    routes: LinkRoutes | None = None
+    routes: Routes | None = None
 
     @property
     def rounds(self) -> int:
@@ -232,7 +233,7 @@ class Schedule:
         CSR payload.
     reduce : numpy.ndarray
         Combine at the receiver.
-    routes : RingRoutes or LinkRoutes
+    routes : Routes
         How each transfer crosses the system (see :mod:`collsim.core.routes`).  Its
         columns read as attributes of the schedule: ``s.hops``, and on optical rings
         ``s.direction``, ``s.fiber``, ``s.wavelength``, ``s.band``; on networks
@@ -257,7 +258,7 @@ class Schedule:
     chunk_ptr: np.ndarray
     chunk_idx: np.ndarray
     reduce: np.ndarray
-    routes: RingRoutes | LinkRoutes
+    routes: Routes
     _cache: dict = field(default_factory=dict, repr=False)
 
     COMMON: ClassVar[tuple[str, ...]] = ("step", "round", "src", "dst", "reduce")
@@ -335,8 +336,7 @@ class Schedule:
         ...               ).wavelengths_used()
         1000000000
         """
-        lo = getattr(self.routes, "wavelength", None)  # link routes have no wavelengths
-        return 0 if lo is None else wavelengths_covered(lo, self.routes.band)
+        return self.routes.wavelengths_used()
 
     def link_loads(self) -> tuple[np.ndarray, np.ndarray]:
         """Flows per (step, link) on networks.
@@ -355,33 +355,8 @@ class Schedule:
         return np.concatenate(keys), np.concatenate(counts)
 
     def _link_load_blocks(self):
-        """:meth:`link_loads` block by block of steps (bounded temporaries)."""
-        routes = self.routes
-        links = getattr(routes, "route_links", None)
-        if links is None:
-            return
-        nlinks = len(self.system.links)
-        pb = routes.path_bounds(self.step_bounds)  # first path of every step
-        ent = routes.route_ptr[pb]  # first link entry of every step
-        weights = routes.weights if routes.multipath else None
-        per_block = max(1, (1 << 18) // max(nlinks, 1))  # steps whose (step, link) counters fit 2 MiB
-        for lo, hi in row_blocks(ent, 1 << 18):  # bounded temporaries, whatever the schedule's size
-            for a in range(lo, hi, per_block):
-                b = min(hi, a + per_block)
-                seg = links[ent[a]:ent[b]]
-                local = np.repeat(np.arange(b - a, dtype=INDEX) * nlinks, np.diff(ent[a:b + 1])) + seg
-                w = None if weights is None else np.repeat(weights[pb[a]:pb[b]], routes.path_hops[pb[a]:pb[b]])
-                if (b - a) * nlinks <= 4 * max(seg.size, 1 << 16):
-                    cnt = np.bincount(local, weights=w, minlength=(b - a) * nlinks)
-                    k = np.flatnonzero(cnt)
-                    c = cnt[k]
-                else:  # few entries over very many links: sort instead of counting
-                    order = np.argsort(local, kind="stable")
-                    local = local[order]
-                    starts = np.flatnonzero(np.concatenate(([True], local[1:] != local[:-1])))
-                    k = local[starts]
-                    c = np.diff(np.append(starts, local.size)) if w is None else np.add.reduceat(w[order], starts)
-                yield k + a * nlinks, (c.astype(INDEX) if w is None else c)
+        """:meth:`link_loads` block by block of steps (the routes part's; none without links)."""
+        return self.routes.link_load_blocks(self.step_bounds, self.system)
 
     def max_link_load(self) -> int:
         """The most flows sharing one directed link in one step (0 on rings).
@@ -441,4 +416,4 @@ class Schedule:
         return common + self.chunk_ptr.nbytes + self.chunk_idx.nbytes + self.routes.nbytes()
 
 
-__all__ = ["INDEX", "LinkRoutes", "LogicalBuilder", "LogicalSchedule", "RingRoutes", "Schedule", "permute_csr"]
+__all__ = ["INDEX", "LogicalBuilder", "LogicalSchedule", "Schedule", "permute_csr"]

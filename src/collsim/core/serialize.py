@@ -21,7 +21,8 @@ from .fields import check_ints, int_column, need, optional, refuse_unknown, rout
 from .files import atomic_write
 from .reading import read_bytes
 from .positions import position_name, transfer_position
-from .schedule import INDEX, LinkRoutes, RingRoutes, Schedule
+from .plugins import route_format_for
+from .schedule import INDEX, Schedule
 from .system import system_from_description
 from .validate import is_integer
 from .wellformed import STEP_RULE, check_wellformed
@@ -34,32 +35,6 @@ HEADER_KEYS = frozenset({"format", "version", "system", "collective", "algorithm
 COLLECTIVE_KEYS = frozenset({"kind", "nodes", "size_bytes", "split", "root", "shift"})
 STEP_KEYS = frozenset({"step", "transfers"})
 TRANSFER_KEYS = frozenset({"src", "dst", "chunks", "reduce", "bytes", "round"})  # and the routes' (fields.py)
-
-
-def _ring_fields(s: Schedule, t: int, with_path: bool) -> dict[str, Any]:
-    n = s.system.nodes
-    src, d, h = int(s.src[t]), int(s.direction[t]), int(s.hops[t])
-    out: dict[str, Any] = {}
-    if with_path:
-        out["path"] = [(src + d * k) % n for k in range(h + 1)]
-        if n == 2:  # both directions join the same two nodes: say which
-            out["dir"] = "cw" if d > 0 else "ccw"
-    else:
-        out["dir"], out["hops"] = ("cw" if d > 0 else "ccw"), h
-    out["fiber"], out["wavelength"] = int(s.fiber[t]), int(s.wavelength[t])
-    if s.band[t] != 1:  # written whenever it is not the default, even a band of 0 that the verifier refuses
-        out["band"] = int(s.band[t])
-    return out
-
-
-def _link_fields(s: Schedule, t: int, with_path: bool) -> dict[str, Any]:
-    r = s.routes
-    p0, p1 = (int(r.path_ptr[t]), int(r.path_ptr[t + 1])) if r.multipath else (t, t + 1)
-    paths = [[int(s.src[t])] + s.system.links.dst[r.route_links[r.route_ptr[p]:r.route_ptr[p + 1]]].tolist()
-             for p in range(p0, p1)]
-    if len(paths) == 1:
-        return {"path": paths[0]}
-    return {"paths": paths, "shares": r.weights[p0:p1].tolist()}  # ECMP: the bytes split over several paths
 
 
 def _transfer_json(s: Schedule, t: int, sizes: np.ndarray, with_path: bool, fields_of) -> str:
@@ -94,9 +69,8 @@ def dumps(s: Schedule, progress: _Progress | None = None) -> str:
     '   {"src":2,"dst":0,"chunks":[1],"reduce":false,"bytes":1024,"round":1,"path":[2,0],"fiber":0,"wavelength":0}'
     """
     head = json.dumps(header(s), indent=1)[:-2]
-    # a torus's lightpaths stay in one row or column ring: 'path' would read them as one big ring
-    with_path = int(s.hops.sum()) <= PATH_LIMIT and getattr(s.system, "ring_paths", True)
-    fields_of = _WRITERS[type(s.routes)]
+    with_path = int(s.hops.sum()) <= PATH_LIMIT  # the kind's writer may still write its compact form
+    fields_of = route_format_for(s.system).writer
     sizes = s.size_bytes
     parts = [head, ',\n "steps": [']
     bounds = s.step_bounds
@@ -334,9 +308,6 @@ def loads(text: str, progress: _Progress | None = None) -> Schedule:
     check_wellformed(s)
     return s
 
-
-# each kind's routes part: the writer of its JSON fields (the readers: collsim.core.fields)
-_WRITERS = {RingRoutes: _ring_fields, LinkRoutes: _link_fields}
 
 
 def _parse_text(text: str, progress: _Progress | None = None) -> Schedule:

@@ -31,17 +31,13 @@ import numpy as np
 
 from .errors import ScheduleFormatError
 from .positions import schedule_position, transfer_position
-from .routes import INDEX, permute_csr
+from .csr import INDEX, permute_csr, ptr_ok
 
 STEP_RULE = "transfers must be listed in step order, steps numbered 0, 1, 2, ... without gaps"
 """How steps are numbered, quoted by every message about step numbers."""
 
 MAX_BYTES = 2**63 - 1
 """The most bytes collsim counts in one number: int64's maximum, about 9.2 EB (8 EiB)."""
-
-
-def _ptr_ok(ptr: np.ndarray, entries: int) -> bool:
-    return len(ptr) > 0 and ptr[0] == 0 and ptr[-1] == entries and bool((np.diff(ptr) >= 0).all())
 
 
 def first_duplicate(ptr: np.ndarray, idx: np.ndarray) -> tuple[int, int] | None:
@@ -203,30 +199,12 @@ def check_wellformed(s) -> None:
     if s.collective.nodes != s.system.nodes:
         raise ScheduleFormatError(f"the collective has {s.collective.nodes} nodes but the system has "
                                   f"{s.system.nodes}")
-    multipath = getattr(s.routes, "multipath", False)  # ECMP: route_ptr runs over paths, path_ptr over transfers
-    paths = len(s.routes.route_ptr) - 1 if multipath else len(s)
-    for name in getattr(s.routes, "columns", lambda: s.routes.COLUMNS)():  # Schedule checks the part's length
-        rows = len(getattr(s.routes, name))
-        want = {"route_ptr": paths + 1, "route_links": None, "path_ptr": len(s) + 1, "path_weight": paths}.get(name, len(s))
-        if want is not None and rows != want:
-            raise ScheduleFormatError(f"routes column {name!r} has {rows} rows, expected {want}")
-    if not _ptr_ok(s.chunk_ptr, len(s.chunk_idx)):
+    if not ptr_ok(s.chunk_ptr, len(s.chunk_idx)):
         raise ScheduleFormatError("chunk_ptr must start at 0, never decrease and end at the length of chunk_idx")
-    route_ptr = getattr(s.routes, "route_ptr", None)
-    if route_ptr is not None and not _ptr_ok(route_ptr, len(s.routes.route_links)):
-        raise ScheduleFormatError("route_ptr must start at 0, never decrease and end at the length of route_links")
-    if multipath:
-        if not _ptr_ok(s.routes.path_ptr, paths) or (np.diff(s.routes.path_ptr) < 1).any():
-            raise ScheduleFormatError("path_ptr must start at 0, give every transfer at least one path and end at "
-                                      "the number of paths")
-        w = np.asarray(s.routes.path_weight, dtype=np.float64)
-        share = np.add.reduceat(w, s.routes.path_ptr[:-1]) if len(s) else w[:0]
-        bad = np.flatnonzero(~np.isfinite(share) | (np.abs(share - 1.0) > 1e-9))
-        if not (np.isfinite(w).all() and (w > 0).all()) or bad.size:
-            t = int(bad[0]) if bad.size else int(np.searchsorted(s.routes.path_ptr, np.flatnonzero(~(w > 0))[0],
-                                                                  side="right") - 1)
-            raise ScheduleFormatError(f"{schedule_position(s, t)}: the shares of its paths must be positive "
-                                      "and sum to 1")
+    problem = s.routes.check_shape(len(s))  # the routes part checks its own columns (each kind's)
+    if problem is not None:
+        text, t = problem
+        raise ScheduleFormatError(text if t is None else f"{schedule_position(s, t)}: {text}")
     _check_steps(s.step, s.round)
     dup = first_duplicate(s.chunk_ptr, s.chunk_idx)
     if dup is not None:

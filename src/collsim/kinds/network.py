@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..core.collective import SPECS
+from ..core.link_format import LINK_FORMAT
 from ..core.network import Network
 from ..core.units import format_bandwidth, format_time
 from ..cost.loggp import loggp_time_s, system_model
@@ -247,6 +248,7 @@ class NetworkModel(KindModel):
     legend_title = "compare on electrical networks"
     capabilities = frozenset({"flow-simulation", "msccl", "simgrid", "smpi-replay", "trace-network", "mpi"})
     instance_keys = ("link_bandwidth_bytes_per_s", "link_latency_s")
+    route_format = LINK_FORMAT
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
         """Route every transfer with the network's rule (route hints honoured); strategy unused.

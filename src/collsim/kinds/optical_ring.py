@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..core.ring_format import RING_FORMAT
 from ..core.units import format_time
 from ..cost.bounds import optical_lower_bound_s
 from ..cost.optical import paper_time_s, step_times
@@ -178,6 +179,7 @@ class OpticalRingModel(KindModel):
     legend_title = "compare on optical rings"
     capabilities = frozenset({"trace-lightpaths", "physical-layer", "mpi"})
     instance_keys = ("wavelengths", "fibers")
+    route_format = RING_FORMAT
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
         """Route (shortest or given direction), colour bands of channels, lay out slots.

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..core.errors import InputError, UnsupportedError
 from ..core.ring import arc_start, first_overlap, hops_along, shortest_direction
-from ..core.routes import INDEX
-from ..core.schedule import LogicalSchedule, RingRoutes, Schedule
+from ..core.routes import INDEX, RingRoutes
+from ..core.schedule import LogicalSchedule, Schedule
 from .assign import Strategy, get_strategy
 
 

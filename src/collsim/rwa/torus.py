@@ -27,7 +27,8 @@ import numpy as np
 
 from ..core.errors import InputError, UnsupportedError
 from ..core.ring import first_overlap, hops_along, shortest_direction
-from ..core.schedule import LogicalSchedule, RingRoutes, Schedule, permute_csr
+from ..core.routes import RingRoutes
+from ..core.schedule import LogicalSchedule, Schedule, permute_csr
 from .assign import Strategy, get_strategy
 from .ring import _split_for_transceivers
 

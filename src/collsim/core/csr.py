@@ -1,0 +1,141 @@
+"""Compressed sparse rows (CSR): the layout of a schedule's chunks and of link routes, and helpers on it.
+
+A CSR pair ``(ptr, idx)`` keeps row ``r``'s entries in ``idx[ptr[r]:ptr[r+1]]``.  These helpers
+permute rows, rank sorted values and cut rows into blocks of bounded size, all vectorised.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+INDEX = np.int64
+"""The integer type of every index column (transfers, chunks, links)."""
+
+
+def permute_csr(lengths: np.ndarray, idx: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Reorder (or subset) CSR rows.
+
+    Parameters
+    ----------
+    lengths : numpy.ndarray
+        Row lengths in the current order.
+    idx : numpy.ndarray
+        Concatenated row contents in the current order.
+    order : numpy.ndarray
+        New order: row ``i`` of the result is old row ``order[i]`` (rows may be
+        dropped or repeated).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(ptr, idx)`` in the new order.
+
+    Examples
+    --------
+    >>> ptr, idx = permute_csr(np.array([1, 2]), np.array([7, 8, 9]), np.array([1, 0]))
+    >>> ptr.tolist(), idx.tolist()
+    ([0, 2, 3], [8, 9, 7])
+    """
+    order = np.asarray(order, dtype=INDEX)
+    old_ptr = np.zeros(len(lengths) + 1, dtype=INDEX)
+    np.cumsum(lengths, out=old_ptr[1:])
+    new_len = np.asarray(lengths, dtype=INDEX)[order]
+    ptr = np.zeros(len(order) + 1, dtype=INDEX)
+    np.cumsum(new_len, out=ptr[1:])
+    if len(idx) == 0:
+        return ptr, idx[:0]
+    starts = np.repeat(old_ptr[:-1][order] - ptr[:-1], new_len)
+    return ptr, idx[starts + np.arange(ptr[-1], dtype=INDEX)]
+
+
+def dense_rank(sorted_values: np.ndarray) -> np.ndarray:
+    """Rank of each value among the distinct values of a non-decreasing array.
+
+    The inverse of ``np.unique(..., return_inverse=True)`` for sorted input in one
+    linear pass; when the values are already ``0, 1, 2, ...`` with no gap the input
+    array itself is returned (no copy).
+
+    Parameters
+    ----------
+    sorted_values : numpy.ndarray
+        Non-decreasing integers (logical rounds, say).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 ranks, ``0`` for the smallest value.
+
+    Examples
+    --------
+    >>> dense_rank(np.array([2, 2, 5, 7, 7])).tolist()
+    [0, 0, 1, 2, 2]
+    """
+    v = np.asarray(sorted_values)
+    if v.size == 0:
+        return np.zeros(0, INDEX)
+    change = v[1:] != v[:-1]
+    if v.dtype == INDEX and v[0] == 0 and int(v[-1]) == int(np.count_nonzero(change)):
+        return v  # already dense
+    out = np.zeros(v.size, INDEX)
+    np.cumsum(change, out=out[1:])
+    return out
+
+
+def row_blocks(ptr: np.ndarray, max_entries: int = 1 << 20) -> list[tuple[int, int]]:
+    """Split CSR rows into consecutive blocks of at most ``max_entries`` entries.
+
+    Work over CSR contents (every link of every route, say) done block by block
+    keeps its temporaries bounded by the block, not by the whole schedule.  A row
+    longer than ``max_entries`` is a block of its own.
+
+    Parameters
+    ----------
+    ptr : numpy.ndarray
+        CSR row pointer (``len = rows + 1``).
+    max_entries : int, optional
+        Entries per block (default 2**20, 8 MiB of int64).
+
+    Returns
+    -------
+    list of tuple of int
+        ``(lo, hi)`` row ranges covering every row in order.
+
+    Examples
+    --------
+    >>> row_blocks(np.array([0, 2, 4, 5, 9]), max_entries=4)
+    [(0, 2), (2, 3), (3, 4)]
+    """
+    rows = len(ptr) - 1
+    out, lo = [], 0
+    while lo < rows:
+        hi = int(np.searchsorted(ptr, ptr[lo] + max_entries, side="right")) - 1
+        hi = min(max(hi, lo + 1), rows)
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+def ptr_ok(ptr: np.ndarray, entries: int) -> bool:
+    """Whether ``ptr`` is a valid CSR pointer over ``entries`` entries.
+
+    Parameters
+    ----------
+    ptr : numpy.ndarray
+        Row starts plus the end.
+    entries : int
+        Length of the entries array.
+
+    Returns
+    -------
+    bool
+        It starts at 0, never decreases and ends at ``entries``.
+
+    Examples
+    --------
+    >>> ptr_ok(np.array([0, 2, 2, 5]), 5), ptr_ok(np.array([0, 3, 2]), 2)
+    (True, False)
+    """
+    return len(ptr) > 0 and ptr[0] == 0 and ptr[-1] == entries and bool((np.diff(ptr) >= 0).all())
+
+
+__all__ = ["INDEX", "dense_rank", "permute_csr", "ptr_ok", "row_blocks"]

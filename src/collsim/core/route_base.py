@@ -1,0 +1,73 @@
+"""The protocol of a kind's route class: what a schedule's *routes* part offers every caller.
+
+A :class:`~collsim.core.schedule.Schedule` keeps its routes in an object of its kind's route
+class (:class:`~collsim.core.routes.RingRoutes` on optical rings,
+:class:`~collsim.core.routes.LinkRoutes` on networks); the generic code (the schedule, its
+well-formedness check, the file formats) asks only what :class:`Routes` declares.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+ROUTE_COLUMNS: set[str] = set()
+"""Every route class's columns: a schedule reads them as its own (``s.hops``, ``s.wavelength``)."""
+
+
+class Routes:
+    """What every kind's route class offers, with defaults (subclasses are frozen dataclasses).
+
+    ``COLUMNS`` names the per-row columns (and ``PATH_COLUMNS`` optional ones); defining a
+    subclass adds them to :data:`ROUTE_COLUMNS`.
+
+    Examples
+    --------
+    >>> from collsim.core.routes import RingRoutes
+    >>> r = RingRoutes.create(direction=[1], hops=[2], fiber=[0], wavelength=[3], band=[2])
+    >>> r.columns()[:2], r.wavelengths_used(), list(r.link_load_blocks(np.array([0, 1]), None))
+    (('direction', 'hops'), 2, [])
+    """
+
+    COLUMNS: ClassVar[tuple[str, ...]] = ()
+    PATH_COLUMNS: ClassVar[tuple[str, ...]] = ()
+    multipath: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        ROUTE_COLUMNS.update(cls.COLUMNS, cls.PATH_COLUMNS)
+
+    def columns(self) -> tuple[str, ...]:
+        """Names of the columns this instance holds."""
+        return self.COLUMNS
+
+    def check_shape(self, transfers: int) -> tuple[str, int | None] | None:
+        """What is wrong with the columns for ``transfers`` rows, or None.
+
+        Parameters
+        ----------
+        transfers : int
+            The schedule's transfers.
+
+        Returns
+        -------
+        (str, int or None) or None
+            The problem in words, and the transfer it is about (None: the whole part).
+        """
+        for name in self.columns():
+            rows = len(getattr(self, name))
+            if rows != transfers:
+                return f"routes column {name!r} has {rows} rows, expected {transfers}", None
+        return None
+
+    def wavelengths_used(self) -> int:
+        """Distinct wavelengths any transfer holds (0 for routes without wavelengths)."""
+        return 0
+
+    def link_load_blocks(self, step_bounds: np.ndarray, system: Any):
+        """``(keys, counts)`` of flows per (step, link), block by block (none for routes without links)."""
+        return iter(())
+
+
+__all__ = ["ROUTE_COLUMNS", "Routes"]
