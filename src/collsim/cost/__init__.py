@@ -88,10 +88,8 @@ def bus_bandwidth(collective: Collective, time_s: float) -> tuple[float, float]:
     >>> bus_bandwidth(make_collective("allreduce", 4, 1000), 1.0)
     (1000.0, 1500.0)
     """
-    spec = collective.spec
-    size = collective.size_bytes * (collective.nodes if spec.nccl_size_factor == "n" else 1)
-    algbw = size / time_s if time_s > 0 else math.inf
-    return algbw, algbw * spec.busbw_factor(collective.nodes)
+    algbw = collective.total_bytes / time_s if time_s > 0 else math.inf   # the collective's own factors
+    return algbw, algbw * collective.type.busbw_factor(collective.nodes)
 
 
 __all__ = ["alpha_beta_time_s", "block_steps", "bus_bandwidth", "network_lower_bound_s", "optical_lower_bound_s",
