@@ -177,3 +177,14 @@ def test_fewer_units_give_fewer_chunks():
     assert few.params["units"] == 2 and few.collective.split == 2 * 8
     with pytest.raises(InputError, match="units"):
         collsim.build("hier-allreduce", system, "allreduce", 1024, units=0)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".npz"])
+def test_schedule_files_keep_the_dimensions(tmp_path, suffix):
+    from collsim.core import serialize
+    system = Hierarchical.from_options(dims="switch:4:300GB/s,ring:3:50GB/s:500ns")
+    sched = collsim.build("hier-allreduce", system, "allreduce", 1 << 20)
+    path = tmp_path / f"s{suffix}"
+    serialize.save(sched, path)
+    back = serialize.load(path)
+    assert back.system == system and collsim.verify(back).transfers == len(sched)

@@ -169,6 +169,7 @@ class HierarchicalModel(NetworkModel):
     part_class = HierarchicalPart
     legend_title = "compare on hierarchical systems"
     instance_keys = (*NetworkModel.instance_keys, "hierarchy")
+    modules = ("systems.hierarchical", "algorithms.hierarchical", "algorithms.hier_lanes", "algorithms.hier_stages")
 
     @property
     def accepts(self) -> tuple[str, ...]:
