@@ -38,3 +38,49 @@ def test_one_reproduction_registry():
         if path.name != "reproductions.py":
             text = path.read_text()
             assert not any(r.description in text for r in tables().values()), path.name
+
+
+def test_system_options_are_one_argument():
+    import inspect
+
+    import click
+
+    from collsim.cli import commands, options
+    from collsim.systems import load_system
+    from collsim.systems.options import SystemOptions
+    loose = {"nodes", "wavelengths", "fibers", "link_bandwidth", "link_latency", "startup", "radix", "select",
+             "system_params", "strategy"}
+
+    def leaves(cmd):
+        if isinstance(cmd, click.Group):
+            for sub in cmd.commands.values():
+                yield from leaves(sub)
+        else:
+            yield cmd
+    taking = [c for top in commands.ALL for c in leaves(top)
+              if any(p.name == "nodes" and isinstance(p, options.ScopedOption) for p in c.params)]
+    assert len(taking) >= 9  # compare, schedule, topology, simulate, mpi, export msccl/simgrid, import msccl, ...
+    for cmd in taking:
+        assert "system" in inspect.signature(cmd.callback).parameters, cmd.name
+        assert not loose & set(inspect.signature(cmd.callback).parameters), cmd.name
+    assert not hasattr(options, "overrides")  # no repacking of loose keywords left
+    opts = options.pack("torus", link_latency="2us", system_params=("dims=4,4",))
+    assert isinstance(opts, SystemOptions) and load_system(opts).nodes == 16
+    assert load_system(opts, nodes=None).link_latency_s == 2e-6
+    assert SystemOptions.of(opts, dims=(2, 2)).load().nodes == 4 and opts.params == (("dims", (4, 4)),)
+
+
+def test_a_command_receives_the_packed_options(monkeypatch):
+    from click.testing import CliRunner
+
+    from collsim.cli.main import cli
+    from collsim.systems.options import SystemOptions
+    seen = []
+    import collsim.cli.options as options
+    original = options.load
+    monkeypatch.setattr(options, "load", lambda o, **k: seen.append(o) or original(o, **k))
+    import collsim.cli.commands as commands
+    monkeypatch.setattr(commands, "load", options.load)
+    got = CliRunner().invoke(cli, ["topology", "--system", "fat-tree", "--radix", "4", "--json"])
+    assert got.exit_code == 0, got.output
+    assert seen == [SystemOptions("fat-tree", radix=4)]

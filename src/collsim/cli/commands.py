@@ -13,7 +13,7 @@ import sys
 import click
 
 from ..core.units import format_time
-from .options import StrictCommand, given_options, overrides, parse_params, system_options
+from .options import StrictCommand, checked, given_options, load, parse_params, system_options
 from .sizes import retired_fibers_flag, size_options
 from .output import Output, ProgressBar, TableColumn, echo, emit, emit_json, emit_one, output_options, print_table
 
@@ -65,8 +65,7 @@ def algorithms_cmd(name, out: Output) -> None:
 @click.option("--param", "-p", "params", multiple=True,
               help="Algorithm parameter key=value, passed to the algorithms that take it (m=65, k=6, radices=4,4,4,4,4).")
 @output_options(wide=True, explain=True)
-def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-                system_params, strategy, collective, sizes, algorithms, params, out: Output) -> None:
+def compare_cmd(system, collective, sizes, algorithms, params, out: Output) -> None:
     """Build, verify and time algorithms side by side.
 
     With no options: the paper system, N=1024, w=64, all-gather of 4 MiB per node,
@@ -89,12 +88,10 @@ def compare_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency
     names = [a.strip() for arg in algorithms for a in arg.split(",") if a.strip()] if algorithms else None
     if names is not None and not names:
         raise click.BadParameter("--algorithms needs at least one name")
-    from ..systems import load_system
-    sysm = load_system(system, **overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
-                                           system_params, radix, select))  # once (tests/test_compare_once.py)
+    sysm = load(system)  # once (tests/test_compare_once.py)
     per_size = compare_total(sysm, collective, names, {})
     with ProgressBar("building and verifying", total=per_size and per_size * sizes.count()) as bar:
-        rows, skipped = compare_rows(sysm, collective, sizes, algorithms=names, strategy=strategy,
+        rows, skipped = compare_rows(sysm, collective, sizes, algorithms=names, strategy=system.strategy,
                                      params=parse_params(params), progress=bar.begin)
     emit(out, [{**r.to_json(), "skipped": None} for r in rows] + skipped_rows(rows, skipped),
          lambda: compare_table(rows, wide=out.wide))
@@ -127,8 +124,7 @@ def _routing_warning(sysm, collective: str | None = None) -> None:
 @click.option("--trace", default=None, type=click.Path(dir_okay=False), metavar="FILE.json",
               help="Also write its timeline as trace-event JSON (Perfetto, chrome://tracing): optical lightpaths "
                    "per fiber and wavelength, or the alpha-beta steps of an electrical schedule.")
-def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
-                 radix, select, system_params, strategy, collective, sizes, params, out, trace) -> None:
+def schedule_cmd(algorithm, system, collective, sizes, params, out, trace) -> None:
     """Build, verify and write a schedule file (JSON; numpy's binary format if the name ends in .npz).
 
     \b
@@ -143,14 +139,12 @@ def schedule_cmd(algorithm, system, nodes, wavelengths, fibers, link_bandwidth, 
     from ..pipeline import verify
     from .io import write_schedule
     from .sizes import iter_schedules
-    sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
-                             radix, select)
+    checked(system)
     for path, what in ((out, "the schedule"), (trace, "the trace")):  # both, before either is written
         if path and path != "-":
             writable_file(path, what)
     with ProgressBar("building") as bar:
-        sched = next(iter_schedules(algorithm, system, collective, sizes, overrides=sys_over,
-                                    params=parse_params(params), strategy=strategy))
+        sched = next(iter_schedules(algorithm, system, collective, sizes, params=parse_params(params)))
         bar.update(description="verifying")
         report = verify(sched)
         bar.update(description=f"writing {out}")
@@ -215,8 +209,7 @@ def verify_cmd(file, out: Output) -> None:
 @system_options(omit=("strategy",))
 @retired_fibers_flag
 @output_options()
-def topology_cmd(system_arg, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-                 system_params, out: Output) -> None:
+def topology_cmd(system_arg, system, out: Output) -> None:
     """Show what a system is made of: nodes, switches, links, radix, diameter.
 
     The system is --system, as on every other command; SYSTEM without --system is
@@ -231,15 +224,14 @@ def topology_cmd(system_arg, system, nodes, wavelengths, fibers, link_bandwidth,
       collsim topology --system fat-tree -S k=8 --format csv
     """
     if system_arg is not None:
-        if "--system" in given_options(click.get_current_context()) and system_arg != system:
-            raise click.UsageError(f"two systems: --system {system} and {system_arg}; give --system only")
-        system = system_arg
+        if "--system" in given_options(click.get_current_context()) and system_arg != system.system:
+            raise click.UsageError(f"two systems: --system {system.system} and {system_arg}; give --system only")
+        from dataclasses import replace
+        system = replace(system, system=system_arg)
     from .options import record_system
-    record_system(system)
-    from ..systems import load_system
+    record_system(system.system)
     from .output import flatten, text_of
-    sysm = load_system(system, **overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
-                                           system_params, radix, select))
+    sysm = load(system)
     info = {"system": sysm.name, **sysm.summary()}
     _routing_warning(sysm)
     if out.format == "json":  # one object, nested as the system describes itself
@@ -263,8 +255,7 @@ def topology_cmd(system_arg, system, nodes, wavelengths, fibers, link_bandwidth,
 @click.option("--trace", default=None, type=click.Path(dir_okay=False), metavar="FILE.json",
               help="Also write the simulated timeline as trace-event JSON (Perfetto, chrome://tracing); one size.")
 @output_options(explain=True)
-def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-                 system_params, strategy, collective, sizes, params, mode, trace, out: Output) -> None:
+def simulate_cmd(target, system, collective, sizes, params, mode, trace, out: Output) -> None:
     """Run the flow-level simulator on an algorithm's schedule or a schedule FILE (electrical networks).
 
     \b
@@ -300,10 +291,7 @@ def simulate_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, lin
         with ProgressBar(f"reading {target}") as bar:
             scheds = [read_schedule(target, bar.callback)]
     else:
-        sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
-                             radix, select)
-        scheds = iter_schedules(target, system, collective, sizes, overrides=sys_over, params=parse_params(params),
-                                strategy=strategy)
+        scheds = iter_schedules(target, checked(system), collective, sizes, params=parse_params(params))
     docs = []
     with ProgressBar("verifying" if from_file else "building",
                      total=3 * (1 if from_file else sizes.count())) as bar:

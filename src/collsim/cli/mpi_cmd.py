@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from .options import StrictCommand, given_options, overrides, parse_params, system_options
+from .options import StrictCommand, checked, given_options, parse_params, system_options
 from .output import Output, TableColumn, emit, output_options, print_table
 from .sizes import size_options
 
@@ -91,8 +91,7 @@ def predictions(sched, measured_s: float, simulate: bool) -> dict:
 @click.option("--predict", is_flag=True,
               help="Also the flow-simulated time and the models' errors in per cent against the measurement.")
 @output_options(wide=True)
-def mpi_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-            system_params, strategy, collective, sizes, params, iterations, warmup, op, dtype, timeout, predict,
+def mpi_cmd(target, system, collective, sizes, params, iterations, warmup, op, dtype, timeout, predict,
             out: Output) -> None:
     """Run a schedule for real on MPI ranks, checked and timed against MPI's own collective.
 
@@ -111,9 +110,7 @@ def mpi_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, link_lat
     """
     from ..core.errors import CollsimError, VerificationError
     try:
-        rows = _run(target, system, collective, sizes, params, iterations, warmup, op, dtype, timeout, predict,
-                    lambda: overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
-                                      radix, select), strategy)  # read when an algorithm is built, not for a file
+        rows = _run(target, system, collective, sizes, params, iterations, warmup, op, dtype, timeout, predict)
     except CollsimError as exc:
         if job_rank() != 0:  # every rank raised the same error: rank 0 prints it
             sys.exit(1 if isinstance(exc, VerificationError) else 2)
@@ -122,8 +119,7 @@ def mpi_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, link_lat
         _print(rows, out, predict)
 
 
-def _run(target, system, collective, sizes, params, iterations, warmup, op, dtype, timeout, predict, sys_over,
-         strategy) -> list[dict]:
+def _run(target, system, collective, sizes, params, iterations, warmup, op, dtype, timeout, predict) -> list[dict]:
     from ..core.units import parse_time
     from ..mpi.buffers import check_data
     from .sizes import iter_schedules, schedule_facts
@@ -146,8 +142,8 @@ def _run(target, system, collective, sizes, params, iterations, warmup, op, dtyp
         from ..mpi.executor import load_schedule
         scheds = [load_schedule(target)]
     else:
-        scheds = iter_schedules(target, system, collective, sizes, overrides=sys_over(), params=parse_params(params),
-                                strategy=strategy)
+        # the scope is checked when an algorithm is built, not for a file
+        scheds = iter_schedules(target, checked(system), collective, sizes, params=parse_params(params))
     from ..mpi.executor import run_schedule
     rows = []
     for sched in scheds:

@@ -6,7 +6,7 @@ import functools
 
 import click
 
-from .options import StrictCommand, given_options, overrides, parse_params, system_options
+from .options import StrictCommand, given_options, load, parse_params, system_options
 from .output import Output, emit_one, output_options
 from .sizes import size_options
 
@@ -44,9 +44,8 @@ def _limit_options(fn):
 @click.option("--min-bytes", default="0", show_default=True, help="Smallest message the algorithm serves.")
 @click.option("--max-bytes", default="1TiB", show_default=True, help="Largest message the algorithm serves.")
 @_limit_options
-def export_msccl_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix,
-                     select, system_params, strategy, collective, sizes, params, out, proto, name, min_bytes,
-                     max_bytes, limits) -> None:
+def export_msccl_cmd(target, system, collective, sizes, params, out, proto, name, min_bytes, max_bytes,
+                     limits) -> None:
     """Write an electrical schedule as MSCCL algorithm XML (msccl-executor-nccl, RCCL).
 
     TARGET is an algorithm (built on --system, default star) or a schedule file (.json/.npz).
@@ -74,12 +73,11 @@ def export_msccl_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth,
         sched = read_schedule(target)
     else:
         from .sizes import iter_schedules
-        sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params,
-                             radix, select)
+        sysm = load(system)
         from ..interop.msccl_precheck import precheck_export
-        precheck_export(target, system, collective, sys_over, limits)  # limits known from (algorithm, N, collective)
-        sched = next(iter_schedules(target, system, collective, sizes, overrides=sys_over,
-                                    params=parse_params(params), strategy=strategy))
+        precheck_export(target, sysm, collective, {}, limits)  # limits known from (algorithm, N, collective)
+        sched = next(iter_schedules(target, sysm, collective, sizes, params=parse_params(params),
+                                    strategy=system.strategy))
     verify(sched)
     low = 0 if min_bytes.strip() in ("0", "0B") else parse_size(min_bytes)
     algo = export_msccl(sched, out, limits=limits, proto=proto, name=name, min_bytes=low,
@@ -101,8 +99,7 @@ def export_msccl_cmd(target, system, nodes, wavelengths, fibers, link_bandwidth,
               help="Also write the collsim schedule (JSON, or .npz).")
 @_limit_options
 @output_options()
-def import_msccl_cmd(file, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-                     system_params, size, root, out_file, limits, out: Output) -> None:
+def import_msccl_cmd(file, system, size, root, out_file, limits, out: Output) -> None:
     """Read an MSCCL algorithm XML (any tool's) into a collsim schedule and verify it.
 
     Exit 0 when valid, 1 for a race, a deadlock or a data-flow violation, 2 for a file that
@@ -115,27 +112,20 @@ def import_msccl_cmd(file, system, nodes, wavelengths, fibers, link_bandwidth, l
       collsim import msccl ring.xml --system fat-tree -S k=4 --out ring.json
       collsim import msccl ring.xml --json
     """
-    _import(file, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-            system_params, size, root, out_file, limits, out)
+    _import(file, system, size, root, out_file, limits, out)
 
 
-def _import(file, system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-            system_params, size, root, out, limits, fmt: Output) -> None:
+def _import(file, system, size, root, out, limits, fmt: Output) -> None:
     from ..core.errors import CollsimError
     from ..core.units import format_time, parse_size
     from ..interop.msccl import import_msccl, read_xml
-    from ..systems import load_system
     from .io import write_schedule
     from .output import error_record
     head = {"file": file}
     try:
         algo = read_xml(file)
         head.update(algorithm=algo.name, collective=algo.coll, nodes=algo.ngpus)
-        over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params, radix,
-                         select)
-        if over.get("nodes") is None:
-            over["nodes"] = algo.ngpus
-        sysm = load_system(system, **over)
+        sysm = load(system, nodes=system.nodes or algo.ngpus)  # -n defaults to the XML's ngpus
         got = import_msccl(algo, system=sysm, size_bytes=parse_size(size), root=root, limits=limits)
     except CollsimError as exc:
         if fmt.format != "table":

@@ -8,11 +8,14 @@ size sweep (:mod:`collsim.cli.sizes`).  Bandwidths follow collsim's unit rule
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from ..core.errors import InputError
+
+if TYPE_CHECKING:
+    from ..systems.options import SystemOptions  # imported by pack(): loading this module imports no system
 
 
 class ScopedOption(click.Option):
@@ -69,9 +72,12 @@ _SYSTEM_SPEC = "collsim.system"  # ctx.meta key: the --system value the scope ch
 
 def system_options(fn: Callable | None = None, *, default: str = "paper", omit: tuple[str, ...] = (),
                    nodes_default: str = "the system's") -> Callable:
-    """Add the system options shared by every command that builds schedules.
+    """Add the system options shared by every command that builds schedules, packed into one argument.
 
     Usable bare (``@system_options``) or with arguments (``@system_options(default="star")``).
+    The command receives one ``system`` argument, a :class:`collsim.systems.options.SystemOptions`
+    (:func:`pack`), instead of the options one by one; :func:`load` builds the system from it after
+    the scope check.
 
     Parameters
     ----------
@@ -93,8 +99,9 @@ def system_options(fn: Callable | None = None, *, default: str = "paper", omit: 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             ctx = click.get_current_context(silent=True)
-            if ctx is not None:  # read by overrides(): the options are checked against the system they build
+            if ctx is not None:  # read by checked(): the options are checked against the system they build
                 ctx.meta[_SYSTEM_SPEC] = kwargs.get("system")
+            kwargs["system"] = pack(kwargs.pop("system"), **{k: kwargs.pop(k) for k in _SYSTEM_OPTIONS if k in kwargs})
             return fn(*args, **kwargs)
         for name, (decls, attrs) in reversed(list(_SYSTEM_OPTIONS.items())):
             if name == "nodes":
@@ -172,43 +179,88 @@ def check_scope(ctx: click.Context | None, spec: Any = None) -> None:
             f"to {', '.join(kinds)} systems" + (f" and the presets {', '.join(presets)}" if presets else ""), ctx)
 
 
-def overrides(nodes, wavelengths, fibers, link_bandwidth=None, link_latency=None, startup=None,
-              system_params=(), radix=None, select=None) -> dict:
-    """System overrides from the shared options.
+def pack(system: Any, nodes: int | None = None, wavelengths: int | None = None, fibers: int | None = None,
+         link_bandwidth: str | None = None, link_latency: str | None = None, startup: str | None = None,
+         radix: int | None = None, select: str | None = None, system_params: tuple[str, ...] = (),
+         strategy: str | None = None) -> SystemOptions:
+    """The system options as given on the command line, read into one :class:`SystemOptions`.
 
     Parameters
     ----------
+    system : str
+        ``--system``.
     nodes, wavelengths, fibers : int or None
-        Direct overrides.
+        ``-n``, ``-w``, ``-F``.
     link_bandwidth, link_latency, startup : str or None
-        Electrical link parameters with units.
-    system_params : tuple of str
-        Further ``key=value`` parameters.
+        Electrical link parameters with units (docs/units.md).
     radix : int or None
         Switch radix (``k`` of a fat tree, ``2d`` of an MLFM).
     select : str or None
         MLFM selection ``"n,l,m"``.
+    system_params : tuple of str
+        Further ``key=value`` parameters (``-S``).
+    strategy : str or None
+        Wavelength assignment (default first-fit).
 
     Returns
     -------
-    dict
-        Keyword overrides for :func:`collsim.systems.load_system`.
+    SystemOptions
+        The options, typed (bytes/s, seconds).
+
+    Examples
+    --------
+    >>> pack("ring", nodes=8, link_bandwidth="100Gb/s", system_params=("k=4",)).overrides()
+    {'nodes': 8, 'link_bandwidth_bytes_per_s': 12500000000.0, 'k': 4}
     """
     from ..core.units import parse_bandwidth, parse_time
-    check_scope(click.get_current_context(silent=True))  # -w on a ring, --strategy on a torus: refused here
-    out = {"nodes": nodes, "wavelengths": wavelengths, "fibers": fibers}
-    if link_bandwidth is not None:
-        out["link_bandwidth_bytes_per_s"] = parse_bandwidth(link_bandwidth)
-    if link_latency is not None:
-        out["link_latency_s"] = parse_time(link_latency)
-    if startup is not None:
-        out["startup_s"] = parse_time(startup)
-    if radix is not None:
-        out["radix"] = radix
-    if select is not None:
-        out["selection"] = _value(select)
-    out.update(parse_params(system_params, "--system-param/-S"))
-    return out
+    from ..systems.options import SystemOptions
+    return SystemOptions(
+        system=system, nodes=nodes, wavelengths=wavelengths, fibers=fibers,
+        link_bandwidth_bytes_per_s=None if link_bandwidth is None else parse_bandwidth(link_bandwidth),
+        link_latency_s=None if link_latency is None else parse_time(link_latency),
+        startup_s=None if startup is None else parse_time(startup), radix=radix,
+        selection=None if select is None else _value(select),
+        params=tuple(parse_params(system_params, "--system-param/-S").items()), strategy=strategy or "first-fit")
+
+
+def checked(options: SystemOptions) -> SystemOptions:
+    """``options`` once every option given on the command line is known to apply to its system.
+
+    Parameters
+    ----------
+    options : SystemOptions
+        What :func:`system_options` packed.
+
+    Returns
+    -------
+    SystemOptions
+        ``options``.
+
+    Raises
+    ------
+    click.UsageError
+        -w on a ring, --strategy on a torus ... (:func:`check_scope`).
+    """
+    check_scope(click.get_current_context(silent=True))
+    return options
+
+
+def load(options: SystemOptions, **more: Any):
+    """The system of the command's options (:func:`checked`, then :meth:`SystemOptions.load`).
+
+    Parameters
+    ----------
+    options : SystemOptions
+        What :func:`system_options` packed.
+    **more
+        Further overrides (None values ignored).
+
+    Returns
+    -------
+    System
+        The system.
+    """
+    return checked(options).load(**more)
 
 
 def parse_params(items: tuple[str, ...], option: str = "--param") -> dict:

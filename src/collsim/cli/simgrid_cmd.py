@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .options import StrictCommand, given_options, overrides, parse_params, system_options
+from .options import StrictCommand, given_options, load, parse_params, system_options
 from .output import Output, echo, emit_json, output_options
 from .sizes import size_options
 
@@ -23,9 +23,7 @@ from .sizes import size_options
 @click.option("--max-route-entries", type=click.IntRange(min=1), default=None, metavar="COUNT",
               help="Refuse a platform whose route table would list more links than this (default 2000000).")
 @output_options()
-def export_simgrid_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-                       system_params, strategy, out_dir, target, collective, sizes, params, max_route_entries,
-                       out: Output) -> None:
+def export_simgrid_cmd(system, out_dir, target, collective, sizes, params, max_route_entries, out: Output) -> None:
     """Write an electrical system as a SimGrid platform (XML v4.1) and a host file.
 
     One host per node, one link per directed link (bandwidth and latency with units), and a
@@ -42,7 +40,6 @@ def export_simgrid_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_
       collsim export simgrid --system torus -S dims=4,4 --schedule sched.json --out torus/ --json
     """
     from ..interop.simgrid import MAX_ROUTE_ENTRIES, write_platform
-    from ..systems import load_system
     limit = max_route_entries or MAX_ROUTE_ENTRIES
     schedule = None
     from .resolve import resolve_target
@@ -57,14 +54,13 @@ def export_simgrid_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_
         schedule = read_schedule(target)
         sysm = schedule.system
     else:
-        sysm = load_system(system, **overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
-                                               system_params, radix, select))
+        sysm = load(system)
     from ..interop.simgrid import _network, schedule_pairs
     if target is not None and schedule is None:
         from .sizes import iter_schedules
         _network(sysm)  # an optical system is refused before anything is built
-        schedule = next(iter(iter_schedules(target, sysm, collective, sizes, overrides={},
-                                            params=parse_params(params), strategy=strategy)))
+        schedule = next(iter(iter_schedules(target, sysm, collective, sizes, params=parse_params(params),
+                                            strategy=system.strategy)))
     # with a schedule, routes for the pairs it uses (both ways), not for all N (N - 1) pairs
     pairs = None if schedule is None else schedule_pairs(schedule)
     files = write_platform(sysm, out_dir, max_route_entries=limit, pairs=pairs)

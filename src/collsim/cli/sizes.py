@@ -248,25 +248,23 @@ def compare_rows(system: Any, collective: str, request: SizeRequest, *,
 
 
 def iter_schedules(algorithm: str, system: Any, collective: str, request: SizeRequest, *,
-                   overrides: dict[str, Any], params: dict[str, Any], strategy: str = "first-fit"):
+                   params: dict[str, Any], strategy: str | None = None):
     """Build an algorithm's schedule for each requested size (not verified), one at a time.
 
     Parameters
     ----------
     algorithm : str
         Algorithm name.
-    system : str or System
-        The ``--system`` value.
+    system : System or SystemOptions
+        The system, or the command's system options (checked: :func:`collsim.cli.options.checked`).
     collective : str
         Collective name.
     request : SizeRequest
         The size, root and shift options.
-    overrides : dict
-        System overrides.
     params : dict
         Algorithm parameters (``-p``; ``root``, ``shift`` and ``q`` as ``--root``/``--shift``).
     strategy : str, optional
-        Wavelength-assignment strategy.
+        Wavelength-assignment strategy (default: the options', else first-fit).
 
     Yields
     ------
@@ -276,7 +274,8 @@ def iter_schedules(algorithm: str, system: Any, collective: str, request: SizeRe
     from ..experiments.compare import placement_params
     from ..pipeline import build
     from ..systems import load_system
-    sysm = load_system(system, **overrides)
+    strategy = strategy or getattr(system, "strategy", "first-fit")
+    sysm = load_system(system)  # once, for every size
     chosen = placement_params(algorithm, collective, params, root=request.root, shift=request.shift)
     for size in request.sizes(collective, sysm.nodes):
         yield build(algorithm, sysm, collective, size, strategy=strategy, **chosen)

@@ -6,7 +6,7 @@ import time
 
 import click
 
-from .options import StrictCommand, overrides, parse_params, system_options
+from .options import StrictCommand, load, parse_params, system_options
 from .output import Output, ProgressBar, echo, emit_one, output_options
 from .sizes import size_options
 
@@ -47,8 +47,7 @@ def _certificate_json(cert):
 @click.option("--out", "-o", "out_file", default=None, type=click.Path(dir_okay=False),
               help="Also write the schedule (JSON; numpy's binary format if the name ends in .npz).")
 @output_options()
-def synthesize_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-                   system_params, strategy, collective, sizes, params, out_file: str | None, out: Output) -> None:
+def synthesize_cmd(system, collective, sizes, params, out_file: str | None, out: Output) -> None:
     """Synthesize the fastest schedule for a network from its graph, with its bound and certificate.
 
     Every registered synthesizer that applies is built, verified and flow-simulated; the
@@ -66,14 +65,13 @@ def synthesize_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_late
     from ..core.files import writable_file
     from ..synthesis import synthesize
     from .io import write_schedule
-    sys_over = overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, system_params, radix,
-                         select)
+    sysm = load(system)
     if out_file:
         writable_file(out_file, "the schedule")
-    size = next(iter(sizes.sizes(collective, _nodes(system, sys_over))))
+    size = next(iter(sizes.sizes(collective, sysm.nodes)))
     start = time.perf_counter()
     with ProgressBar("synthesizing"):
-        found = synthesize(system, collective, size, system_options=sys_over, params=parse_params(params))
+        found = synthesize(sysm, collective, size, params=parse_params(params))
     took_s = time.perf_counter() - start
     if out_file:
         write_schedule(found.schedule, out_file)
@@ -95,8 +93,3 @@ def synthesize_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_late
             f"{_certificate_text(found.certificate)}")
     emit_one(out, record, line)
     echo(f"synthesized in {took_s:.2f} s" + (f"; wrote {out_file}" if out_file else ""), err=True)
-
-
-def _nodes(system, sys_over) -> int:
-    from ..systems import load_system
-    return load_system(system, **sys_over).nodes

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from .options import StrictCommand, overrides, system_options
+from .options import StrictCommand, load, system_options
 from .output import Output, ProgressBar, TableColumn, echo, emit, output_options, print_table
 
 
@@ -138,8 +138,7 @@ def _ratio(best, other) -> str:
 @click.option("--trials", "all_trials", is_flag=True,
               help="Print every trial (algorithm, parameters, size) instead of the pick per size.")
 @output_options(wide=True)
-def tune_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, startup, radix, select,
-             system_params, strategy, collective, min_size, max_size, factor, step, total, algorithms, store_path,
+def tune_cmd(system, collective, min_size, max_size, factor, step, total, algorithms, store_path,
              no_store, rules_path, rules_format, figure_path, all_trials, out: Output) -> None:
     """Pick the fastest feasible, verified algorithm and parameters per message size.
 
@@ -166,15 +165,13 @@ def tune_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, s
     from ..experiments.tune import tunable, tune
     from ..experiments.tune_rules import rules_document
     from ..kinds.base import format_number
-    from ..systems import load_system
     from .sizes import SizeRequest
     if no_store and store_path is not None:
         raise click.UsageError("--store and --no-store contradict each other")
     names = [a.strip() for arg in algorithms for a in arg.split(",") if a.strip()] if algorithms else None
     if names is not None and not names:
         raise click.BadParameter("--algorithm needs at least one name")
-    sysm = load_system(system, **overrides(nodes, wavelengths, fibers, link_bandwidth, link_latency, startup,
-                                           system_params, radix, select))
+    sysm = load(system)
     coll = canonical_collective(collective)
     request = SizeRequest(min_size=min_size, max_size=max_size, factor=factor, step=step, total=total)
     sizes = request.sizes(coll, sysm.nodes)
@@ -199,7 +196,7 @@ def tune_cmd(system, nodes, wavelengths, fibers, link_bandwidth, link_latency, s
             store = Store(where)
     try:
         with ProgressBar("tuning") as bar, naming(where) if where is not None else contextlib.nullcontext():
-            result = tune(sysm, coll, sizes, algorithms=names, strategy=strategy, store=store,
+            result = tune(sysm, coll, sizes, algorithms=names, strategy=system.strategy, store=store,
                           progress=lambda done, n, label: bar.update(done, total=n, description=f"tuning {label}"))
     finally:
         if store is not None:

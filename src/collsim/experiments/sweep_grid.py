@@ -24,7 +24,7 @@ from ..core.system import system_kind
 from .compare import placement_params
 from .store import canonical_json
 from .sweep_limits import MAX_POINTS, _check_count
-from .sweep_point import _LINKS, _PLACED, _count, _overrides, _table, _unknown, normalize_point
+from .sweep_point import _LINKS, _PLACED, _count, _options, _table, _unknown, normalize_point
 
 __all__ = ["GRID_KEYS", "Grid", "expand_grid", "read_sweep"]
 
@@ -200,7 +200,7 @@ def expand_grid(spec: Mapping[str, Any], *, base: str | os.PathLike | None = Non
         for combo in itertools.product(*(dims[k] for k in used)):
             over = dict(zip(used, combo))
             try:
-                system = load_system(table or system_name, **_overrides(over))
+                system = load_system(_options(table or system_name, over))
             except CollsimError:
                 system = None  # every point of it records the error
             where = f"{system_name}" + (f", N={system.nodes}" if system is not None else "")

@@ -24,6 +24,7 @@ from ..core.collective import canonical_collective
 from ..core.units import parse_bandwidth, parse_size, parse_time
 from ..core.validate import is_integer
 from ..systems import PRESETS, kind_names, load_system, system_table
+from ..systems.options import SystemOptions
 from .store import canonical_json
 
 __all__ = ["POINT_KEYS", "normalize_point"]
@@ -130,16 +131,16 @@ def _table(path: str | os.PathLike, shown: str | None = None) -> dict[str, Any]:
         raise InputError(text) from None
 
 
-def _overrides(point: Mapping[str, Any]) -> dict[str, Any]:
-    over = {k: point.get(k) for k in ("nodes", *_OPTICAL)}
-    over.update({_LINKS[k]: point[k] for k in _LINKS if point.get(k) is not None})
-    return over
+def _options(system: Any, point: Mapping[str, Any]) -> SystemOptions:
+    """``system`` (a name, a file's table) with a point's overrides, as one :class:`SystemOptions`."""
+    return SystemOptions.of(system, **{k: point.get(k) for k in ("nodes", *_OPTICAL)},
+                            **{_LINKS[k]: point[k] for k in _LINKS if point.get(k) is not None})
 
 
 def _load(p: Mapping[str, Any]):
     """A normalised point's system: from its file's table (``system_config``) or its name, with overrides."""
     try:
-        return load_system(p.get("system_config") or p["system"], **_overrides(p))
+        return load_system(_options(p.get("system_config") or p["system"], p))
     except CollsimError as exc:  # name the file, not "the [system] table"
         exc.args = (str(exc).replace("the [system] table", p["system"]),)
         raise

@@ -149,11 +149,12 @@ def load_system(spec: str | os.PathLike | System, **overrides: Any) -> System:
 
     Parameters
     ----------
-    spec : str, path, Mapping or System
+    spec : str, path, Mapping, System or SystemOptions
         Optical preset (``paper``, ``terarack``), a system kind (``optical-ring``,
         ``ring``, ``line``, ``star``, ``mesh``, ``torus``, ``hypercube``, ``fat-tree``,
         ``mlfm``, ``custom``), path to a TOML file with a ``[system]`` table, such a
-        table itself (:func:`system_table`), or a System instance.
+        table itself (:func:`system_table`), a System instance, or any of these with its
+        options (:class:`~collsim.systems.options.SystemOptions`).
     **overrides
         Field values to replace (``nodes=``, ``wavelengths=``, ``fibers=`` ...);
         None values are ignored.
@@ -186,6 +187,9 @@ def load_system(spec: str | os.PathLike | System, **overrides: Any) -> System:
     ...
     collsim.core.errors.UnknownNameError: unknown system 'toruss'; did you mean torus? ...
     """
+    from .options import SystemOptions
+    if isinstance(spec, SystemOptions):  # a system with its options, stated once (the command line's)
+        return spec.load(**overrides)
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if isinstance(spec, System):
         desc = spec.describe()
