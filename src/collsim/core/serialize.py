@@ -297,14 +297,16 @@ def loads(text: str, progress: _Progress | None = None) -> Schedule:
     ptr = np.zeros(t + 1, dtype=INDEX)
     np.cumsum(np.asarray(cols["nchunks"], dtype=INDEX), out=ptr[1:])
     chunk_idx = int_column(chunks, INDEX, "chunks", lambda i: where_of(int(np.searchsorted(ptr, i, side="right")) - 1))
+    step = np.asarray(cols["step"], dtype=INDEX)
+    # some step written in several entries: messages name the file's entries (given when built, never set after)
+    entries = {} if len(starts) == (int(step.max()) + 1 if len(step) else 0) else {
+        "file_entries": np.asarray(starts, dtype=INDEX)}
     s = Schedule(system=system, collective=coll, algorithm=str(doc.get("algorithm", "file")),
                  params=doc.get("params") if isinstance(doc.get("params"), dict) else {},
-                 step=np.asarray(cols["step"], dtype=INDEX), round=np.asarray(cols["round"], dtype=INDEX),
+                 step=step, round=np.asarray(cols["round"], dtype=INDEX),
                  src=np.asarray(cols["src"], dtype=INDEX), dst=np.asarray(cols["dst"], dtype=INDEX),
                  chunk_ptr=ptr, chunk_idx=chunk_idx, reduce=np.asarray(cols["reduce"], dtype=bool),
-                 routes=reader.finish(where_of))
-    if len(starts) != s.num_steps:  # some step written in several entries: messages name the file's entries
-        s._cache["file_entries"] = np.asarray(starts, dtype=INDEX)
+                 routes=reader.finish(where_of), _cache=entries)
     check_wellformed(s)
     return s
 

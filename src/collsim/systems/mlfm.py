@@ -30,6 +30,7 @@ i.e. on every selection the ``mlfm`` algorithm accepts.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -241,12 +242,14 @@ class MLFM(Network):
         leaf = np.searchsorted(first, ids, side="right") - 1
         return leaf // self.columns, leaf % self.columns, ids - first[leaf]
 
+    @cached_property
+    def _leaf_k(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each end node's leaf and its index there (memoised as the other kinds memoise derived arrays)."""
+        i, j, k = self.server_coords(np.arange(self.nodes))
+        return i * self.columns + j, k
+
     def _node_leaf_k(self) -> tuple[np.ndarray, np.ndarray]:
-        cache = self.__dict__.setdefault("_mlfm_cache", {})       # frozen dataclass: no setattr
-        if "leaf_k" not in cache:
-            i, j, k = self.server_coords(np.arange(self.nodes))
-            cache["leaf_k"] = (i * self.columns + j, k)
-        return cache["leaf_k"]
+        return self._leaf_k
 
     def leaf_id(self, i, j):
         """Vertex number of leaf ``(i, j)``."""
