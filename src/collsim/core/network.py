@@ -130,6 +130,10 @@ class Network(System):
     """Other accepted spellings of ``routing`` values (``"single-path"`` for a fat tree's D-mod-k)."""
     route_hints: ClassVar[bool] = False
     """Whether algorithms choose routes per transfer (``via``) on this kind."""
+    cuts_are_exact: ClassVar[bool] = False
+    """Whether :meth:`cut_masks` and the single-node cuts attain every cut's maximum (rings, lines and
+    stars: docs/derivations/lower-bounds.md), so :func:`collsim.cost.cuts.cut_bound_s` skips its exact
+    searches."""
     link_bandwidth_bytes_per_s: float = 12.5e9
     link_latency_s: float = 1e-6
     startup_s: float | None = None
@@ -151,6 +155,36 @@ class Network(System):
                 known = ", ".join(f'"{r}"' for r in (*self.ROUTINGS, *self.ROUTING_ALIASES))
                 raise InputError(f"{self.kind}: routing must be one of {known}, got {value!r}")
             object.__setattr__(self, "routing", value)
+
+    def cut_masks(self) -> list[np.ndarray]:
+        """The topology's closed-form cut families for :func:`collsim.cost.cuts.cut_bound_s`.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            Vertex masks ``(K, V)``, side A True.  Here: each switch with the end nodes linked
+            to it (none without switches); topologies add their own (ring arcs, grid slabs,
+            sub-cubes, fat-tree pods).
+
+        Examples
+        --------
+        >>> from collsim.systems.fat_tree import FatTree
+        >>> [m.shape for m in Network.cut_masks(FatTree(nodes=16, k=4, levels=3))]   # 8 edge switches
+        [(1, 36), (1, 36), (1, 36), (1, 36), (1, 36), (1, 36), (1, 36), (1, 36)]
+        """
+        n, v, lt = self.nodes, self.vertices, self.links
+        if not self.switches:
+            return []
+        host = lt.src < n
+        sw = np.full(n, -1)
+        sw[lt.src[host]] = np.where(lt.dst[host] >= n, lt.dst[host], -1)
+        masks = []
+        for s in np.unique(sw[sw >= 0]):
+            mk = np.zeros(v, bool)
+            mk[s] = True
+            mk[:n] = sw == s
+            masks.append(mk[None, :])
+        return masks
 
     # --- to be provided by each topology -------------------------------------------
     @property

@@ -6,7 +6,8 @@ crosses a link ``A -> B`` (switches never reduce), so a schedule takes at least
 ``demand(A -> B) / capacity(A -> B)`` seconds of link time, and likewise the
 other way.  :func:`cut_demand_bytes` gives the demand of every collective for
 any cut; :func:`cut_bound_s` takes the largest ratio over every single-node cut,
-a family of closed-form cuts per topology (ring and line arcs, grid slabs,
+a family of closed-form cuts per topology, which each topology class gives
+(:meth:`collsim.core.network.Network.cut_masks`: ring and line arcs, grid slabs,
 hypercube sub-cubes, access switches with their end nodes, fat-tree pods) and,
 for networks of at most ``exhaustive_vertices`` vertices, every cut; for all-gather,
 reduce-scatter, all-reduce, broadcast and reduce on larger networks also the exact
@@ -23,10 +24,6 @@ from ..core.collective import Collective
 from ..core.collectives import TYPES
 from ..core.errors import InputError
 from ..core.network import Network
-from ..systems.electrical import Line, Ring, Star
-from ..systems.fat_tree import FatTree
-from ..systems.hypercube import Hypercube
-from ..systems.mesh_torus import _Grid
 from .exact_cut import max_cut_ratio, min_cut
 
 EXHAUSTIVE_VERTICES = 16
@@ -95,39 +92,13 @@ def _demand(k: str, n: int, m: float, root: int | None, shift: int | None,
 
 
 def _cut_masks(system: Network, exhaustive_vertices: int) -> np.ndarray:
-    """Vertex masks ``(K, V)`` of the closed-form cuts of ``system`` (side A is True)."""
-    n, v = system.nodes, system.vertices
+    """Vertex masks ``(K, V)`` of every cut of a small network and the topology's closed-form cuts (side A True)."""
+    v = system.vertices
     masks: list[np.ndarray] = []
     if v <= exhaustive_vertices:
         codes = np.arange(1, (1 << v) - 1, dtype=np.int64)
         masks.append(((codes[:, None] >> np.arange(v)) & 1).astype(bool))
-    idx = np.arange(v)
-    if isinstance(system, (Ring, Line)):      # arcs [0, L): two (ring) or one (line) link each way
-        masks.append(idx[None, :] < np.arange(1, n)[:, None])
-    if isinstance(system, _Grid):             # slabs: coordinate d below p
-        coords = system.coords(np.arange(n))
-        for d, k in enumerate(system.dims):
-            masks.append(coords[None, :, d] < np.arange(1, k)[:, None])
-    if isinstance(system, Hypercube):         # sub-cubes x < 2^j and the halves bit b = 0
-        dim = system.dimension
-        masks.append(idx[None, :] < (1 << np.arange(dim))[:, None])
-        masks.append(((idx[None, :] >> np.arange(dim)[:, None]) & 1) == 0)
-    lt = system.links
-    if system.switches and not isinstance(system, Star):   # a switch with the end nodes linked to it
-        host = lt.src < n
-        sw = np.full(n, -1)
-        sw[lt.src[host]] = np.where(lt.dst[host] >= n, lt.dst[host], -1)
-        for s in np.unique(sw[sw >= 0]):
-            mk = np.zeros(v, bool)
-            mk[s] = True
-            mk[:n] = sw == s
-            masks.append(mk[None, :])
-    if isinstance(system, FatTree) and system.levels == 3:   # the first p pods with their switches
-        k, m = system.k, system.k // 2
-        pod_host = np.arange(n) // (m * m)
-        pod_sw = np.concatenate([np.arange(k * m) // m, np.arange(k * m) // m, np.full(m * m, k)])
-        pod = np.concatenate([pod_host, pod_sw])
-        masks.append(pod[None, :] < np.arange(1, k)[:, None])
+    masks += system.cut_masks()  # each topology's families (Network.cut_masks)
     out = [mk for mk in masks if mk.shape[1] == v and len(mk)]
     return np.concatenate(out) if out else np.zeros((0, v), bool)
 
@@ -216,10 +187,10 @@ def _per_byte(system: Network, kind: str, n: int, root: int | None, shift: int |
         cba = (~ms & md) @ bw
         ab, ba = _demand(kind, n, 1.0, root, shift, mk[:, :n])
         best = max(best, worst(ab, ba, cab, cba))
-    # Rings, lines and stars: their arcs and single nodes already attain every cut's maximum
-    # (docs/derivations/lower-bounds.md).  Elsewhere the exact searches run with a budget of
+    # Rings, lines and stars (cuts_are_exact): their arcs and single nodes already attain every
+    # cut's maximum (docs/derivations/lower-bounds.md).  Elsewhere the exact searches run with a budget of
     # scanned links: long rings (a 1-D torus) need O(N^2) or more, and keep the cuts above.
-    if exact and system.vertices > exhaustive_vertices and not isinstance(system, (Ring, Line, Star)):
+    if exact and system.vertices > exhaustive_vertices and not system.cuts_are_exact:
         work = max(1_000_000, 400 * (system.vertices + len(lt.src)))
         try:
             search, direction = TYPES[kind].exact_cut, TYPES[kind].direction

@@ -37,6 +37,23 @@ class Line(Network):
     """
 
     kind: ClassVar[str] = "line"
+    cuts_are_exact: ClassVar[bool] = True  # its arcs and single nodes attain every cut's maximum
+
+    def cut_masks(self) -> list[np.ndarray]:
+        """Arcs ``[0, L)`` for every L: one link each way (:meth:`Network.cut_masks`).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One ``(N - 1, N)`` mask array.
+
+        Examples
+        --------
+        >>> Line(nodes=4).cut_masks()[0].sum(axis=1).tolist()
+        [1, 2, 3]
+        """
+        n = self.nodes
+        return [np.arange(self.vertices)[None, :] < np.arange(1, n)[:, None]]
 
     def link_count(self) -> int:
         """``2 (N - 1)``."""
@@ -73,6 +90,23 @@ class Ring(Network):
 
     kind: ClassVar[str] = "ring"
     bidirectional: bool = True
+    cuts_are_exact: ClassVar[bool] = True  # its arcs and single nodes attain every cut's maximum
+
+    def cut_masks(self) -> list[np.ndarray]:
+        """Arcs ``[0, L)`` for every L: two links each way (:meth:`Network.cut_masks`).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One ``(N - 1, N)`` mask array.
+
+        Examples
+        --------
+        >>> Ring(nodes=4).cut_masks()[0].sum(axis=1).tolist()
+        [1, 2, 3]
+        """
+        n = self.nodes
+        return [np.arange(self.vertices)[None, :] < np.arange(1, n)[:, None]]
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -155,7 +189,23 @@ class Star(Network):
     """
 
     kind: ClassVar[str] = "star"
+    cuts_are_exact: ClassVar[bool] = True  # its single nodes attain every cut's maximum
     model: LogGPPiecewise | None = None
+
+    def cut_masks(self) -> list[np.ndarray]:
+        """None: the switch with every end node is the whole network (:meth:`Network.cut_masks`).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            Empty.
+
+        Examples
+        --------
+        >>> Star(nodes=4).cut_masks()
+        []
+        """
+        return []
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -206,6 +206,28 @@ class FatTree(Network):
         """``3k/2`` (2 levels) or ``5k**2/4`` (3 levels)."""
         return sum(self.switches_per_level.values())
 
+    def cut_masks(self) -> list[np.ndarray]:
+        """Each edge switch with its hosts, and (3 levels) the first p pods with their switches.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            Vertex masks (:meth:`Network.cut_masks`).
+
+        Examples
+        --------
+        >>> [m.shape for m in FatTree(nodes=16, k=4, levels=3).cut_masks()][-1]
+        (3, 36)
+        """
+        masks = super().cut_masks()
+        if self.levels == 3:
+            k, m = self.k, self.k // 2
+            pod_host = np.arange(self.nodes) // (m * m)
+            pod_sw = np.concatenate([np.arange(k * m) // m, np.arange(k * m) // m, np.full(m * m, k)])
+            pod = np.concatenate([pod_host, pod_sw])
+            masks.append(pod[None, :] < np.arange(1, k)[:, None])
+        return masks
+
     def link_count(self) -> int:
         """``2 (N + k m)`` (2 levels) or ``2 (N + 2 k m^2)`` (3 levels), ``m = k/2``."""
         k, m = self.k, self.k // 2

@@ -65,6 +65,23 @@ class Hypercube(Network):
         """``d = log2(nodes)``."""
         return self.nodes.bit_length() - 1
 
+    def cut_masks(self) -> list[np.ndarray]:
+        """Sub-cubes ``x < 2^j`` and the halves ``bit b = 0`` (:meth:`Network.cut_masks`).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            Two ``(d, N)`` mask arrays.
+
+        Examples
+        --------
+        >>> [m.sum(axis=1).tolist() for m in Hypercube(nodes=8).cut_masks()]
+        [[1, 2, 4], [4, 4, 4]]
+        """
+        idx, dim = np.arange(self.vertices), self.dimension
+        return [idx[None, :] < (1 << np.arange(dim))[:, None],
+                ((idx[None, :] >> np.arange(dim)[:, None]) & 1) == 0, *super().cut_masks()]
+
     @classmethod
     def from_options(cls, nodes: int | None = None, dimension: int | None = None, **opts: Any) -> "Hypercube":
         """Build for the CLI from ``nodes`` (default 16) or ``dimension``.

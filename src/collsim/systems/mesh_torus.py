@@ -93,6 +93,23 @@ class _Grid(Network):
                              f"(product {math.prod(dims)}); use {self.__class__.__name__}.from_dims")
         object.__setattr__(self, "dims", dims)
 
+    def cut_masks(self) -> list[np.ndarray]:
+        """Slabs: coordinate d below p, for every dimension d and p (:meth:`Network.cut_masks`).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One ``(k_d - 1, N)`` mask array per dimension.
+
+        Examples
+        --------
+        >>> [m.shape for m in Mesh.from_dims((4, 2)).cut_masks()]
+        [(3, 8), (1, 8)]
+        """
+        coords = self.coords(np.arange(self.nodes))
+        slabs = [coords[None, :, d] < np.arange(1, k)[:, None] for d, k in enumerate(self.dims)]
+        return [*slabs, *super().cut_masks()]
+
     @classmethod
     def from_dims(cls, dims, **kw: Any):
         """Build from the dimensions alone (``nodes`` is their product).
