@@ -129,6 +129,8 @@ def test_the_part_names_the_binding_dimension():
     narrow = Hierarchical.from_options(dims="switch:4:300GB/s,switch:4:1GB/s")
     row = run("hier-alltoall", narrow, "alltoall", 1 << 16)
     assert row.part.bottleneck == "dim 1" and row.to_json()["hierarchy"].startswith("switch:4:300GB/s")
+    assert row.part.busiest_dimension == 1 and run("hier-alltoall", narrow.__class__.from_options(
+        dims="switch:4:1GB/s,switch:4:300GB/s"), "alltoall", 1 << 16).part.busiest_dimension == 0
     assert model_for(narrow).name == "hierarchical"
 
 

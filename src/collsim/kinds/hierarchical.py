@@ -64,8 +64,9 @@ def dimension_bounds_s(system: Hierarchical, collective) -> dict[str, float]:
     out_bw = np.bincount(lt.src, weights=bw, minlength=system.vertices)[:n]
     in_bw = np.bincount(lt.dst, weights=bw, minlength=system.vertices)[:n]
     out["injection"] = float(max((ab / out_bw).max(), (ba / in_bw).max()))
-    masks = system.cut_masks()
-    if len(masks):
+    found = system.cut_masks()
+    if found:
+        masks = np.concatenate(found)
         ms, md = masks[:, lt.src], masks[:, lt.dst]
         cross = ms != md
         ab, ba = cut_demand_bytes(collective, masks[:, :n])
@@ -77,6 +78,37 @@ def dimension_bounds_s(system: Hierarchical, collective) -> dict[str, float]:
             used = sorted(set(dim[cross[i]].tolist()))
             label = ("dim " if len(used) == 1 else "dims ") + ",".join(map(str, used))
             out[label] = max(out.get(label, 0.0), float(r))
+    return out
+
+
+def dimension_busy_s(schedule) -> np.ndarray:
+    """Per dimension, the longest any one of its links is busy over the whole schedule.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        A schedule on a :class:`~collsim.systems.hierarchical.Hierarchical` system.
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds per dimension: the largest, over the dimension's links, of the bytes the schedule
+        sends over the link divided by its bandwidth (ECMP paths weighted by their share).
+
+    Examples
+    --------
+    >>> from collsim import build
+    >>> s = build("hier-allreduce", "hierarchical", "allreduce", "1MiB", nodes=16, pieces=1, orders="inner")
+    >>> [round(float(t) * 1e6, 3) for t in dimension_busy_s(s)]   # 2 x 7/8 MiB at 300 GB/s; 2 x 1/16 MiB at 50
+    [6.117, 2.621]
+    """
+    system, routes = schedule.system, schedule.routes
+    lt = system.links
+    per_path = np.asarray(schedule.size_bytes, float)[routes.path_owner] * routes.weights
+    load = np.bincount(routes.route_links, weights=np.repeat(per_path, routes.path_hops), minlength=len(lt))
+    busy = load / lt.bandwidth_bytes_per_s
+    out = np.zeros(len(system.dimensions))
+    np.maximum.at(out, system.link_dimension, busy)
     return out
 
 
@@ -98,6 +130,8 @@ class HierarchicalPart(NetworkPart):
     bottleneck : str
         The cut family of :func:`dimension_bounds_s` with the largest bound (``injection``,
         ``dim 1`` ...).
+    busiest_dimension : int
+        The dimension whose busiest link is busy longest in this schedule (:func:`dimension_busy_s`).
 
     Examples
     --------
@@ -110,6 +144,7 @@ class HierarchicalPart(NetworkPart):
 
     hierarchy: str
     bottleneck: str
+    busiest_dimension: int
 
     def title(self) -> str:
         """The system part of a comparison table's title: its dimensions."""
@@ -126,10 +161,10 @@ class HierarchicalPart(NetworkPart):
 
         Examples
         --------
-        >>> [c.key for c in HierarchicalPart.columns()][-1]
-        'bottleneck'
+        >>> [c.key for c in HierarchicalPart.columns()][-2:]
+        ['bottleneck', 'busiest_dimension']
         """
-        return [*NetworkPart.columns(), _BOTTLENECK]
+        return [*NetworkPart.columns(), *_COLUMNS]
 
     def cells(self, row) -> list[tuple[str, str]]:
         """``(header, text)`` of this kind's columns for one result row.
@@ -147,10 +182,15 @@ class HierarchicalPart(NetworkPart):
         return [(c.header, c.text(row)) for c in self.columns()]
 
 
-_BOTTLENECK = Column("bottleneck", "binding\ncut", lambda r: str(r.bottleneck),
-                     "Hierarchical systems: the cut family whose bound is largest (docs/derivations/"
-                     "hierarchical-bound.md): 'injection' (one node's links of every dimension) or 'dim d' "
-                     "(a cut crossing only dimension d's links).", wide=True)
+_COLUMNS = (
+    Column("bottleneck", "binding\ncut", lambda r: str(r.bottleneck),
+           "Hierarchical systems: the cut family whose bound is largest (docs/derivations/"
+           "hierarchical-bound.md): 'injection' (one node's links of every dimension) or 'dim d' "
+           "(a cut crossing only dimension d's links).", wide=True),
+    Column("busiest_dimension", "busiest\ndim", lambda r: str(r.busiest_dimension),
+           "Hierarchical systems: the dimension (0 = inner) whose busiest link is busy longest in this "
+           "schedule: its bytes over its bandwidth, summed over the schedule.", wide=True),
+)
 
 
 class HierarchicalModel(NetworkModel):
@@ -193,7 +233,8 @@ class HierarchicalModel(NetworkModel):
         terms = dimension_bounds_s(schedule.system, schedule.collective)
         values: dict[str, Any] = {f.name: getattr(net, f.name) for f in fields(NetworkPart)}
         return HierarchicalPart(**values, hierarchy=",".join(d.text() for d in schedule.system.dimensions),
-                                bottleneck=max(terms, key=terms.get))
+                                bottleneck=max(terms, key=terms.get),
+                                busiest_dimension=int(np.argmax(dimension_busy_s(schedule))))
 
 
 register_model(Hierarchical, HierarchicalModel())

@@ -403,7 +403,7 @@ class Hierarchical(Network):
             out[node] = res
         return out
 
-    def cut_masks(self) -> np.ndarray:
+    def cut_masks(self) -> list[np.ndarray]:
         """Vertex masks ``(K, V)`` of the per-dimension cuts (side A True), for :mod:`collsim.cost.cuts`.
 
         For every proper non-empty set of dimensions, one *block*: the nodes sharing the
@@ -413,13 +413,13 @@ class Hierarchical(Network):
 
         Returns
         -------
-        numpy.ndarray
-            Boolean ``(K, vertices)``.
+        list of numpy.ndarray
+            One boolean ``(K, vertices)`` array of these cuts.
 
         Examples
         --------
-        >>> Hierarchical(nodes=8, dimensions="switch:4,switch:2").cut_masks().shape
-        (2, 14)
+        >>> [m.shape for m in Hierarchical(nodes=8, dimensions="switch:4,switch:2").cut_masks()]
+        [(2, 14)]
         """
         n, sizes = self.nodes, self.sizes
         coords = self.coords(np.arange(n))
@@ -431,7 +431,7 @@ class Hierarchical(Network):
             if dim.topology in ("ring", "line"):
                 node_masks.extend(coords[:, d] < p for p in range(1, dim.size))
         if not node_masks:
-            return np.zeros((0, self.vertices), bool)
+            return []
         nodes = np.array(node_masks)
         out = np.zeros((len(nodes), self.vertices), bool)
         out[:, :n] = nodes
@@ -441,7 +441,7 @@ class Hierarchical(Network):
                 whole = np.ones((len(nodes), n // sizes[d]), bool)
                 np.logical_and.at(whole.T, g, nodes.T)
                 out[:, base:base + n // sizes[d]] = whole
-        return out
+        return [out]
 
     def summary(self) -> dict[str, Any]:
         """Base counts plus the dimensions in their compact form."""
