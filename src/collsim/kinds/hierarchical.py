@@ -53,7 +53,7 @@ def dimension_bounds_s(system: Hierarchical, collective) -> dict[str, float]:
     >>> from collsim.core.collective import make_collective
     >>> h = Hierarchical(nodes=8, dimensions="switch:4:1GB/s,switch:2:1GB/s")
     >>> {k: round(v * 1e6, 3) for k, v in dimension_bounds_s(h, make_collective("allgather", 8, 1000)).items()}
-    {'injection': 3.5, 'dim 1': 1.0, 'dim 0': 3.0}
+    {'injection': 3.5, 'dim 0': 3.0, 'dim 1': 1.0}
     """
     lt = system.links
     bw = lt.bandwidth_bytes_per_s
@@ -78,7 +78,7 @@ def dimension_bounds_s(system: Hierarchical, collective) -> dict[str, float]:
             used = sorted(set(dim[cross[i]].tolist()))
             label = ("dim " if len(used) == 1 else "dims ") + ",".join(map(str, used))
             out[label] = max(out.get(label, 0.0), float(r))
-    return out
+    return {"injection": out.pop("injection"), **dict(sorted(out.items()))}
 
 
 def dimension_busy_s(schedule) -> np.ndarray:

@@ -414,12 +414,13 @@ class Hierarchical(Network):
         Returns
         -------
         list of numpy.ndarray
-            One boolean ``(K, vertices)`` array of these cuts.
+            Boolean ``(K, vertices)`` arrays: the network's (each switch with its end nodes,
+            :meth:`Network.cut_masks <collsim.core.network.Network.cut_masks>`), then these.
 
         Examples
         --------
-        >>> [m.shape for m in Hierarchical(nodes=8, dimensions="switch:4,switch:2").cut_masks()]
-        [(2, 14)]
+        >>> [m.shape for m in Hierarchical(nodes=8, dimensions="switch:4,switch:2").cut_masks()][-1]
+        (2, 14)
         """
         n, sizes = self.nodes, self.sizes
         coords = self.coords(np.arange(n))
@@ -431,7 +432,7 @@ class Hierarchical(Network):
             if dim.topology in ("ring", "line"):
                 node_masks.extend(coords[:, d] < p for p in range(1, dim.size))
         if not node_masks:
-            return []
+            return super().cut_masks()
         nodes = np.array(node_masks)
         out = np.zeros((len(nodes), self.vertices), bool)
         out[:, :n] = nodes
@@ -441,10 +442,8 @@ class Hierarchical(Network):
                 whole = np.ones((len(nodes), n // sizes[d]), bool)
                 np.logical_and.at(whole.T, g, nodes.T)
                 out[:, base:base + n // sizes[d]] = whole
-        return [out]
+        return [*super().cut_masks(), out]
 
     def summary(self) -> dict[str, Any]:
         """Base counts plus the dimensions in their compact form."""
-        out = super().summary()
-        out["dimensions"] = ",".join(d.text() for d in self.dimensions)
-        return out
+        return {**super().summary(), "dimensions": ",".join(d.text() for d in self.dimensions)}
