@@ -190,3 +190,24 @@ def test_the_counter_finds_each_form_of_branch():
                        "cost/cuts.py": [(3, "member")]}) == {
         "total": 4, "objects": 1, "algorithms": 2, "elsewhere": 1, "outside_algorithms": 2, "outside_objects": 3,
         "files": 3}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(KINDS), st.integers(2, 7), st.integers(1, 3), st.integers(0, 6), st.integers(1, 6))
+def test_buffers_hold_what_the_holdings_say(kind, n, s, root, q):
+    """A rank's input holds what it holds before and its output what it must hold after (all-to-all's
+    own blocks aside); offsets invert chunk ids."""
+    t = TYPES[kind]
+    root, q = root % n, 1 + (q - 1) % (n - 1)
+    c = make_collective(kind, n, 8, split=s, root=root if t.rooted else None, shift=q)
+    for which, hold in (("input", c.pre), ("output", c.post)):
+        for v in range(n):
+            ids = t.buffer_chunks(which, n, s, v, root, q)
+            there = ids >= 0
+            assert np.array_equal(t.buffer_offsets(which, n, s, v, ids[there], root, q), np.flatnonzero(there))
+            holder = explicit(hold)
+            held = set(np.flatnonzero((holder == v) | (holder == -2)).tolist())
+            got = ids[there]
+            if t.blocks == "pair":   # MPI's and MSCCL's all-to-all buffers hold the rank's own block too
+                got = got[got // s // n != got // s % n]
+            assert set(got.tolist()) == held
