@@ -6,6 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import collsim
 from collsim.algorithms.hier_lanes import integer_units, plan_lanes
@@ -190,3 +192,19 @@ def test_schedule_files_keep_the_dimensions(tmp_path, suffix):
     serialize.save(sched, path)
     back = serialize.load(path)
     assert back.system == system and collsim.verify(back).transfers == len(sched)
+
+
+_DIMENSION = st.builds(lambda topo, k, bw: f"{topo}:{k}:{bw}GB/s", st.sampled_from(["switch", "ring", "line", "full"]),
+                       st.integers(2, 4), st.sampled_from([1, 50, 300]))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dims=st.lists(_DIMENSION, min_size=1, max_size=3),
+       case=st.sampled_from([("hier-allreduce", "allreduce"), ("hier-allgather", "allgather"),
+                             ("hier-alltoall", "alltoall"), ("md-ring", "allreduce"), ("md-ring", "allgather")]),
+       size=st.integers(1, 1 << 20), pieces=st.sampled_from([None, 1, 3]))
+def test_random_hierarchies_verify_and_respect_the_bound(dims, case, size, pieces):
+    system = Hierarchical.from_options(dims=",".join(dims))
+    row = run(case[0], system, case[1], size, pieces=pieces)
+    assert row.verified and row.time_s >= row.lower_bound_s * (1 - 1e-9)
+    assert 0 <= row.part.busiest_dimension < len(dims)
