@@ -68,6 +68,7 @@ class System:
 
     kind: ClassVar[str] = "abstract"
     family: ClassVar[str] = "abstract"
+    packet_bytes = 1  # the unit transfers are padded to; not a field: optical systems' packet_bytes field replaces it
 
     nodes: int
     name: str = "custom"
@@ -91,6 +92,14 @@ class System:
     def link_name(self, link: int) -> str:
         """Human-readable name of directed link ``link``."""
         return f"link {link}"
+
+    def bound_memory_bytes(self) -> int:
+        """Memory the lower bound of this system holds beyond the collective's own arrays (0 here).
+
+        Topologies whose bound builds large arrays say so (a ring's or a line's N - 1 arcs of
+        N vertices: :meth:`collsim.core.network.Network.cut_masks`); sweeps budget memory with it.
+        """
+        return 0
 
 
 def system_from_description(desc: dict[str, Any]) -> System:

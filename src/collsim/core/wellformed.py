@@ -146,7 +146,7 @@ def _check_bytes(s) -> None:
         return
     largest_chunk = -(-c.size_bytes // c.split)
     most = int(np.diff(s.chunk_ptr).max()) * largest_chunk
-    packet = int(getattr(s.system, "packet_bytes", 1))
+    packet = int(s.system.packet_bytes)
     if -(-most // packet) * packet > MAX_BYTES:
         raise ScheduleFormatError(
             f"a transfer carries up to {most} bytes ({int(np.diff(s.chunk_ptr).max())} chunks of up to "

@@ -88,8 +88,7 @@ def point_memory_bytes(point: Mapping[str, Any], system: Any = None) -> int:
             return 0
     n, coll = int(system.nodes), p["collective"]
     est = collective_memory_bytes(coll, n, 1) + min_deliveries(coll, n, 1) * BUILD_BYTES_PER_DELIVERY
-    if system.kind in ("ring", "line"):
-        est += n * int(getattr(system, "vertices", n))
+    est += system.bound_memory_bytes()  # e.g. a ring's or a line's cut arcs, N x N bytes
     return int(est)
 
 

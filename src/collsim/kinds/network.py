@@ -249,6 +249,14 @@ class NetworkModel(KindModel):
     capabilities = frozenset({"flow-simulation", "msccl", "simgrid", "smpi-replay", "trace-network", "mpi"})
     instance_keys = ("link_bandwidth_bytes_per_s", "link_latency_s")
     route_format = LINK_FORMAT
+    modules = ("core/network.py", "core/ecmp.py", "core/link_format.py", "rwa/network.py", "rwa/mcf.py",
+               "cost/network.py", "cost/cuts.py", "cost/exact_cut.py", "cost/loggp.py", "systems/electrical.py",
+               "systems/mesh_torus.py", "systems/hypercube.py", "systems/fat_tree.py", "systems/mlfm.py",
+               "systems/custom.py", "systems/switch_counts.py", "interop/simgrid.py", "interop/simgrid_replay.py",
+               "interop/trace_network.py", "algorithms/latency.py", "algorithms/textbook_mesh.py",
+               "algorithms/synth_alltoall.py", "algorithms/synth_matching/overlays.py",
+               "algorithms/synth_matching/search.py", "algorithms/synth_matching/step.py",
+               "experiments/reproduce_textbook.py")
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
         """Route every transfer with the network's rule (route hints honoured); strategy unused.

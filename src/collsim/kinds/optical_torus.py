@@ -41,6 +41,8 @@ class OpticalTorusModel(OpticalRingModel):
     """
 
     name = "optical-torus"
+    modules = ("core/ring_format.py", "rwa/torus.py", "verify/torus.py", "cost/torus.py", "interop/trace_optical.py",
+               "algorithms/torus.py")
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
         """Route on each transfer's row or column ring, colour per (round, ring, direction), lay out slots.

@@ -55,6 +55,10 @@ class Line(Network):
         n = self.nodes
         return [np.arange(self.vertices)[None, :] < np.arange(1, n)[:, None]]
 
+    def bound_memory_bytes(self) -> int:
+        """Its cut masks: N - 1 arcs of V vertices, a byte each."""
+        return self.nodes * self.vertices
+
     def link_count(self) -> int:
         """``2 (N - 1)``."""
         return 2 * (self.nodes - 1)
@@ -107,6 +111,10 @@ class Ring(Network):
         """
         n = self.nodes
         return [np.arange(self.vertices)[None, :] < np.arange(1, n)[:, None]]
+
+    def bound_memory_bytes(self) -> int:
+        """Its cut masks: N - 1 arcs of V vertices, a byte each."""
+        return self.nodes * self.vertices
 
     def __post_init__(self) -> None:
         super().__post_init__()
