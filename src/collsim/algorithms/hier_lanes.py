@@ -187,7 +187,7 @@ def lanes_schedule(system, collective: str, size_bytes: int, *, pieces: int | No
         coll = make_collective(collective, n, size_bytes, split=units)
     b = LogicalBuilder(coll)
     first = 0
-    used = []
+    used, work = [], []
     for (t, s), count in np.ndenumerate(whole):
         if count == 0:
             continue
@@ -195,11 +195,10 @@ def lanes_schedule(system, collective: str, size_bytes: int, *, pieces: int | No
         first += count
         order = "/".join(str(st.dim) for st in temps[t][:len(system.dimensions)])
         used.append(f"{order}{'-' if temps[t][0].sign < 0 else ''}@{s}x{count}")
-        r = s
-        for rounds in moves[t]:
-            for src, dst, blk, red in rounds:
-                _add(b, r, src, dst, blk, piece, collective, n, red)
-                r += 1
+        rounds = [rnd for stage in moves[t] for rnd in stage]
+        work.extend((s + i, len(work), piece, rnd) for i, rnd in enumerate(rounds))
+    for r, _, piece, (src, dst, blk, red) in sorted(work, key=lambda w: w[:2]):   # in round order: no re-sort
+        _add(b, r, src, dst, blk, piece, collective, n, red)
     sched = b.build()
     return sched, {"pieces": pieces, "lanes": ",".join(used), "units": units}
 
@@ -217,6 +216,8 @@ def _add(b: LogicalBuilder, rnd: int, src, dst, blk, piece, collective: str, n: 
         chunks = blk[:, None] * b.collective.split + piece[None, :]
     counts = np.diff(np.concatenate([new, [len(src)]])) * len(piece)
     flat = chunks.reshape(-1)
-    lists = np.split(flat, np.cumsum(counts)[:-1])
-    b.add(rnd, src[new], dst[new], lists, reduce=red)
+    if (counts == counts[0]).all():     # every pair the same number of chunks: one 2-D block
+        b.add(rnd, src[new], dst[new], flat.reshape(len(new), -1), reduce=red)
+        return
+    b.add(rnd, src[new], dst[new], np.split(flat, np.cumsum(counts)[:-1]), reduce=red)
 
