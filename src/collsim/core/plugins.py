@@ -61,6 +61,7 @@ class RouteFormat:
 _MODELS: dict[type, Any] = {}
 _ROUTE_FORMATS: dict[type, Any] = {}
 _DISCOVERED: list[bool] = []
+_LISTED: dict[int, list[Any]] = {}  # len(_MODELS) -> models(): rebuilt only when a kind registers
 
 
 def register_model(system_class: type, model: Any) -> None:
@@ -95,6 +96,7 @@ def register_model(system_class: type, model: Any) -> None:
         raise InputError(f"{getattr(model, 'name', model)!r} declares unknown capabilities {sorted(unknown)}; "
                          f"known: {', '.join(sorted(CAPABILITIES))}")
     _MODELS[system_class] = model
+    _LISTED.clear()
     fmt = getattr(model, "route_format", None)
     if fmt is not None:
         _ROUTE_FORMATS[system_class] = fmt
@@ -161,7 +163,11 @@ def models() -> list[Any]:
     True
     """
     _discover()
-    return list({id(m): m for m in _MODELS.values()}.values())
+    key = len(_MODELS)
+    if key not in _LISTED:
+        _LISTED.clear()
+        _LISTED[key] = list({id(m): m for m in _MODELS.values()}.values())
+    return list(_LISTED[key])
 
 
 def supports(system: Any, capability: str) -> bool:
