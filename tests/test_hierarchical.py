@@ -208,3 +208,12 @@ def test_random_hierarchies_verify_and_respect_the_bound(dims, case, size, piece
     row = run(case[0], system, case[1], size, pieces=pieces)
     assert row.verified and row.time_s >= row.lower_bound_s * (1 - 1e-9)
     assert 0 <= row.part.busiest_dimension < len(dims)
+
+
+@pytest.mark.parametrize("name,collective,dims", [("hier-allreduce", "allreduce", "switch:4:300GB/s,switch:3:50GB/s"),
+                                                  ("md-ring", "allreduce", "ring:4,ring:3"),
+                                                  ("hier-alltoall", "alltoall", "full:3,switch:2")])
+def test_the_closed_form_is_the_lane_plan_and_the_simulator_agrees(name, collective, dims):
+    row = run(name, Hierarchical.from_options(dims=dims), collective, 1 << 20)
+    assert row.time_model == "alpha-beta (closed form)"
+    assert row.alpha_beta_time_s == pytest.approx(row.time_s, rel=1e-3)   # whole bytes per chunk: within 0.1 %

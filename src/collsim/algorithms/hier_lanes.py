@@ -22,7 +22,7 @@ import numpy as np
 
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
-from .hier_stages import round_costs, stage_moves, templates
+from .hier_stages import round_costs, stage_latency_s, stage_moves, template, templates
 
 _MAX_UNITS = 1 << 15
 """Cap on chunks a hierarchical schedule cuts the data into (lanes times their units)."""
@@ -221,3 +221,69 @@ def _add(b: LogicalBuilder, rnd: int, src, dst, blk, piece, collective: str, n: 
         return
     b.add(rnd, src[new], dst[new], np.split(flat, np.cumsum(counts)[:-1]), reduce=red)
 
+
+def planned_time_s(system, collective: str, size_bytes: int, params, *, ring: bool) -> float | None:
+    """The lane plan's time of a built schedule: per round its busiest resource, plus each round's latency.
+
+    The closed form of the hierarchical algorithms on their kind (``closed_forms["hierarchical"]``):
+    the rounds' bandwidth time as :func:`plan_lanes` models it, for the lanes the schedule
+    records (``params["lanes"]``), plus per round the start-up and the latency of its longest route
+    (:func:`~collsim.algorithms.hier_stages.stage_latency_s`).  Contention the plan does not see
+    (flows of different lanes sharing a link unevenly) is the flow simulator's to find.
+
+    Parameters
+    ----------
+    system : Hierarchical
+        The system.
+    collective : str
+        ``allreduce``, ``allgather`` or ``alltoall``.
+    size_bytes : int
+        The message size.
+    params : Mapping
+        The schedule's parameters (``lanes``).
+    ring : bool
+        Ring stages (``md-ring``) or direct ones.
+
+    Returns
+    -------
+    float or None
+        Seconds; None without recorded lanes.
+
+    References
+    ----------
+    R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
+    Computing 20(3), 1994 (latency plus bytes over bandwidth).
+
+    Examples
+    --------
+    >>> from collsim.systems.hierarchical import Hierarchical
+    >>> h = Hierarchical(nodes=4, dimensions="switch:2:1GB/s:1us,switch:2:1GB/s:1us")
+    >>> round(planned_time_s(h, "allgather", 1000, {"lanes": "0/1@0x1"}, ring=False) * 1e6, 3)   # 1 + 2 us; 2 + 2 us
+    7.0
+    """
+    lanes = params.get("lanes") if params else None
+    if not lanes:
+        return None
+    n = system.nodes
+    entries = []
+    for item in str(lanes).split(","):
+        head, _, rest = item.partition("@")
+        start, _, count = rest.partition("x")
+        entries.append((tuple(int(d) for d in head.rstrip("-").split("/")), -1 if head.endswith("-") else 1,
+                        int(start), int(count)))
+    total = sum(e[3] for e in entries)
+    busy: dict[tuple[int, int], float] = {}
+    latency: dict[int, float] = {}
+    for order, sign, start, count in entries:
+        stages = template(collective, order, ring, sign)
+        moves = stage_moves(system, collective, stages)
+        lat = [stage_latency_s(system, st) for st, rounds in zip(stages, moves) for _ in rounds]
+        for i, ((res, cost), t) in enumerate(zip(round_costs(system, collective, stages, moves), lat)):
+            for r in res:
+                busy[start + i, r] = busy.get((start + i, r), 0.0) + cost * count / total
+            latency[start + i] = max(latency.get(start + i, 0.0), t)
+    block = size_bytes / n if collective == "allreduce" else size_bytes
+    per_round: dict[int, float] = {}
+    for (r, _), t in busy.items():
+        per_round[r] = max(per_round.get(r, 0.0), t)
+    return float(sum(per_round.values()) * block + sum(latency.values()))

@@ -116,16 +116,83 @@ def templates(system, collective: str, orders, ring: bool) -> list[tuple[Stage, 
         if any(sorted(p) != dims for p in perms):
             raise InputError(f"every order must list the dimensions {dims} once, got {orders!r}")
     two_way = ring and any(_directed(system, d) for d in dims)
-    out = []
-    for p, sign in itertools.product(perms, (1, -1) if two_way else (1,)):
-        if collective == "allreduce":
-            out.append(tuple([Stage("rs", d, ring, sign) for d in p] + [Stage("ag", d, ring, sign)
-                                                                         for d in reversed(p)]))
-        elif collective == "allgather":
-            out.append(tuple(Stage("ag", d, ring, sign) for d in p))
-        else:
-            out.append(tuple(Stage("route", d, ring, sign) for d in p))
-    return out
+    return [template(collective, p, ring, sign) for p, sign in itertools.product(perms, (1, -1) if two_way else (1,))]
+
+
+def template(collective: str, order, ring: bool, sign: int = 1) -> tuple[Stage, ...]:
+    """The stages of one dimension order (all-reduce: reduce-scatter in order, all-gather back).
+
+    Parameters
+    ----------
+    collective : str
+        ``allreduce``, ``allgather`` or ``alltoall``.
+    order : sequence of int
+        The dimensions in the order the stages visit them.
+    ring : bool
+        Ring stages instead of direct ones.
+    sign : int, optional
+        The rings' direction (+1 default, or -1).
+
+    Returns
+    -------
+    tuple of Stage
+        The stages.
+
+    References
+    ----------
+    A. Sergeev, M. Del Balso, "Horovod: fast and easy distributed deep learning in TensorFlow",
+    arXiv:1802.05799, 2018 (reduce-scatter inside, all-reduce across, all-gather back).
+
+    Examples
+    --------
+    >>> [(s.op, s.dim) for s in template("allgather", (1, 0), False)]
+    [('ag', 1), ('ag', 0)]
+    """
+    if collective == "allreduce":
+        return tuple([Stage("rs", d, ring, sign) for d in order] + [Stage("ag", d, ring, sign)
+                                                                     for d in reversed(order)])
+    return tuple(Stage("ag" if collective == "allgather" else "route", d, ring, sign) for d in order)
+
+
+def stage_latency_s(system, st: Stage) -> float:
+    """Start-up plus the latency of the longest route of one round of a stage.
+
+    Parameters
+    ----------
+    system : Hierarchical
+        The system.
+    st : Stage
+        The stage.
+
+    Returns
+    -------
+    float
+        Seconds: 2 links through a switch, 1 on a full mesh or to a ring neighbour, up to half a
+        ring or a whole line for direct stages (a ring stage on a line wraps across it).
+
+    References
+    ----------
+    R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
+    Computing 20(3), 1994 (the start-up and latency term).
+
+    Examples
+    --------
+    >>> from collsim.systems.hierarchical import Hierarchical
+    >>> h = Hierarchical(nodes=8, dimensions="switch:2:1GB/s:1us,ring:4:1GB/s:2us")
+    >>> [round(stage_latency_s(h, Stage("rs", d, ring)) * 1e6, 3) for d, ring in ((0, False), (1, False), (1, True))]
+    [2.0, 4.0, 2.0]
+    """
+    dim = system.dimensions[st.dim]
+    k = dim.size
+    if dim.topology == "switch":
+        hops = 2
+    elif dim.topology == "full":
+        hops = 1
+    elif dim.topology == "ring":
+        hops = 1 if st.ring else k // 2
+    else:
+        hops = k - 1 if st.ring or k > 2 else 1
+    return hops * dim.latency_s + (system.startup_s or 0.0)
 
 
 def _directed(system, d: int) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import InputError
-from .hier_lanes import lanes_schedule
+from .hier_lanes import lanes_schedule, planned_time_s
 from .registry import register
 
 
@@ -48,6 +48,12 @@ def _check(pieces, orders, units=None):
         raise InputError(f"orders must be all, inner or outer, got {orders!r}")
 
 
+def _planned(ring: bool):
+    """The kind's closed form: the lane plan's time of the built schedule (:func:`planned_time_s`)."""
+    return lambda system, collective, size_bytes, params: planned_time_s(system, collective, size_bytes, params,
+                                                                         ring=ring)
+
+
 def _tune(system, collective, size_bytes):
     return [{"pieces": p, "orders": o} for p in (1, 2, 4, 8) for o in ("all", "inner")]
 
@@ -59,7 +65,7 @@ def _tune_ring(system, collective, size_bytes):
 def _hier(collective_names, summary, name):
     def deco(fn):
         return register(name, collectives=collective_names, systems=("hierarchical",),
-                        params=("pieces", "orders", "units"),
+                        params=("pieces", "orders", "units"), closed_forms={"hierarchical": _planned(False)},
                         requires=_requires, constraints="a hierarchical system", tune=_tune, reference=_REFS,
                         summary=summary)(fn)
     return deco
@@ -193,6 +199,7 @@ def hier_alltoall(system, collective, size_bytes, *, pieces: int | None = None, 
 
 def _md_ring_register(fn):
     return register("md-ring", collectives=("allreduce", "allgather"), systems=("hierarchical",),
+                    closed_forms={"hierarchical": _planned(True)},
                     params=("pieces", "orders", "units"), requires=_requires, constraints="a hierarchical system",
                     tune=_tune_ring, reference="[Cho19] (ring reduce-scatter and all-gather per dimension); "
                     "[Rashidi20] (ASTRA-sim's multi-dimensional ring); [Patarasuk09] (the ring)",
