@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import UnsupportedError
+from ..core.plugins import require
 from ..core.schedule import Schedule
 from ..core.schedule_file import load_schedule  # the one loader; collsim.mpi.executor.load_schedule is kept
 from ..cost import bus_bandwidth
@@ -129,7 +130,8 @@ def run_schedule(schedule: Schedule | str | os.PathLike, comm: Any = None, *, it
     Raises
     ------
     UnsupportedError
-        If the job's rank count is not the schedule's node count.
+        If the job's rank count is not the schedule's node count, or the system's kind does not
+        declare the ``mpi`` capability.
     ResultMismatchError
         If a rank's result differs from MPI's, naming the rank, the chunk and the last step writing it.
 
@@ -148,6 +150,7 @@ def run_schedule(schedule: Schedule | str | os.PathLike, comm: Any = None, *, it
         raise InputError(f"the timeout must be a positive number of seconds, got {timeout_s!r}")
     op, np_dtype = check_data(op, dtype)
     sched = load_schedule(schedule)
+    require(sched.system, "mpi", "running a schedule over MPI")
     if comm is None:
         from mpi4py import MPI
         comm = MPI.COMM_WORLD
