@@ -84,3 +84,18 @@ def test_a_command_receives_the_packed_options(monkeypatch):
     got = CliRunner().invoke(cli, ["topology", "--system", "fat-tree", "--radix", "4", "--json"])
     assert got.exit_code == 0, got.output
     assert seen == [SystemOptions("fat-tree", radix=4)]
+
+
+def test_one_result_class():
+    import collsim.experiments.compare
+    import collsim.kinds.result
+    assert collsim.Result is collsim.pipeline.Result is collsim.experiments.compare.Result \
+        is collsim.kinds.result.Result
+    assert collsim.Result.__mro__[1] is object  # no subclass that only adds fields
+    row = collsim.evaluate(collsim.build("binomial", "star", "broadcast", "1KiB", nodes=8, root=3))
+    assert (row.size_bytes, row.total_bytes, row.root, row.shift) == (1024, 1024, 3, None)
+    rows, _ = collsim.compare("ring", "allgather", "1KiB", nodes=4, algorithms="ring")
+    assert type(rows[0]) is collsim.Result and rows[0].total_bytes == 4096
+    keys = list(rows[0].to_json())
+    assert keys[keys.index("size_bytes"):keys.index("size_bytes") + 4] == ["size_bytes", "total_bytes", "root",
+                                                                           "shift"]

@@ -366,7 +366,8 @@ def evaluate(schedule: Schedule, *, report: VerifyReport | None = None, error: s
     algbw, busbw = bus_bandwidth(coll, reported)
     return Result(
         algorithm=schedule.algorithm, collective=coll.kind, system=system.name, nodes=system.nodes,
-        size_bytes=coll.size_bytes, rounds=schedule.num_rounds, slots=schedule.num_steps,
+        size_bytes=coll.size_bytes, total_bytes=coll.total_bytes, root=coll.root if coll.rooted else None,
+        shift=coll.shift if coll.type.shifted else None, rounds=schedule.num_rounds, slots=schedule.num_steps,
         block_steps=block_steps(schedule), transfers=len(schedule),
         max_hops=int(schedule.hops.max()) if len(schedule) else 0, time_s=reported, lower_bound_s=lb,
         efficiency=lb / reported if reported > 0 and math.isfinite(reported) else 0.0,

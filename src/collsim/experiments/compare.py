@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable, Mapping
 
 from ..algorithms import REGISTRY, AlgorithmSpec, get_algorithm
@@ -10,10 +9,10 @@ from ..core.collective import SPECS, canonical_collective
 from ..core.errors import InputError, ScheduleFormatError, UnsupportedError
 from ..core.limits import MemoryLimitError
 from ..core.system import System
-from ..core.totals import size_from_total, total_bytes
+from ..core.totals import size_from_total
 from ..core.size_sweep import SizeSweep
 from ..core.units import format_size, parse_size
-from ..pipeline import Result as _PipelineResult
+from ..pipeline import Result  # the one result row (collsim.Result): compare's rows are its rows
 from ..pipeline import run
 from ..systems import load_system
 
@@ -25,47 +24,6 @@ ALGORITHM_FAILURES = (UnsupportedError, MemoryLimitError, ScheduleFormatError)
 represent its schedule (``ScheduleFormatError`` of a built schedule: a transfer beyond int64).  Such an
 algorithm is listed as skipped with its reason and the others still run.  Errors of the user's input
 (``InputError``: a bad parameter value) and bugs still stop the comparison."""
-
-
-@dataclass(frozen=True)
-class Result(_PipelineResult):
-    """A compared algorithm's row: :class:`collsim.pipeline.Result` plus the sizes and placement.
-
-    Parameters
-    ----------
-    *fields
-        Those of :class:`collsim.pipeline.Result` (``size_bytes`` is collsim's size: a node's
-        block, a pair's block or the vector; :mod:`collsim.core.totals`).
-    total_bytes : int or None
-        nccl-tests' size of the same collective: the total buffer (``N * size_bytes`` for
-        all-gather, reduce-scatter, all-to-all, scatter and gather, else ``size_bytes``).
-    root : int or None
-        Root node of a rooted collective (None for the others).
-    shift : int or None
-        q of a circular shift (None for the other collectives).
-
-    Examples
-    --------
-    >>> r = run_one("ring", load_system("ring", nodes=4), "allgather", 1024)
-    >>> r.size_bytes, r.total_bytes, r.root, list(r.to_json())[4:6]
-    (1024, 4096, None, ['size_bytes', 'total_bytes'])
-    """
-
-    total_bytes: int | None = None
-    root: int | None = None
-    shift: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The row as a JSON-able dict: the pipeline row's keys, ``total_bytes`` after ``size_bytes``."""
-        base = super().to_json()
-        extra = {"total_bytes": self.total_bytes, "root": self.root, "shift": self.shift}
-        out: dict[str, Any] = {}
-        for key, value in base.items():
-            if key not in extra:
-                out[key] = value
-            if key == "size_bytes":
-                out.update(extra)
-        return out
 
 
 def applicable(system: System, collective: str) -> list[tuple[str, str | None]]:
@@ -129,8 +87,9 @@ def run_one(name: str, system: System, collective: str, size_bytes: int, *,
 
     Examples
     --------
-    >>> run_one("ring", load_system("paper", nodes=4), "allgather", 1024).slots
-    3
+    >>> r = run_one("ring", load_system("paper", nodes=4), "allgather", 1024)
+    >>> r.slots, r.size_bytes, r.total_bytes, r.root, list(r.to_json())[4:6]
+    (3, 1024, 4096, None, ['size_bytes', 'total_bytes'])
     """
     return _run_one(get_algorithm(name), system, canonical_collective(collective), size_bytes, strategy=strategy,
                     **params)
@@ -139,12 +98,9 @@ def run_one(name: str, system: System, collective: str, size_bytes: int, *,
 def _run_one(spec: AlgorithmSpec, system: System, coll: str, size_bytes: int, *, strategy: str = "first-fit",
              **params: Any) -> Result:
     """:func:`run_one` with the algorithm's entry and the canonical collective already looked up (compare's path)."""
-    row = run(spec, system, coll, size_bytes, strategy=strategy, **params)
-    # An algorithm without a root (shift) parameter roots at 0 (shifts by 1): tests/test_units.py checks it.
-    root = row.params.get("root", params.get("root", 0)) if SPECS[coll].rooted else None
-    shift = row.params.get("shift", params.get("shift", 1)) if SPECS[coll].shifted else None
-    return Result(**{f.name: getattr(row, f.name) for f in fields(row)},
-                  total_bytes=total_bytes(coll, row.nodes, row.size_bytes), root=root, shift=shift)
+    # the row's total_bytes, root and shift are its schedule's collective's (an algorithm without a root
+    # or shift parameter roots at 0 and shifts by 1: tests/test_units.py checks it)
+    return run(spec, system, coll, size_bytes, strategy=strategy, **params)
 
 
 def placement_params(name: str, collective: str, params: dict[str, Any] | None = None, *,
@@ -313,8 +269,9 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     sysm = system if isinstance(system, System) and all(v is None for v in overrides.values()) \
         else load_system(system, **overrides)
     coll = canonical_collective(collective)
-    if sum(x is not None for x in (size, total_size, sizes)) > 1:
-        raise InputError("give a size, a total size or sizes, not two of them")
+    given = [k for k, x in (("size", size), ("total_size", total_size), ("sizes", sizes)) if x is not None]
+    if len(given) > 1:
+        raise InputError(f"give a size, a total size or sizes, not both {given[0]} and {given[1]}")
     if total_size is not None:
         all_sizes = [size_from_total(coll, sysm.nodes, parse_size(total_size))]
     elif isinstance(sizes, SizeSweep):

@@ -28,7 +28,15 @@ class Result:
     algorithm, collective, system : str
         Algorithm registry name, canonical collective name and system name.
     nodes, size_bytes : int
-        Node count and message size (meaning per collective: :mod:`collsim.core.collective`).
+        Node count and message size (collsim's size: a node's block, a pair's block or the vector,
+        :mod:`collsim.core.totals`).
+    total_bytes : int or None, optional
+        nccl-tests' size of the same collective: the total buffer (``N * size_bytes`` for
+        all-gather, reduce-scatter, all-to-all, scatter and gather, else ``size_bytes``).
+    root : int or None, optional
+        Root node of a rooted collective (None for the others).
+    shift : int or None, optional
+        q of a circular shift (None for the other collectives).
     rounds, slots : int
         Logical rounds and physical time slots.
     block_steps : float
@@ -73,6 +81,9 @@ class Result:
     system: str
     nodes: int
     size_bytes: int
+    total_bytes: int | None = field(default=None, kw_only=True)  # kw_only: listed here, after size_bytes
+    root: int | None = field(default=None, kw_only=True)
+    shift: int | None = field(default=None, kw_only=True)
     rounds: int
     slots: int
     block_steps: float
