@@ -80,3 +80,11 @@ def test_the_cli_sweep_is_the_library_sweep(counts):
     assert (counts["load_system"], counts["canonical_collective"], counts["get_algorithm"]) == (1, 1, 1)
     rows, _ = collsim.compare("ring", "allgather", nodes=8, algorithms="ring", sizes=["1KiB", 2048, "4KiB"])
     assert [r.size_bytes for r in rows] == [1024, 2048, 4096]
+
+
+def test_the_progress_bar_count_builds_nothing_again(counts, monkeypatch):
+    import collsim.cli.progress
+    monkeypatch.setattr(collsim.cli.progress, "progress_enabled", lambda *a, **k: True)  # as on a terminal
+    got = CliRunner().invoke(cli, ["compare", "--system", "ring", "-n", "8", "-s", "1KiB"])
+    assert got.exit_code == 0, got.output
+    assert (counts["load_system"], counts["canonical_collective"]) == (1, 1)

@@ -233,19 +233,17 @@ def skipped_rows(rows: Sequence[Any], notes: Sequence[str]) -> list[dict]:
     return out
 
 
-def compare_total(system: Any, collective: str, names: Sequence[str] | None, overrides: dict) -> int | None:
+def compare_total(system: Any, collective: str, names: Sequence[str] | None) -> int | None:
     """How many algorithms ``compare`` will run (for its progress bar; None when no bar is drawn).
 
     Parameters
     ----------
-    system : str or System
-        As for :func:`collsim.experiments.compare.compare`.
+    system : System
+        The system ``compare`` runs on, built once by the command.
     collective : str
         Collective name.
     names : sequence of str or None
         Requested algorithms (None: every one that applies).
-    overrides : dict
-        System overrides.
 
     Returns
     -------
@@ -254,7 +252,8 @@ def compare_total(system: Any, collective: str, names: Sequence[str] | None, ove
 
     Examples
     --------
-    >>> compare_total("paper", "allgather", ["ring", "ne"], {}) in (None, 2)
+    >>> from collsim.systems import load_system
+    >>> compare_total(load_system("paper", nodes=8), "allgather", ["ring", "ne"]) in (None, 2)
     True
     """
     from .progress import progress_enabled
@@ -262,11 +261,8 @@ def compare_total(system: Any, collective: str, names: Sequence[str] | None, ove
         return None
     if names:
         return len(names)
-    from ..core.collective import canonical_collective
     from ..experiments.compare import applicable
-    from ..systems import load_system
-    return sum(reason is None for _, reason in applicable(load_system(system, **overrides),
-                                                          canonical_collective(collective)))
+    return sum(reason is None for _, reason in applicable(system, collective))
 
 
 def legend_kind(row: Any) -> str:

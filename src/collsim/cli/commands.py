@@ -89,7 +89,7 @@ def compare_cmd(system, collective, sizes, algorithms, params, out: Output) -> N
     if names is not None and not names:
         raise click.BadParameter("--algorithms needs at least one name")
     sysm = load(system)  # once (tests/test_compare_once.py)
-    per_size = compare_total(sysm, collective, names, {})
+    per_size = compare_total(sysm, collective, names)
     with ProgressBar("building and verifying", total=per_size and per_size * sizes.count()) as bar:
         rows, skipped = compare_rows(sysm, collective, sizes, algorithms=names, strategy=system.strategy,
                                      params=parse_params(params), progress=bar.begin)
