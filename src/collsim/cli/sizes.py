@@ -24,7 +24,7 @@ from typing import Any, Callable
 import click
 
 from ..core.totals import describe_size, size_from_total, size_help, total_bytes
-from ..core.size_sweep import sweep_sizes
+from ..core.size_sweep import SizeSweep
 from ..core.units import parse_size
 
 DEFAULT_SIZE = "4MiB"
@@ -103,8 +103,17 @@ class SizeRequest:
         if not self.sweep:
             return 1
         self.check()
-        return len(sweep_sizes(parse_size(self.min_size), parse_size(self.max_size), factor=self.factor,
-                               step=None if self.step is None else parse_size(self.step)))
+        return len(self.walk().points())
+
+    def walk(self) -> SizeSweep:
+        """The sweep (``-b``, ``-e``, ``-f`` or ``-i``, ``--total``) as the library states it.
+
+        Returns
+        -------
+        SizeSweep
+            The sweep (meaningful when :attr:`sweep`).
+        """
+        return SizeSweep(self.min_size, self.max_size, factor=self.factor, step=self.step, total=self.total)
 
     def sizes(self, collective: str, nodes: int) -> list[int]:
         """collsim's sizes (one per row) for ``collective`` on ``nodes`` nodes.
@@ -126,9 +135,7 @@ class SizeRequest:
             return [size_from_total(collective, nodes, parse_size(self.total_size))]
         if not self.sweep:
             return [parse_size(self.size or DEFAULT_SIZE)]
-        points = sweep_sizes(parse_size(self.min_size), parse_size(self.max_size), factor=self.factor,
-                             step=None if self.step is None else parse_size(self.step))
-        return [size_from_total(collective, nodes, p) for p in points] if self.total else points
+        return self.walk().sizes(collective, nodes)
 
 
 def size_options(*, sweep: bool = True) -> Callable:

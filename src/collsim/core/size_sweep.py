@@ -101,6 +101,18 @@ class SizeSweep:
     step: str | int | None = None
     total: bool = False
 
+    def points(self) -> list[int]:
+        """The sizes of the walk as given (total buffers with :attr:`total`), increasing.
+
+        Returns
+        -------
+        list of int
+            :func:`sweep_sizes` of the bounds and step.
+        """
+        from .units import parse_size
+        return sweep_sizes(parse_size(self.min_size), parse_size(self.max_size), factor=self.factor,
+                           step=None if self.step is None else parse_size(self.step))
+
     def sizes(self, collective: str, nodes: int) -> list[int]:
         """collsim's sizes of the sweep, increasing, for ``collective`` on ``nodes`` nodes.
 
@@ -117,7 +129,5 @@ class SizeSweep:
             One size per point of the walk.
         """
         from .totals import size_from_total
-        from .units import parse_size
-        points = sweep_sizes(parse_size(self.min_size), parse_size(self.max_size), factor=self.factor,
-                             step=None if self.step is None else parse_size(self.step))
+        points = self.points()
         return [size_from_total(collective, nodes, p) for p in points] if self.total else points
