@@ -26,6 +26,7 @@ from .cost import block_steps, bus_bandwidth
 from .kinds import model_for
 from .kinds.result import Result
 from .systems import load_system
+from .systems.options import SystemOptions
 from .verify import VerifyReport  # the one report class (collsim.VerifyReport)
 from .verify import verify_dataflow, verify_endpoints
 
@@ -67,15 +68,16 @@ def realize(system: System, logical: LogicalSchedule, *, strategy: str | Callabl
 
 def build(algorithm: str | AlgorithmSpec, system: str | System, collective: str, size: str | int, *,
           nodes: int | None = None, wavelengths: int | None = None, fibers: int | None = None,
-          strategy: str | Callable = "first-fit", system_options: dict | None = None, **params: Any) -> Schedule:
+          strategy: str | Callable | None = None, system_options: dict | None = None, **params: Any) -> Schedule:
     """Build the physical schedule of an algorithm (not yet verified).
 
     Parameters
     ----------
     algorithm : str or AlgorithmSpec
         Registry name or alias (``ring``, ``ne``, ``osm`` ...; see ``collsim algorithms``), or its entry.
-    system : str or System
-        Preset (``paper``, ``terarack``), network kind, TOML path, or System.
+    system : str, System or SystemOptions
+        Preset (``paper``, ``terarack``), network kind, TOML path, or System; or one of these with its
+        options (:class:`collsim.systems.options.SystemOptions`, as the command line gives it).
     collective : str
         ``allgather``, ``reducescatter``, ``allreduce``, ``broadcast``, ``reduce``, ``alltoall`` ...
     size : str or int
@@ -83,7 +85,8 @@ def build(algorithm: str | AlgorithmSpec, system: str | System, collective: str,
     nodes, wavelengths, fibers : int, optional
         Overrides of the system's parameters.
     strategy : str or callable, optional
-        Wavelength-assignment strategy for rounds without a pre-assigned colouring.
+        Wavelength-assignment strategy for rounds without a pre-assigned colouring (default: the
+        SystemOptions' strategy, else first-fit).
     system_options : dict, optional
         Further system parameters (``link_bandwidth_bytes_per_s``, ``dims``, ``k`` ...).
     **params
@@ -105,6 +108,9 @@ def build(algorithm: str | AlgorithmSpec, system: str | System, collective: str,
     >>> s = build("osm", "paper", "allgather", "4KiB", nodes=16, wavelengths=2)
     >>> verify(s).steps
     16
+    >>> from collsim.systems.options import SystemOptions
+    >>> build("ring", SystemOptions("torus", params=(("dims", (4, 4)),)), "allgather", "1KiB").system.nodes
+    16
     """
     if system_options is not None and not isinstance(system_options, Mapping):
         raise InputError(f"system_options must be a mapping of parameter names to values, got {system_options!r}")
@@ -116,6 +122,8 @@ def build(algorithm: str | AlgorithmSpec, system: str | System, collective: str,
     size_bytes = parse_size(size)
     spec = algorithm if isinstance(algorithm, AlgorithmSpec) else get_algorithm(algorithm)
     logical, chosen = build_logical(spec, sysm, collective, size_bytes, **params)
+    if strategy is None:
+        strategy = system.strategy if isinstance(system, SystemOptions) else "first-fit"  # --strategy
     sched = realize(sysm, logical, strategy=strategy, algorithm=spec.name, params=chosen)
     stale = [k for k in spec.realised if k in sched.params]
     if stale:  # a prediction must never disagree with the schedule it describes

@@ -281,7 +281,8 @@ def iter_schedules(algorithm: str, system: Any, collective: str, request: SizeRe
     from ..experiments.compare import placement_params
     from ..pipeline import build
     from ..systems import load_system
-    strategy = strategy or getattr(system, "strategy", "first-fit")
+    from ..systems.options import SystemOptions
+    strategy = strategy or (system.strategy if isinstance(system, SystemOptions) else "first-fit")
     sysm = load_system(system)  # once, for every size
     chosen = placement_params(algorithm, collective, params, root=request.root, shift=request.shift)
     for size in request.sizes(collective, sysm.nodes):
