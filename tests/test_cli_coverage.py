@@ -92,6 +92,7 @@ MIN_LINE_COVERAGE: dict[str, float] = {
     "msccl_cmd.py": 95.0,  # 100 (91/91) when set
     "routing_note.py": 95.0,  # 100 (31/31) when set
     "synth_cmd.py": 90.0,
+    "resolve.py": 95.0,  # 100 (28/28) when set
 }
 
 
@@ -427,6 +428,8 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
               "--json"], check=_json(lambda d: d["total_time_s"] > 0)),
         Case(["simulate", str(elec), "--mode", "dataflow"], check=_has("ne allgather", "dataflow")),
         Case(["simulate", str(elec), "-s", "1KiB"], 2, _bad("has its own size")),
+        Case(["simulate", "-"], check=_has("ne allgather"), stdin=elec.read_bytes),  # ALGORITHM|FILE: cli/resolve.py
+        Case(["simulate", "rnig"], 2, _bad("'rnig' is neither an algorithm nor a file that exists; did you mean ring")),
         Case(["simulate", str(elec), "-n", "16", "-p", "chunks=2"], 2, _bad("--nodes, --param would be ignored")),
         Case(["compare", "-n", "8", "-s", "1KiB", "-s", "2KiB"], 2, _bad("--size/-s was given 2 times")),
         Case(["simulate", "ne", "--system", "ring", "-n", "8", "-s", "1KiB", "--format", "csv", "--explain"],
