@@ -63,3 +63,8 @@ def test_the_loader_takes_a_schedule_a_path_or_standard_input(tmp_path, monkeypa
     assert load_schedule("-", stdin=True).algorithm == "ne"
     with pytest.raises(InputError, match="verify takes a Schedule"):
         collsim.verify(None)
+
+
+def test_mpi_refuses_standard_input(run_cli):
+    got = run_cli("mpi", "-")
+    assert got.returncode == 2 and "every rank reads the schedule: give a schedule file, not -" in got.stderr
