@@ -57,17 +57,21 @@ def predictions(sched, measured_s: float, simulate: bool) -> dict:
     Returns
     -------
     dict
-        ``predicted_time_s`` (closed form: :func:`collsim.pipeline.evaluate`'s ``alpha_beta_time_s`` on
-        networks, its ``time_s`` on optical systems), and with
-        ``simulate``: ``simulated_time_s`` (None on optical systems), ``predicted_error_pct``,
+        ``predicted_time_s`` (the kind's closed form, :func:`collsim.verify`'s ``closed_form_time_s``:
+        the alpha-beta estimate on networks), and with ``simulate``: ``simulated_time_s`` (the flow
+        simulator's, bulk mode; None for a kind without flow simulation), ``predicted_error_pct``,
         ``simulated_error_pct`` (positive: the model is slower than the measurement).
     """
-    from ..pipeline import evaluate, verify
+    from ..core.plugins import supports
+    from ..pipeline import verify
+    report = verify(sched, answer=False)  # the closed form; the kind's answer is not needed here
+    closed = report.closed_form_time_s
     if not simulate:
-        return {"predicted_time_s": verify(sched).closed_form_time_s}
-    row = evaluate(sched)
-    sim = getattr(row.part, "simulated_time_s", None)
-    closed = row.time_s if row.alpha_beta_time_s is None else row.alpha_beta_time_s  # networks: the estimate
+        return {"predicted_time_s": closed}
+    sim = None
+    if supports(sched.system, "flow-simulation"):  # the kind says whether it simulates, not a probe of its row
+        from ..sim import simulate as flow
+        sim = float(flow(sched, report=report).total_time_s)
     return {"predicted_time_s": closed, "simulated_time_s": sim,
             "predicted_error_pct": _pct(closed, measured_s), "simulated_error_pct": _pct(sim, measured_s)}
 
