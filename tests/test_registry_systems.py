@@ -18,16 +18,33 @@ from hypothesis import strategies as st
 from collsim import build, verify
 from collsim.algorithms import REGISTRY
 from collsim.core.errors import UnsupportedError
+from collsim.core.system import SYSTEM_KINDS
+from collsim.kinds.base import model_for, models
 from collsim.core.routes import LinkRoutes, RingRoutes
 from collsim.systems import OpticalRing, load_system
 
-# family name in ``spec.systems`` -> system kinds drawn for it
+# family name in ``spec.systems`` -> system kinds drawn for it (each with its own strategy below)
 FAMILY_KINDS = {
     "optical-ring": ["optical-ring"],
     "network": ["ring", "line", "star", "torus", "mesh", "hypercube", "fat-tree"],
     "mlfm": ["mlfm"],
     "optical-torus": ["optical-torus"],
 }
+
+
+def _plain(kind: str, nodes: int):
+    """A system of a kind this test has no strategy for: its own defaults at ``nodes`` nodes."""
+    cls = SYSTEM_KINDS[kind]
+    return cls.from_options(nodes=nodes) if hasattr(cls, "from_options") else cls(nodes=nodes)
+
+
+# every other kind a registered model owns (a plug-in: the ocs and hierarchical kinds) is drawn with its
+# defaults, under its model's name
+_KNOWN = {k for kinds in FAMILY_KINDS.values() for k in kinds} | {"abstract", "network", "custom"}
+for _model in models():
+    if _model.name not in FAMILY_KINDS:
+        FAMILY_KINDS[_model.name] = sorted(k for k in SYSTEM_KINDS if k not in _KNOWN
+                                           and model_for(_plain(k, 16)).name == _model.name)
 
 
 def kinds_for(name: str) -> list[str]:
@@ -73,6 +90,8 @@ def systems(draw, family: str):
         return load_system(kind, dims=(draw(st.integers(2, 8)), draw(st.integers(2, 8))))
     if kind == "hypercube":
         return load_system(kind, nodes=1 << draw(st.integers(1, 6)))
+    if kind not in FAMILY_KINDS["network"]:  # a plug-in kind: its defaults, at a few sizes
+        return _plain(kind, draw(st.sampled_from([4, 8, 16])))
     return load_system(kind, nodes=draw(NODES))
 
 
@@ -89,7 +108,9 @@ def test_algorithm_on_every_declared_family(name, collective, family, data, size
     sched = build(name, system, collective, size)
     report = verify(sched)
     assert report.transfers >= 1 and len(sched) >= 1
-    assert isinstance(sched.routes, RingRoutes if family in ("optical-ring", "optical-torus") else LinkRoutes)
+    assert isinstance(sched.routes, system.Routes)
+    assert isinstance(sched.routes, RingRoutes if family in ("optical-ring", "optical-torus") else LinkRoutes) \
+        or family not in ("optical-ring", "optical-torus", "network", "mlfm")
 
 
 # a few fixed systems of each family, small enough to build anything on
@@ -101,14 +122,15 @@ FIXED = {
     "mlfm": [load_system("mlfm", d=2), load_system("mlfm", d=3, selection=(2, 3, 2))],
     "optical-torus": [load_system("optical-torus", rows=2, cols=4, wavelengths=4)],
 }
-assert set(FIXED) == set(FAMILY_KINDS)
+FIXED.update({fam: [_plain(k, 16) for k in kinds] for fam, kinds in FAMILY_KINDS.items() if fam not in FIXED})
+assert set(FIXED) == set(FAMILY_KINDS) and all(FIXED.values())
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_every_algorithm_builds_on_every_declared_family_and_refuses_the_others(name):
     spec = REGISTRY[name]
     for family, systems_ in FIXED.items():
-        assert all((system.family if family == "network" else system.kind) == family for system in systems_), family
+        assert all(family in (system.kind, model_for(system).name) for system in systems_), family
         if family in spec.systems:
             built = 0
             for system in systems_:
@@ -121,8 +143,8 @@ def test_every_algorithm_builds_on_every_declared_family_and_refuses_the_others(
             assert built, (name, family)  # at least one fixed system of every declared family builds
         else:
             for system in systems_:
-                if spec.runs_on(system):  # an MLFM is an electrical network: "network" covers it
-                    assert family == "mlfm" and "network" in spec.systems, (name, family)
+                if spec.runs_on(system):  # an MLFM is an electrical network: "network" covers it; so may a plug-in
+                    assert "network" in spec.systems and "network" in model_for(system).accepts, (name, family)
                     continue
                 with pytest.raises(UnsupportedError, match="does not run on"):
                     build(name, system, spec.collectives[0], 1024)
