@@ -190,6 +190,9 @@ def _last(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
     if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2 \
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            return node.args[1].value  # getattr(system, "kind", None) reads the attribute "kind"
         return _last(node.func)
     return None
 
