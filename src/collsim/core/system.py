@@ -55,9 +55,10 @@ class System:
 
     Notes
     -----
-    ``kind`` names the class (``"torus"``); ``family`` the model that owns its
-    behaviour (``"optical-ring"`` or ``"network"``, :mod:`collsim.kinds`), which
-    algorithms name when they run on every system of a family.
+    ``kind`` names the class (``"torus"``); the model that owns its behaviour is found by
+    :func:`collsim.core.plugins.model_for` (:mod:`collsim.kinds`), and algorithms run on a system
+    whose kind's model accepts one of their ``systems=`` tags (``"network"``) or whose ``kind``
+    they name.  ``family`` repeats the model's name for older callers.
 
     Examples
     --------
