@@ -1,0 +1,391 @@
+"""Algorithms and phase arithmetic for a reconfigurable optical circuit switch (the ``ocs`` kind).
+
+On an optical circuit switch (OCS) every node has ``p`` ports; a *configuration* is a set of
+circuits in which each node uses at most ``p`` outgoing and ``p`` incoming ones, and changing it
+costs the reconfiguration delay ``r``.  A schedule's consecutive steps share a *phase* (one
+configuration) as long as the union of their circuits respects the port count:
+:func:`group_phases` finds the fewest phases for the steps' order (greedy maximal runs), and
+:func:`ocs_time_s` is the kind's closed form, contention included: per step the slowest route's
+latency plus the busiest circuit's bytes over the port bandwidth, plus ``r`` per reconfiguration.
+
+Two algorithm families live here:
+
+* ``pairwise-relay``: all-to-all over one fixed ``d``-regular circulant (offsets ``1, b, b^2 ...``,
+  ``b^d >= N``) with multi-hop relaying: N-1 rounds, no reconfiguration at all, where direct
+  pairwise needs about ``(N-1)/p`` configurations;
+* ``ocs-auto``: the reconfiguration-aware choice, which builds every candidate (ring, recursive
+  doubling and halving, Bruck, pairwise, ring all-to-all, relayed pairwise) and keeps the fastest by
+  :func:`ocs_time_s`.  Its time is linear in ``r`` per candidate, so :func:`crossovers` gives the
+  exact values of ``r`` where the winner changes.
+
+References
+----------
+W. M. Mellette, R. Das, Y. Guo, R. McGuinness, A. C. Snoeren, G. Porter, "Expanding across time to
+deliver bandwidth efficiency and low latency", NSDI 2020 (reconfigurable circuits, multi-hop relaying);
+H. Ballani et al., "Sirius: A Flat Datacenter Network with Nanosecond Optical Switching", SIGCOMM 2020;
+W. Wang et al., "TopoOpt: Co-optimizing Network Topology and Parallelization Strategy for Distributed
+Training Jobs", NSDI 2023; R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective
+communication operations in MPICH", IJHPCA 19(1), 2005 (the candidates).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.collective import make_collective
+from ..core.errors import InputError
+from ..core.routes import LinkRoutes
+from ..core.schedule import LogicalBuilder, LogicalSchedule
+from ..systems.ocs import circuit_ids, ocs_time_s
+from .registry import get_algorithm, register
+
+CANDIDATES: dict[str, tuple[str, ...]] = {
+    "allgather": ("ring", "recursive-doubling", "bruck"),
+    "reducescatter": ("ring", "rabenseifner"),
+    "allreduce": ("ring", "rabenseifner", "recursive-doubling"),
+    "alltoall": ("pairwise", "bruck", "ring-personalized", "pairwise-relay"),
+}
+"""Candidates ``ocs-auto`` chooses among, per collective."""
+
+
+def logical_time_s(system, logical: LogicalSchedule) -> tuple[float, int]:
+    """:func:`ocs_time_s` of a logical schedule (each logical round one step).
+
+    Parameters
+    ----------
+    system : OCS
+        The switch.
+    logical : LogicalSchedule
+        An algorithm's rounds.
+
+    Returns
+    -------
+    tuple
+        ``(seconds, reconfigurations)``.
+
+    References
+    ----------
+    R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
+    Computing 20(3), 1994 (latency plus bytes over bandwidth); H. Ballani et al., SIGCOMM 2020 (reconfiguration).
+
+    Examples
+    --------
+    >>> from collsim.systems.ocs import OCS
+    >>> sw = OCS(nodes=8, ports=1)
+    >>> logical, _ = pairwise_relay(sw, "alltoall", 1024)
+    >>> logical_time_s(sw, logical)[1]            # one configuration throughout
+    0
+    """
+    coll = logical.collective
+    per_chunk = coll.bytes_of(logical.chunk_idx).astype(float)
+    sizes = np.zeros(len(logical.src))
+    nz = np.diff(logical.chunk_ptr) > 0
+    if per_chunk.size:
+        sizes[nz] = np.add.reduceat(per_chunk, logical.chunk_ptr[:-1][nz])
+    rnd = np.unique(logical.round, return_inverse=True)[1]
+    return ocs_time_s(system, rnd, logical.src, logical.dst, sizes, logical.routes)
+
+
+def _relay_base(nodes: int, degree: int) -> tuple[int, int]:
+    """``(b, d)``: the smallest base ``b >= 2`` with ``b^degree >= N`` and the offsets ``d`` it needs."""
+    b = max(2, int(np.ceil(nodes ** (1.0 / degree) - 1e-9)))
+    while b ** degree < nodes:
+        b += 1
+    d = 1
+    while b ** d < nodes:
+        d += 1
+    return b, d
+
+
+def _relay_requires(system, collective) -> str | None:
+    return None if getattr(system, "ports", None) else "pairwise-relay needs an optical circuit switch (ports)"
+
+
+@register(
+    "pairwise-relay", aliases=("relayed-pairwise",), collectives=("alltoall",), systems=("ocs",),
+    params=("degree",), requires=_relay_requires,
+    constraints="an ocs system; 1 <= degree <= ports",
+    reference="[Thakur05] §5 (pairwise exchange); relaying over a fixed circuit topology as in Opera "
+              "(Mellette et al., NSDI 2020) and TopoOpt (Wang et al., NSDI 2023)",
+    summary="all-to-all over one fixed degree-d circulant (offsets 1, b, b^2 ...): N-1 rounds of "
+            "multi-hop relayed routes, no reconfiguration",
+)
+def pairwise_relay(system, collective, size_bytes, *, degree: int | None = None):
+    """Build pairwise all-to-all relayed over one fixed circulant of degree ``d``.
+
+    Round ``k`` (``1 <= k <= N-1``): node ``i`` sends its block for ``i + k`` along the circuits of
+    offsets ``b^j``, ``k_j`` hops each, where ``k_j`` are the base-``b`` digits of ``k``.  Every
+    node uses the same ``d`` outgoing and incoming circuits throughout: one configuration.
+
+    Parameters
+    ----------
+    system : OCS
+        The switch.
+    collective : str
+        ``"alltoall"``.
+    size_bytes : int
+        Each (source, destination) block.
+    degree : int, optional
+        Circuits per node, ``1 .. ports`` (default ``ports``).
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, {"degree": d, "base": b})`` with explicit routes.
+
+    Raises
+    ------
+    InputError
+        A degree outside ``1 .. ports``.
+
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, IJHPCA 19(1), 2005, §5; W. M. Mellette et al., NSDI 2020.
+
+    Examples
+    --------
+    >>> from collsim.systems.ocs import OCS
+    >>> logical, params = pairwise_relay(OCS(nodes=9, ports=2), "alltoall", 64)
+    >>> params, logical.rounds, int(np.diff(logical.routes.route_ptr).max())
+    ({'degree': 2, 'base': 3}, 8, 4)
+    """
+    n, ports = system.nodes, system.ports
+    degree = ports if degree is None else degree
+    if not isinstance(degree, (int, np.integer)) or isinstance(degree, bool) or not 1 <= degree <= ports:
+        raise InputError(f"pairwise-relay: degree must be an integer from 1 to ports={ports}, got {degree!r}")
+    b, d = _relay_base(n, int(degree))
+    builder = LogicalBuilder(make_collective("alltoall", n, size_bytes))
+    i = np.arange(n)
+    ptrs, links = [], []
+    for k in range(1, n):
+        digits = [(k // b ** j) % b for j in range(d)]
+        seq = np.repeat([b ** j for j in range(d)], digits)
+        pos = (i[:, None] + np.concatenate([[0], np.cumsum(seq)])[None, :]) % n
+        links.append(circuit_ids(pos[:, :-1], pos[:, 1:], n).reshape(-1))
+        ptrs.append(np.full(n, len(seq)))
+        builder.add(k - 1, i, (i + k) % n, (i * n + (i + k) % n)[:, None])
+    ptr = np.concatenate([[0], np.cumsum(np.concatenate(ptrs))])
+    logical = builder.build()
+    routes = LinkRoutes(ptr.astype(np.int64), np.concatenate(links).astype(np.int64))
+    return LogicalSchedule(**{**{f: getattr(logical, f) for f in logical.__dataclass_fields__}, "routes": routes}), \
+        {"degree": int(degree), "base": int(b)}
+
+
+def candidates(system, collective: str) -> list[tuple[str, dict[str, Any]]]:
+    """``ocs-auto``'s candidates that run on this instance: ``(algorithm, params)`` pairs.
+
+    Parameters
+    ----------
+    system : OCS
+        The switch.
+    collective : str
+        Canonical collective name.
+
+    Returns
+    -------
+    list of tuple
+        Each candidate of :data:`CANDIDATES` whose requirements hold; relayed pairwise once per
+        degree ``1 .. min(ports, 3)``.
+
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in MPICH",
+    IJHPCA 19(1), 2005 (the candidates).
+
+    Examples
+    --------
+    >>> from collsim.systems.ocs import OCS
+    >>> [name for name, _ in candidates(OCS(nodes=6, ports=1), "allgather")]   # N=6: no recursive doubling
+    ['ring', 'bruck']
+    """
+    out = []
+    for name in CANDIDATES.get(collective, ()):
+        spec = get_algorithm(name)
+        if not spec.supports(system, collective) or (spec.requires and spec.requires(system, collective)):
+            continue
+        if name == "pairwise-relay":
+            out += [(name, {"degree": d}) for d in range(1, min(system.ports, 3) + 1)]
+        else:
+            out.append((name, {}))
+    return out
+
+
+def candidate_times(system, collective: str, size_bytes: int) -> list[dict[str, Any]]:
+    """Every candidate's closed form, split into the part without ``r`` and its reconfigurations.
+
+    Parameters
+    ----------
+    system : OCS
+        The switch.
+    collective : str
+        Canonical collective name.
+    size_bytes : int
+        Message size.
+
+    Returns
+    -------
+    list of dict
+        ``algorithm``, ``params``, ``comm_s`` (time at ``r = 0``) and ``reconfigurations``: the
+        candidate's time at any ``r`` is ``comm_s + reconfigurations * r``.
+
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, IJHPCA 19(1), 2005; H. Ballani et al., "Sirius: A Flat Datacenter
+    Network with Nanosecond Optical Switching", SIGCOMM 2020 (the reconfiguration charge).
+
+    Examples
+    --------
+    >>> from collsim.systems.ocs import OCS
+    >>> rows = candidate_times(OCS(nodes=8, ports=1), "allgather", 2**20)
+    >>> [(r["algorithm"], r["reconfigurations"]) for r in rows]
+    [('ring', 0), ('recursive-doubling', 2), ('bruck', 2)]
+    """
+    rows = []
+    for name, params in candidates(system, collective):
+        logical, chosen = get_algorithm(name).builder(system, collective, size_bytes, **params)
+        total, reconf = logical_time_s(system, logical)
+        rows.append({"algorithm": name, "params": {**params, **chosen},
+                     "comm_s": total - reconf * system.reconfiguration_s, "reconfigurations": reconf})
+    return rows
+
+
+def crossovers(rows: list[dict[str, Any]], lo_s: float = 4e-9, hi_s: float = 1e-2) -> list[tuple[float, float, str]]:
+    """Where each candidate wins as ``r`` goes from ``lo_s`` to ``hi_s``: the lower envelope of lines.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`candidate_times`.
+    lo_s, hi_s : float, optional
+        The range of reconfiguration delays (default 4 ns to 10 ms).
+
+    Returns
+    -------
+    list of tuple
+        ``(from_s, to_s, label)`` intervals of ``r``, in order; ``label`` is the algorithm with
+        its parameters (``pairwise-relay degree=2``).
+
+    References
+    ----------
+    H. Ballani et al., SIGCOMM 2020 (nanosecond switching); N. P. Jouppi et al., "TPU v4: An Optically
+    Reconfigurable Supercomputer for Machine Learning with Hardware Support for Embeddings", ISCA 2023
+    (millisecond MEMS switching): the two ends of the range.
+
+    Examples
+    --------
+    >>> rows = [{"algorithm": "a", "params": {}, "comm_s": 1.0, "reconfigurations": 0},
+    ...         {"algorithm": "b", "params": {}, "comm_s": 0.5, "reconfigurations": 5}]
+    >>> crossovers(rows, 0.0, 1.0)
+    [(0.0, 0.1, 'b'), (0.1, 1.0, 'a')]
+    """
+    def label(row):
+        extra = " ".join(f"{k}={v}" for k, v in sorted(row["params"].items()) if k in ("degree",))
+        return f"{row['algorithm']} {extra}".strip()
+
+    out: list[tuple[float, float, str]] = []
+    r = lo_s
+    while r < hi_s:
+        win = best_at(rows, r)
+        cuts = [(row["comm_s"] - win["comm_s"]) / (win["reconfigurations"] - row["reconfigurations"])
+                for row in rows if row["reconfigurations"] < win["reconfigurations"]]
+        nxt = min([c for c in cuts if c > r * (1 + 1e-9)] + [hi_s])
+        if out and out[-1][2] == label(win):  # a tie at the cut: the same winner goes on
+            out[-1] = (out[-1][0], nxt, out[-1][2])
+        else:
+            out.append((r, nxt, label(win)))
+        r = nxt
+    return out
+
+
+def best_at(rows: list[dict[str, Any]], r: float) -> dict[str, Any]:
+    """The row of :func:`candidate_times` with the least time at ``r``; ties (1e-9) to fewer reconfigurations.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`candidate_times`.
+    r : float
+        Reconfiguration delay, seconds.
+
+    Returns
+    -------
+    dict
+        The winning row.
+
+    References
+    ----------
+    H. Ballani et al., SIGCOMM 2020 (the reconfiguration charge per phase change).
+
+    Examples
+    --------
+    >>> rows = [{"comm_s": 1.0, "reconfigurations": 0}, {"comm_s": 0.5, "reconfigurations": 5}]
+    >>> best_at(rows, 0.01)["reconfigurations"], best_at(rows, 0.1)["reconfigurations"]
+    (5, 0)
+    """
+    times = [row["comm_s"] + row["reconfigurations"] * r for row in rows]
+    least = min(times)
+    return min((row for row, t in zip(rows, times) if t <= least * (1 + 1e-9)), key=lambda row: row["reconfigurations"])
+
+
+def _auto_tune(system, collective, size_bytes) -> list[dict[str, Any]]:
+    return [{"choice": name, **params} for name, params in candidates(system, collective)]
+
+
+@register(
+    "ocs-auto", collectives=tuple(CANDIDATES), systems=("ocs",), params=("choice", "degree"),
+    requires=_relay_requires, tune=_auto_tune,
+    constraints="an ocs system",
+    reference="[Thakur05] (choosing among ring, recursive doubling/halving, Bruck and pairwise by a cost "
+              "model); the reconfiguration charge of Sirius (Ballani et al., SIGCOMM 2020) and TopoOpt",
+    summary="reconfiguration-aware choice: the candidate (ring, recursive doubling/halving, Bruck, pairwise, "
+            "relayed pairwise) with the least OCS closed-form time",
+)
+def ocs_auto(system, collective, size_bytes, *, choice: str | None = None, degree: int | None = None):
+    """Build the candidate with the least :func:`ocs_time_s` (or the one ``choice`` names).
+
+    Parameters
+    ----------
+    system : OCS
+        The switch.
+    collective : str
+        One of :data:`CANDIDATES`.
+    size_bytes : int
+        Message size.
+    choice : str, optional
+        A candidate's name: build it instead of choosing (``collsim tune`` tries each).
+    degree : int, optional
+        With ``choice="pairwise-relay"``, its degree.
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule, {"choice": name, ...its params})``.
+
+    Raises
+    ------
+    InputError
+        A ``choice`` that is not a candidate for this collective.
+
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, IJHPCA 19(1), 2005.
+
+    Examples
+    --------
+    >>> from collsim.systems.ocs import OCS
+    >>> ocs_auto(OCS(nodes=8, ports=1, reconfiguration_s=1e-9), "allgather", 1024)[1]["choice"]
+    'recursive-doubling'
+    >>> ocs_auto(OCS(nodes=8, ports=1, reconfiguration_s=1e-2), "allgather", 1024)[1]["choice"]
+    'ring'
+    """
+    names = [name for name, _ in candidates(system, collective)]
+    if choice is not None:
+        if choice not in names:
+            raise InputError(f"ocs-auto: choice must be one of {', '.join(dict.fromkeys(names))}, got {choice!r}")
+        params = {"degree": degree} if choice == "pairwise-relay" and degree is not None else {}
+        logical, chosen = get_algorithm(choice).builder(system, collective, size_bytes, **params)
+        return logical, {"choice": choice, **chosen}
+    win = best_at(candidate_times(system, collective, size_bytes), system.reconfiguration_s)
+    return ocs_auto(system, collective, size_bytes, choice=win["algorithm"], degree=win["params"].get("degree"))
