@@ -65,7 +65,7 @@ def test_every_algorithm_builds_a_verified_schedule(name, collective, data, size
 
 
 # --- electrical networks and MLFMs ----------------------------------------------------------------
-KINDS = ["ring", "line", "star", "torus", "mesh", "hypercube", "fat-tree", "mlfm", "hierarchical"]
+KINDS = ["ring", "line", "star", "torus", "mesh", "hypercube", "fat-tree", "mlfm", "hierarchical", "ocs"]
 NETWORK_CASES = [(name, coll) for name, spec in sorted(REGISTRY.items()) for coll in spec.collectives
                  if {"network", "mlfm", "hierarchical"} & set(spec.systems)]
 
@@ -80,6 +80,8 @@ def _network(kind: str, n: int):
         return load_system(kind, nodes=min(n, 128))
     if kind == "mlfm":
         return load_system(kind, d=3, selection=(2, 3, 2))
+    if kind == "ocs":  # a port per peer: every point-to-point schedule fits (fewer ports: the ocs cases below)
+        return load_system(kind, nodes=n, ports=n - 1)
     return load_system(kind, nodes=n)
 
 
@@ -109,6 +111,32 @@ def test_the_network_strategy_draws_only_declared_families():
 def test_every_network_algorithm_builds_a_verified_schedule(name, collective, data, size):
     system = data.draw(accepted(name, collective, networks(name)), label="system")
     assert REGISTRY[name].runs_on(system)
+    sched = build(name, system, collective, size)
+    report = verify(sched)
+    assert report.transfers >= 1 and sched.route_ptr is not None
+
+
+# --- optical circuit switches -------------------------------------------------------------------------
+OCS_CASES = [(name, coll) for name, spec in sorted(REGISTRY.items()) for coll in spec.collectives
+             if "ocs" in spec.systems]
+
+
+@st.composite
+def circuit_switches(draw):
+    n = draw(st.one_of(st.integers(2, 40), st.sampled_from(PRIMES[:7])))
+    return load_system("ocs", nodes=n, ports=draw(st.integers(1, min(3, n - 1))),
+                       reconfiguration_s=draw(st.sampled_from([4e-9, 1e-6, 1e-3])))
+
+
+def test_the_ocs_cases_cover_every_algorithm_declaring_ocs():
+    assert {name for name, _ in OCS_CASES} >= {"pairwise-relay", "ocs-auto"}
+
+
+@pytest.mark.parametrize("name,collective", OCS_CASES)
+@settings(max_examples=10, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data(), size=st.integers(1, 1 << 20))
+def test_every_ocs_algorithm_builds_a_verified_schedule(name, collective, data, size):
+    system = data.draw(accepted(name, collective, circuit_switches()), label="system")
     sched = build(name, system, collective, size)
     report = verify(sched)
     assert report.transfers >= 1 and sched.route_ptr is not None
