@@ -25,7 +25,8 @@ RUNS = [("ring", "allgather"), ("recursive-doubling", "allgather"), ("bruck", "a
         ("ring", "reducescatter"), ("rabenseifner", "reducescatter"), ("ring", "allreduce"),
         ("rabenseifner", "allreduce"), ("recursive-doubling", "allreduce"), ("pairwise", "alltoall"),
         ("bruck", "alltoall"), ("ring-personalized", "alltoall"), ("pairwise-relay", "alltoall"),
-        ("ocs-auto", "alltoall"), ("ocs-auto", "allgather"), ("ocs-auto", "allreduce")]
+        ("bruck-multiport", "allgather"), ("bruck-multiport", "alltoall"), ("ocs-auto", "alltoall"),
+        ("ocs-auto", "allgather"), ("ocs-auto", "allreduce")]
 
 
 # --- the system ------------------------------------------------------------------------------------
@@ -241,7 +242,8 @@ def test_tune_lists_the_candidates():
     from collsim.algorithms import get_algorithm
     sw = OCS(nodes=8, ports=2)
     tried = get_algorithm("ocs-auto").candidates(sw, "alltoall", 64)
-    assert {t["choice"] for t in tried} == {"pairwise", "bruck", "ring-personalized", "pairwise-relay"}
+    assert {t["choice"] for t in tried} == {"pairwise", "bruck", "bruck-multiport", "ring-personalized",
+                                            "pairwise-relay"}
     assert {t.get("degree") for t in tried if t["choice"] == "pairwise-relay"} == {1, 2}
 
 
@@ -268,3 +270,16 @@ def test_cli_compare_from_name_and_toml(tmp_path):
     f.write_text('[system]\nkind = "ocs"\nnodes = 8\nports = 2\nreconfiguration_s = "4ns"\n')
     out = runner.invoke(cli, ["compare", "--system", str(f), "--collective", "alltoall", "--size", "1KiB"])
     assert out.exit_code == 0 and "pairwise-relay" in out.output and "2 ports" in out.output, out.output
+
+
+@pytest.mark.parametrize("nodes, ports", [(9, 2), (10, 2), (16, 3), (7, 6), (5, 1)])
+def test_multiport_bruck_meets_the_spread_term_on_every_port(nodes, ports):
+    sw = OCS(nodes=nodes, ports=ports, link_bandwidth_bytes_per_s=1e9, link_latency_s=1e-6, relay_latency_s=0,
+             reconfiguration_s=0)
+    for coll in ("allgather", "alltoall"):
+        res = run("bruck-multiport", sw, coll, 1)  # latency-bound: the bound's spread term is attained
+        assert res.verified and res.steps == spread_rounds(nodes, ports)
+    big = run("bruck-multiport", sw, "allgather", 2 ** 20)
+    assert big.part.phases == big.steps or ports >= nodes - 1  # a new configuration per round (k shifts each)
+    if (ports + 1) ** spread_rounds(nodes, ports) == nodes:  # N = (k+1)^R: every port busy every round
+        assert big.efficiency > 0.97, big.efficiency
