@@ -22,6 +22,8 @@ def _instances():
                 yield name, coll, load_system("optical-torus", rows=3, cols=4, wavelengths=4)
             elif "mlfm" in spec.systems:
                 yield name, coll, load_system("mlfm", d=3, selection=(2, 3, 2))
+            elif "ocs" in spec.systems:  # an optical circuit switch with 2 ports and its phases
+                yield name, coll, load_system("ocs", nodes=16, ports=2)
             elif name == "mesh":
                 yield name, coll, load_system("torus", dims=(4, 4))
             else:
