@@ -270,6 +270,9 @@ def test_cli_compare_from_name_and_toml(tmp_path):
     f.write_text('[system]\nkind = "ocs"\nnodes = 8\nports = 2\nreconfiguration_s = "4ns"\n')
     out = runner.invoke(cli, ["compare", "--system", str(f), "--collective", "alltoall", "--size", "1KiB"])
     assert out.exit_code == 0 and "pairwise-relay" in out.output and "2 ports" in out.output, out.output
+    out = runner.invoke(cli, ["compare", "--system", "ocs", "-n", "16", "--collective", "alltoall", "--size", "256KiB"])
+    assert "fastest as r grows from 4 ns to 10 ms (256KiB): pairwise to r = 7.503 µs, bruck to r = 156 µs, then " \
+           "ring-personalized" in " ".join(out.output.split()), out.output  # as docs/systems.md's table
 
 
 @pytest.mark.parametrize("nodes, ports", [(9, 2), (10, 2), (16, 3), (7, 6), (5, 1)])

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..core.collective import Collective
 from ..core.errors import ResourceError, UnsupportedError
-from ..core.units import format_bandwidth, format_time
+from ..algorithms.ocs import crossovers
+from ..core.units import format_bandwidth, format_size, format_time
 from ..cost.bounds import traffic_bound
 from ..systems.ocs import OCS, group_phases, ocs_time_s
 from .base import Column, Timing, register_model
@@ -291,13 +292,7 @@ class OCSPart(NetworkPart):
     reconfiguration_time_s: float = 0.0
 
     def title(self) -> str:
-        """The system part of a comparison table's title.
-
-        Returns
-        -------
-        str
-            ``"1 port of 50GB/s per node, reconfiguration 10 µs"``.
-        """
+        """The system part of a comparison table's title: ``"1 port of 50GB/s per node, reconfiguration 10 µs"``."""
         plural = "s" if self.ports != 1 else ""
         return (f"{self.ports} port{plural} of {format_bandwidth(self.link_bandwidth_bytes_per_s)} per node, "
                 f"reconfiguration {format_time(self.reconfiguration_s)}")
@@ -319,18 +314,7 @@ class OCSPart(NetworkPart):
         return list(_COLUMNS)
 
     def cells(self, row) -> list[tuple[str, str]]:
-        """``(header, text)`` of this kind's columns for one result row.
-
-        Parameters
-        ----------
-        row : Result
-            A result row whose part this is.
-
-        Returns
-        -------
-        list of (str, str)
-            One pair per column of :meth:`columns`.
-        """
+        """``(header, text)`` of every column of :meth:`columns` for one result row."""
         return [(c.header, c.text(row)) for c in _COLUMNS]
 
 
@@ -371,7 +355,7 @@ class OCSModel(NetworkModel):
     part_class = OCSPart
     legend_title = "compare on optical circuit switches"
     capabilities = frozenset({"flow-simulation"})
-    modules = ("algorithms.ocs", "systems.ocs")
+    modules = ("algorithms.ocs", "algorithms.multiport_bruck", "systems.ocs")
     instance_keys = (*NetworkModel.instance_keys, "ports", "reconfiguration_s")
 
     @property
@@ -427,6 +411,21 @@ class OCSModel(NetworkModel):
         """The flow simulator's time over the circuits plus ``r`` per reconfiguration (disjoint in time)."""
         reconf = int(self.phases(schedule)[-1]) if schedule.num_steps else 0
         return super().answer_time_s(schedule, closed) + reconf * schedule.system.reconfiguration_s
+
+    def captions(self, rows, keys) -> list[str]:
+        """Under a table: per size, which row is fastest as r goes from 4 ns to 10 ms (each time is linear
+        in r, so :func:`~collsim.algorithms.ocs.crossovers` is exact; ``ocs-auto``, itself a choice, is left out)."""
+        timed = [r for r in rows if r.time_s is not None and isinstance(r.part, OCSPart) and r.algorithm != "ocs-auto"]
+        out = []
+        for size in dict.fromkeys(r.size_bytes for r in timed):
+            lines = [{"algorithm": r.algorithm, "params": {}, "reconfigurations": r.part.reconfigurations,
+                      "comm_s": r.time_s - r.part.reconfiguration_time_s} for r in timed if r.size_bytes == size]
+            spans = crossovers(lines) if len(lines) > 1 else []
+            if len(spans) > 1:
+                steps = [f"{label} to r = {format_time(hi)}" for _, hi, label in spans[:-1]]
+                out.append(f"fastest as r grows from 4 ns to 10 ms ({format_size(size)}): {', '.join(steps)}, "
+                           f"then {spans[-1][2]}")
+        return out
 
     def lower_bound_s(self, system, collective) -> float:
         """Bandwidth, circuit-hop latency and reconfiguration (:func:`ocs_lower_bound_s`)."""
