@@ -21,7 +21,8 @@ from collsim.pipeline import run
 from collsim.systems import load_system
 from collsim.systems.hierarchical import Hierarchical
 
-SYSTEMS = ["switch:4:300GB/s,switch:3:50GB/s", "ring:4,ring:3", "full:3,line:3:5GB/s", "ring:3,switch:2,full:2"]
+SYSTEMS = ["switch:4:300GB/s,switch:3:50GB/s", "ring:4,ring:3", "full:3,line:3:5GB/s", "ring:3,switch:2,full:2",
+           "star:3:300GB/s,hypercube:4:50GB/s"]   # the last: network kinds as dimensions
 
 
 def test_the_graph_has_one_topology_per_dimension():
@@ -65,7 +66,9 @@ def test_loaders_cli_form_toml_and_descriptions(tmp_path):
     with pytest.raises(InputError, match="does not match"):
         load_system("hierarchical", nodes=10, dims="4x2")
     with pytest.raises(InputError, match="topology"):
-        load_system("hierarchical", dims="torus:4")
+        load_system("hierarchical", dims="donut:4")
+    with pytest.raises(InputError, match="custom"):
+        load_system("hierarchical", dims="switch:2,custom:4")
 
 
 @pytest.mark.parametrize("dims", SYSTEMS)
@@ -194,7 +197,8 @@ def test_schedule_files_keep_the_dimensions(tmp_path, suffix):
     assert back.system == system and collsim.verify(back).transfers == len(sched)
 
 
-_DIMENSION = st.builds(lambda topo, k, bw: f"{topo}:{k}:{bw}GB/s", st.sampled_from(["switch", "ring", "line", "full"]),
+_DIMENSION = st.builds(lambda topo, k, bw: f"{topo}:{k}:{bw}GB/s",
+                       st.sampled_from(["switch", "ring", "line", "full", "star"]),   # star: a network kind
                        st.integers(2, 4), st.sampled_from([1, 50, 300]))
 
 
@@ -217,3 +221,19 @@ def test_the_closed_form_is_the_lane_plan_and_the_simulator_agrees(name, collect
     row = run(name, Hierarchical.from_options(dims=dims), collective, 1 << 20)
     assert row.time_model == "alpha-beta (closed form)"
     assert row.alpha_beta_time_s == pytest.approx(row.time_s, rel=1e-3)   # whole bytes per chunk: within 0.1 %
+
+
+def test_a_dimension_can_be_another_network_kind():
+    """Boxes on a fat tree per rail: the kind's graph on every group, its own switches, its routes."""
+    h = Hierarchical.from_options(dims="switch:4:300GB/s,fat-tree:16:50GB/s")
+    assert h.switches == 16 + 4 * 20 and len(h.links) == 16 * 8 + 4 * 96
+    n = h.nodes
+    s, d = np.divmod(np.arange(n * n), n)
+    keep = s != d
+    ptr, links = h.route(s[keep], d[keep])
+    owner = np.repeat(np.arange(int(keep.sum())), np.diff(ptr))
+    assert (h.coords(s[keep]) != h.coords(d[keep]))[owner, h.link_dimension[links]].all()
+    assert set(h.links.bandwidth_bytes_per_s[h.link_dimension == 1]) == {50e9}
+    for name, coll in [("hier-allreduce", "allreduce"), ("md-ring", "allgather"), ("pairwise", "alltoall")]:
+        row = run(name, h, coll, 1 << 16)
+        assert row.verified and row.time_s >= row.lower_bound_s * (1 - 1e-9)

@@ -167,8 +167,9 @@ def stage_latency_s(system, st: Stage) -> float:
     Returns
     -------
     float
-        Seconds: 2 links through a switch, 1 on a full mesh or to a ring neighbour, up to half a
-        ring or a whole line for direct stages (a ring stage on a line wraps across it).
+        Seconds: the system's routes inside one group, every member to its ring neighbour (ring
+        stages) or to every other member (direct stages): 2 links through a switch, 1 on a full
+        mesh or to a ring neighbour, half a ring, a fat tree's up and down.
 
     References
     ----------
@@ -182,17 +183,16 @@ def stage_latency_s(system, st: Stage) -> float:
     >>> [round(stage_latency_s(h, Stage("rs", d, ring)) * 1e6, 3) for d, ring in ((0, False), (1, False), (1, True))]
     [2.0, 4.0, 2.0]
     """
-    dim = system.dimensions[st.dim]
-    k = dim.size
-    if dim.topology == "switch":
-        hops = 2
-    elif dim.topology == "full":
-        hops = 1
-    elif dim.topology == "ring":
-        hops = 1 if st.ring else k // 2
-    else:
-        hops = k - 1 if st.ring or k > 2 else 1
-    return hops * dim.latency_s + (system.startup_s or 0.0)
+    k = system.sizes[st.dim]
+    members = system.with_coord(st.dim, np.zeros(k, np.int64), np.arange(k))
+    if st.ring:                         # every member to its ring neighbour
+        src, dst = members, np.roll(members, -st.sign)
+    else:                               # every member to every other
+        src, dst = (a.reshape(-1) for a in np.meshgrid(members, members, indexing="ij"))
+        src, dst = src[src != dst], dst[src != dst]
+    ptr, links = system.route(src, dst)
+    lat = np.concatenate([[0.0], np.cumsum(system.links.latency_s[links])])
+    return float((lat[ptr[1:]] - lat[ptr[:-1]]).max(initial=0.0)) + (system.startup_s or 0.0)
 
 
 def _directed(system, d: int) -> bool:

@@ -209,7 +209,8 @@ class HierarchicalModel(NetworkModel):
     part_class = HierarchicalPart
     legend_title = "compare on hierarchical systems"
     instance_keys = (*NetworkModel.instance_keys, "hierarchy")
-    modules = ("systems.hierarchical", "algorithms.hierarchical", "algorithms.hier_lanes", "algorithms.hier_stages")
+    modules = ("systems.hierarchical", "systems.dimensions", "algorithms.hierarchical", "algorithms.hier_lanes",
+               "algorithms.hier_stages")
 
     @property
     def accepts(self) -> tuple[str, ...]:

@@ -26,169 +26,17 @@ transfer between nodes that differ in one coordinate stays in that dimension.  A
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..core.errors import InputError
 from ..core.network import LinkTable, Network
 from ..core.system import register_system_kind
-from ..core.units import format_bandwidth, parse_bandwidth, parse_time
-from ..core.validate import is_integer
-
-TOPOLOGIES = ("switch", "ring", "line", "full")
-"""The topologies a dimension may have."""
-
-DEFAULT_DIMS = ("switch:8:300GB/s", "switch:16:50GB/s")
-"""The dimensions of ``--system hierarchical`` alone: 16 boxes of 8 (issue 23's system)."""
-
-
-@dataclass(frozen=True)
-class Dimension:
-    """One dimension of a :class:`Hierarchical` system.
-
-    Parameters
-    ----------
-    topology : str
-        ``"switch"``, ``"ring"``, ``"line"`` or ``"full"``.
-    size : int
-        Nodes per group (>= 2).
-    bandwidth_bytes_per_s : float
-        Rate of each of the dimension's directed links.
-    latency_s : float
-        Latency of each of its links.
-
-    Examples
-    --------
-    >>> Dimension.read("ring:4:100Gb/s:500ns", 1e9, 1e-6)
-    Dimension(topology='ring', size=4, bandwidth_bytes_per_s=12500000000.0, latency_s=5e-07)
-    >>> Dimension.read({"topology": "switch", "size": 8}, 1e9, 1e-6).text()
-    'switch:8:1GB/s:1us'
-    """
-
-    topology: str
-    size: int
-    bandwidth_bytes_per_s: float
-    latency_s: float
-
-    @classmethod
-    def read(cls, spec: Any, bandwidth_bytes_per_s: float, latency_s: float) -> "Dimension":
-        """A dimension from ``topology:size[:bandwidth[:latency]]``, a mapping or a Dimension.
-
-        Parameters
-        ----------
-        spec : str, Mapping or Dimension
-            The text form, or a table with ``topology``, ``size`` and optionally ``bandwidth``
-            (``bandwidth_bytes_per_s``) and ``latency`` (``latency_s``), read by :mod:`collsim.core.units`.
-        bandwidth_bytes_per_s, latency_s : float
-            Defaults (the system's link bandwidth and latency).
-
-        Returns
-        -------
-        Dimension
-            The dimension.
-
-        Raises
-        ------
-        InputError
-            An unknown topology, a size below 2, or a bad bandwidth or latency.
-        """
-        if isinstance(spec, Dimension):
-            return spec
-        if isinstance(spec, Mapping):
-            bad = sorted(set(spec) - {"topology", "size", "bandwidth", "latency", "bandwidth_bytes_per_s",
-                                      "latency_s"})
-            if bad:
-                raise InputError(f"hierarchical dimension: no key {', '.join(bad)} (topology, size, bandwidth, "
-                                 "latency)")
-            topo, size = spec.get("topology", "switch"), spec.get("size")
-            bw = spec.get("bandwidth", spec.get("bandwidth_bytes_per_s"))
-            lat = spec.get("latency", spec.get("latency_s"))
-        elif isinstance(spec, str) or is_integer(spec):
-            parts = [p.strip() for p in str(spec).split(":")]
-            parts = ["switch", *parts] if len(parts) == 1 else parts
-            if len(parts) > 4:
-                raise InputError(f"hierarchical dimension {spec!r}: use topology:size[:bandwidth[:latency]]")
-            topo, size, bw, lat = (parts + [None, None])[:4]
-        else:
-            raise InputError(f"hierarchical dimension: expected topology:size[:bandwidth[:latency]] or a table, "
-                             f"got {spec!r}")
-        topo = str(topo).strip().lower()
-        if topo not in TOPOLOGIES:
-            raise InputError(f"hierarchical dimension: topology must be one of {', '.join(TOPOLOGIES)}, "
-                             f"got {topo!r}")
-        if isinstance(size, str) and size.isdigit():
-            size = int(size)
-        if not is_integer(size) or int(size) < 2:
-            raise InputError(f"hierarchical dimension: size must be an integer >= 2, got {size!r}")
-        bw = float(bandwidth_bytes_per_s) if bw in (None, "") else parse_bandwidth(bw)
-        lat = float(latency_s) if lat in (None, "") else parse_time(lat)
-        if not bw > 0 or not lat >= 0:
-            raise InputError(f"hierarchical dimension: bandwidth must be > 0 and latency >= 0, got {bw}, {lat}")
-        return cls(topo, int(size), float(bw), float(lat))
-
-    def text(self) -> str:
-        """The compact form ``topology:size:bandwidth:latency`` (what ``-S dims=`` reads)."""
-        bw = format_bandwidth(self.bandwidth_bytes_per_s)
-        return f"{self.topology}:{self.size}:{bw}:{self.latency_s * 1e6:g}us".replace(" ", "")
-
-    __str__ = text
-
-    def links_per_group(self) -> int:
-        """Directed links of one group."""
-        k = self.size
-        return {"switch": 2 * k, "ring": 2 if k == 2 else 2 * k, "line": 2 * (k - 1), "full": k * (k - 1)}[
-            self.topology]
-
-
-def read_dims(dims: Any, bandwidth_bytes_per_s: float, latency_s: float) -> tuple[Dimension, ...]:
-    """Dimensions from text (``"switch:8:300GB/s,switch:16:50GB/s"``, ``"8x16"``), a list or tables.
-
-    Parameters
-    ----------
-    dims : str, sequence or Mapping
-        Comma-separated dimensions (``8x16``: switches of 8 and 16 at the default bandwidth), or a
-        sequence of text forms, tables or :class:`Dimension`.
-    bandwidth_bytes_per_s, latency_s : float
-        Defaults for dimensions that give none.
-
-    Returns
-    -------
-    tuple of Dimension
-        Inner to outer.
-
-    Raises
-    ------
-    InputError
-        No dimension, or a bad one.
-
-    Examples
-    --------
-    >>> [d.size for d in read_dims("8x16", 1e9, 1e-6)]
-    [8, 16]
-    """
-    if isinstance(dims, str):
-        items = [p for p in re.split(r"[,;\s]+", dims.strip()) if p]
-        if len(items) == 1 and ":" not in items[0] and re.fullmatch(r"\d+([x×]\d+)+", items[0]):
-            items = re.split(r"[x×]", items[0])
-        dims = items
-    elif isinstance(dims, Mapping) or isinstance(dims, Dimension) or is_integer(dims):
-        dims = [dims]
-    if not isinstance(dims, (list, tuple)) or not dims:
-        raise InputError(f"hierarchical: dims must list at least one dimension, got {dims!r}")
-    return tuple(Dimension.read(d, bandwidth_bytes_per_s, latency_s) for d in dims)
-
-
-def _default_dims(nodes: int) -> tuple[str, ...]:
-    """Boxes of the largest divisor of ``nodes`` in 2..8 that leaves >= 2 boxes (else one switch)."""
-    box = next((b for b in range(8, 1, -1) if nodes % b == 0 and nodes // b >= 2), None)
-    if box is None:
-        return (f"switch:{nodes}:300GB/s",)
-    return (f"switch:{box}:300GB/s", f"switch:{nodes // box}:50GB/s")
-
+from ..core.units import parse_bandwidth, parse_time
+from .dimensions import DEFAULT_DIMS, TOPOLOGIES, Dimension, default_dims, group_system, read_dims
 
 @register_system_kind
 @dataclass(frozen=True)
@@ -221,6 +69,8 @@ class Hierarchical(Network):
         super().__post_init__()
         dims = read_dims(self.dimensions, self.link_bandwidth_bytes_per_s, self.link_latency_s)
         object.__setattr__(self, "dimensions", dims)
+        for d in dims:   # a network kind that cannot have the dimension's size is refused now, not when routed
+            d.switches_per_group()
         if math.prod(d.size for d in dims) != self.nodes:
             raise InputError(f"hierarchical: nodes={self.nodes} is not the product of the dimension sizes "
                              f"{'x'.join(str(d.size) for d in dims)}")
@@ -257,7 +107,7 @@ class Hierarchical(Network):
             raise InputError("hierarchical: give dimensions or dims, not both")
         dims = dimensions if dims is None else dims
         if dims is None:
-            dims = _default_dims(int(nodes)) if nodes is not None else DEFAULT_DIMS
+            dims = default_dims(int(nodes)) if nodes is not None else DEFAULT_DIMS
         probe = read_dims(dims, float(parse_bandwidth(opts.get("link_bandwidth_bytes_per_s", 12.5e9))),
                           float(parse_time(opts.get("link_latency_s", 1e-6))))
         total = math.prod(d.size for d in probe)
@@ -300,17 +150,26 @@ class Hierarchical(Network):
 
     @cached_property
     def _switch_base(self) -> tuple[int, ...]:
-        """First switch vertex of each dimension (-1 for dimensions without switches)."""
+        """First switch vertex of each dimension (-1 for dimensions without switches); group g's are next."""
         out, nxt = [], self.nodes
         for d in self.dimensions:
-            out.append(nxt if d.topology == "switch" else -1)
-            nxt += self.nodes // d.size if d.topology == "switch" else 0
+            per = d.switches_per_group()
+            out.append(nxt if per else -1)
+            nxt += self.nodes // d.size * per
         return tuple(out)
 
     @property
     def switches(self) -> int:
-        """One switch per group of every ``switch`` dimension."""
-        return sum(self.nodes // d.size for d in self.dimensions if d.topology == "switch")
+        """Every group's switches in every dimension (one per ``switch`` group)."""
+        return sum(self.nodes // d.size * d.switches_per_group() for d in self.dimensions)
+
+    def _members(self, d: int, groups: np.ndarray, local: np.ndarray) -> np.ndarray:
+        """Vertices of group-local vertex ids: members (``local < k``) or the group's switches."""
+        s, k = int(self.strides[d]), self.sizes[d]
+        groups, local = np.asarray(groups, np.int64), np.asarray(local, np.int64)
+        node = groups % s + (groups // s) * s * k + np.minimum(local, k - 1) * s
+        per = self.dimensions[d].switches_per_group()
+        return np.where(local < k, node, self._switch_base[d] + groups * per + (local - k))
 
     def link_count(self) -> int:
         """Sum over dimensions of groups x links per group."""
@@ -321,6 +180,11 @@ class Hierarchical(Network):
         i = np.arange(n, dtype=np.int64)
         c = self.coords(i)[:, d]
         k = dim.size
+        if dim.topology not in TOPOLOGIES:   # a network kind's graph on every group
+            inner = group_system(dim).links
+            g = np.repeat(np.arange(n // k), len(inner))
+            return (self._members(d, g, np.tile(inner.src, n // k)),
+                    self._members(d, g, np.tile(inner.dst, n // k)))
         if dim.topology == "switch":
             sw = self._switch_base[d] + self.group_of(d, i)
             return np.concatenate([i, sw]), np.concatenate([sw, i])
@@ -352,31 +216,35 @@ class Hierarchical(Network):
     def links(self) -> LinkTable:
         """The directed link table, each link with its dimension's bandwidth and latency."""
         u, v = self.edges()
-        dim = self.link_dimension
-        bw = np.array([d.bandwidth_bytes_per_s for d in self.dimensions])[dim]
-        lat = np.array([d.latency_s for d in self.dimensions])[dim]
-        return LinkTable(u, v, bw, lat, self.vertices)
+        bw, lat = [], []
+        for d in self.dimensions:   # a network kind's links keep their own rates (one per group)
+            inner = group_system(d).links if d.topology not in TOPOLOGIES else None
+            count = self.nodes // d.size * d.links_per_group()
+            bw.append(np.tile(inner.bandwidth_bytes_per_s, count // len(inner)) if inner is not None
+                      else np.full(count, d.bandwidth_bytes_per_s))
+            lat.append(np.tile(inner.latency_s, count // len(inner)) if inner is not None
+                       else np.full(count, d.latency_s))
+        return LinkTable(u, v, np.concatenate(bw), np.concatenate(lat), self.vertices)
 
     def next_hop(self, cur, src, dst):
         """Dimension-ordered: in the innermost differing coordinate, one hop of that dimension's topology."""
         cur = np.asarray(cur, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         out = np.empty_like(cur)
+        src = np.asarray(src, dtype=np.int64)
         at_switch = cur >= self.nodes
-        if at_switch.any():   # a switch of dimension d: down to the node with dst's coordinate d
-            sw = cur[at_switch]
-            for d, base in enumerate(self._switch_base):
-                if base < 0:
-                    continue
-                mine = (sw >= base) & (sw < base + self.nodes // self.sizes[d])
-                if mine.any():
-                    g = sw[mine] - base
-                    s, k = int(self.strides[d]), self.sizes[d]
-                    member = g % s + (g // s) * s * k       # the group's node with coordinate 0
-                    c = (dst[at_switch][mine] // s) % k
-                    tmp = out[at_switch]
-                    tmp[mine] = member + c * s
-                    out[at_switch] = tmp
+        for d, base in enumerate(self._switch_base):   # a switch of dimension d: its topology's next hop
+            per = self.dimensions[d].switches_per_group()
+            mine = np.flatnonzero(at_switch & (cur >= base) & (cur < base + self.nodes // self.sizes[d] * per))
+            if base < 0 or not mine.size:
+                continue
+            g, j = np.divmod(cur[mine] - base, per)
+            s, k = int(self.strides[d]), self.sizes[d]
+            if self.dimensions[d].topology == "switch":   # down to the node with dst's coordinate d
+                out[mine] = self._members(d, g, (dst[mine] // s) % k)
+            else:
+                local = group_system(self.dimensions[d]).next_hop(k + j, (src[mine] // s) % k, (dst[mine] // s) % k)
+                out[mine] = self._members(d, g, local)
         node = ~at_switch
         if node.any():
             a, b = cur[node], dst[node]
@@ -389,6 +257,10 @@ class Hierarchical(Network):
                 if not sel.any():
                     continue
                 x, y, k = ca[sel, d], cb[sel, d], dim.size
+                if dim.topology not in TOPOLOGIES:   # the kind's own next hop, in group-local ids
+                    local = group_system(dim).next_hop(x, self.coords(src[node][sel])[:, d], y)
+                    res[sel] = self._members(d, self.group_of(d, a[sel]), local)
+                    continue
                 if dim.topology == "switch":
                     res[sel] = self._switch_base[d] + self.group_of(d, a[sel])
                     continue
@@ -441,7 +313,8 @@ class Hierarchical(Network):
                 g = self.group_of(d, np.arange(n))
                 whole = np.ones((len(nodes), n // sizes[d]), bool)
                 np.logical_and.at(whole.T, g, nodes.T)
-                out[:, base:base + n // sizes[d]] = whole
+                per = self.dimensions[d].switches_per_group()
+                out[:, base:base + n // sizes[d] * per] = np.repeat(whole, per, axis=1)
         return [*super().cut_masks(), out]
 
     def summary(self) -> dict[str, Any]:
