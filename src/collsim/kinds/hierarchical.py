@@ -21,7 +21,6 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..algorithms import hierarchical as _algorithms  # noqa: F401  (registers hier-allreduce, md-ring ...)
 from ..cost.cuts import cut_demand_bytes
 from ..cost.network import network_lower_bound_s
 from ..systems.hierarchical import Hierarchical

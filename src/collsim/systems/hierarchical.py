@@ -10,7 +10,9 @@ and latency:
   rail-optimised fabric), a full-duplex link from each node to it;
 * ``ring``: a bidirectional ring (``k = 2``: one link);
 * ``line``: a linear array;
-* ``full``: a link between every two nodes of the group.
+* ``full``: a link between every two nodes of the group;
+* another network kind (``fat-tree``, ``torus`` ...): that kind with the group's nodes, its own
+  switches and routes on every group (:mod:`collsim.systems.dimensions`).
 
 So 8-GPU boxes on a rail-optimised fabric of 16 boxes are ``switch:8:300GB/s`` then
 ``switch:16:50GB/s``, and a 4 x 4 x 4 torus of rings is three ``ring:4`` dimensions.  Routes are
@@ -37,6 +39,7 @@ from ..core.network import LinkTable, Network
 from ..core.system import register_system_kind
 from ..core.units import parse_bandwidth, parse_time
 from .dimensions import DEFAULT_DIMS, TOPOLOGIES, Dimension, default_dims, group_system, read_dims
+
 
 @register_system_kind
 @dataclass(frozen=True)
