@@ -20,6 +20,7 @@ from .algorithms import REGISTRY, AlgorithmSpec, build_logical, get_algorithm
 from .core.collective import Collective
 from .core.errors import InputError, VerificationError
 from .core.schedule import LogicalSchedule, Schedule
+from .core.schedule_file import what_it_is
 from .core.system import System
 from .core.units import parse_size
 from .cost import block_steps, bus_bandwidth
@@ -190,10 +191,6 @@ def _schedule(schedule: Schedule | str | os.PathLike, what: str) -> Schedule:
     return load_schedule(schedule, what=what)
 
 
-def _a(value: Any) -> str:  # what a wrong argument was, in words: "None", "a dict"
-    return "None" if value is None else f"a {type(value).__name__}"
-
-
 def _check(schedule: Schedule, dataflow: bool = True, resources: bool = True) -> None:
     """The checks of :func:`verify`, without the report."""
     verify_endpoints(schedule)
@@ -266,7 +263,7 @@ def _proof(schedule: Schedule, report: Any, what: str) -> VerifyReport | None:
     if report is None:
         return None
     if not isinstance(report, VerifyReport):
-        raise InputError(f"{what}'s report must be what collsim.verify returns, not {_a(report)}")
+        raise InputError(f"{what}'s report must be what collsim.verify returns, not {what_it_is(report)}")
     if not report.describes(schedule):
         raise InputError(f"{what} was given the report of another schedule ({report.transfers} transfers in "
                          f"{report.steps} steps; this one has {len(schedule)} in {schedule.num_steps})")
@@ -297,7 +294,7 @@ def lower_bound_s(system: System | str, collective: Collective) -> float:
     """
     system = load_system(system) if not isinstance(system, System) else system
     if not isinstance(collective, Collective):
-        raise InputError(f"lower_bound_s takes a Collective (collsim.make_collective), not {_a(collective)}")
+        raise InputError(f"lower_bound_s takes a Collective (collsim.make_collective), not {what_it_is(collective)}")
     return model_for(system).lower_bound_s(system, collective)
 
 
@@ -348,7 +345,7 @@ def evaluate(schedule: Schedule, *, report: VerifyReport | None = None, error: s
     (True, 'not run')
     """
     if not isinstance(schedule, Schedule):
-        raise InputError(f"evaluate takes a Schedule (collsim.build or collsim.load), not {_a(schedule)}")
+        raise InputError(f"evaluate takes a Schedule (collsim.build or collsim.load), not {what_it_is(schedule)}")
     if report is not None and error is not None:
         raise InputError("evaluate takes a report (the schedule passed) or an error (it failed), not both")
     if _proof(schedule, report, "evaluate") is not None:

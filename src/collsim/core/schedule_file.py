@@ -75,7 +75,7 @@ def load_schedule(source: Schedule | str | os.PathLike, progress: Callable[[int,
     if isinstance(source, Schedule):
         return source
     if not isinstance(source, (str, os.PathLike)):
-        raise InputError(f"{what} takes a Schedule or a schedule file's path, not {_a(source)}")
+        raise InputError(f"{what} takes a Schedule or a schedule file's path, not {what_it_is(source)}")
     from .reading import read_bytes
     from .serialize import load, load_bytes
     if stdin and str(source) == STDIO:
@@ -88,8 +88,26 @@ def load_schedule(source: Schedule | str | os.PathLike, progress: Callable[[int,
     return load(path, progress)  # through core.reading.read_bytes: no device, nothing above MAX_READ_BYTES
 
 
-def _a(value: Any) -> str:  # what a wrong argument was, in words: "None", "a dict"
-    return "None" if value is None else f"a {type(value).__name__}"
+def what_it_is(value: Any) -> str:
+    """What a wrong argument was, in words, for an error message.
+
+    Parameters
+    ----------
+    value : object
+        The argument.
+
+    Returns
+    -------
+    str
+        ``"None"``, or its type's name with an article.
+
+    Examples
+    --------
+    >>> what_it_is(None), what_it_is({}), what_it_is(3)
+    ('None', 'a dict', 'an int')
+    """
+    name = type(value).__name__
+    return "None" if value is None else f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
-__all__ = ["STDIO", "load_schedule"]
+__all__ = ["STDIO", "load_schedule", "what_it_is"]

@@ -67,7 +67,6 @@ Cost: see :mod:`collsim.sim.engine`.
 from __future__ import annotations
 
 import heapq
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +76,7 @@ from ..core.errors import InputError, UnsupportedError
 from ..core.plugins import require
 from ..core.routes import row_blocks
 from ..core.schedule import Schedule
+from ..core.schedule_file import load_schedule
 from ..core.wellformed import MAX_BYTES, traffic_bytes
 from ..cost.loggp import loggp_node_work_s, system_model
 from ..cost.network import path_fixed_s, transfer_bandwidth_bytes_per_s, transfer_fixed_s
@@ -266,9 +266,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
     >>> simulate(s.take(range(len(s) - 1)), check=False).verified
     False
     """
-    if isinstance(schedule, (str, os.PathLike)):
-        from ..core.serialize import load
-        schedule = load(schedule)
+    schedule = load_schedule(schedule, what="simulate")  # a schedule, or the file it names
     if mode not in MODES:
         raise InputError(f"unknown simulation mode {mode!r}; known: {', '.join(MODES)}")
     require(schedule.system, "flow-simulation", "the flow simulator")  # optical schedules: collsim.cost
