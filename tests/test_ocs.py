@@ -25,7 +25,8 @@ RUNS = [("ring", "allgather"), ("recursive-doubling", "allgather"), ("bruck", "a
         ("ring", "reducescatter"), ("rabenseifner", "reducescatter"), ("ring", "allreduce"),
         ("rabenseifner", "allreduce"), ("recursive-doubling", "allreduce"), ("pairwise", "alltoall"),
         ("bruck", "alltoall"), ("ring-personalized", "alltoall"), ("pairwise-relay", "alltoall"),
-        ("bruck-multiport", "allgather"), ("bruck-multiport", "alltoall"), ("ocs-auto", "alltoall"),
+        ("bruck-multiport", "allgather"), ("bruck-multiport", "alltoall"), ("ring-multiport", "allgather"),
+        ("ring-multiport", "reducescatter"), ("ring-multiport", "allreduce"), ("ocs-auto", "alltoall"),
         ("ocs-auto", "allgather"), ("ocs-auto", "allreduce")]
 
 
@@ -175,7 +176,8 @@ def _exact_allgather(nodes, ports, hop, r):
     raise AssertionError("unreachable")
 
 
-@pytest.mark.parametrize("nodes, ports, r", [(n, p, r) for n, p in ((3, 1), (4, 1), (4, 2)) for r in (0.0, 0.5, 1.0, 5.0)]
+@pytest.mark.parametrize("nodes, ports, r", [(n, p, r) for n, p in ((3, 1), (4, 1), (4, 2))
+                                             for r in (0.0, 0.5, 1.0, 5.0)]
                          + [(5, 1, 0.5), (5, 1, 5.0)])  # N=5: about 5 s each
 def test_bound_is_never_above_the_brute_force_optimum_and_attained(nodes, ports, r):
     sw = OCS(nodes=nodes, ports=ports, link_bandwidth_bytes_per_s=1e30, link_latency_s=1.0, relay_latency_s=0,
@@ -286,3 +288,14 @@ def test_multiport_bruck_meets_the_spread_term_on_every_port(nodes, ports):
     assert big.part.phases == big.steps or ports >= nodes - 1  # a new configuration per round (k shifts each)
     if (ports + 1) ** spread_rounds(nodes, ports) == nodes:  # N = (k+1)^R: every port busy every round
         assert big.efficiency > 0.97, big.efficiency
+
+
+@pytest.mark.parametrize("nodes, ports", [(16, 2), (9, 3), (7, 4)])
+def test_multiport_ring_keeps_one_configuration_and_every_port_busy(nodes, ports):
+    sw = OCS(nodes=nodes, ports=ports, reconfiguration_s=1e-2)
+    for coll in ("allgather", "reducescatter", "allreduce"):
+        res = run("ring-multiport", sw, coll, 2 ** 22)
+        assert res.verified and res.part.phases == 1 and res.params["rings"] == ports
+    gather = run("ring-multiport", sw, "allgather", 2 ** 22)
+    assert gather.efficiency > 0.97 and gather.efficiency > 1.9 * run("ring", sw, "allgather", 2 ** 22).efficiency
+    assert run("ocs-auto", sw, "allgather", 2 ** 22).params["choice"] == "ring-multiport"

@@ -14,9 +14,9 @@ Two algorithm families live here:
   ``b^d >= N``) with multi-hop relaying: N-1 rounds, no reconfiguration at all, where direct
   pairwise needs about ``(N-1)/p`` configurations;
 * ``ocs-auto``: the reconfiguration-aware choice, which builds every candidate (ring, recursive
-  doubling and halving, Bruck and its multiport form, pairwise, ring all-to-all, relayed pairwise) and keeps the fastest by
-  :func:`ocs_time_s`.  Its time is linear in ``r`` per candidate, so :func:`crossovers` gives the
-  exact values of ``r`` where the winner changes.
+  doubling and halving, Bruck, the multiport ring and Bruck, pairwise, ring all-to-all, relayed
+  pairwise) and keeps the fastest by :func:`~collsim.systems.ocs.ocs_time_s`.  Its time is linear in
+  ``r`` per candidate, so :func:`crossovers` gives the exact values of ``r`` where the winner changes.
 
 References
 ----------
@@ -39,13 +39,13 @@ from ..core.errors import InputError
 from ..core.routes import LinkRoutes
 from ..core.schedule import LogicalBuilder, LogicalSchedule
 from ..systems.ocs import circuit_ids, ocs_time_s
-from . import multiport_bruck  # noqa: F401  (registers bruck-multiport, a candidate below)
+from . import multiport_bruck, multiport_ring  # noqa: F401  (register bruck-multiport and ring-multiport, candidates)
 from .registry import get_algorithm, register
 
 CANDIDATES: dict[str, tuple[str, ...]] = {
-    "allgather": ("ring", "recursive-doubling", "bruck", "bruck-multiport"),
-    "reducescatter": ("ring", "rabenseifner"),
-    "allreduce": ("ring", "rabenseifner", "recursive-doubling"),
+    "allgather": ("ring", "ring-multiport", "recursive-doubling", "bruck", "bruck-multiport"),
+    "reducescatter": ("ring", "ring-multiport", "rabenseifner"),
+    "allreduce": ("ring", "ring-multiport", "rabenseifner", "recursive-doubling"),
     "alltoall": ("pairwise", "bruck", "bruck-multiport", "ring-personalized", "pairwise-relay"),
 }
 """Candidates ``ocs-auto`` chooses among, per collective."""
@@ -188,7 +188,7 @@ def candidates(system, collective: str) -> list[tuple[str, dict[str, Any]]]:
     -------
     list of tuple
         Each candidate of :data:`CANDIDATES` whose requirements hold; relayed pairwise once per
-        degree ``1 .. min(ports, 3)``; multiport Bruck only with several ports.
+        degree ``1 .. min(ports, 3)``; the multiport forms only with several ports.
 
     References
     ----------
@@ -208,8 +208,8 @@ def candidates(system, collective: str) -> list[tuple[str, dict[str, Any]]]:
             continue
         if name == "pairwise-relay":
             out += [(name, {"degree": d}) for d in range(1, min(system.ports, 3) + 1)]
-        elif name == "bruck-multiport" and system.ports == 1:
-            continue  # one port: Bruck itself
+        elif name in ("bruck-multiport", "ring-multiport") and system.ports == 1:
+            continue  # one port: Bruck and the ring themselves
         else:
             out.append((name, {}))
     return out

@@ -355,7 +355,7 @@ class OCSModel(NetworkModel):
     part_class = OCSPart
     legend_title = "compare on optical circuit switches"
     capabilities = frozenset({"flow-simulation"})
-    modules = ("algorithms.ocs", "algorithms.multiport_bruck", "systems.ocs")
+    modules = ("algorithms.ocs", "algorithms.multiport_bruck", "algorithms.multiport_ring", "systems.ocs")
     instance_keys = (*NetworkModel.instance_keys, "ports", "reconfiguration_s")
 
     @property
