@@ -13,7 +13,6 @@ import os
 import resource
 import subprocess
 import sys
-import types
 
 import numpy as np
 
@@ -39,7 +38,7 @@ def test_striped_bands_of_a_billion_wavelengths_cost_what_one_does(tmp_path):
     assert [(r["algorithm"], r["wavelengths_used"]) for r in rows] == [
         ("striped-ring", "1000000000"), ("striped-stages", "1000000000")]
     # the union of the bands, against a brute-force cover
-    from collsim.core.schedule import Schedule
+    from collsim.core.routes import wavelengths_covered  # what a ring schedule's wavelengths_used counts
     rng = np.random.default_rng(21)
     for spread in (1, 10**5):   # few wavelengths per transfer (a count per wavelength), and many (sorted bands)
         for _ in range(200):
@@ -48,8 +47,7 @@ def test_striped_bands_of_a_billion_wavelengths_cost_what_one_does(tmp_path):
             cover = np.zeros(64 * spread, bool)
             for a, b in zip(lo, band):
                 cover[a:a + b] = True
-            fake = types.SimpleNamespace(routes=types.SimpleNamespace(wavelength=lo.astype(np.int32), band=band))
-            assert Schedule.wavelengths_used(fake) == int(cover.sum())
+            assert wavelengths_covered(lo.astype(np.int32), band) == int(cover.sum())
 
 
 def test_msccl_export_refuses_executor_limits_before_building(tmp_path):
@@ -161,13 +159,13 @@ def test_reduction_sets_are_checked_in_bounded_blocks(tmp_path):
 def test_compare_lists_an_algorithm_numpy_could_not_allocate_as_skipped(monkeypatch):
     """A raw MemoryError in one algorithm stopped the whole comparison; its arrays are freed when it unwinds."""
     from collsim.experiments import compare as cmp
-    real = cmp.run_one
+    real = cmp._run_one  # compare's path: the algorithm's entry already looked up
 
-    def run_one(name, *args, **kwargs):
-        if name == "ne":
+    def run_one(spec, *args, **kwargs):
+        if spec.name == "ne":
             raise MemoryError("Unable to allocate 2.00 GiB for an array with shape (4194304, 64) and data type uint64")
-        return real(name, *args, **kwargs)
-    monkeypatch.setattr(cmp, "run_one", run_one)
+        return real(spec, *args, **kwargs)
+    monkeypatch.setattr(cmp, "_run_one", run_one)
     rows, skipped = cmp.compare("paper", "allgather", "1KiB", nodes=8, algorithms=["ring", "ne"])
     assert [r.algorithm for r in rows] == ["ring"]
     assert skipped == ["ne failed on this instance: not enough memory (an allocation of 2.00 GiB was refused)"]

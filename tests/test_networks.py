@@ -89,19 +89,25 @@ def test_network_systems_refuse_bad_parameters():
 
 def test_blocked_link_loads_equal_a_direct_count(monkeypatch):
     # link_loads works block by block of steps; a tiny block size must give the same counts
-    from collsim.core import routes, schedule
+    from collsim.core import csr, routes
     from collsim.systems.fat_tree import FatTree
     s = collsim.build("pairwise", FatTree(nodes=32, k=8), "alltoall", "1KiB")
     steps = np.repeat(s.step, s.hops)
     want_keys, want_counts = np.unique(steps * len(s.system.links) + s.route_links, return_counts=True)
     keys, counts = s.link_loads()
     assert np.array_equal(keys, want_keys) and np.array_equal(counts, want_counts)
-    small = routes.row_blocks
-    monkeypatch.setattr(schedule, "row_blocks", lambda ptr, max_entries=0: small(ptr, 7))
+    small = csr.row_blocks
+    calls = []
+
+    def tiny(ptr, max_entries=0):  # blocks of at most 7 entries: many blocks
+        calls.append(len(ptr))
+        return small(ptr, 7)
+    monkeypatch.setattr(routes, "row_blocks", tiny)  # the link routes count their loads block by block
     fresh = s.replace()
     keys, counts = fresh.link_loads()
     assert np.array_equal(keys, want_keys) and np.array_equal(counts, want_counts)
     assert fresh.max_link_load() == want_counts.max()
+    assert calls  # the blocked path ran
 
 
 def test_dense_rank_and_row_blocks():

@@ -24,6 +24,8 @@ def _instances():
                 yield name, coll, load_system("mlfm", d=3, selection=(2, 3, 2))
             elif "ocs" in spec.systems:  # an optical circuit switch with 2 ports and its phases
                 yield name, coll, load_system("ocs", nodes=16, ports=2)
+            elif "hierarchical" in spec.systems:  # boxes of 4 behind a switch, on rings of 4
+                yield name, coll, load_system("hierarchical", dims="switch:4,ring:4")
             elif name == "mesh":
                 yield name, coll, load_system("torus", dims=(4, 4))
             else:

@@ -190,13 +190,13 @@ def test_verify_and_schedule_time_s_answer_with_the_time_compare_reports(tmp_pat
 
 def _fail_osm(monkeypatch, exc):
     import collsim.experiments.compare as cmp
-    real = cmp.run_one
+    real = cmp._run_one  # compare's path: the algorithm's entry already looked up
 
-    def run_one(name, *args, **kwargs):
-        if name == "osm":
+    def run_one(spec, *args, **kwargs):
+        if spec.name == "osm":
             raise exc
-        return real(name, *args, **kwargs)
-    monkeypatch.setattr(cmp, "run_one", run_one)
+        return real(spec, *args, **kwargs)
+    monkeypatch.setattr(cmp, "_run_one", run_one)
 
 
 def test_an_algorithm_that_fails_is_skipped_with_its_reason(monkeypatch):
