@@ -167,7 +167,7 @@ def test_every_algorithm_that_accepts_the_kind_builds_or_refuses_in_words():
     rows, skipped = collsim.compare(Hierarchical.from_options(dims="ring:3,ring:3"), "allreduce", 4096)
     assert {r.algorithm for r in rows} >= {"hier-allreduce", "md-ring", "ring"} and all(r.verified for r in rows)
     assert skipped == ["mesh cannot build allreduce here: the textbook mesh algorithms need a 2-D mesh or torus "
-                       "with dims (a, a); a hierarchical system has no dims"]
+                       "with dims (a, a); hierarchical systems have no dims"]
 
 
 def test_md_ring_uses_every_ring_both_ways_on_a_torus_of_rings():

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.errors import InputError
-from ..core.limits import check_memory
+from ..core.limits import MemoryLimitError, check_memory
 
 BYTES_PER_NONZERO = 600
 """Peak bytes per constraint-matrix nonzero while HiGHS solves the LP (interior point with
@@ -95,9 +95,9 @@ def check_lp_size(system, max_variables: int = MAX_VARIABLES) -> dict[str, int]:
     Raises
     ------
     MemoryLimitError
-        If the estimated memory exceeds collsim's limit (message with the estimate).
-    InputError
-        If the LP has more than ``max_variables`` variables.
+        If the estimated memory exceeds collsim's limit, or the LP has more than ``max_variables``
+        variables (message with the estimate): refused before it starts, so ``compare`` skips the
+        algorithm and goes on.
 
     References
     ----------
@@ -112,13 +112,13 @@ def check_lp_size(system, max_variables: int = MAX_VARIABLES) -> dict[str, int]:
     >>> check_lp_size(mesh)
     Traceback (most recent call last):
     ...
-    collsim.core.errors.InputError: the all-to-all max-concurrent-flow LP of a mesh network of 4096 nodes has ...
+    collsim.core.limits.MemoryLimitError: the all-to-all max-concurrent-flow LP of the mesh network of 4096 nodes has ...
     """
     size = lp_size(system)
-    what = (f"the all-to-all max-concurrent-flow LP of a {system.kind} network of {system.nodes} nodes has "
+    what = (f"the all-to-all max-concurrent-flow LP of the {system.kind} network of {system.nodes} nodes has "
             f"{size['variables']:,} variables and {size['nonzeros']:,} nonzeros")
     if size["variables"] > max_variables:
-        raise InputError(f"{what} (about {size['bytes'] / 2**30:.0f} GiB to solve), above the limit of "
+        raise MemoryLimitError(f"{what} (about {size['bytes'] / 2**30:.0f} GiB to solve), above the limit of "
                          f"{max_variables:,} variables: use a network of at most a few hundred nodes")
     check_memory(size["bytes"], what, "use a smaller network")
     return size

@@ -74,7 +74,7 @@ def realize_network(system, logical: LogicalSchedule, *, algorithm: str = "custo
     if hops is not None:  # refuse before routing what would not fit
         entries = int(hops.sum())
         check_memory(entries * BYTES_PER_ROUTE_ENTRY, f"routing {len(logical.src)} transfers ({entries} link "
-                     f"crossings) on a {system.kind} network of {system.nodes} nodes",
+                     f"crossings) on the {system.kind} network of {system.nodes} nodes",
                      "use fewer nodes or a collective with fewer transfers")
     routes = system.routes(logical.src, logical.dst, via=logical.via)  # ECMP: several paths per transfer
     return _schedule(system, logical, routes, algorithm, params)

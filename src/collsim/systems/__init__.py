@@ -23,6 +23,7 @@ from typing import Any, Mapping
 
 from ..core.errors import InputError, ScheduleFormatError, UnknownNameError, did_you_mean, unknown_names
 from ..core.system import SYSTEM_KINDS, System, system_from_description, system_kind
+from ..core.schedule_file import what_it_is
 from ..core.validate import is_integer
 from . import custom, electrical, fat_tree, hierarchical, hypercube, mesh_torus, mlfm  # noqa: F401  (network kinds)
 from . import ocs  # noqa: F401  (the optical circuit switch kind)
@@ -201,7 +202,7 @@ def load_system(spec: str | os.PathLike | System, **overrides: Any) -> System:
     if isinstance(spec, Mapping):  # a [system] table as a TOML file holds it (system_table)
         return _load_table(dict(spec), "the [system] table", overrides)
     if not isinstance(spec, (str, os.PathLike)):
-        shown = "None" if spec is None else f"a {type(spec).__name__}"
+        shown = what_it_is(spec)
         raise InputError(f"a system is a name, a TOML file or a System, not {shown}")
     text = os.fspath(spec).strip() if isinstance(spec, os.PathLike) else spec.strip()
     if not text:
