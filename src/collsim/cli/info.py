@@ -87,8 +87,9 @@ def _kind_docs(cls: type) -> dict[str, tuple[str, str]]:
     return docs
 
 
-def _shown(value: Any) -> str:
-    """A default as a user writes it on the command line."""
+def _shown(value: Any, sep: str = ",") -> str:
+    """A default as a user writes it on the command line (``sep`` between a tuple's items; a table
+    gives ``", "`` so that a long one wraps between items)."""
     if value is dataclasses.MISSING:
         return "required"
     if value is None:
@@ -98,7 +99,7 @@ def _shown(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}" if math.isfinite(value) else str(value)
     if isinstance(value, (tuple, list)):
-        return ",".join(_shown(v) for v in value) or "-"
+        return sep.join(_shown(v) for v in value) or "-"
     return str(value)
 
 
@@ -189,7 +190,7 @@ def systems_cmd(name: str | None, out: Output) -> None:
                 echo()
             print_table(f"{e['name']}: {e['description']}", [
                 TableColumn("parameter", [p["name"] for p in e["parameters"]], left=True),
-                TableColumn("default", [_shown(p["default"]) for p in e["parameters"]], left=True),
+                TableColumn("default", [_shown(p["default"], ", ") for p in e["parameters"]], left=True, wrap=True),
                 TableColumn("type", [p["type"] for p in e["parameters"]], left=True, drop=1),
                 TableColumn("description", [p["description"] for p in e["parameters"]], left=True, wrap=True,
                             ratio=1)])
@@ -236,7 +237,7 @@ def show_algorithm(name: str, out: Output) -> None:
             echo()
             print_table("parameters (-p key=value)", [
                 TableColumn("parameter", [p["name"] for p in e["parameters"]], left=True),
-                TableColumn("default", [_shown(p["default"]) for p in e["parameters"]], left=True),
+                TableColumn("default", [_shown(p["default"], ", ") for p in e["parameters"]], left=True, wrap=True),
                 TableColumn("description", [p["description"] for p in e["parameters"]], left=True, wrap=True,
                             ratio=1)])
         else:

@@ -52,8 +52,8 @@ class Hierarchical(Network):
         As for :class:`~collsim.core.network.Network`; the link bandwidth and latency are the
         defaults of dimensions that give none.  ``nodes`` must be the product of the sizes.
     dimensions : tuple of Dimension
-        Inner to outer; on input also text (``"switch:8:300GB/s,switch:16:50GB/s"``) or tables
-        (:func:`read_dims`).
+        Inner to outer; on input also text (``"switch:8,ring:4"``: per dimension its topology, size,
+        then optionally bandwidth and latency) or tables (:func:`read_dims`).
 
     Examples
     --------
@@ -90,8 +90,8 @@ class Hierarchical(Network):
             switch (the default, without either, is 16 boxes of 8).
         dimensions : str, sequence, optional
             The dimensions (:func:`read_dims`).
-        dims : str, sequence, optional
-            The same (``-S dims=switch:8:300GB/s,switch:16:50GB/s``); give one of the two.
+        dims : str or sequence, optional
+            The same, as text or tables (``-S dims=switch:8,ring:4``); give one of the two.
         **opts
             Other fields (``name``, ``link_bandwidth_bytes_per_s`` ...); None values are ignored.
 
