@@ -34,6 +34,10 @@ def candidates(n: int) -> list[tuple[str, dict]]:
     mlfm = {2: (4, (1, 2, 1)), 4: (4, (2, 2, 1)), 8: (6, (2, 4, 1))}  # (radix, n l m) with n*l*m end nodes
     if n in mlfm:
         out.append(("mlfm", {"radix": mlfm[n][0], "selection": mlfm[n][1]}))
+    out.append(("ocs", {"nodes": n, "ports": max(1, n - 1)}))  # a port per peer: every schedule's circuits fit
+    inner = next((a for a in range(2, n) if n % a == 0 and n // a >= 2), None)
+    if inner is not None:  # boxes of `inner` behind a switch, joined by a switch per rail
+        out.append(("hierarchical", {"dims": f"switch:{inner},switch:{n // inner}"}))
     return out
 
 
