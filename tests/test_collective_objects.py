@@ -160,12 +160,8 @@ def _counter():
 
 
 # Branches on a collective's name that remain outside the collective objects and algorithms/,
-# each with its reason.  The test fails on any other, or on more than these.
-REMAINING = {
-    # kinds/ is the kind registry's (issue 23's other half, another change); both can ask the object:
-    "kinds/network.py": 1,   # all-to-all's throughput column (seed 001 §3): coll.type.blocks == "pair"
-    "kinds/ocs.py": 2,       # the OCS bound's hops (shift: coll.type.shifted) and distance volume (all-to-all)
-}
+# each with its reason.  The test fails on any other, or on more than these: none remain.
+REMAINING: dict[str, int] = {}
 
 
 def test_no_branch_on_a_collective_name_outside_the_objects_and_algorithms():
@@ -174,6 +170,7 @@ def test_no_branch_on_a_collective_name_outside_the_objects_and_algorithms():
     outside = {rel: len(found) for rel, found in per_file.items() if cb.part_of(rel) == "elsewhere"}
     extra = {rel: [line for line, _ in per_file[rel]] for rel, n in outside.items() if n > REMAINING.get(rel, 0)}
     assert not extra, f"branches on a collective's name (file: lines); ask coll.type instead: {extra}"
+    assert sum(outside.values()) == sum(REMAINING.values())
     assert cb.summary(per_file)["objects"] == 0   # the objects hold data and methods, not branches
 
 

@@ -339,7 +339,7 @@ class NetworkModel(KindModel):
         timing = self.time(schedule, spec)
         sim_s = self.answer_time_s(schedule, timing)  # evaluate() records the verification
         throughput = ((system.nodes - 1) * coll.size_bytes / sim_s
-                      if coll.kind == "alltoall" and sim_s else None)  # seed 001 §3
+                      if coll.type.blocks == "pair" and sim_s else None)  # all-to-all: seed 001 §3
         return NetworkPart(
             link_bandwidth_bytes_per_s=system.link_bandwidth_bytes_per_s, link_latency_s=system.link_latency_s,
             max_link_load=schedule.max_link_load(), alpha_beta_time_s=timing.time_s, simulated_time_s=sim_s,
