@@ -17,7 +17,7 @@ size ranges and :mod:`collsim.experiments.tune_figure` draws them (docs/tune.md)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterable, Sequence
 
 from ..algorithms import get_algorithm
@@ -26,6 +26,7 @@ from ..core.errors import CollsimError, InputError, UnsupportedError
 from ..core.system import System
 from ..core.totals import total_bytes
 from ..core.units import format_size
+from ..kinds.base import model_for
 from ..systems import load_system
 from .compare import applicable, run_one
 from .store import Store, canonical_json
@@ -60,6 +61,10 @@ class Trial:
         Why the trial failed (cannot build, or a verification failure).
     cached : bool, optional
         Read from the results store rather than built now.
+    part : dict or None, optional
+        The row's fields of its kind's part (``model_for(system).part_class``: on an ``ocs`` switch,
+        ``reconfigurations`` ...), as the store keeps them; None if the trial had no row.  Each kind's
+        :meth:`~collsim.kinds.base.KindModel.tune_notes` reads them.
 
     Examples
     --------
@@ -77,6 +82,7 @@ class Trial:
     verified: bool
     error: str | None
     cached: bool = False
+    part: dict[str, Any] | None = None
 
     @property
     def eligible(self) -> bool:
@@ -188,12 +194,13 @@ def _fastest(trials: list[Trial]) -> Trial | None:
     return min((t for t in trials if t.time_s <= limit), key=lambda t: t.sort_key()[1:])
 
 
-def _trial(name: str, params: dict, size: int, row: dict, cached: bool) -> Trial:
+def _trial(name: str, params: dict, size: int, row: dict, cached: bool, part_keys: tuple[str, ...] = ()) -> Trial:
     if "error_type" in row:  # could not build: the store's error record
         return Trial(name, params, size, None, None, None, None, False, row["error"], cached)
     reported = row.get("simulated_time_s") or row.get("time_s")
     return Trial(name, params, size, reported, row.get("lower_bound_s"), row.get("efficiency"),
-                 row.get("feasible"), bool(row.get("verified")), row.get("error"), cached)
+                 row.get("feasible"), bool(row.get("verified")), row.get("error"), cached,
+                 {k: row.get(k) for k in part_keys})
 
 
 def _point(system: System, coll: str, name: str, params: dict, size: int, strategy: str) -> dict[str, Any]:
@@ -298,6 +305,8 @@ def tune(system: str | System, collective: str, sizes: Sequence[int], *, algorit
     names, skipped = tunable(sysm, coll, algorithms)
     plan = [(size, name, dict(p)) for size in sizes for name in names
             for p in get_algorithm(name).candidates(sysm, coll, size)]
+    part_class = model_for(sysm).part_class
+    part_keys = tuple(f.name for f in fields(part_class)) if part_class is not None else ()
     trials: list[Trial] = []
     built = 0
     for i, (size, name, params) in enumerate(plan):
@@ -314,7 +323,7 @@ def tune(system: str | System, collective: str, sizes: Sequence[int], *, algorit
             built += 1
             if store is not None:
                 store.put(point, row)
-        trials.append(_trial(name, params, size, row, rec is not None))
+        trials.append(_trial(name, params, size, row, rec is not None, part_keys))
     if progress:
         progress(len(plan), len(plan), "done")
     choices = []

@@ -346,5 +346,33 @@ class KindModel:
         """
         return []
 
+    def tune_fields(self, system, trials) -> dict[int, dict[str, Any]]:
+        """What this kind adds, per size, to ``collsim tune``'s rows (``--format json`` and csv).
+
+        Parameters
+        ----------
+        system : System
+            The tuned system, of this kind.
+        trials : sequence of Trial
+            Every trial (:class:`~collsim.experiments.tune.Trial`); ``trial.part`` holds the row's fields
+            of :attr:`part_class`, also when read back from tune's results store.
+
+        Returns
+        -------
+        dict
+            Size in bytes -> ``{key: JSON-able value}``; none by default.
+        """
+        return {}
+
+    def tune_notes(self, system, trials) -> list[str]:
+        """Notes this kind prints under ``collsim tune``'s table (parameters as :meth:`tune_fields`).
+
+        Returns
+        -------
+        list of str
+            One line per note; none by default.
+        """
+        return []
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
