@@ -29,12 +29,12 @@ import numpy as np
 
 from ..core.collective import Collective
 from ..core.errors import ResourceError, UnsupportedError
-from ..algorithms.ocs import crossovers
-from ..core.units import format_bandwidth, format_size, format_time
+from ..core.units import format_bandwidth, format_time
 from ..cost.bounds import traffic_bound
 from ..systems.ocs import OCS, group_phases, ocs_time_s
 from .base import Column, Timing, register_model
 from .network import NetworkModel, NetworkPart
+from .ocs_notes import crossover_notes, crossovers_by_size, trial_entries
 
 __all__ = ["OCS", "OCSBound", "OCSModel", "OCSPart", "bound_terms", "moore_diameter", "moore_distance_sum",
            "ocs_bound", "ocs_lower_bound_s", "spread_rounds"]
@@ -182,10 +182,10 @@ def bound_terms(system, collective: Collective, configurations: int) -> OCSBound
     """
     n, p, c = system.nodes, system.ports, configurations
     start, hop = system.startup_s or 0.0, system.hop_latency_s
-    hops = 1 if collective.kind == "shift" else max(spread_rounds(n, p), moore_diameter(n, c * p))
+    hops = 1 if collective.type.shifted else max(spread_rounds(n, p), moore_diameter(n, c * p))
     traffic = traffic_bound(collective)
     volume = max(traffic.recv_bytes, traffic.send_bytes)
-    if collective.kind == "alltoall":  # every block crosses at least its distance in the union of the configurations
+    if collective.type.blocks == "pair":  # all-to-all: every block crosses at least its distance in the union of the configurations
         volume = max(volume, collective.size_bytes * moore_distance_sum(n, c * p))
     bandwidth = start + hop + volume / (p * system.link_bandwidth_bytes_per_s)
     return OCSBound(c, start + hops * hop, bandwidth, (c - 1) * system.reconfiguration_s, hops)
@@ -354,7 +354,7 @@ class OCSModel(NetworkModel):
     name = "ocs"
     part_class = OCSPart
     legend_title = "compare on optical circuit switches"
-    capabilities = frozenset({"flow-simulation"})
+    capabilities = frozenset({"flow-simulation", "mpi"})  # ranks run the data flow; circuits are not emulated
     modules = ("algorithms.ocs", "algorithms.multiport_bruck", "algorithms.multiport_ring", "systems.ocs")
     instance_keys = (*NetworkModel.instance_keys, "ports", "reconfiguration_s")
 
@@ -413,19 +413,19 @@ class OCSModel(NetworkModel):
         return super().answer_time_s(schedule, closed) + reconf * schedule.system.reconfiguration_s
 
     def captions(self, rows, keys) -> list[str]:
-        """Under a table: per size, which row is fastest as r goes from 4 ns to 10 ms (each time is linear
-        in r, so :func:`~collsim.algorithms.ocs.crossovers` is exact; ``ocs-auto``, itself a choice, is left out)."""
-        timed = [r for r in rows if r.time_s is not None and isinstance(r.part, OCSPart) and r.algorithm != "ocs-auto"]
-        out = []
-        for size in dict.fromkeys(r.size_bytes for r in timed):
-            lines = [{"algorithm": r.algorithm, "params": {}, "reconfigurations": r.part.reconfigurations,
-                      "comm_s": r.time_s - r.part.reconfiguration_time_s} for r in timed if r.size_bytes == size]
-            spans = crossovers(lines) if len(lines) > 1 else []
-            if len(spans) > 1:
-                steps = [f"{label} to r = {format_time(hi)}" for _, hi, label in spans[:-1]]
-                out.append(f"fastest as r grows from 4 ns to 10 ms ({format_size(size)}): {', '.join(steps)}, "
-                           f"then {spans[-1][2]}")
-        return out
+        """Under a table: per size, the fastest row as r grows from 4 ns to 10 ms (exact; ocs-auto left out)."""
+        return crossover_notes(crossovers_by_size((r.size_bytes, r.algorithm, r.time_s, r.part.reconfigurations,
+                                                   r.part.reconfiguration_time_s) for r in rows if r.time_s is not None
+                                                  and isinstance(r.part, OCSPart) and r.algorithm != "ocs-auto"))
+
+    def tune_fields(self, system, trials) -> dict[int, dict[str, Any]]:
+        """Per size, ``crossovers``: ``[from_s, to_s, choice]`` as :meth:`captions` finds them among eligible trials."""
+        spans = crossovers_by_size(trial_entries(trials))
+        return {size: {"crossovers": [list(s) for s in runs]} for size, runs in spans.items()}
+
+    def tune_notes(self, system, trials) -> list[str]:
+        """:meth:`tune_fields` as :meth:`captions` words them, a line for every size (one winner: "throughout")."""
+        return crossover_notes({s: f["crossovers"] for s, f in self.tune_fields(system, trials).items()}, every=True)
 
     def lower_bound_s(self, system, collective) -> float:
         """Bandwidth, circuit-hop latency and reconfiguration (:func:`ocs_lower_bound_s`)."""
