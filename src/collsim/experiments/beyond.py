@@ -5,7 +5,7 @@ collective is built with each parameter set its registry entry proposes
 (:meth:`~collsim.algorithms.registry.AlgorithmSpec.candidates`, the union over the
 grid's sizes), verified, checked by the physical layer, and then timed at every
 size of the grid by re-timing its profile (a schedule's structure does not depend
-on the size once its parameters are fixed: :func:`~.reproduce_optree_data.retime`,
+on the size once its parameters are fixed: :func:`~.reproduce_optree.data.retime`,
 exact, tested against rebuilds).  A row per (algorithm, N, w, size) keeps the
 fastest of that algorithm's parameter sets; :func:`best_rows` picks the fastest
 *physically feasible* algorithm per point, which is what "collsim's best schedule"

@@ -87,7 +87,7 @@ def build_profile(task: tuple) -> dict[str, Any]:
     -------
     dict
         ``algorithm, params`` (as chosen by the builder), ``slots, max_hops, feasible``,
-        ``time_s`` and ``profile`` (:func:`~.reproduce_optree_data.profile`, None when the
+        ``time_s`` and ``profile`` (:func:`~.reproduce_optree.data.profile`, None when the
         schedule's pieces do not scale with the size); ``error`` instead when the instance
         cannot be built.
 
@@ -100,7 +100,7 @@ def build_profile(task: tuple) -> dict[str, Any]:
     from ..core.errors import CollsimError
     from ..core.limits import MemoryLimitError
     from ..pipeline import build, evaluate, verify
-    from .reproduce_optree_data import profile
+    from .reproduce_optree.data import profile
     alg, params, n, w, coll, size, system = task
     try:
         sched = build(alg, _system(n, w, system), coll, int(size), **params)
@@ -144,7 +144,7 @@ def timed_build(task: tuple, sizes) -> dict[str, Any]:
 
 def _times(task: tuple, b: dict[str, Any], sizes) -> dict[str, Any]:
     """A build's facts and its time at every size (re-timed, or rebuilt where pieces do not scale)."""
-    from .reproduce_optree_data import retime
+    from .reproduce_optree.data import retime
     if "error" in b:
         return {"error": b["error"]}
     alg, _, n, w, _, _, system = task

@@ -199,14 +199,14 @@ def optree_lemma1() -> list[dict[str, Any]]:
     -------
     list of dict
         ``nodes, lemma1, exact, explicit_used, overcount``
-        (:func:`collsim.experiments.reproduce_optree_extra.lemma1_rows`).
+        (:func:`collsim.experiments.reproduce_optree.extra.lemma1_rows`).
 
     Examples
     --------
     >>> [r["overcount"] for r in optree_lemma1()][:3]
     [1, 1, 1]
     """
-    from .reproduce_optree_extra import lemma1_rows
+    from .reproduce_optree.extra import lemma1_rows
     return lemma1_rows()
 
 

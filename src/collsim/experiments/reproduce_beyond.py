@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from .beyond import COLUMNS, best_rows, efficiency_grid
 from .paperout import PaperResult, cached_figure, figure_digest, pyplot, write_csv
-from .reproduce_optree_data import LARGE_SIZES, MIB, NODE_SIZES, NODES, SMALL_SIZES, WAVELENGTHS
+from .reproduce_optree.data import LARGE_SIZES, MIB, NODE_SIZES, NODES, SMALL_SIZES, WAVELENGTHS
 
 TITLE = ("collsim beyond the papers (issue #13): every algorithm against collsim's lower bound on seed 004's "
          "grids [OpTree24]")

@@ -183,7 +183,7 @@ class OpticalRingModel(KindModel):
     modules = ("core/ring.py", "core/ring_format.py", "rwa/ring.py", "rwa/alltoall_ring.py", "verify/resources.py",
                "cost/optical.py", "cost/bounds.py", "physical/__init__.py", "physical/budget.py",
                "interop/trace_optical.py", "algorithms/ring.py", "algorithms/striped_ring.py",
-               "algorithms/optree/cost.py", "experiments/reproduce_optree_data.py", "experiments/slot_latency.py")
+               "algorithms/optree/cost.py", "experiments/reproduce_optree/data.py", "experiments/slot_latency.py")
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
         """Route (shortest or given direction), colour bands of channels, lay out slots.

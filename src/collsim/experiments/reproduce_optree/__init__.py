@@ -17,12 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from .paperout import (Comparison, PaperResult, cached_figure, figure_digest, save_figure, write_comparisons,
+from ..paperout import (Comparison, PaperResult, cached_figure, figure_digest, save_figure, write_comparisons,
                        write_csv)
-from .reproduce_optree_data import (ALGORITHMS, LABELS, LARGE_SIZES, NODE_SIZES, NODES, SMALL_SIZES, WAVELENGTHS,
+from .data import (ALGORITHMS, LABELS, LARGE_SIZES, NODE_SIZES, NODES, SMALL_SIZES, WAVELENGTHS,
                                     eq3_steps, eq3_time_s, grid_points)
-from . import reproduce_optree_extra as extra
-from .reproduce_optree_tables import abstract_size_comparisons, table2_comparisons, table3_comparisons
+from . import extra
+from .tables import abstract_size_comparisons, table2_comparisons, table3_comparisons
 
 TITLE = ("F. Dai, Y. Chen, Z. Huang, H. Zhang, \"OpTree: An Efficient Algorithm for All-gather Operation in "
          "Optical Interconnect Systems\", IEEE Open Journal of the Communications Society, 2024 [OpTree24]")
@@ -92,8 +92,8 @@ def _stored(store, point: dict, compute):
 
 
 def _table1(steps: dict, store=None) -> tuple[list[dict[str, Any]], list[Comparison]]:
-    from ..algorithms.optree import lemma3_k
-    from .papers import optree_table1
+    from ...algorithms.optree import lemma3_k
+    from ..papers import optree_table1
     rows = _stored(store, {"experiment": "optree-table1", "system": "paper", "nodes": 1024, "wavelengths": 64},
                    optree_table1)
     out = []
@@ -124,7 +124,7 @@ def _table1(steps: dict, store=None) -> tuple[list[dict[str, Any]], list[Compari
 
 
 def _fig4(store=None) -> tuple[list[dict[str, Any]], list[Comparison], list[dict[str, Any]]]:
-    from .papers import PAPER_D, optree_fig4
+    from ..papers import PAPER_D, optree_fig4
     rows, comps = [], []
     point = {"experiment": "optree-fig4-search", "system": "paper", "nodes": max(NODES),
              "node_counts": [int(n) for n in NODES], "wavelengths": 64, "size_bytes": PAPER_D}
@@ -141,9 +141,9 @@ def _fig4(store=None) -> tuple[list[dict[str, Any]], list[Comparison], list[dict
         n = r["nodes"]
         pts = []
         for k, t in sorted(r["time_by_depth_s"].items()):
-            from ..algorithms.optree import theorem1_steps
-            from ..cost.optical import paper_time_s
-            from ..systems import load_system
+            from ...algorithms.optree import theorem1_steps
+            from ...cost.optical import paper_time_s
+            from ...systems import load_system
             s = int(theorem1_steps(n, 64, k))
             pts.append({"nodes": n, "k": k, "eq3_steps": s,
                         "eq3_time_s": float(paper_time_s(load_system("paper", nodes=n, wavelengths=64), PAPER_D, s)),
@@ -211,7 +211,7 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
     >>> reproduce.__name__    # a full run takes ~30 s with jobs=2: see tests/test_reproduce_optree.py
     'reproduce'
     """
-    from . import reproduce_optree_figs as figs
+    from . import figures as figs
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     g = grid(quick)
@@ -316,7 +316,7 @@ every parameter set on these grids and finds one of these two fastest at every p
 
 def _best_line(rows, jobs, progress, store=None) -> list[dict]:
     """Rows of algorithm ``best``: collsim's fastest physically feasible schedule at every (N, w, size)."""
-    from .beyond import best_rows, efficiency_grid
+    from ..beyond import best_rows, efficiency_grid
     points: dict[tuple[int, int], list[int]] = {}
     for r in rows:
         points.setdefault((r["nodes"], r["wavelengths"]), [])

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .paperout import pyplot
-from .reproduce_optree_data import ALGORITHMS, KIB, LABELS, MIB
+from ..paperout import pyplot
+from .data import ALGORITHMS, KIB, LABELS, MIB
 
 MODELS = (("eq3", "eq3_time_s", "paper's eq. (3)"), ("schedule", "time_s", "collsim's verified schedules"))
 STYLE = {"optree": ("tab:red", "o"), "wrht": ("tab:blue", "s"), "ring": ("tab:green", "^"), "ne": ("tab:purple", "D"),
@@ -189,7 +189,7 @@ def fig5(rows: list[dict[str, Any]], small, large):
     Parameters
     ----------
     rows : list of dict
-        :func:`~collsim.experiments.reproduce_optree_data.grid_points` rows at N=1024, w=64.
+        :func:`~collsim.experiments.reproduce_optree.data.grid_points` rows at N=1024, w=64.
     small, large : iterable of int
         The two size ranges, bytes.
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .paperout import Comparison, TableTarget
-from .reproduce_optree_data import LABELS, eq3_steps
+from ..paperout import Comparison, TableTarget
+from .data import LABELS, eq3_steps
 
 CONFERENCE = ("[OpTree23] F. Dai, Y. Chen, Z. Huang, H. Zhang, \"OpTree: An Efficient Algorithm for All-gather "
               "Operation in Optical Interconnect Systems\", IEEE ICC 2023 (seed 000; the journal [OpTree24] is "
@@ -158,7 +158,7 @@ def motivation(n: int = 16, w: int = 2) -> tuple[list[dict[str, Any]], list[Comp
     >>> [(c.paper, c.collsim) for c in comps if c.model == "schedule"]
     [(16, 16), (12, 12), (16, 22)]
     """
-    from .papers import optree_motivation
+    from ..papers import optree_motivation
     rows = optree_motivation(n, w)
     out = []
     for r in rows:
@@ -218,9 +218,9 @@ def lemma1_rows(nodes=(3, 5, 7, 9, 15, 16, 17, 31, 33, 63, 64, 65, 1023, 1024, 1
     >>> [(r["nodes"], r["lemma1"], r["exact"], r["explicit_used"]) for r in lemma1_rows((5, 8))]
     [(5, 4, 3, 3), (8, 8, 8, 8)]
     """
-    from ..pipeline import build, verify
-    from ..rwa.alltoall_ring import uniform_alltoall_wavelengths
-    from ..systems import OpticalRing
+    from ...pipeline import build, verify
+    from ...rwa.alltoall_ring import uniform_alltoall_wavelengths
+    from ...systems import OpticalRing
     rows = []
     for n in nodes:
         lemma1 = -(-n * n // 8)
@@ -275,7 +275,7 @@ def table3_wrht_variant() -> Comparison:
     >>> c = table3_wrht_variant(); c.paper, round(c.collsim, 2)
     (-180.0, -317.91)
     """
-    from ..algorithms.wrht import _ceil_log, group_size, paper_allgather_steps
+    from ...algorithms.wrht import _ceil_log, group_size, paper_allgather_steps
     n, w = 1024, 16
     mb = group_size(w)
     theta = _ceil_log(n, mb)
@@ -320,12 +320,12 @@ def pure_model_rows(schedule_time) -> list[dict[str, Any]]:
     >>> r["nodes"], r["algorithm"], round(r["pure_bound_ms"], 2), round(r["pure_eq3_ms"], 1)
     (1024, 'optree', 6.7, 60.5)
     """
-    from ..core.collective import make_collective
-    from ..cost.optical import paper_time_s
-    from ..pipeline import lower_bound_s
-    from ..systems import load_system
-    from .papers import PAPER_D
-    from .reproduce_optree_data import NODES, WAVELENGTHS
+    from ...core.collective import make_collective
+    from ...cost.optical import paper_time_s
+    from ...pipeline import lower_bound_s
+    from ...systems import load_system
+    from ..papers import PAPER_D
+    from .data import NODES, WAVELENGTHS
     d = PAPER_D
     rows = []
     for n, w in [(n, 64) for n in NODES] + [(1024, w) for w in WAVELENGTHS if w != 64]:

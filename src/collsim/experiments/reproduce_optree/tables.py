@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .paperout import Comparison
-from .reproduce_optree_data import LABELS, eq3_steps, mean_sd, reduction_pct
+from ..paperout import Comparison
+from .data import LABELS, eq3_steps, mean_sd, reduction_pct
 
 TABLE2_PRINTED = {"wrht": (87.64, 72.97, 39.76, -31.27, 42.27, 45.87),
                   "ring": (93.73, 93.15, 92.37, 91.69, 92.74, 0.77),

@@ -60,8 +60,8 @@ def eq3_steps(algorithm: str, nodes: int, wavelengths: int) -> int:
     >>> [eq3_steps(a, 1024, 64) for a in ("optree", "wrht", "ring", "ne", "osm")]
     [70, 259, 1023, 512, 2048]
     """
-    from ..algorithms.optree import lemma3_k, theorem1_steps
-    from ..algorithms.wrht import paper_allgather_steps
+    from ...algorithms.optree import lemma3_k, theorem1_steps
+    from ...algorithms.wrht import paper_allgather_steps
     if algorithm == "optree":
         return int(theorem1_steps(nodes, wavelengths, lemma3_k(nodes, "ceil")))
     if algorithm == "wrht":
@@ -93,8 +93,8 @@ def eq3_time_s(algorithm: str, nodes: int, wavelengths: int, size_bytes: int) ->
     >>> round(eq3_time_s("optree", 1024, 64, 4 << 20), 6)
     0.069645
     """
-    from ..cost.optical import paper_time_s
-    from ..systems import load_system
+    from ...cost.optical import paper_time_s
+    from ...systems import load_system
     system = load_system("paper", nodes=nodes, wavelengths=wavelengths)
     return float(paper_time_s(system, int(size_bytes), eq3_steps(algorithm, nodes, wavelengths)))
 
@@ -131,7 +131,7 @@ def profile(schedule) -> dict[str, Any]:
     >>> p["split"], set(p["chunks"].tolist()), p["num_steps"]
     (2, {1}, 7)
     """
-    from ..cost.optical import step_times
+    from ...cost.optical import step_times
     split = int(schedule.collective.split)
     if int(schedule.collective.size_bytes) % split:
         raise ValueError("the pieces of a block are unequal at this size: its time does not scale")
@@ -193,8 +193,8 @@ def retime(prof: dict[str, Any], system, size_bytes: int) -> float:
 
 
 def _optree_trees(nodes: int, wavelengths: int, sizes) -> dict[tuple, list[int]]:
-    from ..algorithms.optree import search_tree
-    from ..systems import load_system
+    from ...algorithms.optree import search_tree
+    from ...systems import load_system
     system = load_system("paper", nodes=nodes, wavelengths=wavelengths)
     trees: dict[tuple, list[int]] = {}
     for size in sizes:
@@ -238,7 +238,7 @@ def build_point(task: tuple) -> dict[str, Any]:
     >>> p["slots"], p["verified"], p["profile"]["reconfigurations"]
     (7, True, 1)
     """
-    from ..pipeline import build, evaluate, verify
+    from ...pipeline import build, evaluate, verify
     alg, n, w, size, radices = task
     params = {"radices": tuple(radices)} if radices else {}
     sched = build(alg, "paper", "allgather", int(size), nodes=n, wavelengths=w, **params)
@@ -296,7 +296,7 @@ def grid_points(points: list[tuple[str, int, int, tuple]], *, jobs: int = 1,
     >>> [(r["size_bytes"], r["slots"], r["block_steps"], r["eq3_steps"]) for r in rows]
     [(1024, 4, 7.0, 4), (2048, 4, 7.0, 4)]
     """
-    from ..systems import load_system
+    from ...systems import load_system
     wanted: dict[tuple, list[int]] = {}
     for alg, n, w, sizes in points:
         wanted.setdefault((alg, n, w), [])
