@@ -411,5 +411,5 @@ def test_networks_too_big_for_memory_are_refused_before_allocating(monkeypatch):
     with pytest.raises(MemoryLimitError, match=r"link table of a torus network .* directed links needs about"):
         Torus(nodes=10**6, dims=(1000, 1000)).links
     monkeypatch.setenv("COLLSIM_MEMORY_LIMIT", "150MiB")  # the collective fits (106 MiB), its routes do not
-    with pytest.raises(MemoryLimitError, match=r"routing 1047552 transfers \(\d+ link crossings\) on a fat-tree"):
+    with pytest.raises(MemoryLimitError, match=r"routing 1047552 transfers \(\d+ link crossings\) on the fat-tree"):
         collsim.build("pairwise", FatTree(nodes=1024, k=16), "alltoall", "1KiB")
