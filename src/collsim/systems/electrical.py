@@ -19,9 +19,35 @@ from ..core.ring import hops_along, shortest_direction
 from ..core.system import register_system_kind
 
 
+class _Arcs:
+    """The cut family of a line or ring: its arcs ``[0, L)``, which with single nodes attain every
+    cut's maximum (:meth:`Network.cut_masks <collsim.core.network.Network.cut_masks>`)."""
+
+    cuts_are_exact: ClassVar[bool] = True
+
+    def cut_masks(self) -> list[np.ndarray]:
+        """Arcs ``[0, L)`` for every L: one link each way on a line, two on a ring.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One ``(N - 1, V)`` mask array.
+
+        Examples
+        --------
+        >>> Line(nodes=4).cut_masks()[0].sum(axis=1).tolist(), Ring(nodes=4).cut_masks()[0].shape
+        ([1, 2, 3], (3, 4))
+        """
+        return [np.arange(self.vertices)[None, :] < np.arange(1, self.nodes)[:, None]]
+
+    def bound_memory_bytes(self) -> int:
+        """Its cut masks: N - 1 arcs of V vertices, a byte each."""
+        return self.nodes * self.vertices
+
+
 @register_system_kind
 @dataclass(frozen=True)
-class Line(Network):
+class Line(_Arcs, Network):
     """A linear array: node i joined to i+1 by a full-duplex link.
 
     Parameters
@@ -37,27 +63,6 @@ class Line(Network):
     """
 
     kind: ClassVar[str] = "line"
-    cuts_are_exact: ClassVar[bool] = True  # its arcs and single nodes attain every cut's maximum
-
-    def cut_masks(self) -> list[np.ndarray]:
-        """Arcs ``[0, L)`` for every L: one link each way (:meth:`Network.cut_masks`).
-
-        Returns
-        -------
-        list of numpy.ndarray
-            One ``(N - 1, N)`` mask array.
-
-        Examples
-        --------
-        >>> Line(nodes=4).cut_masks()[0].sum(axis=1).tolist()
-        [1, 2, 3]
-        """
-        n = self.nodes
-        return [np.arange(self.vertices)[None, :] < np.arange(1, n)[:, None]]
-
-    def bound_memory_bytes(self) -> int:
-        """Its cut masks: N - 1 arcs of V vertices, a byte each."""
-        return self.nodes * self.vertices
 
     def link_count(self) -> int:
         """``2 (N - 1)``."""
@@ -75,7 +80,7 @@ class Line(Network):
 
 @register_system_kind
 @dataclass(frozen=True)
-class Ring(Network):
+class Ring(_Arcs, Network):
     """An electrical ring; bidirectional by default, shortest direction, parity tie split.
 
     Parameters
@@ -94,27 +99,6 @@ class Ring(Network):
 
     kind: ClassVar[str] = "ring"
     bidirectional: bool = True
-    cuts_are_exact: ClassVar[bool] = True  # its arcs and single nodes attain every cut's maximum
-
-    def cut_masks(self) -> list[np.ndarray]:
-        """Arcs ``[0, L)`` for every L: two links each way (:meth:`Network.cut_masks`).
-
-        Returns
-        -------
-        list of numpy.ndarray
-            One ``(N - 1, N)`` mask array.
-
-        Examples
-        --------
-        >>> Ring(nodes=4).cut_masks()[0].sum(axis=1).tolist()
-        [1, 2, 3]
-        """
-        n = self.nodes
-        return [np.arange(self.vertices)[None, :] < np.arange(1, n)[:, None]]
-
-    def bound_memory_bytes(self) -> int:
-        """Its cut masks: N - 1 arcs of V vertices, a byte each."""
-        return self.nodes * self.vertices
 
     def __post_init__(self) -> None:
         super().__post_init__()
