@@ -213,9 +213,9 @@ class KindModel:
     name : str
         The kind's name (``"optical-ring"``); algorithms' ``systems=`` tags and closed forms use it.
     part_class : type or None
-        The frozen dataclass of the kind's result fields, with ``title()``, ``columns()`` (a
-        staticmethod listing :class:`Column`) and ``cells(row)``.  A result's JSON keys are the
-        union of every registered kind's part fields.
+        The frozen dataclass of the kind's result fields, with ``title()`` and ``columns()`` (a
+        staticmethod listing :class:`Column`, whose ``text(row)`` gives each cell).  A result's JSON
+        keys are the union of every registered kind's part fields.
     legend_title : str
         Section title of the kind's column legend (``collsim compare --explain``, docs/output.md).
     capabilities : frozenset of str

@@ -165,20 +165,6 @@ class HierarchicalPart(NetworkPart):
         """
         return [*NetworkPart.columns(), *_COLUMNS]
 
-    def cells(self, row) -> list[tuple[str, str]]:
-        """``(header, text)`` of this kind's columns for one result row.
-
-        Parameters
-        ----------
-        row : Result
-            A result row whose part this is.
-
-        Returns
-        -------
-        list of (str, str)
-            One pair per column of :meth:`columns`.
-        """
-        return [(c.header, c.text(row)) for c in self.columns()]
 
 
 _COLUMNS = (

@@ -90,20 +90,6 @@ class NetworkPart:
         """
         return list(_COLUMNS)
 
-    def cells(self, row) -> list[tuple[str, str]]:
-        """``(header, text)`` of this kind's columns for one result row (every column, ``--wide`` ones too).
-
-        Parameters
-        ----------
-        row : Result
-            A result row whose part this is.
-
-        Returns
-        -------
-        list of (str, str)
-            One pair per column of :meth:`columns`.
-        """
-        return [(c.header, c.text(row)) for c in _COLUMNS]
 
 
 def _throughput(row) -> str:

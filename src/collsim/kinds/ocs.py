@@ -313,10 +313,6 @@ class OCSPart(NetworkPart):
         """
         return list(_COLUMNS)
 
-    def cells(self, row) -> list[tuple[str, str]]:
-        """``(header, text)`` of every column of :meth:`columns` for one result row."""
-        return [(c.header, c.text(row)) for c in _COLUMNS]
-
 
 def _replace_legend(col: Column) -> Column:
     if col.key == "time_s":
