@@ -299,3 +299,22 @@ def test_multiport_ring_keeps_one_configuration_and_every_port_busy(nodes, ports
     gather = run("ring-multiport", sw, "allgather", 2 ** 22)
     assert gather.efficiency > 0.97 and gather.efficiency > 1.9 * run("ring", sw, "allgather", 2 ** 22).efficiency
     assert run("ocs-auto", sw, "allgather", 2 ** 22).params["choice"] == "ring-multiport"
+
+
+def test_the_crossover_figure_script_runs_and_says_who_wins(tmp_path):
+    """examples/ocs_crossover.py (docs/figures/ocs-crossover.png) at a small N: it writes a PNG and, per
+    panel, ranges of r that tile 4 ns to 10 ms, each won by the algorithm crossovers() names."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / "examples" / "ocs_crossover.py"
+    out = tmp_path / "ocs.png"
+    proc = subprocess.run([sys.executable, str(script), "--nodes", "4", "--out", str(out)], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    panels = [line for line in proc.stdout.splitlines() if "(N=4, p=1):" in line]
+    assert len(panels) == 9                               # 3 collectives x 3 sizes
+    for line in panels:
+        spans = line.split(": ", 1)[1].split("; ")
+        assert spans[0].split(" from ")[1].startswith("4 ns") and spans[-1].endswith("to 10 ms"), line
