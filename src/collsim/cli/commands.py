@@ -15,6 +15,7 @@ import click
 from ..core.units import format_time
 from .options import StrictCommand, checked, given_options, load, parse_params, system_options
 from .sizes import retired_fibers_flag, size_options
+from .tables import text_width, wrap_text
 from .output import Output, ProgressBar, TableColumn, echo, emit, emit_json, emit_one, output_options, print_table
 
 
@@ -95,8 +96,8 @@ def compare_cmd(system, collective, sizes, algorithms, params, out: Output) -> N
                                      params=parse_params(params), progress=bar.begin)
     emit(out, [{**r.to_json(), "skipped": None} for r in rows] + skipped_rows(rows, skipped),
          lambda: compare_table(rows, wide=out.wide))
-    for note in skipped:
-        echo(f"skipped: {note}", err=True)
+    for note in skipped:  # prose: wrapped at the terminal's width, as the table is
+        echo(wrap_text(f"skipped: {note}", text_width(err=True)), err=True)
     _routing_warning(sysm, rows[0].collective)  # the rows' collective: its canonical name
     if out.explain:
         print_legend(legend_kind(rows[0]), err=out.format != "table")
