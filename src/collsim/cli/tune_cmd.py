@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from .options import StrictCommand, load, system_options
+from .tables import text_width, wrap_text
 from .output import Output, ProgressBar, TableColumn, echo, emit, output_options, print_table
 
 
@@ -234,8 +235,8 @@ def tune_cmd(system, collective, min_size, max_size, factor, step, total, algori
                          TableColumn("feasible /\ntried", [f"{c.eligible}/{c.tried}" for c in ch])]
             kind = "" if sysm.kind == sysm.name else f" ({sysm.kind})"
             print_table(f"collsim tune: {coll} on {sysm.name}{kind}, N={sysm.nodes}, {len(ch)} sizes", cols)
-            for note in _notes(result, rules_file, figure_file):  # under the table, at their own width
-                echo(note)
+            for note in _notes(result, rules_file, figure_file):  # under the table, wrapped as prose
+                echo(wrap_text(note, text_width()))
         emit(out, rows, table)
     echo(f"tune: {len(result.trials)} trials: {result.built} built and verified, "
          + (f"{result.from_store} read from the store {where}" if where is not None else
