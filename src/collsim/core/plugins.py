@@ -102,7 +102,20 @@ def register_model(system_class: type, model: Any) -> None:
         _ROUTE_FORMATS[system_class] = fmt
 
 
-def _discover() -> None:
+def discover() -> None:
+    """Load the plug-in package :mod:`collsim.kinds` once, registering every kind and its systems.
+
+    Lookups by name or class below :mod:`collsim.kinds` (:func:`model_for`,
+    :func:`collsim.core.system.system_kind`) call this on a miss, so that any public function
+    works as the first call in a fresh interpreter (``collsim.load`` of a file names its kind).
+
+    Examples
+    --------
+    >>> discover()
+    >>> from collsim.core.system import SYSTEM_KINDS
+    >>> {"ring", "optical-ring", "ocs"} <= set(SYSTEM_KINDS)
+    True
+    """
     if not _DISCOVERED:
         _DISCOVERED.append(True)
         importlib.import_module("collsim.kinds")  # the plug-in package registers every kind on import
@@ -141,7 +154,7 @@ def model_for(system: Any) -> Any:
     """
     found = _nearest(_MODELS, system)
     if found is None:
-        _discover()
+        discover()
         found = _nearest(_MODELS, system)
     if found is None:
         raise UnsupportedError(f"no system model for {type(system).__name__} ({getattr(system, 'kind', '?')})")
@@ -162,7 +175,7 @@ def models() -> list[Any]:
     >>> {"optical-ring", "optical-torus", "network"} <= set(names)
     True
     """
-    _discover()
+    discover()
     key = len(_MODELS)
     if key not in _LISTED:
         _LISTED.clear()

@@ -181,6 +181,9 @@ def system_kind(kind: Any, *, error: type[Exception] = UnknownNameError) -> type
     ...
     collsim.core.errors.UnknownNameError: unknown system kind 'toruss'; did you mean torus? Known: ...
     """
+    if not isinstance(kind, str) or kind.strip().lower() not in SYSTEM_KINDS:
+        from .plugins import discover  # a name not registered yet: load the kinds first (a fresh interpreter)
+        discover()
     kinds = {k for k, c in SYSTEM_KINDS.items() if k not in ("abstract", "network")}
     if not isinstance(kind, str):
         raise error(f"a system kind is a name (one of {', '.join(sorted(kinds))}), got {kind!r}")
