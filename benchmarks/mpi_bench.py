@@ -3,6 +3,7 @@
 Run:    python benchmarks/mpi_bench.py                 8 ranks, 64 KiB .. 16 MiB (x4), the table of ratios
         python benchmarks/mpi_bench.py --smoke         2 ranks, 64 KiB .. 256 KiB, 2 iterations (a few seconds)
         python benchmarks/mpi_bench.py --json          the workload's record, as benchmarks/run.py prints it
+        python benchmarks/mpi_bench.py --refusals      runs too large for memory: refused, how fast, in how much
 
 Each collective is one ``mpiexec -n 8 collsim mpi ring --system ring -n 8 -c C -b 64KiB -e 16MiB -f 4 --json``
 job: per size, the schedule's time and MPI's native collective's in the same run (each the mean over
@@ -77,7 +78,50 @@ def mpi_ring_ratios(smoke: bool = False, ranks: int = 8, iterations: int = 20, w
             "within_target": all(v <= TARGET_RATIO for v in largest_median.values())}
 
 
+REFUSALS = {  # runs whose buffers would not fit, each refused before it starts (issue 31): (arguments, environment)
+    "mpi": (["mpi", "ring", "--system", "star", "-n", "2", "-c", "allreduce", "-s", "64GiB"], {}),
+    "validate": (["validate", "--sizes", "64GiB"], {}),
+    "calibrate": (["calibrate", "--sizes", "1B,1GiB"], {"COLLSIM_MEMORY_LIMIT": "512MiB"}),
+}
+REFUSAL_TARGET = {"wall_s": 2.0, "peak_rss_mib": 300.0}
+# runs a command and prints its exit status, standard error and the peak resident set of its processes (KiB)
+_PEAK = ("import json, resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+         "print(json.dumps([p.returncode, p.stderr, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))")
+
+
+def memory_refusals(ranks: int = 2) -> dict:
+    """Time and peak memory of ``mpiexec -n 2 collsim ...`` runs too large for memory, each refused up front.
+
+    Parameters
+    ----------
+    ranks : int, optional
+        MPI ranks.
+
+    Returns
+    -------
+    dict
+        Per command (:data:`REFUSALS`): ``wall_s``, ``peak_rss_mib`` (the largest process of the job), ``status``
+        and the one-line ``message``; ``within_target`` (every one refused with status 2 in under 2 s and
+        300 MiB).
+    """
+    import time
+    out = {}
+    for name, (args, extra) in REFUSALS.items():
+        cmd = [sys.executable, "-c", _PEAK, _tool("mpiexec"), "-n", str(ranks), _tool("collsim"), *args]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **extra}, timeout=600)
+        wall = time.perf_counter() - t0
+        status, err, peak_kib = json.loads(proc.stdout)
+        out[name] = {"wall_s": wall, "peak_rss_mib": peak_kib / 1024, "status": status, "message": err.strip()}
+    return {"runs": out, "within_target": all(
+        r["status"] == 2 and len(r["message"].splitlines()) == 1 and r["wall_s"] < REFUSAL_TARGET["wall_s"]
+        and r["peak_rss_mib"] < REFUSAL_TARGET["peak_rss_mib"] for r in out.values())}
+
+
 def main(argv: list[str]) -> None:
+    if "--refusals" in argv:
+        print(json.dumps({"name": "mpi-refuse-64gib", **memory_refusals()}, indent=1, ensure_ascii=False))
+        return
     rec = mpi_ring_ratios(smoke="--smoke" in argv, mpich_ring="--mpich-ring" in argv)
     if "--json" in argv:
         print(json.dumps({"name": "mpi-ring-8", **rec}))

@@ -2,7 +2,7 @@
 
 Run:    python benchmarks/prediction_bench.py                2 and 4 ranks, 3 runs each, the issue's 24 rows
         python benchmarks/prediction_bench.py --runs 1 2     one run on 2 ranks
-        python benchmarks/prediction_bench.py --smoke        2 ranks, 1 row, 1 KiB, 2 iterations (seconds)
+        python benchmarks/prediction_bench.py --smoke        2 ranks, a small calibration, 1 row (seconds)
         python benchmarks/prediction_bench.py --json         the workload's record, as benchmarks/run.py prints it
 
 Each run is one ``mpiexec -n P collsim validate --out hP.toml -I 50 --figure validateP-K.png --json`` job: it
@@ -28,6 +28,9 @@ from pathlib import Path
 
 MODELS = ("loggp_closed", "loggp_sim", "plain_closed", "plain_sim")
 TARGETS = {"geomean_error": 0.15, "max_error": 0.40}
+SMOKE_CALIBRATION = ["--sizes", "1B,1KiB,64KiB", "--exchange-sizes", "64B,1KiB,16KiB,64KiB", "-I", "2", "-W", "1"]
+"""The smoke run's calibration: a few small sizes (the full one measures up to 16 MiB, 50 times each)."""
+SMOKE_VALIDATION = ["--rows", "ring:allreduce", "--sizes", "1KiB", "-I", "2", "-W", "1"]
 
 
 def _tool(name: str) -> str:
@@ -43,6 +46,14 @@ def load_average() -> float | None:
         return None
 
 
+def _run(cmd: list[str]) -> str:
+    """Run a command; its standard output, or a RuntimeError with its standard error."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.strip()}")
+    return proc.stdout
+
+
 def validate_run(ranks: int, out_dir: Path, tag: str, smoke: bool = False, iterations: int = 50) -> dict:
     """One ``collsim validate`` job: its summary, rows and the load average before and after it.
 
@@ -55,7 +66,8 @@ def validate_run(ranks: int, out_dir: Path, tag: str, smoke: bool = False, itera
     tag : str
         Names this run's files.
     smoke : bool, optional
-        One row (ring all-reduce, 1 KiB), 2 iterations, 2 calibration repetitions.
+        A small calibration (:data:`SMOKE_CALIBRATION`, by ``collsim calibrate``), then one row
+        (ring all-reduce, 1 KiB), 2 iterations.
     iterations : int, optional
         Timed iterations per row and calibration repetitions.
 
@@ -64,16 +76,17 @@ def validate_run(ranks: int, out_dir: Path, tag: str, smoke: bool = False, itera
     dict
         ``ranks``, ``load_before``, ``load_after``, ``summary`` (collsim validate's), ``rows``, ``figure``.
     """
-    args = ["--rows", "ring:allreduce", "--sizes", "1KiB", "-I", "2", "-W", "1", "--calibration-iterations", "2"] \
-        if smoke else ["-I", str(iterations), "--calibration-iterations", str(iterations)]
+    job = [_tool("mpiexec"), "-n", str(ranks), _tool("collsim")]
+    calibration = out_dir / f"h-{tag}.toml"
     figure = out_dir / f"validate-{tag}.png"
-    cmd = [_tool("mpiexec"), "-n", str(ranks), _tool("collsim"), "validate", "--out", str(out_dir / f"h-{tag}.toml"),
-           "--figure", str(figure), "--store", str(out_dir / "validate.sqlite"), *args, "--json"]
     before = load_average()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.strip()}")
-    doc = json.loads(proc.stdout)
+    if smoke:
+        _run([*job, "calibrate", "--out", str(calibration), *SMOKE_CALIBRATION])
+        args = ["--calibration", str(calibration), *SMOKE_VALIDATION]
+    else:
+        args = ["--out", str(calibration), "-I", str(iterations), "--calibration-iterations", str(iterations)]
+    doc = json.loads(_run([*job, "validate", "--figure", str(figure), "--store", str(out_dir / "validate.sqlite"),
+                           *args, "--json"]))
     return {"ranks": ranks, "load_before": before, "load_after": load_average(), "summary": doc["summary"],
             "rows": doc["rows"], "figure": str(figure)}
 
@@ -85,7 +98,7 @@ def prediction_errors(smoke: bool = False, ranks: tuple[int, ...] = (2, 4), runs
     Parameters
     ----------
     smoke : bool, optional
-        One short run on 2 ranks.
+        One short run on 2 ranks (:func:`validate_run`'s smoke).
     ranks : tuple of int, optional
         Rank counts (default 2 and 4).
     runs : int, optional

@@ -361,6 +361,15 @@ def mpi_ring_8() -> dict:
     return mpi_ring_ratios(smoke=SMOKE)
 
 
+@workload("mpi-refuse-64gib", "mpiexec -n 2 collsim mpi -s 64GiB, validate --sizes 64GiB, calibrate beyond "
+                             "COLLSIM_MEMORY_LIMIT: each refused with its estimate, < 2 s, < 300 MiB a rank (issue 31)",
+          needs=("mpiexec", "mpi4py"))
+def mpi_refuse_64gib() -> dict:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from mpi_bench import memory_refusals
+    return memory_refusals()
+
+
 @workload("predict-calibrated", "after collsim calibrate --model loggp-piecewise: median-iteration prediction error "
                                "<= 15 % geometric mean, <= 40 % largest, over 24 rows on 2 and 4 ranks (issue 25)",
           needs=("mpiexec", "mpi4py"))

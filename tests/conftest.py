@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -52,3 +54,42 @@ def run_cli(tmp_path):
             raise AssertionError(f"collsim {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
         return proc
     return run
+
+
+def mpiexec() -> str:
+    """The mpiexec of the ``[mpi]`` extra (MPICH's, next to the interpreter), else the one on PATH."""
+    here = Path(sys.executable).parent / "mpiexec"
+    found = str(here) if here.exists() else shutil.which("mpiexec")
+    if not found:
+        pytest.fail("mpiexec not found: pip install '.[mpi]' installs MPICH's")
+    return found
+
+
+def refusal(proc: subprocess.CompletedProcess, status: int = 2) -> str:
+    """The one line a refused command printed on stderr, after checking the facts every refusal must have:
+    the exit status, one line, collsim's prefix and no traceback (never its wording: see :func:`names`)."""
+    assert proc.returncode == status, (proc.returncode, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("collsim: "), proc.stderr
+    assert not any(leak in proc.stderr for leak in ("Traceback", "internal error", "[Errno")), proc.stderr
+    return lines[0]
+
+
+def names(text: str, *facts: str) -> None:
+    """Assert that a message names every fact it must (a file, an option, a value, a limit), in any wording.
+
+    A fact is found as a whole: ``"4"`` is not found in ``"4096"``, nor ``"HOME"`` in ``"XDG_CACHE_HOME"``."""
+    def found(fact: str) -> bool:
+        head = r"(?<!\w)" if re.match(r"\w", fact) else ""
+        tail = r"(?!\w)" if re.search(r"\w$", fact) else ""
+        return re.search(head + re.escape(fact) + tail, text) is not None
+    missing = [fact for fact in facts if not found(fact)]
+    assert not missing, f"{missing} not named in: {text}"
+
+
+@contextlib.contextmanager
+def raises_naming(error: type[BaseException], *facts: str):
+    """``pytest.raises(error)``, then :func:`names` on its message: the facts it must name, in any wording."""
+    with pytest.raises(error) as info:
+        yield info
+    names(str(info.value), *facts)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import collsim_exe
+from conftest import collsim_exe, names
 
 import collsim
 from collsim.core import files, serialize
@@ -57,8 +57,9 @@ def test_a_write_failing_midway_leaves_the_old_file_byte_identical(tmp_path, mon
     save(collsim.build("ring", "paper", "allgather", 64, nodes=3), dest)
     before = dest.read_bytes()
     monkeypatch.setattr(serialize, "atomic_write", _failing_midway(files.atomic_write))
-    with pytest.raises(InputError, match=f"cannot write {re.escape(str(dest))}: No space left on device"):
+    with pytest.raises(InputError) as info:
         save(collsim.build("osm", "paper", "allgather", 64, nodes=32), dest)
+    names(str(info.value), str(dest), "No space left on device")
     assert dest.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [dest.name]  # no temporary file
 
@@ -152,8 +153,8 @@ def test_a_full_filesystem_leaves_the_old_file_byte_identical(full_disk, tmp_pat
     before = dest.read_bytes()
     proc = _cli("schedule", "osm", "-n", "64", "-s", "64", "--out", str(dest), cwd=tmp_path)  # ~1 MB
     err = proc.stderr.decode()
-    assert proc.returncode == 2 and err.strip() == (f"collsim: cannot write {dest}: No space left on device; "
-                                                    "the disk is full: free some space or write elsewhere"), err
+    assert proc.returncode == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    names(err, str(dest), "No space left on device")
     assert dest.read_bytes() == before
     assert os.listdir(full_disk) == [dest.name]
     assert _cli("verify", str(dest), cwd=tmp_path).returncode == 0

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -30,19 +29,12 @@ from collsim.mpi.buffers import expected, layout, tolerance
 from collsim.mpi.faults import GRACE_S, STAGGER_S, parse_fault
 from collsim.mpi.native import NATIVE
 from collsim.mpi.plan import pack, plan_rank, unpack
-from conftest import collsim_exe
+from conftest import collsim_exe, mpiexec, names, refusal
 
 JOB = Path(__file__).resolve().parent / "mpi_jobs" / "run_cases.py"
 NATIVE_OF = NATIVE
 
 
-def mpiexec() -> str:
-    """MPICH's mpiexec from the [mpi] extra (next to the interpreter), else the one on PATH."""
-    here = Path(sys.executable).parent / "mpiexec"
-    found = str(here) if here.exists() else shutil.which("mpiexec")
-    if not found:
-        pytest.fail("mpiexec not found: pip install '.[mpi]' installs MPICH's")
-    return found
 
 
 def launch(ranks: int, *args: str, env: dict | None = None, timeout: float = 150, cwd=None):
@@ -116,8 +108,7 @@ def test_8_ranks_every_family_variants_and_a_wrong_result(tmp_path):
     assert not tampered["ok"] and tampered["error"] == "ResultMismatchError"
     step, node, chunk = tampered["where"]
     assert step is not None and node is not None and chunk is not None
-    assert f"rank {node} ends with chunk {chunk} wrong (last written in step {step})" in tampered["message"]
-    assert "MPI_Allreduce gives" in tampered["message"]
+    names(tampered["message"], f"rank {node}", f"chunk {chunk}", f"step {step}", "MPI_Allreduce")
 
 
 def test_2_ranks_every_algorithm_that_builds():
@@ -153,35 +144,68 @@ def test_command_line_json_predict_sweep_and_file(tmp_path):
 
 def test_command_line_refusals_print_one_line():
     proc, _ = launch(2, collsim_exe(), "mpi", "ring", "--system", "ring", "-n", "4", "-s", "1KiB")
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [
-        "collsim: the schedule has 4 nodes but this MPI job has 2 ranks: run it as mpiexec -n 4 ..., one rank per "
-        "node"]
+    line = refusal(proc)                                        # rank 0 alone says it
+    names(line, "mpiexec -n 4", "2")                            # the rank count that fits, and the job's own
     proc, _ = launch(4, collsim_exe(), "mpi", "ring", "--system", "ring", "-n", "4", "--op", "bxor", "--dtype",
                      "float64")
-    assert proc.returncode == 2 and proc.stderr.strip() == "collsim: --op bxor needs integer data, not float64"
+    names(refusal(proc), "--op", "bxor", "float64")
 
 
-TIMEOUT_S = 3.0
-FAULTS = [  # (fault, the message, naming the rank and the step, the grace after the timeout for waiting ranks)
-    ("raise:1:2", "rank 1 failed in step 2 of ring allgather: InjectedFault", 0.0),
-    ("sleep:2:1", "rank 2 hung in step 1 of ring allgather: no progress for", 0.0),
-    ("stop:3:1", "rank 0 timed out in step 1 of ring allgather: waited", GRACE_S + STAGGER_S),
+def _sizes_named(line: str) -> list[float]:
+    """Every byte count a message names in collsim's binary form (``512 MiB``, ``1.5 TiB``), in bytes."""
+    scale = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+    return [float(v) * scale[u] for v, u in re.findall(r"([0-9.]+) (B|KiB|MiB|GiB|TiB)\b", line)]
+
+
+MEMORY_REFUSALS = [  # (command, the largest size it asks for): one check for every MPI command (collsim.mpi.memory)
+    (["mpi", "ring", "--system", "star", "-n", "2", "-c", "allreduce", "-s", "64GiB"], "64GiB"),
+    (["mpi", "ring", "--system", "star", "-n", "2", "-c", "allgather", "-b", "1KiB", "-e", "64GiB", "-f", "4"],
+     "64GiB"),
+    (["validate", "--sizes", "1KiB,64GiB"], "64GiB"),
+    (["validate", "--rows", "bruck:allgather", "--sizes", "1GiB", "--calibration-iterations", "1"], "1GiB"),
+    (["calibrate", "--sizes", "1B,1GiB"], "1GiB"),
+    (["calibrate", "--exchange-sizes", "64B,1KiB,1GiB"], "1GiB"),
+    (["calibrate", "--model", "alpha-beta", "--sizes", "1B,1GiB"], "1GiB"),
 ]
 
 
-@pytest.mark.parametrize("fault, message, grace_s", FAULTS, ids=[f[0].split(":")[0] for f in FAULTS])
-def test_a_failing_or_hanging_rank_ends_the_job_within_the_timeout(fault, message, grace_s):
+@pytest.mark.parametrize("args, size", MEMORY_REFUSALS, ids=[" ".join(a[:1] + a[-2:]) for a, _ in MEMORY_REFUSALS])
+def test_runs_that_would_not_fit_are_refused_before_they_start(args, size, tmp_path):
+    proc, _ = launch(2, collsim_exe(), *args, env={"COLLSIM_MEMORY_LIMIT": "512MiB"}, cwd=tmp_path)
+    line = refusal(proc)
+    names(line, size, "COLLSIM_MEMORY_LIMIT=512MiB", "2 MPI ranks")   # the run, the limit and where it comes from
+    assert max(_sizes_named(line)) > 512 * 2**20, line                # the estimate, above the limit
+    assert proc.stdout == "" and not list(tmp_path.iterdir())         # nothing measured, nothing written
+
+
+def test_the_memory_estimate_bounds_what_a_run_holds():
+    proc, _ = launch(2, sys.executable, str(JOB.parent / "memory_peaks.py"), str(4 * 2**20))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(lines) == 30
+    for line in lines:
+        for peak, estimate in zip(line["peaks"], line["estimates"], strict=True):
+            assert peak > 4 * 2**20 and peak <= estimate <= 2 * peak, line   # above it, and by less than 2x
+
+
+TIMEOUT_S = 3.0
+FAULTS = [  # (fault, what the message must name: the rank and the step, the grace after the timeout for waiting ranks)
+    ("raise:1:2", ["rank 1", "step 2", "ring allgather", "InjectedFault"], 0.0),
+    ("sleep:2:1", ["rank 2", "step 1", "ring allgather"], 0.0),
+    ("stop:3:1", ["rank 0", "step 1", "ring allgather", "rank 3"], GRACE_S + STAGGER_S),
+]
+
+
+@pytest.mark.parametrize("fault, facts, grace_s", FAULTS, ids=[f[0].split(":")[0] for f in FAULTS])
+def test_a_failing_or_hanging_rank_ends_the_job_within_the_timeout(fault, facts, grace_s):
     # a job that does not end by itself fails here (subprocess.TimeoutExpired); how soon it ends on this
     # machine depends on its load, so the assertions are on what the ranks report, not on the wall time
     proc, _ = launch(4, collsim_exe(), "mpi", "ring", "--system", "ring", "-n", "4", "-s", "1KiB", "--timeout",
                      f"{TIMEOUT_S}s", "-I", "3", "-W", "1", env={"COLLSIM_MPI_FAULT": fault}, timeout=60)
     assert proc.returncode != 0
-    assert message in proc.stderr, proc.stderr
-    if fault.startswith("stop"):
-        assert "for rank 3 (timeout 3 s)" in proc.stderr  # the rank that stopped
+    names(proc.stderr, *facts)
     if not fault.startswith("raise"):  # a hang: the watchdog ends the job, after the timeout and the grace, not before
-        assert "(timeout 3 s); aborting the job" in proc.stderr, proc.stderr
+        names(proc.stderr, "timeout 3 s")
         waited = float(re.search(r"(?:no progress for|waited) ([0-9.]+) s", proc.stderr).group(1))
         assert waited >= TIMEOUT_S + grace_s - 0.05, proc.stderr  # printed to 0.1 s
 

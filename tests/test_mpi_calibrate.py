@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -25,14 +24,9 @@ from collsim.core.errors import InputError, UnsupportedError
 from collsim.mpi.calibrate import OVERHEAD_SHARE, Calibration, Fit, Sample, calibration_from, fit_alpha_beta
 from collsim.mpi.pingpong import BURST, DEFAULT_SIZES_BYTES, check_sizes
 from collsim.systems import load_system
-from conftest import collsim_exe
+from conftest import collsim_exe, mpiexec, names
 
 
-def mpiexec() -> str:
-    """The mpiexec of the ``mpich`` wheel, next to the interpreter."""
-    path = Path(sys.executable).parent / "mpiexec"
-    assert path.exists(), f"no mpiexec next to {sys.executable}: pip install -e '.[mpi]'"
-    return str(path)
 
 
 def run_mpi(ranks: int, *args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -70,7 +64,7 @@ def check_calibration(path: Path, doc: dict, ranks: int, sizes: list[int], itera
 
 
 def test_two_ranks_write_a_system_that_load_system_reads(tmp_path):
-    proc = run_mpi(2, "calibrate", "--out", "host.toml", "--json", cwd=tmp_path)
+    proc = run_mpi(2, "calibrate", "--model", "alpha-beta", "--out", "host.toml", "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)                      # one document: rank 1 prints nothing
     assert doc["ranks"] == 2 and doc["statistic"] == "min" and doc["out"] == "host.toml"
@@ -82,12 +76,25 @@ def test_two_ranks_write_a_system_that_load_system_reads(tmp_path):
     assert row["time_s"] > 0
 
 
+def test_the_default_model_is_loggp_piecewise(tmp_path):
+    """calibrate's default writes the model that predicts collectives best (docs/calibration.md), small sizes here."""
+    proc = run_mpi(2, "calibrate", "--out", "host.toml", "--sizes", "1B,1KiB,64KiB", "--exchange-sizes",
+                   "64B,1KiB,16KiB,64KiB", "-I", "3", "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    star = load_system(str(tmp_path / "host.toml"))
+    assert star.model is not None and doc["model"]["model"] == "loggp-piecewise"
+    assert [r["size_bytes"] for r in doc["exchange"]["rows"]] == [64, 1024, 16384, 65536]
+    assert star.link_bandwidth_bytes_per_s == doc["beta_bytes_per_s"]   # the plain line is still the star's links
+
+
 def test_four_ranks_measure_every_pair_and_print_once(tmp_path):
     sizes = ["1B", "64B", "4KiB", "256KiB", "4MiB"]
-    proc = run_mpi(4, "calibrate", "--out", "four.toml", "--sizes", ",".join(sizes), "--iterations", "10",
-                   "--name", "four", cwd=tmp_path)
+    proc = run_mpi(4, "calibrate", "--model", "alpha-beta", "--out", "four.toml", "--sizes", ",".join(sizes),
+                   "--iterations", "10", "--name", "four", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("one-way times") == 1 and "wrote four.toml: a star of 4 nodes" in proc.stdout
+    assert proc.stdout.count("one-way times") == 1          # one report: rank 0's
+    names(proc.stdout, "four.toml", "4 nodes")
     path = tmp_path / "four.toml"
     assert load_system(str(path)).name == "four"
     doc = tomllib.loads(path.read_text())["calibration"]

@@ -22,7 +22,7 @@ import mpi4py  # noqa: F401  (the [mpi] extra: a missing mpi4py fails here)
 import pytest
 
 from collsim.experiments.store import Store
-from conftest import collsim_exe
+from conftest import collsim_exe, mpiexec
 
 # 44 points, 12 of which fail (a torus of 8 nodes is not square): error records must match too.
 MIXED = """[sweep]
@@ -43,10 +43,6 @@ algorithms = ["ring", "ne", "osm"]
 """
 
 
-def mpiexec() -> str:
-    path = Path(sys.executable).parent / "mpiexec"
-    assert path.exists(), f"no mpiexec next to {sys.executable}: pip install -e '.[mpi]'"
-    return str(path)
 
 
 def sweep(folder: Path, grid: str, store: str, ranks: int | None = None) -> subprocess.CompletedProcess:

@@ -9,6 +9,7 @@ import collsim
 from collsim.cli.resolve import resolve_target
 from collsim.core.errors import InputError, ScheduleFormatError, UnknownNameError
 from collsim.core.schedule_file import load_schedule
+from conftest import names, refusal
 
 
 def test_algorithm_names_and_aliases_are_algorithms(tmp_path, monkeypatch):
@@ -25,24 +26,23 @@ def test_files_standard_input_and_missing_files(tmp_path, monkeypatch):
     assert resolve_target("-").is_file
     (tmp_path / "sched").write_text("{}")
     assert resolve_target("sched").is_file  # an existing path, whatever its suffix
-    with pytest.raises(ScheduleFormatError, match="cannot read schedule file gone.npz: it does not exist"):
+    with pytest.raises(ScheduleFormatError) as info:
         resolve_target("gone.npz")
+    names(str(info.value), "gone.npz", "does not exist")
 
 
 def test_an_unknown_name_gets_a_did_you_mean_and_no_such_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(UnknownNameError, match=r"'rnig' is neither an algorithm nor a file that exists; "
-                                               r"did you mean ring\?"):
+    with pytest.raises(UnknownNameError) as info:
         resolve_target("rnig")
+    names(str(info.value), "'rnig'", "algorithm", "file", "ring")   # neither, and the name it may have meant
 
 
 @pytest.mark.parametrize("command", [["simulate"], ["mpi"], ["export", "msccl", "--out", "x.xml"],
                                      ["export", "simgrid", "--system", "ring", "-n", "4", "--out", "d",
                                       "--schedule"]])
 def test_every_command_reads_the_argument_by_the_one_rule(command, run_cli):
-    got = run_cli(*command, "rnig")
-    assert got.returncode == 2, got.stderr
-    assert "'rnig' is neither an algorithm nor a file that exists; did you mean ring?" in got.stderr
+    names(refusal(run_cli(*command, "rnig")), "'rnig'", "algorithm", "file", "ring")
 
 
 def test_the_loader_takes_a_schedule_a_path_or_standard_input(tmp_path, monkeypatch):
@@ -57,8 +57,9 @@ def test_the_loader_takes_a_schedule_a_path_or_standard_input(tmp_path, monkeypa
     assert mpi_loader is load_schedule
     with pytest.raises(ScheduleFormatError, match="it is a directory"):
         load_schedule(tmp_path)
-    with pytest.raises(ScheduleFormatError, match="schedule file -: it does not exist"):
+    with pytest.raises(ScheduleFormatError) as info:
         load_schedule("-")  # a library call never reads standard input unasked
+    names(str(info.value), "file -", "does not exist")
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
     assert load_schedule("-", stdin=True).algorithm == "ne"
     with pytest.raises(InputError, match="verify takes a Schedule"):
@@ -66,5 +67,4 @@ def test_the_loader_takes_a_schedule_a_path_or_standard_input(tmp_path, monkeypa
 
 
 def test_mpi_refuses_standard_input(run_cli):
-    got = run_cli("mpi", "-")
-    assert got.returncode == 2 and "every rank reads the schedule: give a schedule file, not -" in got.stderr
+    names(refusal(run_cli("mpi", "-")), "schedule file", " -")   # what to give, and what not

@@ -1,12 +1,17 @@
-"""``collsim calibrate``: measure point-to-point times between MPI ranks and write a calibrated system.
+"""``collsim calibrate``: measure communication between MPI ranks and write a calibrated system.
 
 Run it under mpiexec (``mpiexec -n 2 collsim calibrate``): rank 0 prints and writes, the
-other ranks print nothing.  ``--refit`` fits the raw table a calibration wrote again
-(another statistic) without MPI.  The library is imported inside the command
-(tests/test_startup.py); docs/calibration.md explains the measurement and the fit.
+other ranks print nothing, and an error every rank meets is printed once, by rank 0.  The
+default model is ``loggp-piecewise`` (it predicts collectives best: docs/calibration.md);
+``--model alpha-beta`` writes the ping-pong's line alone.  ``--refit`` fits the raw tables a
+calibration wrote again (the file's model, or another statistic) without MPI
+(:mod:`collsim.mpi.calibration_file` reads them).  The library is imported inside the
+command (tests/test_startup.py); docs/calibration.md explains the measurements and the fits.
 """
 
 from __future__ import annotations
+
+import sys
 
 import click
 
@@ -18,20 +23,23 @@ from .output import Output, TableColumn, echo, emit, emit_json, output_options, 
 @click.option("--out", "-o", "out_path", default="calibrated.toml", show_default=True,
               type=click.Path(dir_okay=False), help="The system TOML to write: a star with one node per rank.")
 @click.option("--sizes", default=None,
-              help="Message sizes, comma-separated (1B,1KiB,1MiB) [default: 1 B to 16 MiB, powers of 4].")
+              help="Ping-pong message sizes, comma-separated (1B,1KiB,1MiB) [default: 1 B to 16 MiB, powers of 4].")
 @click.option("--iterations", "-I", default=20, show_default=True, type=click.IntRange(min=1),
-              help="Timed round trips per size and pair of ranks.")
+              help="Timed repetitions per size: round trips per pair of ranks; loggp-piecewise: exchange "
+              "steps, copies and reductions too.")
 @click.option("--warmup", "-W", default=3, show_default=True, type=click.IntRange(min=0),
-              help="Untimed round trips before them.")
+              help="Untimed repetitions before them.")
 @click.option("--statistic", type=click.Choice(["min", "median"]), default="min", show_default=True,
-              help="The one-way time per size that the fit uses.")
+              help="The ping-pong's one-way time per size that the α–β line is fitted to (loggp-piecewise fits "
+              "the exchange's median).")
 @click.option("--name", default="calibrated", show_default=True, help="The system's name in the file.")
 @click.option("--refit", "refit_path", default=None, type=click.Path(dir_okay=False),
-              help="Fit the raw table of a file calibrate wrote, without measuring (no MPI).")
-@click.option("--model", "model_name", type=click.Choice(["alpha-beta", "loggp-piecewise"]), default="alpha-beta",
-              show_default=True, help="alpha-beta: ping-pong, one line. loggp-piecewise: also a two-way exchange "
+              help="Fit the raw tables of a file calibrate wrote again, without measuring (no MPI).")
+@click.option("--model", "model_name", type=click.Choice(["loggp-piecewise", "alpha-beta"]), default=None,
+              help="loggp-piecewise (the default; with --refit: the file's model): the ping-pong, a two-way exchange "
               "of every rank at once fitted piecewise (breakpoints from the data), the per-message overhead and "
-              "local copy and reduction costs, written as the system's model (docs/calibration.md).")
+              "local copy and reduction costs, written as the system's model: it predicts collectives best "
+              "(docs/calibration.md). alpha-beta: the ping-pong's one line only.")
 @click.option("--exchange-sizes", default=None,
               help="loggp-piecewise: exchange and local sizes, comma-separated [default: 64 B to 16 MiB, powers of 2].")
 @click.option("--dtype", default="int64", show_default=True,
@@ -41,44 +49,58 @@ from .output import Output, TableColumn, echo, emit, emit_json, output_options, 
 @output_options()
 def calibrate_cmd(out_path, sizes, iterations, warmup, statistic, name, refit_path, model_name, exchange_sizes,
                   dtype, op, out: Output) -> None:
-    """Measure point-to-point latency and bandwidth between MPI ranks, fit α–β, write a system TOML.
+    """Measure communication between MPI ranks, fit loggp-piecewise (or α–β), write a system TOML.
 
-    Rank 0 plays ping-pong with every other rank over message sizes from 1 B to
-    16 MiB, fits t(m) = α + m/β to the one-way times (weighted by 1/t), measures
-    the per-message overhead with a burst of messages, and writes a star system
-    (startup_s + 2 link_latency_s = α, link_bandwidth = β) that --system reads.
-    Prints the raw table with the fit beside each point, R² and the largest error.
+    By default (--model loggp-piecewise) rank 0 plays ping-pong with every other rank (1 B to
+    16 MiB), then every rank at once runs two-way exchange steps through collsim's executor (64 B
+    to 16 MiB), local copies and reductions; the exchange times are fitted piecewise, with the
+    protocol switches found from the data, and written as the system's model beside the plain
+    α–β line: the model that predicts collectives best (docs/calibration.md). --model alpha-beta
+    writes the ping-pong's line alone: t(m) = α + m/β fitted to the one-way times (weighted by
+    1/t), a star with startup_s + 2 link_latency_s = α and link_bandwidth = β. Both print the
+    measured tables with the fit beside each point, R² and the largest error.
 
     \b
     Examples:
       mpiexec -n 2 collsim calibrate --out host.toml
-      mpiexec -n 4 collsim calibrate --sizes 1B,1KiB,1MiB,16MiB --iterations 50 --json
-      collsim calibrate --refit host.toml --statistic median --out host-median.toml
+      mpiexec -n 4 collsim calibrate --iterations 50 --dtype float64 --json
+      collsim calibrate --refit host.toml --out again.toml
       collsim compare --system host.toml -c allreduce -s 1MiB
-      mpiexec -n 2 collsim calibrate --model loggp-piecewise --out host-loggp.toml
-      collsim calibrate --model loggp-piecewise --refit host-loggp.toml --out again.toml
+      mpiexec -n 2 collsim calibrate --model alpha-beta --sizes 1B,1KiB,1MiB,16MiB --out plain.toml
+      collsim calibrate --model alpha-beta --refit plain.toml --statistic median --out plain-median.toml
     """
+    from ..core.errors import CollsimError
+    from .mpi_cmd import job_rank
+    try:
+        _calibrate(out, out_path, sizes, iterations, warmup, statistic, name, refit_path, model_name,
+                   exchange_sizes, dtype, op)
+    except CollsimError:
+        if job_rank() != 0:  # every rank refused alike: rank 0 says it, once
+            sys.exit(2)
+        raise
+
+
+def _calibrate(out: Output, out_path, sizes, iterations, warmup, statistic, name, refit_path, model_name,
+               exchange_sizes, dtype, op) -> None:
     from ..core.errors import InputError
-    from ..core.units import parse_size
-    from ..mpi.pingpong import DEFAULT_SIZES_BYTES, check_sizes
+    from ..core.files import writable_file
+    from ..mpi.calibration_file import MODELS, read_calibration
     if not name.strip():
         raise InputError("--name is the system's name in the file; it cannot be empty")
-    from ..core.files import writable_file
     writable_file(out_path, "the system file")  # before MPI measures anything: a read-only folder, a long name
+    source = read_calibration(refit_path) if refit_path is not None else None
+    model_name = model_name or (source.model if source is not None else MODELS[0])
     if model_name == "loggp-piecewise":
-        return _loggp(out, out_path, sizes, exchange_sizes, iterations, warmup, statistic, name, refit_path, dtype, op)
+        return _loggp(out, out_path, sizes, exchange_sizes, iterations, warmup, statistic, name, source, dtype, op)
     if exchange_sizes is not None:
         raise click.UsageError("--exchange-sizes is for --model loggp-piecewise")
-    if refit_path is not None:
+    if source is not None:
         if sizes is not None:
             raise click.UsageError("--sizes measures; --refit fits a table already measured: give one of them")
-        cal = _read_calibration(refit_path, statistic)
+        cal = source.plain(statistic)
     else:
-        items = [s.strip() for s in sizes.split(",")] if sizes is not None else []
-        if sizes is not None and not all(items):
-            raise InputError(f"--sizes is a comma-separated list of sizes (1B,1KiB,1MiB), not {sizes!r}")
-        chosen = check_sizes([parse_size(s) for s in items] if items else DEFAULT_SIZES_BYTES)
-        from ..mpi.pingpong import measure
+        from ..mpi.pingpong import DEFAULT_SIZES_BYTES, check_sizes, measure
+        chosen = check_sizes(_size_list(sizes, "--sizes") or DEFAULT_SIZES_BYTES)
         cal = measure(sizes_bytes=chosen, iterations=iterations, warmup=warmup, statistic=statistic)
         if cal is None:  # not rank 0: it measured, rank 0 reports
             return
@@ -101,20 +123,20 @@ def _size_list(text: str | None, option: str):
     return [parse_size(s) for s in items]
 
 
-def _loggp(out: Output, out_path, sizes, exchange_sizes, iterations, warmup, statistic, name, refit_path,
+def _loggp(out: Output, out_path, sizes, exchange_sizes, iterations, warmup, statistic, name, source,
            dtype, op) -> None:
-    """``--model loggp-piecewise``: measure (or refit) and write the system with its model."""
+    """``--model loggp-piecewise``: measure (or refit the file ``source``) and write the system with its model."""
     from ..mpi.buffers import check_data
     from ..mpi.calibrate import fit_warning
     from ..mpi.loggp_calibrate import loggp_calibration_from, loggp_warning, measure_loggp, samples_from_table
     from ..mpi.pingpong import check_sizes
     op, np_dtype = check_data(op, dtype)
-    if refit_path is not None:
+    if source is not None:
         if sizes is not None or exchange_sizes is not None:
             raise click.UsageError("--sizes and --exchange-sizes measure; --refit fits tables already measured")
-        plain, table = _read_calibration(refit_path, statistic, with_table=True)
-        exchange, copies, reductions, dtype, op = samples_from_table(table, refit_path)
-        cal = loggp_calibration_from(plain, exchange, copies, reductions, dtype, op)
+        source.require("loggp-piecewise", "--refit --model loggp-piecewise")
+        exchange, copies, reductions, dtype, op = samples_from_table(source.table, source.path)
+        cal = loggp_calibration_from(source.plain(statistic), exchange, copies, reductions, dtype, op)
     else:
         ping = _size_list(sizes, "--sizes")
         ex = _size_list(exchange_sizes, "--exchange-sizes")
@@ -171,41 +193,6 @@ def _report_loggp(out: Output, cal, out_path: str) -> None:
         emit_json({**doc, "out": out_path})
     else:
         emit(out, rows, table)
-
-
-def _read_calibration(path: str, statistic: str, with_table: bool = False):
-    """The calibration of the raw table in a file ``collsim calibrate`` wrote, fitted again
-    (and, ``with_table``, the ``[calibration]`` table itself)."""
-    import tomllib
-
-    from ..core.errors import InputError
-    from ..core.reading import read_bytes
-    from ..mpi.calibrate import Sample, calibration_from
-    data = read_bytes(path, name=f"calibration file {path}")  # a regular file, never a device (core.files)
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: invalid TOML: {exc}") from None
-    table = doc.get("calibration")
-    keys = ("size_bytes", "count", "median_s", "min_s")
-    if not isinstance(table, dict) or not all(isinstance(table.get(k), list) for k in keys):
-        raise InputError(f"{path}: no [calibration] table with the raw table ({', '.join(keys)}); "
-                         "collsim calibrate --out writes one")
-    try:
-        quartiles = ([float(q) for q in table["q1_s"]], [float(q) for q in table["q3_s"]]) \
-            if isinstance(table.get("q1_s"), list) and isinstance(table.get("q3_s"), list) else None
-        samples = [Sample(int(s), int(c), float(md), float(mn))
-                   for s, c, md, mn in zip(*(table[k] for k in keys), strict=True)]
-        if quartiles is not None:
-            samples = [Sample(x.size_bytes, x.count, x.median_s, x.min_s, q1, q3)
-                       for x, q1, q3 in zip(samples, *quartiles, strict=True)]
-        overhead, ranks, iterations = float(table["overhead_s"]), int(table["ranks"]), int(table["iterations"])
-    except (KeyError, TypeError, ValueError):
-        raise InputError(f"{path}: the [calibration] table is malformed: it needs ranks, iterations, "
-                         f"overhead_s and lists of numbers of one length ({', '.join(keys)}), as collsim "
-                         "calibrate writes them") from None
-    cal = calibration_from(samples, overhead, ranks, iterations, statistic)
-    return (cal, table) if with_table else cal
 
 
 def _report(out: Output, cal, out_path: str) -> None:

@@ -31,7 +31,7 @@ from ..core.errors import CollsimError, VerificationError
 # does).  tests/test_startup.py checks this table against collsim.cli.commands.ALL.
 COMMANDS: dict[str, str] = {
     "algorithms": "List registered algorithms: name, collectives, systems, reference.",
-    "calibrate": "Measure point-to-point latency and bandwidth between MPI ranks, fit α–β, write a system TOML.",
+    "calibrate": "Measure communication between MPI ranks, fit loggp-piecewise (or α–β), write a system TOML.",
     "compare": "Build, verify and time algorithms side by side.",
     "export": "Write a schedule or a system in another tool's format: MSCCL XML, a SimGrid platform.",
     "import": "Read another tool's schedule into collsim and verify it: MSCCL XML.",

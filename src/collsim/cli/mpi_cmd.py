@@ -146,8 +146,13 @@ def _run(target, system, collective, sizes, params, iterations, warmup, op, dtyp
         from ..mpi.executor import load_schedule
         scheds = [load_schedule(target)]
     else:
-        # the scope is checked when an algorithm is built, not for a file
-        scheds = iter_schedules(target, checked(system), collective, sizes, params=parse_params(params))
+        def build_all():  # the scope is checked when an algorithm is built, not for a file
+            return iter_schedules(target, checked(system), collective, sizes, params=parse_params(params))
+        from mpi4py import MPI
+
+        from ..mpi.memory import check_schedules_memory
+        check_schedules_memory(build_all(), dtype, MPI.COMM_WORLD)  # a sweep is refused whole, before its first run
+        scheds = build_all()
     from ..mpi.executor import run_schedule
     rows = []
     for sched in scheds:

@@ -2,8 +2,8 @@
 
 Run it under mpiexec (``mpiexec -n 2 collsim validate``): every rank measures and runs, rank 0
 prints, writes the figure and fills the results store.  The library (:mod:`collsim.mpi.validate`,
-mpi4py, matplotlib) is imported inside the command (tests/test_startup.py); docs/calibration.md
-explains the model and shows the figures measured here.
+:mod:`collsim.mpi.validate_report`, mpi4py, matplotlib) is imported inside the command
+(tests/test_startup.py); docs/calibration.md explains the model and shows the figures measured here.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from .output import Output, TableColumn, echo, emit, emit_json, output_options, 
 
 @click.command("validate", cls=StrictCommand)
 @click.option("--calibration", "calibration_path", default=None, type=click.Path(dir_okay=False),
-              help="A system file `collsim calibrate --model loggp-piecewise` wrote [default: calibrate now].")
+              help="A file `collsim calibrate` wrote with its default model, loggp-piecewise, on as many ranks "
+              "[default: calibrate now].")
 @click.option("--out", "-o", "out_path", default="calibrated.toml", show_default=True,
               type=click.Path(dir_okay=False), help="Without --calibration: the system file the calibration writes.")
 @click.option("--rows", "pairs", default=None,
@@ -78,10 +79,10 @@ def validate_cmd(calibration_path, out_path, pairs, sizes, iterations, warmup, c
         return
     rows, summary, system, calibration_id = result
     if figure_path is not None:
-        from ..mpi.validate import plot
+        from ..mpi.validate_report import plot
         plot(rows, figure_path, f"collsim validate: {system.nodes} MPI ranks, system {system.name!r} (loggp-piecewise)")
     if store_path is not None:
-        from ..mpi.validate import store_rows
+        from ..mpi.validate_report import store_rows
         store_rows(rows, store_path, calibration_id, system.name)
     _report(out, rows, summary, figure_path, store_path)
 
@@ -96,46 +97,45 @@ def _sizes(text: str) -> list[int]:
 
 
 def _run(calibration_path, out_path, pairs, sizes, iterations, warmup, calibration_iterations, dtype, op):
-    """Calibrate or read, then run the rows; on rank 0 ``(rows, summary, system, calibration id)``, else None."""
-    import hashlib
+    """Check, calibrate or read, then run the rows; on rank 0 ``(rows, summary, system, calibration id)``, else None.
+
+    Everything that can be refused is refused before anything is measured: the calibration file (what it
+    is, its model, its rank count) and the memory every row will need.
+    """
+    import os
 
     from mpi4py import MPI
 
-    from ..core.errors import InputError, UnsupportedError
-    from ..core.reading import read_bytes
+    from ..core.errors import UnsupportedError
     from ..mpi.buffers import check_data
+    from ..mpi.calibration_file import read_calibration
     from ..mpi.loggp_calibrate import measure_loggp, samples_from_table, spread_of
-    from ..mpi.validate import REFERENCE_SIZES_BYTES, drift, run_rows, summarize
-    from ..systems import load_system
-    from .calibrate_cmd import _read_calibration
+    from ..mpi.validate import (REFERENCE_SIZES_BYTES, check_rows_memory, drift, run_rows, summarize,
+                                validation_calibration)
     check_data(op, dtype)
     comm = MPI.COMM_WORLD
     if comm.Get_size() < 2:
         raise UnsupportedError("validation runs collectives between MPI ranks: start it under mpiexec with at least "
                                "2 ranks (mpiexec -n 2 collsim validate); this world has 1")
-    if calibration_path is None:
+    source = validation_calibration(calibration_path, comm.Get_size()) if calibration_path is not None else None
+    check_rows_memory(pairs, sizes, dtype, comm)
+    if source is None:
         cal = measure_loggp(comm, iterations=calibration_iterations, dtype=dtype, op=op)
         if comm.Get_rank() == 0:
             cal.write(out_path)
         comm.Barrier()
-        calibration_path = out_path
-    system = load_system(calibration_path)
-    if system.nodes != comm.Get_size():
-        raise InputError(f"{calibration_path} calibrates {system.nodes} ranks but this job has {comm.Get_size()}: "
-                         f"run it as mpiexec -n {system.nodes} ...")
+        source = read_calibration(out_path)
+    system = source.system()
     reference: dict[int, list[float]] = {size: [] for size in REFERENCE_SIZES_BYTES}
     rows = run_rows(system, pairs, sizes, iterations=iterations, warmup=warmup, dtype=dtype, op=op, comm=comm,
                     reference=reference)
     if rows is None:
         return None
-    text = read_bytes(calibration_path, name=f"calibration file {calibration_path}")
-    plain, table = _read_calibration(calibration_path, "min", with_table=True)
-    exchange = samples_from_table(table, calibration_path)[0]
-    import os
+    exchange = samples_from_table(source.table, source.path)[0]
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    summary = summarize(rows, spread_of(plain.samples), exchange_spread=spread_of(exchange), ranks=comm.Get_size(),
-                        cores=cores, drift_since_calibration=drift(exchange, reference))
-    return rows, summary, system, hashlib.sha256(text).hexdigest()[:16]
+    summary = summarize(rows, spread_of(source.plain("min").samples), exchange_spread=spread_of(exchange),
+                        ranks=comm.Get_size(), cores=cores, drift_since_calibration=drift(exchange, reference))
+    return rows, summary, system, source.digest
 
 
 def _report(out: Output, rows, summary, figure_path, store_path) -> None:

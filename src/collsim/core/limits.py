@@ -335,7 +335,8 @@ def memory_budget_bytes() -> int:
     return memory_budget()[0]
 
 
-def limit_error(estimate_bytes: float, what: str, hint: str = "use fewer nodes or chunks") -> MemoryLimitError:
+def limit_error(estimate_bytes: float, what: str, hint: str = "use fewer nodes or chunks",
+                limit: tuple[int, str] | None = None) -> MemoryLimitError:
     """The one-line error :func:`check_memory` raises, for callers that decide themselves.
 
     Parameters
@@ -346,6 +347,9 @@ def limit_error(estimate_bytes: float, what: str, hint: str = "use fewer nodes o
         What needs the memory.
     hint : str, optional
         What the user can reduce.
+    limit : tuple, optional
+        ``(limit_bytes, source)`` to name instead of this process's :func:`memory_limit` (another
+        process's, when processes agree on one refusal).
 
     Returns
     -------
@@ -360,9 +364,9 @@ def limit_error(estimate_bytes: float, what: str, hint: str = "use fewer nodes o
     ...     print(limit_error(3 * 2**30, "verifying allreduce on 4096 nodes"))
     verifying allreduce on 4096 nodes needs about 3 GiB, above collsim's memory limit of 1 GiB (COLLSIM_MEMORY_LIMIT=1GiB): use fewer nodes or chunks
     """
-    limit, source = memory_limit()
+    limit_bytes, source = memory_limit() if limit is None else limit
     return MemoryLimitError(f"{what} needs about {format_bytes(estimate_bytes)}, above collsim's memory "
-                            f"limit of {format_bytes(limit)} ({source}): {hint}")
+                            f"limit of {format_bytes(limit_bytes)} ({source}): {hint}")
 
 
 def check_memory(estimate_bytes: float, what: str, hint: str = "use fewer nodes or chunks") -> None:

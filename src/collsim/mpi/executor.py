@@ -21,6 +21,7 @@ from ..core.schedule_file import load_schedule  # the one loader; collsim.mpi.ex
 from ..cost import bus_bandwidth
 from .buffers import check_data, layout
 from .faults import Fault, Watchdog, fault_from_env
+from .memory import check_job_memory, rank_bytes, run_label
 from .native import check_result, native_for
 from .plan import RankPlan, pack, plan_rank, unpack
 from .timing import MpiResult, time_iterations
@@ -132,6 +133,9 @@ def run_schedule(schedule: Schedule | str | os.PathLike, comm: Any = None, *, it
     UnsupportedError
         If the job's rank count is not the schedule's node count, or the system's kind does not
         declare the ``mpi`` capability.
+    MemoryLimitError
+        Before anything is allocated, if the ranks on one host would hold more than collsim's memory
+        limit (:func:`collsim.mpi.memory.check_job_memory`).
     ResultMismatchError
         If a rank's result differs from MPI's, naming the rank, the chunk and the last step writing it.
 
@@ -155,6 +159,7 @@ def run_schedule(schedule: Schedule | str | os.PathLike, comm: Any = None, *, it
         from mpi4py import MPI
         comm = MPI.COMM_WORLD
     check_ranks(sched, comm.Get_size())
+    check_job_memory(float(rank_bytes(sched, np_dtype)[comm.Get_rank()]), run_label(sched, np_dtype.name), comm)
     if verify:
         from ..pipeline import verify as verify_schedule
         verify_schedule(sched)

@@ -311,22 +311,32 @@ def measure_loggp(comm: Any = None, sizes_bytes: Sequence[int] | None = None,
     ------
     InputError
         For fewer than two ranks, bad sizes, iterations, dtype or op.
+    MemoryLimitError
+        Before anything is measured, when the largest microbenchmark would not fit (:mod:`collsim.mpi.memory`).
 
     Examples
     --------
     >>> cal = measure_loggp()          # doctest: +SKIP
     """
+    from ..core.units import format_size
     from .buffers import check_data
-    from .microbench import DEFAULT_EXCHANGE_SIZES_BYTES, local_samples, reduction_samples, step_samples
-    from .pingpong import DEFAULT_SIZES_BYTES, check_sizes, measure
+    from .memory import check_job_memory
+    from .microbench import (DEFAULT_EXCHANGE_SIZES_BYTES, local_samples, microbench_bytes, reduction_samples,
+                             step_samples)
+    from .pingpong import DEFAULT_SIZES_BYTES, check_sizes, measure, require_ranks
     op, np_dtype = check_data(op, dtype)
+    ping = check_sizes(sizes_bytes or DEFAULT_SIZES_BYTES)
     ex_sizes = check_sizes(exchange_sizes_bytes or DEFAULT_EXCHANGE_SIZES_BYTES)
     if len(ex_sizes) < 3:
         raise InputError(f"the piecewise fit needs at least 3 exchange sizes, got {len(ex_sizes)}")
     if comm is None:
         from mpi4py import MPI
         comm = MPI.COMM_WORLD
-    plain = measure(comm, sizes_bytes or DEFAULT_SIZES_BYTES, iterations, warmup, statistic)
+    ranks = require_ranks(comm)
+    check_job_memory(max(2.0 * ping[-1], microbench_bytes(comm, ex_sizes[-1], np_dtype.name)),
+                     f"calibrating with messages up to {format_size(max(ping[-1], ex_sizes[-1]))} on {ranks} MPI "
+                     "ranks", comm)   # before the ping-pong: every microbenchmark's largest size
+    plain = measure(comm, ping, iterations, warmup, statistic)
     exchange, reducing = step_samples(comm, ex_sizes, iterations, warmup, np_dtype.name, op)
     copies, _ = local_samples(comm, ex_sizes, iterations, np_dtype.name, op)
     if comm.Get_rank() != 0:

@@ -34,8 +34,8 @@ import numpy as np
 
 from .calibrate import Sample
 
-__all__ = ["DEFAULT_EXCHANGE_SIZES_BYTES", "exchange_samples", "local_samples", "reduction_samples", "sample_of",
-           "step_samples"]
+__all__ = ["DEFAULT_EXCHANGE_SIZES_BYTES", "exchange_samples", "local_samples", "microbench_bytes", "reduction_samples",
+           "sample_of", "step_samples"]
 
 DEFAULT_EXCHANGE_SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(6, 25))
 """Message sizes of the exchange and local microbenchmarks: powers of 2 from 64 B to 16 MiB (19 sizes),
@@ -73,6 +73,36 @@ def _schedules(comm: Any, sizes_bytes: Sequence[int], reduce: bool) -> dict[int,
     star = Star(nodes=comm.Get_size())
     return {int(s): build("ring", star, "reducescatter", int(s)) if reduce
             else build("direct", star, "shift", int(s), shift=1) for s in sizes_bytes}
+
+
+def microbench_bytes(comm: Any, size_bytes: int, dtype: str) -> float:
+    """Bytes this rank holds in the largest microbenchmark at one size (:mod:`collsim.mpi.memory`).
+
+    The exchange step and the reducing step (collsim's executor beside MPI's collective:
+    :func:`collsim.mpi.memory.rank_bytes`) and the local copy and reduction (two buffers).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        The ranks.
+    size_bytes : int
+        The message size.
+    dtype : str
+        The element type.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> microbench_bytes(MPI.COMM_WORLD, 2**24, "int64") > 2 * 2**24   # doctest: +SKIP
+    True
+    """
+    from .memory import rank_bytes
+    rank = comm.Get_rank()
+    steps = [_schedules(comm, [size_bytes], reduce)[int(size_bytes)] for reduce in (False, True)]
+    return max(2.0 * size_bytes, *(float(rank_bytes(s, dtype)[rank]) for s in steps))
 
 
 def _one_pass(comm: Any, scheds: dict[int, Any], times: dict[int, list[float]], per_pass: int, warmup: int,

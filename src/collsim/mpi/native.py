@@ -196,6 +196,44 @@ _CALLS: dict[str, Callable] = {
     "MPI_Scan": lambda *args: _allreduce(*args, scan=True)}
 """The mpi4py call of each MPI function a collective names (``CollectiveType.mpi_function``)."""
 
+# What each builder above allocates on the rank that holds the most, in elements: (input, output), from the
+# node count n, a block's elements b and the global element space t (reductions' whole vector).
+_ELEMS: dict[str, Callable[[int, int, int], tuple[int, int]]] = {
+    "MPI_Allgather": lambda n, b, t: (b, n * b), "MPI_Gather": lambda n, b, t: (b, n * b),
+    "MPI_Sendrecv": lambda n, b, t: (b, b), "MPI_Reduce_scatter_block": lambda n, b, t: (t, b),
+    "MPI_Scatter": lambda n, b, t: (n * b, b), "MPI_Bcast": lambda n, b, t: (t, 0),
+    "MPI_Alltoall": lambda n, b, t: (n * b, n * b), "MPI_Reduce": lambda n, b, t: (t, t),
+    "MPI_Allreduce": lambda n, b, t: (t, t), "MPI_Scan": lambda n, b, t: (t, t)}
+
+
+def native_elems(lay: Layout) -> tuple[int, int]:
+    """The elements MPI's own collective holds on the rank that holds the most: its input and its output.
+
+    What :func:`native_for` allocates (the input computed with :func:`~collsim.mpi.buffers.values`,
+    the output empty), without allocating it: :mod:`collsim.mpi.memory` estimates a run with it.
+
+    Parameters
+    ----------
+    lay : Layout
+        The collective's element layout.
+
+    Returns
+    -------
+    tuple of int
+        ``(input_elements, output_elements)``.
+
+    Examples
+    --------
+    >>> from collsim.core.collective import make_collective
+    >>> from collsim.mpi.buffers import layout
+    >>> native_elems(layout(make_collective("allgather", 4, 64), "int64"))      # a block in, four out
+    (8, 32)
+    >>> native_elems(layout(make_collective("allreduce", 4, 64), "int64"))      # the whole vector, both ways
+    (8, 8)
+    """
+    c = lay.collective
+    return _ELEMS[c.type.mpi_function](c.nodes, lay.block_elems, lay.total_elems)
+
 
 def first_mismatch(got: np.ndarray, want: np.ndarray, elems: np.ndarray, tol: float,
                    relative: bool = False) -> tuple[int, int] | None:
@@ -297,4 +335,5 @@ def check_result(comm: Any, lay: Layout, rank: int, chunks: np.ndarray, last_ste
             Where(step=step if step >= 0 else None, node=rank, chunk=chunk))
 
 
-__all__ = ["NATIVE", "Native", "ResultMismatchError", "check_result", "first_mismatch", "mpi_op", "native_for"]
+__all__ = ["NATIVE", "Native", "ResultMismatchError", "check_result", "first_mismatch", "mpi_op", "native_elems",
+           "native_for"]

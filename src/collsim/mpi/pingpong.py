@@ -17,7 +17,7 @@ import numpy as np
 from ..core.errors import InputError
 from .calibrate import Calibration, Sample, calibration_from
 
-__all__ = ["BURST", "DEFAULT_SIZES_BYTES", "check_sizes", "measure"]
+__all__ = ["BURST", "DEFAULT_SIZES_BYTES", "check_sizes", "measure", "require_ranks"]
 
 DEFAULT_SIZES_BYTES: tuple[int, ...] = tuple(4**k for k in range(13))
 """Message sizes measured by default: powers of 4 from 1 B to 16 MiB (13 sizes)."""
@@ -57,6 +57,40 @@ def check_sizes(sizes_bytes: Sequence[int]) -> tuple[int, ...]:
     if len(out) < 2:
         raise InputError(f"calibration fits a line: it needs at least two different sizes, got {len(out)}")
     return tuple(out)
+
+
+def require_ranks(comm: Any) -> int:
+    """The rank count of ``comm``, refused below two: a calibration measures between ranks.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        The ranks.
+
+    Returns
+    -------
+    int
+        ``comm.Get_size()``.
+
+    Raises
+    ------
+    InputError
+        With one rank, naming the ``mpiexec`` line that calibrates.
+
+    Examples
+    --------
+    >>> class One:
+    ...     def Get_size(self): return 1
+    >>> require_ranks(One())
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.InputError: calibration measures between MPI ranks: run it under mpiexec with at least 2 ranks (mpiexec -n 2 collsim calibrate); this world has 1
+    """
+    ranks = comm.Get_size()
+    if ranks < 2:
+        raise InputError("calibration measures between MPI ranks: run it under mpiexec with at least 2 ranks "
+                         f"(mpiexec -n 2 collsim calibrate); this world has {ranks}")
+    return ranks
 
 
 def _quiet_barrier(comm: Any) -> None:
@@ -111,6 +145,8 @@ def measure(comm: Any = None, sizes_bytes: Sequence[int] = DEFAULT_SIZES_BYTES, 
     ------
     InputError
         For fewer than two ranks, or bad sizes, iterations or statistic.
+    MemoryLimitError
+        Before anything is allocated, when the messages would not fit (:mod:`collsim.mpi.memory`).
 
     Examples
     --------
@@ -128,10 +164,11 @@ def measure(comm: Any = None, sizes_bytes: Sequence[int] = DEFAULT_SIZES_BYTES, 
     if comm is None:
         from mpi4py import MPI
         comm = MPI.COMM_WORLD
-    ranks, rank = comm.Get_size(), comm.Get_rank()
-    if ranks < 2:
-        raise InputError("calibration measures between MPI ranks: run it under mpiexec with at least 2 ranks "
-                         "(mpiexec -n 2 collsim calibrate); this world has 1")
+    ranks, rank = require_ranks(comm), comm.Get_rank()
+    from ..core.units import format_size
+    from .memory import check_job_memory
+    check_job_memory(2.0 * sizes[-1], f"a ping-pong of messages up to {format_size(sizes[-1])} on {ranks} MPI ranks",
+                     comm)  # each of a pair holds a message and its answer
     times: dict[int, list[float]] = {s: [] for s in sizes}
     overheads = []
     for peer in range(1, ranks):

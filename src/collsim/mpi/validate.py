@@ -22,7 +22,8 @@ import numpy as np
 from ..core.errors import InputError
 
 __all__ = ["BAND", "DEFAULT_PAIRS", "DEFAULT_SIZES_BYTES", "MODELS", "REFERENCE_SIZES_BYTES", "TARGET_GEOMEAN",
-           "TARGET_MAX", "ValidationRow", "drift", "parse_pairs", "plot", "run_rows", "store_rows", "summarize"]
+           "TARGET_MAX", "ValidationRow", "check_rows_memory", "drift", "parse_pairs", "run_rows", "summarize",
+           "validation_calibration"]
 
 DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (
     ("ring", "allreduce"), ("recursive-doubling", "allreduce"), ("rabenseifner", "allreduce"),
@@ -41,8 +42,6 @@ BAND = 0.15
 MODELS = ("loggp_closed", "loggp_sim", "plain_closed", "plain_sim")
 """The predictions of a row: ``loggp-piecewise`` closed form and flow simulator, plain α–β closed form and flow
 simulator."""
-_LABELS = {"loggp_closed": "loggp-piecewise, closed form", "loggp_sim": "loggp-piecewise, flow simulator",
-           "plain_closed": "plain α–β, closed form", "plain_sim": "plain α–β, flow simulator"}
 
 
 @dataclass(frozen=True)
@@ -128,6 +127,87 @@ def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...]:
             raise InputError(f"--rows is a comma-separated list of ALGORITHM:COLLECTIVE (ring:allreduce), not {item!r}")
         out.append((alg.strip(), coll.strip()))
     return tuple(out)
+
+
+def validation_calibration(path: str, ranks: int):
+    """Read the calibration a validation predicts with, refusing any other file before MPI runs anything.
+
+    Parameters
+    ----------
+    path : str
+        The file (``--calibration``).
+    ranks : int
+        The job's MPI ranks.
+
+    Returns
+    -------
+    CalibrationFile
+        The file, read once (:func:`collsim.mpi.calibration_file.read_calibration`).
+
+    Raises
+    ------
+    InputError
+        For a file that is not a calibration (a system file of another kind: the message says which),
+        a plain α–β calibration, or a calibration of another rank count (naming both counts and the
+        ``mpiexec -n`` that fits).
+
+    Examples
+    --------
+    >>> validation_calibration("host2.toml", 4)   # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.InputError: host2.toml is a calibration of 2 MPI ranks but this job has 4: ...
+    """
+    from .calibration_file import read_calibration
+    cal = read_calibration(path)
+    cal.require("loggp-piecewise", "validate (the loggp-piecewise model against the plain one)")
+    if cal.ranks != ranks:
+        raise InputError(f"{path} is a calibration of {cal.ranks} MPI ranks but this job has {ranks}: validate "
+                         f"runs its collectives on as many ranks as were calibrated: run it as mpiexec -n "
+                         f"{cal.ranks} ...")
+    return cal
+
+
+def check_rows_memory(pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[int], dtype: str, comm: Any) -> None:
+    """Refuse rows whose runs would not fit in memory, before anything is calibrated or run (collective call).
+
+    Every row is built on a star of the job's ranks (which also refuses an unknown algorithm or a
+    collective it cannot do) and goes to :func:`collsim.mpi.memory.check_schedules_memory`, the check
+    every MPI command shares.
+
+    Parameters
+    ----------
+    pairs : sequence of tuple
+        (algorithm, collective).
+    sizes_bytes : sequence of int
+        Sizes.
+    dtype : str
+        The run's element type.
+    comm : mpi4py.MPI.Comm
+        The ranks.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    MemoryLimitError
+        Naming the largest row, its estimate and the limit.
+
+    Examples
+    --------
+    >>> check_rows_memory(DEFAULT_PAIRS, [64 * 2**30], "int64", MPI.COMM_WORLD)   # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    collsim.core.limits.MemoryLimitError: running ring allreduce of 64GiB (int64) on 2 MPI ranks (2 MPI ranks on ...
+    """
+    from .. import build
+    from ..systems.electrical import Star
+    from .memory import check_schedules_memory
+    star = Star(nodes=comm.Get_size())
+    check_schedules_memory((build(alg, star, coll, int(size)) for alg, coll in pairs for size in sizes_bytes), dtype,
+                           comm)
 
 
 def run_rows(system, pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[int], *, iterations: int = 20,
@@ -320,102 +400,3 @@ def summarize(rows: Sequence[ValidationRow], pingpong_spread: float | None, nois
             "exchange_spread": exchange_spread, "median_iteration_spread": iteration_spread,
             "drift_since_calibration": drift_since_calibration,
             "targets": {"geomean_error": TARGET_GEOMEAN, "max_error": TARGET_MAX}}
-
-
-def plot(rows: Sequence[ValidationRow], path: str, title: str) -> None:
-    """Write the log–log predicted-against-measured figure with the ±15 % band (matplotlib, PNG).
-
-    Parameters
-    ----------
-    rows : sequence of ValidationRow
-        The rows.
-    path : str
-        The PNG (written atomically).
-    title : str
-        The figure's title.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> r = ValidationRow("ring", "allgather", 2, 1024, 4e-6, 5e-6, 3e-6, 0.1, 4.4e-6, 3.6e-6, 3.8e-6, 2e-6, 2e-6)
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     plot([r], os.path.join(d, "v.png"), "test"); os.path.getsize(os.path.join(d, "v.png")) > 0
-    True
-    """
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from ..core.files import atomic_write
-    measured = np.array([r.median_s for r in rows]) * 1e6
-    fig, ax = plt.subplots(figsize=(6.4, 5.6), dpi=110)
-    lo = min(measured.min(), *(getattr(r, f"{m}_s") * 1e6 for r in rows for m in MODELS)) / 1.5
-    hi = max(measured.max(), *(getattr(r, f"{m}_s") * 1e6 for r in rows for m in MODELS)) * 1.5
-    line = np.geomspace(lo, hi, 50)
-    ax.fill_between(line, line * (1 - BAND), line * (1 + BAND), color="0.85", label=f"±{100 * BAND:.0f} %")
-    ax.plot(line, line, color="0.4", lw=1)
-    styles = {"loggp_closed": ("o", "tab:blue"), "loggp_sim": ("x", "tab:cyan"), "plain_closed": ("s", "tab:red"),
-              "plain_sim": ("+", "tab:orange")}
-    for m in MODELS:
-        marker, colour = styles[m]
-        ax.scatter(measured, [getattr(r, f"{m}_s") * 1e6 for r in rows], marker=marker, color=colour,
-                   label=_LABELS[m], s=28, facecolors="none" if marker in "os" else None)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
-    ax.set_xlabel("measured: median iteration of collsim's executor (µs)")
-    ax.set_ylabel("predicted (µs)")
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, loc="upper left")
-    ax.grid(True, which="both", lw=0.3)
-    fig.tight_layout()
-    atomic_write(path, lambda fh: fig.savefig(fh, format="png"))
-    plt.close(fig)
-
-
-def store_rows(rows: Sequence[ValidationRow], path: str, calibration: str, system_name: str) -> int:
-    """Record the rows in the results store (SQLite, :class:`collsim.experiments.store.Store`).
-
-    Each row is a point ``{"experiment": "validate", "system", "calibration", "nodes", "collective",
-    "algorithm", "size_bytes"}`` (``calibration`` a hash of the calibration file, so that two
-    calibrations' validations are kept apart) whose result is :meth:`ValidationRow.to_json`.
-
-    Parameters
-    ----------
-    rows : sequence of ValidationRow
-        The rows.
-    path : str
-        The store.
-    calibration : str
-        The calibration's identity (hash).
-    system_name : str
-        The system's name.
-
-    Returns
-    -------
-    int
-        Rows written.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from collsim.experiments.store import Store
-    >>> r = ValidationRow("ring", "allgather", 2, 1024, 4e-6, 5e-6, 3e-6, 0.1, 4.4e-6, 3.6e-6, 3.8e-6, 2e-6, 2e-6)
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     store_rows([r], os.path.join(d, "r.sqlite"), "abc", "host")
-    ...     [x["result"]["loggp_closed_error_pct"] for x in Store(os.path.join(d, "r.sqlite")).records()]
-    1
-    [-10.0]
-    """
-    from ..experiments.store import Store
-    store = Store(path)
-    for r in rows:
-        point = {"experiment": "validate", "system": system_name, "calibration": calibration, "nodes": r.nodes,
-                 "collective": r.collective, "algorithm": r.algorithm, "size_bytes": r.size_bytes}
-        store.put(point, {**r.to_json(), "error": None})
-    return len(rows)
