@@ -25,8 +25,8 @@ from ..core.plugins import CAPABILITIES, model_for, models, register_model, requ
 from ..core.schedule import LogicalSchedule, Schedule
 from ..core.system import System
 
-__all__ = ["CAPABILITIES", "Column", "KindModel", "SystemModel", "Timing", "format_number", "model_for", "models",
-           "part_model", "register_model", "require", "supports"]
+__all__ = ["CAPABILITIES", "Column", "KindModel", "SystemModel", "Timing", "counted", "format_number", "model_for",
+           "models", "part_model", "register_model", "require", "supports"]
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,31 @@ def format_number(value: float | None, digits: int = 4, *, strip: bool = True) -
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
     text = f"{value:.{decimals}f}"
     return text.rstrip("0").rstrip(".") if strip and "." in text else text
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """A count and its noun, singular for one and plural otherwise: ``1 step``, ``3 steps``, ``0 wavelengths``.
+
+    Parameters
+    ----------
+    count : int
+        How many.
+    noun : str
+        The singular (``"step"``).
+    plural : str, optional
+        The plural when it is not ``noun + "s"`` (``"schedules"`` needs none; ``"switches"`` does).
+
+    Returns
+    -------
+    str
+        ``"<count> <noun>"``.
+
+    Examples
+    --------
+    >>> counted(1, "step"), counted(3, "step"), counted(0, "wavelength"), counted(2, "switch", "switches")
+    ('1 step', '3 steps', '0 wavelengths', '2 switches')
+    """
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 class SystemModel(Protocol):
