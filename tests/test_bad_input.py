@@ -73,6 +73,12 @@ CASES = [
     (["topology", "mlfm", "-S", "d=x"], ["mlfm", "d must be an integer"]),
     (["topology", "custom"], ["custom network needs nodes", "links"]),
     (["topology", "custom", "-S", "path=nowhere.toml"], ["nowhere.toml", "does not exist"]),
+    # a device is not a system file: every command that reads one says what it is (issue 31: "does not exist")
+    (["compare", "--system", "/dev/zero"], ["/dev/zero", "character device"]),
+    (["topology", "/dev/zero"], ["/dev/zero", "character device"]),
+    (["topology", "custom", "-S", "path=/dev/zero"], ["/dev/zero", "character device"]),
+    (["tune", "--system", "/dev/zero", "-b", "1KiB", "-e", "2KiB"], ["/dev/zero", "character device"]),
+    (["topology", "custom", "-S", "path=adir"], ["adir", "is a directory"]),
     # TOML files: wrong types, unknown keys, negative values, strings where numbers go
     (["topology", "torus_strnodes.toml"], ["torus_strnodes.toml", "nodes", "integer", "sixteen"]),
     (["topology", "ring_neglat.toml"], ["link_latency_s", "non-negative", "-1"]),

@@ -138,7 +138,9 @@ def _kind_of(spec: Any) -> type | None:
         path = Path(str(spec).strip())
         if path.suffix.lower() == ".toml" and path.is_file():
             import tomllib
-            return system_kind(str(tomllib.loads(path.read_text())["system"]["kind"]).strip().lower())
+
+            from ..core.reading import read_text  # the one reader (size limit)
+            return system_kind(str(tomllib.loads(read_text(path))["system"]["kind"]).strip().lower())
     except Exception:  # noqa: BLE001 - load_system says what is wrong with it
         return None
     return None
