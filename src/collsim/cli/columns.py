@@ -233,8 +233,8 @@ def skipped_rows(rows: Sequence[Any], notes: Sequence[str]) -> list[dict]:
     return out
 
 
-def compare_total(system: Any, collective: str, names: Sequence[str] | None) -> int | None:
-    """How many algorithms ``compare`` will run (for its progress bar; None when no bar is drawn).
+def compare_total(system: Any, collective: str, names: Sequence[str] | None) -> int:
+    """How many algorithms ``compare`` will run per size (its progress: a bar on a terminal, lines elsewhere).
 
     Parameters
     ----------
@@ -247,18 +247,15 @@ def compare_total(system: Any, collective: str, names: Sequence[str] | None) -> 
 
     Returns
     -------
-    int or None
-        The count of applicable algorithms, or None off a terminal.
+    int
+        The count of applicable algorithms.
 
     Examples
     --------
     >>> from collsim.systems import load_system
-    >>> compare_total(load_system("paper", nodes=8), "allgather", ["ring", "ne"]) in (None, 2)
-    True
+    >>> compare_total(load_system("paper", nodes=8), "allgather", ["ring", "ne"])
+    2
     """
-    from .progress import progress_enabled
-    if not progress_enabled():
-        return None
     if names:
         return len(names)
     from ..experiments.compare import applicable
