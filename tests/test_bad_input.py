@@ -112,6 +112,18 @@ CASES = [
     (["compare", "--system", "ring", "-n", "6", "--total-size", "1000"], ["does not divide evenly", "996B", "1002B"]),
     (["compare", "-s", "1KiB", "--total-size", "2KiB"], ["mutually exclusive"]),
     (["compare", "-n", "16", "-w", "0"], ["wavelengths", "positive integer"]),
+    # one digit rule: ASCII 0-9 everywhere (issue 31: -S ports=２ was accepted, -s ４MiB refused)
+    (["compare", "-s", "４MiB"], ["size", "４MiB", "ASCII digits 0-9"]),
+    (["compare", "--system", "ocs", "-S", "ports=２"], ["-S ports", "ASCII digits 0-9"]),
+    (["compare", "--system", "ocs", "-n", "８"], ["--nodes", "ASCII digits 0-9"]),
+    (["compare", "-n", "8", "-w", "٤"], ["--wavelengths", "ASCII digits 0-9"]),
+    (["compare", "--system", "ring", "-n", "4", "-c", "broadcast", "-a", "ring", "-p", "chunks=２"],
+     ["chunks", "ASCII digits 0-9"]),
+    (["compare", "--system", "torus", "-S", "dims=４x４"], ["dims", "ASCII digits 0-9"]),
+    (["compare", "--system", "hierarchical", "-S", "dims=switch:４"], ["dimension size", "ASCII digits 0-9"]),
+    (["compare", "--system", "ring", "--link-latency", "１us"], ["time", "ASCII digits 0-9"]),
+    (["tune", "--system", "ring", "-n", "8", "-b", "1KiB", "-e", "4KiB", "-f", "４"], ["--step-factor",
+                                                                                      "ASCII digits 0-9"]),
     (["compare", "-n", "16", "-w", "4611686018427387904"], ["wavelengths must be at most 2147483647"]),
     # options that would silently do nothing
     (["compare", "-n", "8", "-s", "1KiB", "-s", "2KiB"], ["--size/-s was given 2 times"]),

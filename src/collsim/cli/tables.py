@@ -128,9 +128,11 @@ PIPED_WIDTH = 200
 
 def _piped_width() -> int:
     """The width text wraps at when the output is not a terminal: ``COLUMNS`` if set, else 200."""
+    from ..core.errors import InputError
+    from ..core.numbers import parse_number
     try:
-        return max(int(os.environ.get("COLUMNS", "")), 20)
-    except ValueError:
+        return max(parse_number(os.environ.get("COLUMNS", ""), "COLUMNS", integer=True), 20)
+    except InputError:
         return PIPED_WIDTH
 
 

@@ -124,7 +124,7 @@ class CustomNetwork(Network):
     # --- parsing ------------------------------------------------------------------------
     def _vertex(self, i: int, value: Any) -> int:
         if isinstance(value, str):
-            m = re.fullmatch(r"\s*([ns])(\d+)\s*", value)
+            m = re.fullmatch(r"\s*([ns])([0-9]+)\s*", value)  # ASCII digits only (core.numbers)
             if not m:
                 raise InputError(f"custom link {i}: unknown vertex {value!r} (use an id, 'n3' or 's0')")
             idx = int(m.group(2))
