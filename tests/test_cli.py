@@ -55,6 +55,23 @@ def test_schedule_then_verify(run_cli, tmp_path):
     assert summary["steps"] == 16 and summary["valid"] is True
 
 
+@pytest.mark.parametrize("system, says, never", [
+    (("--system", "ring", "-n", "4"), ["3 steps (time slots)", "12 transfers"], ["wavelength"]),
+    (("--system", "star", "-n", "2"), ["1 step (time slot)", "1 block time,", "2 transfers"], ["wavelength", "1 steps"]),
+    (("--system", "hierarchical", "-S", "dims=switch:2,switch:2"), ["3 steps"], ["wavelength"]),
+    (("--system", "ocs", "-n", "4"), ["0 reconfigurations"], ["wavelength"]),
+    (("--system", "paper", "-n", "4", "-w", "1"), ["1 wavelength,", "1 reconfiguration,"], ["1 wavelengths"]),
+])
+def test_verify_states_what_the_kind_has_counted_in_words(run_cli, system, says, never):
+    """Issue 31: verify said "0 wavelengths" on electrical systems, and "1 wavelengths", "1 steps"."""
+    run_cli("schedule", "ring", *system, "-s", "1KiB", "--out", "s.json", check=True)
+    line = run_cli("verify", "s.json", check=True).stdout.strip()
+    assert line.startswith("valid:") and all(w in line for w in says), line
+    assert not any(w in line for w in never), line
+    written = run_cli("schedule", "ring", *system, "-s", "1KiB", "--out", "t.json", check=True)
+    assert "1 steps" not in written.stdout + written.stderr and "1 transfers" not in written.stdout + written.stderr
+
+
 def test_verify_reports_a_violation_with_exit_1(run_cli, tmp_path):
     run_cli("schedule", "ring", "-n", "5", "--out", "ring.json", check=True)
     doc = json.loads((tmp_path / "ring.json").read_text())

@@ -115,11 +115,25 @@ def test_the_default_table_at_100_columns_reads_as_documented(outputs):
     head = next(i for i, line in enumerate(lines) if line.startswith("algorithm"))
     # every default algorithm (striped-stages' name widens the first column): the secondary "λ used"
     # column gives way at 100 columns, with a note; every other column and every number stays whole
-    assert lines[head].split() == ["algorithm", "slots", "steps", "steps", "hops", "feasible", "time",
+    assert lines[head].split() == ["algorithm", "slots", "times", "steps", "hops", "feasible", "time",
                                    "time", "ciency", "GB/s", "verified"]
     assert lines[0].startswith("allgather of 4MiB") and "on paper: N=1024, w=64, F=1, lower bound" in lines[0]
     assert "not shown at 100 columns: λ used (--wide shows every column)" in lines
     assert all(len(line) <= 100 for line in lines)
+
+
+def test_the_block_time_column_is_named_for_what_it_is(tmp_path):
+    """Issue 31: "block steps" (7.992, 0.181641) read as a count of steps beside slots; it is a duration in
+    block times (one block over one channel).  The JSON key stays block_steps."""
+    for kind in ("optical-ring", "network"):
+        (header, _, _, meaning), = [c for c in legend(kind) if c[1] == "block_steps"]
+        assert header == "block times" and "duration, not a count" in meaning and "block_steps" in meaning
+    proc = run_pipe("compare", "--system", "ring", "-n", "8", "-a", "ring", "-s", "1KiB", cwd=tmp_path)
+    lines = proc.stdout.decode().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("algorithm"))
+    top, names = lines[head - 1], lines[head]
+    at = names.index("times")
+    assert top[at:at + 5] == "block" and "steps" not in top + names, (top, names)
 
 
 def test_piped_output_has_no_progress_or_control_codes(tmp_path):

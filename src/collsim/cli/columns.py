@@ -42,10 +42,13 @@ BEFORE = (
     Column("slots", "slots", lambda r: str(r.slots),
            "Physical time slots of the realised schedule (JSON also has it as steps): a round that needs "
            "more channels than the system has becomes several slots, and slots differ in length.", drop=7),
-    Column("block_steps", "block\nsteps", lambda r: format_number(r.block_steps, 4),
-           "Time in the papers' unit, one block (the message size) on one channel: per slot the largest "
-           "bytes per channel of its transfers, summed over slots and divided by the size. It leaves out "
-           "start-up, O/E/O, padding and reconfiguration, and is what paper steps counts.", drop=4),
+    Column("block_steps", "block\ntimes", lambda r: format_number(r.block_steps, 4),
+           "A duration, not a count: the schedule's time in block times, a block time being one block (the "
+           "message size) over one channel, the papers' unit. Per slot the largest bytes per channel of its "
+           "transfers, summed over slots and divided by the size, so it can be fractional (7.992) or below 1 "
+           "(a block split over many channels). It leaves out start-up, O/E/O, padding and reconfiguration, "
+           "and paper steps counts in the same unit. JSON block_steps (the key keeps its first name).",
+           drop=4),
 )
 
 AFTER = (

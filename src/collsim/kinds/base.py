@@ -337,6 +337,37 @@ class KindModel:
         """No part (a row with only the common fields)."""
         return None
 
+    def report_facts(self, schedule, report) -> list[str]:
+        """What a verified schedule uses of the resources this kind has, for ``collsim verify``'s line.
+
+        ``collsim verify`` says the slots, block times and transfers every schedule has, then these:
+        the kind states its own facts, so an electrical network's line names no wavelengths.
+
+        Parameters
+        ----------
+        schedule : Schedule
+            The verified schedule.
+        report : VerifyReport
+            Its verification report.
+
+        Returns
+        -------
+        list of str
+            Counted phrases (``["2 wavelengths", "1 reconfiguration"]`` on an optical ring, ``["3
+            reconfigurations"]`` on an optical circuit switch; :func:`counted`); none by default.
+
+        Examples
+        --------
+        >>> import collsim
+        >>> s = collsim.build("ring", "paper", "allgather", 1024, nodes=4)
+        >>> model_for(s.system).report_facts(s, collsim.verify(s))
+        ['1 wavelength', '1 reconfiguration']
+        >>> s = collsim.build("ring", "ring", "allgather", 1024, nodes=4)
+        >>> model_for(s.system).report_facts(s, collsim.verify(s))
+        []
+        """
+        return []
+
     def system_notes(self, system, collective: str | None = None) -> list[str]:
         """Warnings about a system that commands print before its results (none by default).
 

@@ -96,7 +96,7 @@ class NetworkPart:
 
     @staticmethod
     def columns() -> list[Column]:
-        """This kind's columns of a comparison table, in order (after ``block steps``).
+        """This kind's columns of a comparison table, in order (after ``block times``).
 
         Returns
         -------
@@ -180,10 +180,11 @@ def link_ranges(system) -> dict[str, float]:
 
 
 _COLUMNS = (  # block_steps replaces the common column of that key: on a network it goes first when narrow
-    Column("block_steps", "block\nsteps", lambda r: format_number(r.block_steps, 6),
-           "The schedule's length in block times: per slot the largest transfer's bytes, summed over slots "
-           "and divided by the message size (one block over one link); the bandwidth term of alpha-beta in "
-           "units of m/B, without start-up or latency.", drop=1),
+    Column("block_steps", "block\ntimes", lambda r: format_number(r.block_steps, 6),
+           "A duration, not a count: the schedule's length in block times (one block, the message size, over "
+           "one link): per slot the largest transfer's bytes, summed over slots and divided by the message "
+           "size; the bandwidth term of alpha-beta in units of m/B, without start-up or latency. JSON "
+           "block_steps (the key keeps its first name).", drop=1),
     Column("max_hops", "max\nhops", lambda r: str(r.max_hops), "The longest route, in links.",
            drop=2),
     Column("max_link_load", "link\nload", lambda r: str(r.max_link_load),
