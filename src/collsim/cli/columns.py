@@ -198,31 +198,32 @@ def compare_table(rows: Sequence[Any], *, wide: bool = False) -> None:
 INSTANCE_KEYS = ("collective", "system", "nodes", "size_bytes", "total_bytes")
 
 
-def skipped_rows(rows: Sequence[Any], notes: Sequence[str]) -> list[dict]:
-    """JSON rows for algorithms that do not apply: the row's keys, ``verified: false``, ``skipped``.
+def skipped_rows(rows: Sequence[Any], skips: Sequence[Any]) -> list[dict]:
+    """JSON rows for algorithms not run: the row's keys, ``verified: false``, ``skipped`` (the reason).
 
     Parameters
     ----------
     rows : sequence of Result
         The rows that ran (their keys are copied, as null).
-    notes : sequence of str
-        :func:`collsim.experiments.compare.compare`'s notes, each naming its algorithm first.
+    skips : sequence of Skip
+        :func:`collsim.experiments.compare.compare`'s :class:`~collsim.experiments.skip.Skip` list:
+        every one keeps its row, whether it does not apply or failed.
 
     Returns
     -------
     list of dict
-        One row per note; ``skipped`` holds the note.
+        One row per skip; ``skipped`` holds its note.
 
     Examples
     --------
-    >>> skipped_rows([], ["ne cannot build allgather here: needs an even number of nodes, got 9"])[0]["algorithm"]
-    'ne'
+    >>> from collsim.experiments.skip import Skip
+    >>> skipped_rows([], [Skip("ne", "ne cannot build allgather here: needs an even number of nodes")])[0]["skipped"]
+    'ne cannot build allgather here: needs an even number of nodes'
     """
-    from ..algorithms import REGISTRY
     template = {**dict.fromkeys(rows[0].to_json()), "skipped": None} if rows else {}
     out = []
-    for note in notes:
-        name = max((n for n in REGISTRY if note.startswith(n + " ")), key=len, default=note.split(" ")[0])
+    for skip in skips:
+        name, note = skip.algorithm, str(skip)
         row = dict(template)
         if rows:  # the instance's fields (system, collective, size); the algorithm's stay null
             first = rows[0].to_json()

@@ -96,13 +96,26 @@ def compare_cmd(system, collective, sizes, algorithms, params, out: Output) -> N
                                      params=parse_params(params), progress=bar.begin)
     emit(out, [{**r.to_json(), "skipped": None} for r in rows] + skipped_rows(rows, skipped),
          lambda: compare_table(rows, wide=out.wide))
-    for note in skipped:  # prose: wrapped at the terminal's width, as the table is
-        echo(wrap_text(f"skipped: {note}", text_width(err=True)), err=True)
+    _skip_notes(skipped, out.explain)
     _routing_warning(sysm, rows[0].collective)  # the rows' collective: its canonical name
     if out.explain:
         print_legend(legend_kind(rows[0]), err=out.format != "table")
     if not all(r.verified for r in rows):
         sys.exit(1)
+
+
+def _skip_notes(skipped, explain: bool) -> None:
+    """What was not run, on stderr: the algorithms that do not apply in one line (each with its reason
+    under ``--explain``), and every one that failed on this instance with its error.  Prose, wrapped at
+    the terminal's width as the table is."""
+    from ..experiments.skip import summary
+    width = text_width(err=True)
+    shown = [s for s in skipped if s.failed or explain]
+    line = None if explain else summary(skipped)
+    if line:
+        echo(wrap_text(f"skipped: {line} (--explain says why)", width), err=True)
+    for skip in shown:
+        echo(wrap_text(f"skipped: {skip}", width), err=True)
 
 
 def _routing_warning(sysm, collective: str | None = None) -> None:
