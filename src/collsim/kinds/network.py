@@ -91,8 +91,10 @@ class NetworkPart:
         def span(lo: float | None, hi: float | None, default: float, fmt) -> str:
             lo, hi = (default, default) if lo is None or hi is None else (lo, hi)
             return fmt(lo) if lo == hi else f"{fmt(lo)}\u2013{fmt(hi)}"
-        return (f"{span(self.min_link_bandwidth_bytes_per_s, self.max_link_bandwidth_bytes_per_s, self.link_bandwidth_bytes_per_s, format_bandwidth)} links, "
-                f"{span(self.min_link_latency_s, self.max_link_latency_s, self.link_latency_s, format_time)} latency")
+        rate = span(self.min_link_bandwidth_bytes_per_s, self.max_link_bandwidth_bytes_per_s,
+                    self.link_bandwidth_bytes_per_s, format_bandwidth)
+        delay = span(self.min_link_latency_s, self.max_link_latency_s, self.link_latency_s, format_time)
+        return f"{rate} links, {delay} latency"
 
     @staticmethod
     def columns() -> list[Column]:

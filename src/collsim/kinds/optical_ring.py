@@ -217,7 +217,8 @@ class OpticalRingModel(KindModel):
     def report_facts(self, schedule, report) -> list[str]:
         """The wavelengths the schedule uses, and its reconfigurations if any."""
         reconf = self.realised_facts(schedule)["reconfigurations"]
-        return [counted(report.wavelengths_used, "wavelength")] + ([counted(reconf, "reconfiguration")] if reconf else [])
+        used = counted(report.wavelengths_used, "wavelength")
+        return [used, counted(reconf, "reconfiguration")] if reconf else [used]
 
     def realised_facts(self, schedule) -> dict[str, Any]:
         """``steps`` (slots) and ``reconfigurations`` of the realised schedule."""
