@@ -73,6 +73,12 @@ CASES = [
     (["topology", "mlfm", "-S", "d=x"], ["mlfm", "d must be an integer"]),
     (["topology", "custom"], ["custom network needs nodes", "links"]),
     (["topology", "custom", "-S", "path=nowhere.toml"], ["nowhere.toml", "does not exist"]),
+    # a device is not a system file: every command that reads one says what it is (issue 31: "does not exist")
+    (["compare", "--system", "/dev/zero"], ["/dev/zero", "character device"]),
+    (["topology", "/dev/zero"], ["/dev/zero", "character device"]),
+    (["topology", "custom", "-S", "path=/dev/zero"], ["/dev/zero", "character device"]),
+    (["tune", "--system", "/dev/zero", "-b", "1KiB", "-e", "2KiB"], ["/dev/zero", "character device"]),
+    (["topology", "custom", "-S", "path=adir"], ["adir", "is a directory"]),
     # TOML files: wrong types, unknown keys, negative values, strings where numbers go
     (["topology", "torus_strnodes.toml"], ["torus_strnodes.toml", "nodes", "integer", "sixteen"]),
     (["topology", "ring_neglat.toml"], ["link_latency_s", "non-negative", "-1"]),
@@ -106,6 +112,18 @@ CASES = [
     (["compare", "--system", "ring", "-n", "6", "--total-size", "1000"], ["does not divide evenly", "996B", "1002B"]),
     (["compare", "-s", "1KiB", "--total-size", "2KiB"], ["mutually exclusive"]),
     (["compare", "-n", "16", "-w", "0"], ["wavelengths", "positive integer"]),
+    # one digit rule: ASCII 0-9 everywhere (issue 31: -S ports=２ was accepted, -s ４MiB refused)
+    (["compare", "-s", "４MiB"], ["size", "４MiB", "ASCII digits 0-9"]),
+    (["compare", "--system", "ocs", "-S", "ports=２"], ["-S ports", "ASCII digits 0-9"]),
+    (["compare", "--system", "ocs", "-n", "８"], ["--nodes", "ASCII digits 0-9"]),
+    (["compare", "-n", "8", "-w", "٤"], ["--wavelengths", "ASCII digits 0-9"]),
+    (["compare", "--system", "ring", "-n", "4", "-c", "broadcast", "-a", "ring", "-p", "chunks=２"],
+     ["chunks", "ASCII digits 0-9"]),
+    (["compare", "--system", "torus", "-S", "dims=４x４"], ["dims", "ASCII digits 0-9"]),
+    (["compare", "--system", "hierarchical", "-S", "dims=switch:４"], ["dimension size", "ASCII digits 0-9"]),
+    (["compare", "--system", "ring", "--link-latency", "１us"], ["time", "ASCII digits 0-9"]),
+    (["tune", "--system", "ring", "-n", "8", "-b", "1KiB", "-e", "4KiB", "-f", "４"], ["--step-factor",
+                                                                                      "ASCII digits 0-9"]),
     (["compare", "-n", "16", "-w", "4611686018427387904"], ["wavelengths must be at most 2147483647"]),
     # options that would silently do nothing
     (["compare", "-n", "8", "-s", "1KiB", "-s", "2KiB"], ["--size/-s was given 2 times"]),

@@ -44,7 +44,7 @@ def test_compare_skips_inapplicable_algorithms_with_a_note(run_cli):
     ne = [r for r in rows if r["algorithm"] == "ne"]
     assert len(ne) == 1 and ne[0]["verified"] is False and "even number of nodes" in ne[0]["skipped"]
     assert ne[0]["nodes"] == 9 and ne[0]["time_s"] is None and set(ne[0]) == set(rows[0])
-    assert "even number of nodes" in proc.stderr
+    assert "skipped: ne does not apply to this instance" in proc.stderr
 
 
 def test_schedule_then_verify(run_cli, tmp_path):
@@ -53,6 +53,23 @@ def test_schedule_then_verify(run_cli, tmp_path):
     assert proc.stdout.startswith("valid:") and "16 steps" in proc.stdout
     summary = json.loads(run_cli("verify", "osm.json", "--json", check=True).stdout)
     assert summary["steps"] == 16 and summary["valid"] is True
+
+
+@pytest.mark.parametrize("system, says, never", [
+    (("--system", "ring", "-n", "4"), ["3 steps (time slots)", "12 transfers"], ["wavelength"]),
+    (("--system", "star", "-n", "2"), ["1 step (time slot)", "1 block time,", "2 transfers"], ["wavelength", "1 steps"]),
+    (("--system", "hierarchical", "-S", "dims=switch:2,switch:2"), ["3 steps"], ["wavelength"]),
+    (("--system", "ocs", "-n", "4"), ["0 reconfigurations"], ["wavelength"]),
+    (("--system", "paper", "-n", "4", "-w", "1"), ["1 wavelength,", "1 reconfiguration,"], ["1 wavelengths"]),
+])
+def test_verify_states_what_the_kind_has_counted_in_words(run_cli, system, says, never):
+    """Issue 31: verify said "0 wavelengths" on electrical systems, and "1 wavelengths", "1 steps"."""
+    run_cli("schedule", "ring", *system, "-s", "1KiB", "--out", "s.json", check=True)
+    line = run_cli("verify", "s.json", check=True).stdout.strip()
+    assert line.startswith("valid:") and all(w in line for w in says), line
+    assert not any(w in line for w in never), line
+    written = run_cli("schedule", "ring", *system, "-s", "1KiB", "--out", "t.json", check=True)
+    assert "1 steps" not in written.stdout + written.stderr and "1 transfers" not in written.stdout + written.stderr
 
 
 def test_verify_reports_a_violation_with_exit_1(run_cli, tmp_path):
@@ -254,3 +271,25 @@ def test_parameters_an_algorithm_would_ignore_are_refused(run_cli):
     assert proc.returncode == 2 and "chunks=4 pipelines broadcast and reduce" in proc.stderr
     rows, _ = collsim.compare("ring", "broadcast", "1KiB", nodes=8, algorithms="ring", params={"chunks": 4})
     assert rows[0].params["chunks"] == 4
+
+
+def test_compare_names_what_does_not_apply_in_one_line_and_every_failure_in_full(run_cli):
+    """Issue 31: every network compare printed one to five "skipped: ..." notes for algorithms that do not
+    apply.  They are one line now (--explain gives each reason); one that failed keeps its full note."""
+    import collsim
+    rows, skipped = collsim.compare("ring", "allgather", "1KiB", nodes=7)
+    assert {s.algorithm for s in skipped} == {"mesh", "ne", "recursive-doubling"} and not any(s.failed for s in skipped)
+    _, on_ocs = collsim.compare("ocs", "allgather", "1KiB", nodes=8)
+    assert {(s.algorithm, s.failed) for s in on_ocs} == {("mesh", False), ("synth-matching", True)}
+    proc = run_cli("compare", "--system", "ring", "-n", "7", "-s", "1KiB", check=True)
+    notes = [line for line in proc.stderr.splitlines() if line.startswith("skipped:")]
+    assert len(notes) == 1 and all(n in notes[0] for n in ("mesh", "ne", "recursive-doubling", "--explain")), notes
+    assert "even number" not in proc.stderr
+    explained = run_cli("compare", "--system", "ring", "-n", "7", "-s", "1KiB", "--explain", check=True).stderr
+    assert "ne cannot build allgather here: needs an even number of nodes, got 7" in explained
+    rows = json.loads(run_cli("compare", "--system", "ring", "-n", "7", "-s", "1KiB", "--json", check=True).stdout)
+    assert {r["algorithm"]: r["skipped"] for r in rows if r["skipped"]}.keys() == {"mesh", "ne", "recursive-doubling"}
+    ocs = run_cli("compare", "--system", "ocs", "-n", "8", "-s", "1KiB", check=True).stderr
+    notes = [line for line in ocs.splitlines() if line.startswith("skipped:")]
+    assert len(notes) == 2 and "mesh does not apply" in notes[0], notes
+    assert notes[1].startswith("skipped: synth-matching failed on this instance: ") and "port" in ocs, notes

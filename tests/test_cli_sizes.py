@@ -172,7 +172,8 @@ def test_root_applies_to_every_compared_algorithm(run_cli):
     proc = run_cli("compare", "--system", "star", "-n", "8", "-c", "broadcast", "--root", "3", "--json", check=True)
     rows = [r for r in json.loads(proc.stdout) if r.get("skipped") is None]  # skipped algorithms are rows too
     assert rows and all(r["root"] == 3 for r in rows)
-    assert "ring takes no root" in proc.stderr  # skipped, with the reason
+    skipped = {r["algorithm"]: r["skipped"] for r in json.loads(proc.stdout) if r.get("skipped")}
+    assert "ring takes no root" in skipped["ring"] and "ring" in proc.stderr  # skipped, with the reason
     assert _rows(run_cli, "compare", "--system", "star", "-n", "8", "-c", "broadcast", "-p", "root=3") == rows
 
 

@@ -169,7 +169,8 @@ def test_compare_lists_an_algorithm_numpy_could_not_allocate_as_skipped(monkeypa
     rows, skipped = cmp.compare("paper", "allgather", "1KiB", nodes=8, algorithms=["ring", "ne"])
     assert [r.algorithm for r in rows] == ["ring"]
     (note,) = skipped
-    names(note, "ne", "memory", "2.00 GiB")   # who failed, why, and the allocation refused
+    names(str(note), "ne", "memory", "2.00 GiB")   # who failed, why, and the allocation refused
+    assert note.algorithm == "ne" and note.failed
 
 
 def test_freed_heap_memory_is_not_counted_as_held_and_compare_releases_it(monkeypatch):

@@ -115,12 +115,26 @@ def test_the_default_table_at_100_columns_reads_as_documented(outputs):
     head = next(i for i, line in enumerate(lines) if line.startswith("algorithm"))
     # every default algorithm (striped-stages' name widens the first column): the secondary "λ used"
     # column gives way at 100 columns, with a note; every other column and every number stays whole
-    assert lines[head].split() == ["algorithm", "slots", "steps", "steps", "hops", "feasible", "time",
+    assert lines[head].split() == ["algorithm", "slots", "times", "steps", "hops", "feasible", "time",
                                    "time", "ciency", "GB/s", "verified"]
     assert lines[0].startswith("allgather of 4MiB") and "on paper: N=1024, w=64, F=1, lower bound" in lines[0]
     (note,) = [line for line in lines if "λ used" in line]
     names(note, "100 columns", "--wide")   # the column left out, at which width, and how to see it
     assert all(len(line) <= 100 for line in lines)
+
+
+def test_the_block_time_column_is_named_for_what_it_is(tmp_path):
+    """Issue 31: "block steps" (7.992, 0.181641) read as a count of steps beside slots; it is a duration in
+    block times (one block over one channel).  The JSON key stays block_steps."""
+    for kind in ("optical-ring", "network"):
+        (header, _, _, meaning), = [c for c in legend(kind) if c[1] == "block_steps"]
+        assert header == "block times" and "duration, not a count" in meaning and "block_steps" in meaning
+    proc = run_pipe("compare", "--system", "ring", "-n", "8", "-a", "ring", "-s", "1KiB", cwd=tmp_path)
+    lines = proc.stdout.decode().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("algorithm"))
+    top, names = lines[head - 1], lines[head]
+    at = names.index("times")
+    assert top[at:at + 5] == "block" and "steps" not in top + names, (top, names)
 
 
 def test_piped_output_has_no_progress_or_control_codes(tmp_path):
@@ -185,6 +199,77 @@ def test_the_eta_is_computed_from_the_injected_clock(monkeypatch):
         bar.callback(3, 100)
         bar.callback(100, 100)                                   # the last one is never dropped
         assert bar.completed == 100 and bar.total == 100
+
+
+def _not_a_terminal():
+    from rich.console import Console
+    return Console(file=io.StringIO(), force_terminal=False, width=100, color_system=None)
+
+
+def test_off_a_terminal_long_work_says_how_far_it_is_at_least_every_interval():
+    """Issue 31: reproduce beyond ran 300 s into a log without a word.  Off a terminal, no bar: a line at
+    least every interval (30 s by default), at the first update after it has passed."""
+    from collsim.cli.progress import INTERVAL_S, ProgressBar
+    assert INTERVAL_S == 30
+    clock, log = FakeClock(), io.StringIO()
+    with ProgressBar("tuning", total=10, clock=clock, console=_not_a_terminal(), log=log, interval=30) as bar:
+        bar.update(1)
+        clock.now += 29
+        bar.update(2, description="tuning 1KiB")                 # 29 s: nothing yet
+        assert log.getvalue() == ""
+        clock.now += 1
+        bar.update(3, description="tuning 4MiB")                 # 30 s: what runs and how far it is
+        clock.now += 10
+        bar.begin("8MiB")                                        # 10 s after the line: nothing
+        clock.now += 30
+        bar.update(5)                                            # 30 s after it: the next line
+    lines = log.getvalue().splitlines()
+    assert [line.split(",")[0] for line in lines] == ["tuning 4MiB: 3 of 10", "tuning 8MiB: 5 of 10"], lines
+    assert lines[0].endswith("0:00:30 elapsed, ETA 0:01:45") and "0:01:10 elapsed" in lines[1], lines
+    assert "\x1b" not in log.getvalue() and "\r" not in log.getvalue()
+
+
+def test_off_a_terminal_a_line_comes_while_the_work_says_nothing():
+    """One long build reports nothing for minutes: the timer thread writes the line (a fake clock says
+    90 s have passed; the thread wakes every 10 ms of real time to look)."""
+    import threading
+
+    from collsim.cli.progress import ProgressBar
+    said = threading.Event()
+
+    class Log(io.StringIO):
+        def write(self, text):
+            said.set()
+            return super().write(text)
+    clock, log = FakeClock(), Log()
+    with ProgressBar("beyond: ring N=1024 w=64 (3/120)", clock=clock, console=_not_a_terminal(), log=log,
+                     interval=0.01):
+        clock.now += 90
+        assert said.wait(timeout=120), "no progress line"
+    assert log.getvalue().splitlines()[0] == "beyond: ring N=1024 w=64 (3/120), 0:01:30 elapsed"
+    with ProgressBar("x", total=3, console=_terminal(), log=log, interval=0) as bar:  # a terminal: a bar, no lines
+        bar.update(1)
+    assert log.getvalue().count("\n") == 1
+
+
+def test_every_long_command_writes_progress_lines_off_a_terminal(tmp_path):
+    """COLLSIM_PROGRESS_INTERVAL=0: a line at every step, through the one mechanism every command uses."""
+    env = {"COLLSIM_PROGRESS_INTERVAL": "0"}
+    tune = run_pipe("tune", "--system", "ring", "-n", "8", "-b", "1KiB", "-e", "2KiB", "--no-store", "--json",
+                    env=env, cwd=tmp_path)
+    assert tune.returncode == 0, tune.stderr
+    err = tune.stderr.decode().splitlines()
+    total = int(err[-1].split()[1])                                # "tune: 22 trials: ..."
+    steps = [line for line in err if line.startswith("tuning ")]
+    assert [int(line.split(": ")[1].split(" of ")[0]) for line in steps] == list(range(total + 1)), err
+    assert all(f" of {total}, " in line and "elapsed" in line for line in steps)
+    assert json.loads(tune.stdout)  # standard output holds the rows only
+    compare = run_pipe("compare", "--system", "ring", "-n", "8", "-b", "1KiB", "-e", "2KiB", "-a", "ring,bruck",
+                       env=env, cwd=tmp_path)
+    assert compare.returncode == 0, compare.stderr
+    assert "building and verifying bruck at 2KiB: 3 of 4" in compare.stderr.decode(), compare.stderr
+    quiet = run_pipe("compare", "--system", "ring", "-n", "8", "-a", "ring", cwd=tmp_path)  # 30 s: none so soon
+    assert quiet.returncode == 0 and quiet.stderr == b"", quiet.stderr
 
 
 def test_the_bar_renders_on_a_terminal_and_only_after_its_delay(monkeypatch):

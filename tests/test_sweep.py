@@ -302,3 +302,17 @@ def test_points_too_big_for_memory_are_refused_before_anything_runs(run_cli, tmp
         run_sweep(grid, store, jobs=2)
     with Store(tmp_path / "r.sqlite") as store:
         assert len(store) == 0
+
+
+@pytest.mark.parametrize("store, needle", [("notsqlite.sqlite", "not a database"),
+                                           ("nodir/s.sqlite", "nodir")])
+def test_a_store_that_cannot_be_used_is_the_first_and_only_line(run_cli, tmp_path, store, needle):
+    """Issue 31: the example's fourteen "skipped" notes came first and the store's error was line 16."""
+    (tmp_path / "notsqlite.sqlite").write_bytes(b"this is not an SQLite database " * 10)
+    assert read_sweep(EXAMPLE).skipped  # the example has notes to print: they must wait for the store
+    proc = run_cli("sweep", str(EXAMPLE), "--store", store)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("collsim: "), proc.stderr
+    assert store in lines[0] and needle in lines[0], lines[0]
+    assert (tmp_path / "notsqlite.sqlite").read_bytes() == b"this is not an SQLite database " * 10

@@ -74,3 +74,45 @@ def test_prose_around_tables_wraps_at_columns_too(args, columns, tmp_path):
     lines = proc.stdout.decode().splitlines()
     assert max(len(line) for line in lines) <= columns, max(lines, key=len)
     assert all(line == line.rstrip() for line in lines)
+
+
+def _title(text: str) -> list[str]:
+    """The title's lines: those above the table's header (which starts with blanks or its first column)."""
+    out = []
+    for line in text.splitlines():
+        if not line or line[0].isspace() or line.startswith("algorithm"):
+            break
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("system", [("--system", "hierarchical", "-S", "dims=switch:13:300GB/s:1us", "-a", "ring"),
+                                    ("--system", "fat-tree", "-n", "128", "-c", "alltoall", "-s", "64KiB", "-a",
+                                     "pairwise"),
+                                    ("--system", "ring", "-n", "8", "-a", "ring"), ("-n", "1024", "-a", "ring")])
+@pytest.mark.parametrize("columns", ["200", "60"])
+def test_a_wrapped_title_breaks_between_its_clauses_never_after_a_comma(system, columns, tmp_path):
+    """Issue 31: a one-dimension hierarchical title read "N=13, switch:13:300GB/s:1us," above "lower bound ...":
+    rich wrapped it at a space after a comma.  A title now breaks between its clauses, the break for the comma."""
+    proc = run_pipe("compare", *system, env={"COLUMNS": columns}, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout.decode()
+    title = _title(text)
+    rule = next(line for line in text.splitlines() if line.startswith("\u2500"))
+    assert title and not any(line.endswith(",") for line in title), title
+    assert all(len(line) <= len(rule) for line in title), (title, len(rule))
+    assert "lower bound" in title[-1] and title[0].startswith(("allgather of", "alltoall of")), title
+
+
+def test_wrap_title_keeps_clauses_whole():
+    from collsim.cli.tables import wrap_title
+    text = "allgather of 4MiB per node, total 52MiB on hierarchical: N=13, switch:13:300GB/s:1us, lower bound 168.8 µs"
+    assert wrap_title(text, 200) == text
+    assert wrap_title(text, 87).splitlines() == [
+        "allgather of 4MiB per node, total 52MiB on hierarchical: N=13, switch:13:300GB/s:1us",
+        "lower bound 168.8 µs"]
+    for width in range(len("switch:13:300GB/s:1us,"), 120):  # at least the longest word
+        lines = wrap_title(text, width).splitlines()
+        assert not any(line.endswith(",") for line in lines) and all(len(line) <= width for line in lines)
+        words = [w.rstrip(",") for w in " ".join(lines).split()]
+        assert words == [w.rstrip(",") for w in text.split()]  # nothing lost: a break stands for ", " or " "

@@ -311,6 +311,48 @@ def test_custom_toml_per_link_values_and_routes(tmp_path):
     assert CustomNetwork.from_toml(alias).link == net.link
 
 
+PER_LINK = """
+[system]
+kind = "custom"
+nodes = 3
+switches = 1
+
+[[system.link]]
+a = "n0"
+b = "s0"
+bandwidth = "200Gb/s"
+latency = "5us"
+
+[[system.link]]
+a = "n1"
+b = "s0"
+bandwidth = "400Gb/s"
+latency = "5us"
+
+[[system.link]]
+a = "n2"
+b = "s0"
+bandwidth = "400Gb/s"
+latency = "5us"
+"""
+
+
+def test_a_custom_networks_title_gives_the_range_its_links_have(run_cli, tmp_path):
+    """Issue 31: the caption named the default (12.5GB/s links, 1 µs latency), which no link had."""
+    (tmp_path / "per-link.toml").write_text(PER_LINK)
+    args = ("compare", "--system", "per-link.toml", "-a", "ring", "-s", "1KiB")
+    from itertools import takewhile
+    title = " ".join(takewhile(lambda line: line and not line[0].isspace(), run_cli(*args, check=True).stdout.splitlines()))
+    assert "25GB/s\u201350GB/s links" in title and "5 µs latency" in title, title
+    assert "12.5GB/s" not in title and "1 µs" not in title, title
+    row = json.loads(run_cli(*args, "--json", check=True).stdout)[0]
+    assert (row["min_link_bandwidth_bytes_per_s"], row["max_link_bandwidth_bytes_per_s"]) == (25e9, 50e9)
+    assert row["min_link_latency_s"] == row["max_link_latency_s"] == 5e-6
+    assert row["link_bandwidth_bytes_per_s"] == 12.5e9  # the default, which the file's links override
+    uniform = run_cli("compare", "--system", "ring", "-n", "4", "-a", "ring", "-s", "1KiB", check=True)
+    assert "12.5GB/s links, 1 µs latency" in " ".join(uniform.stdout.splitlines()[:2])  # one value when all equal
+
+
 def test_custom_shortest_paths_break_ties_by_lowest_vertex():
     net = custom_square()
     assert vertex_path(net, 0, 3) == [0, 1, 3]

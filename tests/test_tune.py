@@ -128,6 +128,39 @@ def test_a_second_run_reads_every_trial_from_the_store(tmp_path):
     assert other.built == len(other.trials)
 
 
+def test_the_counts_say_what_became_of_each_trial(tmp_path):
+    """Issue 31: "10 trials: 10 built and verified" when none could be built.  Each trial is counted once:
+    built and verified, failed verification or could not be built now, or read from the store."""
+    args = ("ocs", "allgather", [1024, 4096])
+    options = {"nodes": 8, "algorithms": ["ring", "synth-matching"]}  # synth-matching cannot fit one port
+    with Store(tmp_path / "t.sqlite") as store:
+        first = tune(*args, store=store, **options)
+        again = tune(*args, store=store, **options)
+    outcomes = [t.outcome for t in first.trials]
+    assert outcomes.count("could not be built") == first.unbuilt > 0
+    assert outcomes.count("built and verified") == first.built > 0 and first.failed == 0
+    assert first.built + first.unbuilt == len(first.trials) and first.from_store == 0
+    assert all(t.time_s is None for t in first.trials if t.outcome == "could not be built")
+    assert (again.built, again.failed, again.unbuilt, again.from_store) == (0, 0, 0, len(first.trials))
+    assert [t.outcome for t in again.trials] == outcomes  # the outcome is kept in the store
+
+
+def test_a_tuning_where_nothing_fits_in_memory_is_refused_before_any_trial(monkeypatch):
+    from collsim.core.limits import MemoryLimitError
+    import collsim.experiments.tune as tune_module
+    tried = []
+    monkeypatch.setattr(tune_module, "applicable", lambda *a: tried.append(a) or [])
+    with pytest.raises(MemoryLimitError, match="memory limit"):
+        tune("ring", "allgather", [1, 2], nodes=3_000_000)
+    assert not tried  # refused on the estimate, before any algorithm was looked at
+
+
+def test_a_tuning_where_no_trial_can_be_built_is_refused():
+    from collsim.core.errors import UnsupportedError
+    with pytest.raises(UnsupportedError, match="port"):  # the first trial's own reason
+        tune("ocs", "allgather", [1024], nodes=8, algorithms=["synth-matching"])
+
+
 def test_the_mpich_form_is_ordered_by_size_and_ends_with_any():
     result = tune("torus", "allreduce", sweep_sizes(64, 1 << 24, factor=4), nodes=16)
     doc = rules_document(result, form="mpich")
@@ -206,6 +239,26 @@ def test_the_command_prints_csv_and_json_rows(tmp_path):
         assert d["runner_up_time_s"] >= d["time_s"]
     trials = json.loads(_tune(tmp_path, *common, "--json", "--trials").stdout)
     assert len(trials) == sum(d["tried"] for d in docs) and {"eligible", "params", "error"} <= set(trials[0])
+
+
+def test_the_command_counts_trials_that_could_not_be_built_as_such(tmp_path):
+    args = ["--system", "ocs", "-n", "8", "-b", "1KiB", "-e", "4KiB", "-f", "4", "-a", "ring,synth-matching",
+            "--no-store"]
+    summary = _tune(tmp_path, *args).stderr.strip().splitlines()[-1]
+    trials = json.loads(_tune(tmp_path, *args, "--trials", "--json").stdout)
+    unbuilt = sum(t["time_s"] is None for t in trials)
+    verified = sum(bool(t["verified"]) for t in trials)
+    assert unbuilt and verified and unbuilt + verified == len(trials)
+    assert summary.startswith(f"tune: {len(trials)} trials: ") and "no store" in summary, summary
+    assert f"{verified} built and verified" in summary and f"{unbuilt} could not be built" in summary, summary
+
+
+def test_the_command_refuses_an_instance_no_schedule_fits_in_memory(tmp_path):
+    proc = subprocess.run([collsim_exe(), "tune", "--system", "ring", "-n", "3000000", "-b", "1B", "-e", "2B",
+                           "--no-store"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "memory limit" in lines[0] and "TiB" in lines[0], proc.stderr  # the estimate
 
 
 def test_the_mpich_rules_file(tmp_path):

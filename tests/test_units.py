@@ -262,3 +262,31 @@ def test_compare_rows_give_both_sizes():
     assert list(row)[list(row).index("size_bytes") + 1] == "total_bytes"
     with pytest.raises(InputError, match="not both"):
         compare("ring", "alltoall", "1KiB", total_size="8KiB", nodes=8)
+
+
+# -- one digit rule (issue 31: -S ports=２ was accepted, -s ４MiB refused) ---------------------------------
+
+OTHER_DIGITS = st.characters(categories=["Nd"]).filter(lambda c: not c.isascii())
+
+
+@given(OTHER_DIGITS, st.sampled_from(["{}", "1{}", "{}MiB", "{}.5", "{}00Gb/s", "{}us"]))
+def test_every_number_reader_refuses_other_scripts_digits(digit, form):
+    from collsim.core.numbers import parse_number
+    from collsim.core.units import parse_time
+    text = form.format(digit)
+    readers = [parse_size, parse_bandwidth, parse_time]
+    if form in ("{}", "1{}", "{}.5"):  # a number: refused even where a word would be a string (-S name=...)
+        readers += [parse_number, lambda t: parse_number(t, otherwise="a string")]
+    for read in readers:
+        with pytest.raises(InputError, match="ASCII digits 0-9"):
+            read(text)
+
+
+@pytest.mark.parametrize("text, value", [("8", 8), ("-3", -3), (" 2.5e-7 ", 2.5e-7), ("+4", 4), ("1e3", 1000.0)])
+def test_ascii_numbers_read_as_python_reads_them(text, value):
+    from collsim.core.numbers import parse_number
+    got = parse_number(text)
+    assert got == value and type(got) is type(value)
+    assert parse_number("r8", otherwise="r8") == "r8" and parse_number("node\uff12", otherwise=None) is None
+    with pytest.raises(InputError, match="not an integer"):
+        parse_number("8.0", "nodes", integer=True)

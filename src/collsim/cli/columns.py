@@ -42,10 +42,13 @@ BEFORE = (
     Column("slots", "slots", lambda r: str(r.slots),
            "Physical time slots of the realised schedule (JSON also has it as steps): a round that needs "
            "more channels than the system has becomes several slots, and slots differ in length.", drop=7),
-    Column("block_steps", "block\nsteps", lambda r: format_number(r.block_steps, 4),
-           "Time in the papers' unit, one block (the message size) on one channel: per slot the largest "
-           "bytes per channel of its transfers, summed over slots and divided by the size. It leaves out "
-           "start-up, O/E/O, padding and reconfiguration, and is what paper steps counts.", drop=4),
+    Column("block_steps", "block\ntimes", lambda r: format_number(r.block_steps, 4),
+           "A duration, not a count: the schedule's time in block times, a block time being one block (the "
+           "message size) over one channel, the papers' unit. Per slot the largest bytes per channel of its "
+           "transfers, summed over slots and divided by the size, so it can be fractional (7.992) or below 1 "
+           "(a block split over many channels). It leaves out start-up, O/E/O, padding and reconfiguration, "
+           "and paper steps counts in the same unit. JSON block_steps (the key keeps its first name).",
+           drop=4),
 )
 
 AFTER = (
@@ -195,31 +198,32 @@ def compare_table(rows: Sequence[Any], *, wide: bool = False) -> None:
 INSTANCE_KEYS = ("collective", "system", "nodes", "size_bytes", "total_bytes")
 
 
-def skipped_rows(rows: Sequence[Any], notes: Sequence[str]) -> list[dict]:
-    """JSON rows for algorithms that do not apply: the row's keys, ``verified: false``, ``skipped``.
+def skipped_rows(rows: Sequence[Any], skips: Sequence[Any]) -> list[dict]:
+    """JSON rows for algorithms not run: the row's keys, ``verified: false``, ``skipped`` (the reason).
 
     Parameters
     ----------
     rows : sequence of Result
         The rows that ran (their keys are copied, as null).
-    notes : sequence of str
-        :func:`collsim.experiments.compare.compare`'s notes, each naming its algorithm first.
+    skips : sequence of Skip
+        :func:`collsim.experiments.compare.compare`'s :class:`~collsim.experiments.skip.Skip` list:
+        every one keeps its row, whether it does not apply or failed.
 
     Returns
     -------
     list of dict
-        One row per note; ``skipped`` holds the note.
+        One row per skip; ``skipped`` holds its note.
 
     Examples
     --------
-    >>> skipped_rows([], ["ne cannot build allgather here: needs an even number of nodes, got 9"])[0]["algorithm"]
-    'ne'
+    >>> from collsim.experiments.skip import Skip
+    >>> skipped_rows([], [Skip("ne", "ne cannot build allgather here: needs an even number of nodes")])[0]["skipped"]
+    'ne cannot build allgather here: needs an even number of nodes'
     """
-    from ..algorithms import REGISTRY
     template = {**dict.fromkeys(rows[0].to_json()), "skipped": None} if rows else {}
     out = []
-    for note in notes:
-        name = max((n for n in REGISTRY if note.startswith(n + " ")), key=len, default=note.split(" ")[0])
+    for skip in skips:
+        name, note = skip.algorithm, str(skip)
         row = dict(template)
         if rows:  # the instance's fields (system, collective, size); the algorithm's stay null
             first = rows[0].to_json()
@@ -233,8 +237,8 @@ def skipped_rows(rows: Sequence[Any], notes: Sequence[str]) -> list[dict]:
     return out
 
 
-def compare_total(system: Any, collective: str, names: Sequence[str] | None) -> int | None:
-    """How many algorithms ``compare`` will run (for its progress bar; None when no bar is drawn).
+def compare_total(system: Any, collective: str, names: Sequence[str] | None) -> int:
+    """How many algorithms ``compare`` will run per size (its progress: a bar on a terminal, lines elsewhere).
 
     Parameters
     ----------
@@ -247,18 +251,15 @@ def compare_total(system: Any, collective: str, names: Sequence[str] | None) -> 
 
     Returns
     -------
-    int or None
-        The count of applicable algorithms, or None off a terminal.
+    int
+        The count of applicable algorithms.
 
     Examples
     --------
     >>> from collsim.systems import load_system
-    >>> compare_total(load_system("paper", nodes=8), "allgather", ["ring", "ne"]) in (None, 2)
-    True
+    >>> compare_total(load_system("paper", nodes=8), "allgather", ["ring", "ne"])
+    2
     """
-    from .progress import progress_enabled
-    if not progress_enabled():
-        return None
     if names:
         return len(names)
     from ..experiments.compare import applicable

@@ -96,13 +96,26 @@ def compare_cmd(system, collective, sizes, algorithms, params, out: Output) -> N
                                      params=parse_params(params), progress=bar.begin)
     emit(out, [{**r.to_json(), "skipped": None} for r in rows] + skipped_rows(rows, skipped),
          lambda: compare_table(rows, wide=out.wide))
-    for note in skipped:  # prose: wrapped at the terminal's width, as the table is
-        echo(wrap_text(f"skipped: {note}", text_width(err=True)), err=True)
+    _skip_notes(skipped, out.explain)
     _routing_warning(sysm, rows[0].collective)  # the rows' collective: its canonical name
     if out.explain:
         print_legend(legend_kind(rows[0]), err=out.format != "table")
     if not all(r.verified for r in rows):
         sys.exit(1)
+
+
+def _skip_notes(skipped, explain: bool) -> None:
+    """What was not run, on stderr: the algorithms that do not apply in one line (each with its reason
+    under ``--explain``), and every one that failed on this instance with its error.  Prose, wrapped at
+    the terminal's width as the table is."""
+    from ..experiments.skip import summary
+    width = text_width(err=True)
+    shown = [s for s in skipped if s.failed or explain]
+    line = None if explain else summary(skipped)
+    if line:
+        echo(wrap_text(f"skipped: {line} (--explain says why)", width), err=True)
+    for skip in shown:
+        echo(wrap_text(f"skipped: {skip}", width), err=True)
 
 
 def _routing_warning(sysm, collective: str | None = None) -> None:
@@ -154,8 +167,10 @@ def schedule_cmd(algorithm, system, collective, sizes, params, out, trace) -> No
             from ..interop.trace_optical import write_schedule_trace
             bar.update(description=f"writing {trace}")
             write_schedule_trace(trace, sched)
-    click.echo(f"wrote {where}: {sched.algorithm} {sched.collective.kind}, {report.steps} steps (time slots), "
-               f"{report.transfers} transfers, verified", err=out == "-")
+    from ..kinds.base import counted
+    click.echo(f"wrote {where}: {sched.algorithm} {sched.collective.kind}, {counted(report.steps, 'step')} "
+               f"({'time slot' if report.steps == 1 else 'time slots'}), {counted(report.transfers, 'transfer')}, "
+               "verified", err=out == "-")
 
 
 @click.command("verify", cls=StrictCommand)
@@ -195,14 +210,16 @@ def verify_cmd(file, out: Output) -> None:
             emit_one(out, {**head, **error_record(exc)}, "")
         raise
     from ..cost import block_steps
+    from ..kinds.base import counted, model_for
     summary = {"file": file, "algorithm": sched.algorithm, "collective": sched.collective.kind,
                "nodes": sched.system.nodes, **asdict(report), "slots": report.slots,
                "block_steps": block_steps(sched), "time_s": report.time_s, "valid": True}
+    blocks = summary["block_steps"]
+    facts = [counted(report.steps, "step") + (" (time slot)" if report.steps == 1 else " (time slots)"),
+             f"{blocks:.6g} block time{'' if blocks == 1 else 's'}",
+             counted(report.transfers, "transfer"), *model_for(sched.system).report_facts(sched, report)]
     emit_one(out, summary, f"valid: {sched.collective.kind} on {sched.system.kind} N={sched.system.nodes}, "
-                           f"{report.steps} steps (time slots), {summary['block_steps']:.6g} block-steps, "
-                           f"{report.transfers} transfers, "
-                           f"{report.wavelengths_used} wavelengths, "
-                           f"time {format_time(summary['time_s'])}")
+                           f"{', '.join(facts)}, time {format_time(summary['time_s'])}")
 
 
 @click.command("topology", cls=StrictCommand)
@@ -271,6 +288,7 @@ def simulate_cmd(target, system, collective, sizes, params, mode, trace, out: Ou
 
     JSON has per-step times and per-link utilisation too; CSV and TSV have one row per size.
     """
+    from ..kinds.base import counted
     from ..pipeline import verify
     from ..sim import simulate
     from .columns import print_legend
@@ -315,7 +333,7 @@ def simulate_cmd(target, system, collective, sizes, params, mode, trace, out: Ou
                  f"{sched.system.kind} N={sched.system.nodes} ({mode}): "
                  f"simulated {format_time(result.total_time_s)}, "
                  f"alpha-beta {format_time(docs[-1]['alpha_beta_time_s'])}, "
-                 f"{len(result.step_time_s)} steps, max link load {result.max_link_load}")
+                 f"{counted(len(result.step_time_s), 'step')}, max link load {result.max_link_load}")
     if out.format == "json":
         emit_json(docs if sizes.sweep else docs[0])
     elif out.format != "table":  # csv, tsv: the scalars, one row per size

@@ -119,6 +119,7 @@ def _import(file, system, size, root, out, limits, fmt: Output) -> None:
     from ..core.errors import CollsimError
     from ..core.units import format_time, parse_size
     from ..interop.msccl import import_msccl, read_xml
+    from ..kinds.base import counted
     from .io import write_schedule
     from .output import error_record
     head = {"file": file}
@@ -141,5 +142,6 @@ def _import(file, system, size, root, out, limits, fmt: Output) -> None:
     chans = f"{algo.nchannels} channel{'s' * (algo.nchannels != 1)}"
     emit_one(fmt, rec, f"valid: {algo.coll} MSCCL XML on {algo.ngpus} gpus ({sched.system.kind}), "
                        f"{chans}, {got.thread_blocks} thread blocks, {got.msccl_steps} MSCCL steps "
-                       f"({got.nops} nop) -> {sched.num_steps} steps (time slots), {len(sched)} transfers, "
+                       f"({got.nops} nop) -> {counted(sched.num_steps, 'step')} "
+                       f"({'time slot' if sched.num_steps == 1 else 'time slots'}), {counted(len(sched), 'transfer')}, "
                        f"time {format_time(got.time_s)}" + (f"; wrote {out}" if out else ""))

@@ -138,7 +138,9 @@ def _kind_of(spec: Any) -> type | None:
         path = Path(str(spec).strip())
         if path.suffix.lower() == ".toml" and path.is_file():
             import tomllib
-            return system_kind(str(tomllib.loads(path.read_text())["system"]["kind"]).strip().lower())
+
+            from ..core.reading import read_text  # the one reader (size limit)
+            return system_kind(str(tomllib.loads(read_text(path))["system"]["kind"]).strip().lower())
     except Exception:  # noqa: BLE001 - load_system says what is wrong with it
         return None
     return None
@@ -219,7 +221,7 @@ def pack(system: Any, nodes: int | None = None, wavelengths: int | None = None, 
         link_bandwidth_bytes_per_s=None if link_bandwidth is None else parse_bandwidth(link_bandwidth),
         link_latency_s=None if link_latency is None else parse_time(link_latency),
         startup_s=None if startup is None else parse_time(startup), radix=radix,
-        selection=None if select is None else _value(select),
+        selection=None if select is None else _value(select, "--select"),
         params=tuple(parse_params(system_params, "--system-param/-S").items()), strategy=strategy or "first-fit")
 
 
@@ -288,19 +290,16 @@ def parse_params(items: tuple[str, ...], option: str = "--param") -> dict:
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise InputError(f"{option} expects key=value, got {item!r}")
-        out[key.strip()] = _value(raw.strip())
+        out[key.strip()] = _value(raw.strip(), f"{option.split('/')[-1]} {key.strip()}")
     return out
 
 
-def _value(raw: str):
+def _value(raw: str, what: str):
+    """An int, a float, a tuple of them (``4,4``) or the text: numbers by the one digit rule (core.numbers)."""
+    from ..core.numbers import parse_number
     if "," in raw:
-        return tuple(_value(p) for p in raw.split(",") if p)
-    for cast in (int, float):
-        try:
-            return cast(raw)
-        except ValueError:
-            pass
-    return raw
+        return tuple(_value(p, what) for p in raw.split(",") if p)
+    return parse_number(raw, what, otherwise=raw)
 
 
 class StrictCommand(click.Command):
@@ -335,7 +334,8 @@ class StrictCommand(click.Command):
         list of str
             What click's own parsing returns.
         """
-        _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        opts, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        _ascii_numbers(opts, order)
         counts: dict[str, int] = {}
         for param in order:
             if isinstance(param, click.Option) and not (param.multiple or param.count or param.is_flag):
@@ -345,6 +345,20 @@ class StrictCommand(click.Command):
                     raise click.UsageError(f"{names} was given {sum(p is param for p in order)} times; give it "
                                            f"once (it takes one value)", ctx)
         return super().parse_args(ctx, args)
+
+
+def _ascii_numbers(opts: dict, params: list) -> None:
+    """Refuse a number in other digits (``-n ８``) given to a numeric option or argument: click reads numbers
+    with Python's ``int()``, which reads every script's digits; collsim reads 0-9 only (core.numbers)."""
+    from ..core.numbers import parse_number
+    for param in dict.fromkeys(params):
+        if not isinstance(param.type, (click.types.IntParamType, click.types.FloatParamType)):
+            continue
+        given = opts.get(param.name)
+        for value in given if isinstance(given, (list, tuple)) else [given]:
+            if isinstance(value, str):
+                parse_number(value, "/".join(param.opts) or param.name,
+                             integer=isinstance(param.type, click.types.IntParamType), otherwise=None)
 
 
 def given_options(ctx: click.Context, exclude: tuple[str, ...] = ()) -> list[str]:

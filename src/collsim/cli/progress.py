@@ -1,9 +1,14 @@
-"""A progress bar with an ETA for long work, on a terminal only.
+"""Progress of long work: a bar with an ETA on a terminal, a line at least every 30 s elsewhere.
 
-The bar goes to stderr, appears only once the work has taken ``delay`` seconds (2 by
-default; ``COLLSIM_PROGRESS_DELAY`` overrides it) and only when stderr is a terminal
-(not ``TERM=dumb``), and disappears when the work ends: piped or redirected output never
-holds progress text or terminal control codes.
+On a terminal (stderr, not ``TERM=dumb``) the bar appears only once the work has taken
+``delay`` seconds (2 by default; ``COLLSIM_PROGRESS_DELAY`` overrides it) and disappears when
+the work ends.  When stderr is not a terminal (a file, a pipe, a batch job's log) there is no
+bar and no terminal control code; instead, work that runs for a while says so in plain lines,
+one at least every ``interval`` seconds (:data:`INTERVAL_S`, 30; ``COLLSIM_PROGRESS_INTERVAL``
+overrides it, 0 for a line at every step): what runs and how far it is (``tuning 4MiB: 120 of
+900, 0:00:30 elapsed, ETA 0:01:40``).  Work shorter than the interval prints nothing.  A line
+is written when the work reports progress and the interval has passed, and by a timer thread
+when it does not (one long build): every command that shows a :class:`ProgressBar` gets both.
 """
 
 from __future__ import annotations
@@ -39,11 +44,23 @@ def _hms(seconds: float) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def _delay(default: float) -> float:
+INTERVAL_S = 30.0
+"""When stderr is not a terminal, the longest time long work goes without a line saying how far it is."""
+
+
+def _seconds(variable: str, default: float) -> float:
+    """A non-negative number of seconds from the environment variable, else ``default`` (a bad value too)."""
+    from ..core.errors import InputError
+    from ..core.numbers import parse_number
+    text = os.environ.get(variable, "").strip()
     try:
-        return max(0.0, float(os.environ.get("COLLSIM_PROGRESS_DELAY", default)))
-    except ValueError:
+        return max(0.0, float(parse_number(text, variable))) if text else default
+    except InputError:
         return default
+
+
+def _delay(default: float) -> float:
+    return _seconds("COLLSIM_PROGRESS_DELAY", default)
 
 
 class ProgressBar:
@@ -59,11 +76,16 @@ class ProgressBar:
         Seconds of work before the bar appears (default 2); with 0 the bar is drawn at once, before
         the work starts.
     clock : callable, optional
-        The time source, seconds as a float (default :func:`time.monotonic`): the elapsed time
-        and the ETA are read from it (a test passes a fake clock).
+        The time source, seconds as a float (default :func:`time.monotonic`): the elapsed time,
+        the ETA and when a line is due are read from it (a test passes a fake clock).
     console : rich.console.Console, optional
         Where the bar is drawn (default: a console on stderr, and only when stderr is a terminal);
         given, the bar is drawn on it when it is a terminal.
+    interval : float, optional
+        Off a terminal: the most seconds between two progress lines (default :data:`INTERVAL_S`,
+        or ``COLLSIM_PROGRESS_INTERVAL``); 0 writes a line at every update.
+    log : file, optional
+        Off a terminal: where the lines go (default stderr).
 
     Examples
     --------
@@ -72,10 +94,19 @@ class ProgressBar:
     ...         bar.update(i + 1)
     >>> bar.completed
     3
+    >>> import io
+    >>> now, log = [0.0], io.StringIO()                  # a fake clock: no real time passes
+    >>> with ProgressBar("building", total=4, clock=lambda: now[0], log=log) as bar:
+    ...     bar.update(1)                                # at once: no line
+    ...     now[0] += 30
+    ...     bar.update(2)                                # 30 s later: a line
+    >>> log.getvalue()
+    'building: 2 of 4, 0:00:30 elapsed, ETA 0:01:00\\n'
     """
 
     def __init__(self, description: str, total: int | None = None, *, delay: float = 2.0,
-                 clock: Callable[[], float] = time.monotonic, console: Any = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, console: Any = None, interval: float | None = None,
+                 log: Any = None) -> None:
         self.description = self._base = description
         self.total = total
         self._begun = 0
@@ -91,10 +122,20 @@ class ProgressBar:
         self._console = console
         self._t0 = clock()
         self._first: tuple[float, int] | None = None  # when the first unit was done, and how many
+        self._interval = _seconds("COLLSIM_PROGRESS_INTERVAL", INTERVAL_S) if interval is None else max(0.0, interval)
+        self._log = log
+        self._lines = False  # off a terminal: progress lines instead of a bar
+        self._said = 0.0  # when the last line was written (or the work began)
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
 
     def __enter__(self) -> ProgressBar:
-        self._t0 = self._now()
+        self._t0 = self._said = self._now()
         if not (progress_enabled() if self._console is None else self._console.is_terminal):
+            self._lines = True
+            if self._interval > 0:  # a line even when the work says nothing for a while (one long build)
+                self._beat = threading.Thread(target=self._beating, name="collsim-progress", daemon=True)
+                self._beat.start()
             return self
         if self._delay == 0:  # drawn before the work starts, whatever the machine's load
             self._start()
@@ -130,6 +171,52 @@ class ProgressBar:
             t1, d1 = (t1, d1) if done > d1 else (self._t0, 0)
             left = (now - t1) * (total - done) / (done - d1)
         return f"{_hms(now - self._t0)} elapsed, ETA {'-:--:--' if left is None else _hms(left)}"
+
+    def line(self) -> str:
+        """What runs and how far it is, in one line (what is written off a terminal).
+
+        Returns
+        -------
+        str
+            ``"tuning 4MiB: 120 of 900, 0:00:30 elapsed, ETA 0:01:40"``; without a total,
+            ``"synthesizing, 0:00:30 elapsed"`` (and the units done, if any).
+
+        Examples
+        --------
+        >>> ProgressBar("sweep", total=40, clock=lambda: 0.0).line()
+        'sweep: 0 of 40, 0:00:00 elapsed, ETA -:--:--'
+        """
+        if self.total:
+            return f"{self.description}: {self.completed} of {self.total}, {self.clock()}"
+        done = f": {self.completed} done" if self.completed else ""
+        return f"{self.description}{done}, {_hms(self._now() - self._t0)} elapsed"
+
+    def _say(self, force: bool = False) -> None:
+        """Off a terminal: write :meth:`line` if ``interval`` seconds have passed since the last one."""
+        with self._lock:
+            now = self._now()
+            if self._done or not self._lines or (now - self._said < self._interval and not force):
+                return
+            self._said = now
+            text = self.line()
+        stream = self._log if self._log is not None else sys.stderr
+        if stream is None:
+            return
+        from .text import plain
+        try:
+            stream.write(plain(text, stream) + "\n")
+            stream.flush()
+        except (OSError, ValueError):  # stderr gone (closed, a full disk): progress is not worth failing for
+            pass
+
+    def _beating(self) -> None:
+        """The timer thread off a terminal: a line whenever the work has said nothing for ``interval`` seconds."""
+        while True:
+            with self._lock:
+                left = self._interval - (self._now() - self._said)
+            if self._stop.wait(max(left, 0.05 * self._interval, 0.01)):
+                return
+            self._say()
 
     def _start(self) -> None:
         from rich.console import Console
@@ -181,6 +268,8 @@ class ProgressBar:
             if self._progress is not None:
                 self._progress.update(self._task, completed=self.completed, total=self.total,
                                       description=self.description)
+        if self._lines:
+            self._say()
 
     def begin(self, label: str) -> None:
         """One more unit starts (the one before it is done): ``compare``'s ``progress`` hook.
@@ -227,5 +316,8 @@ class ProgressBar:
             if self._timer is not None:
                 self._timer.cancel()
             progress, self._progress = self._progress, None
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join(timeout=1.0)
         if progress is not None:
             progress.stop()

@@ -65,21 +65,25 @@ def _sweep(file, store_path, jobs, pool, max_points: int = 100_000) -> None:
     from .progress import progress_enabled
     grid = read_sweep(file, max_points=max_points)
     check_sweep(grid, jobs if pool is None else 1)  # before the store is opened: bad input changes nothing
-    if grid.skipped:
-        echo(f"left out {len(grid.skipped)} kind(s) of combination that do not apply:", err=True)
-        for reason in grid.skipped:
-            echo(f"  skipped: {reason}", err=True)
-    t0 = time.monotonic()
     writable_file(store_path, "the results store")  # a read-only folder, a name too long: before any point
-    # a full disk or a read-only store: one line naming the store; every point committed before is kept
-    with naming(store_path), Store(store_path) as store, ProgressBar("sweep", total=len(grid)) as bar:
-        def progress(done: int, total: int, record: dict | None) -> None:
-            if done == 0 and not progress_enabled():  # no bar: say once what is about to run
-                echo(f"sweep: {len(grid)} points, {len(grid) - total} finished before, {total} to run into "
-                     f"{store_path}", err=True)
-            rate = done / max(time.monotonic() - t0, 1e-9)
-            bar.update(done, total=total, description=f"sweep ({rate:.1f} points/s)")
-        summary = run_sweep(grid, store, jobs=jobs, progress=progress, executor=pool)
+    # the store is opened before anything is said: an error (not a database, a read-only file system) comes
+    # first, in one line naming the store; a full disk later keeps every point committed before
+    with naming(store_path), Store(store_path) as store:
+        if grid.skipped:
+            from ..kinds.base import counted
+            echo(f"left out {counted(len(grid.skipped), 'kind')} of combination that "
+                 f"{'does' if len(grid.skipped) == 1 else 'do'} not apply:", err=True)
+            for reason in grid.skipped:
+                echo(f"  skipped: {reason}", err=True)
+        t0 = time.monotonic()
+        with ProgressBar("sweep", total=len(grid)) as bar:
+            def progress(done: int, total: int, record: dict | None) -> None:
+                if done == 0 and not progress_enabled():  # no bar: say once what is about to run
+                    echo(f"sweep: {len(grid)} points, {len(grid) - total} finished before, {total} to run into "
+                         f"{store_path}", err=True)
+                rate = done / max(time.monotonic() - t0, 1e-9)
+                bar.update(done, total=total, description=f"sweep ({rate:.1f} points/s)")
+            summary = run_sweep(grid, store, jobs=jobs, progress=progress, executor=pool)
     click.echo(f"{summary['points']} points: {summary['run']} run, {summary['finished']} skipped as finished, "
                f"{summary['failed']} failed; store {store_path}")
 

@@ -21,7 +21,7 @@ from .text import _encoding, plain
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["TableColumn", "console", "print_table", "text_of", "text_width", "wrap_text"]
+__all__ = ["TableColumn", "console", "print_table", "text_of", "text_width", "wrap_text", "wrap_title"]
 
 
 def _jsonable(value: Any) -> Any:
@@ -128,9 +128,11 @@ PIPED_WIDTH = 200
 
 def _piped_width() -> int:
     """The width text wraps at when the output is not a terminal: ``COLUMNS`` if set, else 200."""
+    from ..core.errors import InputError
+    from ..core.numbers import parse_number
     try:
-        return max(int(os.environ.get("COLUMNS", "")), 20)
-    except ValueError:
+        return max(parse_number(os.environ.get("COLUMNS", ""), "COLUMNS", integer=True), 20)
+    except InputError:
         return PIPED_WIDTH
 
 
@@ -169,6 +171,33 @@ def wrap_text(text: str, width: int) -> str:
                 line += glue + piece
         out.append(line)
     return "\n".join(out)
+
+
+def wrap_title(text: str, width: int) -> str:
+    """A title wrapped to ``width`` between its clauses (at ``", "``), so that no line ends in a comma.
+
+    A clause wider than ``width`` wraps at spaces (:func:`wrap_text`).  rich would wrap a title at any
+    space, leaving ``"N=13, switch:13:300GB/s:1us,"`` above ``"lower bound 168.8 µs"``; here the line
+    break stands for the comma.
+
+    Examples
+    --------
+    >>> print(wrap_title("allgather of 4MiB per node, total 52MiB on h: N=13, switch:13, lower bound 1 ms", 60))
+    allgather of 4MiB per node, total 52MiB on h: N=13
+    switch:13, lower bound 1 ms
+    """
+    from rich.cells import cell_len
+    lines: list[str] = []
+    for para in text.split("\n"):
+        line = ""
+        for clause in para.split(", "):
+            longer = f"{line}, {clause}" if line else clause
+            if line and cell_len(longer) > width:
+                lines.append(line)
+                longer = clause
+            line = longer
+        lines.append(line)
+    return "\n".join(wrap_text(line, width) if cell_len(line) > width else line for line in lines)
 
 
 _TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
@@ -354,8 +383,12 @@ def print_table(title: str | None, cols: Sequence[TableColumn], *, caption: Iter
     for i, part in enumerate(parts):
         if not out.is_terminal:  # piped: numbers never wrap; text wraps at COLUMNS, else 200 columns
             out.width = max(least(part), min(natural(part), _piped_width()), 20)
-        table = _table(title if i == 0 else None, part, None if len(parts) > 1 else "\n".join(lines) or None,
-                       ascii_only, wrap_widths(part, out.width))
+        widths = wrap_widths(part, out.width)
+        shown = None
+        if i == 0 and title:  # wrapped between clauses to the table's width (rich would break at any space)
+            bare = _table(None, part, None, ascii_only, widths)
+            shown = wrap_title(title, min(out.width, Measurement.get(out, out.options, bare).maximum))
+        table = _table(shown, part, None if len(parts) > 1 else "\n".join(lines) or None, ascii_only, widths)
         _print(out, table)
     if len(parts) > 1:  # under stacked parts, the notes take the terminal's width
         from rich.text import Text

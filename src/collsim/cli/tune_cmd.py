@@ -165,7 +165,7 @@ def tune_cmd(system, collective, min_size, max_size, factor, step, total, algori
     from ..experiments.store import Store
     from ..experiments.tune import tunable, tune
     from ..experiments.tune_rules import rules_document
-    from ..kinds.base import format_number, model_for
+    from ..kinds.base import counted, format_number, model_for
     from .sizes import SizeRequest
     if no_store and store_path is not None:
         raise click.UsageError("--store and --no-store contradict each other")
@@ -238,29 +238,42 @@ def tune_cmd(system, collective, min_size, max_size, factor, step, total, algori
             for note in _notes(result, rules_file, figure_file):  # under the table, wrapped as prose
                 echo(wrap_text(note, text_width()))
         emit(out, rows, table)
-    echo(f"tune: {len(result.trials)} trials: {result.built} built and verified, "
-         + (f"{result.from_store} read from the store {where}" if where is not None else
-            "no store (--no-store)" if no_store else "no store (the cache could not be used)"),
-         err=True)
-    failed = [t for t in result.trials if t.error is not None and not t.verified and t.time_s is not None]
+    echo(_summary(result, where, no_store), err=True)
+    failed = [t for t in result.trials if t.outcome == "failed verification"]
     if failed:
-        echo(f"collsim: {len(failed)} schedule(s) failed verification, first {failed[0].choice} at "
+        echo(f"collsim: {counted(len(failed), 'schedule')} failed verification, first {failed[0].choice} at "
              f"{failed[0].size_bytes} B: {failed[0].error}", err=True)
         sys.exit(1)
+
+
+def _summary(result, where, no_store: bool) -> str:
+    """The line on standard error that counts what became of the trials: each is counted once, as built
+    and verified, failed verification or could not be built now, or read from the store."""
+    from ..kinds.base import counted
+    n = len(result.trials)
+    parts = [f"{result.built} built and verified"]
+    parts += [f"{k} {what}" for k, what in ((result.failed, "failed verification"),
+                                            (result.unbuilt, "could not be built")) if k]
+    if where is not None:
+        parts.append(f"{result.from_store} read from the store {where}")
+    else:
+        parts.append("no store (--no-store)" if no_store else "no store (the cache could not be used)")
+    return f"tune: {counted(n, 'trial')}: " + ", ".join(parts)
 
 
 def _notes(result, rules_file, figure_file) -> list[str]:
     """Caption lines: the kind's (:meth:`~collsim.kinds.base.KindModel.tune_notes`), what was never eligible
     and why, what could not be built, the files written."""
-    from ..kinds.base import model_for
+    from ..kinds.base import counted, model_for
     eligible = {t.algorithm for t in result.trials if t.eligible}
     infeasible = sorted({t.algorithm for t in result.trials if t.feasible is False} - eligible)
     notes = model_for(result.system).tune_notes(result.system, result.trials)
     if infeasible:
         notes.append(f"never picked, no physically feasible schedule under the device values: {', '.join(infeasible)}")
-    unbuilt = [t for t in result.trials if t.time_s is None]
+    unbuilt = [t for t in result.trials if t.outcome == "could not be built"]
     if unbuilt:
-        notes.append(f"{len(unbuilt)} trial(s) could not be built, e.g. {unbuilt[0].choice}: {unbuilt[0].error}")
+        notes.append(f"{counted(len(unbuilt), 'trial')} could not be built, e.g. {unbuilt[0].choice}: "
+                     f"{unbuilt[0].error}")
     notes += [f"skipped: {why}" for why in result.skipped]
     notes += [f"wrote {p}" for p in (rules_file, figure_file) if p]
     return notes

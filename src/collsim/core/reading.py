@@ -1,6 +1,7 @@
 """Reading files safely: a regular file of bounded size, standard input, or a pipe.
 
-Every file collsim reads goes through :func:`read_bytes` (or :func:`open_for_reading`):
+Every file collsim reads goes through :func:`read_bytes` (or :func:`open_for_reading`, or
+:func:`read_text` for a text file such as a system TOML file):
 a regular file up to :data:`MAX_READ_BYTES`, standard input, or a pipe; a device
 (``/dev/zero``), a folder or a socket is refused before a byte is read, so no input
 can make collsim read without end.
@@ -160,6 +161,48 @@ def read_bytes(path: str | os.PathLike | None, *, limit: int = MAX_READ_BYTES,
     name = name or os.fsdecode(path)
     with open_for_reading(path, limit=limit, error=error, name=name) as fh:
         return _read_limited(fh, name, limit, error)
+
+
+def read_text(path: str | os.PathLike, *, limit: int = MAX_READ_BYTES, error: type[Exception] = InputError,
+              name: str | None = None) -> str:
+    """The contents of a text file (UTF-8, as TOML files are), read by :func:`read_bytes`.
+
+    Parameters
+    ----------
+    path : str or path
+        The file (not standard input).
+    limit : int, optional
+        The most bytes accepted (default :data:`MAX_READ_BYTES`).
+    error : exception class, optional
+        What to raise (default :class:`InputError`).
+    name : str, optional
+        What to call the file in messages (default its path; ``system file ring.toml``, say).
+
+    Returns
+    -------
+    str
+        The text.
+
+    Raises
+    ------
+    error
+        As :func:`read_bytes` (a missing file, a folder, a device such as ``/dev/zero``, a file above
+        ``limit``), or for bytes that are not UTF-8 text.
+
+    Examples
+    --------
+    >>> try:
+    ...     read_text("/dev/zero", name="system file /dev/zero")
+    ... except InputError as exc:
+    ...     print(str(exc).split(",")[0])
+    cannot read system file /dev/zero: it is a character device
+    """
+    name = name or os.fsdecode(path)
+    data = read_bytes(path, limit=limit, error=error, name=name)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise error(f"cannot read {name}: it is not a text file (UTF-8)") from None
 
 
 def _read_limited(fh, name: str, limit: int, error: type[Exception]) -> bytes:

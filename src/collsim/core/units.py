@@ -31,6 +31,8 @@ import re
 from fractions import Fraction
 
 from .errors import InputError
+from .numbers import ascii_digits as _ascii_digits
+from .numbers import parse_number
 from .validate import is_integer, is_number, positive_integer
 
 MAX_SIZE_BYTES = 2**63 - 1
@@ -185,6 +187,7 @@ def parse_size(text: str | int) -> int:
     else:
         raw = str(text).strip()
         text = _Shown(text)
+        _ascii_digits(raw, "size", text)
         _miscased(raw, "size", text, rate=False)
         m = _SIZE_RE.fullmatch(raw)
         if not m:
@@ -234,6 +237,7 @@ def parse_bandwidth(text: str | float) -> float:
     else:
         raw = str(text).strip()
         text = _Shown(text)
+        _ascii_digits(raw, "bandwidth", text)
         _miscased(raw, "bandwidth", text, rate=True)
         m = _RATE_RE.fullmatch(raw)
         if not m:
@@ -270,6 +274,7 @@ def parse_time(text: str | float) -> float:
     if is_number(text):
         value = float(text)
     else:
+        _ascii_digits(str(text).strip(), "time", text)
         m = re.fullmatch(_NUM + r"\s*(s|ms|us|µs|ns|ps)?", str(text).strip())
         if not m:
             raise InputError(f"invalid time {text!r}: use e.g. 1us, 500ns or 2.5e-5")

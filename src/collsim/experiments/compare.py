@@ -15,6 +15,7 @@ from ..core.units import format_size, parse_size
 from ..pipeline import Result  # the one result row (collsim.Result): compare's rows are its rows
 from ..pipeline import run
 from ..systems import load_system
+from .skip import Skip
 
 __all__ = ["ALGORITHM_FAILURES", "Result", "applicable", "compare", "placement_params", "run_one"]
 
@@ -196,7 +197,7 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
             algorithms: Iterable[str] | None = None, strategy: str = "first-fit",
             progress: Callable[[str], None] | None = None, params: dict[str, Any] | None = None,
             total_size: str | int | None = None, root: int | None = None, shift: int | None = None,
-            sizes: Iterable[str | int] | SizeSweep | None = None, **overrides: Any) -> tuple[list[Result], list[str]]:
+            sizes: Iterable[str | int] | SizeSweep | None = None, **overrides: Any) -> tuple[list[Result], list[Skip]]:
     """Build, verify and time several algorithms side by side.
 
     Parameters
@@ -236,12 +237,12 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     Returns
     -------
     tuple
-        ``(results, skipped)``: rows in algorithm order (size by size with ``sizes``), and a note per algorithm
-        in scope that cannot run this instance (only when ``algorithms`` is None): one that
-        cannot honour ``root`` or ``shift`` is skipped with a note.  An algorithm (requested
-        or not) that fails with an error of its own (:data:`ALGORITHM_FAILURES`) while it is
-        built, verified and timed is skipped too, with the note ``"<name> failed on this
-        instance: <error>"``; the others still run.
+        ``(results, skipped)``: rows in algorithm order (size by size with ``sizes``), and a
+        :class:`~collsim.experiments.skip.Skip` per algorithm not run: one in scope that does not
+        apply to this instance (only when ``algorithms`` is None; one that cannot honour ``root``
+        or ``shift`` too), and one (requested or not) that fails with an error of its own
+        (:data:`ALGORITHM_FAILURES`) while it is built, verified and timed, ``failed=True``,
+        noted ``"<name> failed on this instance: <error>"``; the others still run.
 
     Raises
     ------
@@ -282,7 +283,7 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
             raise InputError("sizes is empty: give at least one size")
     else:
         all_sizes = [parse_size("4MiB" if size is None else size)]
-    skipped: list[str] = []
+    skipped: list[Skip] = []
     if params is not None and not isinstance(params, Mapping):
         raise InputError(f"params must be a mapping of parameter names to values, got {params!r}")
     params = dict(params or {})
@@ -298,10 +299,10 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
                 except UnsupportedError as exc:
                     reason = str(exc)
             if reason is not None:
-                skipped.append(reason)
+                skipped.append(Skip(name, reason))
         if not chosen:
             raise UnsupportedError(f"no registered algorithm implements {coll} on {sysm.kind} systems here"
-                                   + (f" ({'; '.join(skipped)})" if skipped and (root or shift) else ""))
+                                   + (f" ({'; '.join(map(str, skipped))})" if skipped and (root or shift) else ""))
     else:
         for spec in [get_algorithm(a) for a in algorithms]:
             spec.check(sysm, coll)
@@ -331,8 +332,8 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
             finally:  # what this algorithm freed goes back to the system, not kept for the next (tune_malloc)
                 from .._malloc import release_memory
                 release_memory()
-            if note is not None and note not in skipped:
-                skipped.append(note)
+            if note is not None and Skip(name, note, failed=True) not in skipped:
+                skipped.append(Skip(name, note, failed=True))
     if failures and not results:
         raise failures[0]
     return results, skipped

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterable, Sequence
 
 from ..algorithms import get_algorithm
-from ..core.collective import canonical_collective
+from ..core.collective import canonical_collective, make_collective
 from ..core.errors import CollsimError, InputError, UnsupportedError
 from ..core.system import System
 from ..core.totals import total_bytes
@@ -31,11 +31,14 @@ from ..systems import load_system
 from .compare import applicable, run_one
 from .store import Store, canonical_json
 
-__all__ = ["TIE_RTOL", "Choice", "Trial", "Tuning", "tunable", "tune"]
+__all__ = ["OUTCOMES", "TIE_RTOL", "Choice", "Trial", "Tuning", "tunable", "tune"]
 
 # Times this close (relative) are a tie, broken by algorithm name then parameters: two schedules that
 # move the same bytes over the same channels differ only by rounding, and the pick must not flicker.
 TIE_RTOL = 1e-9
+
+OUTCOMES = ("built and verified", "failed verification", "could not be built")
+"""What can become of a trial (:attr:`Trial.outcome`), in the order ``collsim tune`` counts them."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,21 @@ class Trial:
         """Verified, not infeasible, with a finite positive time: a trial that may be recommended."""
         return (self.verified and self.error is None and self.feasible is not False and self.time_s is not None
                 and math.isfinite(self.time_s) and self.time_s > 0)
+
+    @property
+    def outcome(self) -> str:
+        """What became of the trial, one of :data:`OUTCOMES`: its schedule was built and verified, was built
+        and failed verification, or could not be built (no row: an algorithm that cannot build this instance,
+        a schedule refused by the memory limit ...).
+
+        Examples
+        --------
+        >>> Trial("ring", {}, 1024, None, None, None, None, False, "too big").outcome
+        'could not be built'
+        """
+        if self.verified and self.error is None:
+            return OUTCOMES[0]
+        return OUTCOMES[1] if self.time_s is not None else OUTCOMES[2]
 
     @property
     def choice(self) -> str:
@@ -164,16 +182,21 @@ class Tuning:
         Every trial, by size, then algorithm, then candidate order.
     choices : tuple of Choice
         One per size, increasing.
-    built, from_store : int
-        Trials built and verified now, and trials read from the store.
     skipped : tuple of str, optional
         Algorithms in scope that cannot run this instance, with the reason.
+
+    Attributes
+    ----------
+    built, failed, unbuilt, from_store : int
+        What became of the trials, counted from them (each trial is counted once): built now and
+        verified, built now and failed verification, tried now and could not be built, read from
+        the results store (whatever their outcome, :attr:`Trial.outcome`).
 
     Examples
     --------
     >>> t = tune("ring", "allgather", [1024], nodes=4, algorithms=["ring"])
-    >>> t.choices[0].best.algorithm, t.built, t.from_store
-    ('ring', 1, 0)
+    >>> t.choices[0].best.algorithm, t.built, t.failed, t.unbuilt, t.from_store
+    ('ring', 1, 0, 0, 0)
     """
 
     system: System
@@ -181,9 +204,30 @@ class Tuning:
     strategy: str
     trials: tuple[Trial, ...]
     choices: tuple[Choice, ...]
-    built: int
-    from_store: int
     skipped: tuple[str, ...] = field(default=())
+
+    def _now(self, outcome: str) -> int:
+        return sum(not t.cached and t.outcome == outcome for t in self.trials)
+
+    @property
+    def built(self) -> int:
+        """Trials built and verified now (not read from the store)."""
+        return self._now(OUTCOMES[0])
+
+    @property
+    def failed(self) -> int:
+        """Trials built now whose schedule failed verification."""
+        return self._now(OUTCOMES[1])
+
+    @property
+    def unbuilt(self) -> int:
+        """Trials tried now that could not be built."""
+        return self._now(OUTCOMES[2])
+
+    @property
+    def from_store(self) -> int:
+        """Trials read from the results store (whatever their outcome)."""
+        return sum(t.cached for t in self.trials)
 
 
 def _fastest(trials: list[Trial]) -> Trial | None:
@@ -227,6 +271,10 @@ def tunable(system: System, collective: str, algorithms: Iterable[str] | None = 
 
     Raises
     ------
+    MemoryLimitError
+        If no explicit schedule of the collective on this system fits in collsim's memory limit
+        (:func:`~collsim.core.collective.make_collective`'s estimate, in the message): refused before
+        any algorithm is looked at.
     UnsupportedError
         If a named algorithm cannot run this instance, or none can.
     UnknownNameError
@@ -239,6 +287,7 @@ def tunable(system: System, collective: str, algorithms: Iterable[str] | None = 
     (True, True)
     """
     coll = canonical_collective(collective)
+    make_collective(coll, system.nodes, 1)  # the fewest deliveries any schedule needs must fit: else refuse now
     if algorithms is None:
         found = applicable(system, coll)
         names, skipped = [n for n, why in found if why is None], [why for _, why in found if why is not None]
@@ -282,14 +331,22 @@ def tune(system: str | System, collective: str, sizes: Sequence[int], *, algorit
     Returns
     -------
     Tuning
-        Trials, one :class:`Choice` per size, and build/store counts.
+        Trials, one :class:`Choice` per size, and what became of them (built and verified, failed
+        verification, could not be built, read from the store).
 
     Raises
     ------
     InputError
         For no sizes or a bad size.
+    MemoryLimitError
+        If no schedule of the collective fits in collsim's memory limit (before any trial), as
+        :func:`tunable`.
     UnsupportedError
         If a named algorithm cannot run this instance, or none can.
+    CollsimError
+        The first trial's error when no trial could be built at all (as :func:`~.compare.compare`
+        raises when every algorithm fails): a tuning with nothing to pick from is refused, not
+        printed as a table of "none feasible".
 
     Examples
     --------
@@ -308,7 +365,7 @@ def tune(system: str | System, collective: str, sizes: Sequence[int], *, algorit
     part_class = model_for(sysm).part_class
     part_keys = tuple(f.name for f in fields(part_class)) if part_class is not None else ()
     trials: list[Trial] = []
-    built = 0
+    first_error: CollsimError | None = None
     for i, (size, name, params) in enumerate(plan):
         if progress:
             progress(i, len(plan), format_size(size))
@@ -320,12 +377,16 @@ def tune(system: str | System, collective: str, sizes: Sequence[int], *, algorit
                 row = run_one(name, sysm, coll, size, strategy=strategy, **params).to_json()
             except CollsimError as exc:
                 row = {"error": str(exc), "error_type": type(exc).__name__}
-            built += 1
+                first_error = first_error or exc
             if store is not None:
                 store.put(point, row)
         trials.append(_trial(name, params, size, row, rec is not None, part_keys))
     if progress:
         progress(len(plan), len(plan), "done")
+    if trials and all(t.outcome == OUTCOMES[2] for t in trials):  # nothing to pick from: refused, as compare refuses
+        first = trials[0]
+        raise first_error or UnsupportedError(f"no trial could be built (as the results store recorded), e.g. "
+                                              f"{first.choice} at {format_size(first.size_bytes)}: {first.error}")
     choices = []
     for size in sizes:
         here = [t for t in trials if t.size_bytes == size]
@@ -333,4 +394,4 @@ def tune(system: str | System, collective: str, sizes: Sequence[int], *, algorit
         best = _fastest(ok)
         runner = _fastest([t for t in ok if best is not None and t.algorithm != best.algorithm])
         choices.append(Choice(size, total_bytes(coll, sysm.nodes, size), best, runner, len(here), len(ok)))
-    return Tuning(sysm, coll, strategy, tuple(trials), tuple(choices), built, len(plan) - built, tuple(skipped))
+    return Tuning(sysm, coll, strategy, tuple(trials), tuple(choices), tuple(skipped))

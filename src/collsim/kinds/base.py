@@ -25,8 +25,8 @@ from ..core.plugins import CAPABILITIES, model_for, models, register_model, requ
 from ..core.schedule import LogicalSchedule, Schedule
 from ..core.system import System
 
-__all__ = ["CAPABILITIES", "Column", "KindModel", "SystemModel", "Timing", "format_number", "model_for", "models",
-           "part_model", "register_model", "require", "supports"]
+__all__ = ["CAPABILITIES", "Column", "KindModel", "SystemModel", "Timing", "counted", "format_number", "model_for",
+           "models", "part_model", "register_model", "require", "supports"]
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,31 @@ def format_number(value: float | None, digits: int = 4, *, strip: bool = True) -
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
     text = f"{value:.{decimals}f}"
     return text.rstrip("0").rstrip(".") if strip and "." in text else text
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """A count and its noun, singular for one and plural otherwise: ``1 step``, ``3 steps``, ``0 wavelengths``.
+
+    Parameters
+    ----------
+    count : int
+        How many.
+    noun : str
+        The singular (``"step"``).
+    plural : str, optional
+        The plural when it is not ``noun + "s"`` (``"schedules"`` needs none; ``"switches"`` does).
+
+    Returns
+    -------
+    str
+        ``"<count> <noun>"``.
+
+    Examples
+    --------
+    >>> counted(1, "step"), counted(3, "step"), counted(0, "wavelength"), counted(2, "switch", "switches")
+    ('1 step', '3 steps', '0 wavelengths', '2 switches')
+    """
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 class SystemModel(Protocol):
@@ -311,6 +336,37 @@ class KindModel:
     def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> Any:
         """No part (a row with only the common fields)."""
         return None
+
+    def report_facts(self, schedule, report) -> list[str]:
+        """What a verified schedule uses of the resources this kind has, for ``collsim verify``'s line.
+
+        ``collsim verify`` says the slots, block times and transfers every schedule has, then these:
+        the kind states its own facts, so an electrical network's line names no wavelengths.
+
+        Parameters
+        ----------
+        schedule : Schedule
+            The verified schedule.
+        report : VerifyReport
+            Its verification report.
+
+        Returns
+        -------
+        list of str
+            Counted phrases (``["2 wavelengths", "1 reconfiguration"]`` on an optical ring, ``["3
+            reconfigurations"]`` on an optical circuit switch; :func:`counted`); none by default.
+
+        Examples
+        --------
+        >>> import collsim
+        >>> s = collsim.build("ring", "paper", "allgather", 1024, nodes=4)
+        >>> model_for(s.system).report_facts(s, collsim.verify(s))
+        ['1 wavelength', '1 reconfiguration']
+        >>> s = collsim.build("ring", "ring", "allgather", 1024, nodes=4)
+        >>> model_for(s.system).report_facts(s, collsim.verify(s))
+        []
+        """
+        return []
 
     def system_notes(self, system, collective: str | None = None) -> list[str]:
         """Warnings about a system that commands print before its results (none by default).

@@ -33,7 +33,8 @@ class NetworkPart:
     Parameters
     ----------
     link_bandwidth_bytes_per_s, link_latency_s : float
-        The network's link parameters.
+        The network's link parameters: its default, which a custom network's links may each
+        override (the ranges below say what the links have).
     max_link_load : int
         The most flows sharing one directed link in one step.
     alpha_beta_time_s : float
@@ -46,6 +47,11 @@ class NetworkPart:
         All-to-all only: bytes each node sends to the others per simulated second.
     time_model : str
         Which closed form ``alpha_beta_time_s`` is.
+    min_link_bandwidth_bytes_per_s, max_link_bandwidth_bytes_per_s : float or None
+        The least and the most bandwidth of any link (:func:`link_ranges`; None, in a row stored before
+        issue 31: the default above).
+    min_link_latency_s, max_link_latency_s : float or None
+        The least and the most latency of any link.
 
     Examples
     --------
@@ -63,20 +69,36 @@ class NetworkPart:
     simulated_time_s: float
     per_node_throughput_bytes_per_s: float | None
     time_model: str
+    min_link_bandwidth_bytes_per_s: float | None
+    max_link_bandwidth_bytes_per_s: float | None
+    min_link_latency_s: float | None
+    max_link_latency_s: float | None
 
     def title(self) -> str:
-        """The system part of a comparison table's title.
+        """The system part of a comparison table's title: what the links have, a range where they differ.
 
         Returns
         -------
         str
-            ``"12.5GB/s links, 1 µs latency"``.
+            ``"12.5GB/s links, 1 µs latency"``; ``"12.5GB/s–50GB/s links, 1 µs–2 µs latency"`` on a
+            custom network whose links differ (never the default alone when no link has it).
+
+        Examples
+        --------
+        >>> NetworkPart(12.5e9, 1e-6, 1, 1.0, 1.0, None, "x", 12.5e9, 5e10, 1e-6, 2e-6).title()
+        '12.5GB/s–50GB/s links, 1 µs–2 µs latency'
         """
-        return f"{format_bandwidth(self.link_bandwidth_bytes_per_s)} links, {format_time(self.link_latency_s)} latency"
+        def span(lo: float | None, hi: float | None, default: float, fmt) -> str:
+            lo, hi = (default, default) if lo is None or hi is None else (lo, hi)
+            return fmt(lo) if lo == hi else f"{fmt(lo)}\u2013{fmt(hi)}"
+        rate = span(self.min_link_bandwidth_bytes_per_s, self.max_link_bandwidth_bytes_per_s,
+                    self.link_bandwidth_bytes_per_s, format_bandwidth)
+        delay = span(self.min_link_latency_s, self.max_link_latency_s, self.link_latency_s, format_time)
+        return f"{rate} links, {delay} latency"
 
     @staticmethod
     def columns() -> list[Column]:
-        """This kind's columns of a comparison table, in order (after ``block steps``).
+        """This kind's columns of a comparison table, in order (after ``block times``).
 
         Returns
         -------
@@ -130,11 +152,41 @@ def below_bound(row) -> bool:
     return lb is not None and estimate is not None and estimate < lb * (1 - 1e-9)
 
 
+def link_ranges(system) -> dict[str, float]:
+    """The least and the most bandwidth and latency of the network's links (vectorised over its link table).
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+
+    Returns
+    -------
+    dict
+        ``min_link_bandwidth_bytes_per_s``, ``max_link_bandwidth_bytes_per_s``, ``min_link_latency_s``,
+        ``max_link_latency_s`` (the system's defaults when it has no link).
+
+    Examples
+    --------
+    >>> from collsim.systems.custom import CustomNetwork
+    >>> net = CustomNetwork(nodes=2, switches=1, link=({"a": 0, "b": 2, "bandwidth": "100Gb/s"}, (1, 2)))
+    >>> link_ranges(net)["min_link_bandwidth_bytes_per_s"], link_ranges(net)["max_link_bandwidth_bytes_per_s"]
+    (12500000000.0, 12500000000.0)
+    """
+    lt = system.links
+    bw, lat = lt.bandwidth_bytes_per_s, lt.latency_s
+    if not len(bw):
+        bw, lat = [system.link_bandwidth_bytes_per_s], [system.link_latency_s]
+    return {"min_link_bandwidth_bytes_per_s": float(min(bw)), "max_link_bandwidth_bytes_per_s": float(max(bw)),
+            "min_link_latency_s": float(min(lat)), "max_link_latency_s": float(max(lat))}
+
+
 _COLUMNS = (  # block_steps replaces the common column of that key: on a network it goes first when narrow
-    Column("block_steps", "block\nsteps", lambda r: format_number(r.block_steps, 6),
-           "The schedule's length in block times: per slot the largest transfer's bytes, summed over slots "
-           "and divided by the message size (one block over one link); the bandwidth term of alpha-beta in "
-           "units of m/B, without start-up or latency.", drop=1),
+    Column("block_steps", "block\ntimes", lambda r: format_number(r.block_steps, 6),
+           "A duration, not a count: the schedule's length in block times (one block, the message size, over "
+           "one link): per slot the largest transfer's bytes, summed over slots and divided by the message "
+           "size; the bandwidth term of alpha-beta in units of m/B, without start-up or latency. JSON "
+           "block_steps (the key keeps its first name).", drop=1),
     Column("max_hops", "max\nhops", lambda r: str(r.max_hops), "The longest route, in links.",
            drop=2),
     Column("max_link_load", "link\nload", lambda r: str(r.max_link_load),
@@ -233,7 +285,8 @@ class NetworkModel(KindModel):
     part_class = NetworkPart
     legend_title = "compare on electrical networks"
     capabilities = frozenset({"flow-simulation", "msccl", "simgrid", "smpi-replay", "trace-network", "mpi"})
-    instance_keys = ("link_bandwidth_bytes_per_s", "link_latency_s")
+    instance_keys = ("link_bandwidth_bytes_per_s", "link_latency_s", "min_link_bandwidth_bytes_per_s",
+                     "max_link_bandwidth_bytes_per_s", "min_link_latency_s", "max_link_latency_s")
     route_format = LINK_FORMAT
     modules = ("core/network.py", "core/ecmp.py", "core/link_format.py", "rwa/network.py", "rwa/mcf.py",
                "cost/network.py", "cost/cuts.py", "cost/exact_cut.py", "cost/loggp.py", "systems/electrical.py",
@@ -329,7 +382,7 @@ class NetworkModel(KindModel):
         return NetworkPart(
             link_bandwidth_bytes_per_s=system.link_bandwidth_bytes_per_s, link_latency_s=system.link_latency_s,
             max_link_load=schedule.max_link_load(), alpha_beta_time_s=timing.time_s, simulated_time_s=sim_s,
-            per_node_throughput_bytes_per_s=throughput, time_model=timing.model)
+            per_node_throughput_bytes_per_s=throughput, time_model=timing.model, **link_ranges(system))
 
 
 register_model(Network, NetworkModel())

@@ -32,7 +32,7 @@ from ..core.errors import ResourceError, UnsupportedError
 from ..core.units import format_bandwidth, format_time
 from ..cost.bounds import traffic_bound
 from ..systems.ocs import OCS, group_phases, ocs_time_s
-from .base import Column, Timing, register_model
+from .base import Column, Timing, counted, register_model
 from .network import NetworkModel, NetworkPart
 from .ocs_notes import crossover_notes, crossovers_by_size, trial_entries
 
@@ -426,6 +426,10 @@ class OCSModel(NetworkModel):
     def lower_bound_s(self, system, collective) -> float:
         """Bandwidth, circuit-hop latency and reconfiguration (:func:`ocs_lower_bound_s`)."""
         return ocs_lower_bound_s(system, collective)
+
+    def report_facts(self, schedule, report) -> list[str]:
+        """The switch's reconfigurations (phases - 1)."""
+        return [counted(self.realised_facts(schedule)["reconfigurations"], "reconfiguration")]
 
     def realised_facts(self, schedule) -> dict[str, Any]:
         """``steps`` and ``reconfigurations`` (phases - 1) of the realised schedule."""

@@ -22,7 +22,7 @@ from ..physical import check_schedule
 from ..rwa.ring import realize_ring
 from ..systems.optical_ring import OpticalRing
 from ..verify.resources import verify_ring_resources
-from .base import Column, KindModel, Timing, format_number, register_model
+from .base import Column, KindModel, Timing, counted, format_number, register_model
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class OpticalPart:
     reconfigurations : int
         Steps that paid the MRR reconfiguration.
     paper_steps : int or None
-        The paper's closed-form step count (block-steps), if the algorithm has one.
+        The paper's closed-form step count (in block times), if the algorithm has one.
     paper_time_s : float or None
         The papers' eq. 3 at ``paper_steps``.
     feasible : bool
@@ -82,7 +82,7 @@ class OpticalPart:
 
     @staticmethod
     def columns() -> list[Column]:
-        """This kind's columns of a comparison table, in order (after ``block steps``).
+        """This kind's columns of a comparison table, in order (after ``block times``).
 
         Returns
         -------
@@ -115,8 +115,8 @@ _COLUMNS = (
     Column("paper_steps", "paper\nsteps", lambda r: format_number(r.paper_steps, 6),
            "The papers' closed-form step count S for this algorithm, evaluated at this N and w (their formula, "
            "not the value printed in their table: `collsim reproduce optree-table1` shows both, "
-           "docs/papers/discrepancies.md says where they differ). Compare it with block steps, not with "
-           "slots. '-' where the algorithm has no paper formula.", drop=3),
+           "docs/papers/discrepancies.md says where they differ). Compare it with block times (the same unit), "
+           "not with slots. '-' where the algorithm has no paper formula.", drop=3),
     Column("wavelengths_used", "\u03bb\nused", lambda r: str(r.wavelengths_used),
            "Distinct wavelengths the schedule uses (of the w per fiber in the title).", drop=1),
     Column("max_hops", "max\nhops", lambda r: str(r.max_hops), "The longest lightpath, in ring links.", drop=2),
@@ -213,6 +213,12 @@ class OpticalRingModel(KindModel):
     def lower_bound_s(self, system, collective) -> float:
         """Channel-capacity bound (:func:`collsim.cost.bounds.optical_lower_bound_s`)."""
         return optical_lower_bound_s(system, collective)
+
+    def report_facts(self, schedule, report) -> list[str]:
+        """The wavelengths the schedule uses, and its reconfigurations if any."""
+        reconf = self.realised_facts(schedule)["reconfigurations"]
+        used = counted(report.wavelengths_used, "wavelength")
+        return [used, counted(reconf, "reconfiguration")] if reconf else [used]
 
     def realised_facts(self, schedule) -> dict[str, Any]:
         """``steps`` (slots) and ``reconfigurations`` of the realised schedule."""

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..core.errors import InputError, ScheduleFormatError, UnknownNameError, did_you_mean, unknown_names
+from ..core.reading import read_text
 from ..core.system import SYSTEM_KINDS, System, system_from_description, system_kind
 from ..core.schedule_file import what_it_is
 from ..core.validate import is_integer
@@ -278,21 +279,14 @@ def _load_table(desc: dict[str, Any], origin: str, overrides: dict[str, Any]) ->
 def _read_file(text: str) -> tuple[dict[str, Any], str]:
     """The ``[system]`` table of the TOML file ``text`` (with ``name`` defaulting to the file's stem)."""
     path = Path(text)
-    if path.is_dir():
-        raise ScheduleFormatError(f"{text} is a directory, not a TOML system file")
-    if not path.is_file():
+    if not path.exists():
         if path.suffix.lower() == ".toml" or os.sep in text or "/" in text:
             raise ScheduleFormatError(f"system file {text} does not exist")
         names = system_names()
         hint = did_you_mean(text, names)
         raise UnknownNameError(f"unknown system {text!r}" + (f"{hint} Known" if hint else "; known")
                                + f": {', '.join(names)}, or a TOML file (collsim systems lists them)")
-    try:
-        raw = path.read_text()
-    except UnicodeDecodeError as exc:
-        raise ScheduleFormatError(f"{path}: not a text file") from exc
-    except OSError as exc:
-        raise ScheduleFormatError(f"{path}: cannot read it ({exc.strerror or 'unreadable'})") from None
+    raw = read_text(path, error=ScheduleFormatError, name=f"system file {text}")  # no folder, device, socket
     desc = _read_toml(raw, str(path))
     desc.setdefault("name", path.stem)
     return desc, str(path)

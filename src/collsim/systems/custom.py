@@ -47,6 +47,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.network import LinkTable, Network
+from ..core.reading import read_text
 from ..core.system import register_system_kind
 from ..core.units import parse_bandwidth, parse_time
 from ..core.validate import integer, is_integer
@@ -123,7 +124,7 @@ class CustomNetwork(Network):
     # --- parsing ------------------------------------------------------------------------
     def _vertex(self, i: int, value: Any) -> int:
         if isinstance(value, str):
-            m = re.fullmatch(r"\s*([ns])(\d+)\s*", value)
+            m = re.fullmatch(r"\s*([ns])([0-9]+)\s*", value)  # ASCII digits only (core.numbers)
             if not m:
                 raise InputError(f"custom link {i}: unknown vertex {value!r} (use an id, 'n3' or 's0')")
             idx = int(m.group(2))
@@ -200,16 +201,9 @@ class CustomNetwork(Network):
             Unreadable file, wrong kind, unknown fields or a bad graph.
         """
         path = Path(path)
+        text = read_text(path, name=f"system file {path}")  # the one reader: no folder, device or socket
         try:
-            data = tomllib.loads(path.read_text())
-        except FileNotFoundError:
-            raise InputError(f"system file {path} does not exist") from None
-        except IsADirectoryError:
-            raise InputError(f"{path} is a directory, not a TOML system file") from None
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read it ({exc.strerror or 'unreadable'})") from None
-        except UnicodeDecodeError:
-            raise InputError(f"{path}: not a text file") from None
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"{path}: not valid TOML ({exc})") from None
         table = dict(data.get("system", {})) if isinstance(data.get("system"), dict) else None

@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from ..core.errors import InputError
+from ..core.numbers import parse_number
 from ..core.system import SYSTEM_KINDS
 from ..core.units import format_bandwidth, parse_bandwidth, parse_time
 from ..core.validate import is_integer
@@ -104,8 +105,8 @@ class Dimension:
         if topo not in TOPOLOGIES and topo not in network_kinds():
             raise InputError(f"hierarchical dimension: topology must be one of {', '.join(TOPOLOGIES)} or a "
                              f"network kind ({', '.join(network_kinds())}), got {topo!r}")
-        if isinstance(size, str) and size.isdigit():
-            size = int(size)
+        if isinstance(size, str):
+            size = parse_number(size, "hierarchical dimension size", integer=True, otherwise=size)
         if not is_integer(size) or int(size) < 2:
             raise InputError(f"hierarchical dimension: size must be an integer >= 2, got {size!r}")
         bw = float(bandwidth_bytes_per_s) if bw in (None, "") else parse_bandwidth(bw)

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.network import Network
+from ..core.numbers import parse_number
 from ..core.ring import shortest_direction
 from ..core.system import register_system_kind
 from ..core.validate import integer, is_integer, positive_integer
@@ -35,9 +36,10 @@ def _parse_dims(dims: Any) -> tuple[int, ...]:
     """Dims from a tuple/list of ints or a string such as ``"4x4x2"`` / ``"4,4"``."""
     if isinstance(dims, str):
         parts = [p for p in re.split(r"[x×,\s]+", dims.strip()) if p]
-        if not parts or not all(p.isdigit() for p in parts):
+        sizes = [parse_number(p, "dims", integer=True, otherwise=None) for p in parts]  # ASCII digits only
+        if not parts or any(k is None or not p.isdigit() for k, p in zip(sizes, parts)):
             raise InputError(f"invalid dims {dims!r}: use e.g. 4x4 or 4x4x2")
-        return tuple(int(p) for p in parts)
+        return tuple(sizes)
     if not isinstance(dims, (tuple, list)) or not dims or not all(is_integer(k) for k in dims):
         shown = ",".join(map(str, dims)) if isinstance(dims, (tuple, list)) else repr(dims)
         raise InputError(f"dims must be a non-empty list of integers, got {shown}")

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...core.collective import SPECS, split_bytes
 from ...core.errors import InputError
+from ...core.numbers import parse_number
 
 __all__ = ["STAGE_MODES", "StagePlan", "StagesPlan", "parse_radices", "ordered_factorisations",
            "arc_colours", "plan_stages"]
@@ -70,7 +71,7 @@ def parse_radices(nodes: int, radices) -> tuple[int, ...]:
     for p in parts:
         if isinstance(p, bool) or not isinstance(p, (str, int, np.integer)) or not str(p).strip().isdigit():
             raise bad
-        out.append(int(p))
+        out.append(parse_number(p, "striped-stages radices", integer=True))  # ASCII digits only (core.numbers)
     if not out or min(out) < 2:
         raise bad
     if math.prod(out) != nodes:
