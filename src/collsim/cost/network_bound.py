@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core.collective import Collective
-from ..core.errors import InputError
+from ..core.errors import CollsimError
 from ..core.network import Network
 from ..core.units import format_bandwidth, format_time
 from ..rwa.mcf import McfSolution, lp_size, mcf_bound, solve_mcf
@@ -351,7 +351,7 @@ def _flow_lp(system: Network, routes, cheap_per_byte: float) -> McfSolution | No
         return None
     try:
         return solve_mcf(system)
-    except InputError:                      # not solved (or no flow at all): the cheaper bounds stand
+    except CollsimError:                    # not solved (or refused): the cheaper bounds stand
         return None
 
 

@@ -49,7 +49,7 @@ from ..core.errors import InputError
 from ..core.network import LinkTable, Network
 from ..core.system import register_system_kind
 from ..core.units import parse_bandwidth, parse_time
-from ..core.validate import integer, is_integer
+from ..core.validate import integer, is_integer, physical
 
 LinkSpec = tuple[int, int, float, float, bool]
 _KEYS = ("a", "b", "bandwidth", "latency", "duplex")
@@ -155,6 +155,7 @@ class CustomNetwork(Network):
         try:
             bw = float(self.link_bandwidth_bytes_per_s) if vals[2] is None else parse_bandwidth(vals[2])
             lat = float(self.link_latency_s) if vals[3] is None else parse_time(vals[3])
+            bw, lat = physical("bandwidth", bw, rate=True), physical("latency", lat)
         except InputError as exc:
             raise InputError(f"custom link {i}: {exc}") from None
         duplex = True if vals[4] is None else vals[4]
