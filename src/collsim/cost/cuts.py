@@ -169,9 +169,9 @@ def cut_certificate(system: Network, c: Collective, exhaustive_vertices: int = E
     Returns
     -------
     CutCertificate
-        ``bound_s`` equals :func:`cut_bound_s`; ``side`` is the vertex set the demand must enter
-        (``direction = "in"``: over the links entering it) or, for the exact reduce-scatter and
-        reduce searches, leave (``"out"``).
+        ``bound_s`` equals :func:`cut_bound_s`; ``side`` is a vertex set the demand must enter
+        (``direction = "in"``: over the links entering it) or leave (``"out"``: over the links
+        leaving it): a single end node, a topology's closed-form set, or an exact search's.
 
     Raises
     ------
@@ -232,16 +232,15 @@ def _per_byte(system: Network, kind: str, n: int, root: int | None, shift: int |
     vertices = np.arange(system.vertices)
 
     def worst(ab, ba, cab, cba, in_a) -> _Best:
-        """The best of these cuts, with the side its demand enters (B for A -> B, A for B -> A)."""
+        """The best of these cuts, as its side A: demand leaving A (``"out"``) or entering it (``"in"``)."""
         r = np.concatenate([np.divide(ab, cab, out=np.zeros(len(ab)), where=cab > 0),
                             np.divide(ba, cba, out=np.zeros(len(ba)), where=cba > 0)])
         if not r.size or not r.max() > best.per_byte:
             return best
         i = int(np.argmax(r))
-        k, into_b = i % len(ab), i < len(ab)
-        mask = in_a(k)
-        return _Best(float(r[i]), tuple(vertices[~mask if into_b else mask].tolist()),
-                     float(cab[k] if into_b else cba[k]), "in", float(ab[k] if into_b else ba[k]))
+        k, out_of_a = i % len(ab), i < len(ab)
+        return _Best(float(r[i]), tuple(vertices[in_a(k)].tolist()), float(cab[k] if out_of_a else cba[k]),
+                     "out" if out_of_a else "in", float(ab[k] if out_of_a else ba[k]))
 
     out_bw = np.bincount(lt.src, weights=bw, minlength=system.vertices)[:n]
     in_bw = np.bincount(lt.dst, weights=bw, minlength=system.vertices)[:n]

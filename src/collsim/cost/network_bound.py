@@ -311,14 +311,11 @@ def _terms(system: Network, c: Collective) -> _PerByte:
     in_bw = float(np.bincount(lt.dst, weights=bw, minlength=system.vertices)[:n].max())
     total_bw = float(bw.sum())
     t = traffic_bound(c)
-    crossings, routes = t.hop_bytes_ring, None
+    crossings, routed = t.hop_bytes_ring, False
     if c.type.point_to_point:  # each block crosses its route (shortest on every network)
         s, d = c.type.endpoints(n, c.shift)
-        if len(s) <= 1_100_000:
-            routes = system.routes(s, d)
-            crossings = float(routes.weights @ routes.path_hops)
-        else:
-            crossings = float(len(s))
+        routed = len(s) <= 1_100_000
+        crossings = float(np.diff(system.route(s, d)[0]).sum()) if routed else float(len(s))
     load = {"cut": cut_bound_s(system, c), "link crossings": crossings / total_bw,
             "receive": t.recv_bytes / in_bw, "send": t.send_bytes / out_bw}
     words = {"link crossings": (crossings, total_bw, "{a} B must cross links in all (each block at least its "
@@ -328,22 +325,24 @@ def _terms(system: Network, c: Collective) -> _PerByte:
              "send": (t.send_bytes, out_bw, "{a} B must leave some node, and no node has more than {c} of "
                                             "links out of it")}
     solution = None
-    if c.type.blocks == "pair" and routes is not None:
-        solution = _flow_lp(system, routes, max(load.values()))
+    if c.type.blocks == "pair" and routed:
+        solution = _flow_lp(system, c, max(load.values()))
         if solution is not None:
             load["max-concurrent flow"] = 1.0 / solution.throughput_bytes_per_s
     chain_s, pair = _chain(system, c)
     return _PerByte(load, chain_s, pair, float(lt.latency_s.min()), float(system.startup_s or 0.0), words, solution)
 
 
-def _flow_lp(system: Network, routes, cheap_per_byte: float) -> McfSolution | None:
+def _flow_lp(system: Network, c: Collective, cheap_per_byte: float) -> McfSolution | None:
     """The all-to-all LP's optimum when it may raise the cheaper bound and is small enough (else None).
 
-    The routing's flow, one byte per ordered pair, loads link ``e`` with ``load_e``; it is a
-    concurrent flow of rate ``1 / max_e(load_e / c_e)``, so ``1 / λ* <= max_e(load_e / c_e)``.
+    The routing's flow, one byte per ordered pair (ECMP paths by their shares), loads link ``e``
+    with ``load_e``; it is a concurrent flow of rate ``1 / max_e(load_e / c_e)``, so ``1 / λ* <=
+    max_e(load_e / c_e)``.
     """
     if lp_size(system)["variables"] > MCF_BOUND_MAX_VARIABLES:
         return None
+    routes = system.routes(*c.type.endpoints(c.nodes, c.shift))
     bw = system.links.bandwidth_bytes_per_s
     per_entry = np.repeat(routes.weights, routes.path_hops)
     load = np.bincount(routes.route_links, weights=per_entry, minlength=len(bw))
