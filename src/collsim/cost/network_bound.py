@@ -34,8 +34,10 @@ Measured (HiGHS on this 2-core machine, shared): 16,385 variables 0.5-0.6 s and 
 35,801 variables 6.6 s, 65,537 variables 16 s (docs/derivations/lower-bounds.md, section (d)).
 Larger networks keep the cheaper bounds, which on every built-in topology already equal it."""
 
-TERMS = ("max-concurrent flow", "cut", "link crossings", "receive", "send")
-"""The bandwidth terms, in the order that breaks exact ties (the first with a combinatorial certificate)."""
+TERMS = ("cut", "max-concurrent flow", "link crossings", "receive", "send")
+"""The bandwidth terms, in the order that breaks ties (within :data:`TIE`): a cut is the plainest certificate."""
+TIE = 1e-9
+"""Terms within this relative distance of the largest count as equal (the LP's optimum carries rounding)."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,8 @@ class NetworkBound:
     time_s : float
         ``startup_s + max(latency_s + bandwidth_s, chain_s)``: no schedule is faster.
     binding : str
-        The term that sets it: ``"hop chain"`` or one of :data:`TERMS`.
+        The term that sets it: ``"hop chain"`` or one of :data:`TERMS` (the first of those within
+        :data:`TIE` of the largest).
     startup_s : float
         The system's per-message start-up (0 if unset).
     latency_s : float
@@ -196,7 +199,7 @@ def network_bound(system: Network, collective: Collective) -> NetworkBound:
     if k.chain_s > k.latency_s + top:
         binding = "hop chain"
     else:
-        binding = next(name for name in TERMS if name in load and load[name] == top)
+        binding = next(name for name in TERMS if name in load and load[name] >= top * (1 - TIE))
     time_s = k.startup_s + max(k.latency_s + top, k.chain_s)
     return NetworkBound(float(time_s), binding, k.startup_s, k.latency_s, k.chain_s, load)
 
@@ -432,5 +435,5 @@ def latency_chain_s(system: Network, collective: Collective) -> float:
     return _chain(system, collective)[0]
 
 
-__all__ = ["MCF_BOUND_MAX_VARIABLES", "TERMS", "NetworkBound", "TermCertificate", "bound_certificate",
+__all__ = ["MCF_BOUND_MAX_VARIABLES", "TERMS", "TIE", "NetworkBound", "TermCertificate", "bound_certificate",
            "latency_chain_s", "network_bound", "network_lower_bound_s"]
