@@ -540,7 +540,7 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         Case(["calibrate", "--model", "loggp-piecewise", "--refit", str(cal_loggp), "--out", str(tmp / "lg.toml"),
               "--json"], check=_json(lambda d: d["model"]["breakpoints_bytes"] == [4096] and d["out"])),
         Case(["calibrate", "--model", "loggp-piecewise", "--refit", str(cal_small), "--out", str(tmp / "lg.toml")], 2,
-             _bad("no [calibration.exchange]")),
+             _bad("alpha-beta calibration")),
         Case(["calibrate", "--model", "loggp-piecewise", "--refit", str(cal_loggp), "--exchange-sizes", "1KiB,2KiB,4KiB"],
              2, _bad("--refit fits tables already measured")),
         Case(["calibrate", "--model", "loggp-piecewise", "--dtype", "int8"], 2, _bad("int8")),
@@ -548,7 +548,9 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         Case(["calibrate", "--model", "loggp-piecewise", "--exchange-sizes", "1KiB,2KiB"], 2,
              _bad("at least 3 exchange sizes")),
         Case(["calibrate", "--model", "loggp-piecewise", "--out", str(tmp / "lg.toml")], 2, _bad("at least 2 ranks")),
-        Case(["calibrate", "--exchange-sizes", "1KiB,2KiB,4KiB"], 2, _bad("is for --model loggp-piecewise")),
+        Case(["calibrate", "--model", "alpha-beta", "--exchange-sizes", "1KiB,2KiB,4KiB"], 2,
+             _bad("is for --model loggp-piecewise")),
+        Case(["calibrate", "--model", "alpha-beta", "--out", str(tmp / "host.toml")], 2, _bad("at least 2 ranks")),
         # validate (docs/calibration.md): outside mpiexec the world has one rank; the rows run under mpiexec in
         # tests/test_loggp_validate.py
         Case(["validate", "--help"], check=_has("mpiexec -n 2 collsim validate", "--calibration", "--store")),

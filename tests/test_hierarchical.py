@@ -14,7 +14,7 @@ from collsim.algorithms.hier_lanes import integer_units, plan_lanes
 from collsim.core.collective import make_collective
 from collsim.core.errors import InputError
 from collsim.cost.cuts import cut_demand_bytes
-from collsim.cost.network import network_lower_bound_s
+from collsim.cost.network_bound import network_lower_bound_s
 from collsim.kinds import model_for
 from collsim.kinds.hierarchical import dimension_bounds_s
 from collsim.pipeline import run

@@ -47,7 +47,8 @@ def test_broken_network_route_is_rejected():
 
 def test_link_loads_and_alpha_beta_by_hand():
     # every node sends 1000 B to the node two hops clockwise in one step, on a one-way ring:
-    # each link carries two flows; the congestion-unaware alpha-beta time ignores that.
+    # each link carries two flows, 2000 B, so the alpha-beta time is 2 hops of 1 us + 2000 B / 1 GB/s
+    # (before issue 31 it charged one flow's 1000 B: 3 us, as if the links were not shared).
     ring = Ring(nodes=6, bidirectional=False, link_latency_s=1e-6, link_bandwidth_bytes_per_s=1e9)
     b = LogicalBuilder(make_collective("shift", 6, 1000, shift=2))
     i = np.arange(6)
@@ -55,7 +56,7 @@ def test_link_loads_and_alpha_beta_by_hand():
     s = realize(ring, b.build())
     collsim.verify(s)
     assert s.max_link_load() == 2
-    assert alpha_beta_time_s(s) == pytest.approx(2e-6 + 1000 / 1e9)
+    assert alpha_beta_time_s(s) == pytest.approx(2e-6 + 2 * 1000 / 1e9)
     assert lower_bound_s(ring, s.collective) <= alpha_beta_time_s(s)
 
 

@@ -206,8 +206,8 @@ def schedule_time_s(schedule: Schedule | str | os.PathLike, *, report: VerifyRep
     The schedule is verified first (:func:`verify`), unless ``report`` is the report
     :func:`verify` gave for it: a time is never given for a schedule that fails the verifier.
     On optical systems this is the optical step model's time; on electrical networks the flow
-    simulator's (bulk mode), as :func:`evaluate`'s ``time_s``.  The contention-unaware
-    alpha-beta estimate, which can be below the bound, is :func:`verify`'s ``closed_form_time_s``.
+    simulator's (bulk mode), as :func:`evaluate`'s ``time_s``.  The alpha-beta estimate (an
+    algorithm's own formula can be below the bound) is :func:`verify`'s ``closed_form_time_s``.
 
     Parameters
     ----------
@@ -322,8 +322,8 @@ def evaluate(schedule: Schedule, *, report: VerifyReport | None = None, error: s
     -------
     Result
         The row.  ``time_s`` is its answer, never below ``lower_bound_s``: the optical step
-        model on optical systems, the flow-simulated time on networks (whose contention-unaware
-        alpha-beta estimate is ``alpha_beta_time_s``); efficiency and bandwidths use it.
+        model on optical systems, the flow-simulated time on networks (whose alpha-beta
+        estimate is ``alpha_beta_time_s``); efficiency and bandwidths use it.
 
     Raises
     ------

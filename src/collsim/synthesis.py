@@ -15,6 +15,7 @@ from .algorithms import get_algorithm
 from .core.collective import canonical_collective
 from .core.errors import UnsupportedError
 from .core.schedule import Schedule
+from .kinds import model_for
 from .kinds.result import Result
 from .pipeline import build, evaluate, verify
 from .systems import load_system
@@ -36,12 +37,14 @@ class Synthesis:
     predicted_time_s : float or None
         The synthesizer's own prediction of the simulated time.
     certificate : object or None
-        Why no schedule beats the bound: the cut (vertex set and the bandwidth entering
-        it, :class:`~collsim.cost.exact_cut.CutCertificate`) or the max-concurrent-flow
-        optimum (:class:`~collsim.rwa.mcf.McfBound`), when the bound module provides one.
+        Why no schedule beats the bound, for the term that binds it
+        (:meth:`~collsim.kinds.base.KindModel.bound_certificate`): the cut (vertex set and the
+        bandwidth entering it, :class:`~collsim.cost.exact_cut.CutCertificate`), the
+        max-concurrent-flow optimum (:class:`~collsim.rwa.mcf.McfBound`) or a node, total-link or
+        hop-chain argument (:class:`~collsim.cost.network_bound.TermCertificate`).
     bound_s : float
-        The bound the schedule is judged against: the row's ``lower_bound_s``, or for an
-        all-to-all the max-concurrent-flow bound when that is higher.
+        The bound the schedule is judged against: the row's ``lower_bound_s``, the bound every
+        command reports.
     skipped : tuple of str
         Synthesizers that did not apply, each with its reason.
 
@@ -63,21 +66,6 @@ class Synthesis:
     def efficiency(self) -> float:
         """``bound_s / result.time_s``: 1 is optimal."""
         return self.bound_s / self.result.time_s if self.result.time_s else 0.0
-
-
-def _certificate(system, collective) -> Any:
-    """The bound's certificate where a bound module gives one (None otherwise)."""
-    try:
-        if collective.type.exact_cut == "ratio":   # all-gather, reduce-scatter: the exact cut's certificate
-            from .cost import exact_cut
-            fn = getattr(exact_cut, "certificate", None) or getattr(exact_cut, "allgather_certificate", None)
-            return None if fn is None else fn(system, collective)
-        if collective.type.blocks == "pair":       # all-to-all: the multicommodity flow's
-            from .rwa.mcf import mcf_bound
-            return mcf_bound(system, collective.size_bytes)
-    except ImportError:
-        return None
-    return None
 
 
 SIMULATED_CHOICE_NODES = 64
@@ -164,9 +152,9 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
         raise UnsupportedError(f"no synthesizer applies to {coll} on this {sysm.kind} network: " + "; ".join(skipped))
     sched, row = best
     predicted = sched.params.get("predicted_time_s")
-    cert = _certificate(sysm, sched.collective)
-    bound_s = max(row.lower_bound_s, float(getattr(cert, "time_s", 0.0) or 0.0))
-    return Synthesis(sched, row, None if predicted is None else float(predicted), cert, tuple(skipped), bound_s)
+    cert = model_for(sysm).bound_certificate(sysm, sched.collective)  # of the term that binds the row's bound
+    return Synthesis(sched, row, None if predicted is None else float(predicted), cert, tuple(skipped),
+                     row.lower_bound_s)
 
 
 __all__ = ["SYNTHESIZERS", "Synthesis", "synthesize"]

@@ -302,9 +302,13 @@ SIMULATE = (
                      "transfer starts when both its ranks have finished their earlier steps."),
     ("simulated", "total_time_s", "The contention-aware time, when the last flow finishes, with max-min fair "
                                   "sharing of every link (docs/flow-simulator.md)."),
-    ("alpha-beta", "alpha_beta_time_s", "The congestion-unaware alpha-beta time of the same schedule (per step, "
-                                        "the slowest transfer's start-up, route latency and bytes over "
-                                        "bandwidth); simulated minus this is the cost of contention."),
+    ("alpha-beta", "alpha_beta_time_s", "The alpha-beta time of the same schedule: per step, the slowest "
+                                        "transfer's start-up and route latency plus the time its busiest link "
+                                        "needs for every byte crossing it in that step (an algorithm's own "
+                                        "formula where it registers one, which ignores shared links); simulated "
+                                        "minus this is the cost of how flows share links over time."),
+    ("bound", "lower_bound_s", "The lower bound of this collective on this system, the one every command reports "
+                               "(docs/derivations/lower-bounds.md)."),
     ("steps", "steps", "Steps (time slots) of the schedule; `transfers` counts its transfers and `events` the "
                        "simulator's rate periods."),
     ("max link load", "max_link_load", "The most flows sharing one directed link in one step (a property of the "
@@ -338,7 +342,8 @@ def legend(kind: str) -> list[tuple[str, str, str, str]]:
     [('nodes', 'when rows differ'), ('total_bytes', 'with --wide')]
     """
     if kind == "simulate":
-        line = {"simulated", "alpha-beta", "steps", "max link load", "algorithm", "collective", "system", "mode"}
+        line = {"simulated", "alpha-beta", "bound", "steps", "max link load", "algorithm", "collective", "system",
+                "mode"}
         return [(h, k, "" if h in line else "in JSON/CSV", t) for h, k, t in SIMULATE]
     from ..core.errors import UnknownNameError
     model = next((m for m in models() if m.name == kind), None)

@@ -211,15 +211,18 @@ def verify_cmd(file, out: Output) -> None:
         raise
     from ..cost import block_steps
     from ..kinds.base import counted, model_for
+    from ..pipeline import lower_bound_s
     summary = {"file": file, "algorithm": sched.algorithm, "collective": sched.collective.kind,
                "nodes": sched.system.nodes, **asdict(report), "slots": report.slots,
-               "block_steps": block_steps(sched), "time_s": report.time_s, "valid": True}
+               "block_steps": block_steps(sched), "time_s": report.time_s,
+               "lower_bound_s": lower_bound_s(sched.system, sched.collective), "valid": True}
     blocks = summary["block_steps"]
     facts = [counted(report.steps, "step") + (" (time slot)" if report.steps == 1 else " (time slots)"),
              f"{blocks:.6g} block time{'' if blocks == 1 else 's'}",
              counted(report.transfers, "transfer"), *model_for(sched.system).report_facts(sched, report)]
     emit_one(out, summary, f"valid: {sched.collective.kind} on {sched.system.kind} N={sched.system.nodes}, "
-                           f"{', '.join(facts)}, time {format_time(summary['time_s'])}")
+                           f"{', '.join(facts)}, time {format_time(summary['time_s'])}, "
+                           f"bound {format_time(summary['lower_bound_s'])}")
 
 
 @click.command("topology", cls=StrictCommand)
@@ -289,7 +292,7 @@ def simulate_cmd(target, system, collective, sizes, params, mode, trace, out: Ou
     JSON has per-step times and per-link utilisation too; CSV and TSV have one row per size.
     """
     from ..kinds.base import counted
-    from ..pipeline import verify
+    from ..pipeline import lower_bound_s, verify
     from ..sim import simulate
     from .columns import print_legend
     from .sizes import iter_schedules, schedule_facts, size_title
@@ -325,7 +328,8 @@ def simulate_cmd(target, system, collective, sizes, params, mode, trace, out: Ou
                 write_simulation_trace(trace, sched, result)
             bar.update(advance=1, description="building")
             # one record per size, each with the schedule's sizes (size_bytes, total_bytes), root and shift
-            docs.append({**schedule_facts(sched), "alpha_beta_time_s": report.closed_form_time_s, **result.to_json()})
+            docs.append({**schedule_facts(sched), "alpha_beta_time_s": report.closed_form_time_s,
+                         "lower_bound_s": lower_bound_s(sched.system, sched.collective), **result.to_json()})
             if out.format != "table":
                 continue
             coll = sched.collective
@@ -333,6 +337,7 @@ def simulate_cmd(target, system, collective, sizes, params, mode, trace, out: Ou
                  f"{sched.system.kind} N={sched.system.nodes} ({mode}): "
                  f"simulated {format_time(result.total_time_s)}, "
                  f"alpha-beta {format_time(docs[-1]['alpha_beta_time_s'])}, "
+                 f"bound {format_time(docs[-1]['lower_bound_s'])}, "
                  f"{counted(len(result.step_time_s), 'step')}, max link load {result.max_link_load}")
     if out.format == "json":
         emit_json(docs if sizes.sweep else docs[0])

@@ -24,7 +24,8 @@ def _certificate_text(cert) -> str:
         shown = ", ".join(str(v) for v in side[:12]) + (" ..." if len(side) > 12 else "")
         cap = getattr(cert, "capacity_bytes_per_s", None)
         return (f"certificate: vertex set S = {{{shown}}} ({len(side)} vertices), "
-                f"{format_bandwidth(cap) if cap is not None else '?'} entering it")
+                f"{format_bandwidth(cap) if cap is not None else '?'} "
+                f"{'leaving' if getattr(cert, 'direction', 'in') == 'out' else 'entering'} it")
     return f"certificate: {cert}"
 
 

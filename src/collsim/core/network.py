@@ -23,7 +23,7 @@ from .errors import InputError, RouteError, UnsupportedError
 from .limits import MemoryLimitError, check_memory
 from .routes import LinkRoutes
 from .system import System
-from .validate import number
+from .validate import physical
 
 
 BYTES_PER_ROUTE_ENTRY = 48
@@ -145,7 +145,7 @@ class Network(System):
             value = getattr(self, name)
             if value is None and name == "startup_s":
                 continue
-            checked = number(name, value, lo=0, lo_open=positive)
+            checked = physical(name, value, rate=positive)
             if type(value) not in (int, float):      # numpy scalars: store a plain float
                 object.__setattr__(self, name, checked)
         if self.ROUTINGS:

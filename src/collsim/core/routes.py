@@ -328,10 +328,62 @@ class LinkRoutes(Routes):
         Bounded temporaries, whatever the schedule's size; with multipath routes a transfer counts
         the share of its bytes each path carries, so counts are floats.
         """
-        links, nlinks = self.route_links, len(system.links)
+        nlinks = len(system.links)
+        for a, _, _, local, w, dense in self._step_link_blocks(step_bounds, nlinks, self.weights if self.multipath
+                                                               else None):
+            if dense:
+                cnt = np.bincount(local, weights=w, minlength=dense)
+                k = np.flatnonzero(cnt)
+                c = cnt[k]
+            else:  # few entries over very many links: sort instead of counting
+                order = np.argsort(local, kind="stable")
+                local = local[order]
+                starts = np.flatnonzero(np.concatenate(([True], local[1:] != local[:-1])))
+                k = local[starts]
+                c = np.diff(np.append(starts, local.size)) if w is None else np.add.reduceat(w[order], starts)
+            yield k + a * nlinks, (c.astype(INDEX) if w is None else c)
+
+    def entry_link_loads(self, step_bounds: np.ndarray, system: Any, amount: np.ndarray):
+        """What every route entry's link carries in the entry's step, summed over the step's paths, block by block.
+
+        Parameters
+        ----------
+        step_bounds : numpy.ndarray
+            The schedule's step boundaries (transfers ``step_bounds[s]:step_bounds[s+1]`` are step ``s``).
+        system : Network
+            The network (its link count).
+        amount : numpy.ndarray
+            Per path, what it puts on each link it crosses (bytes: its transfer's size times its share).
+
+        Yields
+        ------
+        tuple
+            ``(first_path, end_path, loads)``: for the entries of paths ``first_path:end_path``
+            (``route_ptr[first_path]:route_ptr[end_path]``), the summed ``amount`` of every path of the
+            same step that crosses the same link.  Bounded temporaries, as :meth:`link_load_blocks`.
+        """
+        nlinks = len(system.links)
+        for _, first, end, local, w, dense in self._step_link_blocks(step_bounds, nlinks, amount):
+            if dense:
+                yield first, end, np.bincount(local, weights=w, minlength=dense)[local]
+                continue
+            order = np.argsort(local, kind="stable")
+            ordered = local[order]
+            starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+            sums = np.add.reduceat(w[order], starts) if w.size else w
+            out = np.empty(local.size)
+            out[order] = np.repeat(sums, np.diff(np.append(starts, local.size)))
+            yield first, end, out
+
+    def _step_link_blocks(self, step_bounds: np.ndarray, nlinks: int, weights: np.ndarray | None):
+        """Blocks of whole steps: ``(first step, first path, end path, local key, weight per entry, dense)``.
+
+        ``local = step offset * nlinks + link`` per route entry; ``dense`` is the size of a counter over
+        every (step, link) of the block when that fits (else 0: sort instead).
+        """
+        links = self.route_links
         pb = self.path_bounds(step_bounds)  # first path of every step
         ent = self.route_ptr[pb]  # first link entry of every step
-        weights = self.weights if self.multipath else None
         per_block = max(1, (1 << 18) // max(nlinks, 1))  # steps whose (step, link) counters fit 2 MiB
         for lo, hi in row_blocks(ent, 1 << 18):
             for a in range(lo, hi, per_block):
@@ -339,17 +391,8 @@ class LinkRoutes(Routes):
                 seg = links[ent[a]:ent[b]]
                 local = np.repeat(np.arange(b - a, dtype=INDEX) * nlinks, np.diff(ent[a:b + 1])) + seg
                 w = None if weights is None else np.repeat(weights[pb[a]:pb[b]], self.path_hops[pb[a]:pb[b]])
-                if (b - a) * nlinks <= 4 * max(seg.size, 1 << 16):
-                    cnt = np.bincount(local, weights=w, minlength=(b - a) * nlinks)
-                    k = np.flatnonzero(cnt)
-                    c = cnt[k]
-                else:  # few entries over very many links: sort instead of counting
-                    order = np.argsort(local, kind="stable")
-                    local = local[order]
-                    starts = np.flatnonzero(np.concatenate(([True], local[1:] != local[:-1])))
-                    k = local[starts]
-                    c = np.diff(np.append(starts, local.size)) if w is None else np.add.reduceat(w[order], starts)
-                yield k + a * nlinks, (c.astype(INDEX) if w is None else c)
+                dense = (b - a) * nlinks if (b - a) * nlinks <= 4 * max(seg.size, 1 << 16) else 0
+                yield a, int(pb[a]), int(pb[b]), local, w, dense
 
     def nbytes(self) -> int:
         """Memory held by the columns."""

@@ -24,8 +24,18 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["is_integer", "is_number", "integer", "optional_integer", "positive_integer", "node_count",
-           "number", "optional_number"]
+__all__ = ["MAX_PHYSICAL", "MIN_RATE", "is_integer", "is_number", "integer", "optional_integer", "physical",
+           "positive_integer", "node_count", "number", "optional_number"]
+
+MAX_PHYSICAL = 1e30
+"""Largest rate (bytes, bits or cycles per second), duration (seconds) or cycle count a system accepts.
+
+A thousand billion times the fastest links and far beyond any latency, yet far enough from the
+largest float (about 1.8e308) that sums over every link and step, and products of two such values,
+stay finite: collsim's times, bounds and rates would otherwise overflow to infinity or lose every
+digit (issue 31: a 1e308 B/s port overflowed the matching's capacities)."""
+MIN_RATE = 1e-30
+"""Smallest rate a system accepts: below it a byte would take longer than :data:`MAX_PHYSICAL` seconds."""
 
 
 def is_integer(value: Any) -> bool:
@@ -368,3 +378,43 @@ def optional_number(name: str, value: Any, **bounds: Any) -> float | None:
     (True, 2e-06)
     """
     return None if value is None else number(name, value, **bounds)
+
+
+def physical(name: str, value: Any, *, rate: bool = False) -> float:
+    """Check a system's physical parameter: a rate in ``[MIN_RATE, MAX_PHYSICAL]``, else a duration or count in
+    ``[0, MAX_PHYSICAL]``.
+
+    Parameters
+    ----------
+    name : str
+        Parameter name used in the message (as the user gave it).
+    value : object
+        ``int``, ``float`` or a numpy number.
+    rate : bool, optional
+        A rate (bandwidth, line rate, clock): positive, at least :data:`MIN_RATE`.
+
+    Returns
+    -------
+    float
+        ``float(value)``.
+
+    Raises
+    ------
+    InputError
+        One line naming the parameter, the range and why: beyond it collsim's arithmetic would
+        overflow or lose every digit.
+
+    Examples
+    --------
+    >>> physical("link_bandwidth_bytes_per_s", 12.5e9, rate=True), physical("link_latency_s", 0)
+    (12500000000.0, 0.0)
+    >>> physical("port_bandwidth_bytes_per_s", 1e308, rate=True)
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.InputError: port_bandwidth_bytes_per_s must be a number in [1e-30, 1e+30], got 1e+308: collsim's times, bounds and sums of rates would overflow or lose every digit beyond that range
+    """
+    v = number(name, value, lo=0, lo_open=rate)   # a number, finite, on the right side of zero
+    if (MIN_RATE if rate else 0.0) <= v <= MAX_PHYSICAL:
+        return v
+    raise InputError(f"{name} must be a number in [{MIN_RATE if rate else 0:g}, {MAX_PHYSICAL:g}], got {v:g}: "
+                     "collsim's times, bounds and sums of rates would overflow or lose every digit beyond that range")

@@ -16,7 +16,8 @@ import numpy as np
 from ..core.collective import Collective
 from ..core.schedule import Schedule
 from .bounds import optical_lower_bound_s, traffic_bound
-from .network import alpha_beta_time_s, network_lower_bound_s
+from .network import alpha_beta_time_s
+from .network_bound import network_lower_bound_s
 from .optical import paper_time_s, step_times
 
 

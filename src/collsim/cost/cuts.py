@@ -17,6 +17,7 @@ maximum over every cut (:mod:`collsim.cost.exact_cut`).
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ..core.collective import Collective
 from ..core.collectives import TYPES
 from ..core.errors import InputError
 from ..core.network import Network
-from .exact_cut import max_cut_ratio, min_cut
+from .exact_cut import CutCertificate, max_cut_ratio, min_cut
 
 EXHAUSTIVE_VERTICES = 16
 """Networks with at most this many vertices have every cut evaluated (2^V - 2 of them)."""
@@ -129,6 +130,7 @@ def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAU
         ingress), the topology's closed-form cuts (:mod:`collsim.cost.cuts`), and
         on small networks every cut (all-gather, reduce-scatter, all-reduce, broadcast and
         reduce: on every network, with ``exact``).  Cuts with zero capacity are skipped.
+        :func:`cut_certificate` names the cut that attains it.
 
     References
     ----------
@@ -148,26 +150,97 @@ def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAU
     >>> cut_bound_s(mesh, make_collective("alltoall", 16, 10))     # bisection: 8 x 8 x 10 B on 4 links
     160.0
     """
+    return _best_cut(system, c, exhaustive_vertices, exact).per_byte * float(c.size_bytes)
+
+
+def cut_certificate(system: Network, c: Collective, exhaustive_vertices: int = EXHAUSTIVE_VERTICES,
+                    exact: bool = True) -> CutCertificate:
+    """The cut that attains :func:`cut_bound_s`: its receiving side, capacity and demand.
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+    c : Collective
+        The collective.
+    exhaustive_vertices, exact
+        As for :func:`cut_bound_s`.
+
+    Returns
+    -------
+    CutCertificate
+        ``bound_s`` equals :func:`cut_bound_s`; ``side`` is a vertex set the demand must enter
+        (``direction = "in"``: over the links entering it) or leave (``"out"``: over the links
+        leaving it): a single end node, a topology's closed-form set, or an exact search's.
+
+    Raises
+    ------
+    InputError
+        If no cut with both an end node on each side and a positive capacity carries demand
+        (one end node: nothing must move).
+
+    References
+    ----------
+    L. R. Ford, D. R. Fulkerson, "Maximal flow through a network", Canadian Journal of
+    Mathematics 8, 1956.
+
+    Examples
+    --------
+    >>> from collsim.core.collective import make_collective
+    >>> from collsim.systems.mesh_torus import Mesh
+    >>> cert = cut_certificate(Mesh.from_dims((4, 4), link_bandwidth_bytes_per_s=1.0),
+    ...                        make_collective("alltoall", 16, 10))
+    >>> cert.bound_s, cert.end_nodes_inside, cert.capacity_bytes_per_s, cert.demand_bytes
+    (160.0, 8, 4.0, 640.0)
+    """
+    best = _best_cut(system, c, exhaustive_vertices, exact)
+    if best.side is None:
+        raise InputError(f"no cut of the {system.kind} network carries demand of this {c.kind}")
+    m = float(c.size_bytes)
+    side = tuple(int(x) for x in best.side)
+    inside = sum(1 for x in side if x < system.nodes)
+    return CutCertificate(bound_s=best.per_byte * m, side=side, end_nodes_inside=inside,
+                          capacity_bytes_per_s=best.capacity, demand_bytes=best.demand * m,
+                          direction=best.direction)
+
+
+class _Best(NamedTuple):
+    """The binding cut for a 1-byte message: ratio, the side demand enters (or leaves), its capacity, the demand."""
+
+    per_byte: float
+    side: tuple[int, ...] | None
+    capacity: float
+    direction: str
+    demand: float
+
+
+def _best_cut(system: Network, c: Collective, exhaustive_vertices: int, exact: bool) -> _Best:
     key = (c.kind, c.nodes, c.root, c.shift, int(exhaustive_vertices), bool(exact))
     try:
-        per_byte = _per_byte(system, *key)
+        return _per_byte(system, *key)
     except TypeError:                       # an unhashable system: no cache
-        per_byte = _per_byte.__wrapped__(system, *key)
-    return per_byte * float(c.size_bytes)
+        return _per_byte.__wrapped__(system, *key)
 
 
 @lru_cache(maxsize=16)
 def _per_byte(system: Network, kind: str, n: int, root: int | None, shift: int | None,
-              exhaustive_vertices: int, exact: bool = True) -> float:
-    """:func:`cut_bound_s` for a 1-byte message (every demand is linear in m)."""
+              exhaustive_vertices: int, exact: bool = True) -> _Best:
+    """The binding cut of :func:`cut_bound_s` for a 1-byte message (every demand is linear in m)."""
     lt = system.links
     bw = lt.bandwidth_bytes_per_s
-    best = 0.0
+    best = _Best(0.0, None, 0.0, "in", 0.0)
+    vertices = np.arange(system.vertices)
 
-    def worst(ab, ba, cab, cba) -> float:
+    def worst(ab, ba, cab, cba, in_a) -> _Best:
+        """The best of these cuts, as its side A: demand leaving A (``"out"``) or entering it (``"in"``)."""
         r = np.concatenate([np.divide(ab, cab, out=np.zeros(len(ab)), where=cab > 0),
                             np.divide(ba, cba, out=np.zeros(len(ba)), where=cba > 0)])
-        return float(r.max(initial=0.0))
+        if not r.size or not r.max() > best.per_byte:
+            return best
+        i = int(np.argmax(r))
+        k, out_of_a = i % len(ab), i < len(ab)
+        return _Best(float(r[i]), tuple(vertices[in_a(k)].tolist()), float(cab[k] if out_of_a else cba[k]),
+                     "out" if out_of_a else "in", float(ab[k] if out_of_a else ba[k]))
 
     out_bw = np.bincount(lt.src, weights=bw, minlength=system.vertices)[:n]
     in_bw = np.bincount(lt.dst, weights=bw, minlength=system.vertices)[:n]
@@ -177,7 +250,7 @@ def _per_byte(system: Network, kind: str, n: int, root: int | None, shift: int |
         in_a = np.zeros((len(rows), n), bool)
         in_a[np.arange(len(rows)), rows] = True
         ab, ba = _demand(kind, n, 1.0, root, shift, in_a)
-        best = max(best, worst(ab, ba, out_bw[rows], in_bw[rows]))
+        best = worst(ab, ba, out_bw[rows], in_bw[rows], lambda k, rows=rows: vertices == rows[k])
     masks = _cut_masks(system, exhaustive_vertices)
     step = max(1, _CHUNK_CELLS // max(len(lt), 1))
     for lo in range(0, len(masks), step):
@@ -186,7 +259,7 @@ def _per_byte(system: Network, kind: str, n: int, root: int | None, shift: int |
         cab = (ms & ~md) @ bw
         cba = (~ms & md) @ bw
         ab, ba = _demand(kind, n, 1.0, root, shift, mk[:, :n])
-        best = max(best, worst(ab, ba, cab, cba))
+        best = worst(ab, ba, cab, cba, lambda k, mk=mk: mk[k])
     # Rings, lines and stars (cuts_are_exact): their arcs and single nodes already attain every
     # cut's maximum (docs/derivations/lower-bounds.md).  Elsewhere the exact searches run with a budget of
     # scanned links: long rings (a 1-D torus) need O(N^2) or more, and keep the cuts above.
@@ -194,15 +267,25 @@ def _per_byte(system: Network, kind: str, n: int, root: int | None, shift: int |
         work = max(1_000_000, 400 * (system.vertices + len(lt.src)))
         try:
             search, direction = TYPES[kind].exact_cut, TYPES[kind].direction
+            found = None
             if search == "ratio":                         # (N - e(S)) bytes into / out of S
-                best = max(best, max_cut_ratio(system, direction, work)[0])
+                ratio, side, inside, cap = max_cut_ratio(system, direction, work)
+                found = _Best(float(ratio), side, float(cap), direction, float(n - inside))
             elif search == "thinnest":                    # 1 byte across the thinnest cut
-                best = max(best, 1.0 / min(min_cut(system, 0, "in", work)[0], min_cut(system, 0, "out", work)[0]))
+                found = min((_min_cut(system, 0, d, work) for d in ("in", "out")), key=lambda b: b.capacity)
             elif search == "root":                        # 1 byte into / out of a side without the root
-                best = max(best, 1.0 / min_cut(system, int(root), direction, work)[0])
+                found = _min_cut(system, int(root), direction, work)
+            if found is not None and found.per_byte > best.per_byte:
+                best = found
         except InputError:                  # an end node cut off (the cuts above skip it too), or over budget
             pass
     return best
 
 
-__all__ = ["EXHAUSTIVE_VERTICES", "cut_bound_s", "cut_demand_bytes"]
+def _min_cut(system: Network, first: int, direction: str, work: int) -> _Best:
+    """:func:`min_cut` as the binding cut of a demand of one byte."""
+    cap, side, _ = min_cut(system, first, direction, work)
+    return _Best(1.0 / cap, side, float(cap), direction, 1.0)
+
+
+__all__ = ["EXHAUSTIVE_VERTICES", "cut_bound_s", "cut_certificate", "cut_demand_bytes"]

@@ -1,21 +1,20 @@
-"""Closed-form (congestion-unaware) costs and lower bounds on electrical networks.
+"""The α–β closed form of a schedule on an electrical network (the lower bound is :mod:`.network_bound`).
 
 The α–β (Hockney) model charges a transfer ``t_s + t_w * m``.  Here ``t_w`` is
 the inverse link bandwidth and the fixed part is ``startup_s`` (if the system
 sets one) plus the latencies of the links on the route, so a one-hop message
 costs exactly the textbook's ``t_s + t_w m`` with ``t_s`` the link latency.
-Contention is ignored: that is the flow simulator's job (:mod:`collsim.sim`).
+Links shared within a step are counted: a transfer's bytes move no faster than its
+busiest link can carry everything that crosses it in that step (:func:`transfer_wire_s`).
+How flows share a link over time (max-min fairness, staggered finishes) is the flow
+simulator's job (:mod:`collsim.sim`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import Collective
-from ..core.network import Network
 from ..core.schedule import Schedule
-from .bounds import traffic_bound
-from .cuts import cut_bound_s
 
 
 def path_fixed_s(schedule: Schedule) -> np.ndarray:
@@ -144,8 +143,62 @@ def transfer_bandwidth_bytes_per_s(schedule: Schedule) -> np.ndarray:
     return out
 
 
+def transfer_wire_s(schedule: Schedule) -> np.ndarray:
+    """Per transfer, how long its busiest link needs for every byte that crosses it in the transfer's step.
+
+    A link ``e`` carries, in step ``s``, ``L_{s,e}``: the bytes of every transfer of ``s`` whose route
+    crosses it (an ECMP path its share).  Whatever order the link serves them in, the last of them
+    leaves it ``L_{s,e} / c_e`` after the step starts, so a transfer is through no sooner than the
+    largest ``L_{s,e} / c_e`` over its links.  Alone on its links, that is its bytes over its
+    bottleneck's rate (:func:`transfer_bandwidth_bytes_per_s`).
+
+    Parameters
+    ----------
+    schedule : Schedule
+        A schedule on a :class:`Network`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds per transfer (0 for an empty transfer, or one whose route has no link).
+
+    References
+    ----------
+    R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2",
+    Parallel Computing 20(3), 1994 (``t_w``, per byte); docs/cost-models.md (the link-load form).
+
+    Examples
+    --------
+    Pairwise all-to-all on a 4-node line: in its second step 0 -> 2 and 1 -> 3 share the link n1 -> n2.
+
+    >>> import collsim
+    >>> from collsim.systems.electrical import Line
+    >>> s = collsim.build("pairwise", Line(nodes=4, link_bandwidth_bytes_per_s=1e9), "alltoall", 1000)
+    >>> [round(float(t) * 1e6, 6) for t in transfer_wire_s(s)[s.step == 1]]   # 2 x 1000 B per link
+    [2.0, 2.0, 2.0, 2.0]
+    """
+    routes = schedule.routes
+    out = np.zeros(len(routes))
+    if not routes.route_links.size:
+        return out
+    size = np.asarray(schedule.size_bytes, dtype=np.float64)
+    bw = schedule.system.links.bandwidth_bytes_per_s
+    per_path = np.zeros(routes.paths)
+    amount = size[routes.path_owner] * routes.weights   # the bytes of every path
+    for first, end, load in routes.entry_link_loads(schedule.step_bounds, schedule.system, amount):
+        lo = int(routes.route_ptr[first])
+        time_s = load / bw[routes.route_links[lo:lo + load.size]]
+        hops = routes.path_hops[first:end]
+        nz = hops > 0
+        if nz.any():
+            per_path[first:end][nz] = np.maximum.reduceat(time_s, (routes.route_ptr[first:end] - lo)[nz])
+    np.maximum.at(out, routes.path_owner, per_path)
+    out[size <= 0] = 0.0
+    return out
+
+
 def alpha_beta_time_s(schedule: Schedule) -> float:
-    """Congestion-unaware α–β time of a schedule: per step, the slowest transfer.
+    """α–β time of a schedule that counts the load of every link: per step, its slowest transfer.
 
     Parameters
     ----------
@@ -155,9 +208,12 @@ def alpha_beta_time_s(schedule: Schedule) -> float:
     Returns
     -------
     float
-        Sum over steps of ``max(startup + route latency + bytes / bottleneck bandwidth)``;
-        an ECMP transfer pays its slowest path's latency and its bytes at its most
-        loaded link's share (:func:`transfer_bandwidth_bytes_per_s`).
+        Sum over steps of ``max over its transfers of (startup + route latency + wire)``, with
+        ``wire`` the time the transfer's busiest link needs for all the bytes that cross it in the
+        step (:func:`transfer_wire_s`, ECMP paths weighted by their shares); an ECMP transfer pays its
+        slowest path's latency.  A step therefore lasts at least ``max over links of load /
+        bandwidth`` plus the smallest route latency, and without shared links this is the textbook
+        ``t_s + t_w m`` of the step's slowest transfer (docs/cost-models.md derives it).
 
     References
     ----------
@@ -168,142 +224,17 @@ def alpha_beta_time_s(schedule: Schedule) -> float:
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.systems.electrical import Line, Ring
     >>> s = collsim.build("ring", Ring(nodes=4, link_latency_s=1e-6, link_bandwidth_bytes_per_s=1e9),
     ...                   "allgather", 1000)
     >>> round(alpha_beta_time_s(s), 12)   # 3 steps of (1 us + 1000 B / 1 GB/s)
     6e-06
+    >>> s = collsim.build("pairwise", Line(nodes=4, link_latency_s=0, link_bandwidth_bytes_per_s=1e9), "alltoall",
+    ...                   1000)
+    >>> round(alpha_beta_time_s(s) * 1e6, 6)   # steps of 1, 2 and 1 us: in the second, 2 blocks per link
+    4.0
     """
-    per = transfer_fixed_s(schedule) + schedule.size_bytes / transfer_bandwidth_bytes_per_s(schedule)
+    per = transfer_fixed_s(schedule) + transfer_wire_s(schedule)
     busy = np.zeros(schedule.num_steps)
     np.maximum.at(busy, schedule.step, per)
     return float(busy.sum())
-
-
-def network_lower_bound_s(system: Network, collective: Collective) -> float:
-    """Lower bound on the time of a collective on an electrical network.
-
-    Parameters
-    ----------
-    system : Network
-        The network.
-    collective : Collective
-        The collective.
-
-    Returns
-    -------
-    float
-        ``startup + max(min link latency + load, hop chain)``, with ``load`` the
-        largest of recv / node-in bandwidth, send / node-out bandwidth, link-bytes /
-        total link bandwidth and the cut bound :func:`collsim.cost.cuts.cut_bound_s`
-        (every end node's ingress and egress, the topology's closed-form cuts, every
-        cut of small networks), and ``hop chain`` the route latency of the farthest
-        pair the collective must connect (:func:`latency_chain_s`).
-
-    Notes
-    -----
-    The traffic terms are those of :func:`collsim.cost.bounds.traffic_bound`
-    (docs/derivations/lower-bounds.md); on a network every link crossing costs
-    bandwidth, so the total crossing bound uses one crossing per required
-    delivery (all-to-all and shift: the hop count of each pair's route, for all-to-all
-    when ``N (N-1) <= 1.1e6``, i.e. ``N <= 1049``; one crossing per pair above).
-
-    References
-    ----------
-    E. Chan, M. Heimlich, A. Purkayastha, R. van de Geijn, "Collective communication:
-    theory, practice, and experience", Concurrency and Computation: Practice and
-    Experience 19(13), 2007 (bandwidth lower bounds); R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2",
-    Parallel Computing 20(3), 1994 (the latency term).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.systems.electrical import Star
-    >>> star = Star(nodes=4, link_bandwidth_bytes_per_s=1e9, link_latency_s=1e-6)
-    >>> network_lower_bound_s(star, make_collective("allgather", 4, 1000))   # 1 us + 3000 B in at 1 GB/s
-    4e-06
-    """
-    lt = system.links
-    n = system.nodes
-    out_bw = np.bincount(lt.src, weights=lt.bandwidth_bytes_per_s, minlength=system.vertices)[:n]
-    in_bw = np.bincount(lt.dst, weights=lt.bandwidth_bytes_per_s, minlength=system.vertices)[:n]
-    t = traffic_bound(collective)
-    link_bytes = t.hop_bytes_ring
-    if collective.type.point_to_point:  # each block crosses its route
-        s, d = collective.type.endpoints(n, collective.shift)
-        if len(s) <= 1_100_000:
-            ptr, _ = system.route(s, d)
-            link_bytes = float(np.diff(ptr).sum()) * collective.size_bytes
-        else:
-            link_bytes = len(s) * float(collective.size_bytes)
-    load = max(t.recv_bytes / in_bw.max(), t.send_bytes / out_bw.max(),
-               link_bytes / lt.bandwidth_bytes_per_s.sum(), cut_bound_s(system, collective))
-    fixed = (system.startup_s or 0.0)
-    return float(fixed + max(lt.latency_s.min() + load, latency_chain_s(system, collective)))
-
-
-def _latencies_from(system: Network, source: int, *, reverse: bool = False) -> np.ndarray:
-    """Smallest summed link latency from ``source`` to every vertex (to it, if ``reverse``).
-
-    Bellman-Ford relaxations over the whole link table at once; it stops when nothing
-    improves, after at most the hop diameter of the network rounds.
-    """
-    lt = system.links
-    a, b = (lt.dst, lt.src) if reverse else (lt.src, lt.dst)
-    dist = np.full(system.vertices, np.inf)
-    dist[source] = 0.0
-    for _ in range(system.vertices):
-        new = dist.copy()
-        np.minimum.at(new, b, dist[a] + lt.latency_s)
-        if np.array_equal(new, dist):
-            break
-        dist = new
-    return dist
-
-
-def latency_chain_s(system: Network, collective: Collective) -> float:
-    """Route latency some required delivery pays: the farthest pair a collective must connect.
-
-    Parameters
-    ----------
-    system : Network
-        The network.
-    collective : Collective
-        The collective.
-
-    Returns
-    -------
-    float
-        The largest shortest-path latency (summed link latencies) over pairs
-        ``(u, v)`` of end nodes such that ``v`` needs data of ``u``, taken over the
-        pairs from node 0 (all-gather, reduce-scatter, all-reduce, all-to-all, scan),
-        from the root (broadcast, scatter), to the root (reduce, gather), or from
-        node 0 to node q (shift).  Whatever chain of messages carries ``u``'s data to
-        ``v``, its routes together cross a path from ``u`` to ``v``, and every flow
-        pays the latency of the links it crosses; so no schedule ends before the
-        start-up plus this latency.
-
-    References
-    ----------
-    R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2",
-    Parallel Computing 20(3), 1994 (latency per message); E. Chan, M. Heimlich,
-    A. Purkayastha, R. van de Geijn, "Collective communication: theory, practice, and
-    experience", Concurrency and Computation: Practice and Experience 19(13), 2007
-    (the log p and p-1 latency lower bounds this hop chain complements).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.systems.electrical import Ring
-    >>> ring = Ring(nodes=64, link_latency_s=1e-6)
-    >>> round(latency_chain_s(ring, make_collective("allgather", 64, 8)) * 1e6, 6)   # 32 hops away
-    32.0
-    """
-    n = system.nodes
-    t = collective.type
-    root = int(collective.root or 0)
-    if t.shifted:
-        return float(_latencies_from(system, 0)[(collective.shift or 1) % n])
-    if t.rooted and t.direction == "out":   # reduce, gather: into the root
-        return float(_latencies_from(system, root, reverse=True)[:n].max())
-    return float(_latencies_from(system, root if t.rooted else 0)[:n].max())

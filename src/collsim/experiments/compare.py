@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Mapping
 
 from ..algorithms import REGISTRY, AlgorithmSpec, get_algorithm
-from ..core.collective import SPECS, canonical_collective
-from ..core.errors import InputError, ScheduleFormatError, UnsupportedError
+from ..core.collective import SPECS, canonical_collective, make_collective
+from ..core.errors import CollsimError, InputError, ScheduleFormatError, UnsupportedError
 from ..core.limits import MemoryLimitError
 from ..core.system import System
 from ..core.totals import size_from_total
 from ..core.size_sweep import SizeSweep
 from ..core.units import format_size, parse_size
 from ..pipeline import Result  # the one result row (collsim.Result): compare's rows are its rows
-from ..pipeline import run
+from ..pipeline import lower_bound_s, run
 from ..systems import load_system
 from .skip import Skip
 
@@ -21,10 +21,13 @@ __all__ = ["ALGORITHM_FAILURES", "Result", "applicable", "compare", "placement_p
 
 ALGORITHM_FAILURES = (UnsupportedError, MemoryLimitError, ScheduleFormatError)
 """Errors that are one algorithm's own when :func:`compare` runs it: it cannot build this instance
-(``UnsupportedError``), its schedule would not fit in memory (``MemoryLimitError``), or collsim cannot
-represent its schedule (``ScheduleFormatError`` of a built schedule: a transfer beyond int64).  Such an
-algorithm is listed as skipped with its reason and the others still run.  Errors of the user's input
-(``InputError``: a bad parameter value) and bugs still stop the comparison."""
+(``UnsupportedError``: also an LP or a matching its builder cannot solve here), its schedule would not
+fit in memory (``MemoryLimitError``), or collsim cannot represent its schedule (``ScheduleFormatError``
+of a built schedule: a transfer beyond int64).  Such an algorithm is listed as skipped with its reason
+and the others still run; so is one that fails with an error collsim did not expect (a bug: ``"internal
+error: <type>: <message>"``), as a sweep records it.  Errors of the system itself are raised once, before
+any algorithm runs (its lower bound is computed first), and errors of the user's input (``InputError``:
+a bad parameter value) still stop the comparison."""
 
 
 def applicable(system: System, collective: str) -> list[tuple[str, str | None]]:
@@ -241,8 +244,9 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
         :class:`~collsim.experiments.skip.Skip` per algorithm not run: one in scope that does not
         apply to this instance (only when ``algorithms`` is None; one that cannot honour ``root``
         or ``shift`` too), and one (requested or not) that fails with an error of its own
-        (:data:`ALGORITHM_FAILURES`) while it is built, verified and timed, ``failed=True``,
-        noted ``"<name> failed on this instance: <error>"``; the others still run.
+        (:data:`ALGORITHM_FAILURES`, or an error collsim did not expect) while it is built,
+        verified and timed, ``failed=True``, noted ``"<name> failed on this instance: <error>"``;
+        the others still run.
 
     Raises
     ------
@@ -313,6 +317,8 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     unused = set(params) - placed - {p for spec, _ in chosen.values() for p in spec.params}
     if unused:
         raise InputError(f"no compared algorithm takes parameter(s) {', '.join(sorted(unused))}")
+    for size_bytes in all_sizes:  # the system's own errors (its bound) once, before any algorithm runs
+        lower_bound_s(sysm, make_collective(coll, sysm.nodes, size_bytes))   # (a bad root is the algorithms' to name)
     results, failures = [], []
     for size_bytes in all_sizes:
         at = f" at {format_size(size_bytes)}" if len(all_sizes) > 1 else ""
@@ -329,6 +335,11 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
             except MemoryError as exc:  # an allocation the machine refused: its arrays are freed, the others fit
                 failures.append(exc)
                 note = f"{name} failed on this instance: {_out_of_memory(exc)}"
+            except CollsimError:        # the user's input (InputError): it stops the comparison
+                raise
+            except Exception as exc:    # noqa: BLE001 - a bug in this algorithm alone: list it, keep the others
+                failures.append(exc)
+                note = f"{name} failed on this instance: internal error: {type(exc).__name__}: {exc}"
             finally:  # what this algorithm freed goes back to the system, not kept for the next (tune_malloc)
                 from .._malloc import release_memory
                 release_memory()

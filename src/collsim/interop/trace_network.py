@@ -32,7 +32,7 @@ import numpy as np
 from ..core.errors import InputError
 from ..core.plugins import require
 from ..core.schedule import Schedule
-from ..cost.network import transfer_bandwidth_bytes_per_s, transfer_fixed_s
+from ..cost.network import transfer_fixed_s, transfer_wire_s
 from .trace import MAX_TRACE_BYTES, Slices, TraceSummary, check_trace_size, estimate_bytes, first_chunk_ids, write_trace
 
 _NODE_BYTES, _HOP_BYTES, _LINK_BYTES, _STEP_BYTES = 230, 12, 130, 130  # JSON bytes per slice (upper-ish)
@@ -93,13 +93,13 @@ def write_simulation_trace(path: str | Path, schedule: Schedule, result, *,
 
 
 def write_alpha_beta_trace(path: str | Path, schedule: Schedule, *, max_bytes: int = MAX_TRACE_BYTES) -> TraceSummary:
-    """Write the α–β (congestion-unaware) timeline of an electrical schedule.
+    """Write the α–β timeline of an electrical schedule.
 
     Every step starts when the previous one ends; each transfer starts with its step,
-    sends its bytes at its route's slowest link's rate, then pays its start-up and route
-    latency (:func:`collsim.cost.network.alpha_beta_time_s`: a step lasts its slowest
-    transfer).  Links may be shared: this timeline ignores contention (the flow
-    simulator's does not, :func:`write_simulation_trace`).
+    sends for as long as its busiest link needs for every byte crossing it in the step,
+    then pays its start-up and route latency (:func:`collsim.cost.network.alpha_beta_time_s`:
+    a step lasts its slowest transfer).  How shared links divide their rate over time is
+    left out (the flow simulator's timeline has it, :func:`write_simulation_trace`).
 
     Parameters
     ----------
@@ -126,7 +126,7 @@ def write_alpha_beta_trace(path: str | Path, schedule: Schedule, *, max_bytes: i
     9
     """
     _need_links(schedule)
-    wire = schedule.size_bytes / transfer_bandwidth_bytes_per_s(schedule)  # ECMP: the most loaded link's share
+    wire = transfer_wire_s(schedule)  # its busiest link's bytes in the step (ECMP: shares) over its bandwidth
     per = wire + transfer_fixed_s(schedule)
     step_s = np.zeros(schedule.num_steps)
     np.maximum.at(step_s, schedule.step, per)

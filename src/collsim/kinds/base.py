@@ -221,7 +221,11 @@ class SystemModel(Protocol):
         """
 
     def lower_bound_s(self, system: System, collective: Collective) -> float:
-        """No schedule of ``collective`` on ``system`` is faster under this kind's model."""
+        """No schedule of ``collective`` on ``system`` is faster under this kind's model: the one bound every
+        command reports."""
+
+    def bound_certificate(self, system: System, collective: Collective) -> Any:
+        """The certificate of the term that binds :meth:`lower_bound_s` (None if the kind gives none)."""
 
     def realised_facts(self, schedule: Schedule) -> dict[str, Any]:
         """Facts of the realised schedule that an algorithm's parameters may report."""
@@ -328,6 +332,24 @@ class KindModel:
     def lower_bound_s(self, system, collective) -> float:
         """No bound known: 0 (every kind with a bound writes its own)."""
         return 0.0
+
+    def bound_certificate(self, system, collective) -> Any:
+        """Why no schedule beats :meth:`lower_bound_s`, as an object with the argument (None: none given).
+
+        Parameters
+        ----------
+        system : System
+            A system of this kind.
+        collective : Collective
+            The collective.
+
+        Returns
+        -------
+        object or None
+            The binding term's certificate (kinds that name one override this; ``collsim synthesize``
+            prints it).
+        """
+        return None
 
     def realised_facts(self, schedule) -> dict[str, Any]:
         """``steps`` of the realised schedule, no reconfiguration."""

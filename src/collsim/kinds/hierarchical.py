@@ -1,10 +1,11 @@
-"""The hierarchical kind: multi-dimensional electrical systems, with a per-dimension lower bound.
+"""The hierarchical kind: multi-dimensional electrical systems, with their per-dimension cuts named.
 
 A :class:`~collsim.systems.hierarchical.Hierarchical` system is a network, so it is routed,
 checked, timed and flow-simulated as one (:class:`~collsim.kinds.network.NetworkModel`), and every
-algorithm for networks runs on it besides its own (``hier-allreduce`` ...).  What this kind adds:
-its bound also takes every per-dimension cut (:func:`dimension_bounds_s`; the derivation is
-docs/derivations/hierarchical-bound.md) and its result part names the dimension that binds.
+algorithm for networks runs on it besides its own (``hier-allreduce`` ...).  Its bound is the
+network's (:func:`collsim.cost.network_bound.network_bound`), whose cut families include every
+per-dimension cut (the system's ``cut_masks``; docs/derivations/hierarchical-bound.md); what this
+kind adds is its result part, which names the cut family that binds (:func:`dimension_bounds_s`).
 
 References
 ----------
@@ -22,7 +23,6 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..cost.cuts import cut_demand_bytes
-from ..cost.network import network_lower_bound_s
 from ..systems.hierarchical import Hierarchical
 from .base import Column, register_model
 from .network import NetworkModel, NetworkPart
@@ -179,7 +179,7 @@ _COLUMNS = (
 
 
 class HierarchicalModel(NetworkModel):
-    """Hierarchical systems: a network whose bound adds the per-dimension cuts.
+    """Hierarchical systems: a network whose result rows name the binding per-dimension cut.
 
     Examples
     --------
@@ -201,17 +201,6 @@ class HierarchicalModel(NetworkModel):
     def accepts(self) -> tuple[str, ...]:
         """Its own algorithms and every network algorithm (it realises any point-to-point schedule)."""
         return ("hierarchical", "network")
-
-    def lower_bound_s(self, system, collective) -> float:
-        """The network bound (:func:`network_lower_bound_s`), raised by the per-dimension cuts.
-
-        Both are valid, so their maximum is; the cut terms get the fastest link's latency and the
-        start-up, as the network bound's load does.
-        """
-        base = network_lower_bound_s(system, collective)
-        cuts = max(dimension_bounds_s(system, collective).values())
-        fixed = (system.startup_s or 0.0) + float(system.links.latency_s.min())
-        return max(base, fixed + cuts)
 
     def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> HierarchicalPart:
         """The network's part plus the dimensions and the binding cut family."""

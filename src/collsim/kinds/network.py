@@ -17,7 +17,8 @@ from ..core.link_format import LINK_FORMAT
 from ..core.network import Network
 from ..core.units import format_bandwidth, format_time
 from ..cost.loggp import loggp_time_s, system_model
-from ..cost.network import alpha_beta_time_s, network_lower_bound_s
+from ..cost.network import alpha_beta_time_s
+from ..cost.network_bound import bound_certificate, network_lower_bound_s
 from ..rwa.network import realize_network
 from ..sim import simulate
 from ..verify.resources import verify_network_resources
@@ -38,8 +39,9 @@ class NetworkPart:
     max_link_load : int
         The most flows sharing one directed link in one step.
     alpha_beta_time_s : float
-        The contention-unaware alpha-beta estimate (:meth:`NetworkModel.time`): it can be
-        below the lower bound, so it is never the row's answer.
+        The alpha-beta estimate (:meth:`NetworkModel.time`): an algorithm's registered formula, which
+        ignores shared links and can be below the lower bound, or the schedule's, which counts every
+        link's load; never the row's answer.
     simulated_time_s : float
         The flow simulator's time (bulk-synchronous steps, max-min fair sharing): the row's
         ``time_s``, kept under this name too.
@@ -126,7 +128,7 @@ def _alpha_beta(row) -> str:
 
 
 def below_bound(row) -> bool:
-    """Whether a network row's contention-unaware alpha-beta time is below the lower bound.
+    """Whether a network row's alpha-beta time is below the lower bound (an algorithm's formula can be).
 
     Parameters
     ----------
@@ -136,9 +138,10 @@ def below_bound(row) -> bool:
     Returns
     -------
     bool
-        True when ``alpha_beta_time_s < lower_bound_s`` (by more than rounding): the closed form
-        ignores that flows share links, so it promises a time no schedule can reach.  The row's
-        answer, ``time_s`` (the simulated time), is never below the bound.
+        True when ``alpha_beta_time_s < lower_bound_s`` (by more than rounding): an algorithm's
+        closed form ignores that flows share links, so it promises a time no schedule can reach (the
+        schedule's own alpha-beta time counts them and never is).  The row's answer, ``time_s`` (the
+        simulated time), is never below the bound.
 
     Examples
     --------
@@ -195,10 +198,11 @@ _COLUMNS = (  # block_steps replaces the common column of that key: on a network
            "rounded up.", drop=4),
     Column("alpha_beta_time_s", "\u03b1\u2013\u03b2\ntime", _alpha_beta,
            "An estimate, not the answer: the alpha-beta (Hockney) closed form, the algorithm's own formula "
-           "where it registers one, else the schedule's (per slot, the slowest transfer's start-up, route "
-           "latency and bytes over bandwidth). It ignores contention, so it can be below simulated "
-           "(docs/cost-models.md) and even below the lower bound, which counts every link and cut: such a "
-           "time is marked \u2020 and is not attainable.", drop=3),
+           "where it registers one, else the schedule's (per slot, the slowest transfer's start-up and route "
+           "latency plus the time its busiest link needs for every byte crossing it in that slot; never below "
+           "the lower bound, docs/cost-models.md). An algorithm's formula ignores links that its messages "
+           "share, so it can be below simulated and even below the lower bound, which counts every link and "
+           "cut: such a time is marked \u2020 and is not attainable.", drop=3),
     Column("time_s", "simulated", lambda r: format_time(r.time_s),
            "The answer (JSON time_s, also simulated_time_s): the flow simulator's contention-aware time, "
            "bulk-synchronous slots with max-min fair sharing of links (docs/flow-simulator.md); never below "
@@ -352,8 +356,14 @@ class NetworkModel(KindModel):
         return _ANSWERS_S[key]
 
     def lower_bound_s(self, system, collective) -> float:
-        """Node-capacity and total-link bound (:func:`collsim.cost.network.network_lower_bound_s`)."""
+        """Every bound collsim knows on a network (:func:`collsim.cost.network_bound.network_bound`): node,
+        total-link, cut, hop-chain and, for all-to-all, max-concurrent-flow terms."""
         return network_lower_bound_s(system, collective)
+
+    def bound_certificate(self, system, collective) -> Any:
+        """The certificate of the term that binds :meth:`lower_bound_s`
+        (:func:`collsim.cost.network_bound.bound_certificate`)."""
+        return bound_certificate(system, collective)
 
     def realised_facts(self, schedule) -> dict[str, Any]:
         """``steps`` of the realised schedule (networks never reconfigure)."""

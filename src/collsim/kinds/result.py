@@ -45,8 +45,8 @@ class Result:
         Number of transfers and the longest route in links.
     time_s : float
         The answer, never below ``lower_bound_s``: the optical step model on optical systems,
-        the flow-simulated time on networks (``simulated_time_s``; the contention-unaware
-        alpha-beta estimate is ``alpha_beta_time_s``).
+        the flow-simulated time on networks (``simulated_time_s``; the alpha-beta estimate is
+        ``alpha_beta_time_s``).
     lower_bound_s : float
         No schedule of the collective is faster (:func:`collsim.pipeline.lower_bound_s`).
     efficiency : float

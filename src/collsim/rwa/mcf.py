@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.errors import InputError
+from ..core.errors import InputError, UnsupportedError
 from ..core.limits import MemoryLimitError, check_memory
 
 BYTES_PER_NONZERO = 600
@@ -45,6 +45,9 @@ MAX_ROUNDS = 4
 """Restricted LPs tried before the full one (see :func:`solve_mcf`)."""
 TIME_LIMIT_S = 600.0
 """HiGHS's time limit; an LP not solved by then is refused."""
+MAX_CAPACITY_SPREAD = 1e12
+"""Largest ratio of the fastest to the slowest link the LP is solved for: HiGHS's tolerances are relative
+(measured on a star with one slow leg: exact up to 1e12, a rate of 0 at 1e15)."""
 
 
 def lp_size(system) -> dict[str, int]:
@@ -234,6 +237,21 @@ def _distances(system, length: np.ndarray) -> np.ndarray:
     return shortest_path(g, directed=True, indices=np.arange(system.nodes))
 
 
+def _check_reachable(system) -> None:
+    """Raise InputError naming an end node that cannot reach, or be reached from, end node 0 over the links."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import breadth_first_order
+    lt = system.links
+    g = sp.csr_matrix((np.ones(len(lt)), (lt.src, lt.dst)), shape=(system.vertices, system.vertices))
+    for graph, what in ((g, "cannot be reached from n0"), (g.T.tocsr(), "cannot reach n0")):
+        seen = np.zeros(system.vertices, bool)
+        seen[breadth_first_order(graph, 0, directed=True, return_predecessors=False)] = True
+        lost = np.flatnonzero(~seen[:system.nodes])
+        if lost.size:
+            raise InputError(f"{system.kind}: end node n{int(lost[0])} {what} over the links "
+                             f"({lost.size} such end node{'s' if lost.size > 1 else ''}): no all-to-all can complete")
+
+
 def solve_mcf(system, *, max_variables: int = MAX_VARIABLES, time_limit_s: float = TIME_LIMIT_S) -> McfSolution:
     """Solve the all-to-all max-concurrent-flow LP of a network with HiGHS (``scipy.optimize.linprog``).
 
@@ -262,8 +280,11 @@ def solve_mcf(system, *, max_variables: int = MAX_VARIABLES, time_limit_s: float
     Raises
     ------
     InputError
-        An LP too large (with the estimate), fewer than two end nodes, a time limit reached, or
-        an infeasible LP (an end node that cannot reach another).
+        An LP too large (with the estimate), fewer than two end nodes, or an end node that cannot
+        reach another (named).
+    UnsupportedError
+        Link bandwidths that span more than :data:`MAX_CAPACITY_SPREAD` (refused before solving:
+        the solver's tolerances are relative), or an LP HiGHS does not solve (time limit, numerics).
 
     References
     ----------
@@ -289,6 +310,11 @@ def solve_mcf(system, *, max_variables: int = MAX_VARIABLES, time_limit_s: float
     lt = system.links
     nl = len(lt)
     scale = float(lt.bandwidth_bytes_per_s.max())
+    slowest = float(lt.bandwidth_bytes_per_s.min())
+    if not slowest > 0 or scale / slowest > MAX_CAPACITY_SPREAD:
+        raise UnsupportedError(f"the max-concurrent-flow LP is not solved for link bandwidths from {slowest:g} to "
+                               f"{scale:g} B/s: they span more than {MAX_CAPACITY_SPREAD:g} times, beyond the "
+                               f"solver's relative tolerances")
     cap = lt.bandwidth_bytes_per_s / scale
     hops = system.hop_table[1][:n]                      # hops from each end node to every vertex
     allowed = (hops[:, lt.src] >= 0) & (hops[:, lt.dst] == hops[:, lt.src] + 1)
@@ -304,11 +330,13 @@ def solve_mcf(system, *, max_variables: int = MAX_VARIABLES, time_limit_s: float
         res = linprog(c, A_ub=a_ub, b_ub=cap, A_eq=a_eq, b_eq=np.zeros(a_eq.shape[0]), bounds=(0, None),
                       method="highs-ipm", options={"time_limit": left})
         if res.status != 0 or res.x is None:
-            raise InputError(f"the max-concurrent-flow LP ({len(s) + 1:,} of {size['variables']:,} variables) "
-                             f"was not solved: {res.message.strip()}")
+            raise UnsupportedError(f"the max-concurrent-flow LP ({len(s) + 1:,} of {size['variables']:,} variables) "
+                                   f"was not solved: {res.message.strip()}")
         lam = float(res.x[-1])
         if lam <= 0:
-            raise InputError(f"{system.kind}: some end node cannot reach another (max-concurrent-flow rate 0)")
+            _check_reachable(system)
+            raise UnsupportedError(f"the max-concurrent-flow LP gave every pair a rate of 0 although every end node "
+                                   f"reaches every other (link bandwidths {slowest:g} to {scale:g} B/s)")
         length = np.maximum(-np.asarray(res.ineqlin.marginals, float), 0.0)
         if allowed.all():
             break

@@ -50,7 +50,7 @@ from ..core.network import LinkTable, Network
 from ..core.reading import read_text
 from ..core.system import register_system_kind
 from ..core.units import parse_bandwidth, parse_time
-from ..core.validate import integer, is_integer
+from ..core.validate import integer, is_integer, physical
 
 LinkSpec = tuple[int, int, float, float, bool]
 _KEYS = ("a", "b", "bandwidth", "latency", "duplex")
@@ -156,6 +156,7 @@ class CustomNetwork(Network):
         try:
             bw = float(self.link_bandwidth_bytes_per_s) if vals[2] is None else parse_bandwidth(vals[2])
             lat = float(self.link_latency_s) if vals[3] is None else parse_time(vals[3])
+            bw, lat = physical("bandwidth", bw, rate=True), physical("latency", lat)
         except InputError as exc:
             raise InputError(f"custom link {i}: {exc}") from None
         duplex = True if vals[4] is None else vals[4]

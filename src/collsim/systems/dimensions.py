@@ -22,7 +22,7 @@ from ..core.errors import InputError
 from ..core.numbers import parse_number
 from ..core.system import SYSTEM_KINDS
 from ..core.units import format_bandwidth, parse_bandwidth, parse_time
-from ..core.validate import is_integer
+from ..core.validate import is_integer, physical
 
 TOPOLOGIES = ("switch", "ring", "line", "full")
 """The topologies a dimension may have."""
@@ -113,6 +113,10 @@ class Dimension:
         lat = float(latency_s) if lat in (None, "") else parse_time(lat)
         if not bw > 0 or not lat >= 0:
             raise InputError(f"hierarchical dimension: bandwidth must be > 0 and latency >= 0, got {bw}, {lat}")
+        try:
+            bw, lat = physical("bandwidth", bw, rate=True), physical("latency", lat)
+        except InputError as exc:
+            raise InputError(f"hierarchical dimension {topo}:{size}: {exc}") from None
         return cls(topo, int(size), float(bw), float(lat))
 
     def text(self) -> str:

@@ -30,7 +30,7 @@ import numpy as np
 from ..core.errors import InputError, ResourceError, UnsupportedError
 from ..core.network import LinkTable, Network
 from ..core.system import register_system_kind
-from ..core.validate import is_integer, number
+from ..core.validate import is_integer, physical
 
 
 def circuit_ids(u, v, nodes: int) -> np.ndarray:
@@ -266,7 +266,7 @@ class OCS(Network):
                              f"got {self.ports!r}")
         object.__setattr__(self, "ports", int(self.ports))
         for name in ("reconfiguration_s", "relay_latency_s"):
-            object.__setattr__(self, name, float(number(name, getattr(self, name), lo=0)))
+            object.__setattr__(self, name, physical(name, getattr(self, name)))
 
     @classmethod
     def from_options(cls, nodes: int | None = None, port_bandwidth_bytes_per_s: float | None = None, **opts: Any):
@@ -297,6 +297,7 @@ class OCS(Network):
         25000000000.0
         """
         if port_bandwidth_bytes_per_s is not None:
+            physical("port_bandwidth_bytes_per_s", port_bandwidth_bytes_per_s, rate=True)   # named as given
             other = opts.setdefault("link_bandwidth_bytes_per_s", port_bandwidth_bytes_per_s)
             if other != port_bandwidth_bytes_per_s:
                 raise InputError("ocs: give port_bandwidth_bytes_per_s or link_bandwidth_bytes_per_s, not both")

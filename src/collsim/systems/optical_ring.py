@@ -22,7 +22,7 @@ from ..core.routes import RingRoutes
 from ..physical import PhysicalParams, params_from_mapping
 from ..core.system import System, register_system_kind
 from ..core.units import parse_time
-from ..core.validate import number, positive_integer
+from ..core.validate import physical, positive_integer
 
 
 DEFAULT_NODES = 1024
@@ -118,7 +118,7 @@ class OpticalRing(System):
                                ("mrr_reconfig_s", False), ("slot_latency_s", False),
                                ("oeo_cycles_per_flit", False)):
             value = getattr(self, name)
-            checked = number(name, value, lo=0, lo_open=positive)
+            checked = physical(name, value, rate=positive)
             if type(value) not in (int, float):      # numpy scalars: store a plain float
                 object.__setattr__(self, name, checked)
 

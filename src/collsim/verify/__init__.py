@@ -44,7 +44,8 @@ class VerifyReport:
         below the lower bound: the optical step model's, or on networks the flow simulator's.
     closed_form_time_s : float, optional
         The kind's closed-form time: the same as ``time_s`` on optical systems; on networks the
-        contention-unaware alpha-beta estimate, which can be below the lower bound.
+        alpha-beta estimate (an algorithm's own formula, which ignores shared links and can be below
+        the lower bound, or the schedule's, which counts every link's load and never is).
 
     Examples
     --------

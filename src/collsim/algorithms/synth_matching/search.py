@@ -66,7 +66,7 @@ def _pair_floors(net, pairs, block_bytes, *, reverse: bool = False, root: int | 
         else:
             need_bytes, need_pieces = np.full(n, sizes.sum()), np.full(n, k)
             need_bytes[root] = need_pieces[root] = 0
-        cap = np.minimum(np.maximum(1, np.floor(q * bw / bw.min() + 1e-9)), total)
+        cap = np.minimum(np.maximum(1, np.floor(q * (bw / bw.min()) + 1e-9)), total)
         per_step = np.bincount(dst, weights=cap, minlength=n)
         with np.errstate(divide="ignore", invalid="ignore"):
             floor = need_bytes / inbw + np.ceil(need_pieces / per_step) * step_s

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.errors import InputError
+from ...core.errors import UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -115,8 +115,7 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
     if reverse:
         src, dst = dst, src
     total = n * chunks if root is None else chunks
-    cap = np.maximum(1, np.floor(capacity * bw / bw.min() + 1e-9)).astype(np.int64)
-    cap = np.minimum(cap, total)
+    cap = np.minimum(np.maximum(1, np.floor(capacity * (bw / bw.min()) + 1e-9)), total).astype(np.int64)
     order = np.lexsort((src, dst))
     src, dst, cap, bw, lat = src[order], dst[order], cap[order], bw[order], lat[order]
     rank = np.arange(len(dst)) - np.searchsorted(dst, dst)
@@ -183,8 +182,9 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
             busy = np.bincount(r, minlength=len(ids)) > 0
             got += r.size
             step_s = max(step_s, float((sent[busy] / bw[ids][busy] + lat[ids][busy]).max()))
-        if got == 0:  # cannot happen on a strongly connected graph
-            raise InputError("the matching made no progress: the end nodes are not strongly connected")
+        if got == 0:  # cannot happen on a strongly connected graph, which the builder checks first
+            raise UnsupportedError(f"the matching stalled in step {step}: no link could carry any of the "
+                                   f"{missing} missing deliveries")
         if root is None:
             inverse = np.empty_like(pi)
             inverse[pi] = np.arange(total)
