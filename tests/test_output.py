@@ -18,7 +18,7 @@ import pytest
 
 from collsim.cli.columns import legend, legend_markdown
 from collsim.core.units import format_time
-from collsim.kinds.base import format_number
+from collsim.core.wording import format_number
 from conftest import collsim_exe, names
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "output.md"

@@ -12,7 +12,8 @@ import textwrap
 from typing import Any, Sequence
 
 from ..core.units import format_size, format_time
-from ..kinds.base import Column, format_number, models, part_model
+from ..core.wording import format_number
+from ..kinds.base import Column, models, part_model
 from .output import TableColumn, echo, print_table
 
 

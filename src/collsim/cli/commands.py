@@ -167,7 +167,7 @@ def schedule_cmd(algorithm, system, collective, sizes, params, out, trace) -> No
             from ..interop.trace_optical import write_schedule_trace
             bar.update(description=f"writing {trace}")
             write_schedule_trace(trace, sched)
-    from ..kinds.base import counted
+    from ..core.wording import counted
     click.echo(f"wrote {where}: {sched.algorithm} {sched.collective.kind}, {counted(report.steps, 'step')} "
                f"({'time slot' if report.steps == 1 else 'time slots'}), {counted(report.transfers, 'transfer')}, "
                "verified", err=out == "-")
@@ -210,7 +210,8 @@ def verify_cmd(file, out: Output) -> None:
             emit_one(out, {**head, **error_record(exc)}, "")
         raise
     from ..cost import block_steps
-    from ..kinds.base import counted, model_for
+    from ..core.wording import counted
+    from ..kinds.base import model_for
     from ..pipeline import lower_bound_s
     summary = {"file": file, "algorithm": sched.algorithm, "collective": sched.collective.kind,
                "nodes": sched.system.nodes, **asdict(report), "slots": report.slots,
@@ -291,7 +292,7 @@ def simulate_cmd(target, system, collective, sizes, params, mode, trace, out: Ou
 
     JSON has per-step times and per-link utilisation too; CSV and TSV have one row per size.
     """
-    from ..kinds.base import counted
+    from ..core.wording import counted
     from ..pipeline import lower_bound_s, verify
     from ..sim import simulate
     from .columns import print_legend

@@ -119,7 +119,7 @@ def _import(file, system, size, root, out, limits, fmt: Output) -> None:
     from ..core.errors import CollsimError
     from ..core.units import format_time, parse_size
     from ..interop.msccl import import_msccl, read_xml
-    from ..kinds.base import counted
+    from ..core.wording import counted
     from .io import write_schedule
     from .output import error_record
     head = {"file": file}

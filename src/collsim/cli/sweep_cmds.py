@@ -70,7 +70,7 @@ def _sweep(file, store_path, jobs, pool, max_points: int = 100_000) -> None:
     # first, in one line naming the store; a full disk later keeps every point committed before
     with naming(store_path), Store(store_path) as store:
         if grid.skipped:
-            from ..kinds.base import counted
+            from ..core.wording import counted
             echo(f"left out {counted(len(grid.skipped), 'kind')} of combination that "
                  f"{'does' if len(grid.skipped) == 1 else 'do'} not apply:", err=True)
             for reason in grid.skipped:

@@ -55,7 +55,7 @@ def text_of(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        from ..kinds.base import format_number
+        from ..core.wording import format_number
         return format_number(value)
     if isinstance(value, (dict, list, tuple)):
         return json.dumps(value, separators=(", ", ": "), default=_jsonable)

@@ -107,7 +107,7 @@ class _Cache:
 
 
 def _ratio(best, other) -> str:
-    from ..kinds.base import format_number
+    from ..core.wording import format_number
     if best is None or other is None:
         return "-"
     return f"{other.choice} \u00d7{other.time_s / best.time_s:.2f}"
@@ -165,7 +165,8 @@ def tune_cmd(system, collective, min_size, max_size, factor, step, total, algori
     from ..experiments.store import Store
     from ..experiments.tune import tunable, tune
     from ..experiments.tune_rules import rules_document
-    from ..kinds.base import counted, format_number, model_for
+    from ..core.wording import counted, format_number
+    from ..kinds.base import model_for
     from .sizes import SizeRequest
     if no_store and store_path is not None:
         raise click.UsageError("--store and --no-store contradict each other")
@@ -249,7 +250,7 @@ def tune_cmd(system, collective, min_size, max_size, factor, step, total, algori
 def _summary(result, where, no_store: bool) -> str:
     """The line on standard error that counts what became of the trials: each is counted once, as built
     and verified, failed verification or could not be built now, or read from the store."""
-    from ..kinds.base import counted
+    from ..core.wording import counted
     n = len(result.trials)
     parts = [f"{result.built} built and verified"]
     parts += [f"{k} {what}" for k, what in ((result.failed, "failed verification"),
@@ -264,7 +265,8 @@ def _summary(result, where, no_store: bool) -> str:
 def _notes(result, rules_file, figure_file) -> list[str]:
     """Caption lines: the kind's (:meth:`~collsim.kinds.base.KindModel.tune_notes`), what was never eligible
     and why, what could not be built, the files written."""
-    from ..kinds.base import counted, model_for
+    from ..core.wording import counted
+    from ..kinds.base import model_for
     eligible = {t.algorithm for t in result.trials if t.eligible}
     infeasible = sorted({t.algorithm for t in result.trials if t.feasible is False} - eligible)
     notes = model_for(result.system).tune_notes(result.system, result.trials)

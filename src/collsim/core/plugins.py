@@ -109,6 +109,11 @@ def discover() -> None:
     :func:`collsim.core.system.system_kind`) call this on a miss, so that any public function
     works as the first call in a fresh interpreter (``collsim.load`` of a file names its kind).
 
+    Returns
+    -------
+    None
+        The kinds are registered (:func:`register_model`, :data:`collsim.core.system.SYSTEM_KINDS`).
+
     Examples
     --------
     >>> discover()

@@ -15,7 +15,6 @@ the kinds asks which kind a system is.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol
 
@@ -25,8 +24,8 @@ from ..core.plugins import CAPABILITIES, model_for, models, register_model, requ
 from ..core.schedule import LogicalSchedule, Schedule
 from ..core.system import System
 
-__all__ = ["CAPABILITIES", "Column", "KindModel", "SystemModel", "Timing", "counted", "format_number", "model_for",
-           "models", "part_model", "register_model", "require", "supports"]
+__all__ = ["CAPABILITIES", "Column", "KindModel", "SystemModel", "Timing", "model_for", "models", "part_model",
+           "register_model", "require", "supports"]
 
 
 @dataclass(frozen=True)
@@ -115,71 +114,6 @@ def part_model(part: Any) -> Any:
     if part is None:
         return None
     return next((m for m in models() if m.part_class is type(part)), None)
-
-
-def format_number(value: float | None, digits: int = 4, *, strip: bool = True) -> str:
-    """A number with at least ``digits`` significant digits, without an exponent from 1e-4 up (``"-"`` for None).
-
-    Parameters
-    ----------
-    value : float or None
-        The number.
-    digits : int, optional
-        Significant digits kept below ``10**digits`` (default 4); larger numbers keep every
-        integer digit.
-    strip : bool, optional
-        Drop trailing zeros after the decimal point (default True; False keeps a column's
-        digits aligned: ``28.0`` beside ``27.9``).
-
-    Returns
-    -------
-    str
-        Plain decimal text (below 1e-4 in magnitude, scientific): a table cell that reads the
-        same at every width.
-
-    Examples
-    --------
-    >>> format_number(1153.0), format_number(61.1432), format_number(0.000123456), format_number(12345678.9)
-    ('1153', '61.14', '0.0001235', '12345679')
-    >>> format_number(2.5e-12)   # below 1e-4: an exponent, still every digit
-    '2.500e-12'
-    >>> format_number(None), format_number(0), format_number(1023.5, 6), format_number(28.0, 3, strip=False)
-    ('-', '0', '1023.5', '28.0')
-    """
-    if value is None:
-        return "-"
-    if value == 0 or value != value or value in (float("inf"), float("-inf")):
-        return f"{value:g}"
-    if abs(value) < 1e-4:
-        return f"{value:.{digits - 1}e}"
-    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
-    text = f"{value:.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if strip and "." in text else text
-
-
-def counted(count: int, noun: str, plural: str | None = None) -> str:
-    """A count and its noun, singular for one and plural otherwise: ``1 step``, ``3 steps``, ``0 wavelengths``.
-
-    Parameters
-    ----------
-    count : int
-        How many.
-    noun : str
-        The singular (``"step"``).
-    plural : str, optional
-        The plural when it is not ``noun + "s"`` (``"schedules"`` needs none; ``"switches"`` does).
-
-    Returns
-    -------
-    str
-        ``"<count> <noun>"``.
-
-    Examples
-    --------
-    >>> counted(1, "step"), counted(3, "step"), counted(0, "wavelength"), counted(2, "switch", "switches")
-    ('1 step', '3 steps', '0 wavelengths', '2 switches')
-    """
-    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 class SystemModel(Protocol):
@@ -376,7 +310,7 @@ class KindModel:
         -------
         list of str
             Counted phrases (``["2 wavelengths", "1 reconfiguration"]`` on an optical ring, ``["3
-            reconfigurations"]`` on an optical circuit switch; :func:`counted`); none by default.
+            reconfigurations"]`` on an optical circuit switch; :func:`collsim.core.wording.counted`); none by default.
 
         Examples
         --------

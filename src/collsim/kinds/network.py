@@ -22,7 +22,8 @@ from ..cost.network_bound import bound_certificate, network_lower_bound_s
 from ..rwa.network import realize_network
 from ..sim import simulate
 from ..verify.resources import verify_network_resources
-from .base import Column, KindModel, Timing, format_number, register_model
+from ..core.wording import format_number
+from .base import Column, KindModel, Timing, register_model
 
 _ANSWERS_S: dict[int, float] = {}  # id(schedule) -> its simulated time, while the schedule lives
 

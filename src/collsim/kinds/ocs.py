@@ -32,7 +32,8 @@ from ..core.errors import ResourceError, UnsupportedError
 from ..core.units import format_bandwidth, format_time
 from ..cost.bounds import traffic_bound
 from ..systems.ocs import OCS, group_phases, ocs_time_s
-from .base import Column, Timing, counted, register_model
+from ..core.wording import counted
+from .base import Column, Timing, register_model
 from .network import NetworkModel, NetworkPart
 from .ocs_notes import crossover_notes, crossovers_by_size, trial_entries
 

@@ -22,7 +22,8 @@ from ..physical import check_schedule
 from ..rwa.ring import realize_ring
 from ..systems.optical_ring import OpticalRing
 from ..verify.resources import verify_ring_resources
-from .base import Column, KindModel, Timing, counted, format_number, register_model
+from ..core.wording import counted, format_number
+from .base import Column, KindModel, Timing, register_model
 
 
 @dataclass(frozen=True)
