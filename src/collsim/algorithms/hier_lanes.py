@@ -219,7 +219,7 @@ def _add(b: LogicalBuilder, rnd: int, src, dst, blk, piece, collective: str, n: 
     if (counts == counts[0]).all():     # every pair the same number of chunks: one 2-D block
         b.add(rnd, src[new], dst[new], flat.reshape(len(new), -1), reduce=red)
         return
-    b.add(rnd, src[new], dst[new], np.split(flat, np.cumsum(counts)[:-1]), reduce=red)
+    b.add(rnd, src[new], dst[new], flat, chunk_ptr=np.concatenate([[0], np.cumsum(counts)]), reduce=red)
 
 
 def planned_time_s(system, collective: str, size_bytes: int, params, *, ring: bool) -> float | None:
