@@ -60,7 +60,7 @@ def algorithms_cmd(name, out: Output) -> None:
 @click.command("compare", cls=StrictCommand)
 @system_options
 @click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to run.")
-@size_options()
+@size_options(among="algorithms")
 @click.option("--algorithms", "-a", multiple=True,
               help="Algorithm names, comma-separated or repeated (-a ring -a osm; default: all that apply).")
 @click.option("--param", "-p", "params", multiple=True,
