@@ -705,6 +705,8 @@ REFUSALS = {
     "refuse-synth-bcast-mesh-3163": ["synthesize", "--system", "mesh", "-S", "dims=3163,3163", "-c", "broadcast",
                                      "-s", "1KiB"],
     "refuse-synth-ring-10000": ["synthesize", "--system", "ring", "-n", "10000", "-s", "1KiB"],
+    "refuse-rd-scan-torus-3163": ["schedule", "recursive-doubling", "--system", "torus", "-S", "dims=3163,3163", "-c",
+                                  "scan", "-s", "1KiB", "-o", "x.json"],
 }
 """Instances refused from estimates before anything is built (issue 31): the same at every size, smoke too."""
 

@@ -4,7 +4,7 @@ The instances of the issue (a 3163 x 3163 mesh, a 1000 x 1000 hierarchical syste
 hierarchical system) are refused from closed-form estimates with the estimate in one line; the
 commands run under a 1 GiB address-space limit, which the old late refusals (3 to 5 GiB
 allocated first) could not stay under.  Time floors are checked as floors (never above what a
-run takes), never against a clock.  The speed and memory figures are in benchmarks/refusals.py.
+run takes), never against a clock.  The figures: benchmarks/run.py, its refuse-* workloads.
 """
 
 from __future__ import annotations
@@ -220,3 +220,35 @@ def test_chunk_pointers_build_what_lists_build(payloads):
         assert np.array_equal(getattr(x, col), getattr(y, col)), col
     with pytest.raises(ValueError, match="chunk_ptr"):
         b.add(0, [0], [1], [0, 1], chunk_ptr=[0, 3])
+
+
+# -- algorithms that make more deliveries than the collective's floor say so before building -------
+
+def test_a_tree_scan_too_big_for_memory_is_refused_before_it_is_built():
+    line = _one_line_exit_2(_capped("schedule", "recursive-doubling", "--system", "torus", "-S", "dims=3163,3163",
+                                    "-c", "scan", "-s", "1KiB", "-o", "x.json"),
+                            "recursive-doubling's scan on 10004569 nodes", "chunk deliveries", "needs about")
+    assert line.endswith("use fewer nodes or another algorithm")
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8, 13, 100])
+@pytest.mark.parametrize("collective", ["scan", "allreduce"])
+def test_recursive_doubling_declares_its_deliveries_exactly(n, collective):
+    from collsim.algorithms import get_algorithm
+    ring = load_system("ring", nodes=n)
+    sched = collsim.build("recursive-doubling", ring, collective, 1024)
+    assert get_algorithm("recursive-doubling").deliveries(ring, collective) == len(sched.chunk_idx)
+
+
+def test_an_unforeseen_allocation_failure_gives_advice_that_fits_every_collective(monkeypatch, capsys):
+    import collsim.synthesis
+    from collsim.cli.main import main
+
+    def refused(*args, **kwargs):
+        raise MemoryError("Unable to allocate 8.00 GiB for an array with shape (1073741824,) and data type int64")
+    monkeypatch.setattr(collsim.synthesis, "synthesize", refused)
+    with pytest.raises(SystemExit) as info:
+        main(["synthesize", "--system", "mesh", "-S", "dims=3,3"])
+    err = capsys.readouterr().err.strip()
+    assert info.value.code == 2 and len(err.splitlines()) == 1
+    assert "an allocation of 8.00 GiB was refused" in err and "split" not in err and err.endswith("use fewer nodes")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.collective import canonical_collective
+from ..core.collective import BYTES_PER_DELIVERY, canonical_collective
+from ..core.limits import check_memory
 from ..core.errors import InputError
 from ..core.schedule import LogicalSchedule
 from ..core.system import System
@@ -81,6 +82,10 @@ def build_logical(name: str | AlgorithmSpec, system: System, collective: str, si
         raise InputError(f"{spec.name} takes no parameter(s) {', '.join(sorted(unknown))}"
                          + (f"; it takes {', '.join(spec.params)}" if spec.params else ""))
     spec.check_params(params)
+    made = spec.deliveries(system, coll) if spec.deliveries is not None else None
+    if made is not None:  # more than the collective's floor: refused before the builder allocates them
+        check_memory(made * BYTES_PER_DELIVERY, f"{spec.name}'s {coll} on {system.nodes} nodes ({made:.3g} chunk "
+                     "deliveries)", "use fewer nodes or another algorithm")
     return spec.builder(system, coll, size_bytes, **params)
 
 

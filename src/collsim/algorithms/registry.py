@@ -78,6 +78,11 @@ class AlgorithmSpec:
         The algorithm's closed forms per kind, keyed by the kind's name; each kind's model reads
         its own (``closed_forms.get(model.name)``) and defines what it is called with.  Filled
         from ``paper_steps`` and ``alpha_beta`` where those are given.
+    deliveries : callable or None
+        ``deliveries(system, collective) -> int | None``: the chunk deliveries its schedule makes,
+        in closed form, where they exceed the collective's own floor (a log factor of tree
+        all-reduces and scans); :func:`collsim.algorithms.build_logical` checks them against the
+        memory limit before the builder runs.  None: the floor is what it makes.
 
     References
     ----------
@@ -116,6 +121,7 @@ class AlgorithmSpec:
     realised: tuple[str, ...] = ()
     tune: Callable[[System, str, int], list[dict[str, Any]]] | None = None
     closed_forms: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    deliveries: Callable[[System, str], int | None] | None = None
 
     def __post_init__(self) -> None:
         forms = dict(self.closed_forms)
@@ -269,7 +275,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
              summary: str, aliases: tuple[str, ...] = (), requires=None, paper_steps=None,
              constraints: str = "", params: tuple[str, ...] = (),
              alpha_beta=None, realised: tuple[str, ...] = (), tune=None,
-             closed_forms: Mapping[str, Callable[..., Any]] | None = None) -> Callable[[Builder], Builder]:
+             closed_forms: Mapping[str, Callable[..., Any]] | None = None,
+             deliveries=None) -> Callable[[Builder], Builder]:
     """Decorator registering an algorithm builder.
 
     Parameters
@@ -297,6 +304,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
     closed_forms : Mapping, optional
         Closed forms per kind name (see :class:`AlgorithmSpec`); ``paper_steps`` and
         ``alpha_beta`` fill the optical ring's and the network's.
+    deliveries : callable, optional
+        Chunk deliveries in closed form, checked before building (see :class:`AlgorithmSpec`).
 
     Returns
     -------
@@ -337,7 +346,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         colls = tuple(canonical_collective(c) for c in collectives)
         spec = AlgorithmSpec(name, fn, colls, tuple(systems), reference, summary, tuple(aliases),
                              requires, paper_steps, constraints, tuple(params), alpha_beta, tuple(realised), tune,
-                             dict(closed_forms or {}))
+                             dict(closed_forms or {}), deliveries)
         for key in (name, *aliases):
             if key in REGISTRY or key in _ALIASES:
                 raise InputError(f"algorithm name {key!r} registered twice")
