@@ -237,7 +237,7 @@ def test_recursive_doubling_declares_its_deliveries_exactly(n, collective):
     from collsim.algorithms import get_algorithm
     ring = load_system("ring", nodes=n)
     sched = collsim.build("recursive-doubling", ring, collective, 1024)
-    assert get_algorithm("recursive-doubling").deliveries(ring, collective) == len(sched.chunk_idx)
+    assert get_algorithm("recursive-doubling").deliveries(ring, collective, {}) == len(sched.chunk_idx)
 
 
 def test_an_unforeseen_allocation_failure_gives_advice_that_fits_every_collective(monkeypatch, capsys):

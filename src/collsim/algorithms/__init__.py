@@ -82,7 +82,7 @@ def build_logical(name: str | AlgorithmSpec, system: System, collective: str, si
         raise InputError(f"{spec.name} takes no parameter(s) {', '.join(sorted(unknown))}"
                          + (f"; it takes {', '.join(spec.params)}" if spec.params else ""))
     spec.check_params(params)
-    made = spec.deliveries(system, coll) if spec.deliveries is not None else None
+    made = spec.deliveries(system, coll, params) if spec.deliveries is not None else None
     if made is not None:  # more than the collective's floor: refused before the builder allocates them
         check_memory(made * BYTES_PER_DELIVERY, f"{spec.name}'s {coll} on {system.nodes} nodes ({made:.3g} chunk "
                      "deliveries)", "use fewer nodes or another algorithm")

@@ -66,7 +66,7 @@ def _alpha_beta(system, collective, size_bytes, params):
     return rounds_ts_s(system, tree) + tw * m * ceil_log2(n)    # broadcast, reduce
 
 
-def _deliveries(system, collective) -> int | None:
+def _deliveries(system, collective, params) -> int | None:
     """Chunk deliveries of the all-reduce and the scan (a log factor above their floors); None otherwise."""
     n = system.nodes
     if collective == "scan":     # round r: every node from 2^r on receives one

@@ -79,10 +79,11 @@ class AlgorithmSpec:
         its own (``closed_forms.get(model.name)``) and defines what it is called with.  Filled
         from ``paper_steps`` and ``alpha_beta`` where those are given.
     deliveries : callable or None
-        ``deliveries(system, collective) -> int | None``: the chunk deliveries its schedule makes,
-        in closed form, where they exceed the collective's own floor (a log factor of tree
-        all-reduces and scans); :func:`collsim.algorithms.build_logical` checks them against the
-        memory limit before the builder runs.  None: the floor is what it makes.
+        ``deliveries(system, collective, params) -> int | None``: the chunk deliveries its schedule
+        makes (at least), in closed form, where they exceed the collective's own floor (a log factor
+        of tree all-reduces and scans, the units of a hierarchical schedule);
+        :func:`collsim.algorithms.build_logical` checks them against the memory limit before the
+        builder runs.  None: the floor is what it makes.
 
     References
     ----------
@@ -121,7 +122,7 @@ class AlgorithmSpec:
     realised: tuple[str, ...] = ()
     tune: Callable[[System, str, int], list[dict[str, Any]]] | None = None
     closed_forms: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
-    deliveries: Callable[[System, str], int | None] | None = None
+    deliveries: Callable[[System, str, Mapping[str, Any]], int | None] | None = None
 
     def __post_init__(self) -> None:
         forms = dict(self.closed_forms)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.collectives import TYPES
+from ...core.limits import limit_error, memory_limit_bytes
 from ...core.time_limit import time_limit, time_limit_error
 
 SPREAD_CELLS_PER_S = 1e9
@@ -32,7 +33,11 @@ ROOTED_CELLS_PER_S = 1e8
 
 HINT = "use fewer nodes, or fewer chunks or a larger capacity if they were set"
 
-__all__ = ["HINT", "ROOTED_CELLS_PER_S", "SPREAD_CELLS_PER_S", "early_reason", "eccentricity", "floor_s"]
+STATE_BYTES_PER_CELL = 12
+"""Bytes of the matching's node x piece state per cell (its holdings, their copies and the rarity order)."""
+
+__all__ = ["HINT", "ROOTED_CELLS_PER_S", "SPREAD_CELLS_PER_S", "STATE_BYTES_PER_CELL", "early_reason", "eccentricity",
+           "floor_s"]
 
 
 def floor_s(nodes: int, links: int, pieces: int, steps: int, rooted: bool) -> float:
@@ -119,11 +124,13 @@ def _closed_form_eccentricity(system, reverse: bool) -> int | None:
 
 
 def early_reason(system, collective: str) -> str | None:
-    """Why even the cheapest matching of ``collective`` would exceed the time limit, from closed forms.
+    """Why even the cheapest matching of ``collective`` would exceed the memory or time limit, from closed forms.
 
-    Made before the link table is built, on networks whose end nodes are joined by direct links
-    and whose topology gives its link count and distances in closed form (ring, line, mesh, torus,
-    hypercube); elsewhere None (the search checks each choice once it has the links).  The cheapest
+    Made before the link table (or an overlay) is built: the node x piece state of whole blocks
+    against the memory limit on every network, and the running time on networks whose end nodes
+    are joined by direct links and whose topology gives its link count and distances in closed form
+    (ring, line, mesh, torus, hypercube); elsewhere the search checks each choice once it has the
+    links.  The cheapest
     run cuts whole blocks and floods: it takes at least the diameter's steps for an all-gather
     (at least node 0's eccentricity), half of it for a broadcast from an unknown root.
 
@@ -154,6 +161,10 @@ def early_reason(system, collective: str) -> str | None:
     """
     n = int(system.nodes)
     t = TYPES[collective]
+    cells = n * (1 if t.rooted else n)         # the node x piece state of whole blocks (search.best_plan's estimate)
+    if cells * STATE_BYTES_PER_CELL > memory_limit_bytes():   # through switches too: before the overlays are built
+        return str(limit_error(cells * STATE_BYTES_PER_CELL, f"synthesizing {collective} on {n} nodes (a node x "
+                                                              f"piece state of {cells:.3g} cells)", "use fewer nodes"))
     try:
         links = system.link_count() if system.vertices == n else None
         ecc = None if links is None else _closed_form_eccentricity(system, reverse=t.direction == "out"

@@ -154,7 +154,7 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
             raise InputError(f"chunks and capacity must be at least 1, got chunks={k}, capacity={q}")
     top = max(k for k, _ in pairs)
     cells = n * top * (n if root is None else 1)
-    check_memory(cells * 12.0 + cells * 8 * max(degree, 1) / max(n, 1),
+    check_memory(cells * effort.STATE_BYTES_PER_CELL + cells * 8 * max(degree, 1) / max(n, 1),
                  f"synthesizing on {n} nodes with {top} pieces per node", "use fewer chunks or nodes")
     if isinstance(system, Overlay) and system.direct:  # one step whatever the choice: no search
         k = int(chunks) if chunks is not None else 1
