@@ -252,3 +252,26 @@ def test_an_unforeseen_allocation_failure_gives_advice_that_fits_every_collectiv
     err = capsys.readouterr().err.strip()
     assert info.value.code == 2 and len(err.splitlines()) == 1
     assert "an allocation of 8.00 GiB was refused" in err and "split" not in err and err.endswith("use fewer nodes")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("compare", "-a", "hier-allreduce", "--system", "hierarchical", "-S", "dims=ring:256,switch:256", "-c",
+      "allreduce", "-s", "1B"), "hier-allreduce's allreduce on 65536 nodes"),
+    (("synthesize", "--system", "hierarchical", "-S", "dims=ring:256,switch:256", "-c", "allreduce", "-s", "1B"),
+     "node x piece state"),
+])
+def test_what_an_algorithm_makes_beyond_the_floor_is_refused_before_it_is_made(args, needle):
+    line = _one_line_exit_2(_capped(*args), needle, "needs about")
+    assert line.endswith("use fewer nodes") or line.endswith("another algorithm")
+
+
+@pytest.mark.parametrize("dims", [("switch:4", "switch:4"), ("ring:4", "switch:8"), ("line:3", "ring:5")])
+@pytest.mark.parametrize("name, collective", [("hier-allreduce", "allreduce"), ("md-ring", "allreduce"),
+                                              ("hier-allgather", "allgather"), ("md-ring", "allgather"),
+                                              ("hier-alltoall", "alltoall")])
+@pytest.mark.parametrize("params", [{}, {"pieces": 2}, {"units": 3}])
+def test_the_lane_schedules_deliveries_are_a_floor(dims, name, collective, params):
+    from collsim.algorithms import get_algorithm
+    h = load_system("hierarchical", dims=dims)
+    sched = collsim.build(name, h, collective, 4096, **params)
+    assert get_algorithm(name).deliveries(h, collective, params) <= len(sched.chunk_idx)
