@@ -724,7 +724,7 @@ for _name, _args in REFUSALS.items():
 
 
 @workload("synth-ring-2000", "runs (it was killed at 180 s and 1.2 GB: the certificate's flow, issue 31); about "
-          "60 s of CPU, < 1 GiB")
+          "50 s of CPU, < 1 GiB")
 def synth_ring_2000() -> dict:
     """``collsim synthesize --system ring -n 2000 -s 1KiB`` (smoke: 64 nodes)."""
     return _command(["synthesize", "--system", "ring", "-n", str(_n(2000, 64)), "-s", "1KiB"], 0)
