@@ -691,6 +691,54 @@ def hier_allreduce_16x8() -> dict:
     return out
 
 
+def _command(args: list[str], expect: int) -> dict:
+    """The console script on ``args`` in its own process: its exit status, last line, wall time and peak memory."""
+    exe = Path(sys.executable).parent / "collsim"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd + args, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != expect:
+        sys.exit(f"collsim {' '.join(args)}: exit {proc.returncode}, expected {expect}: {proc.stderr.strip()[-300:]}")
+    lines = (proc.stderr if expect else proc.stdout).strip().splitlines()
+    return {"child_wall_s": wall, "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+            "last_line": lines[-1] if lines else ""}
+
+
+REFUSALS = {
+    "refuse-synth-mesh-3163": ["synthesize", "--system", "mesh", "-S", "dims=3163,3163", "-s", "1KiB"],
+    "refuse-synth-hier-1000": ["synthesize", "--system", "hierarchical", "-S", "dims=switch:1000,switch:1000",
+                               "-s", "1B"],
+    "refuse-compare-hier-64cubed": ["compare", "--system", "hierarchical", "-S", "dims=switch:64,switch:64,switch:64",
+                                    "-s", "1B", "-a", "hier-allgather"],
+    "refuse-synth-bcast-mesh-3163": ["synthesize", "--system", "mesh", "-S", "dims=3163,3163", "-c", "broadcast",
+                                     "-s", "1KiB"],
+    "refuse-synth-ring-10000": ["synthesize", "--system", "ring", "-n", "10000", "-s", "1KiB"],
+    "refuse-rd-scan-torus-3163": ["schedule", "recursive-doubling", "--system", "torus", "-S", "dims=3163,3163", "-c",
+                                  "scan", "-s", "1KiB", "-o", "x.json"],
+}
+"""Instances refused from estimates before anything is built (issue 31): the same at every size, smoke too."""
+
+
+def _refusal_workload(name: str, args: list[str]) -> None:
+    def fn() -> dict:
+        return _command(args, 2)
+    fn.__name__ = "refusal_" + name.replace("-", "_")
+    globals()[fn.__name__] = fn
+    workload(name, "refused in < 2 s and < 300 MB, the estimate in one line (issue 31)")(fn)
+
+
+for _name, _args in REFUSALS.items():
+    _refusal_workload(_name, _args)
+
+
+@workload("synth-ring-2000", "runs (it was killed at 180 s and 1.2 GB: the certificate's flow, issue 31); about "
+          "50 s of CPU, < 1 GiB")
+def synth_ring_2000() -> dict:
+    """``collsim synthesize --system ring -n 2000 -s 1KiB`` (smoke: 64 nodes)."""
+    return _command(["synthesize", "--system", "ring", "-n", str(_n(2000, 64)), "-s", "1KiB"], 0)
+
+
 def _one(name: str, tuned: bool, smoke: bool = False) -> None:
     global SMOKE
     SMOKE = smoke

@@ -114,7 +114,7 @@ def test_verify_names_the_wavelength_conflict(run_cli, tmp_path):
     (("compare", "--nodes", "ten"), "not a valid integer"),
     (("schedule", "ring", "--out", "x.json", "-p", "chunks"), "key=value"),
     (("schedule", "ne", "--out", "x.json", "-p", "m=3"), "takes no parameter"),
-    (("schedule", "ring", "-c", "broadcast", "--out", "x.json", "-p", "chunks=abc"), "positive integer"),
+    (("schedule", "ring", "-c", "broadcast", "--out", "x.json", "-p", "chunks=abc"), "chunks must be an integer"),
     (("schedule", "ring", "-c", "broadcast", "--out", "x.json", "-p", "chunks=0"), "positive integer"),
     (("verify", "missing.json"), "cannot read"),
     (("schedule", "ring", "-n", "4", "--out", "no/such/dir/x.json"), "cannot write"),

@@ -589,7 +589,9 @@ def test_a_tiny_limit_refuses_the_collective_in_one_line(monkeypatch):
         make_collective("alltoall", 600, 4096)
     msg = str(info.value)
     assert "\n" not in msg and "MiB" in msg and "limit of 1 MiB" in msg and ENV_VAR in msg
-    assert "alltoall on 600 nodes" in msg and "fewer nodes or chunks" in msg
+    assert "alltoall on 600 nodes" in msg and msg.endswith("use fewer nodes")  # one block a pair: no chunks to cut
+    with pytest.raises(MemoryLimitError, match="with 1440000 chunks .*use fewer nodes or chunks$"):
+        make_collective("alltoall", 600, 4096, split=4)  # the algorithm's chunking: fewer chunks would help
     make_collective("allgather", 16, 4096)  # small ones still fit
 
 

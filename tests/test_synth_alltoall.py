@@ -110,7 +110,8 @@ def test_too_large_an_lp_is_refused_before_it_starts():
         check_lp_size(mesh)
     with pytest.raises(InputError, match=r"variables.*above the limit of 100 variables"):
         collsim.build("synth-alltoall", Ring(nodes=8), "alltoall", 1024, max_variables=100)
-    with mock.patch.dict(os.environ, {ENV_VAR: "1KiB"}):
+    # 64 KiB: above the 6 KiB every explicit all-to-all on 8 nodes needs, below the LP's 262 KiB
+    with mock.patch.dict(os.environ, {ENV_VAR: "64KiB"}):
         with pytest.raises(MemoryLimitError, match=r"max-concurrent-flow LP .* nonzeros needs about"):
             collsim.build("synth-alltoall", Ring(nodes=8), "alltoall", 1024)
     assert lp_size(Ring(nodes=8))["variables"] == 8 * 16 + 1

@@ -251,7 +251,8 @@ def test_cli_synthesize_refuses_a_disconnected_graph_in_one_line(run_cli, tmp_pa
 
 def test_memory_refusal_before_starting(monkeypatch):
     from collsim.core import limits
-    monkeypatch.setattr(limits, "memory_limit_bytes", lambda: 1 << 20)
+    # 5 MiB: above the 4 MiB every explicit all-gather on 256 nodes needs, below the synthesizer's own estimate
+    monkeypatch.setattr(limits, "memory_limit_bytes", lambda: 5 << 20)
     with pytest.raises(CollsimError, match="synthesizing on"):
         collsim.build("synth-matching", _tacos("mesh", (16, 16), 50, 0.5e-6), "allgather", "1MiB")
 

@@ -118,9 +118,14 @@ def test_params_are_recorded():
     assert wrht(100, 2, f=2).params["m"] == 9  # F*w = 4 channels per direction
 
 
-@pytest.mark.parametrize("bad", [0, 1, -3, True, 2.5, "3"])
-def test_bad_m_is_an_input_error(bad):
-    with pytest.raises(E.InputError, match="m must be an integer >= 2"):
+@pytest.mark.parametrize("bad, message", [(0, "m must be an integer >= 2"), (1, "m must be an integer >= 2"),
+                                          (-3, "m must be an integer >= 2"),
+                                          # not an int: refused by the type wrht declares, before it builds
+                                          (True, "wrht: m must be an integer, got True"),
+                                          (2.5, "wrht: m must be an integer, got 2.5"),
+                                          ("3", "wrht: m must be an integer, got '3'")])
+def test_bad_m_is_an_input_error(bad, message):
+    with pytest.raises(E.InputError, match=message):
         wrht(10, 2, m=bad)
 
 

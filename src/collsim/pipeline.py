@@ -17,6 +17,7 @@ import os
 from typing import Any, Callable, Mapping
 
 from .algorithms import REGISTRY, AlgorithmSpec, build_logical, get_algorithm
+from .algorithms.placement import place
 from .core.collective import Collective
 from .core.errors import InputError, VerificationError
 from .core.schedule import LogicalSchedule, Schedule
@@ -91,7 +92,10 @@ def build(algorithm: str | AlgorithmSpec, system: str | System, collective: str,
     system_options : dict, optional
         Further system parameters (``link_bandwidth_bytes_per_s``, ``dims``, ``k`` ...).
     **params
-        Algorithm parameters (``stripe=``, ``m=``, ``radices=`` ...).
+        Algorithm parameters (``stripe=``, ``m=``, ``radices=`` ...), each checked against the type
+        the algorithm declares; ``root``, ``shift`` (or ``q``) place the collective, as ``--root``
+        and ``--shift`` do (:func:`collsim.algorithms.placement.placement_params`): out of range,
+        or one the algorithm cannot honour, is refused.
 
     Returns
     -------
@@ -122,6 +126,8 @@ def build(algorithm: str | AlgorithmSpec, system: str | System, collective: str,
         else load_system(system, **options)
     size_bytes = parse_size(size)
     spec = algorithm if isinstance(algorithm, AlgorithmSpec) else get_algorithm(algorithm)
+    # root, shift (or q) and the rest placed as every command places them (collsim.algorithms.placement)
+    params = place(spec, collective, params, nodes=sysm.nodes)
     logical, chosen = build_logical(spec, sysm, collective, size_bytes, **params)
     if strategy is None:
         strategy = system.strategy if isinstance(system, SystemOptions) else "first-fit"  # --strategy

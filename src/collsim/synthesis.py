@@ -9,11 +9,13 @@ known, the cut that attains the bound (docs/synthesis.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
-from .algorithms import get_algorithm
+from .algorithms import REGISTRY, AlgorithmSpec
+from .algorithms.placement import place_all
 from .core.collective import canonical_collective
-from .core.errors import UnsupportedError
+from .core.errors import InputError, UnsupportedError
+from .core.placement import check_placement
 from .core.schedule import Schedule
 from .kinds import model_for
 from .kinds.result import Result
@@ -94,8 +96,19 @@ def _simulated_choices(spec, system, coll, size, fixed: dict, sched, row) -> lis
     return out
 
 
+def _synthesizers() -> list[AlgorithmSpec]:
+    """The entries of :data:`SYNTHESIZERS` registered in this build, in order."""
+    return [REGISTRY[name] for name in SYNTHESIZERS if name in REGISTRY]
+
+
+def _none_covers(coll: str) -> str:
+    """Why no synthesizer is even in scope for ``coll``: what each one synthesizes."""
+    covers = "; ".join(f"{spec.name} synthesizes {', '.join(spec.collectives)}" for spec in _synthesizers())
+    return f"no synthesizer covers {coll}: {covers or 'none is registered'}"
+
+
 def synthesize(system, collective: str, size, *, system_options: dict | None = None,
-               params: dict | None = None) -> Synthesis:
+               params: dict | None = None, root: int | None = None, shift: int | None = None) -> Synthesis:
     """Synthesize, verify and time the fastest schedule the registered synthesizers find.
 
     Parameters
@@ -109,7 +122,14 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
     system_options : dict, optional
         System parameters (``dims``, ``nodes``, ``link_bandwidth_bytes_per_s`` ...).
     params : dict, optional
-        Synthesizer parameters, passed to those that take them.
+        Synthesizer parameters, each passed to the synthesizers that take it; a parameter that
+        no applicable synthesizer takes, or one of the wrong type, is refused.  ``root``,
+        ``shift`` and ``q`` mean the keywords below.
+    root : int, optional
+        Root of a broadcast or reduce (default 0): in ``0..N-1``, refused for a collective
+        without a root.
+    shift : int, optional
+        q of a circular shift (no synthesizer builds the shift yet: refused with the reason).
 
     Returns
     -------
@@ -119,41 +139,50 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
     Raises
     ------
     UnsupportedError
-        If no synthesizer applies (the message gives each one's reason).
+        If no synthesizer applies (the message says what each synthesizes, or why each
+        cannot run here).
+    InputError
+        A root or shift that does not apply or is out of range, an unknown parameter, a
+        parameter of the wrong type, or an instance whose explicit schedules cannot fit in
+        memory (:class:`~collsim.core.limits.MemoryLimitError`, before anything is built).
 
     Examples
     --------
     >>> out = synthesize("mesh", "allgather", "1MiB", system_options={"dims": (3, 3)})
     >>> out.result.verified, out.schedule.algorithm, out.result.time_s >= out.result.lower_bound_s
     (True, 'synth-matching', True)
+    >>> out = synthesize("mesh", "broadcast", "1MiB", system_options={"dims": (3, 3)}, root=4)
+    >>> out.schedule.collective.root, out.result.root
+    (4, 4)
+    >>> synthesize("mesh", "broadcast", "1MiB", system_options={"dims": (3, 3)}, root=9)
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.InputError: root must be a node id in 0..8 (the system has 9 nodes), got 9
     """
     sysm = load_system(system, **(system_options or {})) if not hasattr(system, "kind") else system
     coll = canonical_collective(collective)
-    best, skipped = None, []
-    for name in SYNTHESIZERS:
-        try:
-            spec = get_algorithm(name)
-        except Exception:  # noqa: BLE001  a synthesizer not registered in this build
-            continue
-        if coll not in spec.collectives:
-            continue
-        try:
-            spec.check(sysm, coll)
-        except UnsupportedError as exc:
-            skipped.append(f"{name}: {exc}")
-            continue
-        mine = {k: v for k, v in (params or {}).items() if k in spec.params}
-        sched = build(name, sysm, coll, size, **mine)
+    if params is not None and not isinstance(params, Mapping):
+        raise InputError(f"params must be a mapping of parameter names to values, got {params!r}")
+    params = dict(params or {})
+    in_scope = [spec for spec in _synthesizers() if coll in spec.collectives]
+    if not in_scope:
+        check_placement(coll, sysm.nodes, root, shift)  # a root of an unrooted collective is the first fault
+        raise UnsupportedError(_none_covers(coll))
+    chosen, skipped = place_all(in_scope, sysm, coll, params, root=root, shift=shift, what="synthesizer")
+    if not chosen:
+        raise UnsupportedError(f"no synthesizer applies to {coll} on this {sysm.kind} network: " + "; ".join(map(str, skipped)))
+    best = None
+    for name, (spec, placed) in chosen.items():
+        mine = {k: v for k, v in placed.items() if k in spec.params}
+        sched = build(spec, sysm, coll, size, **mine)
         row = evaluate(sched, report=verify(sched))
         for sched, row in [(sched, row)] + _simulated_choices(spec, sysm, coll, size, mine, sched, row):
             if best is None or row.time_s < best[1].time_s:
                 best = (sched, row)
-    if best is None:
-        raise UnsupportedError(f"no synthesizer applies to {coll} on this {sysm.kind} network: " + "; ".join(skipped))
     sched, row = best
     predicted = sched.params.get("predicted_time_s")
     cert = model_for(sysm).bound_certificate(sysm, sched.collective)  # of the term that binds the row's bound
-    return Synthesis(sched, row, None if predicted is None else float(predicted), cert, tuple(skipped),
+    return Synthesis(sched, row, None if predicted is None else float(predicted), cert, tuple(map(str, skipped)),
                      row.lower_bound_s)
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.collective import canonical_collective
+from ..core.collective import BYTES_PER_DELIVERY, canonical_collective
+from ..core.limits import check_memory
 from ..core.errors import InputError
 from ..core.schedule import LogicalSchedule
 from ..core.system import System
@@ -18,6 +19,7 @@ from . import (  # noqa: F401  (registration)
     textbook_hypercube, textbook_mesh, textbook_ring, torus, wrht,
 )
 from . import ocs  # noqa: F401  (registration: the optical circuit switch's algorithms)
+from .placement import check_instance
 from .registry import REGISTRY, AlgorithmSpec, get_algorithm, register
 
 
@@ -46,7 +48,12 @@ def build_logical(name: str | AlgorithmSpec, system: System, collective: str, si
     Raises
     ------
     UnknownNameError, UnsupportedError, InputError
-        For an unknown name, an inapplicable instance, or a bad parameter.
+        For an unknown name, an inapplicable instance, or a parameter the algorithm does not take
+        or of another type than it declares (:meth:`AlgorithmSpec.check_params`).
+    MemoryLimitError
+        (an InputError) If no explicit schedule of the collective on this many nodes, or the
+        network's link table, fits in memory (:func:`collsim.algorithms.placement.check_instance`),
+        before anything is built.
 
     References
     ----------
@@ -68,11 +75,17 @@ def build_logical(name: str | AlgorithmSpec, system: System, collective: str, si
     """
     spec = name if isinstance(name, AlgorithmSpec) else get_algorithm(name)
     coll = canonical_collective(collective)
+    check_instance(system, coll)  # nothing can fit: refused before the checks build tables
     spec.check(system, coll)
     unknown = set(params) - set(spec.params)
     if unknown:
         raise InputError(f"{spec.name} takes no parameter(s) {', '.join(sorted(unknown))}"
                          + (f"; it takes {', '.join(spec.params)}" if spec.params else ""))
+    spec.check_params(params)
+    made = spec.deliveries(system, coll, params) if spec.deliveries is not None else None
+    if made is not None:  # more than the collective's floor: refused before the builder allocates them
+        check_memory(made * BYTES_PER_DELIVERY, f"{spec.name}'s {coll} on {system.nodes} nodes ({made:.3g} chunk "
+                     "deliveries)", "use fewer nodes or another algorithm")
     return spec.builder(system, coll, size_bytes, **params)
 
 

@@ -3,7 +3,7 @@
 Integer arithmetic on node counts (:func:`is_pow2`, :func:`ceil_log2`), the
 α–β model's parameters of a network (:func:`ts_tw`; the start-up plus route latency of a
 closed form's rounds is :func:`collsim.algorithms.latency.rounds_ts_s`), validation of a root or a
-shift (:func:`check_root`, :func:`check_shift`), the recursive-halving tree
+shift (:func:`check_root`, :func:`check_shift`: :mod:`collsim.core.placement`'s, re-exported), the recursive-halving tree
 (:func:`halving_rounds`, emitted by :func:`tree_schedule`), MPICH's folding of a
 non-power-of-two node count (:func:`fold_ranks`) and the batching of transfers of
 varying length into a builder (:func:`add_grouped`).
@@ -21,7 +21,8 @@ import numpy as np
 
 from ..core.collective import SPECS
 from ..core.schedule import LogicalBuilder
-from ..core.validate import integer, positive_integer
+from ..core.placement import check_root, check_shift  # noqa: F401  (the builders' root and shift checks)
+from ..core.validate import integer
 
 __all__ = ["stripe_band", "add_grouped", "ceil_log2", "check_root", "check_shift", "fold_ranks", "halving_rounds", "is_pow2",
            "tree_schedule", "ts_tw"]
@@ -108,81 +109,6 @@ def ts_tw(system) -> tuple[float, float]:
     (2e-06, 1e-09)
     """
     return float(system.alpha_s), 1.0 / float(system.link_bandwidth_bytes_per_s)
-
-
-def check_root(root, n: int) -> int:
-    """Validate a root node id.
-
-    Parameters
-    ----------
-    root : int
-        Proposed root (``int`` or numpy integer).
-    n : int
-        Number of nodes.
-
-    Returns
-    -------
-    int
-        The root, as a Python ``int``.
-
-    Raises
-    ------
-    InputError
-        If it is not a node id in ``0..n-1``.
-
-    References
-    ----------
-    A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing",
-    2nd ed., Addison-Wesley, 2003, ch. 4: the rooted operations (one-to-all broadcast,
-    all-to-one reduction, scatter, gather).
-
-    Examples
-    --------
-    >>> check_root(3, 8)
-    3
-    >>> check_root(8, 8)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: root must be a node id in 0..7, got 8
-    """
-    return integer("root", root, lo=0, hi=n - 1, what="a node id")
-
-
-def check_shift(shift, n: int) -> int:
-    """Validate the q of a circular q-shift.
-
-    Parameters
-    ----------
-    shift : int
-        Proposed q (``int`` or numpy integer).
-    n : int
-        Number of nodes.
-
-    Returns
-    -------
-    int
-        q, with ``1 <= q < n``, as a Python ``int``.
-
-    Raises
-    ------
-    InputError
-        Otherwise.
-
-    References
-    ----------
-    A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing",
-    2nd ed., Addison-Wesley, 2003, ch. 4, "Circular Shift".
-
-    Examples
-    --------
-    >>> check_shift(3, 8)
-    3
-    >>> check_shift(0, 8)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: shift q must be an integer in 1..7, got 0
-    """
-    return integer("shift q", shift, lo=1, hi=n - 1)
 
 
 def halving_rounds(n: int, root: int) -> list[tuple[np.ndarray, ...]]:
@@ -388,7 +314,7 @@ def stripe_band(system, stripe) -> int:
     Raises
     ------
     InputError
-        For a stripe that is not a positive integer.
+        For a stripe that is not a positive integer of 32 bits (the schedule's band column).
 
     References
     ----------
@@ -403,4 +329,5 @@ def stripe_band(system, stripe) -> int:
     >>> stripe_band(OpticalRing(nodes=4, wavelengths=8), 8)
     8
     """
-    return positive_integer("stripe", stripe)
+    # a band's width is a schedule column of int32 (core/schedule.py): wider is no band any ring has
+    return integer("stripe", stripe, lo=1, hi=int(np.iinfo(np.int32).max), what="a positive integer")

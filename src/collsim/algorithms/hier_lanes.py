@@ -125,6 +125,73 @@ def integer_units(shares: np.ndarray, units: int) -> np.ndarray:
     return out.reshape(shares.shape)
 
 
+def default_units(n: int, collective: str, pieces: int) -> int:
+    """Units the data is cut into when the caller does not say: 64 per piece, within :data:`_MAX_UNITS` chunks.
+
+    Parameters
+    ----------
+    n : int
+        End nodes.
+    collective : str
+        ``allreduce`` (a unit is cut once more per node), ``allgather`` or ``alltoall``.
+    pieces : int
+        Pieces of the lane plan.
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    References
+    ----------
+    M. Cho, U. Finkler, D. Kung, H. Hunter, "BlueConnect: Decomposing all-reduce for deep learning on
+    heterogeneous network hierarchy", SysML 2019 (the data cut per dimension).
+
+    Examples
+    --------
+    >>> default_units(16, "allgather", 1), default_units(65536, "allreduce", 1)
+    (64, 1)
+    """
+    per_chunk = n if collective == "allreduce" else 1
+    return max(1, min(max(1, _MAX_UNITS // per_chunk), 64 * int(pieces)))
+
+
+def lane_deliveries(system, collective: str, params) -> int:
+    """Chunk deliveries a hierarchical (lane) schedule makes at least, before it is planned.
+
+    Every block (every pair's, for an all-to-all) crosses at least one link, once per unit; an
+    all-reduce's reduce-scatter and all-gather each move ``N (N - 1)`` units of every block.
+
+    Parameters
+    ----------
+    system : Hierarchical
+        The system.
+    collective : str
+        ``allreduce``, ``allgather`` or ``alltoall``.
+    params : Mapping
+        The builder's parameters (``units``, ``pieces``: the fewest pieces when not given).
+
+    Returns
+    -------
+    int
+        ``N (N - 1) units``, twice that for an all-reduce.
+
+    References
+    ----------
+    M. Cho, U. Finkler, D. Kung, H. Hunter, "BlueConnect: Decomposing all-reduce for deep learning on
+    heterogeneous network hierarchy", SysML 2019.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> lane_deliveries(load_system("hierarchical", dims=("switch:4", "switch:4")), "allgather", {})
+    15360
+    """
+    n = int(system.nodes)
+    units = params.get("units") or default_units(n, collective, params.get("pieces") or 1)
+    return n * (n - 1) * int(units) * (2 if collective == "allreduce" else 1)
+
+
 def lanes_schedule(system, collective: str, size_bytes: int, *, pieces: int | None, orders, ring: bool,
                    units: int | None = None):
     """Build a hierarchical collective as lanes (see the module docstring).
@@ -177,9 +244,7 @@ def lanes_schedule(system, collective: str, size_bytes: int, *, pieces: int | No
     plans = {p: plan_lanes(costs, p, 2 * len(system.dimensions)) for p in ([pieces] if pieces else (1, 2, 4, 8, 16))}
     pieces = min(plans, key=lambda p: plans[p][1] * block + (max(map(len, costs)) + p - 1) * hop_s)
     shares = plans[pieces][0]
-    per_chunk = n if collective == "allreduce" else 1
-    cap = max(1, _MAX_UNITS // per_chunk)
-    units = int(units) if units is not None else max(1, min(cap, 64 * pieces))
+    units = int(units) if units is not None else default_units(n, collective, pieces)
     whole = integer_units(shares, units)
     if collective == "allreduce":
         coll = make_collective("allreduce", n, size_bytes, split=units * n)
@@ -219,7 +284,7 @@ def _add(b: LogicalBuilder, rnd: int, src, dst, blk, piece, collective: str, n: 
     if (counts == counts[0]).all():     # every pair the same number of chunks: one 2-D block
         b.add(rnd, src[new], dst[new], flat.reshape(len(new), -1), reduce=red)
         return
-    b.add(rnd, src[new], dst[new], np.split(flat, np.cumsum(counts)[:-1]), reduce=red)
+    b.add(rnd, src[new], dst[new], flat, chunk_ptr=np.concatenate([[0], np.cumsum(counts)]), reduce=red)
 
 
 def planned_time_s(system, collective: str, size_bytes: int, params, *, ring: bool) -> float | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import InputError
-from .hier_lanes import lanes_schedule, planned_time_s
+from .hier_lanes import lane_deliveries, lanes_schedule, planned_time_s
 from .registry import register
 
 
@@ -67,7 +67,7 @@ def _hier(collective_names, summary, name):
         return register(name, collectives=collective_names, systems=("hierarchical",),
                         params=("pieces", "orders", "units"), closed_forms={"hierarchical": _planned(False)},
                         requires=_requires, constraints="a hierarchical system", tune=_tune, reference=_REFS,
-                        summary=summary)(fn)
+                        summary=summary, deliveries=lane_deliveries)(fn)
     return deco
 
 
@@ -201,7 +201,7 @@ def _md_ring_register(fn):
     return register("md-ring", collectives=("allreduce", "allgather"), systems=("hierarchical",),
                     closed_forms={"hierarchical": _planned(True)},
                     params=("pieces", "orders", "units"), requires=_requires, constraints="a hierarchical system",
-                    tune=_tune_ring, reference="[Cho19] (ring reduce-scatter and all-gather per dimension); "
+                    tune=_tune_ring, deliveries=lane_deliveries, reference="[Cho19] (ring reduce-scatter and all-gather per dimension); "
                     "[Rashidi20] (ASTRA-sim's multi-dimensional ring); [Patarasuk09] (the ring)",
                     summary="multi-dimensional ring: ring reduce-scatter (all-gather) one dimension at a time, "
                             "lanes over dimension orders and ring directions")(fn)

@@ -66,10 +66,21 @@ def _alpha_beta(system, collective, size_bytes, params):
     return rounds_ts_s(system, tree) + tw * m * ceil_log2(n)    # broadcast, reduce
 
 
+def _deliveries(system, collective, params) -> int | None:
+    """Chunk deliveries of the all-reduce and the scan (a log factor above their floors); None otherwise."""
+    n = system.nodes
+    if collective == "scan":     # round r: every node from 2^r on receives one
+        return sum(n - (1 << r) for r in range(ceil_log2(n)))
+    if collective == "allreduce":  # p = 2^floor(log2 N) real ranks exchange log2 p times; the rest fold in and out
+        p = 1 << (n.bit_length() - 1)
+        return p * (p.bit_length() - 1) + 2 * (n - p)
+    return None
+
+
 @register(
     "recursive-doubling", aliases=("rd",),
     collectives=("allgather", "allreduce", "broadcast", "reduce", "scan", "scatter", "gather"),
-    systems=("network",), requires=_requires, params=("root",), alpha_beta=_alpha_beta,
+    systems=("network",), requires=_requires, params=("root",), alpha_beta=_alpha_beta, deliveries=_deliveries,
     constraints="all-gather: N a power of two; every other collective: any N",
     reference=f"{SEED}: one-to-all broadcast / all-to-one reduction on a hypercube (procedures "
               "GENERAL_ONE_TO_ALL_BC, ALL_TO_ONE_REDUCE, cost (t_s + t_w m) log p), all-to-all broadcast "

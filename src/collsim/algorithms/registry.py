@@ -10,15 +10,19 @@ registered.
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
+
+import numpy as np
 
 from ..core.collective import canonical_collective
 from ..core.errors import InputError, UnknownNameError, UnsupportedError, close_matches, did_you_mean
 from ..core.plugins import model_for
 from ..core.schedule import LogicalSchedule
 from ..core.system import System
+from ..core.validate import is_integer, is_number
 from .bibliography import Citation, citations
 
 Builder = Callable[..., tuple[LogicalSchedule, dict[str, Any]]]
@@ -74,6 +78,12 @@ class AlgorithmSpec:
         The algorithm's closed forms per kind, keyed by the kind's name; each kind's model reads
         its own (``closed_forms.get(model.name)``) and defines what it is called with.  Filled
         from ``paper_steps`` and ``alpha_beta`` where those are given.
+    deliveries : callable or None
+        ``deliveries(system, collective, params) -> int | None``: the chunk deliveries its schedule
+        makes (at least), in closed form, where they exceed the collective's own floor (a log factor
+        of tree all-reduces and scans, the units of a hierarchical schedule);
+        :func:`collsim.algorithms.build_logical` checks them against the memory limit before the
+        builder runs.  None: the floor is what it makes.
 
     References
     ----------
@@ -112,6 +122,7 @@ class AlgorithmSpec:
     realised: tuple[str, ...] = ()
     tune: Callable[[System, str, int], list[dict[str, Any]]] | None = None
     closed_forms: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    deliveries: Callable[[System, str, Mapping[str, Any]], int | None] | None = None
 
     def __post_init__(self) -> None:
         forms = dict(self.closed_forms)
@@ -160,6 +171,67 @@ class AlgorithmSpec:
         return {p.name: (None if p.default is p.empty else p.default)
                 for p in list(sig.parameters.values())[3:] if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 
+    def param_types(self) -> dict[str, tuple[str, ...]]:
+        """The type each parameter declares, read from the builder's annotations.
+
+        Returns
+        -------
+        dict
+            Name -> the annotation's alternatives (``("int", "None")`` for ``int | None``), for
+            the parameters annotated with ``int``, ``float``, ``str``, ``bool`` and ``None`` only;
+            others (``radices``, a sequence) are left to the builder.
+
+        Examples
+        --------
+        >>> get_algorithm("synth-matching").param_types()["seed"], get_algorithm("ring").param_types()
+        (('int', 'None'), {'chunks': ('int',), 'stripe': ('int',)})
+        """
+        out = {}
+        for p in list(inspect.signature(self.builder).parameters.values())[3:]:
+            if p.name not in self.params or p.annotation is p.empty:
+                continue
+            text = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
+            atoms = tuple(a.strip() for a in str(text).split("|"))
+            if atoms and set(atoms) <= set(_EXPECTED):
+                out[p.name] = atoms
+        return out
+
+    def check_params(self, params: Mapping[str, Any]) -> None:
+        """Refuse a parameter whose value is not of the type the builder declares (:meth:`param_types`).
+
+        An ``int`` parameter takes an integer below 2^63 in size (numpy's int64; not a bool, a
+        float such as 1.5, NaN or an infinity, nor text); ``None`` is accepted where the annotation allows it (the builder
+        then chooses).  The builder still checks each value's range.
+
+        Parameters
+        ----------
+        params : Mapping
+            Parameter name -> value (names the builder does not declare are not checked here).
+
+        Raises
+        ------
+        InputError
+            One line naming the algorithm, the parameter, the expected type and the value.
+
+        Examples
+        --------
+        >>> get_algorithm("synth-matching").check_params({"seed": 3, "chunks": None})
+        >>> get_algorithm("synth-matching").check_params({"seed": float("nan")})
+        Traceback (most recent call last):
+        ...
+        collsim.core.errors.InputError: synth-matching: seed must be an integer, got nan
+        """
+        for key, atoms in self.param_types().items():
+            if key not in params:
+                continue
+            value = params[key]
+            if value is None and "None" in atoms or any(_EXPECTED[a][1](value) for a in atoms if a != "None"):
+                continue
+            expected = " or ".join(_EXPECTED[a][0] for a in atoms if a != "None")
+            if is_integer(value):  # an integer, but beyond 64 bits
+                expected += " of at most 63 bits (below 2^63 in size)"
+            raise InputError(f"{self.name}: {key} must be {expected}, got {value!r}")
+
     @property
     def citations(self) -> list[Citation]:
         """The bibliography entries ``reference`` cites as ``[Key]`` (:mod:`.bibliography`)."""
@@ -187,6 +259,15 @@ class AlgorithmSpec:
                 raise UnsupportedError(f"{self.name} cannot build {coll} here: {reason}")
 
 
+_EXPECTED: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "int": ("an integer", lambda v: is_integer(v) and abs(int(v)) < 2**63),  # numpy's int64 holds it
+    "float": ("a finite number", lambda v: is_number(v) and math.isfinite(float(v))),
+    "str": ("a name", lambda v: isinstance(v, str)),
+    "bool": ("true or false", lambda v: isinstance(v, (bool, np.bool_))),
+    "None": ("", lambda v: v is None),
+}
+"""Annotations :meth:`AlgorithmSpec.check_params` understands: what a value must be, and the test."""
+
 REGISTRY: dict[str, AlgorithmSpec] = {}
 _ALIASES: dict[str, str] = {}
 
@@ -195,7 +276,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
              summary: str, aliases: tuple[str, ...] = (), requires=None, paper_steps=None,
              constraints: str = "", params: tuple[str, ...] = (),
              alpha_beta=None, realised: tuple[str, ...] = (), tune=None,
-             closed_forms: Mapping[str, Callable[..., Any]] | None = None) -> Callable[[Builder], Builder]:
+             closed_forms: Mapping[str, Callable[..., Any]] | None = None,
+             deliveries=None) -> Callable[[Builder], Builder]:
     """Decorator registering an algorithm builder.
 
     Parameters
@@ -223,6 +305,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
     closed_forms : Mapping, optional
         Closed forms per kind name (see :class:`AlgorithmSpec`); ``paper_steps`` and
         ``alpha_beta`` fill the optical ring's and the network's.
+    deliveries : callable, optional
+        Chunk deliveries in closed form, checked before building (see :class:`AlgorithmSpec`).
 
     Returns
     -------
@@ -263,7 +347,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         colls = tuple(canonical_collective(c) for c in collectives)
         spec = AlgorithmSpec(name, fn, colls, tuple(systems), reference, summary, tuple(aliases),
                              requires, paper_steps, constraints, tuple(params), alpha_beta, tuple(realised), tune,
-                             dict(closed_forms or {}))
+                             dict(closed_forms or {}), deliveries)
         for key in (name, *aliases):
             if key in REGISTRY or key in _ALIASES:
                 raise InputError(f"algorithm name {key!r} registered twice")

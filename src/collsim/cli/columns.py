@@ -207,7 +207,7 @@ def skipped_rows(rows: Sequence[Any], skips: Sequence[Any]) -> list[dict]:
     rows : sequence of Result
         The rows that ran (their keys are copied, as null).
     skips : sequence of Skip
-        :func:`collsim.experiments.compare.compare`'s :class:`~collsim.experiments.skip.Skip` list:
+        :func:`collsim.experiments.compare.compare`'s :class:`~collsim.algorithms.skip.Skip` list:
         every one keeps its row, whether it does not apply or failed.
 
     Returns
@@ -217,7 +217,7 @@ def skipped_rows(rows: Sequence[Any], skips: Sequence[Any]) -> list[dict]:
 
     Examples
     --------
-    >>> from collsim.experiments.skip import Skip
+    >>> from collsim.algorithms.skip import Skip
     >>> skipped_rows([], [Skip("ne", "ne cannot build allgather here: needs an even number of nodes")])[0]["skipped"]
     'ne cannot build allgather here: needs an even number of nodes'
     """

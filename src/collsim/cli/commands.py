@@ -60,7 +60,7 @@ def algorithms_cmd(name, out: Output) -> None:
 @click.command("compare", cls=StrictCommand)
 @system_options
 @click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to run.")
-@size_options()
+@size_options(among="algorithms")
 @click.option("--algorithms", "-a", multiple=True,
               help="Algorithm names, comma-separated or repeated (-a ring -a osm; default: all that apply).")
 @click.option("--param", "-p", "params", multiple=True,
@@ -108,7 +108,7 @@ def _skip_notes(skipped, explain: bool) -> None:
     """What was not run, on stderr: the algorithms that do not apply in one line (each with its reason
     under ``--explain``), and every one that failed on this instance with its error.  Prose, wrapped at
     the terminal's width as the table is."""
-    from ..experiments.skip import summary
+    from ..algorithms.skip import summary
     width = text_width(err=True)
     shown = [s for s in skipped if s.failed or explain]
     line = None if explain else summary(skipped)

@@ -136,8 +136,10 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         _quiet_stdout()  # the reader went away: nothing to say, and nothing may flush at exit
         sys.exit(1)
-    except MemoryError:  # numpy's text ("Unable to allocate 745. GiB for an array with shape ...") is not for users
-        echo("collsim: not enough memory for this instance; use fewer nodes or a smaller split", err=True)
+    except MemoryError as exc:  # numpy's text ("Unable to allocate 745. GiB for an array with shape ...") is not for users
+        from ..experiments.compare import _out_of_memory  # the refused allocation's size, in one phrase
+        # the advice fits every instance: a split or chunks are not every collective's (an all-gather has none)
+        echo(f"collsim: {_out_of_memory(exc)}: use fewer nodes", err=True)
         sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - never show users a traceback
         if os.environ.get("COLLSIM_DEBUG"):

@@ -70,6 +70,54 @@ _SYSTEM_OPTIONS: dict[str, tuple[tuple, dict]] = {
 _SYSTEM_SPEC = "collsim.system"  # ctx.meta key: the --system value the scope check reads
 
 
+def system_help() -> str:
+    """``--system``'s help, read from the registries of presets and kinds, so it cannot go stale.
+
+    Returns
+    -------
+    str
+        The presets with their kinds, every kind, and the TOML alternative.
+
+    Examples
+    --------
+    >>> text = system_help()
+    >>> "dgx-16x8 (hierarchical)" in text, "ocs" in text, "optical-torus" in text
+    (True, True, True)
+    """
+    from ..systems import PRESETS, kind_names, preset_description
+    kinds: dict[str, list[str]] = {}
+    for name in PRESETS:
+        kinds.setdefault(preset_description(name)["kind"], []).append(name)
+    presets = ", ".join(f"{', '.join(names)} ({kind})" for kind, names in kinds.items())
+    return (f"A preset: {presets}; a system kind: {', '.join(kind_names())}; or a TOML file with a [system] "
+            "table (collsim systems shows each with its parameters).")
+
+
+class SystemOption(click.Option):
+    """``--system``, whose help (:func:`system_help`) is read from the registries when help is shown.
+
+    Loading a command's module builds its options; reading the registries then would import every
+    system kind for every command.  The help is made only when ``--help`` prints it.
+    """
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        """As :meth:`click.Option.get_help_record`, with the help made now.
+
+        Parameters
+        ----------
+        ctx : click.Context
+            The command's context.
+
+        Returns
+        -------
+        tuple or None
+            The option's names and its help.
+        """
+        if not self.help:
+            self.help = system_help()
+        return super().get_help_record(ctx)
+
+
 def system_options(fn: Callable | None = None, *, default: str = "paper", omit: tuple[str, ...] = (),
                    nodes_default: str = "the system's") -> Callable:
     """Add the system options shared by every command that builds schedules, packed into one argument.
@@ -108,9 +156,7 @@ def system_options(fn: Callable | None = None, *, default: str = "paper", omit: 
                 attrs = {**attrs, "help": f"Number of nodes N (default: {nodes_default})."}
             if name not in omit:
                 wrapper = click.option(*decls, cls=ScopedOption, **attrs)(wrapper)
-        return click.option("--system", "system", default=default, show_default=True,
-                            help="Optical preset (paper, terarack), network kind (ring, line, star, mesh, torus, "
-                                 "hypercube, fat-tree, mlfm, ...) or a TOML file with a [system] table.")(wrapper)
+        return click.option("--system", "system", cls=SystemOption, default=default, show_default=True)(wrapper)
     return decorate(fn) if fn is not None else decorate
 
 

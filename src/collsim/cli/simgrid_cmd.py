@@ -54,6 +54,11 @@ def export_simgrid_cmd(system, out_dir, target, collective, sizes, params, max_r
         schedule = read_schedule(target)
         sysm = schedule.system
     else:
+        if target is None:  # the schedule's options without a schedule would be ignored
+            ignored = [o for o in given_options(click.get_current_context()) if o in ("--collective", "--param")]
+            if ignored or sizes.explicit:
+                raise click.UsageError(f"{', '.join(ignored) or 'the size, root and shift options'} apply to the "
+                                       f"schedule: give --schedule ALGORITHM|FILE, or leave them out")
         sysm = load(system)
     from ..interop.simgrid import _network, schedule_pairs
     if target is not None and schedule is None:

@@ -1,15 +1,16 @@
 """Sizes, size sweeps, root and shift: the options of the commands that build collectives.
 
-One decorator, :func:`size_options`, gives ``compare``, ``simulate`` and ``schedule``
-the same options, collected into one :class:`SizeRequest` argument:
+One decorator, :func:`size_options`, gives ``compare``, ``simulate``, ``schedule``, ``synthesize``,
+``mpi``, ``export msccl`` and ``export simgrid`` the same options, collected into one
+:class:`SizeRequest` argument:
 
 * ``-s/--size``: collsim's size (a node's block, a pair's block or the vector,
   :mod:`collsim.core.totals`); ``--total-size``: nccl-tests' total buffer instead;
 * ``-b/--min-size``, ``-e/--max-size`` with ``-f/--step-factor`` or
   ``-i/--step-bytes``: a sweep as nccl-tests walks it, one row per size
   (``--total`` reads the sweep as total buffers); ``compare`` and ``simulate`` only;
-* ``--root`` and ``--shift``: applied to every algorithm, or refused
-  (:func:`collsim.experiments.compare.placement_params`).
+* ``--root`` and ``--shift``: applied to the algorithm (or every algorithm), or refused, as the
+  library places them (:mod:`collsim.algorithms.placement`).
 
 ``-f`` was ``--fibers`` before sweeps existed; fibers are now ``-F/--fibers``, and
 ``-f`` on a command without sweeps says so (:func:`retired_fibers_flag`).
@@ -138,7 +139,21 @@ class SizeRequest:
         return self.walk().sizes(collective, nodes)
 
 
-def size_options(*, sweep: bool = True) -> Callable:
+def _placement_help(among: str | None) -> tuple[str, str]:
+    """``--root`` and ``--shift``'s help: how the command applies them (one algorithm, or each of several)."""
+    from ..core.collectives import TYPES
+    rooted = [name for name, t in TYPES.items() if t.rooted]
+    which = ", ".join(rooted[:-1]) + " and " + rooted[-1]
+    if among is None:
+        how = "refused if the algorithm cannot take it"
+    else:
+        how = (f"for every {among[:-1]}: one that cannot take it is skipped with a note"
+               + (", or refused if named with -a" if among == "algorithms" else ""))
+    return (f"Root node of {which} (default 0; a node id 0..N-1), {how}.",
+            f"q of the circular shift collective (default 1; 1..N-1; -p q=3 is the same), {how}.")
+
+
+def size_options(*, sweep: bool = True, among: str | None = None) -> Callable:
     """Add the size, total-size, sweep (if ``sweep``), root and shift options.
 
     The command receives one ``sizes`` argument, a :class:`SizeRequest`, instead of the
@@ -149,6 +164,10 @@ def size_options(*, sweep: bool = True) -> Callable:
     sweep : bool, optional
         Offer ``-b``/``-e``/``-f``/``-i``/``--total`` (compare, simulate); without them, ``-f``
         is refused with a pointer to ``-F/--fibers``.
+    among : str, optional
+        What the command runs several of, for the help of ``--root`` and ``--shift``:
+        ``"algorithms"`` (compare: ``-a`` names them), ``"synthesizers"``; None for a command
+        that builds one algorithm.
 
     Returns
     -------
@@ -179,12 +198,10 @@ def size_options(*, sweep: bool = True) -> Callable:
         ]
     else:
         options.append(_retired_f)
+    root_help, shift_help = _placement_help(among)
     options += [
-        click.option("--root", type=int, default=None,
-                     help="Root node of broadcast, reduce, scatter and gather (default 0), for every algorithm: "
-                          "one that cannot take it is skipped with a note, or refused if named with -a."),
-        click.option("--shift", type=int, default=None,
-                     help="q of the circular shift collective (default 1), for every algorithm; -p q=3 is the same."),
+        click.option("--root", type=int, default=None, help=root_help),
+        click.option("--shift", type=int, default=None, help=shift_help),
     ]
     names = ("size", "total_size", "min_size", "max_size", "factor", "step", "total", "root", "shift")
 
@@ -278,13 +295,14 @@ def iter_schedules(algorithm: str, system: Any, collective: str, request: SizeRe
     Schedule
         One per size, in increasing size.
     """
-    from ..experiments.compare import placement_params
+    from ..algorithms.placement import placement_params
     from ..pipeline import build
     from ..systems import load_system
     from ..systems.options import SystemOptions
     strategy = strategy or (system.strategy if isinstance(system, SystemOptions) else "first-fit")
     sysm = load_system(system)  # once, for every size
-    chosen = placement_params(algorithm, collective, params, root=request.root, shift=request.shift)
+    chosen = placement_params(algorithm, collective, params, root=request.root, shift=request.shift,
+                              nodes=sysm.nodes)
     for size in request.sizes(collective, sysm.nodes):
         yield build(algorithm, sysm, collective, size, strategy=strategy, **chosen)
 

@@ -41,7 +41,7 @@ def _certificate_json(cert):
 @click.command("synthesize", cls=StrictCommand)
 @system_options(default="mesh")
 @click.option("--collective", "-c", default="allgather", show_default=True, help="Collective to synthesize.")
-@size_options(sweep=False)
+@size_options(sweep=False, among="synthesizers")
 @click.option("--param", "-p", "params", multiple=True,
               help="Synthesizer parameter key=value (chunks=4, capacity=2, seed=1; through switches "
                    "overlay=ring, near-4, doubling, direct, with /dfs for depth-first order); searched when not given.")
@@ -72,7 +72,7 @@ def synthesize_cmd(system, collective, sizes, params, out_file: str | None, out:
     size = next(iter(sizes.sizes(collective, sysm.nodes)))
     start = time.perf_counter()
     with ProgressBar("synthesizing"):
-        found = synthesize(sysm, collective, size, params=parse_params(params))
+        found = synthesize(sysm, collective, size, params=parse_params(params), root=sizes.root, shift=sizes.shift)
     took_s = time.perf_counter() - start
     if out_file:
         write_schedule(found.schedule, out_file)

@@ -34,9 +34,10 @@ from .collectives import TYPES, CollectiveType
 from .errors import InputError, UnknownNameError, did_you_mean
 from .holdings import Holdings, holder_dtype
 from .limits import check_memory
+from .placement import check_root, check_shift
 
 __all__ = ["ALIASES", "BYTES_PER_DELIVERY", "SPECS", "Collective", "CollectiveSpec", "CollectiveType",
-           "canonical_collective", "collective_memory_bytes", "collective_type", "make_collective",
+           "canonical_collective", "check_collective_memory", "collective_memory_bytes", "collective_type", "make_collective",
            "min_deliveries", "split_bytes"]
 
 
@@ -326,6 +327,53 @@ def collective_memory_bytes(kind: str, nodes: int, split: int) -> int:
     return chunks * (2 * (per_holder + 1) + 8 + 24)
 
 
+def check_collective_memory(kind: str, nodes: int, split: int = 1) -> None:
+    """Refuse a collective whose explicit schedules cannot fit in memory, before anything is built.
+
+    Every explicit schedule of the collective holds its holdings and at least
+    :func:`min_deliveries` chunk deliveries of :data:`BYTES_PER_DELIVERY` bytes each; with
+    ``split=1`` this is a floor for every algorithm, known from the collective and ``N`` alone,
+    so commands check it before building the system's tables or planning anything.
+
+    Parameters
+    ----------
+    kind : str
+        Collective name or alias.
+    nodes, split : int
+        Node count and chunks per block (1: the fewest any algorithm uses).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    MemoryLimitError
+        (an InputError) naming the estimate, the fewest deliveries and the limit
+        (:func:`collsim.core.limits.check_memory`); the advice is fewer nodes, and fewer
+        chunks only when ``split`` is above 1.
+
+    Examples
+    --------
+    >>> check_collective_memory("broadcast", 1_000_000)
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"COLLSIM_MEMORY_LIMIT": "8GiB"}):
+    ...     check_collective_memory("allgather", 262144)
+    Traceback (most recent call last):
+    ...
+    collsim.core.limits.MemoryLimitError: allgather on 262144 nodes needs about 4 TiB, above collsim's memory limit of 8 GiB (COLLSIM_MEMORY_LIMIT=8GiB): explicit schedules are limited by memory (any schedule of it makes at least 6.87e+10 chunk deliveries): use fewer nodes
+    """
+    spec = collective_type(kind)
+    n, s = int(nodes), int(split)
+    deliveries = min_deliveries(spec.name, n, s)
+    chunks = f" with {spec.chunk_count(n, s)} chunks" if s > 1 else ""
+    check_memory(collective_memory_bytes(spec.name, n, s) + deliveries * BYTES_PER_DELIVERY,
+                 f"{spec.name} on {n} nodes{chunks}", f"explicit schedules are limited by memory (any schedule "
+                 f"of it makes at least {deliveries:.3g} chunk deliveries): use fewer nodes"
+                 + (" or chunks" if s > 1 else ""))
+
+
 def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
                     root: int | None = None, shift: int = 1) -> Collective:
     """Build a collective's pre- and postconditions.
@@ -377,23 +425,14 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
     if split < 1:
         raise InputError(f"split must be >= 1, got {split}")
     n, s = int(nodes), int(split)
-    if spec.rooted:
-        root = 0 if root is None else int(root)
-        if not 0 <= root < n:
-            raise InputError(f"root {root} is not a node of a {n}-node system")
-    else:
-        root = None
-    if spec.shifted and (isinstance(shift, bool) or not isinstance(shift, (int, np.integer))
-                            or not 1 <= shift < n):
-        raise InputError(f"shift q must be an integer in 1..{n - 1}, got {shift!r}")
+    root = check_root(0 if root is None else root, n) if spec.rooted else None
+    if spec.shifted:
+        shift = check_shift(shift, n)
     c = spec.chunk_count(n, s)
     if int(size_bytes) * (c // s) * n > 2**63 - 1:  # whole data x N: what schedules sum in int64
         raise InputError(f"{kind} of {int(size_bytes)} bytes on {n} nodes is too large for collsim's 64-bit byte "
                          f"counts (whole data x nodes < 2^63): " + (f"use at most {top} bytes" if (top := (2**63 - 1) // (c // s * n)) else "use fewer nodes"))
-    deliveries = min_deliveries(kind, n, s)
-    check_memory(collective_memory_bytes(kind, n, s) + deliveries * BYTES_PER_DELIVERY,
-                 f"{kind} on {n} nodes with {c} chunks", f"explicit schedules are limited by memory (this one "
-                 f"makes at least {deliveries:.3g} chunk deliveries): use fewer nodes or chunks")
+    check_collective_memory(kind, n, s)
     pre, post = spec.holdings(n, s, root, int(shift) if spec.shifted else None)
     return Collective(kind, n, c, int(size_bytes), root, pre, post, prefix=spec.prefix,
                       shift=int(shift) if spec.shifted else None)

@@ -238,13 +238,17 @@ class Network(System):
         """The α–β model's t_s: ``startup_s`` if set, else the per-hop link latency."""
         return self.link_latency_s if self.startup_s is None else self.startup_s
 
-    @cached_property
-    def links(self) -> LinkTable:
-        """The directed link table (built once; refused up front if it would not fit in memory)."""
+    def check_tables(self) -> None:
+        """:meth:`System.check_tables`: the link table, from :meth:`link_count` (nothing built)."""
         count = self.link_count()
         if count is not None:
             check_memory(count * BYTES_PER_LINK, f"the link table of a {self.kind} network with {self.vertices} "
                          f"vertices and {count} directed links", "use a smaller network")
+
+    @cached_property
+    def links(self) -> LinkTable:
+        """The directed link table (built once; refused up front if it would not fit in memory)."""
+        self.check_tables()
         u, v = self.edges()
         u = np.asarray(u, dtype=np.int64)
         return LinkTable(u, np.asarray(v, dtype=np.int64), np.full(len(u), float(self.link_bandwidth_bytes_per_s)),

@@ -124,7 +124,7 @@ class LogicalBuilder:
     _FILL = {"direction": (np.int8, 0), "color": (INDEX, -1), "band": (np.int32, 1), "via": (INDEX, -1)}
 
     def add(self, rnd, src, dst, chunks, *, reduce=False, direction=None, color=None, band=None,
-            via=None) -> None:
+            via=None, chunk_ptr=None) -> None:
         """Add transfers to a round.
 
         Parameters
@@ -134,7 +134,8 @@ class LogicalBuilder:
         src, dst : array_like
             Sender and receiver per transfer.
         chunks : array_like
-            2-D ``(T, k)`` chunk ids, or a list of T 1-D arrays.
+            2-D ``(T, k)`` chunk ids, or a list of T 1-D arrays; with ``chunk_ptr``, every
+            transfer's chunk ids one after the other (1-D).
         reduce : bool or array_like, optional
             Combine at the receiver.
         direction : int or array_like, optional
@@ -145,19 +146,35 @@ class LogicalBuilder:
             Wavelengths per transfer on optical rings (default 1).
         via : int or array_like, optional
             Route hint per transfer (-1: the system's default route).
+        chunk_ptr : array_like, optional
+            ``T + 1`` offsets into ``chunks``: transfer ``t`` carries ``chunks[chunk_ptr[t]:chunk_ptr[t+1]]``
+            (CSR, as :class:`LogicalSchedule` holds it; no per-transfer Python work for varying widths).
+
+        Examples
+        --------
+        >>> from collsim.core.collective import make_collective
+        >>> b = LogicalBuilder(make_collective("allgather", 3, 8))
+        >>> b.add(0, [0, 1], [1, 2], [0, 1, 0], chunk_ptr=[0, 2, 3])
+        >>> b.build().chunk_ptr.tolist()
+        [0, 2, 3]
         """
         src = np.asarray(src, dtype=INDEX).reshape(-1)
         t = len(src)
         if t == 0:
             return
         dst = np.asarray(dst, dtype=INDEX).reshape(-1)
-        if isinstance(chunks, np.ndarray) or (len(chunks) and np.ndim(chunks[0]) == 1
-                                               and len({len(c) for c in chunks}) == 1):
-            chunks = np.asarray(chunks, dtype=INDEX).reshape(t, -1)
-        if isinstance(chunks, np.ndarray):  # uniform width: keep the width, not a pointer array
-            ptr, idx = chunks.shape[1], chunks.reshape(-1).astype(INDEX, copy=False)
+        if chunk_ptr is not None:
+            ptr, idx = np.asarray(chunk_ptr, dtype=INDEX).reshape(-1), np.asarray(chunks, dtype=INDEX).reshape(-1)
+            if len(ptr) != t + 1 or ptr[0] != 0 or ptr[-1] != len(idx) or (np.diff(ptr) < 0).any():
+                raise ValueError(f"chunk_ptr must rise from 0 to {len(idx)} in {t + 1} offsets")
         else:
-            ptr, idx = _csr_from_lists(chunks)
+            if isinstance(chunks, np.ndarray) or (len(chunks) and np.ndim(chunks[0]) == 1
+                                                   and len({len(c) for c in chunks}) == 1):
+                chunks = np.asarray(chunks, dtype=INDEX).reshape(t, -1)
+            if isinstance(chunks, np.ndarray):  # uniform width: keep the width, not a pointer array
+                ptr, idx = chunks.shape[1], chunks.reshape(-1).astype(INDEX, copy=False)
+            else:
+                ptr, idx = _csr_from_lists(chunks)
         rnd = np.broadcast_to(np.asarray(rnd, dtype=INDEX), (t,))
         red = np.broadcast_to(np.asarray(reduce, dtype=bool), (t,))
         extra = {}

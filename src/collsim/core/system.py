@@ -94,6 +94,15 @@ class System:
         """Human-readable name of directed link ``link``."""
         return f"link {link}"
 
+    def check_tables(self) -> None:
+        """Refuse, before anything is built, tables of this system that would not fit in memory.
+
+        Nothing here; a network checks its link table from its closed-form link count
+        (:meth:`collsim.core.network.Network.check_tables`).  Commands call it with the
+        collective's own floor before any algorithm's checks run
+        (:func:`collsim.algorithms.placement.check_instance`).
+        """
+
     def bound_memory_bytes(self) -> int:
         """Memory the lower bound of this system holds beyond the collective's own arrays (0 here).
 

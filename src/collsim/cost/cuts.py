@@ -25,6 +25,7 @@ from ..core.collective import Collective
 from ..core.collectives import TYPES
 from ..core.errors import InputError
 from ..core.network import Network
+from .cut_families import work_budget
 from .exact_cut import CutCertificate, max_cut_ratio, min_cut
 
 EXHAUSTIVE_VERTICES = 16
@@ -264,7 +265,7 @@ def _per_byte(system: Network, kind: str, n: int, root: int | None, shift: int |
     # cut's maximum (docs/derivations/lower-bounds.md).  Elsewhere the exact searches run with a budget of
     # scanned links: long rings (a 1-D torus) need O(N^2) or more, and keep the cuts above.
     if exact and system.vertices > exhaustive_vertices and not system.cuts_are_exact:
-        work = max(1_000_000, 400 * (system.vertices + len(lt.src)))
+        work = work_budget(system)
         try:
             search, direction = TYPES[kind].exact_cut, TYPES[kind].direction
             found = None

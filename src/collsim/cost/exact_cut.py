@@ -30,6 +30,7 @@ import numpy as np
 from ..core.collective import Collective
 from ..core.errors import InputError
 from ..core.network import Network
+from .cut_families import WorkLimitError, family_cut, work_budget
 
 _REL_TOL = 1e-12
 """A cut counts as short of ``N`` when its value is below ``N (1 - _REL_TOL)``."""
@@ -193,8 +194,8 @@ class _Flow:
                         else:
                             todo.append(y)
             if self.max_work is not None and self.work > self.max_work:
-                raise InputError(f"exact cut search stopped after scanning {self.work} links "
-                                 f"(max_work={self.max_work})")
+                raise WorkLimitError(f"exact cut search stopped after scanning {self.work} links "
+                                     f"(max_work={self.max_work})")
             if not hits:
                 return sorted(par)
             for hit in hits:                           # augment along the search tree, hit by hit
@@ -230,8 +231,9 @@ def max_cut_ratio(system: Network, direction: str = "in",
     direction : {"in", "out"}
         ``"in"``: links entering ``S`` (all-gather); ``"out"``: leaving it (reduce-scatter).
     max_work : int, optional
-        Give up (InputError) once the searches have scanned more links than this (None: never).
-        Long rings are the slow case: flow must go the long way round, O(N^2) searches or worse.
+        Give up (:class:`WorkLimitError`, an InputError) once the searches have scanned more
+        links than this (None: never; :func:`work_budget` is the bounds' budget).  Long rings are
+        the slow case: flow must go the long way round, O(N^2) searches or worse.
 
     Returns
     -------
@@ -383,6 +385,10 @@ def allgather_certificate(system: Network, collective: Collective) -> CutCertifi
     end node, each starting from the previous flow, and a Dinkelbach step whenever a cut falls
     short.  It stops when every end node receives ``N`` blocks at the current ratio, which
     proves that no cut has a larger ratio (max-flow min-cut), up to a relative ``1e-12``.
+    Rings, lines and stars need no flow: their closed-form cuts attain the maximum
+    (:func:`collsim.cost.cut_families.family_cut`).  Elsewhere the search has the bounds' budget (:func:`work_budget`);
+    beyond it the certificate is the best closed-form or single-node cut, the cut that
+    :func:`collsim.cost.cuts.cut_bound_s` then takes the bound over.
 
     References
     ----------
@@ -409,11 +415,17 @@ def allgather_certificate(system: Network, collective: Collective) -> CutCertifi
     if collective.nodes != system.nodes:
         raise InputError(f"collective has {collective.nodes} nodes, the network {system.nodes}")
     direction = collective.type.direction   # all-gather: into every node set; reduce-scatter: out of it
-    ratio, side, inside, cap = max_cut_ratio(system, direction)
+    if getattr(system, "cuts_are_exact", False):   # rings, lines, stars: their cut families attain the maximum
+        ratio, side, inside, cap = family_cut(system, direction)
+    else:
+        try:
+            ratio, side, inside, cap = max_cut_ratio(system, direction, work_budget(system))
+        except WorkLimitError:              # the cut the bound is then taken over (cost.cuts.cut_bound_s)
+            ratio, side, inside, cap = family_cut(system, direction)
     m = float(collective.size_bytes)
     demand = (system.nodes - inside) * m
     return CutCertificate(bound_s=demand / cap, side=side, end_nodes_inside=inside,
                           capacity_bytes_per_s=cap, demand_bytes=demand, direction=direction)
 
 
-__all__ = ["CutCertificate", "allgather_certificate", "max_cut_ratio", "min_cut"]
+__all__ = ["CutCertificate", "WorkLimitError", "allgather_certificate", "max_cut_ratio", "min_cut", "work_budget"]

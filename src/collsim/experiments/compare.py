@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Mapping
 
 from ..algorithms import REGISTRY, AlgorithmSpec, get_algorithm
-from ..core.collective import SPECS, canonical_collective, make_collective
+from ..algorithms.placement import place_all, placement_params
+from ..algorithms.skip import Skip
+from ..core.collective import canonical_collective, make_collective
 from ..core.errors import CollsimError, InputError, ScheduleFormatError, UnsupportedError
 from ..core.limits import MemoryLimitError
 from ..core.system import System
@@ -15,7 +17,6 @@ from ..core.units import format_size, parse_size
 from ..pipeline import Result  # the one result row (collsim.Result): compare's rows are its rows
 from ..pipeline import lower_bound_s, run
 from ..systems import load_system
-from .skip import Skip
 
 __all__ = ["ALGORITHM_FAILURES", "Result", "applicable", "compare", "placement_params", "run_one"]
 
@@ -107,78 +108,6 @@ def _run_one(spec: AlgorithmSpec, system: System, coll: str, size_bytes: int, *,
     return run(spec, system, coll, size_bytes, strategy=strategy, **params)
 
 
-def placement_params(name: str, collective: str, params: dict[str, Any] | None = None, *,
-                     root: int | None = None, shift: int | None = None) -> dict[str, Any]:
-    """An algorithm's parameters with the collective's root and shift applied, or a refusal.
-
-    ``params`` may carry ``root``, ``shift`` or ``q`` (the documents' name of the shift) too;
-    they mean the same as the keywords.  An algorithm that takes no ``root`` always roots
-    the collective at node 0, one that takes no ``shift`` shifts by 1: asking such an
-    algorithm for another root or shift is refused, never silently ignored.
-
-    Parameters
-    ----------
-    name : str
-        Algorithm name.
-    collective : str
-        Collective name.
-    params : dict, optional
-        Algorithm parameters (``-p key=value``).
-    root : int, optional
-        Root of broadcast, reduce, scatter or gather.
-    shift : int, optional
-        q of the circular shift.
-
-    Returns
-    -------
-    dict
-        ``params`` without ``q``, plus ``root``/``shift`` for the algorithms that take them.
-
-    Raises
-    ------
-    InputError
-        For a root of an unrooted collective, a shift of another collective, or two different
-        values of one.
-    UnsupportedError
-        If the algorithm cannot honour the root or shift (it would use 0, resp. 1).
-
-    Examples
-    --------
-    >>> placement_params("binomial", "broadcast", {"root": 3}), placement_params("ring", "broadcast", root=0)
-    ({'root': 3}, {})
-    >>> placement_params("direct", "shift", {"q": 3})
-    {'shift': 3}
-    >>> placement_params("ring", "broadcast", root=3)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.UnsupportedError: ring takes no root (it always roots broadcast at node 0), so it cannot honour root 3; algorithms that take a root for broadcast: binomial, mesh, recursive-doubling, synth-matching
-    """
-    return _place(get_algorithm(name), canonical_collective(collective), params, root=root, shift=shift)
-
-
-def _place(spec: AlgorithmSpec, coll: str, params: dict[str, Any] | None = None, *, root: int | None = None,
-           shift: int | None = None) -> dict[str, Any]:
-    """:func:`placement_params` with the algorithm's entry and the canonical collective already looked up."""
-    out = dict(params or {})
-    root = _merge("root", root, out.pop("root", None))
-    shift = _merge("shift", _merge("shift", shift, out.pop("q", None)), out.pop("shift", None))
-    for key, value, default, applies in (("root", root, 0, SPECS[coll].rooted), ("shift", shift, 1, SPECS[coll].shifted)):
-        if value is None:
-            continue
-        if not applies:
-            which = "broadcast, reduce, scatter and gather" if key == "root" else "the shift collective (q)"
-            raise InputError(f"{coll} has no {key}: --{key} applies to {which}")
-        if key in spec.params:
-            out[key] = value
-        elif value != default:
-            takers = sorted(n for n, s in REGISTRY.items() if coll in s.collectives and key in s.params)
-            raise UnsupportedError(f"{spec.name} takes no {key} (it always {'roots' if key == 'root' else 'shifts'} "
-                                   f"{coll} {'at node' if key == 'root' else 'by'} {default}), so it cannot honour "
-                                   f"{key} {value}; algorithms that take a {key} for {coll}: "
-                                   f"{', '.join(takers) or 'none'}")
-    return out
-
-
 def _out_of_memory(exc: MemoryError) -> str:
     """One line for a refused allocation (numpy's text names the array's shape and dtype, not for users).
 
@@ -188,12 +117,6 @@ def _out_of_memory(exc: MemoryError) -> str:
     import re
     m = re.search(r"allocate\s+([0-9.]+\s*[KMGTP]?i?B)", str(exc))
     return "not enough memory" + (f" (an allocation of {m.group(1)} was refused)" if m else "")
-
-
-def _merge(key: str, a: Any, b: Any) -> Any:
-    if a is not None and b is not None and a != b:
-        raise InputError(f"two different values of {key}: {a!r} and {b!r}")
-    return a if a is not None else b
 
 
 def compare(system: str | System = "paper", collective: str = "allgather", size: str | int | None = None, *,
@@ -241,7 +164,7 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     -------
     tuple
         ``(results, skipped)``: rows in algorithm order (size by size with ``sizes``), and a
-        :class:`~collsim.experiments.skip.Skip` per algorithm not run: one in scope that does not
+        :class:`~collsim.algorithms.skip.Skip` per algorithm not run: one in scope that does not
         apply to this instance (only when ``algorithms`` is None; one that cannot honour ``root``
         or ``shift`` too), and one (requested or not) that fails with an error of its own
         (:data:`ALGORITHM_FAILURES`, or an error collsim did not expect) while it is built,
@@ -293,30 +216,16 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     params = dict(params or {})
     if isinstance(algorithms, str):  # one name, or "ring,ne" as on the command line
         algorithms = [a.strip() for a in algorithms.split(",") if a.strip()]
-    chosen: dict[str, tuple[AlgorithmSpec, dict[str, Any]]] = {}  # name -> (its entry, its parameters)
+    # name -> (its entry, its parameters), placed as every command places them (collsim.algorithms.placement)
     if algorithms is None:
-        for name, reason in applicable(sysm, coll):
-            spec = REGISTRY[name]
-            if reason is None:
-                try:
-                    chosen[name] = (spec, _place(spec, coll, params, root=root, shift=shift))
-                except UnsupportedError as exc:
-                    reason = str(exc)
-            if reason is not None:
-                skipped.append(Skip(name, reason))
+        in_scope = [spec for _, spec in sorted(REGISTRY.items()) if spec.supports(sysm, coll)]
+        chosen, skipped = place_all(in_scope, sysm, coll, params, root=root, shift=shift)
         if not chosen:
             raise UnsupportedError(f"no registered algorithm implements {coll} on {sysm.kind} systems here"
                                    + (f" ({'; '.join(map(str, skipped))})" if skipped and (root or shift) else ""))
     else:
-        for spec in [get_algorithm(a) for a in algorithms]:
-            spec.check(sysm, coll)
-            chosen[spec.name] = (spec, None)
-        chosen = {name: (spec, _place(spec, coll, params, root=root, shift=shift))
-                  for name, (spec, _) in chosen.items()}
-    placed = {"root", "shift", "q"}
-    unused = set(params) - placed - {p for spec, _ in chosen.values() for p in spec.params}
-    if unused:
-        raise InputError(f"no compared algorithm takes parameter(s) {', '.join(sorted(unused))}")
+        named = {spec.name: spec for spec in (get_algorithm(a) for a in algorithms)}  # each once, aliases too
+        chosen, _ = place_all(named.values(), sysm, coll, params, root=root, shift=shift, strict=True)
     for size_bytes in all_sizes:  # the system's own errors (its bound) once, before any algorithm runs
         lower_bound_s(sysm, make_collective(coll, sysm.nodes, size_bytes))   # (a bad root is the algorithms' to name)
     results, failures = [], []

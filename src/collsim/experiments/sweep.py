@@ -49,7 +49,7 @@ def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
     try:
         p = normalize_point(point)
         system = _load(p)
-        params = placement_params(p["algorithm"], p["collective"], p["params"])
+        params = placement_params(p["algorithm"], p["collective"], p["params"], nodes=system.nodes)
         params = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
         return run_one(p["algorithm"], system, p["collective"], p["size_bytes"], **params).to_json()
     except CollsimError as exc:

@@ -223,7 +223,7 @@ def expand_grid(spec: Mapping[str, Any], *, base: str | os.PathLike | None = Non
                 for values in itertools.product(*taken.values()):
                     params = dict(zip(taken, values))
                     try:
-                        params = placement_params(algo, coll, params)
+                        params = placement_params(algo, coll, params, nodes=None if system is None else system.nodes)
                     except (UnsupportedError, InputError) as exc:
                         note(f"{exc} ({where})")
                         continue

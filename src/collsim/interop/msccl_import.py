@@ -22,6 +22,7 @@ import numpy as np
 
 from ..core.collective import SPECS
 from ..core.errors import DoubleCountError, InputError, PostconditionError, UnsupportedError, Where
+from ..core.placement import check_placement
 from ..core.schedule import Schedule
 from .msccl_check import check_algo
 from .msccl_hb import Execution, execute
@@ -165,7 +166,8 @@ def import_msccl(source: str | os.PathLike | MscclAlgo, *, system=None, size_byt
     size_bytes : int, optional
         collsim's message size (``docs/units.md``; default 1 MiB): the XML has none.
     root : int, optional
-        Root of broadcast and reduce (default: inferred, :func:`infer_root`).
+        Root of broadcast and reduce (default: inferred, :func:`infer_root`); refused for another
+        collective or outside ``0..ngpus-1`` (:func:`collsim.core.placement.check_placement`).
     limits : MscclLimits, optional
         The executor's limits.
 
@@ -194,6 +196,8 @@ def import_msccl(source: str | os.PathLike | MscclAlgo, *, system=None, size_byt
     from ..pipeline import realize, verify
     from ..systems import load_system
     algo = source if isinstance(source, MscclAlgo) else read_xml(source)
+    if root is not None and algo.coll in SPECS:  # a root of an allgather, or out of range: refused, not verified
+        check_placement(algo.coll, algo.ngpus, root=root)
     if root is None:
         root = infer_root(algo)
     if algo.coll in SPECS and SPECS[algo.coll].rooted and root is None:

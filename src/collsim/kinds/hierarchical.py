@@ -27,6 +27,9 @@ from ..systems.hierarchical import Hierarchical
 from .base import Column, register_model
 from .network import NetworkModel, NetworkPart
 
+_CHUNK_CELLS = 1 << 22
+"""Cuts x nodes (or cuts x links) evaluated per numpy pass (as :mod:`collsim.cost.cuts`)."""
+
 
 def dimension_bounds_s(system: Hierarchical, collective) -> dict[str, float]:
     """Seconds of link time no schedule beats, per family of cuts of a hierarchical system.
@@ -57,22 +60,28 @@ def dimension_bounds_s(system: Hierarchical, collective) -> dict[str, float]:
     lt = system.links
     bw = lt.bandwidth_bytes_per_s
     n = system.nodes
-    out: dict[str, float] = {}
-    single = np.eye(n, dtype=bool)
-    ab, ba = cut_demand_bytes(collective, single)
+    out: dict[str, float] = {"injection": 0.0}
     out_bw = np.bincount(lt.src, weights=bw, minlength=system.vertices)[:n]
     in_bw = np.bincount(lt.dst, weights=bw, minlength=system.vertices)[:n]
-    out["injection"] = float(max((ab / out_bw).max(), (ba / in_bw).max()))
-    found = system.cut_masks()
-    if found:
-        masks = np.concatenate(found)
-        ms, md = masks[:, lt.src], masks[:, lt.dst]
+    step = max(1, _CHUNK_CELLS // max(n, 1))   # single nodes a pass: never the N x N identity at once
+    for lo in range(0, n, step):
+        rows = np.arange(lo, min(n, lo + step))
+        single = np.zeros((len(rows), n), bool)
+        single[np.arange(len(rows)), rows] = True
+        ab, ba = cut_demand_bytes(collective, single)
+        out["injection"] = max(out["injection"], float((ab / out_bw[rows]).max()), float((ba / in_bw[rows]).max()))
+    masks = [m for m in system.cut_masks() if len(m)]
+    masks = np.concatenate(masks) if masks else np.zeros((0, system.vertices), bool)
+    dim = system.link_dimension
+    step = max(1, _CHUNK_CELLS // max(len(bw), 1))   # cuts a pass, as collsim.cost.cuts does
+    for lo in range(0, len(masks), step):
+        mk = masks[lo:lo + step]
+        ms, md = mk[:, lt.src], mk[:, lt.dst]
         cross = ms != md
-        ab, ba = cut_demand_bytes(collective, masks[:, :n])
+        ab, ba = cut_demand_bytes(collective, mk[:, :n])
         cab, cba = (ms & ~md) @ bw, (~ms & md) @ bw
         ratio = np.maximum(np.divide(ab, cab, out=np.zeros(len(ab)), where=cab > 0),
                            np.divide(ba, cba, out=np.zeros(len(ba)), where=cba > 0))
-        dim = system.link_dimension
         for i, r in enumerate(ratio):
             used = sorted(set(dim[cross[i]].tolist()))
             label = ("dim " if len(used) == 1 else "dims ") + ",".join(map(str, used))

@@ -77,6 +77,10 @@ class Line(_Arcs, Network):
         """Step towards ``dst``."""
         return cur + np.sign(dst - cur)
 
+    def distance(self, src, dst):
+        """``|dst - src|`` hops."""
+        return np.abs(np.asarray(dst, dtype=np.int64) - np.asarray(src, dtype=np.int64))
+
 
 @register_system_kind
 @dataclass(frozen=True)
@@ -116,6 +120,12 @@ class Ring(_Arcs, Network):
         if not self.bidirectional:
             return i, (i + 1) % self.nodes
         return np.concatenate([i, i]), np.concatenate([(i + 1) % self.nodes, (i - 1) % self.nodes])
+
+    def distance(self, src, dst):
+        """Hops of :meth:`route`: clockwise, or the shorter way round."""
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        d = np.ones(len(src), np.int8) if not self.bidirectional else shortest_direction(src, dst, self.nodes)
+        return hops_along(src, dst, d, self.nodes)
 
     def next_hop(self, cur, src, dst):
         """Clockwise, or the shortest direction from the source (ties: even sources go cw)."""

@@ -218,6 +218,7 @@ class Hierarchical(Network):
     @cached_property
     def links(self) -> LinkTable:
         """The directed link table, each link with its dimension's bandwidth and latency."""
+        self.check_tables()  # refused before the edges are made, as every network's
         u, v = self.edges()
         bw, lat = [], []
         for d in self.dimensions:   # a network kind's links keep their own rates (one per group)

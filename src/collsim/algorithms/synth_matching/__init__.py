@@ -9,6 +9,8 @@ before it:
   between end nodes, for networks whose end nodes meet only through switches;
 * :mod:`~collsim.algorithms.synth_matching.step`: one run of the matching (who sends which
   pieces to whom in each step);
+* :mod:`~collsim.algorithms.synth_matching.effort`: what a run costs at least, checked against
+  collsim's time limit before it starts;
 * :mod:`~collsim.algorithms.synth_matching.search`: the search over its choices (pieces,
   capacity, seeds and overlays);
 * :mod:`~collsim.algorithms.synth_matching.build`: the family: the schedule of each

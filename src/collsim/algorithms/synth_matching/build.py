@@ -39,8 +39,11 @@ import numpy as np
 from ...core.collective import SPECS, make_collective
 from ...core.errors import InputError
 from ...core.schedule import LogicalBuilder
+from ...core.time_limit import TimeLimitError
+from ...core.validate import optional_integer
 from ..common import check_root
 from ..registry import register
+from .effort import early_reason
 from .overlays import Overlay
 from .search import _best_over, _choices, _floor_s, _networks, _once, best_plan
 from .step import Plan, _direct_links
@@ -65,7 +68,10 @@ def _unreachable(system) -> str | None:
 
 
 def requires(system, collective) -> str | None:
-    """Why the matching cannot run here: end nodes not strongly connected.
+    """Why the matching cannot run here: end nodes not strongly connected, or too many of them.
+
+    Even the cheapest plan is estimated from closed forms first (:func:`.effort.early_reason`):
+    a network where it would exceed collsim's time limit is refused before its links are built.
 
     Parameters
     ----------
@@ -93,7 +99,7 @@ def requires(system, collective) -> str | None:
     >>> requires(load_system("star", nodes=4), "allgather") is None
     True
     """
-    return _unreachable(system)
+    return early_reason(system, collective) or _unreachable(system)
 
 def _tune(system, collective, size_bytes):
     n = system.nodes
@@ -168,8 +174,8 @@ def _ownerships(net, fixed: str | None) -> list[tuple[str, object]]:
               "and reduce, and circulant overlays of switched networks (docs/synthesis.md)",
     summary="synthesized from the graph: per step, each link carries pieces its head lacks, rarest first",
 )
-def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None, seed=None, root: int = 0,
-                   overlay: str | None = None, ownership: str | None = None):
+def synth_matching(system, collective, size_bytes, *, chunks: int | None = None, capacity: int | None = None,
+                   seed: int | None = None, root: int = 0, overlay: str | None = None, ownership: str | None = None):
     """Synthesize an all-gather, reduce-scatter, all-reduce, broadcast or reduce for this network.
 
     Parameters
@@ -215,9 +221,13 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
     ('direct', 12)
     """
     n = system.nodes
+    t = SPECS[collective]
+    optional_integer("synth-matching: seed", seed, lo=0)  # numpy's generators take no negative seed
+    if ownership is not None and not t.composed_of:
+        raise InputError(f"synth-matching: ownership applies to allreduce (who keeps which share between its "
+                         f"reduce-scatter and all-gather), not to {collective}")
     nets = _networks(system, None if overlay is None else str(overlay))
     kw = dict(chunks=chunks, capacity=capacity, seed=seed)
-    t = SPECS[collective]
     if t.rooted:   # broadcast, or reduce (the broadcast reversed, reducing)
         root = check_root(root, n)
         sizes = lambda k: make_collective(collective, n, size_bytes, split=k, root=root).bytes_of(  # noqa: E731
@@ -230,20 +240,26 @@ def synth_matching(system, collective, size_bytes, *, chunks=None, capacity=None
     if t.composed_of:   # all-reduce: a reduce-scatter and an all-gather on one overlay
         block = lambda k: make_collective("allreduce", n, size_bytes, split=n * k).bytes_of(  # noqa: E731
             np.arange(n * k))
-        best = None
+        best, refused = None, None
         direct_first = sorted(nets, key=lambda item: (not (isinstance(item[1], Overlay) and item[1].direct),))
         for name, net in direct_first:  # the reduce-scatter and all-gather share one overlay: judge them together
             if best is not None and name is not None and \
                     _floor_s(net, block, reverse=True) + _floor_s(net, block) >= best[0]:
                 continue
             for label, owners in _ownerships(net, ownership):
-                rs, chosen = best_plan(net, block, reverse=True, owners=owners, **kw)
+                try:
+                    rs, chosen = best_plan(net, block, reverse=True, owners=owners, **kw)
+                except TimeLimitError as exc:  # this overlay's matching would take too long: the others may not
+                    refused = refused or exc
+                    continue
                 ag = _once(net, chosen["chunks"], chosen["capacity"], chosen["seed"], block, owners=owners)
                 if name is not None:
                     chosen["overlay"] = name
                 chosen["ownership"] = label
                 if best is None or rs.predicted_time_s + ag.predicted_time_s < best[0]:
                     best = (rs.predicted_time_s + ag.predicted_time_s, rs, ag, chosen)
+        if best is None:
+            raise refused
         _, rs, ag, chosen = best
         coll = make_collective("allreduce", n, size_bytes, split=n * chosen["chunks"])
         b = LogicalBuilder(coll)
@@ -270,5 +286,4 @@ def _add(b: LogicalBuilder, plan: Plan, *, reduce: bool, offset: int) -> None:
     step, src, dst, piece = step[order], src[order], dst[order], plan.piece[order]
     new = np.flatnonzero(np.concatenate(([True], (step[1:] != step[:-1]) | (src[1:] != src[:-1])
                                          | (dst[1:] != dst[:-1]))))
-    bounds = np.append(new, len(piece))
-    b.add(step[new] + offset, src[new], dst[new], np.split(piece, bounds[1:-1]), reduce=reduce)
+    b.add(step[new] + offset, src[new], dst[new], piece, chunk_ptr=np.append(new, len(piece)), reduce=reduce)

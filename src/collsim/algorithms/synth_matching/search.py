@@ -17,7 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.errors import InputError
-from ...core.limits import check_memory
+from ...core.limits import check_memory, memory_limit_bytes
+from ...core.time_limit import TimeLimitError, time_limit, time_limit_error
+from . import effort
+from ...core.routes import INDEX
 from .overlays import Overlay, by_name, dfs_order, overlay, shift_sets
 from .step import Plan, _direct_links, _direct_plan, match
 
@@ -41,13 +44,14 @@ def _once(net, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: b
 
 
 def _pair_floors(net, pairs, block_bytes, *, reverse: bool = False, root: int | None = None,
-                 owners=None) -> list[float]:
-    """A lower bound on :func:`match`'s predicted time for each ``(chunks, capacity)`` pair.
+                 owners=None) -> tuple[list[float], list[int]]:
+    """Lower bounds on :func:`match`'s predicted time and steps for each ``(chunks, capacity)`` pair.
 
     A step costs at least the shortest latency plus the start-up and, for any node ``v``, the
     bytes ``v`` receives in it over the sum of its in-links' bandwidths; ``v`` needs at least
     ``ceil(pieces it lacks / pieces its in-links carry per step)`` steps.  So
-    ``T >= need_v / inbw_v + steps_v (lat_min + startup)`` for every ``v``.
+    ``T >= need_v / inbw_v + steps_v (lat_min + startup)`` for every ``v``, and the run takes at
+    least ``max_v steps_v`` steps.
     """
     n = net.nodes
     src, dst, bw, lat = _direct_links(net)
@@ -55,7 +59,7 @@ def _pair_floors(net, pairs, block_bytes, *, reverse: bool = False, root: int | 
         src, dst = dst, src
     inbw = np.bincount(dst, weights=bw, minlength=n)
     step_s = float(lat.min()) + float(getattr(net, "startup_s", None) or 0.0)
-    out = []
+    out, steps = [], []
     for k, q in pairs:
         total = n * k if root is None else k
         sizes = (np.asarray(block_bytes(k), float) if callable(block_bytes) else np.full(total, block_bytes / k))
@@ -69,9 +73,11 @@ def _pair_floors(net, pairs, block_bytes, *, reverse: bool = False, root: int | 
         cap = np.minimum(np.maximum(1, np.floor(q * (bw / bw.min()) + 1e-9)), total)
         per_step = np.bincount(dst, weights=cap, minlength=n)
         with np.errstate(divide="ignore", invalid="ignore"):
-            floor = need_bytes / inbw + np.ceil(need_pieces / per_step) * step_s
+            steps_v = np.where(need_pieces > 0, np.ceil(need_pieces / per_step), 0.0)
+            floor = need_bytes / inbw + steps_v * step_s
         out.append(float(np.max(np.where(need_pieces > 0, floor, 0.0))))
-    return out
+        steps.append(int(np.max(steps_v[np.isfinite(steps_v)], initial=0)))
+    return out, steps
 
 
 def _choices(n: int, degree: int, rooted: bool = False) -> list[tuple[int, int]]:
@@ -148,7 +154,7 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
             raise InputError(f"chunks and capacity must be at least 1, got chunks={k}, capacity={q}")
     top = max(k for k, _ in pairs)
     cells = n * top * (n if root is None else 1)
-    check_memory(cells * 12.0 + cells * 8 * max(degree, 1) / max(n, 1),
+    check_memory(cells * effort.STATE_BYTES_PER_CELL + cells * 8 * max(degree, 1) / max(n, 1),
                  f"synthesizing on {n} nodes with {top} pieces per node", "use fewer chunks or nodes")
     if isinstance(system, Overlay) and system.direct:  # one step whatever the choice: no search
         k = int(chunks) if chunks is not None else 1
@@ -157,7 +163,9 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
                 {"chunks": k, "capacity": q, "seed": 0 if seed is None else int(seed)})
     seeds = [0] if seed is None else [int(seed)]
     tried = []  # (time, k, q, seed, plan): every choice with the first seed, then more seeds on the best two
-    floors = _pair_floors(system, pairs, block_bytes, reverse=reverse, root=root, owners=owners)
+    floors, steps = _pair_floors(system, pairs, block_bytes, reverse=reverse, root=root, owners=owners)
+    # the choices whose matching fits the time limit (none: refused before any runs)
+    pairs, floors = _affordable(system, pairs, floors, steps, reverse=reverse, root=root)
     keep = 2 if seed is None and n <= _SEED_NODES else 1  # the seeds below revisit the best two
     flood = [q >= (n * k if root is None else k) for k, q in pairs]  # last: its floor says little
     for _, floor, k, q in sorted(zip(flood, floors, *zip(*pairs))):
@@ -178,6 +186,29 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
     best = (plan, {"chunks": k, "capacity": q, "seed": s})
     return best
 
+def _affordable(net, pairs, floors, steps, *, reverse: bool, root: int | None):
+    """The choices whose matching fits collsim's time limit (:mod:`.effort`); none: the refusal.
+
+    A run takes at least the source's eccentricity in steps (the farthest node from the root,
+    or from node 0 for an all-gather: the diameter is no smaller) and each choice's own
+    ``steps_v`` (:func:`_pair_floors`).
+    """
+    n = net.nodes
+    src, dst, _, _ = _direct_links(net)
+    if reverse:
+        src, dst = dst, src
+    ecc = effort.eccentricity(n, src, dst, 0 if root is None else root)
+    cost = [effort.floor_s(n, len(src), n * k if root is None else k, max(ecc, st), root is not None)
+            for (k, _), st in zip(pairs, steps)]
+    keep = [i for i, c in enumerate(cost) if c <= time_limit()[0]]
+    if not keep:
+        i = int(np.argmin(cost))
+        k, q = pairs[i]
+        raise time_limit_error(cost[i], f"synthesizing on {n} nodes with {k} piece(s) per block and capacity {q} "
+                                        f"(at least {max(ecc, steps[i])} steps)", effort.HINT)
+    return [pairs[i] for i in keep], [floors[i] for i in keep]
+
+
 def _networks(system, overlay_name: str | None) -> list[tuple[str | None, object]]:
     """What to plan on: the network itself (direct links), or its overlays (switches).
 
@@ -191,16 +222,48 @@ def _networks(system, overlay_name: str | None) -> list[tuple[str | None, object
                              f"network joins its end nodes by direct links")
         return [(None, system)]
     n = system.nodes
-    dfs = dfs_order(system)
-    orders = [("", None)] + ([("/dfs", dfs)] if (dfs != np.arange(n)).any() else [])
     if overlay_name is not None:
         base, _, suffix = overlay_name.partition("/")
         if suffix not in ("", "dfs"):
             raise InputError(f"synth-matching: an overlay's order is the numbering or /dfs, got {overlay_name!r}")
-        order = dfs if suffix else None
-        return [(overlay_name, overlay(system, by_name(n, base), overlay_name, order))]
+        shifts = by_name(n, base)
+        check_memory(_overlay_bytes(system, shifts), _overlay_what(n, base, shifts),
+                     "use fewer nodes or a sparser overlay")
+        order = dfs_order(system) if suffix else None
+        return [(overlay_name, overlay(system, shifts, overlay_name, order))]
+    sets = shift_sets(n)  # those whose logical links fit in memory (direct exchange on a big network does not)
+    need = {name: _overlay_bytes(system, shifts) for name, shifts in sets}
+    fits = [(name, shifts) for name, shifts in sets if need[name] <= memory_limit_bytes()]
+    if not fits:
+        name, shifts = min(sets, key=lambda item: need[item[0]])
+        check_memory(need[name], _overlay_what(n, name, shifts), "use fewer nodes")
+    dfs = dfs_order(system)
+    orders = [("", None)] + ([("/dfs", dfs)] if (dfs != np.arange(n)).any() else [])
     return [(name + tag, overlay(system, shifts, name + tag, order)) for tag, order in orders
-            for name, shifts in shift_sets(n)]
+            for name, shifts in fits]
+
+
+OVERLAY_BYTES_PER_LINK = 100
+"""Peak bytes per logical link of an overlay, besides its route (measured 165 to 670 in all on stars,
+fat trees, MLFMs and hierarchical systems, with :data:`OVERLAY_BYTES_PER_CROSSING`)."""
+
+OVERLAY_BYTES_PER_CROSSING = 64
+"""Peak bytes per (logical link, physical link) crossing of its route."""
+
+
+def _overlay_bytes(system, shifts) -> int:
+    """Peak bytes of routing and rating an overlay: per logical link, and per crossing of a sample's routes."""
+    n = system.nodes
+    s = np.asarray(shifts, INDEX)
+    i = np.arange(min(n, 64), dtype=INDEX) * max(1, n // 64)    # 64 tails spread over the nodes
+    tail = np.repeat(i, min(len(s), 16))
+    head = (tail + np.tile(s[np.linspace(0, len(s) - 1, min(len(s), 16)).astype(int)], len(i))) % n
+    crossings = len(system.routes(tail, head).route_links) / max(len(tail), 1)
+    return int(n * len(s) * (OVERLAY_BYTES_PER_LINK + OVERLAY_BYTES_PER_CROSSING * crossings))
+
+
+def _overlay_what(n: int, name: str, shifts) -> str:
+    return f"the {name} overlay of {n} end nodes ({n * len(shifts)} logical links)"
 
 
 def _floor_s(net, block, *, reverse: bool = False, root: int | None = None) -> float:
@@ -211,18 +274,11 @@ def _floor_s(net, block, *, reverse: bool = False, root: int | None = None) -> f
     eccentricity is everybody's), and a node's pieces arrive no faster than the sum of its
     in-links' bandwidth: ``T >= need_v / inbw_v + D (lat_min + startup)``.
     """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import breadth_first_order
     n = net.nodes
     src, dst = net.links.src, net.links.dst
     if reverse:
         src, dst = dst, src
-    g = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n)).tocsr()
-    order, pred = breadth_first_order(g, 0 if root is None else root, directed=True)
-    depth = np.zeros(n, np.int64)
-    for v in order[1:]:  # n BFS parents, once per overlay
-        depth[v] = depth[pred[v]] + 1
-    diameter = int(depth.max())
+    diameter = effort.eccentricity(n, src, dst, 0 if root is None else root)
     inbw = np.bincount(dst, weights=net.links.bandwidth_bytes_per_s, minlength=n)
     if root is None:
         sizes = np.asarray(block(1), float) if callable(block) else np.full(n, float(block))
@@ -241,15 +297,22 @@ def _best_over(nets, block, *, reverse: bool = False, root: int | None = None, *
     Overlays are tried direct first (one step, no search), then by their floor
     (:func:`_floor_s`); one whose floor is not below the best time found is skipped.
     """
-    ranked = sorted(nets, key=lambda item: (not (isinstance(item[1], Overlay) and item[1].direct),))
-    best = None
-    for name, net in ranked:
-        if best is not None and name is not None and \
-                _floor_s(net, block, reverse=reverse, root=root) >= best[0].predicted_time_s:
+    floors = [0.0 if len(nets) == 1 or (isinstance(net, Overlay) and net.direct)
+              else _floor_s(net, block, reverse=reverse, root=root) for _, net in nets]
+    best, refused = None, None
+    for i in sorted(range(len(nets)), key=lambda i: (floors[i], i)):  # direct first, then by floor
+        name, net = nets[i]
+        if best is not None and name is not None and floors[i] >= best[0].predicted_time_s:
             continue
-        plan, chosen = best_plan(net, block, reverse=reverse, root=root, **kw)
+        try:
+            plan, chosen = best_plan(net, block, reverse=reverse, root=root, **kw)
+        except TimeLimitError as exc:  # this overlay's matching would take too long: the others may not
+            refused = refused or exc
+            continue
         if name is not None:
             chosen["overlay"] = name
         if best is None or plan.predicted_time_s < best[0].predicted_time_s:
             best = (plan, chosen, net)
+    if best is None:
+        raise refused
     return best

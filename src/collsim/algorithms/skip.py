@@ -1,6 +1,7 @@
 """Why an algorithm in scope was not run: it does not apply to the instance, or it failed on it.
 
-:func:`~collsim.experiments.compare.compare` returns one :class:`Skip` per such algorithm.  The two
+:func:`~collsim.algorithms.placement.place_all` notes one :class:`Skip` per algorithm that does not apply,
+and :func:`~collsim.experiments.compare.compare` returns them with one per algorithm that failed.  The two
 kinds differ for the reader: an algorithm that *does not apply* (N odd for NE, not a power of two
 for recursive doubling, the wrong kind of system, a root it cannot honour) was never expected to
 run, and ``collsim compare`` names them in one line (``--explain`` gives each reason); one that

@@ -1,0 +1,183 @@
+"""What a matching run costs, as a floor, checked against collsim's time limit before it starts.
+
+One run of the matching (:func:`collsim.algorithms.synth_matching.step.match`) scans, in every
+step, every node's holdings and every link's candidates: about ``(N + L) P`` cells a step for
+``N`` end nodes, ``L`` (logical) links and ``P`` pieces in flight (``N k`` for an all-gather or
+reduce-scatter cut into ``k`` pieces per block, ``k`` for a broadcast or reduce).  A run takes at
+least as many steps as the source's eccentricity (a piece crosses one link a step) and as the
+pieces a node lacks over the pieces its in-links carry a step.  So a run costs at least
+
+    steps x (N + L) x P / rate
+
+seconds, with the rate measured on meshes, tori, hypercubes and rings of 10^3 to 4 x 10^4 nodes
+and rounded up (:data:`SPREAD_CELLS_PER_S`, :data:`ROOTED_CELLS_PER_S`): what is refused would take
+at least that long.  :func:`early_reason` makes that estimate from closed forms (node count,
+link count, distances), before the network's link table is built; the search
+(:func:`collsim.algorithms.synth_matching.search.best_plan`) makes it again per choice of pieces
+and capacity, and drops the choices above collsim's time limit (:mod:`collsim.core.time_limit`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.collectives import TYPES
+from ...core.limits import limit_error, memory_limit_bytes
+from ...core.time_limit import time_limit, time_limit_error
+
+SPREAD_CELLS_PER_S = 1e9
+"""Cells per second of an all-gather's matching (measured 3.3e8 to 7.7e8; rounded up to a floor)."""
+
+ROOTED_CELLS_PER_S = 1e8
+"""Cells per second of a broadcast's matching (measured 1.8e7 to 7.7e7: fewer pieces, more overhead)."""
+
+HINT = "use fewer nodes, or fewer chunks or a larger capacity if they were set"
+
+STATE_BYTES_PER_CELL = 12
+"""Bytes of the matching's node x piece state per cell (its holdings, their copies and the rarity order)."""
+
+__all__ = ["HINT", "ROOTED_CELLS_PER_S", "SPREAD_CELLS_PER_S", "STATE_BYTES_PER_CELL", "early_reason", "eccentricity",
+           "floor_s"]
+
+
+def floor_s(nodes: int, links: int, pieces: int, steps: int, rooted: bool) -> float:
+    """Seconds one matching run takes at least.
+
+    Parameters
+    ----------
+    nodes, links : int
+        End nodes and (logical) links planned on.
+    pieces : int
+        Pieces in flight (``N k``, or ``k`` for a broadcast or reduce).
+    steps : int
+        A floor of the run's steps.
+    rooted : bool
+        A broadcast or reduce (its rate is :data:`ROOTED_CELLS_PER_S`).
+
+    Returns
+    -------
+    float
+        ``steps (N + L) P / rate``.
+
+    References
+    ----------
+    W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
+    Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023
+    (the time-expanded network the matching walks step by step).
+
+    Examples
+    --------
+    >>> floor_s(2000, 4000, 2000, 1000, rooted=False)    # a ring of 2000 nodes, whole blocks
+    12.0
+    """
+    return float(steps) * (int(nodes) + int(links)) * int(pieces) / (ROOTED_CELLS_PER_S if rooted
+                                                                      else SPREAD_CELLS_PER_S)
+
+
+def eccentricity(nodes: int, src: np.ndarray, dst: np.ndarray, source: int) -> int:
+    """Hops from ``source`` to the farthest end node it reaches over the links ``src -> dst``.
+
+    Parameters
+    ----------
+    nodes : int
+        End nodes (the links join end nodes ``0..nodes-1``).
+    src, dst : numpy.ndarray
+        Directed links.
+    source : int
+        Where the pieces start.
+
+    Returns
+    -------
+    int
+        The largest breadth-first depth (0 when nothing is reached).
+
+    References
+    ----------
+    T. H. Cormen, C. E. Leiserson, R. L. Rivest, C. Stein, "Introduction to Algorithms",
+    3rd ed., MIT Press, 2009, §22.2 (breadth-first search).
+
+    Examples
+    --------
+    >>> eccentricity(4, np.array([0, 1, 2]), np.array([1, 2, 3]), 0)
+    3
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import shortest_path
+    g = coo_matrix((np.ones(len(src)), (src, dst)), shape=(nodes, nodes)).tocsr()
+    dist = shortest_path(g, directed=True, unweighted=True, indices=int(source))
+    reached = dist[np.isfinite(dist)]
+    return int(reached.max()) if reached.size else 0
+
+
+def _closed_form_eccentricity(system, reverse: bool) -> int | None:
+    """Node 0's eccentricity from the topology's closed-form distances (None: none known), chunk by chunk."""
+    n = int(system.nodes)
+    far = 0
+    for lo in range(0, n, 1 << 20):
+        other = np.arange(lo, min(n, lo + (1 << 20)), dtype=np.int64)
+        zero = np.zeros(len(other), np.int64)
+        hops = system.distance(other, zero) if reverse else system.distance(zero, other)
+        if hops is None:
+            return None
+        far = max(far, int(np.max(hops)))
+    return far
+
+
+def early_reason(system, collective: str) -> str | None:
+    """Why even the cheapest matching of ``collective`` would exceed the memory or time limit, from closed forms.
+
+    Made before the link table (or an overlay) is built: the node x piece state of whole blocks
+    against the memory limit on every network, and the running time on networks whose end nodes
+    are joined by direct links and whose topology gives its link count and distances in closed form
+    (ring, line, mesh, torus, hypercube); elsewhere the search checks each choice once it has the
+    links.  The cheapest
+    run cuts whole blocks and floods: it takes at least the diameter's steps for an all-gather
+    (at least node 0's eccentricity), half of it for a broadcast from an unknown root.
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+    collective : str
+        Canonical collective name.
+
+    Returns
+    -------
+    str or None
+        The refusal (estimate, limit, what to change), or None.
+
+    References
+    ----------
+    W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
+    Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> early_reason(load_system("mesh", dims=(4, 4)), "allgather") is None
+    True
+    >>> print(early_reason(load_system("mesh", dims=(3163, 3163)), "broadcast"))  # doctest: +ELLIPSIS
+    synthesizing broadcast on 10004569 nodes (at least 3162 steps ...) takes at least about 26 min, above ...
+    """
+    n = int(system.nodes)
+    t = TYPES[collective]
+    cells = n * (1 if t.rooted else n)         # the node x piece state of whole blocks (search.best_plan's estimate)
+    if cells * STATE_BYTES_PER_CELL > memory_limit_bytes():   # through switches too: before the overlays are built
+        return str(limit_error(cells * STATE_BYTES_PER_CELL, f"synthesizing {collective} on {n} nodes (a node x "
+                                                              f"piece state of {cells:.3g} cells)", "use fewer nodes"))
+    try:
+        links = system.link_count() if system.vertices == n else None
+        ecc = None if links is None else _closed_form_eccentricity(system, reverse=t.direction == "out"
+                                                                    and not t.rooted)
+    except AttributeError:  # a network given as a bare link table, without closed forms
+        return None
+    if ecc is None:
+        return None
+    steps = (ecc + 1) // 2 if t.rooted else ecc
+    pieces = 1 if t.rooted else n
+    runs = 2 if t.composed_of else 1           # all-reduce: a reduce-scatter and an all-gather
+    estimate = runs * floor_s(n, links, pieces, steps, t.rooted)
+    if estimate <= time_limit()[0]:
+        return None
+    return str(time_limit_error(estimate, f"synthesizing {collective} on {n} nodes (at least {steps} steps of "
+                                          f"{(n + links) * pieces:.3g} node x piece cells)", "use fewer nodes"))
