@@ -33,6 +33,14 @@ def _own_cache_folder(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
 
 
+@pytest.fixture(autouse=True)
+def _no_progress_lines(monkeypatch):
+    """No progress line off a terminal (every 30 s of work, docs/output.md) in what a test reads: how long a
+    command runs depends on the machine's load, so such lines would come and go.  The progress tests set
+    their own interval (and clock)."""
+    monkeypatch.setenv("COLLSIM_PROGRESS_INTERVAL", "1e9")
+
+
 def collsim_exe() -> str:
     """The installed console script (next to the running interpreter, else on PATH)."""
     here = Path(sys.executable).parent / "collsim"

@@ -32,6 +32,11 @@ class Skip:
         True when the algorithm should have run and failed on this instance (an error while it
         was built, verified or timed); False (the default) when it does not apply to the instance.
 
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in
+    MPICH", IJHPCA 19(1), 2005 (several algorithms per collective, each applicable to some instances).
+
     Examples
     --------
     >>> s = Skip("ne", "ne cannot build allgather here: needs an even number of nodes, got 9")
@@ -59,6 +64,11 @@ def summary(skips: list[Skip] | tuple[Skip, ...]) -> str | None:
     -------
     str or None
         ``"mesh, ne and recursive-doubling do not apply to this instance"``.
+
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in
+    MPICH", IJHPCA 19(1), 2005 (several algorithms per collective, each applicable to some instances).
 
     Examples
     --------

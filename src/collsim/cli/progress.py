@@ -96,7 +96,7 @@ class ProgressBar:
     3
     >>> import io
     >>> now, log = [0.0], io.StringIO()                  # a fake clock: no real time passes
-    >>> with ProgressBar("building", total=4, clock=lambda: now[0], log=log) as bar:
+    >>> with ProgressBar("building", total=4, clock=lambda: now[0], log=log, interval=30) as bar:
     ...     bar.update(1)                                # at once: no line
     ...     now[0] += 30
     ...     bar.update(2)                                # 30 s later: a line

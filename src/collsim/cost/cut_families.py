@@ -40,12 +40,20 @@ class WorkLimitError(InputError):
     """
 
 
+MAX_WORK = 5_000_000
+"""The most links an exact cut search scans (:func:`work_budget`)."""
+
+
 def work_budget(system: Network) -> int:
     """Links the exact cut searches may scan on a network before they give up.
 
     Long rings and other long cycles are the slow case: flow must go the long way round,
     O(N^2) searches of O(N) links or worse.  The budget is 400 scans per vertex and link
-    (at least a million), a fraction of a second to a few seconds of searching.
+    (at least a million), and at most :data:`MAX_WORK` scans (about 2 s of searching at the
+    2 million scans a second of the search's Python loop): a fraction of a second to a few
+    seconds.  Above the cap (more than 12,500 vertices and links) a search that runs out keeps
+    the closed-form cuts, which are lower bounds all the same: a 65,536-node hierarchical
+    system took 60 s to bound with the uncapped budget (issue 31), before any algorithm ran.
 
     Parameters
     ----------
@@ -55,7 +63,7 @@ def work_budget(system: Network) -> int:
     Returns
     -------
     int
-        ``max(10^6, 400 (V + L))`` with ``V`` vertices and ``L`` directed links.
+        ``min(MAX_WORK, max(10^6, 400 (V + L)))`` with ``V`` vertices and ``L`` directed links.
 
     References
     ----------
@@ -65,10 +73,10 @@ def work_budget(system: Network) -> int:
     Examples
     --------
     >>> from collsim.systems.electrical import Ring
-    >>> work_budget(Ring(nodes=8)), work_budget(Ring(nodes=4000))
-    (1000000, 4800000)
+    >>> work_budget(Ring(nodes=8)), work_budget(Ring(nodes=4000)), work_budget(Ring(nodes=65536))
+    (1000000, 4800000, 5000000)
     """
-    return max(1_000_000, 400 * (int(system.vertices) + len(system.links.src)))
+    return min(MAX_WORK, max(1_000_000, 400 * (int(system.vertices) + len(system.links.src))))
 
 
 def family_cut(system: Network, direction: str = "in") -> tuple[float, tuple[int, ...], int, float]:
@@ -137,4 +145,4 @@ def family_cut(system: Network, direction: str = "in") -> tuple[float, tuple[int
     return best
 
 
-__all__ = ["WorkLimitError", "family_cut", "work_budget"]
+__all__ = ["MAX_WORK", "WorkLimitError", "family_cut", "work_budget"]
