@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.collective import BYTES_PER_DELIVERY, canonical_collective
-from ..core.limits import check_memory
+from ..core.collective import canonical_collective
 from ..core.errors import InputError
 from ..core.schedule import LogicalSchedule
 from ..core.system import System
@@ -19,7 +18,7 @@ from . import (  # noqa: F401  (registration)
     textbook_hypercube, textbook_mesh, textbook_ring, torus, wrht,
 )
 from . import ocs  # noqa: F401  (registration: the optical circuit switch's algorithms)
-from .placement import check_instance
+from .placement import check_fits, check_instance
 from .registry import REGISTRY, AlgorithmSpec, get_algorithm, register
 
 
@@ -82,10 +81,7 @@ def build_logical(name: str | AlgorithmSpec, system: System, collective: str, si
         raise InputError(f"{spec.name} takes no parameter(s) {', '.join(sorted(unknown))}"
                          + (f"; it takes {', '.join(spec.params)}" if spec.params else ""))
     spec.check_params(params)
-    made = spec.deliveries(system, coll, params) if spec.deliveries is not None else None
-    if made is not None:  # more than the collective's floor: refused before the builder allocates them
-        check_memory(made * BYTES_PER_DELIVERY, f"{spec.name}'s {coll} on {system.nodes} nodes ({made:.3g} chunk "
-                     "deliveries)", "use fewer nodes or another algorithm")
+    check_fits(spec, system, coll, params)  # more deliveries than the floor: refused before they are made
     return spec.builder(system, coll, size_bytes, **params)
 
 

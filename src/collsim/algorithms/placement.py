@@ -22,14 +22,15 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..core.collective import canonical_collective, check_collective_memory
+from ..core.collective import BYTES_PER_DELIVERY, canonical_collective, check_collective_memory
 from ..core.errors import InputError, UnsupportedError
+from ..core.limits import check_memory
 from ..core.placement import check_placement
 from ..core.system import System
 from .registry import REGISTRY, AlgorithmSpec, get_algorithm
 from .skip import Skip
 
-__all__ = ["PLACED", "check_instance", "place", "place_all", "placement_params"]
+__all__ = ["PLACED", "check_fits", "check_instance", "place", "place_all", "placement_params"]
 
 PLACED = frozenset({"root", "shift", "q"})
 """Parameter names that are the collective's placement rather than one algorithm's choice."""
@@ -202,6 +203,58 @@ def check_instance(system: System, coll: str) -> None:
     """
     check_collective_memory(coll, system.nodes)
     system.check_tables()
+
+
+def check_fits(spec: AlgorithmSpec, system: System, coll: str, params: dict[str, Any]) -> None:
+    """Refuse an algorithm whose schedule would not fit in memory, from its own closed form, before it is built.
+
+    An algorithm that makes more chunk deliveries than the collective's floor declares how many
+    (:attr:`AlgorithmSpec.deliveries`: recursive doubling's all-reduce, the hierarchical lanes);
+    :func:`collsim.algorithms.build_logical` checks it before the builder runs, and
+    :func:`collsim.experiments.compare.compare` before anything else is computed (the system's
+    bound), so that what cannot fit is refused at once.
+
+    Parameters
+    ----------
+    spec : AlgorithmSpec
+        The algorithm.
+    system : System
+        The system.
+    coll : str
+        Canonical collective name.
+    params : dict
+        The algorithm's parameters.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    MemoryLimitError
+        (an InputError) naming the algorithm, the deliveries, the estimate and the limit.
+
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in
+    MPICH", IJHPCA 19(1), 2005 (recursive doubling's all-reduce: log N rounds of N blocks each).
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> check_fits(get_algorithm("recursive-doubling"), load_system("ring", nodes=8), "allreduce", {})
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"COLLSIM_MEMORY_LIMIT": "1GiB"}):
+    ...     check_fits(get_algorithm("recursive-doubling"), load_system("ring", nodes=2**22), "allreduce", {})
+    Traceback (most recent call last):
+    ...
+    collsim.core.limits.MemoryLimitError: recursive-doubling's allreduce on 4194304 nodes (9.23e+07 chunk deliveries) needs about 5.5 GiB, above collsim's memory limit of 1 GiB (COLLSIM_MEMORY_LIMIT=1GiB): use fewer nodes or another algorithm
+    """
+    made = spec.deliveries(system, coll, params) if spec.deliveries is not None else None
+    if made is not None:  # more than the collective's floor: refused before the builder allocates them
+        check_memory(made * BYTES_PER_DELIVERY, f"{spec.name}'s {coll} on {system.nodes} nodes ({made:.3g} chunk "
+                     "deliveries)", "use fewer nodes or another algorithm")
 
 
 def place_all(specs: Iterable[AlgorithmSpec], system: System, coll: str, params: dict[str, Any] | None = None, *,

@@ -40,7 +40,7 @@ class WorkLimitError(InputError):
     """
 
 
-MAX_WORK = 5_000_000
+MAX_WORK = 20_000_000
 """The most links an exact cut search scans (:func:`work_budget`)."""
 
 
@@ -49,11 +49,12 @@ def work_budget(system: Network) -> int:
 
     Long rings and other long cycles are the slow case: flow must go the long way round,
     O(N^2) searches of O(N) links or worse.  The budget is 400 scans per vertex and link
-    (at least a million), and at most :data:`MAX_WORK` scans (about 2 s of searching at the
-    2 million scans a second of the search's Python loop): a fraction of a second to a few
-    seconds.  Above the cap (more than 12,500 vertices and links) a search that runs out keeps
-    the closed-form cuts, which are lower bounds all the same: a 65,536-node hierarchical
-    system took 60 s to bound with the uncapped budget (issue 31), before any algorithm ran.
+    (at least a million), and at most :data:`MAX_WORK` scans: a fraction of a second to a few
+    seconds (the search's Python loop scans 2 to 5 million links a second; a 64 x 64 mesh with
+    one thin column needs 5 to 8 million for its exact cut).  Above the cap (more than 50,000
+    vertices and links) a search that runs out keeps the closed-form cuts, which are lower
+    bounds all the same: a 65,536-node hierarchical system took 60 s to bound with the uncapped
+    budget (131 million scans; issue 31), about 10 s with the cap.
 
     Parameters
     ----------
@@ -74,7 +75,7 @@ def work_budget(system: Network) -> int:
     --------
     >>> from collsim.systems.electrical import Ring
     >>> work_budget(Ring(nodes=8)), work_budget(Ring(nodes=4000)), work_budget(Ring(nodes=65536))
-    (1000000, 4800000, 5000000)
+    (1000000, 4800000, 20000000)
     """
     return min(MAX_WORK, max(1_000_000, 400 * (int(system.vertices) + len(system.links.src))))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Mapping
 
 from ..algorithms import REGISTRY, AlgorithmSpec, get_algorithm
-from ..algorithms.placement import place_all, placement_params
+from ..algorithms.placement import check_fits, place_all, placement_params
 from ..algorithms.skip import Skip
 from ..core.collective import canonical_collective, make_collective
 from ..core.errors import CollsimError, InputError, ScheduleFormatError, UnsupportedError
@@ -226,9 +226,18 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     else:
         named = {spec.name: spec for spec in (get_algorithm(a) for a in algorithms)}  # each once, aliases too
         chosen, _ = place_all(named.values(), sysm, coll, params, root=root, shift=shift, strict=True)
+    results, failures = [], []
+    for name, (spec, placed_params) in list(chosen.items()):  # what cannot fit, refused before any work
+        try:
+            check_fits(spec, sysm, coll, {k: v for k, v in placed_params.items() if k in spec.params})
+        except MemoryLimitError as exc:
+            failures.append(exc)
+            skipped.append(Skip(name, f"{name} failed on this instance: {exc}", failed=True))
+            del chosen[name]
+    if not chosen:
+        raise failures[0]
     for size_bytes in all_sizes:  # the system's own errors (its bound) once, before any algorithm runs
         lower_bound_s(sysm, make_collective(coll, sysm.nodes, size_bytes))   # (a bad root is the algorithms' to name)
-    results, failures = [], []
     for size_bytes in all_sizes:
         at = f" at {format_size(size_bytes)}" if len(all_sizes) > 1 else ""
         for name, (spec, placed_params) in chosen.items():
