@@ -664,8 +664,8 @@ def _script(name: str, *args: str) -> dict:
 
 @workload("exact-cut", "exact all-gather cut bound with certificate: 64x64 mesh and 16^3 torus < 1 s (issue 22)")
 def exact_cut() -> dict:
-    """``benchmarks/exact_cut.py``: every instance (all are small enough for the smoke run)."""
-    return _script("exact_cut.py")
+    """``benchmarks/exact_cut.py``: every instance (smoke: those up to 100 vertices, once each)."""
+    return _script("exact_cut.py", *(["--smoke"] if SMOKE else []))
 
 
 @workload("synth-alltoall", "all-to-all >= 0.95 of the max-concurrent-flow bound (issue 22)")

@@ -99,9 +99,17 @@ def test_picks_are_eligible_minima_and_rules_cover_the_range(system, collective,
             assert r.min_bytes <= p["size_bytes"] <= r.max_bytes
 
 
-def test_crossovers_lie_between_the_measured_sizes_and_follow_the_lines():
-    sizes = sweep_sizes(64, 1 << 24, factor=4)
-    result = tune("torus", "allreduce", sizes, nodes=16)
+TORUS_SIZES = sweep_sizes(64, 1 << 24, factor=4)
+
+
+@pytest.fixture(scope="module")
+def torus_allreduce():
+    """One tuning of the 16-node torus's all-reduce, 64 B to 16 MiB (it changes algorithm), read by two tests."""
+    return tune("torus", "allreduce", TORUS_SIZES, nodes=16)
+
+
+def test_crossovers_lie_between_the_measured_sizes_and_follow_the_lines(torus_allreduce):
+    sizes, result = TORUS_SIZES, torus_allreduce
     found = crossovers(result)
     assert found, "this case changes algorithm"
     for cx in found:
@@ -161,8 +169,8 @@ def test_a_tuning_where_no_trial_can_be_built_is_refused():
         tune("ocs", "allgather", [1024], nodes=8, algorithms=["synth-matching"])
 
 
-def test_the_mpich_form_is_ordered_by_size_and_ends_with_any():
-    result = tune("torus", "allreduce", sweep_sizes(64, 1 << 24, factor=4), nodes=16)
+def test_the_mpich_form_is_ordered_by_size_and_ends_with_any(torus_allreduce):
+    result = torus_allreduce
     doc = rules_document(result, form="mpich")
     tree = doc["collective=allreduce"]["comm_type=intra"]["comm_size<=16"]
     keys = list(tree)
@@ -262,7 +270,7 @@ def test_the_command_refuses_an_instance_no_schedule_fits_in_memory(tmp_path):
 
 
 def test_the_mpich_rules_file(tmp_path):
-    _tune(tmp_path, "--system", "torus", "-n", "16", "-c", "allreduce", "-b", "64", "-e", "16MiB", "-f", "4",
+    _tune(tmp_path, "--system", "torus", "-n", "16", "-c", "allreduce", "-b", "64", "-e", "4KiB", "-f", "4",
           "--rules", "sel.json", "--rules-format", "mpich", "--no-store")
     doc = json.loads((tmp_path / "sel.json").read_text())
     assert list(doc) == ["collective=allreduce"]
