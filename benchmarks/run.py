@@ -674,6 +674,16 @@ def synth_alltoall() -> dict:
     return _script("synth_alltoall.py", *(("ring16",) if SMOKE else ("torus8x8", "torus4x4x4", "fattree128")))
 
 
+@workload("synth-trees-families", "synth-trees on seeded random networks of every class of issue 32: all-gather "
+          "and reduce-scatter >= 0.99 of the bound, all-reduce >= 0.97, broadcast >= 0.97 (issue 32)")
+def synth_trees_families() -> dict:
+    """``benchmarks/synth_trees.py --json`` (smoke: one instance per class, all-gather): the worst per class."""
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--json"]
+                          + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
+    rec = json.loads(proc.stdout)
+    return {"cases": len(rec["cases"]), "worst": rec["worst"], "min_efficiency": min(rec["worst"].values())}
+
+
 @workload("hier-allreduce-16x8", ">= 0.95 of the bound at 256 MiB on 16 boxes of 8 (300/50 GB/s), flat ring "
           "beside it (issue 23)")
 def hier_allreduce_16x8() -> dict:

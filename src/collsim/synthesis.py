@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from .algorithms import REGISTRY, AlgorithmSpec
 from .algorithms.placement import place_all
 from .core.collective import canonical_collective
-from .core.errors import InputError, UnsupportedError
+from .core.errors import CollsimError, InputError, UnsupportedError
 from .core.placement import check_placement
 from .core.schedule import Schedule
 from .kinds import model_for
@@ -22,7 +22,7 @@ from .kinds.result import Result
 from .pipeline import build, evaluate, verify
 from .systems import load_system
 
-SYNTHESIZERS = ("synth-matching", "synth-alltoall")
+SYNTHESIZERS = ("synth-trees", "synth-matching", "synth-alltoall")
 """Registered algorithms that synthesize a schedule from the system's graph, tried in this order."""
 
 
@@ -107,9 +107,34 @@ def _none_covers(coll: str) -> str:
     return f"no synthesizer covers {coll}: {covers or 'none is registered'}"
 
 
+def _registered(system, coll: str, size, root, shift) -> list:
+    """Every registered algorithm that is not a synthesizer and applies here, built, verified and timed.
+
+    Each runs with its defaults (the caller's parameters are the synthesizers'); one that cannot
+    run this instance or fails is left out, as ``compare`` leaves it out of its table.
+    """
+    others = [spec for name, spec in sorted(REGISTRY.items())
+              if name not in SYNTHESIZERS and coll in spec.collectives and spec.runs_on(system)]
+    chosen, _ = place_all(others, system, coll, {}, root=root, shift=shift)
+    out = []
+    for name, (spec, placed) in chosen.items():
+        try:
+            sched = build(spec, system, coll, size, **{k: v for k, v in placed.items() if k in spec.params})
+            out.append((sched, evaluate(sched, report=verify(sched))))
+        except CollsimError:
+            continue
+    return out
+
+
 def synthesize(system, collective: str, size, *, system_options: dict | None = None,
-               params: dict | None = None, root: int | None = None, shift: int | None = None) -> Synthesis:
-    """Synthesize, verify and time the fastest schedule the registered synthesizers find.
+               params: dict | None = None, root: int | None = None, shift: int | None = None,
+               registered: bool = True) -> Synthesis:
+    """Synthesize, verify and time the fastest schedule collsim can build for this instance.
+
+    Every synthesizer of :data:`SYNTHESIZERS` that applies runs, and so (``registered``) does
+    every other registered algorithm that applies, with its defaults: the answer is never slower
+    than the best row of ``collsim compare`` on the same instance, and its ``schedule.algorithm``
+    says which won.
 
     Parameters
     ----------
@@ -130,6 +155,8 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
         without a root.
     shift : int, optional
         q of a circular shift (no synthesizer builds the shift yet: refused with the reason).
+    registered : bool, optional
+        Also try the registered algorithms (default); False: the synthesizers alone.
 
     Returns
     -------
@@ -148,7 +175,7 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
 
     Examples
     --------
-    >>> out = synthesize("mesh", "allgather", "1MiB", system_options={"dims": (3, 3)})
+    >>> out = synthesize("mesh", "allgather", "1MiB", system_options={"dims": (3, 3)}, registered=False)
     >>> out.result.verified, out.schedule.algorithm, out.result.time_s >= out.result.lower_bound_s
     (True, 'synth-matching', True)
     >>> out = synthesize("mesh", "broadcast", "1MiB", system_options={"dims": (3, 3)}, root=4)
@@ -178,6 +205,10 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
         row = evaluate(sched, report=verify(sched))
         for sched, row in [(sched, row)] + _simulated_choices(spec, sysm, coll, size, mine, sched, row):
             if best is None or row.time_s < best[1].time_s:
+                best = (sched, row)
+    if registered:
+        for sched, row in _registered(sysm, coll, size, root, shift):
+            if row.time_s < best[1].time_s:
                 best = (sched, row)
     sched, row = best
     predicted = sched.params.get("predicted_time_s")

@@ -15,6 +15,7 @@ from ..core.system import System
 from . import (  # noqa: F401  (registration)
     binomial, bruck, hierarchical, mlfm, neighbor_exchange, one_stage, optree, pairwise, rabenseifner,
     recursive_doubling, relay, ring, ring_alltoall, striped_ring, striped_stages, synth_alltoall, synth_matching,
+    synth_trees,
     textbook_hypercube, textbook_mesh, textbook_ring, torus, wrht,
 )
 from . import ocs  # noqa: F401  (registration: the optical circuit switch's algorithms)

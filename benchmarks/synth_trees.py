@@ -1,0 +1,73 @@
+"""``synth-trees`` on seeded random networks of every class issue 32 names, against the bound.
+
+Run:  python benchmarks/synth_trees.py [--smoke] [--json]   (--smoke: two instances, all-gather)
+
+For every class of :data:`collsim.experiments.network_families.FAMILIES`, seeds 0..2 at scale 0
+and seed 0 at scale 1: all-gather (1 GiB of total output, a block of 1 GiB / N), all-reduce
+(a 1 GiB vector) and broadcast (1 GiB from node 0).  Each schedule is built, verified and
+flow-simulated (the row's time); efficiency is the bound every command reports over it.  The
+greedy (``synth-matching``) is run beside it for the all-gather at scale 0.  Prints one line
+per case and, per class and collective, the worst efficiency (the figure to report).
+No targets are asserted; docs/synthesis.md quotes the output.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import numpy as np
+
+import collsim
+from collsim.experiments.network_families import FAMILIES
+
+SIZES = {"allgather": 2**30, "allreduce": 2**30, "broadcast": 2**30}
+
+
+def _size(collective: str, n: int) -> int:
+    return SIZES[collective] // n if collective == "allgather" else SIZES[collective]
+
+
+def _row(algorithm: str, net, collective: str):
+    t0 = time.process_time()
+    s = collsim.build(algorithm, net, collective, _size(collective, net.nodes))
+    row = collsim.evaluate(s, report=collsim.verify(s))
+    return row, time.process_time() - t0
+
+
+def main(smoke: bool = False, as_json: bool = False) -> None:
+    cases = [("hetero-mesh", 0, 0), ("random-switched", 0, 0)] if smoke else \
+        [(name, scale, seed) for name in FAMILIES for scale, seed in ((0, 0), (0, 1), (0, 2), (1, 0))]
+    collectives = ["allgather"] if smoke else list(SIZES)
+    worst: dict = {}
+    out = []
+    for name, scale, seed in cases:
+        net = FAMILIES[name](np.random.default_rng(seed), scale)
+        for coll in collectives:
+            row, cpu = _row("synth-trees", net, coll)
+            eff = row.lower_bound_s / row.time_s
+            rec = {"class": name, "scale": scale, "seed": seed, "nodes": net.nodes, "vertices": net.vertices,
+                   "collective": coll, "efficiency": eff, "time_s": row.time_s, "bound_s": row.lower_bound_s,
+                   "cpu_s": cpu}
+            if coll == "allgather" and scale == 0 and not smoke:
+                greedy, _ = _row("synth-matching", net, coll)
+                rec["synth_matching_efficiency"] = greedy.lower_bound_s / greedy.time_s
+            out.append(rec)
+            key = (name, coll)
+            worst[key] = min(worst.get(key, 1.0), eff)
+            if not as_json:
+                extra = (f"  greedy {rec['synth_matching_efficiency']:.3f}" if "synth_matching_efficiency" in rec
+                         else "")
+                print(f"{name:24s} s{scale} #{seed} N={net.nodes:3d} V={net.vertices:3d} {coll:10s} "
+                      f"efficiency {eff:.4f}{extra}  cpu {cpu:6.2f} s", flush=True)
+    if as_json:
+        print(json.dumps({"cases": out, "worst": {f"{k[0]}/{k[1]}": v for k, v in sorted(worst.items())}}))
+    else:
+        print("worst per class and collective:")
+        for (name, coll), eff in sorted(worst.items()):
+            print(f"  {name:24s} {coll:10s} {eff:.4f}")
+
+
+if __name__ == "__main__":
+    main(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])

@@ -1,0 +1,272 @@
+"""Synthesized collectives from packed spanning trees (``synth-trees``), after ForestColl.
+
+* **All-gather**: every end node roots arborescences carrying its block, packed at the exact cut
+  bound's rate (:mod:`~collsim.algorithms.synth_trees.packing`), pipelined in rounds
+  (:mod:`~collsim.algorithms.synth_trees.pipeline`).
+* **Reduce-scatter**: the all-gather packed on the reversed links and run backwards in time with
+  ``reduce = true``: every tree becomes an in-tree, and a node sends a piece to its parent once,
+  after all its children have sent theirs, so every contribution is combined exactly once.
+* **All-reduce**: that reduce-scatter, then the all-gather.
+* **Broadcast**: arborescences from the root alone, at the root's min-cut rate (Edmonds);
+  **reduce** is the reversed broadcast.
+
+The number of pieces and rounds is chosen per size: the bandwidth time falls as ``1 / rounds``
+of the packing's and each round adds the step latency, plus one round per tree level for the
+pipeline to fill, so ``rounds`` near ``sqrt(depth x bandwidth time / latency)`` is best; a few
+choices around it are timed exactly (per round: the most loaded link's bytes over its
+bandwidth, plus the slowest path's latency and the start-up) and the fastest is kept.
+
+References
+----------
+L. Zhao, S. Maleki, Z. Yang, H. Pourreza, A. Shah, C. Hwang, A. Krishnamurthy, "ForestColl:
+Efficient collective communications on heterogeneous network fabrics", arXiv 2402.06787, 2024;
+J. Edmonds, "Edge-disjoint branchings", Combinatorial Algorithms, 1973.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.collective import SPECS, make_collective
+from ...core.errors import InputError
+from ...core.routes import INDEX, LinkRoutes
+from ...core.schedule import LogicalSchedule
+from ...core.validate import optional_integer
+from ..common import check_root
+from ..registry import register
+from .packing import Packing, pack
+from .pipeline import Deliveries, per_round, pipeline
+
+MAX_DELIVERIES = 1_000_000
+"""Most chunk deliveries a synthesized schedule may hold (each costs about 64 bytes to build and
+verify): the pieces per block are capped so that ``N x pieces x (N - 1)`` stays below it."""
+
+MAX_END_NODES = 64
+"""Largest network the packing is tried on.  Each column-generation round prices one arborescence
+per root on an ``N x N`` matrix and the rounds grow with ``N``: 2 s of CPU for a 64-host fat
+tree, 4 s for an 8x8 mesh, 16 s for the 64-node hypercube, 34 s for a 10x10 torus and 86 s for
+128 GPUs in boxes of 8 (docs/synthesis.md), so larger networks are left to ``synth-matching``
+until the pricing is faster."""
+
+
+def requires(system, collective) -> str | None:
+    """Why the packing cannot run here, or None.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> requires(load_system("mesh", dims=(3, 3)), "allgather") is None
+    True
+    """
+    from ..synth_matching.build import _unreachable
+    if system.nodes > MAX_END_NODES:
+        return (f"the tree packing takes about N^4 operations (N = {system.nodes} end nodes); "
+                f"collsim packs trees on up to {MAX_END_NODES} end nodes")
+    return _unreachable(system)
+
+
+def _link_arrays(system):
+    lk = system.links
+    return (np.asarray(lk.bandwidth_bytes_per_s, float), np.asarray(lk.latency_s, float),
+            float(getattr(system, "startup_s", None) or 0.0))
+
+
+def _physical_paths(system, packing: Packing, reverse: bool) -> list[np.ndarray]:
+    """Link ids of every path, parent to child in the packing's direction (reversed: child to parent)."""
+    keep = np.flatnonzero(np.asarray(system.links.bandwidth_bytes_per_s) > 0)
+    return [keep[p][::-1] if reverse else keep[p] for p in packing.paths]
+
+
+def _round_times(d: Deliveries, paths: list[np.ndarray], bw, lat, startup, piece_bytes) -> np.ndarray:
+    """Each round's time: most loaded link's bytes over its bandwidth, plus the slowest latency."""
+    hops = np.array([len(p) for p in paths], np.int64)
+    plat = np.array([float(lat[p].sum()) for p in paths])
+    nbytes = np.diff(d.chunk_ptr).astype(float) * piece_bytes
+    per = hops[d.path]
+    links = np.concatenate([paths[p] for p in d.path]) if len(d.path) else np.zeros(0, np.int64)
+    rnd = np.repeat(d.round, per)
+    load = np.bincount(rnd * len(bw) + links, weights=np.repeat(nbytes, per), minlength=d.rounds * len(bw))
+    busy = (load.reshape(d.rounds, len(bw)) / bw[None, :]).max(axis=1)
+    wait = np.zeros(d.rounds)
+    np.maximum.at(wait, d.round, plat[d.path])
+    return busy + wait + startup
+
+
+MAX_PER_ROUND = 64
+"""Most pieces a root sends a round (``m``): its trees' shares are rounded to multiples of ``1 / m``."""
+
+
+def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: int | None,
+          rounds: int | None, chunk_base: np.ndarray) -> tuple[Deliveries, int, int, float]:
+    """The fastest (pieces a round ``m``, rounds ``K``): deliveries, pieces, rounds and predicted time.
+
+    A full round takes ``max over links of (pieces crossing it) x piece / bandwidth`` plus the
+    slowest path's latency and the start-up, the same every round; ``K + depth - 1`` rounds
+    (:mod:`~collsim.algorithms.synth_trees.pipeline`).  Each ``m`` has its best ``K`` in closed
+    form (``sqrt((depth - 1) x bandwidth time / latency)``), capped by :data:`MAX_DELIVERIES`.
+    """
+    bw, lat, startup = _link_arrays(system)
+    n = system.nodes
+    paths = _physical_paths(system, packing, reverse)
+    cap_bw = bw[packing.link_ids]
+    alpha = max(float(lat[p].sum()) for p in paths) + startup
+    receivers = max(n - 1, 1) * len(np.unique(packing.root))
+    cap = max(1, MAX_DELIVERIES // receivers)
+    depth = packing.depth().max(axis=1)
+    fixed = (pieces or 0) or (rounds or 0)
+    if fixed * receivers > 16 * MAX_DELIVERIES:
+        raise InputError(f"synth-trees: {fixed} pieces per block make at least {fixed * receivers:.3g} chunk "
+                         f"deliveries (about {fixed * receivers * 64 / 2**30:.3g} GiB to build and verify); "
+                         f"at most {16 * MAX_DELIVERIES // receivers} here")
+    if pieces is not None and rounds is not None and pieces % rounds:
+        raise InputError(f"synth-trees: pieces ({pieces}) must be a multiple of rounds ({rounds}): every "
+                         f"round carries the same pieces")
+    if pieces is not None and rounds is not None:
+        ms = [pieces // rounds]
+    elif pieces is not None:
+        ms = [m for m in range(1, min(MAX_PER_ROUND, pieces) + 1) if pieces % m == 0]
+    else:
+        ms = range(1, min(MAX_PER_ROUND, cap) + 1)
+    best = None
+    for m in ms:
+        per = per_round(packing, m)
+        link_s = float(((per @ packing.load) / cap_bw).max()) * block_bytes / m   # a round's bytes x K
+        d = int(depth[per > 0].max())
+        if pieces is not None:
+            ks = [pieces // m]
+        elif rounds is not None:
+            ks = [int(rounds)]
+        else:
+            kstar = np.sqrt(max(d - 1, 0) * link_s / alpha) if alpha > 0 else cap // m
+            hi = max(1, cap // m)
+            ks = sorted({int(np.clip(np.floor(kstar), 1, hi)), int(np.clip(np.ceil(kstar), 1, hi))})
+        for k in ks:
+            t = (k + d - 1) * (link_s / k + alpha)
+            if best is None or t < best[0]:
+                best = (t, m, k, per)
+    _, m, k, per = best
+    plan = pipeline(packing, per, k, chunk_base * (k * m))
+    time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / (k * m)).sum())
+    return plan, k * m, k, time_s
+
+
+def _emit(system, packing, plan: Deliveries, reverse: bool, offset: int):
+    """Columns (round, src, dst, chunk_ptr, chunk_idx, reduce, route_ptr, route_links) of one phase."""
+    paths = _physical_paths(system, packing, reverse)
+    rnd, src, dst = plan.round, plan.src, plan.dst
+    if reverse:
+        rnd, src, dst = plan.rounds - 1 - rnd, dst, src
+    hops = np.array([len(p) for p in paths], np.int64)[plan.path]
+    route_links = np.concatenate([paths[p] for p in plan.path]).astype(INDEX)
+    route_ptr = np.r_[0, np.cumsum(hops)].astype(INDEX)
+    return (rnd + offset, src, dst, plan.chunk_ptr, plan.chunk_idx, np.full(len(src), reverse),
+            route_ptr, route_links)
+
+
+def _logical(coll, phases) -> LogicalSchedule:
+    """One logical schedule from phases' columns, sorted by round (CSR payloads and routes kept aligned)."""
+    rnd = np.concatenate([p[0] for p in phases])
+    src = np.concatenate([p[1] for p in phases])
+    dst = np.concatenate([p[2] for p in phases])
+    red = np.concatenate([p[5] for p in phases])
+    chunks, routes = [], []
+    for p in phases:
+        ptr, idx, rptr, rl = p[3], p[4], p[6], p[7]
+        chunks += np.split(idx, ptr[1:-1])
+        routes += np.split(rl, rptr[1:-1])
+    order = np.argsort(rnd, kind="stable")
+    chunks = [chunks[i] for i in order]
+    routes = [routes[i] for i in order]
+    cptr = np.r_[0, np.cumsum([len(c) for c in chunks])].astype(INDEX)
+    rptr = np.r_[0, np.cumsum([len(r) for r in routes])].astype(INDEX)
+    return LogicalSchedule(coll, rnd[order].astype(INDEX), src[order].astype(INDEX), dst[order].astype(INDEX),
+                           cptr, np.concatenate(chunks).astype(INDEX), red[order],
+                           routes=LinkRoutes(rptr, np.concatenate(routes).astype(INDEX)))
+
+
+@register(
+    "synth-trees", aliases=("forestcoll-like",),
+    collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
+    systems=("network",), params=("pieces", "rounds", "root"), requires=requires,
+    constraints=f"end nodes strongly connected; up to {MAX_END_NODES} end nodes",
+    reference="[ForestColl24] (spanning-tree packing at the cut bound's rate); [Edmonds73] (arborescence "
+              "packing); [BangJensen95] (splitting off at switches); [DantzigWolfe60] (column generation); "
+              "[ChuLiu65], [Edmonds67] (the pricing's minimum arborescence); collsim's pricing through the "
+              "switches and round pipelining (docs/synthesis.md)",
+    summary="synthesized from the graph: spanning trees packed at the cut bound's rate, pipelined",
+)
+def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, rounds: int | None = None,
+                root: int = 0):
+    """Synthesize a collective from arborescences packed at the optimal rate.
+
+    Parameters
+    ----------
+    system : Network
+        Any network of up to :data:`MAX_END_NODES` end nodes (switches, one-way and
+        heterogeneous links included).
+    collective : str
+        ``allgather``, ``reducescatter``, ``allreduce``, ``broadcast`` or ``reduce``.
+    size_bytes : int
+        Message size (collsim's meaning per collective).
+    pieces : int, optional
+        Chunks per root's block (a multiple of ``rounds``); chosen per size when not given.
+    rounds : int, optional
+        Rounds every root sends pieces in (its trees' batches); chosen per size when not given.
+    root : int, optional
+        Root of a broadcast or reduce.
+
+    Returns
+    -------
+    tuple
+        ``(LogicalSchedule with explicit routes, params)``: ``pieces``, ``rounds``, ``trees``,
+        ``packing_z_s_per_byte`` and ``predicted_time_s``.
+
+    References
+    ----------
+    L. Zhao et al., "ForestColl", arXiv 2402.06787, 2024; J. Edmonds, "Edge-disjoint
+    branchings", 1973.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("synth-trees", "mesh", "allgather", "1MiB", system_options={"dims": (3, 3)})
+    >>> collsim.verify(s).steps > 0
+    True
+    """
+    n = system.nodes
+    t = SPECS[collective]
+    optional_integer("synth-trees: pieces", pieces, lo=1)
+    optional_integer("synth-trees: rounds", rounds, lo=1)
+    if t.rooted:
+        root = check_root(root, n)
+        reverse = t.reduction
+        packing = pack(system, [root], reverse=reverse)
+        probe = make_collective(collective, n, size_bytes, split=1, root=root)
+        plan, p, k, time_s = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces, rounds,
+                                   np.zeros(n, np.int64))
+        coll = make_collective(collective, n, size_bytes, split=p, root=root)
+        logical = _logical(coll, [_emit(system, packing, plan, reverse, 0)])
+        params = {"root": root}
+    elif t.composed_of:
+        rs_pack = pack(system, reverse=True)
+        ag_pack = pack(system)
+        probe = make_collective("allreduce", n, size_bytes, split=n)
+        block = float(probe.bytes_of(np.arange(n)).mean())
+        base = np.arange(n, dtype=np.int64)
+        rs, p, k, t_rs = _plan(system, rs_pack, True, block, pieces, rounds, base)
+        ag, _, _, t_ag = _plan(system, ag_pack, False, block, p, k, base)
+        coll = make_collective("allreduce", n, size_bytes, split=n * p)
+        logical = _logical(coll, [_emit(system, rs_pack, rs, True, 0), _emit(system, ag_pack, ag, False, rs.rounds)])
+        packing, time_s = ag_pack, t_rs + t_ag
+        params = {}
+    else:
+        reverse = t.reduction
+        packing = pack(system, reverse=reverse)
+        probe = make_collective(collective, n, size_bytes, split=1)
+        plan, p, k, time_s = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces, rounds,
+                                   np.arange(n, dtype=np.int64))
+        coll = make_collective(collective, n, size_bytes, split=p)
+        logical = _logical(coll, [_emit(system, packing, plan, reverse, 0)])
+        params = {}
+    params.update(pieces=p, rounds=k, trees=int(len(packing.root)), predicted_time_s=time_s)
+    return logical, params

@@ -1,0 +1,288 @@
+"""Fractional packing of spanning arborescences at the cut bound's rate (column generation).
+
+Every end node ``r`` in ``roots`` must send one unit (its block) to every other end node.  A
+spanning arborescence rooted at ``r`` whose arcs are *logical links* (a direct link, or a path
+whose inner vertices are all switches: a switch forwards, it does not copy) carries a share of
+it.  The linear programme
+
+    minimise z  subject to  sum over trees of r of y_T = 1        for every root r
+                            sum over trees T of y_T load_T(l) <= c_l z   for every link l
+
+(``load_T(l)``: how many of T's logical links cross the physical link ``l``) has the exact cut
+bound as its optimum when switches can be split off (Edmonds' branching theorem on the graph of
+end nodes; Bang-Jensen, Frank and Jackson's splitting for switches on Eulerian networks): no
+cut can carry more, and the trees reach it.  It is solved by column generation: HiGHS solves
+the programme over the trees found so far, and each root's cheapest arborescence under the link
+prices (the duals) is added while its reduced cost is negative.  Pricing is a shortest-path
+computation (``scipy.sparse.csgraph.dijkstra``) through the switches and a minimum arborescence
+(:mod:`~collsim.algorithms.synth_trees.arborescence`) per root.
+
+References
+----------
+L. Zhao, S. Maleki, Z. Yang, H. Pourreza, A. Shah, C. Hwang, A. Krishnamurthy, "ForestColl:
+Efficient collective communications on heterogeneous network fabrics", arXiv 2402.06787, 2024;
+J. Edmonds, "Edge-disjoint branchings", Combinatorial Algorithms, 1973; J. Bang-Jensen,
+A. Frank, B. Jackson, "Preserving and increasing local edge-connectivity in mixed graphs",
+SIAM J. Discrete Math. 8(2), 1995; G. B. Dantzig, P. Wolfe, "Decomposition principle for linear
+programs", Operations Research 8(1), 1960 (column generation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.errors import InputError
+from .arborescence import min_arborescence
+
+
+@dataclass(frozen=True, eq=False)
+class Packing:
+    """Arborescences with weights: every root's weights sum to 1.
+
+    Parameters
+    ----------
+    root : numpy.ndarray
+        Root of each tree.
+    parent : numpy.ndarray
+        ``(trees, N)``: parent end node of every end node in each tree (-1 at its root).
+    path : numpy.ndarray
+        ``(trees, N)``: id of the physical path of the arc into every end node (-1 at the root).
+    weight : numpy.ndarray
+        ``y_T``: the share of its root's block each tree carries.
+    paths : tuple of numpy.ndarray
+        Physical link ids of every path id, in order from parent to child.
+    z : float
+        Seconds per byte of block the packing needs on its most loaded link (the LP optimum,
+        in the network's units).
+    iterations : int
+        Rounds of column generation.
+    load : numpy.ndarray
+        ``(trees, links)``: how many of each tree's arcs cross each usable link.
+    link_ids : numpy.ndarray
+        The network's link id of each usable link (the columns of ``load``; ``paths`` index
+        into it).
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> p = pack(load_system("ring", nodes=4, link_bandwidth_bytes_per_s=1.0))
+    >>> round(p.z, 6), len(set(p.root.tolist()))        # 3 blocks over 2 links into each node
+    (1.5, 4)
+    """
+
+    root: np.ndarray
+    parent: np.ndarray
+    path: np.ndarray
+    weight: np.ndarray
+    paths: tuple
+    z: float
+    iterations: int
+    load: np.ndarray
+    link_ids: np.ndarray
+
+    def depth(self) -> np.ndarray:
+        """``(trees, N)`` hops from the tree's root to every end node."""
+        t, n = self.parent.shape
+        depth = np.full((t, n), -1, np.int64)
+        depth[np.arange(t), self.root] = 0
+        rows = np.arange(t)
+        for _ in range(n):
+            todo = depth < 0
+            if not todo.any():
+                break
+            par = np.where(self.parent >= 0, self.parent, 0)
+            pd = depth[rows[:, None], par]
+            ready = todo & (pd >= 0)
+            depth[ready] = pd[ready] + 1
+        return depth
+
+
+def _logical(system) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
+    """Vertices, end nodes and the usable links (bandwidth > 0): src, dst, bandwidth."""
+    lk = system.links
+    keep = np.asarray(lk.bandwidth_bytes_per_s) > 0
+    return (system.vertices, system.nodes, np.asarray(lk.src)[keep].astype(np.int64),
+            np.asarray(lk.dst)[keep].astype(np.int64), np.flatnonzero(keep))
+
+
+class _Pricer:
+    """Cheapest logical link between every pair of end nodes under link prices, and its path."""
+
+    def __init__(self, system, reverse: bool) -> None:
+        from scipy.sparse import csr_matrix
+        v, n, src, dst, ids = _logical(system)
+        if reverse:
+            src, dst = dst, src
+        self.n, self.v, self.ids = n, v, ids
+        # end node u's out-copy is u, its in-copy v + u: a path enters an end node only at its end
+        head = np.where(dst < n, v + dst, dst)
+        self.src, self.head = src, head
+        self.shape = (v + n, v + n)
+        self.csr = csr_matrix
+
+    def costs(self, price: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(cost[u, w], predecessors)`` between end nodes; the hop term breaks ties toward short paths.
+
+        Parallel links between two vertices count once, at the cheapest (the sparse matrix
+        would add them); :meth:`path` takes that one.
+        """
+        from scipy.sparse.csgraph import dijkstra
+        scale = float(price.max()) if price.size and price.max() > 0 else 1.0
+        weight = price + 1e-7 * scale        # positive: csgraph takes a stored zero for "no arc"
+        key = self.src * self.shape[0] + self.head
+        order = np.lexsort((weight, key))
+        first = order[np.r_[True, key[order][1:] != key[order][:-1]]]
+        self.pick = dict(zip(key[first].tolist(), first.tolist()))
+        g = self.csr((weight[first], (self.src[first], self.head[first])), shape=self.shape)
+        dist, pred = dijkstra(g, directed=True, indices=np.arange(self.n), return_predecessors=True)
+        return dist[:, self.v:self.v + self.n], pred
+
+    def path(self, pred: np.ndarray, u: int, w: int) -> list[int]:
+        """Positions (into the usable links) of the cheapest path ``u -> w`` (after :meth:`costs`)."""
+        verts = [self.v + w]
+        while verts[-1] != u:
+            verts.append(int(pred[u, verts[-1]]))
+        verts.reverse()
+        size = self.shape[0]
+        return [self.pick[a * size + b] for a, b in zip(verts[:-1], verts[1:])]
+
+
+def pack(system, roots=None, *, reverse: bool = False, max_iterations: int = 500,
+         target_z: float | None = None, rel_tol: float = 1e-6) -> Packing:
+    """Pack spanning arborescences from ``roots`` at the optimal rate.
+
+    Parameters
+    ----------
+    system : Network
+        End nodes ``0..N-1`` and switches; links of zero bandwidth are ignored.
+    roots : sequence of int, optional
+        Roots, each sending one block to every other end node (default: every end node, an
+        all-gather; one root: a broadcast).
+    reverse : bool
+        Pack on the reversed links (in-trees of a reduce-scatter or reduce); the returned trees
+        and paths are on the reversed network.
+    max_iterations : int
+        Column-generation rounds at most.
+    target_z : float, optional
+        A lower bound on the optimum (the exact cut bound): stop once within ``rel_tol`` of it.
+    rel_tol : float
+        Relative optimality tolerance.
+
+    Returns
+    -------
+    Packing
+        The trees, their weights and ``z``.
+
+    Raises
+    ------
+    InputError
+        If an end node cannot be reached from a root.
+
+    References
+    ----------
+    L. Zhao et al., "ForestColl", arXiv 2402.06787, 2024; J. Edmonds, "Edge-disjoint
+    branchings", 1973; G. B. Dantzig, P. Wolfe, Operations Research 8(1), 1960.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> p = pack(load_system("mesh", dims=(3, 3), link_bandwidth_bytes_per_s=1.0))
+    >>> round(p.z, 6)                    # a corner: 8 blocks over 2 links
+    4.0
+    """
+    from scipy.optimize import linprog
+    from scipy.sparse import csc_matrix, hstack
+    pr = _Pricer(system, reverse)
+    n = pr.n
+    roots = np.arange(n) if roots is None else np.asarray(roots, np.int64)
+    cap = np.asarray(system.links.bandwidth_bytes_per_s, float)[pr.ids]
+    cap = cap / cap.max()
+    nl = len(cap)
+    path_ids: dict[tuple[int, ...], int] = {}
+    paths: list[np.ndarray] = []
+    cols_root, cols_parent, cols_path, cols_load = [], [], [], []
+
+    def tree(parent: np.ndarray, pred: np.ndarray) -> tuple[list, np.ndarray]:
+        """Each arc's path (a tuple of link positions, None at the root) and the tree's load per link."""
+        arcs = [None if u < 0 else tuple(pr.path(pred, int(u), w)) for w, u in enumerate(parent)]
+        load = np.bincount([i for a in arcs if a for i in a], minlength=nl).astype(float)
+        return arcs, load
+
+    def add_columns(trees: list) -> None:
+        for r, parent, arcs, load in trees:
+            pid = np.full(n, -1, np.int64)
+            for w, links in enumerate(arcs):
+                if links is None:
+                    continue
+                if links not in path_ids:
+                    path_ids[links] = len(paths)
+                    paths.append(np.asarray(links, np.int64))
+                pid[w] = path_ids[links]
+            cols_root.append(r)
+            cols_parent.append(parent)
+            cols_path.append(pid)
+            cols_load.append(load)
+
+    root_row = {int(r): i for i, r in enumerate(roots)}
+    nr = len(roots)
+    # ties between equally cheap trees go to arcs leaving nodes near the root: shallow trees
+    # fill the pipeline sooner (pipeline.py); the term is far below any price difference
+    from scipy.sparse.csgraph import shortest_path
+    reach = np.isfinite(pr.costs(np.ones(nl))[0])
+    hops = shortest_path(reach.astype(float), unweighted=True)
+    hops[~np.isfinite(hops)] = n
+    shallow = 1e-4 / n
+    cost, pred = pr.costs(1.0 / cap)               # start from each root's fastest tree
+    first = []
+    for r in roots:
+        parent = min_arborescence(cost, int(r))
+        first.append((int(r), parent, *tree(parent, pred)))
+    add_columns(first)
+    it, z, lower = 0, np.inf, 0.0
+    while True:
+        it += 1
+        k = len(cols_root)
+        load = csc_matrix(np.asarray(cols_load).T)                     # (links, trees)
+        # variables z, y_0..y_{k-1}: minimise z; every root's shares sum to 1; load - cap z <= 0
+        a_ub = hstack([csc_matrix(-cap[:, None]), load]).tocsr()
+        a_eq = csc_matrix((np.ones(k), ([root_row[r] for r in cols_root], np.arange(k) + 1)), shape=(nr, k + 1))
+        res = linprog(np.r_[1.0, np.zeros(k)], A_ub=a_ub, b_ub=np.zeros(nl), A_eq=a_eq.tocsr(), b_eq=np.ones(nr),
+                      bounds=(0, None), method="highs")
+        if res.status != 0:
+            raise InputError(f"synth-trees: the packing programme failed: {res.message}")
+        z = float(res.x[0])
+        if it >= max_iterations or (target_z is not None and z <= target_z * (1 + rel_tol)) \
+                or z <= lower * (1 + rel_tol):
+            break
+        mu, price = res.eqlin.marginals, np.maximum(-res.ineqlin.marginals, 0.0)
+        cost, pred = pr.costs(price)
+        tie = shallow * (float(cost[np.isfinite(cost)].max()) if np.isfinite(cost).any() else 1.0)
+        new, total = [], 0.0
+        for i, r in enumerate(roots):
+            parent = min_arborescence(cost + tie * hops[int(r)][:, None], int(r))
+            arcs, load = tree(parent, pred)
+            tree_cost = float(price @ load)
+            total += tree_cost
+            if tree_cost - mu[i] < -rel_tol * max(abs(mu[i]), 1e-12):
+                new.append((int(r), parent, arcs, load))
+        # Lagrangian bound: with link prices summing to 1 over the capacities, every root's block
+        # costs at least its cheapest tree, so no packing needs less than their sum
+        scale = float(price @ cap)
+        if scale > 0:
+            lower = max(lower, total / scale)
+        if not new:
+            break
+        add_columns(new)
+    y = res.x[1:]
+    keep = y > 1e-12
+    weight = y[keep]
+    root = np.asarray(cols_root)[keep]
+    for r in roots:                                       # each root's shares sum to exactly 1
+        m = root == r
+        weight[m] /= weight[m].sum()
+    return Packing(root=root, parent=np.asarray(cols_parent)[keep], path=np.asarray(cols_path)[keep],
+                   weight=weight, paths=tuple(paths), z=z / float(np.asarray(
+                       system.links.bandwidth_bytes_per_s, float)[pr.ids].max()), iterations=it,
+                   load=np.asarray(cols_load)[keep], link_ids=pr.ids)

@@ -1,0 +1,135 @@
+"""A packing of arborescences, pipelined into bulk-synchronous rounds of explicit transfers.
+
+Every root sends ``m`` pieces a round, shared among its trees in proportion to their weights
+(largest remainder: tree ``T`` sends ``m_T``), for ``rounds`` rounds, so its block is cut into
+``rounds x m`` equal chunks.  The arc into a node at depth ``d`` carries batch ``k`` in round
+``k + d - 1``: a node forwards a batch the round after it receives it.  Every full round
+therefore loads every link alike, with the packing's load rounded to ``m`` pieces; the pipeline
+adds one round per level of the deepest tree.  Pieces that cross the same logical link on the same
+path in the same round travel as one transfer.
+
+References
+----------
+L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
+fabrics", arXiv 2402.06787, 2024 (pipelining the packed trees).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .packing import Packing
+
+
+def shares(weight: np.ndarray, total: int) -> np.ndarray:
+    """``total`` split in proportion to ``weight`` (largest remainder; sums to ``total``).
+
+    Examples
+    --------
+    >>> shares(np.array([0.5, 0.3, 0.2]), 7).tolist()
+    [4, 2, 1]
+    """
+    exact = np.asarray(weight, float) / np.sum(weight) * total
+    out = np.floor(exact).astype(np.int64)
+    rest = total - int(out.sum())
+    if rest:
+        out[np.argsort(-(exact - out), kind="stable")[:rest]] += 1
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Deliveries:
+    """Transfers of a pipelined packing, in the packing's own direction.
+
+    Parameters
+    ----------
+    round, src, dst, path : numpy.ndarray
+        Round, sender, receiver and path id (into :attr:`Packing.paths`) of every transfer.
+    chunk_ptr, chunk_idx : numpy.ndarray
+        CSR of the chunks each transfer carries.
+    rounds : int
+        Number of rounds.
+    """
+
+    round: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    path: np.ndarray
+    chunk_ptr: np.ndarray
+    chunk_idx: np.ndarray
+    rounds: int
+
+
+def per_round(packing: Packing, per: int) -> np.ndarray:
+    """Pieces each tree sends a round when every root sends ``per`` a round (largest remainder).
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> from collsim.algorithms.synth_trees.packing import pack
+    >>> per_round(pack(load_system("ring", nodes=3)), 2).reshape(3, -1).sum(axis=1).tolist()
+    [2, 2, 2]
+    """
+    out = np.zeros(len(packing.root), np.int64)
+    for r in np.unique(packing.root):
+        trees = np.flatnonzero(packing.root == r)
+        out[trees] = shares(packing.weight[trees], per)
+    return out
+
+
+def pipeline(packing: Packing, per: np.ndarray, rounds: int, chunk_base: np.ndarray) -> Deliveries:
+    """Every piece of every tree, batch by batch down its tree.
+
+    Parameters
+    ----------
+    packing : Packing
+        The trees and their weights.
+    per : numpy.ndarray
+        Pieces each tree sends a round (:func:`per_round`); a root's block is ``rounds`` times
+        its trees' sum.
+    rounds : int
+        Batches per tree.
+    chunk_base : numpy.ndarray
+        First chunk id of each end node's block (used for the trees' roots).
+
+    Returns
+    -------
+    Deliveries
+        One transfer per (round, logical link, path), carrying its pieces.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> from collsim.algorithms.synth_trees.packing import pack
+    >>> p = pack(load_system("ring", nodes=3))
+    >>> d = pipeline(p, per_round(p, 1), 2, np.array([0, 2, 4]))
+    >>> int(d.chunk_ptr[-1])                 # 3 blocks x 2 pieces x 2 receivers
+    12
+    """
+    depth = packing.depth()
+    t_all, n = packing.parent.shape
+    rows_round, rows_src, rows_dst, rows_path, rows_chunk = [], [], [], [], []
+    for r in np.unique(packing.root):
+        trees = np.flatnonzero(packing.root == r)
+        counts = per[trees] * rounds
+        first = np.r_[0, np.cumsum(counts)[:-1]]
+        for t, c, f in zip(trees, counts, first):
+            if c == 0:
+                continue
+            i = np.arange(c)
+            batch = i // per[t]
+            nodes = np.flatnonzero(packing.parent[t] >= 0)
+            rows_round.append((batch[:, None] + depth[t, nodes][None, :] - 1).ravel())
+            rows_src.append(np.tile(packing.parent[t, nodes], c))
+            rows_dst.append(np.tile(nodes, c))
+            rows_path.append(np.tile(packing.path[t, nodes], c))
+            rows_chunk.append(np.repeat(chunk_base[r] + f + i, len(nodes)))
+    rnd, src, dst, path, chunk = (np.concatenate(x) for x in (rows_round, rows_src, rows_dst, rows_path, rows_chunk))
+    order = np.lexsort((chunk, path, dst, src, rnd))
+    rnd, src, dst, path, chunk = rnd[order], src[order], dst[order], path[order], chunk[order]
+    new = np.flatnonzero(np.r_[True, (rnd[1:] != rnd[:-1]) | (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
+                               | (path[1:] != path[:-1])])
+    return Deliveries(rnd[new], src[new], dst[new], path[new], np.r_[new, len(chunk)].astype(np.int64),
+                      chunk, int(rnd.max()) + 1 if len(rnd) else 0)

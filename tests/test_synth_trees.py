@@ -1,0 +1,226 @@
+"""``synth-trees``: arborescences packed at the cut bound's rate (issue 32), checked against brute force.
+
+* the pricing's minimum arborescence against networkx's on random digraphs;
+* the packing's rate against the cut bound found by enumerating every vertex set of random
+  networks of up to 10 vertices (switches, one-way and heterogeneous links), and every tree a
+  spanning arborescence whose arcs are paths through switches, within every link's capacity;
+* the schedules of every collective verify, are never faster than their bound, and on the
+  issue's network classes reach the efficiency docs/synthesis.md reports.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import collsim
+from collsim.algorithms.synth_trees import min_arborescence, pack
+from collsim.core.errors import InputError
+from collsim.experiments.network_families import FAMILIES, dragonfly, hetero_mesh, one_way, rail_boxes
+
+
+def _tree_cost(cost, parent):
+    return sum(cost[p, v] for v, p in enumerate(parent) if p >= 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 8), seed=st.integers(0, 10**6), density=st.floats(0.3, 1.0))
+def test_the_minimum_arborescence_is_networkx_s(n, seed, density):
+    rng = np.random.default_rng(seed)
+    cost = np.where(rng.random((n, n)) < density, rng.integers(1, 20, (n, n)).astype(float), np.inf)
+    root = int(rng.integers(n))
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_weighted_edges_from((u, v, cost[u, v]) for u in range(n) for v in range(n)
+                              if u != v and v != root and np.isfinite(cost[u, v]))
+    try:
+        ref = nx.minimum_spanning_arborescence(g)
+    except nx.NetworkXException:          # no spanning arborescence: some node is unreachable from the root
+        with pytest.raises(InputError, match="cannot be reached"):
+            min_arborescence(cost, root)
+        return
+    parent = min_arborescence(cost, root)
+    assert parent[root] == -1 and (parent[np.arange(n) != root] >= 0).all()
+    for v in range(n):                    # every node reaches the root
+        seen, u = set(), v
+        while u != root:
+            assert u not in seen
+            seen.add(u)
+            u = int(parent[u])
+    assert _tree_cost(cost, parent) == pytest.approx(ref.size(weight="weight"))
+
+
+def _brute_ratio(net, direction="in", roots=None):
+    """max over vertex sets S of (blocks that must enter S) / (bandwidth entering S), by enumeration."""
+    lk = net.links
+    src, dst, bw = np.asarray(lk.src), np.asarray(lk.dst), np.asarray(lk.bandwidth_bytes_per_s)
+    if direction == "out":
+        src, dst = dst, src
+    n, v = net.nodes, net.vertices
+    roots = range(n) if roots is None else roots
+    best = 0.0
+    for k in range(1, v + 1):
+        for side in itertools.combinations(range(v), k):
+            inside = np.zeros(v, bool)
+            inside[list(side)] = True
+            if not inside[:n].any():
+                continue
+            demand = sum(1 for r in roots if not inside[r])   # trees rooted outside must enter S
+            if demand == 0:
+                continue
+            cap = bw[~inside[src] & inside[dst]].sum()
+            best = max(best, demand / cap)
+    return best
+
+
+def _random_small(seed):
+    rng = np.random.default_rng(seed)
+    pick = seed % 4
+    if pick == 0:
+        return one_way(int(rng.integers(3, 8)), seed)
+    if pick == 1:
+        return hetero_mesh(2, int(rng.integers(2, 5)), float(rng.choice([1, 2, 4, 8])))
+    if pick == 2:
+        return FAMILIES["random-switched"](rng, 0)
+    return FAMILIES["fat-tree-oversubscribed"](rng, 0)
+
+
+def _check_trees(net, p, reverse=False):
+    """Every tree spans the end nodes from its root, its arcs are paths through switches, loads fit."""
+    n = net.nodes
+    lk = net.links
+    src, dst = np.asarray(lk.src), np.asarray(lk.dst)
+    if reverse:
+        src, dst = dst, src
+    for t in range(len(p.root)):
+        parent = p.parent[t]
+        assert parent[p.root[t]] == -1 and (np.delete(parent, p.root[t]) >= 0).all()
+        depth = p.depth()[t]
+        assert (depth >= 0).all() and depth.max() < n
+        for w in range(n):
+            if parent[w] < 0:
+                continue
+            links = p.link_ids[p.paths[p.path[t, w]]]
+            hops = [(int(src[i]), int(dst[i])) for i in links]
+            assert hops[0][0] == parent[w] and hops[-1][1] == w
+            assert all(a[1] == b[0] and a[1] >= n for a, b in zip(hops[:-1], hops[1:]))
+    for r in np.unique(p.root):
+        assert p.weight[p.root == r].sum() == pytest.approx(1.0)
+    cap = np.asarray(lk.bandwidth_bytes_per_s)[p.link_ids]
+    assert ((p.weight @ p.load) <= cap * p.z * (1 + 1e-6)).all()
+
+
+@settings(max_examples=24, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_the_packing_s_rate_is_the_cut_bound_of_every_vertex_set(seed):
+    net = _random_small(seed)
+    if net.vertices > 11:
+        return
+    for reverse, direction in ((False, "in"), (True, "out")):
+        p = pack(net, reverse=reverse)
+        _check_trees(net, p, reverse)
+        assert p.z == pytest.approx(_brute_ratio(net, direction), rel=1e-6)
+
+
+@settings(max_examples=16, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_a_broadcast_packing_runs_at_the_root_s_min_cut(seed):
+    net = _random_small(seed)
+    root = seed % net.nodes
+    p = pack(net, [root])
+    _check_trees(net, p)
+    assert p.z == pytest.approx(_brute_ratio(net, "in", roots=[root]), rel=1e-6)
+
+
+COLLECTIVES = ["allgather", "reducescatter", "allreduce", "broadcast", "reduce"]
+
+
+@pytest.mark.parametrize("collective", COLLECTIVES)
+@pytest.mark.parametrize("size", ["1KiB", "64MiB"])
+def test_every_collective_verifies_and_is_never_below_its_bound(collective, size):
+    net = rail_boxes(2, gpus=4, rails=2)
+    s = collsim.build("synth-trees", net, collective, size)
+    report = collsim.verify(s)                  # raises on any violation
+    row = collsim.evaluate(s, report=report)
+    assert row.time_s >= row.lower_bound_s * (1 - 1e-9) > 0
+    sim = collsim.simulate(s)
+    assert sim.total_time_s >= row.lower_bound_s * (1 - 1e-9)
+
+
+def test_the_prediction_is_the_simulated_time_on_direct_links():
+    """Without switches every logical link is a physical one: the round times are exact (up to the
+    chunks' whole bytes: the prediction takes every piece as block / pieces)."""
+    s = collsim.build("synth-trees", hetero_mesh(3, 4, 4.0), "allgather", "256MiB")
+    assert collsim.simulate(s).total_time_s == pytest.approx(s.params["predicted_time_s"], rel=1e-5)
+
+
+# The efficiency docs/synthesis.md reports for each class at 1 GiB of all-gather output (the worst
+# of the seeds measured there, floored): the issue's target is 0.99 everywhere, not met (docs).
+FLOOR = {"hetero-mesh": 0.96, "hetero-torus": 0.96, "random-regular": 0.95, "random-connected": 0.95,
+         "one-way": 0.95}
+
+
+@pytest.mark.parametrize("family", sorted(FLOOR))
+def test_direct_network_classes_reach_the_reported_efficiency(family):
+    net = FAMILIES[family](np.random.default_rng(11), 0)
+    s = collsim.build("synth-trees", net, "allgather", "1GiB")
+    row = collsim.evaluate(s, report=collsim.verify(s))
+    assert row.lower_bound_s / row.time_s >= FLOOR[family]
+
+
+def test_boxes_on_rails_beat_the_greedy_by_far():
+    """Two 8-GPU boxes on two rails: the issue measured synth-matching at 0.133 of the bound."""
+    net = rail_boxes(2, gpus=8, rails=2)
+    trees = collsim.evaluate(collsim.build("synth-trees", net, "allgather", "1GiB"))
+    greedy = collsim.evaluate(collsim.build("synth-matching", net, "allgather", "1GiB"))
+    assert trees.lower_bound_s / trees.time_s >= 0.75   # 0.81 measured (docs/synthesis.md): rounds share links
+    assert trees.time_s < greedy.time_s / 2
+
+
+def test_a_dragonfly_schedule_verifies():
+    net = dragonfly(3, 2, hosts=1)
+    s = collsim.build("synth-trees", net, "allreduce", "4MiB")
+    assert collsim.verify(s).transfers > 0
+
+
+@pytest.mark.parametrize("system,options,collective", [("hypercube", {"nodes": 16}, "allreduce"),
+                                                      ("mesh", {"dims": (4, 4)}, "allgather")])
+def test_synthesize_is_never_slower_than_the_best_compared_row_and_names_it(system, options, collective):
+    """Issue 32: at 1 KiB recursive doubling beat every synthesizer on the hypercube; synthesize now
+    tries the registered algorithms too."""
+    rows, _ = collsim.compare(system, collective, "1KiB", **options)
+    best = min(rows, key=lambda r: r.time_s)
+    out = collsim.synthesize(system, collective, "1KiB", system_options=options)
+    assert out.result.time_s <= best.time_s * (1 + 1e-9)
+    assert out.schedule.algorithm == out.result.algorithm
+    alone = collsim.synthesize(system, collective, "1KiB", system_options=options, registered=False)
+    assert alone.schedule.algorithm.startswith("synth-") and alone.result.time_s >= out.result.time_s
+
+
+def test_the_command_line_can_leave_the_registered_algorithms_out(tmp_path):
+    import json
+    import subprocess
+    from conftest import collsim_exe
+    args = [collsim_exe(), "synthesize", "--system", "hypercube", "-n", "16", "-c", "allreduce", "-s", "1KiB",
+            "--json"]
+    both = json.loads(subprocess.run(args, capture_output=True, text=True, check=True, cwd=tmp_path).stdout)
+    alone = json.loads(subprocess.run(args + ["--synthesizers-only"], capture_output=True, text=True, check=True,
+                                      cwd=tmp_path).stdout)
+    assert alone["algorithm"].startswith("synth-") and not both["algorithm"].startswith("synth-")
+    assert both["time_s"] < alone["time_s"] and both["verified"] and alone["verified"]
+
+
+def test_pieces_that_cannot_fit_or_do_not_fill_every_round_are_refused():
+    with pytest.raises(InputError, match="deliveries"):
+        collsim.build("synth-trees", "mesh", "allgather", "1MiB", system_options={"dims": (3, 3)}, pieces=10**8)
+    with pytest.raises(InputError, match="multiple of rounds"):
+        collsim.build("synth-trees", "mesh", "allgather", "1MiB", system_options={"dims": (3, 3)}, pieces=12,
+                      rounds=5)
+    s = collsim.build("synth-trees", "mesh", "allgather", "1MiB", system_options={"dims": (3, 3)}, pieces=12,
+                      rounds=4)
+    assert (s.params["pieces"], s.params["rounds"]) == (12, 4) and collsim.verify(s).transfers > 0
