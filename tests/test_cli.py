@@ -280,7 +280,8 @@ def test_compare_names_what_does_not_apply_in_one_line_and_every_failure_in_full
     rows, skipped = collsim.compare("ring", "allgather", "1KiB", nodes=7)
     assert {s.algorithm for s in skipped} == {"mesh", "ne", "recursive-doubling"} and not any(s.failed for s in skipped)
     _, on_ocs = collsim.compare("ocs", "allgather", "1KiB", nodes=8)
-    assert {(s.algorithm, s.failed) for s in on_ocs} == {("mesh", False), ("synth-matching", True)}
+    # the synthesizers plan on more circuits than 8 nodes' ports allow (issue 32 leaves the OCS circuit choice open)
+    assert {(s.algorithm, s.failed) for s in on_ocs} == {("mesh", False), ("synth-matching", True), ("synth-trees", True)}
     proc = run_cli("compare", "--system", "ring", "-n", "7", "-s", "1KiB", check=True)
     notes = [line for line in proc.stderr.splitlines() if line.startswith("skipped:")]
     assert len(notes) == 1 and all(n in notes[0] for n in ("mesh", "ne", "recursive-doubling", "--explain")), notes
@@ -291,5 +292,6 @@ def test_compare_names_what_does_not_apply_in_one_line_and_every_failure_in_full
     assert {r["algorithm"]: r["skipped"] for r in rows if r["skipped"]}.keys() == {"mesh", "ne", "recursive-doubling"}
     ocs = run_cli("compare", "--system", "ocs", "-n", "8", "-s", "1KiB", check=True).stderr
     notes = [line for line in ocs.splitlines() if line.startswith("skipped:")]
-    assert len(notes) == 2 and "mesh does not apply" in notes[0], notes
-    assert notes[1].startswith("skipped: synth-matching failed on this instance: ") and "port" in ocs, notes
+    assert len(notes) == 3 and "mesh does not apply" in notes[0], notes
+    assert {n.split()[1] for n in notes[1:]} == {"synth-matching", "synth-trees"} and "port" in ocs, notes
+    assert all("failed on this instance: " in n for n in notes[1:]), notes

@@ -151,7 +151,8 @@ def placement_params(name: str, collective: str, params: dict[str, Any] | None =
     >>> placement_params("ring", "broadcast", root=3)
     Traceback (most recent call last):
     ...
-    collsim.core.errors.UnsupportedError: ring takes no root (it always roots broadcast at node 0), so it cannot honour root 3; algorithms that take a root for broadcast: binomial, mesh, recursive-doubling, synth-matching
+    collsim.core.errors.UnsupportedError: ring takes no root (it always roots broadcast at node 0), so it cannot honour root 3; algorithms that take a root for broadcast: binomial, mesh, recursive-doubling, synth-matching,
+    synth-trees
     >>> placement_params("ring", "broadcast", root=8, nodes=8)
     Traceback (most recent call last):
     ...

@@ -41,7 +41,7 @@ MAX_DELIVERIES = 1_000_000
 """Most chunk deliveries a synthesized schedule may hold (each costs about 64 bytes to build and
 verify): the pieces per block are capped so that ``N x pieces x (N - 1)`` stays below it."""
 
-MAX_END_NODES = 64
+MAX_END_NODES = 32
 """Largest network the packing is tried on.  Each column-generation round prices one arborescence
 per root on an ``N x N`` matrix and the rounds grow with ``N``: 2 s of CPU for a 64-host fat
 tree, 4 s for an 8x8 mesh, 16 s for the 64-node hypercube, 34 s for a 10x10 torus and 86 s for
@@ -51,6 +51,24 @@ until the pricing is faster."""
 
 def requires(system, collective) -> str | None:
     """Why the packing cannot run here, or None.
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+    collective : str
+        The collective (every supported one has the same needs).
+
+    Returns
+    -------
+    str or None
+        More than :data:`MAX_END_NODES` end nodes, or end nodes that cannot reach each other
+        (named); None when the packing applies.
+
+    References
+    ----------
+    L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
+    fabrics", arXiv 2402.06787, 2024.
 
     Examples
     --------

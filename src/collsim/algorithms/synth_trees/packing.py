@@ -64,6 +64,11 @@ class Packing:
         The network's link id of each usable link (the columns of ``load``; ``paths`` index
         into it).
 
+    References
+    ----------
+    L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
+    fabrics", arXiv 2402.06787, 2024.
+
     Examples
     --------
     >>> from collsim.systems import load_system

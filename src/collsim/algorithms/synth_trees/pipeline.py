@@ -26,6 +26,23 @@ from .packing import Packing
 def shares(weight: np.ndarray, total: int) -> np.ndarray:
     """``total`` split in proportion to ``weight`` (largest remainder; sums to ``total``).
 
+    Parameters
+    ----------
+    weight : numpy.ndarray
+        Non-negative weights, not all zero.
+    total : int
+        What to split.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` shares, each the floor or the ceiling of its exact share.
+
+    References
+    ----------
+    M. L. Balinski, H. P. Young, "Fair Representation", Yale University Press, 1982 (Hamilton's
+    largest-remainder method).
+
     Examples
     --------
     >>> shares(np.array([0.5, 0.3, 0.2]), 7).tolist()
@@ -51,6 +68,19 @@ class Deliveries:
         CSR of the chunks each transfer carries.
     rounds : int
         Number of rounds.
+
+    References
+    ----------
+    L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
+    fabrics", arXiv 2402.06787, 2024.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> from collsim.algorithms.synth_trees.packing import pack
+    >>> p = pack(load_system("ring", nodes=3))
+    >>> pipeline(p, per_round(p, 1), 1, np.arange(3)).rounds    # a 3-ring's trees are paths of 2 hops
+    2
     """
 
     round: np.ndarray
@@ -64,6 +94,23 @@ class Deliveries:
 
 def per_round(packing: Packing, per: int) -> np.ndarray:
     """Pieces each tree sends a round when every root sends ``per`` a round (largest remainder).
+
+    Parameters
+    ----------
+    packing : Packing
+        Trees and weights.
+    per : int
+        Pieces every root sends a round.
+
+    Returns
+    -------
+    numpy.ndarray
+        Pieces per tree and round; each root's trees sum to ``per``.
+
+    References
+    ----------
+    L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
+    fabrics", arXiv 2402.06787, 2024.
 
     Examples
     --------
@@ -98,6 +145,11 @@ def pipeline(packing: Packing, per: np.ndarray, rounds: int, chunk_base: np.ndar
     -------
     Deliveries
         One transfer per (round, logical link, path), carrying its pieces.
+
+    References
+    ----------
+    L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
+    fabrics", arXiv 2402.06787, 2024.
 
     Examples
     --------
