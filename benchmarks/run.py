@@ -681,7 +681,10 @@ def synth_trees_families() -> dict:
     proc = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--json"]
                           + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
     rec = json.loads(proc.stdout)
-    return {"cases": len(rec["cases"]), "worst": rec["worst"], "min_efficiency": min(rec["worst"].values())}
+    table = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--issue-table"]
+                           + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
+    return {"cases": len(rec["cases"]), "worst": rec["worst"], "min_efficiency": min(rec["worst"].values()),
+            "issue_table": table.stdout.strip().splitlines()}
 
 
 @workload("hier-allreduce-16x8", ">= 0.95 of the bound at 256 MiB on 16 boxes of 8 (300/50 GB/s), flat ring "

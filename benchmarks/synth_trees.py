@@ -1,6 +1,7 @@
 """``synth-trees`` on seeded random networks of every class issue 32 names, against the bound.
 
 Run:  python benchmarks/synth_trees.py [--smoke] [--json]   (--smoke: two instances, all-gather)
+      python benchmarks/synth_trees.py --issue-table         (issue 32's table, rebuilt from its descriptions)
 
 For every class of :data:`collsim.experiments.network_families.FAMILIES`, seeds 0..2 at scale 0
 and seed 0 at scale 1: all-gather (1 GiB of total output, a block of 1 GiB / N), all-reduce
@@ -69,5 +70,27 @@ def main(smoke: bool = False, as_json: bool = False) -> None:
             print(f"  {name:24s} {coll:10s} {eff:.4f}")
 
 
+def issue_table(smoke: bool = False) -> None:
+    """Issue 32's table from its descriptions: ``collsim.synthesize`` (every algorithm) beside the greedy alone."""
+    from collsim.experiments.network_families import dragonfly, hetero_mesh, random_regular, rail_boxes
+    cases = [("4x4 mesh, rows 4x faster", lambda: hetero_mesh(4, 4, 4.0)),
+             ("6x8 torus, one dimension 4x faster", lambda: hetero_mesh(6, 8, 4.0, torus=True)),
+             ("random 3-regular, 16 nodes", lambda: random_regular(16, 3, seed=0)),
+             ("two 8-GPU boxes, two rail switches", lambda: rail_boxes(2, gpus=8, rails=2)),
+             ("dragonfly, 4 groups of 4 routers", lambda: dragonfly(4, 4, hosts=2))]
+    for label, make in cases[:1] if smoke else cases:
+        net = make()
+        size = 2**30 // net.nodes
+        t0 = time.process_time()
+        out = collsim.synthesize(net, "allgather", size)
+        cpu = time.process_time() - t0
+        greedy, _ = _row("synth-matching", net, "allgather")
+        print(f"{label:38s} synthesize {out.efficiency:.3f} ({out.schedule.algorithm})  synth-matching "
+              f"{greedy.lower_bound_s / greedy.time_s:.3f}  cpu {cpu:.1f} s", flush=True)
+
+
 if __name__ == "__main__":
-    main(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])
+    if "--issue-table" in sys.argv[1:]:
+        issue_table(smoke="--smoke" in sys.argv[1:])
+    else:
+        main(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])
