@@ -151,6 +151,8 @@ _ENTRIES = (
              "SIAM Journal on Discrete Mathematics 8(2)", 1995, "pp. 155-178"),
     Citation("DantzigWolfe60", "G. B. Dantzig, P. Wolfe", "Decomposition principle for linear programs",
              "Operations Research 8(1)", 1960, "pp. 101-111"),
+    Citation("FordFulkerson58", "L. R. Ford, D. R. Fulkerson", "Constructing maximal dynamic flows from static flows",
+             "Operations Research 6(3)", 1958, "pp. 419-433"),
     Citation("Zahavi10", "E. Zahavi",
              "D-Mod-K Routing Providing Non-Blocking Traffic for Shift Permutations on Real Life Fat Trees",
              "CCIT Report 776, Technion - Israel Institute of Technology", 2010),

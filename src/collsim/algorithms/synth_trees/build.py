@@ -35,6 +35,7 @@ from ...core.validate import optional_integer
 from ..common import check_root
 from ..registry import register
 from .packing import Packing, pack
+from . import timing
 from .pipeline import Deliveries, per_round, pipeline
 
 MAX_DELIVERIES = 1_000_000
@@ -165,7 +166,53 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
     _, m, k, per = best
     plan = pipeline(packing, per, k, chunk_base * (k * m))
     time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / (k * m)).sum())
-    return plan, k * m, k, time_s
+    best = (time_s, plan, k * m, k)
+    if rounds is None:
+        timed_best = _timed_plan(packing, cap_bw, paths, (bw, lat, startup), block_bytes, pieces, cap, alpha,
+                                 chunk_base, time_s)
+        if timed_best is not None and timed_best[0] < time_s:
+            best = timed_best
+    time_s, plan, p, k = best
+    return plan, p, k, time_s
+
+
+TIMED_PIECES_PER_ROUND = 128
+"""Pieces per block and round of a timed plan: rounding the programme's shares to whole pieces
+moves at most one piece per arc and round."""
+
+
+def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, chunk_base, beat_s):
+    """The fastest timed-rounds plan (:mod:`~collsim.algorithms.synth_trees.timing`) that can beat ``beat_s``.
+
+    Rounds from the least every root's trees need upward, each solved per arc while the programme
+    stays within :data:`~collsim.algorithms.synth_trees.timing.ARC_VARIABLES`, else per tree level
+    within :data:`~collsim.algorithms.synth_trees.timing.LEVEL_VARIABLES`, else skipped; so is a
+    count at which even a plan at the packing's rate would not beat the best so far.  Returns ``(time_s, deliveries,
+    pieces, rounds)`` or None.
+    """
+    bw, lat, startup = links
+    depth = packing.depth().max(axis=1)
+    s0 = int(max(depth[packing.root == r].min() for r in np.unique(packing.root)))
+    floor_s = packing.z * block_bytes
+    best = None
+    for s in sorted({s0, s0 + 1, s0 + 2, s0 + 4, 2 * s0, 3 * s0}):
+        limit = beat_s if best is None else min(beat_s, best[0])
+        if floor_s + s * alpha >= limit:
+            continue
+        if timing.variables(packing, s) <= timing.ARC_VARIABLES:
+            t = timing.timed(packing, cap_bw, block_bytes, s)
+        elif timing.variables(packing, s, by_level=True) <= timing.LEVEL_VARIABLES:
+            t = timing.timed(packing, cap_bw, block_bytes, s, by_level=True)
+        else:
+            continue
+        if t.bandwidth_s + s * alpha >= limit:
+            continue
+        p = pieces or min(cap, TIMED_PIECES_PER_ROUND * s)
+        plan = timing.deliveries(packing, t, p, chunk_base * p)
+        time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / p).sum())
+        if time_s < limit:
+            best = (time_s, plan, p, s)
+    return best
 
 
 def _emit(system, packing, plan: Deliveries, reverse: bool, offset: int):
@@ -209,8 +256,9 @@ def _logical(coll, phases) -> LogicalSchedule:
     constraints=f"end nodes strongly connected; up to {MAX_END_NODES} end nodes",
     reference="[ForestColl24] (spanning-tree packing at the cut bound's rate); [Edmonds73] (arborescence "
               "packing); [BangJensen95] (splitting off at switches); [DantzigWolfe60] (column generation); "
-              "[ChuLiu65], [Edmonds67] (the pricing's minimum arborescence); collsim's pricing through the "
-              "switches and round pipelining (docs/synthesis.md)",
+              "[ChuLiu65], [Edmonds67] (the pricing's minimum arborescence); [FordFulkerson58] (rounds timed "
+              "by a time-expanded programme); collsim's pricing through the switches and round pipelining "
+              "(docs/synthesis.md)",
     summary="synthesized from the graph: spanning trees packed at the cut bound's rate, pipelined",
 )
 def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, rounds: int | None = None,
@@ -272,7 +320,7 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
         block = float(probe.bytes_of(np.arange(n)).mean())
         base = np.arange(n, dtype=np.int64)
         rs, p, k, t_rs = _plan(system, rs_pack, True, block, pieces, rounds, base)
-        ag, _, _, t_ag = _plan(system, ag_pack, False, block, p, k, base)
+        ag, _, _, t_ag = _plan(system, ag_pack, False, block, p, rounds, base)
         coll = make_collective("allreduce", n, size_bytes, split=n * p)
         logical = _logical(coll, [_emit(system, rs_pack, rs, True, 0), _emit(system, ag_pack, ag, False, rs.rounds)])
         packing, time_s = ag_pack, t_rs + t_ag

@@ -179,9 +179,38 @@ def pipeline(packing: Packing, per: np.ndarray, rounds: int, chunk_base: np.ndar
             rows_path.append(np.tile(packing.path[t, nodes], c))
             rows_chunk.append(np.repeat(chunk_base[r] + f + i, len(nodes)))
     rnd, src, dst, path, chunk = (np.concatenate(x) for x in (rows_round, rows_src, rows_dst, rows_path, rows_chunk))
+    return merge(rnd, src, dst, path, chunk, int(rnd.max()) + 1 if len(rnd) else 0)
+
+
+def merge(rnd, src, dst, path, chunk, rounds: int) -> Deliveries:
+    """One transfer per (round, sender, receiver, path) from one row per piece delivered.
+
+    Parameters
+    ----------
+    rnd, src, dst, path, chunk : numpy.ndarray
+        Round, sender, receiver, path id and chunk of every piece's delivery.
+    rounds : int
+        Rounds of the plan.
+
+    Returns
+    -------
+    Deliveries
+        The transfers, their chunks sorted.
+
+    References
+    ----------
+    L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
+    fabrics", arXiv 2402.06787, 2024.
+
+    Examples
+    --------
+    >>> d = merge(*(np.array(x) for x in ([0, 0, 1], [0, 0, 1], [1, 1, 2], [0, 0, 1], [5, 4, 4])), 2)
+    >>> d.chunk_ptr.tolist(), d.chunk_idx.tolist()
+    ([0, 2, 3], [4, 5, 4])
+    """
     order = np.lexsort((chunk, path, dst, src, rnd))
     rnd, src, dst, path, chunk = rnd[order], src[order], dst[order], path[order], chunk[order]
     new = np.flatnonzero(np.r_[True, (rnd[1:] != rnd[:-1]) | (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
                                | (path[1:] != path[:-1])])
     return Deliveries(rnd[new], src[new], dst[new], path[new], np.r_[new, len(chunk)].astype(np.int64),
-                      chunk, int(rnd.max()) + 1 if len(rnd) else 0)
+                      chunk, rounds)

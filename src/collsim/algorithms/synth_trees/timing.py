@@ -1,0 +1,356 @@
+"""Rounds timed by a linear programme: how much of every tree each arc carries in each round.
+
+The uniform pipeline (:mod:`~collsim.algorithms.synth_trees.pipeline`) sends every tree's
+batches one round apart, so a tree of depth ``D`` adds ``D - 1`` rounds in which the links near
+its root idle at the end and the links near its leaves idle at the start; with ``K`` rounds that
+costs ``(D - 1) / K`` of the bandwidth time, and more rounds cost a step latency each.  Here the
+number of rounds ``S`` is small (the trees' depth and a few more) and a linear programme decides,
+for every arc of every tree, what share of the tree's data it has delivered by the end of every
+round (``h[a, j]``, non-decreasing, at most what the arc's tail held a round earlier, the tree's
+whole weight at the end), and the trees' weights (each root's sum to 1).  A round lasts as long
+as its most loaded link needs; the programme minimises the rounds' sum.  Arcs near the root may
+run ahead and arcs near the leaves catch up, and links idle in one tree's fill carry another
+tree's data, so the fill is shared out instead of paid per tree.  It is solved by HiGHS's
+interior-point method; the shares are then rounded down to whole pieces, which keeps every arc
+behind its tail.
+
+References
+----------
+L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
+fabrics", arXiv 2402.06787, 2024 (the trees); L. R. Ford, D. R. Fulkerson, "Constructing
+maximal dynamic flows from static flows", Operations Research 6(3), 1958 (time-expanded flows);
+Q. Huangfu, J. A. J. Hall, "Parallelizing the dual revised simplex method", Mathematical
+Programming Computation 10, 2018 (HiGHS).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.errors import InputError
+from .packing import Packing
+from .pipeline import Deliveries, merge, shares
+
+ARC_VARIABLES = 6_000
+"""Largest per-arc timing programme solved (arc-round unknowns): about 2 s of HiGHS's interior
+point on this machine (a 16-GPU rail network in 8 rounds); it grows fast beyond (581 s for
+16,350 unknowns of a 32-host dragonfly)."""
+
+LEVEL_VARIABLES = 5_000
+"""Largest per-level programme solved (``by_level``): about 2 s (4,607 unknowns, a 32-host
+dragonfly in 14 rounds; 7,145 took 6 s and 11,375 took 37 s); larger instances keep the uniform
+pipeline."""
+
+
+@dataclass(frozen=True, eq=False)
+class Timing:
+    """The programme's answer: cumulative shares per arc and round, and the trees' weights.
+
+    Parameters
+    ----------
+    tree, node : numpy.ndarray
+        Tree and end node of every arc (the arc into ``node``).
+    first : numpy.ndarray
+        First round each arc can carry data in (its head's depth minus one).
+    cumulative : numpy.ndarray
+        ``(arcs, rounds)``: share of its tree's root's block the arc has delivered by the end of
+        each round (0 before ``first``).
+    weight : numpy.ndarray
+        Share of its root's block each tree carries (zero for trees left out).
+    bandwidth_s : float
+        The programme's optimum: the rounds' summed link time, in seconds.
+
+    References
+    ----------
+    L. R. Ford, D. R. Fulkerson, "Constructing maximal dynamic flows from static flows", Operations
+    Research 6(3), 1958 (time-expanded flows).
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> from collsim.algorithms.synth_trees.packing import pack
+    >>> net = load_system("ring", nodes=3, link_bandwidth_bytes_per_s=1.0)
+    >>> t = timed(pack(net), np.ones(6), 1.0, 2)
+    >>> round(t.bandwidth_s, 6)             # two rounds of one block per link: a ring's all-gather
+    2.0
+    """
+
+    tree: np.ndarray
+    node: np.ndarray
+    first: np.ndarray
+    cumulative: np.ndarray
+    weight: np.ndarray
+    bandwidth_s: float
+
+    @property
+    def rounds(self) -> int:
+        """Rounds ``S``."""
+        return int(self.cumulative.shape[1])
+
+
+def variables(packing: Packing, rounds: int, *, by_level: bool = False) -> int:
+    """Unknowns of the timing programme with ``rounds`` rounds (trees deeper are left out).
+
+    Parameters
+    ----------
+    packing : Packing
+        The trees.
+    rounds : int
+        ``S``.
+    by_level : bool
+        Count per tree level instead of per arc (:func:`timed`).
+
+    Returns
+    -------
+    int
+        Unit-round variables (the programme's size, for :data:`ARC_VARIABLES` and
+        :data:`LEVEL_VARIABLES`).
+
+    References
+    ----------
+    L. R. Ford, D. R. Fulkerson, "Constructing maximal dynamic flows from static flows", Operations
+    Research 6(3), 1958 (time-expanded flows).
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> from collsim.algorithms.synth_trees.packing import pack
+    >>> variables(pack(load_system("ring", nodes=3)), 2)    # 4 arcs from a root (2 rounds), 2 below (1)
+    10
+    """
+    depth = packing.depth()
+    ok = depth.max(axis=1) <= rounds
+    if by_level:
+        d = np.concatenate([np.arange(1, int(x) + 1) for x in depth[ok].max(axis=1)]) if ok.any() else np.zeros(0)
+    else:
+        d = depth[ok][packing.parent[ok] >= 0]
+    return int(np.maximum(rounds - d + 1, 0).sum())
+
+
+def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: float, rounds: int, *,
+          by_level: bool = False) -> Timing:
+    """Solve the timing programme with ``rounds`` rounds.
+
+    Parameters
+    ----------
+    packing : Packing
+        Trees (their packing weights are not used: the programme chooses its own).
+    bandwidth_bytes_per_s : numpy.ndarray
+        Bandwidth of every usable link (the columns of ``packing.load``).
+    block_bytes : float
+        Bytes of a root's block.
+    rounds : int
+        ``S``, at least the shallowest tree's depth of every root.
+    by_level : bool
+        One share per tree level instead of per arc: a programme about ``N / depth`` times
+        smaller, for larger networks, whose optimum can be higher (a 4-ring's all-gather in 3
+        rounds: 2.0 blocks' time instead of 1.5).
+
+    Returns
+    -------
+    Timing
+        Cumulative shares and weights.
+
+    Raises
+    ------
+    InputError
+        If some root has no tree of depth at most ``rounds``, or HiGHS fails.
+
+    References
+    ----------
+    L. R. Ford, D. R. Fulkerson, Operations Research 6(3), 1958 (time-expanded flows).
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> from collsim.algorithms.synth_trees.packing import pack
+    >>> net = load_system("ring", nodes=4, link_bandwidth_bytes_per_s=1.0)
+    >>> round(timed(pack(net), np.ones(8), 1.0, 3).bandwidth_s, 6)   # 3 blocks into a node over 2 links: the bound
+    1.5
+    """
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+    s = int(rounds)
+    depth = packing.depth()
+    keep = np.flatnonzero(depth.max(axis=1) <= s)
+    roots = np.unique(packing.root)
+    if len(np.unique(packing.root[keep])) < len(roots):
+        raise InputError(f"synth-trees: some root has no tree of depth at most {s} rounds")
+    tk, vk = np.nonzero(packing.parent[keep] >= 0)
+    tree = keep[tk]
+    node = vk
+    na, nt = len(tree), len(keep)
+    level = depth[tree, node]
+    if by_level:      # every arc into depth d of tree T delivers the same share by each round
+        ukey, unit_of = np.unique(tk * (s + 1) + level, return_inverse=True)
+        unit_of = unit_of.ravel()
+        utree, ulevel = ukey // (s + 1), ukey % (s + 1)
+        uparent = np.where(ulevel > 1, np.arange(len(ukey)) - 1, -1)   # a tree's levels are consecutive
+    else:             # every arc its own shares
+        unit_of = np.arange(na)
+        utree, ulevel = tk, level
+        arc_of = np.full(packing.parent.shape, -1, np.int64)
+        arc_of[tree, node] = np.arange(na)
+        par = packing.parent[tree, node]
+        uparent = np.where(level > 1, arc_of[tree, np.where(level > 1, par, 0)], -1)
+    nu = len(utree)
+    first = ulevel - 1
+    width = s - first                              # variables h[u, first..s-1]
+    off = np.r_[0, np.cumsum(width)]
+    nh = int(off[-1])
+    w0, tau0 = nh, nh + nt
+    nv = tau0 + s
+    u_of = np.repeat(np.arange(nu), width)
+    j_of = np.arange(nh) - off[u_of] + first[u_of]  # the round of every variable
+    rows, cols, vals = [], [], []
+    nrow = 0
+    # non-decreasing: h[u, j-1] - h[u, j] <= 0
+    later = np.flatnonzero(j_of > first[u_of])
+    r = nrow + np.arange(len(later))
+    nrow += len(later)
+    rows += [r, r]
+    cols += [later - 1, later]
+    vals += [np.ones(len(later)), -np.ones(len(later))]
+    # behind the tail: h[u, j] - h[tail's unit, j - 1] <= 0
+    va = np.flatnonzero(ulevel[u_of] > 1)
+    up = uparent[u_of[va]]
+    uvar = off[up] + (j_of[va] - 1 - first[up])
+    r = nrow + np.arange(len(va))
+    nrow += len(va)
+    rows += [r, r]
+    cols += [va, uvar]
+    vals += [np.ones(len(va)), -np.ones(len(va))]
+    # link loads: sum over arcs crossing l of (h[u, j] - h[u, j-1]) x block / bandwidth <= tau_j
+    nl = len(bandwidth_bytes_per_s)
+    path = packing.path[tree, node]
+    hops = np.array([len(packing.paths[p]) for p in path], np.int64)
+    link = np.concatenate([packing.paths[p] for p in path]) if na else np.zeros(0, np.int64)
+    coef_unit = unit_of[np.repeat(np.arange(na), hops)]
+    bw = np.asarray(bandwidth_bytes_per_s, float)
+    coef = bw.min() / bw[link]             # in units of a block over the slowest link (HiGHS's tolerances are absolute)
+    rep = width[coef_unit]
+    var = np.repeat(off[coef_unit], rep) + _ranges(rep)
+    vlink = np.repeat(link, rep)
+    vcoef = np.repeat(coef, rep)
+    base = nrow
+    nrow += s * nl
+    rows.append(base + j_of[var] * nl + vlink)
+    cols.append(var)
+    vals.append(vcoef)
+    prev = j_of[var] > first[u_of[var]]
+    rows.append(base + j_of[var[prev]] * nl + vlink[prev])
+    cols.append(var[prev] - 1)
+    vals.append(-vcoef[prev])
+    rows.append(base + np.arange(s * nl))
+    cols.append(tau0 + np.repeat(np.arange(s), nl))
+    vals.append(-np.ones(s * nl))
+    a_ub = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(nrow, nv)).tocsr()
+    # the last variable of every unit is its tree's weight; each root's weights sum to 1
+    root_row = np.searchsorted(roots, packing.root[keep])
+    eq_rows = [np.arange(nu), np.arange(nu), nu + root_row]
+    eq_cols = [off[1:] - 1, w0 + utree, w0 + np.arange(nt)]
+    eq_vals = [np.ones(nu), -np.ones(nu), np.ones(nt)]
+    a_eq = coo_matrix((np.concatenate(eq_vals), (np.concatenate(eq_rows), np.concatenate(eq_cols))),
+                      shape=(nu + len(roots), nv)).tocsr()
+    cost = np.zeros(nv)
+    cost[tau0:] = 1.0
+    res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(nrow), A_eq=a_eq, b_eq=np.r_[np.zeros(nu), np.ones(len(roots))],
+                  bounds=(0, None), method="highs-ipm")
+    if res.status != 0:
+        raise InputError(f"synth-trees: the timing programme failed: {res.message}")
+    cum = np.zeros((nu, s))
+    cum[u_of, j_of] = res.x[:nh]
+    cum = np.maximum.accumulate(np.maximum(cum, 0.0), axis=1)
+    weight = np.zeros(len(packing.root))
+    weight[keep] = np.maximum(res.x[w0:tau0], 0.0)
+    first_arc = level - 1
+    return Timing(tree=tree, node=node, first=first_arc, cumulative=cum[unit_of], weight=weight,
+                  bandwidth_s=float(res.x[tau0:].sum()) * block_bytes / float(bw.min()))
+
+
+def _ranges(lengths: np.ndarray) -> np.ndarray:
+    """``0..n-1`` for every ``n`` in ``lengths``, concatenated."""
+    total = int(lengths.sum())
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.arange(total) - starts
+
+
+def deliveries(packing: Packing, timing: Timing, pieces: int, chunk_base: np.ndarray) -> Deliveries:
+    """Whole pieces of the timed shares: the transfers of every arc and round.
+
+    Every root's ``pieces`` are shared among its trees (largest remainder); an arc has delivered
+    ``floor(pieces_T x h / weight_T)`` of its tree's pieces by the end of each round, which is
+    never more than its tail held a round earlier, and all of them after the last round.
+
+    Parameters
+    ----------
+    packing : Packing
+        The trees.
+    timing : Timing
+        The programme's shares.
+    pieces : int
+        Pieces per root's block.
+    chunk_base : numpy.ndarray
+        First chunk id of each end node's block.
+
+    Returns
+    -------
+    Deliveries
+        One transfer per (round, logical link, path), carrying its pieces.
+
+    Raises
+    ------
+    InputError
+        If rounding left an arc ahead of its tail (the programme's tolerance; not expected).
+
+    References
+    ----------
+    L. R. Ford, D. R. Fulkerson, "Constructing maximal dynamic flows from static flows", Operations
+    Research 6(3), 1958 (time-expanded flows).
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> from collsim.algorithms.synth_trees.packing import pack
+    >>> p = pack(load_system("ring", nodes=3, link_bandwidth_bytes_per_s=1.0))
+    >>> d = deliveries(p, timed(p, np.ones(6), 1.0, 2), 4, np.array([0, 4, 8]))
+    >>> int(d.chunk_ptr[-1]), d.rounds      # 3 blocks x 4 pieces x 2 receivers, in 2 rounds
+    (24, 2)
+    """
+    t_all = len(packing.root)
+    count = np.zeros(t_all, np.int64)
+    first_piece = np.zeros(t_all, np.int64)
+    for r in np.unique(packing.root):
+        trees = np.flatnonzero(packing.root == r)
+        count[trees] = shares(timing.weight[trees], pieces) if timing.weight[trees].sum() > 0 else 0
+        first_piece[trees] = np.r_[0, np.cumsum(count[trees])[:-1]]
+    w = timing.weight[timing.tree]
+    c = count[timing.tree]
+    frac = np.where(w[:, None] > 0, timing.cumulative / np.where(w > 0, w, 1.0)[:, None], 0.0)
+    got = np.minimum(np.floor(frac * c[:, None] + 1e-6).astype(np.int64), c[:, None])
+    got[:, -1] = c
+    # keep every arc behind its tail a round earlier (top-down by depth), then check the end
+    arc_of = np.full(packing.parent.shape, -1, np.int64)
+    arc_of[timing.tree, timing.node] = np.arange(len(timing.tree))
+    par = packing.parent[timing.tree, timing.node]
+    inner = par != packing.root[timing.tree]
+    up = np.where(inner, arc_of[timing.tree, np.where(inner, par, 0)], -1)
+    for a in np.argsort(timing.first, kind="stable"):
+        if up[a] >= 0:
+            got[a, 1:] = np.minimum(got[a, 1:], got[up[a], :-1])
+            got[a, 0] = 0
+    if (got[:, -1] != c).any():
+        raise InputError("synth-trees: the timed rounds' pieces fell behind after rounding")
+    new = np.diff(np.concatenate([np.zeros((len(got), 1), np.int64), got], axis=1), axis=1)
+    arc, rnd = np.nonzero(new > 0)
+    n_new = new[arc, rnd]
+    lo = got[arc, rnd] - n_new
+    t = timing.tree[arc]
+    src = packing.parent[t, timing.node[arc]]
+    dst = timing.node[arc]
+    path = packing.path[t, dst]
+    chunk = np.repeat(chunk_base[packing.root[t]] + first_piece[t] + lo, n_new) + _ranges(n_new)
+    return merge(*(np.repeat(x, n_new) for x in (rnd, src, dst, path)), chunk, timing.rounds)
