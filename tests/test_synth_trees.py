@@ -190,6 +190,22 @@ def test_timed_rounds_are_chosen_where_they_beat_the_pipeline_and_verify():
     assert collsim.verify(s).transfers > 0
 
 
+def test_synthesize_simulates_both_timings_through_switches_and_keeps_the_faster():
+    """Through switches the prediction (link loads) misses max-min sharing, so synthesize times the
+    uniform pipeline and the timed rounds by simulation; neither beats what it returns."""
+    net = rail_boxes(2, gpus=4, rails=2)
+    best = collsim.synthesize(net, "allgather", "16MiB", registered=False)
+    for mode in ("pipeline", "timed"):
+        s = collsim.build("synth-trees", net, "allgather", "16MiB", timing=mode)
+        assert s.params["timing"] == mode
+        assert best.result.time_s <= collsim.evaluate(s).time_s * (1 + 1e-12)
+
+
+def test_an_unknown_timing_is_refused_naming_the_parameter():
+    with pytest.raises(InputError, match="timing"):
+        collsim.build("synth-trees", rail_boxes(2, gpus=2, rails=1), "allgather", "1MiB", timing="fastest")
+
+
 COLLECTIVES = ["allgather", "reducescatter", "allreduce", "broadcast", "reduce"]
 
 
@@ -231,7 +247,7 @@ def test_boxes_on_rails_beat_the_greedy_by_far():
     net = rail_boxes(2, gpus=8, rails=2)
     trees = collsim.evaluate(collsim.build("synth-trees", net, "allgather", "1GiB"))
     greedy = collsim.evaluate(collsim.build("synth-matching", net, "allgather", "1GiB"))
-    assert trees.lower_bound_s / trees.time_s >= 0.75   # 0.81 measured (docs/synthesis.md): rounds share links
+    assert trees.lower_bound_s / trees.time_s >= 0.8    # 0.859 measured (docs/synthesis.md): rounds share links
     assert trees.time_s < greedy.time_s / 2
 
 

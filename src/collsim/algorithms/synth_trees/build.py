@@ -116,7 +116,7 @@ MAX_PER_ROUND = 64
 
 
 def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: int | None,
-          rounds: int | None, chunk_base: np.ndarray) -> tuple[Deliveries, int, int, float]:
+          rounds: int | None, chunk_base: np.ndarray, mode: str = "auto") -> tuple[Deliveries, int, int, float, str]:
     """The fastest (pieces a round ``m``, rounds ``K``): deliveries, pieces, rounds and predicted time.
 
     A full round takes ``max over links of (pieces crossing it) x piece / bandwidth`` plus the
@@ -166,14 +166,24 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
     _, m, k, per = best
     plan = pipeline(packing, per, k, chunk_base * (k * m))
     time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / (k * m)).sum())
-    best = (time_s, plan, k * m, k)
-    if rounds is None:
+    best = (time_s, plan, k * m, k, "pipeline")
+    if rounds is None and mode != "pipeline":
         timed_best = _timed_plan(packing, cap_bw, paths, (bw, lat, startup), block_bytes, pieces, cap, alpha,
-                                 chunk_base, time_s)
-        if timed_best is not None and timed_best[0] < time_s:
-            best = timed_best
-    time_s, plan, p, k = best
-    return plan, p, k, time_s
+                                 chunk_base, np.inf if mode == "timed" else time_s)
+        if timed_best is not None and (mode == "timed" or timed_best[0] < time_s):
+            best = (*timed_best, "timed")
+    time_s, plan, p, k, chosen = best
+    return plan, p, k, time_s, chosen
+
+
+TIMINGS = ("auto", "pipeline", "timed")
+"""The ``timing`` parameter's values."""
+
+
+def _tune(system, collective, size_bytes):
+    """Both plans: the prediction behind ``auto`` counts link loads, while through switches the
+    flow simulator shares links max-min fairly, so ``synthesize`` and ``tune`` time each."""
+    return [{"timing": "pipeline"}, {"timing": "timed"}]
 
 
 TIMED_PIECES_PER_ROUND = 128
@@ -252,7 +262,7 @@ def _logical(coll, phases) -> LogicalSchedule:
 @register(
     "synth-trees", aliases=("forestcoll-like",),
     collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
-    systems=("network",), params=("pieces", "rounds", "root"), requires=requires,
+    systems=("network",), params=("pieces", "rounds", "root", "timing"), requires=requires, tune=_tune,
     constraints=f"end nodes strongly connected; up to {MAX_END_NODES} end nodes",
     reference="[ForestColl24] (spanning-tree packing at the cut bound's rate); [Edmonds73] (arborescence "
               "packing); [BangJensen95] (splitting off at switches); [DantzigWolfe60] (column generation); "
@@ -262,7 +272,7 @@ def _logical(coll, phases) -> LogicalSchedule:
     summary="synthesized from the graph: spanning trees packed at the cut bound's rate, pipelined",
 )
 def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, rounds: int | None = None,
-                root: int = 0):
+                root: int = 0, timing: str = "auto"):
     """Synthesize a collective from arborescences packed at the optimal rate.
 
     Parameters
@@ -280,12 +290,17 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
         Rounds every root sends pieces in (its trees' batches); chosen per size when not given.
     root : int, optional
         Root of a broadcast or reduce.
+    timing : {"auto", "pipeline", "timed"}, optional
+        The uniform pipeline, rounds timed by the linear programme
+        (:mod:`~collsim.algorithms.synth_trees.timing`; the pipeline where the programme is too
+        large), or the one predicted faster (default).
 
     Returns
     -------
     tuple
         ``(LogicalSchedule with explicit routes, params)``: ``pieces``, ``rounds``, ``trees``,
-        ``packing_z_s_per_byte`` and ``predicted_time_s``.
+        ``predicted_time_s`` and ``timing`` (the plan used: ``pipeline``, ``timed``, or for an
+        all-reduce whose phases differ ``mixed``).
 
     References
     ----------
@@ -301,6 +316,8 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
     """
     n = system.nodes
     t = SPECS[collective]
+    if timing not in TIMINGS:
+        raise InputError(f"synth-trees: timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     optional_integer("synth-trees: pieces", pieces, lo=1)
     optional_integer("synth-trees: rounds", rounds, lo=1)
     if t.rooted:
@@ -308,8 +325,8 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
         reverse = t.reduction
         packing = pack(system, [root], reverse=reverse)
         probe = make_collective(collective, n, size_bytes, split=1, root=root)
-        plan, p, k, time_s = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces, rounds,
-                                   np.zeros(n, np.int64))
+        plan, p, k, time_s, chosen = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces,
+                                           rounds, np.zeros(n, np.int64), timing)
         coll = make_collective(collective, n, size_bytes, split=p, root=root)
         logical = _logical(coll, [_emit(system, packing, plan, reverse, 0)])
         params = {"root": root}
@@ -319,8 +336,9 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
         probe = make_collective("allreduce", n, size_bytes, split=n)
         block = float(probe.bytes_of(np.arange(n)).mean())
         base = np.arange(n, dtype=np.int64)
-        rs, p, k, t_rs = _plan(system, rs_pack, True, block, pieces, rounds, base)
-        ag, _, _, t_ag = _plan(system, ag_pack, False, block, p, rounds, base)
+        rs, p, k, t_rs, chosen = _plan(system, rs_pack, True, block, pieces, rounds, base, timing)
+        ag, _, _, t_ag, chosen_ag = _plan(system, ag_pack, False, block, p, rounds, base, timing)
+        chosen = chosen if chosen == chosen_ag else "mixed"
         coll = make_collective("allreduce", n, size_bytes, split=n * p)
         logical = _logical(coll, [_emit(system, rs_pack, rs, True, 0), _emit(system, ag_pack, ag, False, rs.rounds)])
         packing, time_s = ag_pack, t_rs + t_ag
@@ -329,10 +347,10 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
         reverse = t.reduction
         packing = pack(system, reverse=reverse)
         probe = make_collective(collective, n, size_bytes, split=1)
-        plan, p, k, time_s = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces, rounds,
-                                   np.arange(n, dtype=np.int64))
+        plan, p, k, time_s, chosen = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces,
+                                           rounds, np.arange(n, dtype=np.int64), timing)
         coll = make_collective(collective, n, size_bytes, split=p)
         logical = _logical(coll, [_emit(system, packing, plan, reverse, 0)])
         params = {}
-    params.update(pieces=p, rounds=k, trees=int(len(packing.root)), predicted_time_s=time_s)
+    params.update(pieces=p, rounds=k, trees=int(len(packing.root)), predicted_time_s=time_s, timing=chosen)
     return logical, params
