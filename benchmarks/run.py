@@ -687,6 +687,17 @@ def synth_trees_families() -> dict:
             "issue_table": table.stdout.strip().splitlines()}
 
 
+@workload("synth-trees-ocs", "synth-trees' all-gather of 1 MiB a node on circuit switches of 8-32 nodes and every "
+          "port count: >= 0.9 of the reconfiguration-aware bound (issue 32)")
+def synth_trees_ocs() -> dict:
+    """``benchmarks/synth_trees.py --ocs --json`` (smoke: 8 nodes, 2 ports): the worst efficiency."""
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--ocs", "--json"]
+                          + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
+    rec = json.loads(proc.stdout)
+    return {"cases": len(rec["cases"]), "worst": rec["worst"],
+            "all_verified": all(c["verified"] for c in rec["cases"])}
+
+
 @workload("hier-allreduce-16x8", ">= 0.95 of the bound at 256 MiB on 16 boxes of 8 (300/50 GB/s), flat ring "
           "beside it (issue 23)")
 def hier_allreduce_16x8() -> dict:

@@ -2,6 +2,7 @@
 
 Run:  python benchmarks/synth_trees.py [--smoke] [--json]   (--smoke: two instances, all-gather)
       python benchmarks/synth_trees.py --issue-table         (issue 32's table, rebuilt from its descriptions)
+      python benchmarks/synth_trees.py --ocs [--smoke] [--json]  (circuit switches of every port count)
 
 For every class of :data:`collsim.experiments.network_families.FAMILIES`, seeds 0..2 at scale 0
 and seed 0 at scale 1: all-gather (1 GiB of total output, a block of 1 GiB / N), all-reduce
@@ -112,8 +113,47 @@ def issue_table(smoke: bool = False) -> None:
               f"{greedy.lower_bound_s / greedy.time_s:.3f}  cpu {cpu:.1f} s", flush=True)
 
 
+def ocs_family(smoke: bool = False, as_json: bool = False) -> None:
+    """All-gather of 1 MiB a node on optical circuit switches of every port count (issue 32, item 8).
+
+    N in 8, 12, 16, 24, 32 and ports 1, 2, 3, 4, N/4, N/2, N-2 and N-1, each with a reconfiguration
+    time drawn log-uniformly from 4 ns to 10 ms (seed N x 100 + p): synth-trees alone (one
+    configuration, verified, flow-simulated) against the kind's reconfiguration-aware bound, and
+    what ``synthesize`` keeps among every algorithm.  Smoke: N = 8, ports 2.
+    """
+    from collsim.systems.ocs import OCS
+    cases = [(8, 2)] if smoke else sorted({(n, p) for n in (8, 12, 16, 24, 32)
+                                           for p in (1, 2, 3, 4, n // 4, n // 2, n - 2, n - 1) if 1 <= p <= n - 1})
+    out, worst = [], 1.0
+    for n, p in cases:
+        rng = np.random.default_rng(n * 100 + p)
+        sw = OCS(nodes=n, ports=p, reconfiguration_s=float(10 ** rng.uniform(np.log10(4e-9), -2)))
+        t0 = time.process_time()
+        s = collsim.build("synth-trees", sw, "allgather", "1MiB")
+        row = collsim.evaluate(s, report=collsim.verify(s))
+        cpu = time.process_time() - t0
+        best = collsim.synthesize(sw, "allgather", "1MiB") if not smoke else None
+        rec = {"nodes": n, "ports": p, "reconfiguration_s": sw.reconfiguration_s, "verified": row.verified,
+               "configuration": s.params.get("configuration", "all circuits"), "efficiency": row.lower_bound_s / row.time_s,
+               "reconfigurations": row.part.reconfigurations, "cpu_s": cpu,
+               "synthesize": None if best is None else best.schedule.algorithm,
+               "synthesize_efficiency": None if best is None else best.efficiency}
+        worst = min(worst, rec["efficiency"])
+        out.append(rec)
+        if not as_json:
+            extra = "" if best is None else f"  synthesize {best.efficiency:.4f} ({best.schedule.algorithm})"
+            print(f"ocs N={n:3d} p={p:3d} r={sw.reconfiguration_s:9.3g} s  {rec['configuration']:18s} "
+                  f"efficiency {rec['efficiency']:.4f}{extra}  cpu {cpu:5.2f} s", flush=True)
+    if as_json:
+        print(json.dumps({"cases": out, "worst": worst}))
+    else:
+        print(f"worst synth-trees efficiency: {worst:.4f}")
+
+
 if __name__ == "__main__":
     if "--issue-table" in sys.argv[1:]:
         issue_table(smoke="--smoke" in sys.argv[1:])
+    elif "--ocs" in sys.argv[1:]:
+        ocs_family(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])
     else:
         main(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])

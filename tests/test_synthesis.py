@@ -140,7 +140,8 @@ def test_disconnected_graphs_are_refused_naming_the_nodes():
         CustomNetwork(nodes=3, link=((0, 1, None, None, False), (0, 2, None, None, False)))
     ring = load_system("ring", nodes=6)
     half = ring.links.src < 3  # a network whose links were lost: the synthesizer names the nodes
-    broken = type("Broken", (), {"nodes": 6, "vertices": 6, "kind": "ring", "links": type(ring.links)(
+    broken = type("Broken", (), {"nodes": 6, "vertices": 6, "kind": "ring", "configurations": lambda self: None,
+                                 "links": type(ring.links)(
         ring.links.src, ring.links.dst, np.where(half, ring.links.bandwidth_bytes_per_s, 0.0), ring.links.latency_s,
         6)})()
     assert "cannot be reached from node 0" in requires(broken, "allgather")

@@ -198,18 +198,24 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
     chosen, skipped = place_all(in_scope, sysm, coll, params, root=root, shift=shift, what="synthesizer")
     if not chosen:
         raise UnsupportedError(f"no synthesizer applies to {coll} on this {sysm.kind} network: " + "; ".join(map(str, skipped)))
-    best = None
+    best, skipped = None, list(skipped)
     for name, (spec, placed) in chosen.items():
         mine = {k: v for k, v in placed.items() if k in spec.params}
-        sched = build(spec, sysm, coll, size, **mine)
+        try:
+            sched = build(spec, sysm, coll, size, **mine)
+        except UnsupportedError as exc:     # e.g. a step that needs more circuits than the switch has ports
+            skipped.append(f"{name}: {exc}")
+            continue
         row = evaluate(sched, report=verify(sched))
         for sched, row in [(sched, row)] + _simulated_choices(spec, sysm, coll, size, mine, sched, row):
             if best is None or row.time_s < best[1].time_s:
                 best = (sched, row)
     if registered:
         for sched, row in _registered(sysm, coll, size, root, shift):
-            if row.time_s < best[1].time_s:
+            if best is None or row.time_s < best[1].time_s:
                 best = (sched, row)
+    if best is None:
+        raise UnsupportedError(f"no synthesizer could build {coll} on this {sysm.kind} network: " + "; ".join(map(str, skipped)))
     sched, row = best
     predicted = sched.params.get("predicted_time_s")
     cert = model_for(sysm).bound_certificate(sysm, sched.collective)  # of the term that binds the row's bound

@@ -68,7 +68,8 @@ def _unreachable(system) -> str | None:
 
 
 def requires(system, collective) -> str | None:
-    """Why the matching cannot run here: end nodes not strongly connected, or too many of them.
+    """Why the matching cannot run here: end nodes not strongly connected, too many of them, or links
+    the network cannot hold all at once.
 
     Even the cheapest plan is estimated from closed forms first (:func:`.effort.early_reason`):
     a network where it would exceed collsim's time limit is refused before its links are built.
@@ -99,6 +100,9 @@ def requires(system, collective) -> str | None:
     >>> requires(load_system("star", nodes=4), "allgather") is None
     True
     """
+    if system.configurations() is not None:
+        return ("the matching may use any link in any step, and this network holds only some of its links at "
+                "once (synth-trees packs one configuration)")
     return early_reason(system, collective) or _unreachable(system)
 
 def _tune(system, collective, size_bytes):

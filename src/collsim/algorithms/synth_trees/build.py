@@ -92,7 +92,7 @@ def _link_arrays(system):
 
 def _physical_paths(system, packing: Packing, reverse: bool) -> list[np.ndarray]:
     """Link ids of every path, parent to child in the packing's direction (reversed: child to parent)."""
-    keep = np.flatnonzero(np.asarray(system.links.bandwidth_bytes_per_s) > 0)
+    keep = packing.link_ids
     return [keep[p][::-1] if reverse else keep[p] for p in packing.paths]
 
 
@@ -116,13 +116,18 @@ MAX_PER_ROUND = 64
 
 
 def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: int | None,
-          rounds: int | None, chunk_base: np.ndarray, mode: str = "auto") -> tuple[Deliveries, int, int, float, str]:
-    """The fastest (pieces a round ``m``, rounds ``K``): deliveries, pieces, rounds and predicted time.
+          rounds: int | None, chunk_base: np.ndarray, mode: str = "auto", beat_s: float = np.inf,
+          layered=None) -> tuple[Deliveries, int, int, float, str, Packing]:
+    """The fastest plan: deliveries, pieces, rounds, predicted time, timing and the trees it uses.
 
+    The uniform pipeline's (pieces a round ``m``, rounds ``K``):
     A full round takes ``max over links of (pieces crossing it) x piece / bandwidth`` plus the
     slowest path's latency and the start-up, the same every round; ``K + depth - 1`` rounds
     (:mod:`~collsim.algorithms.synth_trees.pipeline`).  Each ``m`` has its best ``K`` in closed
     form (``sqrt((depth - 1) x bandwidth time / latency)``), capped by :data:`MAX_DELIVERIES`.
+    Timed rounds are sought on ``packing`` and on the shallowest trees (``layered()``, a
+    packing made only when needed), and in ``auto`` mode only where they could beat both the
+    pipeline and ``beat_s`` (another configuration's plan).
     """
     bw, lat, startup = _link_arrays(system)
     n = system.nodes
@@ -166,14 +171,32 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
     _, m, k, per = best
     plan = pipeline(packing, per, k, chunk_base * (k * m))
     time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / (k * m)).sum())
-    best = (time_s, plan, k * m, k, "pipeline")
+    best = (time_s, plan, k * m, k, "pipeline", packing)
     if rounds is None and mode != "pipeline":
-        timed_best = _timed_plan(packing, cap_bw, paths, (bw, lat, startup), block_bytes, pieces, cap, alpha,
-                                 chunk_base, np.inf if mode == "timed" else time_s)
-        if timed_best is not None and (mode == "timed" or timed_best[0] < time_s):
-            best = (*timed_best, "timed")
-    time_s, plan, p, k, chosen = best
-    return plan, p, k, time_s, chosen
+        limit = np.inf if mode == "timed" else min(time_s, beat_s)
+        if packing.z * block_bytes + startup >= limit:   # no plan on these links can beat it: no more packing
+            layered = None
+        for pool in ([] if layered is None else [layered]) + [packing]:   # the shallow trees first: cheaper
+            pool = pool if isinstance(pool, Packing) else pool()
+            paths = _physical_paths(system, pool, reverse)
+            alpha = max(float(lat[p].sum()) for p in paths) + startup
+            timed_best = _timed_plan(pool, cap_bw, paths, (bw, lat, startup), block_bytes, pieces, cap, alpha,
+                                     chunk_base, limit, floor_z=packing.z)
+            if timed_best is not None and (best[4] == "pipeline" and mode == "timed" or timed_best[0] < best[0]):
+                best = (*timed_best, "timed", pool)
+                limit = min(limit, timed_best[0])
+    time_s, plan, p, k, chosen, used = best
+    return plan, p, k, time_s, chosen, used
+
+
+LAYERED_TOLERANCE = 1e-4
+"""The shallowest trees' packing stops within this share of the unrestricted packing's rate: on
+dense networks its column generation meets many equally cheap trees and converges slowly."""
+
+LAYERED_ITERATIONS = 300
+"""Column-generation rounds at most for the shallowest trees (a pool for timed rounds, not a
+certificate): on a 16-node circuit switch with 14 ports a Kautz-like configuration had not
+converged after 500 (5 s); the circulant took 209."""
 
 
 TIMINGS = ("auto", "pipeline", "timed")
@@ -191,19 +214,19 @@ TIMED_PIECES_PER_ROUND = 128
 moves at most one piece per arc and round."""
 
 
-def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, chunk_base, beat_s):
+def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, chunk_base, beat_s, floor_z=None):
     """The fastest timed-rounds plan (:mod:`~collsim.algorithms.synth_trees.timing`) that can beat ``beat_s``.
 
     Rounds from the least every root's trees need upward, each solved per arc while the programme
     stays within :data:`~collsim.algorithms.synth_trees.timing.ARC_VARIABLES`, else per tree level
     within :data:`~collsim.algorithms.synth_trees.timing.LEVEL_VARIABLES`, else skipped; so is a
-    count at which even a plan at the packing's rate would not beat the best so far.  Returns ``(time_s, deliveries,
-    pieces, rounds)`` or None.
+    count at which even a plan at the packing's rate (or ``floor_z``, a lower rate bound) would not beat the
+    best so far.  Returns ``(time_s, deliveries, pieces, rounds)`` or None.
     """
     bw, lat, startup = links
     depth = packing.depth().max(axis=1)
     s0 = int(max(depth[packing.root == r].min() for r in np.unique(packing.root)))
-    floor_s = packing.z * block_bytes
+    floor_s = max(packing.z if floor_z is None else floor_z, 0.0) * block_bytes
     best = None
     for s in sorted({s0, s0 + 1, s0 + 2, s0 + 4, 2 * s0, 3 * s0}):
         limit = beat_s if best is None else min(beat_s, best[0])
@@ -279,7 +302,8 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
     ----------
     system : Network
         Any network of up to :data:`MAX_END_NODES` end nodes (switches, one-way and
-        heterogeneous links included).
+        heterogeneous links included; on a reconfigurable one, each configuration it offers
+        is packed and the fastest kept).
     collective : str
         ``allgather``, ``reducescatter``, ``allreduce``, ``broadcast`` or ``reduce``.
     size_bytes : int
@@ -300,7 +324,10 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
     tuple
         ``(LogicalSchedule with explicit routes, params)``: ``pieces``, ``rounds``, ``trees``,
         ``predicted_time_s`` and ``timing`` (the plan used: ``pipeline``, ``timed``, or for an
-        all-reduce whose phases differ ``mixed``).
+        all-reduce whose phases differ ``mixed``); on a network that cannot hold all its links
+        at once (an optical circuit switch with fewer ports than ``N - 1``), ``configuration``:
+        the candidate (:meth:`~collsim.core.network.Network.configurations`) whose packing
+        predicts fastest, held throughout.
 
     References
     ----------
@@ -314,30 +341,92 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
     >>> collsim.verify(s).steps > 0
     True
     """
-    n = system.nodes
-    t = SPECS[collective]
     if timing not in TIMINGS:
         raise InputError(f"synth-trees: timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     optional_integer("synth-trees: pieces", pieces, lo=1)
     optional_integer("synth-trees: rounds", rounds, lo=1)
+    if collective in SPECS and SPECS[collective].rooted:
+        root = check_root(root, system.nodes)
+    configs = system.configurations()
+    if configs is None:
+        return _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, None)[:2]
+    best = None
+    for name, links in configs:
+        if best is not None and _floor_s(system, collective, size_bytes, links) >= best[2]:
+            continue
+        if best is not None and system.nodes * len(links) > ASYMMETRIC_PACKING and not _symmetric(system, links):
+            continue
+        logical, params, time_s = _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, links,
+                                               np.inf if best is None else best[2])
+        if best is None or time_s < best[2]:
+            best = (logical, {**params, "configuration": name}, time_s)
+    return best[:2]
+
+
+ASYMMETRIC_PACKING = 4096
+"""Largest ``N x links`` of a configuration packed without translations (a root's trees standing
+for every root's): a 32-node circuit switch's Kautz-like configuration of 16 ports took 51 s,
+its circulants 0.1 s."""
+
+
+def _symmetric(system, links) -> bool:
+    """Whether the network's translations map ``links`` onto themselves."""
+    trans = system.translations()
+    if trans is None:
+        return False
+    lk = system.links
+    ids = lk.index(trans[:, lk.src[links]], trans[:, lk.dst[links]])
+    return bool(np.isin(ids, links).all())
+
+
+def _floor_s(system, collective: str, size_bytes, links) -> float:
+    """No schedule on ``links`` beats this: the blocks into (all-gather, broadcast) or out of
+    (reduce-scatter, reduce) the end node with the least bandwidth that way; all-reduce both."""
+    n, lk = system.nodes, system.links
+    bw = np.asarray(lk.bandwidth_bytes_per_s, float)[links]
+    into = np.bincount(lk.dst[links], weights=bw, minlength=system.vertices)[:n]
+    out = np.bincount(lk.src[links], weights=bw, minlength=system.vertices)[:n]
+    t = SPECS[collective]
+    if t.composed_of:
+        block = float(make_collective("allreduce", n, size_bytes, split=n).bytes_of(np.arange(n)).mean())
+        return (n - 1) * block * (1 / out.min() + 1 / into.min())
+    probe = make_collective(collective, n, size_bytes, split=1, **({"root": 0} if t.rooted else {}))
+    block = float(probe.bytes_of([0])[0])
+    blocks = 1 if t.rooted else n - 1
+    return blocks * block / (out.min() if t.reduction else into.min())
+
+
+def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, links, beat_s=np.inf):
+    """The schedule packed on ``links`` (None: every link), its parameters and predicted time
+    (rounds timed only where they could beat ``beat_s``, :func:`_plan`)."""
+    n = system.nodes
+    t = SPECS[collective]
+
+    def packed(roots, reverse):
+        packing = pack(system, roots, reverse=reverse, links=links)
+        return (packing,
+                lambda: pack(system, roots, reverse=reverse, links=links, layered=True, target_z=packing.z,
+                             rel_tol=LAYERED_TOLERANCE, max_iterations=LAYERED_ITERATIONS))
+
     if t.rooted:
-        root = check_root(root, n)
         reverse = t.reduction
-        packing = pack(system, [root], reverse=reverse)
+        packing, layered = packed([root], reverse)
         probe = make_collective(collective, n, size_bytes, split=1, root=root)
-        plan, p, k, time_s, chosen = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces,
-                                           rounds, np.zeros(n, np.int64), timing)
+        plan, p, k, time_s, chosen, packing = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces,
+                                                    rounds, np.zeros(n, np.int64), timing, beat_s, layered)
         coll = make_collective(collective, n, size_bytes, split=p, root=root)
         logical = _logical(coll, [_emit(system, packing, plan, reverse, 0)])
         params = {"root": root}
     elif t.composed_of:
-        rs_pack = pack(system, reverse=True)
-        ag_pack = pack(system)
+        rs_pack, rs_layered = packed(None, True)
+        ag_pack, ag_layered = packed(None, False)
         probe = make_collective("allreduce", n, size_bytes, split=n)
         block = float(probe.bytes_of(np.arange(n)).mean())
         base = np.arange(n, dtype=np.int64)
-        rs, p, k, t_rs, chosen = _plan(system, rs_pack, True, block, pieces, rounds, base, timing)
-        ag, _, _, t_ag, chosen_ag = _plan(system, ag_pack, False, block, p, rounds, base, timing)
+        rs, p, k, t_rs, chosen, rs_pack = _plan(system, rs_pack, True, block, pieces, rounds, base, timing,
+                                                layered=rs_layered)
+        ag, _, _, t_ag, chosen_ag, ag_pack = _plan(system, ag_pack, False, block, p, rounds, base, timing,
+                                                   layered=ag_layered)
         chosen = chosen if chosen == chosen_ag else "mixed"
         coll = make_collective("allreduce", n, size_bytes, split=n * p)
         logical = _logical(coll, [_emit(system, rs_pack, rs, True, 0), _emit(system, ag_pack, ag, False, rs.rounds)])
@@ -345,12 +434,12 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
         params = {}
     else:
         reverse = t.reduction
-        packing = pack(system, reverse=reverse)
+        packing, layered = packed(None, reverse)
         probe = make_collective(collective, n, size_bytes, split=1)
-        plan, p, k, time_s, chosen = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces,
-                                           rounds, np.arange(n, dtype=np.int64), timing)
+        plan, p, k, time_s, chosen, packing = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces,
+                                                    rounds, np.arange(n, dtype=np.int64), timing, beat_s, layered)
         coll = make_collective(collective, n, size_bytes, split=p)
         logical = _logical(coll, [_emit(system, packing, plan, reverse, 0)])
         params = {}
     params.update(pieces=p, rounds=k, trees=int(len(packing.root)), predicted_time_s=time_s, timing=chosen)
-    return logical, params
+    return logical, params, time_s

@@ -104,10 +104,12 @@ class Packing:
         return depth
 
 
-def _logical(system) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
-    """Vertices, end nodes and the usable links (bandwidth > 0): src, dst, bandwidth."""
+def _logical(system, links=None) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
+    """Vertices, end nodes and the usable links (bandwidth > 0, among ``links`` if given): src, dst, ids."""
     lk = system.links
     keep = np.asarray(lk.bandwidth_bytes_per_s) > 0
+    if links is not None:
+        keep &= np.isin(np.arange(len(keep)), links)
     return (system.vertices, system.nodes, np.asarray(lk.src)[keep].astype(np.int64),
             np.asarray(lk.dst)[keep].astype(np.int64), np.flatnonzero(keep))
 
@@ -115,9 +117,9 @@ def _logical(system) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
 class _Pricer:
     """Cheapest logical link between every pair of end nodes under link prices, and its path."""
 
-    def __init__(self, system, reverse: bool) -> None:
+    def __init__(self, system, reverse: bool, links=None) -> None:
         from scipy.sparse import csr_matrix
-        v, n, src, dst, ids = _logical(system)
+        v, n, src, dst, ids = _logical(system, links)
         if reverse:
             src, dst = dst, src
         self.n, self.v, self.ids = n, v, ids
@@ -154,8 +156,41 @@ class _Pricer:
         return [self.pick[a * size + b] for a, b in zip(verts[:-1], verts[1:])]
 
 
-def pack(system, roots=None, *, reverse: bool = False, max_iterations: int = 500,
-         target_z: float | None = None, rel_tol: float = 1e-6) -> Packing:
+def layered_tree(cost: np.ndarray, level: np.ndarray, root: int) -> np.ndarray:
+    """The cheapest spanning arborescence whose arcs each go one hop level down from the root.
+
+    With every arc from level ``d`` to ``d + 1`` the choices are independent: each node takes
+    its cheapest arc from the level above.
+
+    Parameters
+    ----------
+    cost : numpy.ndarray
+        ``(n, n)`` arc costs (``inf``: no arc).
+    level : numpy.ndarray
+        Hops from the root to every node over the finite arcs.
+    root : int
+        The root.
+
+    Returns
+    -------
+    numpy.ndarray
+        Parent of every node (-1 at the root).
+
+    Examples
+    --------
+    >>> inf = np.inf
+    >>> c = np.array([[inf, 1, 1, inf], [inf, inf, 5, 3], [inf, 1, inf, 2], [inf, inf, inf, inf]])
+    >>> layered_tree(c, np.array([0, 1, 1, 2]), 0).tolist()    # 3 takes 2's cheaper arc; 1 -> 2 is level to level
+    [-1, 0, 0, 2]
+    """
+    allowed = level[:, None] + 1 == level[None, :]
+    parent = np.argmin(np.where(allowed, cost, np.inf), axis=0)
+    parent[root] = -1
+    return parent
+
+
+def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool = False,
+         max_iterations: int = 500, target_z: float | None = None, rel_tol: float = 1e-6) -> Packing:
     """Pack spanning arborescences from ``roots`` at the optimal rate.
 
     Parameters
@@ -168,10 +203,19 @@ def pack(system, roots=None, *, reverse: bool = False, max_iterations: int = 500
     reverse : bool
         Pack on the reversed links (in-trees of a reduce-scatter or reduce); the returned trees
         and paths are on the reversed network.
+    links : numpy.ndarray, optional
+        Link ids the trees may use (default: all): one configuration of a reconfigurable
+        network (:meth:`~collsim.core.network.Network.configurations`).
+    layered : bool
+        Only trees that reach every end node in as few logical hops as possible from their
+        root (each arc from one hop level to the next): the shallowest trees, at a rate that
+        can fall short of the bound on heterogeneous networks; priced exactly, each node taking
+        its cheapest arc from the level above (:func:`layered_tree`).
     max_iterations : int
         Column-generation rounds at most.
     target_z : float, optional
-        A lower bound on the optimum (the exact cut bound): stop once within ``rel_tol`` of it.
+        A lower bound on the optimum, in :attr:`Packing.z`'s units (the exact cut bound, or the
+        unrestricted packing's for a ``layered`` one): stop once within ``rel_tol`` of it.
     rel_tol : float
         Relative optimality tolerance.
 
@@ -199,15 +243,34 @@ def pack(system, roots=None, *, reverse: bool = False, max_iterations: int = 500
     """
     from scipy.optimize import linprog
     from scipy.sparse import csc_matrix, hstack
-    pr = _Pricer(system, reverse)
+    pr = _Pricer(system, reverse, links)
     n = pr.n
-    roots = np.arange(n) if roots is None else np.asarray(roots, np.int64)
+    group = _symmetry(system, pr) if roots is None else None
+    all_roots = np.arange(n) if roots is None else np.asarray(roots, np.int64)
     cap = np.asarray(system.links.bandwidth_bytes_per_s, float)[pr.ids]
-    cap = cap / cap.max()
+    cap_max = float(cap.max())
+    cap = cap / cap_max
+    target = None if target_z is None else target_z * cap_max       # in the programme's units
     nl = len(cap)
+    if group is None:     # a row per link; every root's trees priced
+        roots, rows = all_roots, np.arange(nl)
+        row_of, copies, gl = rows, np.ones(nl), None
+    else:                 # a row per orbit of links; root 0's trees stand for their translates
+        gv, gl = group
+        orbit = gl.min(axis=0)
+        rows = np.unique(orbit)
+        row_of, roots = np.searchsorted(rows, orbit), np.zeros(1, np.int64)
+        copies = len(gv) / np.bincount(row_of)[row_of]     # translations taking a link to its row's
+    row_cap = cap[rows]
+
+    def row_load(load: np.ndarray) -> np.ndarray:
+        """A column's load per row: its own per link, or with all its translates per orbit."""
+        if gl is None:
+            return load
+        return np.bincount(gl.ravel(), weights=np.tile(load, len(gl)), minlength=nl)[rows]
     path_ids: dict[tuple[int, ...], int] = {}
     paths: list[np.ndarray] = []
-    cols_root, cols_parent, cols_path, cols_load = [], [], [], []
+    cols_root, cols_parent, cols_path, cols_load, cols_rows = [], [], [], [], []
 
     def tree(parent: np.ndarray, pred: np.ndarray) -> tuple[list, np.ndarray]:
         """Each arc's path (a tuple of link positions, None at the root) and the tree's load per link."""
@@ -229,6 +292,7 @@ def pack(system, roots=None, *, reverse: bool = False, max_iterations: int = 500
             cols_parent.append(parent)
             cols_path.append(pid)
             cols_load.append(load)
+            cols_rows.append(row_load(load))
 
     root_row = {int(r): i for i, r in enumerate(roots)}
     nr = len(roots)
@@ -239,55 +303,116 @@ def pack(system, roots=None, *, reverse: bool = False, max_iterations: int = 500
     hops = shortest_path(reach.astype(float), unweighted=True)
     hops[~np.isfinite(hops)] = n
     shallow = 1e-4 / n
+    def cheapest(cost: np.ndarray, r: int, tie: float) -> np.ndarray:
+        if layered:
+            return layered_tree(cost, hops[r], r)
+        return min_arborescence(cost + tie * hops[r][:, None], r)
+
     cost, pred = pr.costs(1.0 / cap)               # start from each root's fastest tree
     first = []
     for r in roots:
-        parent = min_arborescence(cost, int(r))
+        parent = cheapest(cost, int(r), 0.0)
         first.append((int(r), parent, *tree(parent, pred)))
     add_columns(first)
+    def priced(at: np.ndarray) -> tuple[list, float]:
+        """Every root's cheapest tree under the link prices ``at``, and their total cost."""
+        cost, pred = pr.costs(at)
+        tie = shallow * (float(cost[np.isfinite(cost)].max()) if np.isfinite(cost).any() else 1.0)
+        found, total = [], 0.0
+        for r in roots:
+            parent = cheapest(cost, int(r), tie)
+            arcs, load = tree(parent, pred)
+            total += float(at @ load)
+            found.append((int(r), parent, arcs, load))
+        return found, total
+
     it, z, lower = 0, np.inf, 0.0
     while True:
         it += 1
         k = len(cols_root)
-        load = csc_matrix(np.asarray(cols_load).T)                     # (links, trees)
+        load = csc_matrix(np.asarray(cols_rows).T)                     # (rows, trees)
         # variables z, y_0..y_{k-1}: minimise z; every root's shares sum to 1; load - cap z <= 0
-        a_ub = hstack([csc_matrix(-cap[:, None]), load]).tocsr()
+        a_ub = hstack([csc_matrix(-row_cap[:, None]), load]).tocsr()
         a_eq = csc_matrix((np.ones(k), ([root_row[r] for r in cols_root], np.arange(k) + 1)), shape=(nr, k + 1))
-        res = linprog(np.r_[1.0, np.zeros(k)], A_ub=a_ub, b_ub=np.zeros(nl), A_eq=a_eq.tocsr(), b_eq=np.ones(nr),
+        res = linprog(np.r_[1.0, np.zeros(k)], A_ub=a_ub, b_ub=np.zeros(len(rows)), A_eq=a_eq.tocsr(), b_eq=np.ones(nr),
                       bounds=(0, None), method="highs")
         if res.status != 0:
             raise InputError(f"synth-trees: the packing programme failed: {res.message}")
         z = float(res.x[0])
-        if it >= max_iterations or (target_z is not None and z <= target_z * (1 + rel_tol)) \
+        if it >= max_iterations or (target is not None and z <= target * (1 + rel_tol)) \
                 or z <= lower * (1 + rel_tol):
             break
-        mu, price = res.eqlin.marginals, np.maximum(-res.ineqlin.marginals, 0.0)
-        cost, pred = pr.costs(price)
-        tie = shallow * (float(cost[np.isfinite(cost)].max()) if np.isfinite(cost).any() else 1.0)
-        new, total = [], 0.0
-        for i, r in enumerate(roots):
-            parent = min_arborescence(cost + tie * hops[int(r)][:, None], int(r))
-            arcs, load = tree(parent, pred)
-            tree_cost = float(price @ load)
-            total += tree_cost
-            if tree_cost - mu[i] < -rel_tol * max(abs(mu[i]), 1e-12):
-                new.append((int(r), parent, arcs, load))
+        mu, row_price = res.eqlin.marginals, np.maximum(-res.ineqlin.marginals, 0.0)
+        price = copies * row_price[row_of]           # per link: its row's price, once per translate onto it
+        found, total = priced(price)
+        new = [(r, parent, arcs, load) for i, (r, parent, arcs, load) in enumerate(found)
+               if float(price @ load) - mu[i] < -rel_tol * max(abs(mu[i]), 1e-12)]
         # Lagrangian bound: with link prices summing to 1 over the capacities, every root's block
         # costs at least its cheapest tree, so no packing needs less than their sum
-        scale = float(price @ cap)
+        scale = float(row_price @ row_cap)
         if scale > 0:
             lower = max(lower, total / scale)
         if not new:
             break
         add_columns(new)
     y = res.x[1:]
-    keep = y > 1e-12
+    keep = np.flatnonzero(y > 1e-12)
     weight = y[keep]
     root = np.asarray(cols_root)[keep]
-    for r in roots:                                       # each root's shares sum to exactly 1
+    parent, path, load = np.asarray(cols_parent)[keep], np.asarray(cols_path)[keep], np.asarray(cols_load)[keep]
+    if group is not None:                               # every kept tree's translates, one per root
+        parent, path, load, root, weight = _translates(gv[:, :n], gl, parent, path, load, weight, paths, path_ids)
+    for r in all_roots:                                   # each root's shares sum to exactly 1
         m = root == r
         weight[m] /= weight[m].sum()
-    return Packing(root=root, parent=np.asarray(cols_parent)[keep], path=np.asarray(cols_path)[keep],
-                   weight=weight, paths=tuple(paths), z=z / float(np.asarray(
-                       system.links.bandwidth_bytes_per_s, float)[pr.ids].max()), iterations=it,
-                   load=np.asarray(cols_load)[keep], link_ids=pr.ids)
+    return Packing(root=root, parent=parent, path=path, weight=weight, paths=tuple(paths), z=z / cap_max,
+                   iterations=it, load=load, link_ids=pr.ids)
+
+
+def _symmetry(system, pr: _Pricer) -> tuple[np.ndarray, np.ndarray] | None:
+    """The network's translations as permutations of vertices and of the usable links, or None.
+
+    They are used only if they form a group of ``N`` elements taking node 0 to every end node,
+    map the usable links onto themselves one to one and keep every link's bandwidth.
+    """
+    trans = system.translations()
+    if trans is None:
+        return None
+    gv = np.asarray(trans, np.int64)
+    n, lk = pr.n, system.links
+    if gv.shape != (n, system.vertices) or not np.array_equal(np.sort(gv[:, 0]), np.arange(n)):
+        return None
+    src, dst = np.asarray(lk.src)[pr.ids], np.asarray(lk.dst)[pr.ids]
+    ids = lk.index(gv[:, src], gv[:, dst])
+    pos = np.searchsorted(pr.ids, ids)
+    pos_c = np.minimum(pos, len(pr.ids) - 1)
+    if (ids < 0).any() or not (pr.ids[pos_c] == ids).all():
+        return None
+    bw = np.asarray(lk.bandwidth_bytes_per_s, float)
+    if not (np.sort(pos_c, axis=1) == np.arange(len(pr.ids))).all() or not (bw[ids] == bw[pr.ids]).all():
+        return None
+    return gv, pos_c
+
+
+def _translates(gv, gl, parent, path, load, weight, paths, path_ids):
+    """Every tree moved by every translation (``gv`` on end nodes, ``gl`` on link positions)."""
+    g_count, n = gv.shape
+    out_parent, out_path, out_load = [], [], []
+    for g in range(g_count):
+        mp = np.full(parent.shape, -1, np.int64)
+        mp[:, gv[g]] = np.where(parent >= 0, gv[g][np.maximum(parent, 0)], -1)
+        ppath = np.full(path.shape, -1, np.int64)
+        for t, w in zip(*np.nonzero(path >= 0)):
+            key = tuple(gl[g][paths[path[t, w]]].tolist())
+            if key not in path_ids:
+                path_ids[key] = len(paths)
+                paths.append(np.asarray(key, np.int64))
+            ppath[t, gv[g][w]] = path_ids[key]
+        moved = np.zeros_like(load)
+        moved[:, gl[g]] = load
+        out_parent.append(mp)
+        out_path.append(ppath)
+        out_load.append(moved)
+    root = np.repeat(gv[:, 0], len(parent))
+    return (np.concatenate(out_parent), np.concatenate(out_path), np.concatenate(out_load), root,
+            np.tile(weight, g_count))
