@@ -30,18 +30,19 @@ def _tacos(kind, dims, bw_gib, lat_s):
     return load_system(kind, dims=dims, link_bandwidth_bytes_per_s=bw_gib * GIB, link_latency_s=lat_s)
 
 
-@pytest.mark.parametrize("kind,dims,bw_gib,lat_s,in_links", [
-    ("mesh", (5, 5), 50, 0.5e-6, 2),
-    ("torus", (3, 3, 3), 50, 0.5e-6, 6),
+@pytest.mark.parametrize("kind,dims,bw_gib,lat_s,in_links,winner", [
+    ("mesh", (5, 5), 50, 0.5e-6, 2, "synth-matching"),
+    # the torus's trees, packed once and moved by its shifts, in 4 timed rounds: 0.9962 against 0.99
+    ("torus", (3, 3, 3), 50, 0.5e-6, 6, "synth-trees"),
 ])
-def test_tacos_instances_reach_the_bound(kind, dims, bw_gib, lat_s, in_links):
+def test_tacos_instances_reach_the_bound(kind, dims, bw_gib, lat_s, in_links, winner):
     system = _tacos(kind, dims, bw_gib, lat_s)
     n = system.nodes
     size = GIB // n  # collsim's all-gather size is one node's block
     derived_s = (n - 1) * size / (in_links * bw_gib * GIB)  # the node with fewest in-links
     out = synthesize(system, "allgather", size)
     r = out.result
-    assert r.verified and out.schedule.algorithm == "synth-matching"
+    assert r.verified and out.schedule.algorithm == winner
     assert r.lower_bound_s == pytest.approx(derived_s, rel=1e-3)  # the reported bound adds a latency
     assert r.time_s >= r.lower_bound_s
     assert r.lower_bound_s / r.time_s >= 0.99

@@ -120,6 +120,17 @@ class Hypercube(Network):
         """``N log2 N``."""
         return self.nodes * self.dimension
 
+    def translations(self) -> np.ndarray:
+        """``u -> u XOR g`` for every label ``g``: they keep the links.
+
+        Examples
+        --------
+        >>> Hypercube(nodes=4).translations().tolist()
+        [[0, 1, 2, 3], [1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]]
+        """
+        i = np.arange(self.nodes)
+        return i[:, None] ^ i[None, :]
+
     def edges(self):
         """``i -> i XOR 2**b`` for every node, bit 0 first."""
         i = np.arange(self.nodes)

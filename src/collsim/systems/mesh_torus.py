@@ -342,3 +342,14 @@ class Torus(_Grid):
 
     kind: ClassVar[str] = "torus"
     wrap: ClassVar[bool] = True
+
+    def translations(self) -> np.ndarray:
+        """Shifts by every node's coordinates (mod each dimension): they keep the links.
+
+        Examples
+        --------
+        >>> Torus.from_dims((2, 3)).translations()[4].tolist()     # by (1, 1)
+        [4, 5, 3, 1, 2, 0]
+        """
+        c = self.coords(np.arange(self.nodes))
+        return self.ids((c[:, None, :] + c[None, :, :]) % np.asarray(self.dims))
