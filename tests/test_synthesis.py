@@ -46,7 +46,9 @@ def test_tacos_instances_reach_the_bound(kind, dims, bw_gib, lat_s, in_links, wi
     assert r.lower_bound_s == pytest.approx(derived_s, rel=1e-3)  # the reported bound adds a latency
     assert r.time_s >= r.lower_bound_s
     assert r.lower_bound_s / r.time_s >= 0.99
-    assert out.predicted_time_s == pytest.approx(r.time_s, rel=1e-6)  # one flow per link per step
+    # one flow per link per step; synth-trees predicts every piece as block / pieces, the chunks
+    # are whole bytes (39,768,215 B in 512 pieces)
+    assert out.predicted_time_s == pytest.approx(r.time_s, rel=1e-5)
     assert out.certificate is not None and len(out.certificate.side) >= 1
 
 

@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.collective import SPECS, make_collective
+from ...core.collective import SPECS, canonical_collective, make_collective
 from ...core.errors import InputError
 from ...core.routes import INDEX, LinkRoutes
 from ...core.schedule import LogicalSchedule
 from ...core.validate import optional_integer
 from ..common import check_root
 from ..registry import register
-from .packing import Packing, pack
+from .packing import Packing, pack, translated
 from . import timing
 from .pipeline import Deliveries, per_round, pipeline
 
@@ -43,11 +43,16 @@ MAX_DELIVERIES = 1_000_000
 verify): the pieces per block are capped so that ``N x pieces x (N - 1)`` stays below it."""
 
 MAX_END_NODES = 32
-"""Largest network the packing is tried on.  Each column-generation round prices one arborescence
-per root on an ``N x N`` matrix and the rounds grow with ``N``: 2 s of CPU for a 64-host fat
-tree, 4 s for an 8x8 mesh, 16 s for the 64-node hypercube, 34 s for a 10x10 torus and 86 s for
-128 GPUs in boxes of 8 (docs/synthesis.md), so larger networks are left to ``synth-matching``
-until the pricing is faster."""
+"""Largest network the packing is tried on without translations.  Each column-generation round
+prices one arborescence per root on an ``N x N`` matrix and the rounds grow with ``N``: 2 s of CPU
+for a 64-host fat tree, 4 s for an 8x8 mesh and 86 s for 128 GPUs in boxes of 8
+(docs/synthesis.md), so larger networks are left to ``synth-matching`` until the pricing is
+faster."""
+
+MAX_TRANSLATED_END_NODES = 128
+"""Largest network packed by translations (one root's trees moved to every root; its timing
+programme a row per link orbit): the 10x10 torus's all-gather builds in 4 s.  Beyond, the cap on
+chunk deliveries leaves a block too few pieces (a 16x16 torus: 15, 0.93 of the bound)."""
 
 
 def requires(system, collective) -> str | None:
@@ -63,8 +68,9 @@ def requires(system, collective) -> str | None:
     Returns
     -------
     str or None
-        More than :data:`MAX_END_NODES` end nodes, or end nodes that cannot reach each other
-        (named); None when the packing applies.
+        More than :data:`MAX_END_NODES` end nodes (:data:`MAX_TRANSLATED_END_NODES` where the
+        packing moves one root's trees by translations), or end nodes that cannot reach each
+        other (named); None when the packing applies.
 
     References
     ----------
@@ -78,9 +84,18 @@ def requires(system, collective) -> str | None:
     True
     """
     from ..synth_matching.build import _unreachable
-    if system.nodes > MAX_END_NODES:
+    if system.nodes > MAX_TRANSLATED_END_NODES:
         return (f"the tree packing takes about N^4 operations (N = {system.nodes} end nodes); "
-                f"collsim packs trees on up to {MAX_END_NODES} end nodes")
+                f"collsim packs trees on up to {MAX_END_NODES} end nodes, {MAX_TRANSLATED_END_NODES} "
+                f"on networks whose translations keep their links")
+    if system.nodes > MAX_END_NODES and SPECS[canonical_collective(collective)].rooted:
+        return (f"a root's trees are packed on up to {MAX_END_NODES} end nodes (N = {system.nodes}): "
+                f"translations do not move a rooted collective's trees")
+    if system.nodes > MAX_END_NODES and not translated(system):
+        return (f"the tree packing takes about N^4 operations (N = {system.nodes} end nodes); "
+                f"collsim packs trees on up to {MAX_END_NODES} end nodes of a network without "
+                f"translations (tori, hypercubes and circuit switches have them: up to "
+                f"{MAX_TRANSLATED_END_NODES})")
     return _unreachable(system)
 
 
@@ -286,7 +301,8 @@ def _logical(coll, phases) -> LogicalSchedule:
     "synth-trees", aliases=("forestcoll-like",),
     collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
     systems=("network",), params=("pieces", "rounds", "root", "timing"), requires=requires, tune=_tune,
-    constraints=f"end nodes strongly connected; up to {MAX_END_NODES} end nodes",
+    constraints=f"end nodes strongly connected; up to {MAX_END_NODES} end nodes ({MAX_TRANSLATED_END_NODES} with "
+                f"translations)",
     reference="[ForestColl24] (spanning-tree packing at the cut bound's rate); [Edmonds73] (arborescence "
               "packing); [BangJensen95] (splitting off at switches); [DantzigWolfe60] (column generation); "
               "[ChuLiu65], [Edmonds67] (the pricing's minimum arborescence); [FordFulkerson58] (rounds timed "
@@ -301,7 +317,8 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
     Parameters
     ----------
     system : Network
-        Any network of up to :data:`MAX_END_NODES` end nodes (switches, one-way and
+        Any network of up to :data:`MAX_END_NODES` end nodes, :data:`MAX_TRANSLATED_END_NODES`
+        where translations keep its links (switches, one-way and
         heterogeneous links included; on a reconfigurable one, each configuration it offers
         is packed and the fastest kept).
     collective : str
@@ -354,7 +371,8 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
     for name, links in configs:
         if best is not None and _floor_s(system, collective, size_bytes, links) >= best[2]:
             continue
-        if best is not None and system.nodes * len(links) > ASYMMETRIC_PACKING and not _symmetric(system, links):
+        if (system.nodes > MAX_END_NODES or best is not None and system.nodes * len(links) > ASYMMETRIC_PACKING) \
+                and not _symmetric(system, links):
             continue
         logical, params, time_s = _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, links,
                                                np.inf if best is None else best[2])

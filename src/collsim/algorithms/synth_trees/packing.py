@@ -63,6 +63,12 @@ class Packing:
     link_ids : numpy.ndarray
         The network's link id of each usable link (the columns of ``load``; ``paths`` index
         into it).
+    group : numpy.ndarray or None
+        ``(G, N)``: when the trees are one root's moved by the network's translations, each
+        translation on the end nodes (row 0 the identity); tree ``g x T0 + t`` is tree ``t``
+        moved by translation ``g``.
+    link_group : numpy.ndarray or None
+        ``(G, links)``: the same translations on the usable links' positions.
 
     References
     ----------
@@ -86,6 +92,20 @@ class Packing:
     iterations: int
     load: np.ndarray
     link_ids: np.ndarray
+    group: np.ndarray | None = None
+    link_group: np.ndarray | None = None
+
+    def base(self) -> "Packing":
+        """The trees of root 0 alone when the packing is translated (itself otherwise)."""
+        if self.group is None:
+            return self
+        t0 = len(self.root) // len(self.group)
+        return Packing(self.root[:t0], self.parent[:t0], self.path[:t0], self.weight[:t0], self.paths, self.z,
+                       self.iterations, self.load[:t0], self.link_ids)
+
+    def link_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Link orbits under the translations (:func:`link_orbits`)."""
+        return link_orbits(self.link_group, len(self.link_ids))
 
     def depth(self) -> np.ndarray:
         """``(trees, N)`` hops from the tree's root to every end node."""
@@ -102,6 +122,36 @@ class Packing:
             ready = todo & (pd >= 0)
             depth[ready] = pd[ready] + 1
         return depth
+
+
+def link_orbits(link_group: np.ndarray | None, links: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Orbits of the usable links under translations, as rows of a programme.
+
+    Parameters
+    ----------
+    link_group : numpy.ndarray or None
+        ``(G, links)`` translations of the link positions, or None.
+    links : int
+        Usable links.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(row of every link, representative link of every row, translations taking each link
+        onto its row's representative)``; without translations every link is its own row, once.
+
+    Examples
+    --------
+    >>> row, rep, copies = link_orbits(np.array([[0, 1, 2, 3], [1, 0, 3, 2]]), 4)
+    >>> row.tolist(), rep.tolist(), copies.tolist()
+    ([0, 0, 1, 1], [0, 2], [1.0, 1.0, 1.0, 1.0])
+    """
+    if link_group is None:
+        return np.arange(links), np.arange(links), np.ones(links)
+    orbit = link_group.min(axis=0)
+    reps = np.unique(orbit)
+    row_of = np.searchsorted(reps, orbit)
+    return row_of, reps, len(link_group) / np.bincount(row_of)[row_of]
 
 
 def _logical(system, links=None) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
@@ -257,10 +307,8 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
         row_of, copies, gl = rows, np.ones(nl), None
     else:                 # a row per orbit of links; root 0's trees stand for their translates
         gv, gl = group
-        orbit = gl.min(axis=0)
-        rows = np.unique(orbit)
-        row_of, roots = np.searchsorted(rows, orbit), np.zeros(1, np.int64)
-        copies = len(gv) / np.bincount(row_of)[row_of]     # translations taking a link to its row's
+        row_of, rows, copies = link_orbits(gl, nl)
+        roots = np.zeros(1, np.int64)
     row_cap = cap[rows]
 
     def row_load(load: np.ndarray) -> np.ndarray:
@@ -366,13 +414,38 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
         m = root == r
         weight[m] /= weight[m].sum()
     return Packing(root=root, parent=parent, path=path, weight=weight, paths=tuple(paths), z=z / cap_max,
-                   iterations=it, load=load, link_ids=pr.ids)
+                   iterations=it, load=load, link_ids=pr.ids, group=None if group is None else gv[:, :n],
+                   link_group=gl)
+
+
+def translated(system) -> bool:
+    """Whether :func:`pack` moves one root's trees by the network's translations here.
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+
+    Returns
+    -------
+    bool
+        True if :meth:`~collsim.core.network.Network.translations` gives a group that keeps the
+        usable links and their bandwidths.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> translated(load_system("torus", dims=(3, 4))), translated(load_system("mesh", dims=(3, 4)))
+    (True, False)
+    """
+    return system.translations() is not None and _symmetry(system, _Pricer(system, False)) is not None
 
 
 def _symmetry(system, pr: _Pricer) -> tuple[np.ndarray, np.ndarray] | None:
     """The network's translations as permutations of vertices and of the usable links, or None.
 
-    They are used only if they form a group of ``N`` elements taking node 0 to every end node,
+    They are used only if they form a group of ``N`` elements (the first the identity) taking node 0
+    to every end node,
     map the usable links onto themselves one to one and keep every link's bandwidth.
     """
     trans = system.translations()
@@ -380,7 +453,8 @@ def _symmetry(system, pr: _Pricer) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     gv = np.asarray(trans, np.int64)
     n, lk = pr.n, system.links
-    if gv.shape != (n, system.vertices) or not np.array_equal(np.sort(gv[:, 0]), np.arange(n)):
+    if gv.shape != (n, system.vertices) or not np.array_equal(np.sort(gv[:, 0]), np.arange(n)) \
+            or not np.array_equal(gv[0], np.arange(system.vertices)):
         return None
     src, dst = np.asarray(lk.src)[pr.ids], np.asarray(lk.dst)[pr.ids]
     ids = lk.index(gv[:, src], gv[:, dst])

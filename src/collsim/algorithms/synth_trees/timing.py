@@ -120,6 +120,7 @@ def variables(packing: Packing, rounds: int, *, by_level: bool = False) -> int:
     >>> variables(pack(load_system("ring", nodes=3)), 2)    # 4 arcs from a root (2 rounds), 2 below (1)
     10
     """
+    packing = packing.base()
     depth = packing.depth()
     ok = depth.max(axis=1) <= rounds
     if by_level:
@@ -173,6 +174,9 @@ def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: floa
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
     s = int(rounds)
+    full = packing
+    packing = full.base()              # translated trees: root 0's alone, a row per link orbit
+    row_of, reps, copies = full.link_rows()
     depth = packing.depth()
     keep = np.flatnonzero(depth.max(axis=1) <= s)
     roots = np.unique(packing.root)
@@ -223,16 +227,17 @@ def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: floa
     cols += [va, uvar]
     vals += [np.ones(len(va)), -np.ones(len(va))]
     # link loads: sum over arcs crossing l of (h[u, j] - h[u, j-1]) x block / bandwidth <= tau_j
-    nl = len(bandwidth_bytes_per_s)
+    # (translated: every translate of the arcs crossing the orbit's representative)
+    nl = len(reps)
     path = packing.path[tree, node]
     hops = np.array([len(packing.paths[p]) for p in path], np.int64)
     link = np.concatenate([packing.paths[p] for p in path]) if na else np.zeros(0, np.int64)
     coef_unit = unit_of[np.repeat(np.arange(na), hops)]
     bw = np.asarray(bandwidth_bytes_per_s, float)
-    coef = bw.min() / bw[link]             # in units of a block over the slowest link (HiGHS's tolerances are absolute)
+    coef = bw.min() / bw[link] * copies[link]   # in units of a block over the slowest link (HiGHS's tolerances are absolute)
     rep = width[coef_unit]
     var = np.repeat(off[coef_unit], rep) + _ranges(rep)
-    vlink = np.repeat(link, rep)
+    vlink = np.repeat(row_of[link], rep)
     vcoef = np.repeat(coef, rep)
     base = nrow
     nrow += s * nl
@@ -266,8 +271,13 @@ def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: floa
     cum = np.maximum.accumulate(np.maximum(cum, 0.0), axis=1)
     weight = np.zeros(len(packing.root))
     weight[keep] = np.maximum(res.x[w0:tau0], 0.0)
-    first_arc = level - 1
-    return Timing(tree=tree, node=node, first=first_arc, cumulative=cum[unit_of], weight=weight,
+    first_arc, cum = level - 1, cum[unit_of]
+    if full.group is not None:         # every translate of root 0's arcs, with their shares
+        g = len(full.group)
+        tree = (np.arange(g)[:, None] * len(packing.root) + tree[None, :]).ravel()
+        node = full.group[:, node].ravel()
+        first_arc, cum, weight = np.tile(first_arc, g), np.tile(cum, (g, 1)), np.tile(weight, g)
+    return Timing(tree=tree, node=node, first=first_arc, cumulative=cum, weight=weight,
                   bandwidth_s=float(res.x[tau0:].sum()) * block_bytes / float(bw.min()))
 
 
