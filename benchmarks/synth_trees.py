@@ -116,13 +116,13 @@ def issue_table(smoke: bool = False) -> None:
 def ocs_family(smoke: bool = False, as_json: bool = False) -> None:
     """All-gather of 1 MiB a node on optical circuit switches of every port count (issue 32, item 8).
 
-    N in 8, 12, 16, 24, 32 and ports 1, 2, 3, 4, N/4, N/2, N-2 and N-1, each with a reconfiguration
+    N in 8, 12, 16, 24, 32, 48, 64 and ports 1, 2, 3, 4, N/4, N/2, N-2 and N-1, each with a reconfiguration
     time drawn log-uniformly from 4 ns to 10 ms (seed N x 100 + p): synth-trees alone (one
     configuration, verified, flow-simulated) against the kind's reconfiguration-aware bound, and
     what ``synthesize`` keeps among every algorithm.  Smoke: N = 8, ports 2.
     """
     from collsim.systems.ocs import OCS
-    cases = [(8, 2)] if smoke else sorted({(n, p) for n in (8, 12, 16, 24, 32)
+    cases = [(8, 2)] if smoke else sorted({(n, p) for n in (8, 12, 16, 24, 32, 48, 64)
                                            for p in (1, 2, 3, 4, n // 4, n // 2, n - 2, n - 1) if 1 <= p <= n - 1})
     out, worst = [], 1.0
     for n, p in cases:

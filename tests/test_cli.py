@@ -280,8 +280,11 @@ def test_compare_names_what_does_not_apply_in_one_line_and_every_failure_in_full
     rows, skipped = collsim.compare("ring", "allgather", "1KiB", nodes=7)
     assert {s.algorithm for s in skipped} == {"mesh", "ne", "recursive-doubling"} and not any(s.failed for s in skipped)
     _, on_ocs = collsim.compare("ocs", "allgather", "1KiB", nodes=8)
-    # the synthesizers plan on more circuits than 8 nodes' ports allow (issue 32 leaves the OCS circuit choice open)
-    assert {(s.algorithm, s.failed) for s in on_ocs} == {("mesh", False), ("synth-matching", True), ("synth-trees", True)}
+    # synth-trees plans on one circuit configuration; the matching would use any circuit in any step
+    assert {(s.algorithm, s.failed) for s in on_ocs} == {("mesh", False), ("synth-matching", False)}
+    _, on_ocs = collsim.compare("ocs", "alltoall", "1KiB", nodes=8)
+    # the all-to-all synthesizer plans on more circuits than one port allows: it fails when built
+    assert {(s.algorithm, s.failed) for s in on_ocs} == {("mesh", False), ("synth-alltoall", True)}
     proc = run_cli("compare", "--system", "ring", "-n", "7", "-s", "1KiB", check=True)
     notes = [line for line in proc.stderr.splitlines() if line.startswith("skipped:")]
     assert len(notes) == 1 and all(n in notes[0] for n in ("mesh", "ne", "recursive-doubling", "--explain")), notes
@@ -290,8 +293,8 @@ def test_compare_names_what_does_not_apply_in_one_line_and_every_failure_in_full
     assert "ne cannot build allgather here: needs an even number of nodes, got 7" in explained
     rows = json.loads(run_cli("compare", "--system", "ring", "-n", "7", "-s", "1KiB", "--json", check=True).stdout)
     assert {r["algorithm"]: r["skipped"] for r in rows if r["skipped"]}.keys() == {"mesh", "ne", "recursive-doubling"}
-    ocs = run_cli("compare", "--system", "ocs", "-n", "8", "-s", "1KiB", check=True).stderr
+    ocs = run_cli("compare", "--system", "ocs", "-n", "8", "-c", "alltoall", "-s", "1KiB", check=True).stderr
     notes = [line for line in ocs.splitlines() if line.startswith("skipped:")]
-    assert len(notes) == 3 and "mesh does not apply" in notes[0], notes
-    assert {n.split()[1] for n in notes[1:]} == {"synth-matching", "synth-trees"} and "port" in ocs, notes
-    assert all("failed on this instance: " in n for n in notes[1:]), notes
+    assert len(notes) == 2 and "mesh does not apply" in notes[0], notes
+    assert notes[1].split()[1] == "synth-alltoall" and "port" in notes[1], notes
+    assert "failed on this instance: " in notes[1], notes

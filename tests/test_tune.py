@@ -139,8 +139,8 @@ def test_a_second_run_reads_every_trial_from_the_store(tmp_path):
 def test_the_counts_say_what_became_of_each_trial(tmp_path):
     """Issue 31: "10 trials: 10 built and verified" when none could be built.  Each trial is counted once:
     built and verified, failed verification or could not be built now, or read from the store."""
-    args = ("ocs", "allgather", [1024, 4096])
-    options = {"nodes": 8, "algorithms": ["ring", "synth-matching"]}  # synth-matching cannot fit one port
+    args = ("ocs", "alltoall", [1024, 4096])
+    options = {"nodes": 8, "algorithms": ["pairwise", "synth-alltoall"]}  # synth-alltoall cannot fit one port
     with Store(tmp_path / "t.sqlite") as store:
         first = tune(*args, store=store, **options)
         again = tune(*args, store=store, **options)
@@ -166,7 +166,7 @@ def test_a_tuning_where_nothing_fits_in_memory_is_refused_before_any_trial(monke
 def test_a_tuning_where_no_trial_can_be_built_is_refused():
     from collsim.core.errors import UnsupportedError
     with pytest.raises(UnsupportedError, match="port"):  # the first trial's own reason
-        tune("ocs", "allgather", [1024], nodes=8, algorithms=["synth-matching"])
+        tune("ocs", "alltoall", [1024], nodes=8, algorithms=["synth-alltoall"])
 
 
 def test_the_mpich_form_is_ordered_by_size_and_ends_with_any(torus_allreduce):
@@ -250,8 +250,8 @@ def test_the_command_prints_csv_and_json_rows(tmp_path):
 
 
 def test_the_command_counts_trials_that_could_not_be_built_as_such(tmp_path):
-    args = ["--system", "ocs", "-n", "8", "-b", "1KiB", "-e", "4KiB", "-f", "4", "-a", "ring,synth-matching",
-            "--no-store"]
+    args = ["--system", "ocs", "-n", "8", "-c", "alltoall", "-b", "1KiB", "-e", "4KiB", "-f", "4", "-a",
+            "pairwise,synth-alltoall", "--no-store"]
     summary = _tune(tmp_path, *args).stderr.strip().splitlines()[-1]
     trials = json.loads(_tune(tmp_path, *args, "--trials", "--json").stdout)
     unbuilt = sum(t["time_s"] is None for t in trials)

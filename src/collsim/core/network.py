@@ -228,42 +228,13 @@ class Network(System):
         return None
 
     def configurations(self) -> tuple[tuple[str, np.ndarray], ...] | None:
-        """Sets of links the network can hold at once, when it cannot hold every link together.
-
-        A synthesizer plans on one of them (or several, paying what changing costs); a fixed
-        network holds all its links at once and has none.
-
-        Returns
-        -------
-        tuple of (str, numpy.ndarray) or None
-            ``(name, link ids)`` per candidate configuration, or None: every link at once.
-
-        Examples
-        --------
-        >>> from collsim.systems import load_system
-        >>> load_system("ring", nodes=4).configurations() is None
-        True
-        """
+        """``(name, link ids)`` of each set of links the network can hold at once, for synthesis to
+        plan on, when it cannot hold them all together (a circuit switch); None: every link at once."""
         return None
 
     def translations(self) -> np.ndarray | None:
-        """Automorphisms that take node 0 to every end node, as vertex permutations, or None.
-
-        A synthesizer may then plan for one node and move the plan to the others (a torus's
-        shifts, a hypercube's bit flips, an optical circuit switch's rotations).
-
-        Returns
-        -------
-        numpy.ndarray or None
-            ``(N, V)``: row ``g`` maps every vertex, with ``row[0]`` running over the end nodes;
-            None when the topology declares none (the base class).
-
-        Examples
-        --------
-        >>> from collsim.systems import load_system
-        >>> load_system("mesh", dims=(2, 2)).translations() is None
-        True
-        """
+        """``(N, V)`` vertex permutations keeping the links, row ``g`` taking node 0 to end node ``g``
+        (a torus's shifts), for synthesis to plan one node's part and move it; None: none declared."""
         return None
 
     # --- shared machinery -----------------------------------------------------------

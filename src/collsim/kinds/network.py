@@ -300,7 +300,7 @@ class NetworkModel(KindModel):
                "interop/trace_network.py", "algorithms/latency.py", "algorithms/textbook_mesh.py",
                "algorithms/synth_alltoall.py", "algorithms/synth_matching/overlays.py",
                "algorithms/synth_matching/search.py", "algorithms/synth_matching/step.py",
-               "algorithms/synth_trees/build.py",
+               "algorithms/synth_trees/build.py", "algorithms/synth_trees/plan.py",
                "experiments/reproduce_textbook.py")
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):

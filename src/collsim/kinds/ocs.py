@@ -352,7 +352,7 @@ class OCSModel(NetworkModel):
     part_class = OCSPart
     legend_title = "compare on optical circuit switches"
     capabilities = frozenset({"flow-simulation", "mpi"})  # ranks run the data flow; circuits are not emulated
-    modules = ("algorithms.ocs", "algorithms.multiport_bruck", "algorithms.multiport_ring", "systems.ocs")
+    modules = ("algorithms.ocs", "algorithms.multiport_bruck", "algorithms.multiport_ring", "systems.ocs", "systems.ocs_configurations")
     instance_keys = (*NetworkModel.instance_keys, "ports", "reconfiguration_s")
 
     @property

@@ -34,13 +34,9 @@ from ...core.schedule import LogicalSchedule
 from ...core.validate import optional_integer
 from ..common import check_root
 from ..registry import register
-from .packing import Packing, pack, translated
-from . import timing
-from .pipeline import Deliveries, per_round, pipeline
-
-MAX_DELIVERIES = 1_000_000
-"""Most chunk deliveries a synthesized schedule may hold (each costs about 64 bytes to build and
-verify): the pieces per block are capped so that ``N x pieces x (N - 1)`` stays below it."""
+from .packing import pack, translated
+from .pipeline import Deliveries
+from .plan import LAYERED_ITERATIONS, LAYERED_TOLERANCE, _physical_paths, _plan
 
 MAX_END_NODES = 32
 """Largest network the packing is tried on without translations.  Each column-generation round
@@ -99,121 +95,6 @@ def requires(system, collective) -> str | None:
     return _unreachable(system)
 
 
-def _link_arrays(system):
-    lk = system.links
-    return (np.asarray(lk.bandwidth_bytes_per_s, float), np.asarray(lk.latency_s, float),
-            float(getattr(system, "startup_s", None) or 0.0))
-
-
-def _physical_paths(system, packing: Packing, reverse: bool) -> list[np.ndarray]:
-    """Link ids of every path, parent to child in the packing's direction (reversed: child to parent)."""
-    keep = packing.link_ids
-    return [keep[p][::-1] if reverse else keep[p] for p in packing.paths]
-
-
-def _round_times(d: Deliveries, paths: list[np.ndarray], bw, lat, startup, piece_bytes) -> np.ndarray:
-    """Each round's time: most loaded link's bytes over its bandwidth, plus the slowest latency."""
-    hops = np.array([len(p) for p in paths], np.int64)
-    plat = np.array([float(lat[p].sum()) for p in paths])
-    nbytes = np.diff(d.chunk_ptr).astype(float) * piece_bytes
-    per = hops[d.path]
-    links = np.concatenate([paths[p] for p in d.path]) if len(d.path) else np.zeros(0, np.int64)
-    rnd = np.repeat(d.round, per)
-    load = np.bincount(rnd * len(bw) + links, weights=np.repeat(nbytes, per), minlength=d.rounds * len(bw))
-    busy = (load.reshape(d.rounds, len(bw)) / bw[None, :]).max(axis=1)
-    wait = np.zeros(d.rounds)
-    np.maximum.at(wait, d.round, plat[d.path])
-    return busy + wait + startup
-
-
-MAX_PER_ROUND = 64
-"""Most pieces a root sends a round (``m``): its trees' shares are rounded to multiples of ``1 / m``."""
-
-
-def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: int | None,
-          rounds: int | None, chunk_base: np.ndarray, mode: str = "auto", beat_s: float = np.inf,
-          layered=None) -> tuple[Deliveries, int, int, float, str, Packing]:
-    """The fastest plan: deliveries, pieces, rounds, predicted time, timing and the trees it uses.
-
-    The uniform pipeline's (pieces a round ``m``, rounds ``K``):
-    A full round takes ``max over links of (pieces crossing it) x piece / bandwidth`` plus the
-    slowest path's latency and the start-up, the same every round; ``K + depth - 1`` rounds
-    (:mod:`~collsim.algorithms.synth_trees.pipeline`).  Each ``m`` has its best ``K`` in closed
-    form (``sqrt((depth - 1) x bandwidth time / latency)``), capped by :data:`MAX_DELIVERIES`.
-    Timed rounds are sought on ``packing`` and on the shallowest trees (``layered()``, a
-    packing made only when needed), and in ``auto`` mode only where they could beat both the
-    pipeline and ``beat_s`` (another configuration's plan).
-    """
-    bw, lat, startup = _link_arrays(system)
-    n = system.nodes
-    paths = _physical_paths(system, packing, reverse)
-    cap_bw = bw[packing.link_ids]
-    alpha = max(float(lat[p].sum()) for p in paths) + startup
-    receivers = max(n - 1, 1) * len(np.unique(packing.root))
-    cap = max(1, MAX_DELIVERIES // receivers)
-    depth = packing.depth().max(axis=1)
-    fixed = (pieces or 0) or (rounds or 0)
-    if fixed * receivers > 16 * MAX_DELIVERIES:
-        raise InputError(f"synth-trees: {fixed} pieces per block make at least {fixed * receivers:.3g} chunk "
-                         f"deliveries (about {fixed * receivers * 64 / 2**30:.3g} GiB to build and verify); "
-                         f"at most {16 * MAX_DELIVERIES // receivers} here")
-    if pieces is not None and rounds is not None and pieces % rounds:
-        raise InputError(f"synth-trees: pieces ({pieces}) must be a multiple of rounds ({rounds}): every "
-                         f"round carries the same pieces")
-    if pieces is not None and rounds is not None:
-        ms = [pieces // rounds]
-    elif pieces is not None:
-        ms = [m for m in range(1, min(MAX_PER_ROUND, pieces) + 1) if pieces % m == 0]
-    else:
-        ms = range(1, min(MAX_PER_ROUND, cap) + 1)
-    best = None
-    for m in ms:
-        per = per_round(packing, m)
-        link_s = float(((per @ packing.load) / cap_bw).max()) * block_bytes / m   # a round's bytes x K
-        d = int(depth[per > 0].max())
-        if pieces is not None:
-            ks = [pieces // m]
-        elif rounds is not None:
-            ks = [int(rounds)]
-        else:
-            kstar = np.sqrt(max(d - 1, 0) * link_s / alpha) if alpha > 0 else cap // m
-            hi = max(1, cap // m)
-            ks = sorted({int(np.clip(np.floor(kstar), 1, hi)), int(np.clip(np.ceil(kstar), 1, hi))})
-        for k in ks:
-            t = (k + d - 1) * (link_s / k + alpha)
-            if best is None or t < best[0]:
-                best = (t, m, k, per)
-    _, m, k, per = best
-    plan = pipeline(packing, per, k, chunk_base * (k * m))
-    time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / (k * m)).sum())
-    best = (time_s, plan, k * m, k, "pipeline", packing)
-    if rounds is None and mode != "pipeline":
-        limit = np.inf if mode == "timed" else min(time_s, beat_s)
-        if packing.z * block_bytes + startup >= limit:   # no plan on these links can beat it: no more packing
-            layered = None
-        for pool in ([] if layered is None else [layered]) + [packing]:   # the shallow trees first: cheaper
-            pool = pool if isinstance(pool, Packing) else pool()
-            paths = _physical_paths(system, pool, reverse)
-            alpha = max(float(lat[p].sum()) for p in paths) + startup
-            timed_best = _timed_plan(pool, cap_bw, paths, (bw, lat, startup), block_bytes, pieces, cap, alpha,
-                                     chunk_base, limit, floor_z=packing.z)
-            if timed_best is not None and (best[4] == "pipeline" and mode == "timed" or timed_best[0] < best[0]):
-                best = (*timed_best, "timed", pool)
-                limit = min(limit, timed_best[0])
-    time_s, plan, p, k, chosen, used = best
-    return plan, p, k, time_s, chosen, used
-
-
-LAYERED_TOLERANCE = 1e-4
-"""The shallowest trees' packing stops within this share of the unrestricted packing's rate: on
-dense networks its column generation meets many equally cheap trees and converges slowly."""
-
-LAYERED_ITERATIONS = 300
-"""Column-generation rounds at most for the shallowest trees (a pool for timed rounds, not a
-certificate): on a 16-node circuit switch with 14 ports a Kautz-like configuration had not
-converged after 500 (5 s); the circulant took 209."""
-
-
 TIMINGS = ("auto", "pipeline", "timed")
 """The ``timing`` parameter's values."""
 
@@ -222,45 +103,6 @@ def _tune(system, collective, size_bytes):
     """Both plans: the prediction behind ``auto`` counts link loads, while through switches the
     flow simulator shares links max-min fairly, so ``synthesize`` and ``tune`` time each."""
     return [{"timing": "pipeline"}, {"timing": "timed"}]
-
-
-TIMED_PIECES_PER_ROUND = 128
-"""Pieces per block and round of a timed plan: rounding the programme's shares to whole pieces
-moves at most one piece per arc and round."""
-
-
-def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, chunk_base, beat_s, floor_z=None):
-    """The fastest timed-rounds plan (:mod:`~collsim.algorithms.synth_trees.timing`) that can beat ``beat_s``.
-
-    Rounds from the least every root's trees need upward, each solved per arc while the programme
-    stays within :data:`~collsim.algorithms.synth_trees.timing.ARC_VARIABLES`, else per tree level
-    within :data:`~collsim.algorithms.synth_trees.timing.LEVEL_VARIABLES`, else skipped; so is a
-    count at which even a plan at the packing's rate (or ``floor_z``, a lower rate bound) would not beat the
-    best so far.  Returns ``(time_s, deliveries, pieces, rounds)`` or None.
-    """
-    bw, lat, startup = links
-    depth = packing.depth().max(axis=1)
-    s0 = int(max(depth[packing.root == r].min() for r in np.unique(packing.root)))
-    floor_s = max(packing.z if floor_z is None else floor_z, 0.0) * block_bytes
-    best = None
-    for s in sorted({s0, s0 + 1, s0 + 2, s0 + 4, 2 * s0, 3 * s0}):
-        limit = beat_s if best is None else min(beat_s, best[0])
-        if floor_s + s * alpha >= limit:
-            continue
-        if timing.variables(packing, s) <= timing.ARC_VARIABLES:
-            t = timing.timed(packing, cap_bw, block_bytes, s)
-        elif timing.variables(packing, s, by_level=True) <= timing.LEVEL_VARIABLES:
-            t = timing.timed(packing, cap_bw, block_bytes, s, by_level=True)
-        else:
-            continue
-        if t.bandwidth_s + s * alpha >= limit:
-            continue
-        p = pieces or min(cap, TIMED_PIECES_PER_ROUND * s)
-        plan = timing.deliveries(packing, t, p, chunk_base * p)
-        time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / p).sum())
-        if time_s < limit:
-            best = (time_s, plan, p, s)
-    return best
 
 
 def _emit(system, packing, plan: Deliveries, reverse: bool, offset: int):
@@ -306,8 +148,8 @@ def _logical(coll, phases) -> LogicalSchedule:
     reference="[ForestColl24] (spanning-tree packing at the cut bound's rate); [Edmonds73] (arborescence "
               "packing); [BangJensen95] (splitting off at switches); [DantzigWolfe60] (column generation); "
               "[ChuLiu65], [Edmonds67] (the pricing's minimum arborescence); [FordFulkerson58] (rounds timed "
-              "by a time-expanded programme); collsim's pricing through the switches and round pipelining "
-              "(docs/synthesis.md)",
+              "by a time-expanded programme); [ImaseItoh83], [ReddyPradhanKuhl80] (circuit configurations); "
+              "collsim's pricing through the switches, translations and round pipelining (docs/synthesis.md)",
     summary="synthesized from the graph: spanning trees packed at the cut bound's rate, pipelined",
 )
 def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, rounds: int | None = None,

@@ -35,6 +35,7 @@ import numpy as np
 
 from ...core.errors import InputError
 from .arborescence import min_arborescence
+from .translations import link_orbits, symmetry, translates
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,36 +125,6 @@ class Packing:
         return depth
 
 
-def link_orbits(link_group: np.ndarray | None, links: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Orbits of the usable links under translations, as rows of a programme.
-
-    Parameters
-    ----------
-    link_group : numpy.ndarray or None
-        ``(G, links)`` translations of the link positions, or None.
-    links : int
-        Usable links.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(row of every link, representative link of every row, translations taking each link
-        onto its row's representative)``; without translations every link is its own row, once.
-
-    Examples
-    --------
-    >>> row, rep, copies = link_orbits(np.array([[0, 1, 2, 3], [1, 0, 3, 2]]), 4)
-    >>> row.tolist(), rep.tolist(), copies.tolist()
-    ([0, 0, 1, 1], [0, 2], [1.0, 1.0, 1.0, 1.0])
-    """
-    if link_group is None:
-        return np.arange(links), np.arange(links), np.ones(links)
-    orbit = link_group.min(axis=0)
-    reps = np.unique(orbit)
-    row_of = np.searchsorted(reps, orbit)
-    return row_of, reps, len(link_group) / np.bincount(row_of)[row_of]
-
-
 def _logical(system, links=None) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
     """Vertices, end nodes and the usable links (bandwidth > 0, among ``links`` if given): src, dst, ids."""
     lk = system.links
@@ -232,6 +203,11 @@ def layered_tree(cost: np.ndarray, level: np.ndarray, root: int) -> np.ndarray:
     >>> c = np.array([[inf, 1, 1, inf], [inf, inf, 5, 3], [inf, 1, inf, 2], [inf, inf, inf, inf]])
     >>> layered_tree(c, np.array([0, 1, 1, 2]), 0).tolist()    # 3 takes 2's cheaper arc; 1 -> 2 is level to level
     [-1, 0, 0, 2]
+
+    References
+    ----------
+    J. Edmonds, "Optimum branchings", J. Res. NBS 71B, 1967 (the unrestricted problem, which
+    this restriction makes separable).
     """
     allowed = level[:, None] + 1 == level[None, :]
     parent = np.argmin(np.where(allowed, cost, np.inf), axis=0)
@@ -295,7 +271,7 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
     from scipy.sparse import csc_matrix, hstack
     pr = _Pricer(system, reverse, links)
     n = pr.n
-    group = _symmetry(system, pr) if roots is None else None
+    group = symmetry(system, pr) if roots is None else None
     all_roots = np.arange(n) if roots is None else np.asarray(roots, np.int64)
     cap = np.asarray(system.links.bandwidth_bytes_per_s, float)[pr.ids]
     cap_max = float(cap.max())
@@ -409,7 +385,7 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
     root = np.asarray(cols_root)[keep]
     parent, path, load = np.asarray(cols_parent)[keep], np.asarray(cols_path)[keep], np.asarray(cols_load)[keep]
     if group is not None:                               # every kept tree's translates, one per root
-        parent, path, load, root, weight = _translates(gv[:, :n], gl, parent, path, load, weight, paths, path_ids)
+        parent, path, load, root, weight = translates(gv[:, :n], gl, parent, path, load, weight, paths, path_ids)
     for r in all_roots:                                   # each root's shares sum to exactly 1
         m = root == r
         weight[m] /= weight[m].sum()
@@ -437,56 +413,9 @@ def translated(system) -> bool:
     >>> from collsim.systems import load_system
     >>> translated(load_system("torus", dims=(3, 4))), translated(load_system("mesh", dims=(3, 4)))
     (True, False)
+
+    References
+    ----------
+    L. Zhao et al., "ForestColl", arXiv 2402.06787, 2024 (the packing this reduces).
     """
-    return system.translations() is not None and _symmetry(system, _Pricer(system, False)) is not None
-
-
-def _symmetry(system, pr: _Pricer) -> tuple[np.ndarray, np.ndarray] | None:
-    """The network's translations as permutations of vertices and of the usable links, or None.
-
-    They are used only if they form a group of ``N`` elements (the first the identity) taking node 0
-    to every end node,
-    map the usable links onto themselves one to one and keep every link's bandwidth.
-    """
-    trans = system.translations()
-    if trans is None:
-        return None
-    gv = np.asarray(trans, np.int64)
-    n, lk = pr.n, system.links
-    if gv.shape != (n, system.vertices) or not np.array_equal(np.sort(gv[:, 0]), np.arange(n)) \
-            or not np.array_equal(gv[0], np.arange(system.vertices)):
-        return None
-    src, dst = np.asarray(lk.src)[pr.ids], np.asarray(lk.dst)[pr.ids]
-    ids = lk.index(gv[:, src], gv[:, dst])
-    pos = np.searchsorted(pr.ids, ids)
-    pos_c = np.minimum(pos, len(pr.ids) - 1)
-    if (ids < 0).any() or not (pr.ids[pos_c] == ids).all():
-        return None
-    bw = np.asarray(lk.bandwidth_bytes_per_s, float)
-    if not (np.sort(pos_c, axis=1) == np.arange(len(pr.ids))).all() or not (bw[ids] == bw[pr.ids]).all():
-        return None
-    return gv, pos_c
-
-
-def _translates(gv, gl, parent, path, load, weight, paths, path_ids):
-    """Every tree moved by every translation (``gv`` on end nodes, ``gl`` on link positions)."""
-    g_count, n = gv.shape
-    out_parent, out_path, out_load = [], [], []
-    for g in range(g_count):
-        mp = np.full(parent.shape, -1, np.int64)
-        mp[:, gv[g]] = np.where(parent >= 0, gv[g][np.maximum(parent, 0)], -1)
-        ppath = np.full(path.shape, -1, np.int64)
-        for t, w in zip(*np.nonzero(path >= 0)):
-            key = tuple(gl[g][paths[path[t, w]]].tolist())
-            if key not in path_ids:
-                path_ids[key] = len(paths)
-                paths.append(np.asarray(key, np.int64))
-            ppath[t, gv[g][w]] = path_ids[key]
-        moved = np.zeros_like(load)
-        moved[:, gl[g]] = load
-        out_parent.append(mp)
-        out_path.append(ppath)
-        out_load.append(moved)
-    root = np.repeat(gv[:, 0], len(parent))
-    return (np.concatenate(out_parent), np.concatenate(out_path), np.concatenate(out_load), root,
-            np.tile(weight, g_count))
+    return system.translations() is not None and symmetry(system, _Pricer(system, False)) is not None

@@ -1,0 +1,167 @@
+"""Translations of a network: one root's trees moved to every root (``synth-trees``).
+
+On a torus, a hypercube or a circuit switch, shifting every node by the same offset maps the
+links onto themselves (:meth:`~collsim.core.network.Network.translations`).  By symmetry and
+convexity the packing programme then has an optimal solution invariant under the shifts, so
+:func:`~collsim.algorithms.synth_trees.packing.pack` prices root 0's trees alone with a row per
+orbit of links, and the timing programme does the same; the trees are then moved to every root.
+
+References
+----------
+L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
+fabrics", arXiv 2402.06787, 2024 (the packing); G. B. Dantzig, P. Wolfe, "Decomposition principle
+for linear programs", Operations Research 8(1), 1960 (the programme being reduced).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def link_orbits(link_group: np.ndarray | None, links: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Orbits of the usable links under translations, as rows of a programme.
+
+    Parameters
+    ----------
+    link_group : numpy.ndarray or None
+        ``(G, links)`` translations of the link positions, or None.
+    links : int
+        Usable links.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(row of every link, representative link of every row, translations taking each link
+        onto its row's representative)``; without translations every link is its own row, once.
+
+    Examples
+    --------
+    >>> row, rep, copies = link_orbits(np.array([[0, 1, 2, 3], [1, 0, 3, 2]]), 4)
+    >>> row.tolist(), rep.tolist(), copies.tolist()
+    ([0, 0, 1, 1], [0, 2], [1.0, 1.0, 1.0, 1.0])
+
+    References
+    ----------
+    G. B. Dantzig, P. Wolfe, "Decomposition principle for linear programs", Operations Research
+    8(1), 1960 (the programme being reduced).
+    """
+    if link_group is None:
+        return np.arange(links), np.arange(links), np.ones(links)
+    orbit = link_group.min(axis=0)
+    reps = np.unique(orbit)
+    row_of = np.searchsorted(reps, orbit)
+    return row_of, reps, len(link_group) / np.bincount(row_of)[row_of]
+
+
+def symmetry(system, pr) -> tuple[np.ndarray, np.ndarray] | None:
+    """The network's translations as permutations of vertices and of the usable links, or None.
+
+    They are used only if they form a group of ``N`` elements (the first the identity) taking node
+    0 to every end node, map the usable links onto themselves one to one and keep every link's
+    bandwidth.
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+    pr : object
+        The packing's pricer: ``n`` end nodes and ``ids``, the usable links' ids.
+
+    Returns
+    -------
+    tuple of numpy.ndarray or None
+        ``(vertex permutations (G, V), link-position permutations (G, links))``, or None.
+
+    References
+    ----------
+    G. B. Dantzig, P. Wolfe, "Decomposition principle for linear programs", Operations Research
+    8(1), 1960 (the programme being reduced).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from collsim.systems import load_system
+    >>> ring = load_system("ring", nodes=4)
+    >>> symmetry(ring, SimpleNamespace(n=4, ids=np.arange(len(ring.links)))) is None   # no translations declared
+    True
+    >>> from collsim.systems.ocs import OCS
+    >>> sw = OCS(nodes=3)
+    >>> gv, gl = symmetry(sw, SimpleNamespace(n=3, ids=np.arange(6)))
+    >>> gl[1].tolist()                  # circuit 0 -> 1 (position 0) moves to 1 -> 2 (position 3)
+    [3, 2, 5, 4, 0, 1]
+    """
+    trans = system.translations()
+    if trans is None:
+        return None
+    gv = np.asarray(trans, np.int64)
+    n, lk = pr.n, system.links
+    if gv.shape != (n, system.vertices) or not np.array_equal(np.sort(gv[:, 0]), np.arange(n)) \
+            or not np.array_equal(gv[0], np.arange(system.vertices)):
+        return None
+    src, dst = np.asarray(lk.src)[pr.ids], np.asarray(lk.dst)[pr.ids]
+    ids = lk.index(gv[:, src], gv[:, dst])
+    pos = np.searchsorted(pr.ids, ids)
+    pos_c = np.minimum(pos, len(pr.ids) - 1)
+    if (ids < 0).any() or not (pr.ids[pos_c] == ids).all():
+        return None
+    bw = np.asarray(lk.bandwidth_bytes_per_s, float)
+    if not (np.sort(pos_c, axis=1) == np.arange(len(pr.ids))).all() or not (bw[ids] == bw[pr.ids]).all():
+        return None
+    return gv, pos_c
+
+
+def translates(gv, gl, parent, path, load, weight, paths, path_ids):
+    """Every tree moved by every translation (``gv`` on end nodes, ``gl`` on link positions).
+
+    Parameters
+    ----------
+    gv : numpy.ndarray
+        ``(G, N)`` translations of the end nodes.
+    gl : numpy.ndarray
+        ``(G, links)`` translations of the usable links' positions.
+    parent, path, load, weight : numpy.ndarray
+        Root 0's trees: parents, path ids per node, loads per link position, weights.
+    paths : list of numpy.ndarray
+        Link positions of every path id (extended with the moved paths).
+    path_ids : dict
+        Path (tuple of positions) to id (extended likewise).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(parent, path, load, root, weight)`` of every moved tree, translation by translation.
+
+    References
+    ----------
+    G. B. Dantzig, P. Wolfe, "Decomposition principle for linear programs", Operations Research
+    8(1), 1960 (the programme being reduced).
+
+    Examples
+    --------
+    >>> gv = np.array([[0, 1], [1, 0]]); gl = np.array([[0, 1], [1, 0]])
+    >>> paths, ids = [np.array([0])], {(0,): 0}
+    >>> out = translates(gv, gl, np.array([[-1, 0]]), np.array([[-1, 0]]), np.array([[1.0, 0.0]]),
+    ...                  np.array([1.0]), paths, ids)
+    >>> out[0].tolist(), out[3].tolist(), [p.tolist() for p in paths]
+    ([[-1, 0], [1, -1]], [0, 1], [[0], [1]])
+    """
+    g_count, n = gv.shape
+    out_parent, out_path, out_load = [], [], []
+    for g in range(g_count):
+        mp = np.full(parent.shape, -1, np.int64)
+        mp[:, gv[g]] = np.where(parent >= 0, gv[g][np.maximum(parent, 0)], -1)
+        ppath = np.full(path.shape, -1, np.int64)
+        for t, w in zip(*np.nonzero(path >= 0)):
+            key = tuple(gl[g][paths[path[t, w]]].tolist())
+            if key not in path_ids:
+                path_ids[key] = len(paths)
+                paths.append(np.asarray(key, np.int64))
+            ppath[t, gv[g][w]] = path_ids[key]
+        moved = np.zeros_like(load)
+        moved[:, gl[g]] = load
+        out_parent.append(mp)
+        out_path.append(ppath)
+        out_load.append(moved)
+    root = np.repeat(gv[:, 0], len(parent))
+    return (np.concatenate(out_parent), np.concatenate(out_path), np.concatenate(out_load), root,
+            np.tile(weight, g_count))
