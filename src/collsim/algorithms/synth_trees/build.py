@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.collective import SPECS, canonical_collective, make_collective
-from ...core.errors import InputError
+from ...core.errors import InputError, UnsupportedError
 from ...core.routes import INDEX, LinkRoutes
 from ...core.schedule import LogicalSchedule
 from ...core.validate import optional_integer
@@ -220,6 +220,9 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
                                                np.inf if best is None else best[2])
         if best is None or time_s < best[2]:
             best = (logical, {**params, "configuration": name}, time_s)
+    if best is None:
+        raise UnsupportedError(f"synth-trees: none of the network's {len(configs)} configurations can be packed "
+                               f"on {system.nodes} end nodes (without translations: up to {MAX_END_NODES})")
     return best[:2]
 
 
@@ -264,6 +267,8 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
 
     def packed(roots, reverse):
         packing = pack(system, roots, reverse=reverse, links=links)
+        if roots is not None:      # a root's shallowest trees all take its every link: one tree's rate
+            return packing, None
         return (packing,
                 lambda: pack(system, roots, reverse=reverse, links=links, layered=True, target_z=packing.z,
                              rel_tol=LAYERED_TOLERANCE, max_iterations=LAYERED_ITERATIONS))
