@@ -36,92 +36,10 @@ from ..core.wording import counted
 from .base import Column, Timing, register_model
 from .network import NetworkModel, NetworkPart
 from .ocs_notes import crossover_notes, crossovers_by_size, trial_entries
+from .ocs_paths import moore_diameter, moore_distance_sum, spread_rounds
 
 __all__ = ["OCS", "OCSBound", "OCSModel", "OCSPart", "bound_terms", "moore_diameter", "moore_distance_sum",
            "ocs_bound", "ocs_lower_bound_s", "spread_rounds"]
-
-
-def moore_diameter(nodes: int, degree: int) -> int:
-    """Least ``D`` with ``1 + k + ... + k^D >= N``: no digraph of out-degree ``k`` reaches N nodes sooner.
-
-    Parameters
-    ----------
-    nodes : int
-        N.
-    degree : int
-        Out-degree ``k >= 1``.
-
-    Returns
-    -------
-    int
-        The Moore bound on the eccentricity of every node (0 for one node).
-
-    Examples
-    --------
-    >>> moore_diameter(8, 1), moore_diameter(8, 2), moore_diameter(8, 7), moore_diameter(8, 100)
-    (7, 3, 1, 1)
-    """
-    reached, level, depth = 1, 1, 0
-    while reached < nodes:
-        level *= degree
-        reached += level
-        depth += 1
-    return depth
-
-
-def moore_distance_sum(nodes: int, degree: int) -> int:
-    """Least sum of distances from one node to the N-1 others in a digraph of out-degree ``k``.
-
-    At most ``k^j`` nodes lie at distance ``j``: filling the levels in order gives the least sum.
-
-    Parameters
-    ----------
-    nodes, degree : int
-        N and ``k``.
-
-    Returns
-    -------
-    int
-        ``sum_j j * (nodes at distance j)`` for the Moore tree.
-
-    Examples
-    --------
-    >>> moore_distance_sum(4, 1), moore_distance_sum(7, 2), moore_distance_sum(5, 4)
-    (6, 10, 4)
-    """
-    left, level, depth, total = nodes - 1, 1, 0, 0
-    while left > 0:
-        level *= degree
-        depth += 1
-        take = min(level, left)
-        total += depth * take
-        left -= take
-    return total
-
-
-def spread_rounds(nodes: int, ports: int) -> int:
-    """``ceil(log_{p+1} N)``: circuit hops before one node's data can reach all N (exact integers).
-
-    Parameters
-    ----------
-    nodes, ports : int
-        N and p.
-
-    Returns
-    -------
-    int
-        Least ``H`` with ``(p + 1)^H >= N``.
-
-    Examples
-    --------
-    >>> spread_rounds(8, 1), spread_rounds(9, 2), spread_rounds(10, 2)
-    (3, 2, 3)
-    """
-    h, reach = 0, 1
-    while reach < nodes:
-        reach *= ports + 1
-        h += 1
-    return h
 
 
 @dataclass(frozen=True)
@@ -153,6 +71,14 @@ class OCSBound:
     def time_s(self) -> float:
         """``reconfiguration_s + max(latency_s, bandwidth_s)`` (they overlap; reconfiguration does not)."""
         return self.reconfiguration_s + max(self.latency_s, self.bandwidth_s)
+
+    @property
+    def certificate(self) -> str:
+        """The binding term in words (docs/derivations/ocs-bound.md)."""
+        c = self.configurations
+        why = (f"{self.hops} circuit hops must chain, {format_time(self.latency_s)}" if self.latency_s >= self.bandwidth_s
+               else f"the busiest node's bytes over its ports take {format_time(self.bandwidth_s)}")
+        return f"{c} configuration{'s' if c != 1 else ''} ({format_time(self.reconfiguration_s)} reconfiguring); {why}"
 
 
 def bound_terms(system, collective: Collective, configurations: int) -> OCSBound:
@@ -427,6 +353,10 @@ class OCSModel(NetworkModel):
     def lower_bound_s(self, system, collective) -> float:
         """Bandwidth, circuit-hop latency and reconfiguration (:func:`ocs_lower_bound_s`)."""
         return ocs_lower_bound_s(system, collective)
+
+    def bound_certificate(self, system, collective) -> OCSBound:
+        """The binding number of configurations and term (:func:`ocs_bound`), not the network's cut."""
+        return ocs_bound(system, collective)
 
     def report_facts(self, schedule, report) -> list[str]:
         """The switch's reconfigurations (phases - 1)."""
