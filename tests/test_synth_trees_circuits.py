@@ -114,3 +114,9 @@ def test_random_tori_reach_ninety_nine_hundredths_of_the_bound_by_translations(d
     row = collsim.evaluate(s, report=collsim.verify(s))
     assert row.verified and row.lower_bound_s / row.time_s >= 0.99
     assert row.time_s == pytest.approx(s.params["predicted_time_s"], rel=1e-5)   # direct links: exact
+
+
+def test_a_switch_s_certificate_is_the_binding_term_of_its_own_bound():
+    out = collsim.synthesize(OCS(nodes=8, ports=2), "allgather", "1MiB", registered=False)
+    assert out.certificate.time_s == pytest.approx(out.bound_s, rel=1e-12)
+    assert out.certificate.configurations >= 1 and "configuration" in out.certificate.certificate
