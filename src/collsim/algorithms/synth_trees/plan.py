@@ -142,11 +142,12 @@ certificate): on a 16-node circuit switch with 14 ports a Kautz-like configurati
 converged after 500 (5 s); the circulant took 209."""
 
 
-TIMED_PIECES_PER_ROUND = 512
-"""Pieces per block and round of a timed plan (within :data:`MAX_DELIVERIES`): rounding the
-programme's shares down to whole pieces moves at most one piece per arc and round to the last
-round, which costs a dense circuit switch's two rounds several per cent at 128 (N = 32, 30 ports:
-0.942 of the bound; 0.967 at 512)."""
+TIMED_PIECES_PER_ROUND = (128, 512)
+"""Pieces per block and round a timed plan tries (within :data:`MAX_DELIVERIES`), keeping the
+faster: rounding the programme's shares down to whole pieces moves at most one piece per arc and
+round to the last round, and how much that costs depends on the count, not monotonically (a
+32-node circuit switch with 30 ports: 0.942 of the bound at 128, 0.967 at 512; 48 nodes with 46
+ports: 0.972 at 128, 0.953 at 512)."""
 
 
 def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, chunk_base, beat_s, floor_z=None):
@@ -155,8 +156,10 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, 
     Rounds from the least every root's trees need upward, each solved per arc while the programme
     stays within :data:`~collsim.algorithms.synth_trees.timing.ARC_VARIABLES`, else per tree level
     within :data:`~collsim.algorithms.synth_trees.timing.LEVEL_VARIABLES`, else skipped; so is a
-    count at which even a plan at the packing's rate (or ``floor_z``, a lower rate bound) would not beat the
-    best so far.  Returns ``(time_s, deliveries, pieces, rounds)`` or None.
+    count at which even a plan at the packing's rate (or ``floor_z``, a lower rate bound) with the
+    fewest rounds the trees need would not beat the best so far (rounding to whole pieces can leave
+    rounds empty, so a larger count can end in fewer paid rounds).  Each solution is rounded to every
+    count of :data:`TIMED_PIECES_PER_ROUND`.  Returns ``(time_s, deliveries, pieces, rounds)`` or None.
     """
     bw, lat, startup = links
     depth = packing.depth().max(axis=1)
@@ -165,7 +168,7 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, 
     best = None
     for s in sorted({s0, s0 + 1, s0 + 2, s0 + 4, 2 * s0, 3 * s0}):
         limit = beat_s if best is None else min(beat_s, best[0])
-        if floor_s + s * alpha >= limit:
+        if floor_s + s0 * alpha >= limit:
             continue
         if timing.variables(packing, s) <= timing.ARC_VARIABLES:
             t = timing.timed(packing, cap_bw, block_bytes, s)
@@ -173,11 +176,11 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, 
             t = timing.timed(packing, cap_bw, block_bytes, s, by_level=True)
         else:
             continue
-        if t.bandwidth_s + s * alpha >= limit:
+        if t.bandwidth_s + s0 * alpha >= limit:     # rounding can leave rounds empty: s0 of them pay latency
             continue
-        p = pieces or min(cap, TIMED_PIECES_PER_ROUND * s)
-        plan = timing.deliveries(packing, t, p, chunk_base * p)
-        time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / p).sum())
-        if time_s < limit:
-            best = (time_s, plan, p, s)
+        for p in sorted({pieces} if pieces else {min(cap, m * s) for m in TIMED_PIECES_PER_ROUND}):
+            plan = timing.deliveries(packing, t, p, chunk_base * p)
+            time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / p).sum())
+            if time_s < (beat_s if best is None else min(beat_s, best[0])):
+                best = (time_s, plan, p, s)
     return best
