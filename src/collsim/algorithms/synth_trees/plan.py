@@ -179,7 +179,10 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, 
         if t.bandwidth_s + s0 * alpha >= limit:     # rounding can leave rounds empty: s0 of them pay latency
             continue
         for p in sorted({pieces} if pieces else {min(cap, m * s) for m in TIMED_PIECES_PER_ROUND}):
-            plan = timing.deliveries(packing, t, p, chunk_base * p)
+            try:
+                plan = timing.deliveries(packing, t, p, chunk_base * p)
+            except timing.RoundingError:
+                continue
             time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / p).sum())
             if time_s < (beat_s if best is None else min(beat_s, best[0])):
                 best = (time_s, plan, p, s)
