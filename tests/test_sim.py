@@ -112,6 +112,39 @@ def test_random_incidences_match_naive_filling(seed):
     assert check_max_min(ptr, links, cap, r)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_copies_equal_listing_every_copy(seed):
+    """A row with ``copies=k`` gets the rate each of k listed identical flows gets."""
+    rng = np.random.default_rng(seed)
+    nl, nf = int(rng.integers(1, 6)), int(rng.integers(1, 8))
+    rows = [sorted(rng.choice(nl, size=int(rng.integers(1, nl + 1)), replace=False).tolist())
+            for _ in range(nf)]
+    copies = rng.integers(1, 4, nf)
+    cap = rng.integers(1, 5, nl).astype(float)
+    expanded = [r for r, c in zip(rows, copies) for _ in range(c)]
+    listed = max_min_rates(*csr(expanded), cap)
+    r = max_min_rates(*csr(rows), cap, copies=copies)
+    assert np.repeat(r, copies) == pytest.approx(listed, rel=1e-9)
+    assert listed == pytest.approx(naive_max_min(expanded, cap), rel=1e-9)
+
+
+@pytest.mark.parametrize("mode", ["bulk", "dataflow"])
+def test_identical_flows_simulated_as_copies_time_alike(mode, monkeypatch):
+    """One-piece flows through switches (synth-trees splits them) merge into copies in the engine;
+    the times are those of simulating every flow on its own."""
+    from collsim.experiments.network_families import rail_boxes
+    from collsim.sim import flow
+
+    s = collsim.build("synth-trees", rail_boxes(2, gpus=4), "allgather", 1 << 16, pieces=8)
+    routes = s.routes
+    assert flow._repeats(routes.route_ptr, routes.route_links, s.size_bytes).sum() > len(s.src) // 2  # merged
+    merged = simulate(s, mode=mode, check=False)
+    monkeypatch.setattr(flow, "_repeats", lambda ptr, *a: np.zeros(len(ptr) - 1, bool))
+    alone = simulate(s, mode=mode, check=False)
+    assert merged.transfer_finish_s == pytest.approx(alone.transfer_finish_s, rel=1e-9)
+    assert merged.peak_link_flows == alone.peak_link_flows
+
+
 # --- uncongested schedules equal the α–β closed form -----------------------------------
 
 @pytest.mark.parametrize("p", [3, 4, 8, 16])

@@ -315,7 +315,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
         link_bytes += np.rint(block).astype(np.int64)
     start = np.zeros(n)
     finish = np.zeros(n)
-    eng = _Engine(ptr, links, lt.bandwidth_bytes_per_s)
+    eng = _Engine(ptr, links, lt.bandwidth_bytes_per_s, _repeats(ptr, links, esize, pfixed))
 
     def paths_of(ids: np.ndarray) -> np.ndarray:
         """The paths (sub-flows) of transfers ``ids``."""
@@ -402,6 +402,28 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
                      transfer_finish_s=finish, link_bytes=link_bytes, link_busy_s=eng.busy,
                      max_link_load=schedule.max_link_load(), peak_link_flows=eng.peak, mode=mode,
                      system=system, events=eng.events, verified=verified)
+
+
+def _repeats(ptr: np.ndarray, links: np.ndarray, *columns: np.ndarray) -> np.ndarray:
+    """Per path: whether it repeats the path before it (the same links in order and the same
+    ``columns``: bytes and fixed latency), so that started together they are one flow with copies."""
+    n = len(ptr) - 1
+    same = np.zeros(n, bool)
+    if n < 2:
+        return same
+    hops = np.diff(ptr)
+    same[1:] = hops[1:] == hops[:-1]
+    for col in columns:
+        same[1:] &= col[1:] == col[:-1]
+    for lo, hi in row_blocks(ptr):  # bounded temporaries: one block of route entries at a time
+        lo = max(lo, 1)
+        if hi <= lo:
+            continue
+        entry = np.arange(ptr[lo], ptr[hi])
+        owner = np.repeat(np.arange(lo, hi), hops[lo:hi])
+        differ = links[entry] != links[np.maximum(entry - hops[owner], 0)]
+        same[np.unique(owner[differ])] = False
+    return same
 
 
 def _verify(schedule: Schedule, report, check: bool) -> bool:

@@ -49,7 +49,7 @@ def _segment_starts(owner: np.ndarray) -> np.ndarray:
 
 
 def max_min_rates(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.ndarray,
-                  active: np.ndarray | None = None) -> np.ndarray:
+                  active: np.ndarray | None = None, copies: np.ndarray | None = None) -> np.ndarray:
     """Max-min fair rate of every flow (progressive filling, vectorised).
 
     Parameters
@@ -61,6 +61,10 @@ def max_min_rates(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.nda
         Capacity of every link (bytes/s), indexed by link id.
     active : numpy.ndarray or None, optional
         Boolean mask of the flows competing; None means all of them.
+    copies : numpy.ndarray or None, optional
+        Positive integer multiplicity of every flow: row ``f`` stands for ``copies[f]``
+        identical flows on the same links, which max-min fairness gives the same rate.
+        The result is the rate of *each* copy, as if every copy were listed (default: 1).
 
     Returns
     -------
@@ -79,6 +83,11 @@ def max_min_rates(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.nda
 
     >>> max_min_rates(np.array([0, 1, 3]), np.array([0, 0, 1]), np.array([2.0, 10.0])).tolist()
     [1.0, 1.0]
+
+    Three copies of flow 0 leave each a quarter of link 0:
+
+    >>> max_min_rates(np.array([0, 1, 3]), np.array([0, 0, 1]), np.array([2.0, 10.0]), copies=np.array([3, 1])).tolist()
+    [0.5, 0.5]
     """
     flow_ptr = np.asarray(flow_ptr, dtype=np.int64)
     flow_links = np.asarray(flow_links, dtype=np.int64)
@@ -101,6 +110,7 @@ def max_min_rates(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.nda
         base = np.repeat(flow_ptr[flows] - (np.cumsum(lens) - lens), lens)
         links = flow_links[base + np.arange(total)]
     owner = np.repeat(np.arange(flows.size), lens)
+    weight = None if copies is None else np.asarray(copies, dtype=np.float64)[flows]
     nlinks = len(capacity)
     if nlinks > 2 * links.size:  # renumber to the used links only
         mark = np.zeros(nlinks, bool)
@@ -114,21 +124,24 @@ def max_min_rates(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.nda
     local = np.zeros(flows.size)
     level = 0.0
     while links.size:
-        count = np.bincount(links, minlength=nlinks)
-        # isolated flows: alone on every link they still cross -> tightest remaining link
-        shared = count[links] > 1
+        w = None if weight is None else weight[owner]
+        count = np.bincount(links, weights=w, minlength=nlinks)
+        # isolated flows: alone (with their copies) on every link they still cross -> tightest remaining link
+        shared = count[links] > (1 if w is None else w * (1.0 + TIE_RTOL))
         n_shared = np.bincount(owner[shared], minlength=flows.size) if shared.any() else None
         starts = _segment_starts(owner)
         seg_owner = owner[starts]
+        alone = rem[links] if w is None else rem[links] / w
         if n_shared is None:
-            local[seg_owner] = np.minimum.reduceat(rem[links], starts)
+            local[seg_owner] = np.minimum.reduceat(alone, starts)
             break
         iso = n_shared[seg_owner] == 0
         if iso.any():
-            local[seg_owner[iso]] = np.minimum.reduceat(rem[links], starts)[iso]
+            local[seg_owner[iso]] = np.minimum.reduceat(alone, starts)[iso]
             keep = shared | (n_shared[owner] > 0)  # entries of non-isolated flows
             links, owner = links[keep], owner[keep]
-            count = np.bincount(links, minlength=nlinks)
+            w = None if weight is None else weight[owner]
+            count = np.bincount(links, weights=w, minlength=nlinks)
         # bottleneck step: smallest fair share among the links still in use
         inuse = count > 0
         share = np.full(nlinks, np.inf)
@@ -139,7 +152,7 @@ def max_min_rates(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.nda
         frozen[owner[bottleneck[links]]] = True
         local[frozen] = level
         done = frozen[owner]
-        rem -= level * np.bincount(links[done], minlength=nlinks)
+        rem -= level * np.bincount(links[done], weights=None if w is None else w[done], minlength=nlinks)
         np.maximum(rem, 0.0, out=rem)
         links, owner = links[~done], owner[~done]
     rates[flows] = local

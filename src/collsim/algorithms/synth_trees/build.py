@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.collective import SPECS, canonical_collective, make_collective
+from ...core.csr import permute_csr
 from ...core.errors import InputError, UnsupportedError
 from ...core.routes import INDEX, LinkRoutes
 from ...core.schedule import LogicalSchedule
@@ -106,37 +107,37 @@ def _tune(system, collective, size_bytes):
 
 
 def _emit(system, packing, plan: Deliveries, reverse: bool, offset: int):
-    """Columns (round, src, dst, chunk_ptr, chunk_idx, reduce, route_ptr, route_links) of one phase."""
+    """Columns (round, src, dst, chunk_ptr, chunk_idx, reduce, route_ptr, route_links) of one phase.
+
+    A transfer whose path crosses a switch is sent as one transfer per piece: the flow simulator
+    shares a link max-min fairly among flows, not bytes, and a flow's rate is at least the least
+    of ``bandwidth / flows`` over its links, so when every flow through a switch is one piece
+    each round ends within its prediction (the most loaded link's bytes over its bandwidth).  A
+    one-link transfer keeps its pieces together: it is held back only by its own link, which
+    then never idles while it sends."""
     paths = _physical_paths(system, packing, reverse)
     rnd, src, dst = plan.round, plan.src, plan.dst
     if reverse:
         rnd, src, dst = plan.rounds - 1 - rnd, dst, src
-    hops = np.array([len(p) for p in paths], np.int64)[plan.path]
-    route_links = np.concatenate([paths[p] for p in plan.path]).astype(INDEX)
-    route_ptr = np.r_[0, np.cumsum(hops)].astype(INDEX)
-    return (rnd + offset, src, dst, plan.chunk_ptr, plan.chunk_idx, np.full(len(src), reverse),
+    hops = np.array([len(p) for p in paths], INDEX)
+    sizes = np.diff(plan.chunk_ptr)
+    split = hops[plan.path] > 1
+    rows = np.repeat(np.arange(len(sizes)), np.where(split, sizes, 1))
+    cptr = np.r_[0, np.cumsum(np.where(split[rows], 1, sizes[rows]))].astype(INDEX)
+    route_ptr, route_links = permute_csr(hops, np.concatenate(paths).astype(INDEX), plan.path[rows])
+    return (rnd[rows] + offset, src[rows], dst[rows], cptr, plan.chunk_idx, np.full(len(rows), reverse),
             route_ptr, route_links)
 
 
 def _logical(coll, phases) -> LogicalSchedule:
     """One logical schedule from phases' columns, sorted by round (CSR payloads and routes kept aligned)."""
-    rnd = np.concatenate([p[0] for p in phases])
-    src = np.concatenate([p[1] for p in phases])
-    dst = np.concatenate([p[2] for p in phases])
-    red = np.concatenate([p[5] for p in phases])
-    chunks, routes = [], []
-    for p in phases:
-        ptr, idx, rptr, rl = p[3], p[4], p[6], p[7]
-        chunks += np.split(idx, ptr[1:-1])
-        routes += np.split(rl, rptr[1:-1])
+    rnd, src, dst, red = (np.concatenate([p[i] for p in phases]) for i in (0, 1, 2, 5))
+    lengths = [np.concatenate([np.diff(p[i]) for p in phases]) for i in (3, 6)]
     order = np.argsort(rnd, kind="stable")
-    chunks = [chunks[i] for i in order]
-    routes = [routes[i] for i in order]
-    cptr = np.r_[0, np.cumsum([len(c) for c in chunks])].astype(INDEX)
-    rptr = np.r_[0, np.cumsum([len(r) for r in routes])].astype(INDEX)
+    cptr, cidx = permute_csr(lengths[0], np.concatenate([p[4] for p in phases]).astype(INDEX), order)
+    rptr, rlinks = permute_csr(lengths[1], np.concatenate([p[7] for p in phases]).astype(INDEX), order)
     return LogicalSchedule(coll, rnd[order].astype(INDEX), src[order].astype(INDEX), dst[order].astype(INDEX),
-                           cptr, np.concatenate(chunks).astype(INDEX), red[order],
-                           routes=LinkRoutes(rptr, np.concatenate(routes).astype(INDEX)))
+                           cptr, cidx, red[order], routes=LinkRoutes(rptr, rlinks))
 
 
 @register(
