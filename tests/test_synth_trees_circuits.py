@@ -113,7 +113,8 @@ def test_random_tori_reach_ninety_nine_hundredths_of_the_bound_by_translations(d
     s = collsim.build("synth-trees", net, "allgather", 2**30 // net.nodes)
     row = collsim.evaluate(s, report=collsim.verify(s))
     assert row.verified and row.lower_bound_s / row.time_s >= 0.99
-    assert row.time_s == pytest.approx(s.params["predicted_time_s"], rel=1e-5)   # direct links: exact
+    # direct links: exact, but for chunks of whole bytes (the prediction takes a piece as block / pieces)
+    assert row.time_s == pytest.approx(s.params["predicted_time_s"], rel=s.params["pieces"] / (2**30 // net.nodes))
 
 
 def test_a_switch_s_certificate_is_the_binding_term_of_its_own_bound():

@@ -25,6 +25,7 @@ Programming Computation 10, 2018 (HiGHS).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,15 +34,27 @@ from ...core.errors import InputError
 from .packing import Packing
 from .pipeline import Deliveries, merge, shares
 
-ARC_VARIABLES = 6_000
-"""Largest per-arc timing programme solved (arc-round unknowns): about 2 s of HiGHS's interior
-point on this machine (a 16-GPU rail network in 8 rounds); it grows fast beyond (581 s for
-16,350 unknowns of a 32-host dragonfly)."""
+ARC_VARIABLES = 12_000
+"""Largest per-arc timing programme solved (arc-round unknowns): with :data:`IPM_OPTIONS`, 2.8 s
+of HiGHS's interior point for 9,578 unknowns (a 20-host dragonfly in 11 rounds) on this machine,
+and about 4 s at the cap.  The time grows faster than the size (17 s for 21,714 unknowns, which
+a 30-host dragonfly needs to reach 0.991 of the bound in 13 rounds; 10 s for 20,290 of a 5x5
+mesh), and ``synthesize`` and the test suite build many networks, so the cap is a compromise."""
 
 LEVEL_VARIABLES = 5_000
-"""Largest per-level programme solved (``by_level``): about 2 s (4,607 unknowns, a 32-host
-dragonfly in 14 rounds; 7,145 took 6 s and 11,375 took 37 s); larger instances keep the uniform
+"""Largest per-level programme solved (``by_level``): about 2 s for 4,607 unknowns (a 32-host
+dragonfly in 14 rounds; 10,854 of a 30-host one took 25 s); larger instances keep the uniform
 pipeline."""
+
+ROOTED_VARIABLES = 5_000
+"""Largest programme (per arc, or per level) solved for one root's trees (broadcast, reduce):
+Edmonds' packing from one root has deep trees, and in the families benchmark no programme above
+6,000 unknowns moved a broadcast (rails 0.780, dragonflies 0.895 with caps of 6,000 and of 24,000)."""
+
+IPM_OPTIONS = {"run_crossover": "off", "ipm_optimality_tolerance": 1e-6}
+"""HiGHS's interior point without crossover to a vertex, to a relative gap of 1e-6: the shares
+are rounded to whole pieces anyway, and crossover took 3.5 s of the 8.7 s a 20-host dragonfly's
+programme of 10,604 unknowns needed (5.6 s without it, 4 s with the looser gap)."""
 
 
 class RoundingError(ValueError):
@@ -191,7 +204,7 @@ def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: floa
     >>> round(timed(pack(net), np.ones(8), 1.0, 3).bandwidth_s, 6)   # 3 blocks into a node over 2 links: the bound
     1.5
     """
-    from scipy.optimize import linprog
+    from scipy.optimize import OptimizeWarning, linprog
     from scipy.sparse import coo_matrix
     s = int(rounds)
     full = packing
@@ -282,8 +295,10 @@ def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: floa
                       shape=(nu + len(roots), nv)).tocsr()
     cost = np.zeros(nv)
     cost[tau0:] = 1.0
-    res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(nrow), A_eq=a_eq, b_eq=np.r_[np.zeros(nu), np.ones(len(roots))],
-                  bounds=(0, None), method="highs-ipm")
+    with warnings.catch_warnings():   # scipy passes HiGHS's own option names on verbatim, with a warning
+        warnings.simplefilter("ignore", OptimizeWarning)
+        res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(nrow), A_eq=a_eq, b_eq=np.r_[np.zeros(nu), np.ones(len(roots))],
+                      bounds=(0, None), method="highs-ipm", options=IPM_OPTIONS)
     if res.status != 0:
         raise InputError(f"synth-trees: the timing programme failed: {res.message}")
     cum = np.zeros((nu, s))
