@@ -218,6 +218,40 @@ def test_synthesize_simulates_both_timings_and_keeps_the_faster():
         assert best.result.time_s <= collsim.evaluate(s).time_s * (1 + 1e-12)
 
 
+def test_a_timing_programme_unsolved_at_the_looser_gap_is_solved_at_the_defaults(monkeypatch):
+    """HiGHS's interior point can end with an unknown status (a random 3-regular graph did without
+    crossover): the programme is solved again at HiGHS's defaults, and the timed plan still wins."""
+    import scipy.optimize
+
+    from collsim.algorithms.synth_trees import timing
+    real = scipy.optimize.linprog
+    calls = []
+
+    def flaky(*args, options=None, **kw):
+        calls.append(dict(options or {}))
+        res = real(*args, options=options, **kw)
+        if options == timing.IPM_OPTIONS:
+            res.status = 4
+        return res
+    monkeypatch.setattr(scipy.optimize, "linprog", flaky)
+    s = collsim.build("synth-trees", hetero_mesh(3, 4, 4.0), "allgather", "256MiB", timing="timed")
+    assert s.params["timing"] == "timed" and {} in calls and collsim.verify(s).transfers > 0
+
+
+def test_a_timing_programme_never_solved_leaves_the_pipeline(monkeypatch):
+    import scipy.optimize
+    real = scipy.optimize.linprog
+
+    def failing(*args, **kw):
+        res = real(*args, **kw)
+        res.status = 4
+        return res
+    monkeypatch.setattr(scipy.optimize, "linprog", lambda *a, **kw: failing(*a, **kw) if "highs-ipm" ==
+                        kw.get("method") else real(*a, **kw))
+    s = collsim.build("synth-trees", hetero_mesh(3, 4, 4.0), "allgather", "256MiB", timing="timed")
+    assert s.params["timing"] == "pipeline" and collsim.verify(s).transfers > 0
+
+
 def test_an_unknown_timing_is_refused_naming_the_parameter():
     with pytest.raises(InputError, match="timing"):
         collsim.build("synth-trees", rail_boxes(2, gpus=2, rails=1), "allgather", "1MiB", timing="fastest")

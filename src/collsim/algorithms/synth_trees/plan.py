@@ -177,11 +177,14 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, 
         limit = beat_s if best is None else min(beat_s, best[0])
         if floor_s + s0 * alpha >= limit:
             continue
-        if timing.variables(packing, s) <= arc_cap:
-            t = timing.timed(packing, cap_bw, block_bytes, s)
-        elif timing.variables(packing, s, by_level=True) <= level_cap:
-            t = timing.timed(packing, cap_bw, block_bytes, s, by_level=True)
-        else:
+        try:
+            if timing.variables(packing, s) <= arc_cap:
+                t = timing.timed(packing, cap_bw, block_bytes, s)
+            elif timing.variables(packing, s, by_level=True) <= level_cap:
+                t = timing.timed(packing, cap_bw, block_bytes, s, by_level=True)
+            else:
+                continue
+        except timing.ProgrammeError:      # not solved to optimality: no plan from it
             continue
         if t.bandwidth_s + s0 * alpha >= limit:     # rounding can leave rounds empty: s0 of them pay latency
             continue
