@@ -18,9 +18,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .automorphisms import MAX_VERTICES, regular_translations
 from .ecmp import ecmp_next_links, ecmp_routes, hop_tables, min_hop_links
 from .errors import InputError, RouteError, UnsupportedError
 from .limits import MemoryLimitError, check_memory
+from .link_table import LinkTable
 from .routes import LinkRoutes
 from .system import System
 from .validate import physical
@@ -33,65 +35,6 @@ walk keeps row, hop and link per entry, then sorts them; arithmetic routes need 
 BYTES_PER_LINK = 112
 """Peak bytes per directed link while the link table is built: its four columns, the sort
 keys of :meth:`LinkTable.index` and the topology's temporary edge arrays."""
-
-
-@dataclass(frozen=True, eq=False)
-class LinkTable:
-    """Directed links of a network.
-
-    Parameters
-    ----------
-    src, dst : numpy.ndarray
-        Endpoint vertices of each link.
-    bandwidth_bytes_per_s, latency_s : numpy.ndarray
-        Per-link rate and latency.
-    vertices : int
-        Number of vertices (end nodes plus switches).
-
-    Examples
-    --------
-    >>> from collsim.systems.electrical import Ring
-    >>> links = Ring(nodes=4).links
-    >>> len(links), links.src.tolist(), links.dst.tolist()
-    (8, [0, 1, 2, 3, 0, 1, 2, 3], [1, 2, 3, 0, 3, 0, 1, 2])
-    >>> links.index([0, 1], [1, 3]).tolist()     # 1 -> 3 is not a link
-    [0, -1]
-    """
-
-    src: np.ndarray
-    dst: np.ndarray
-    bandwidth_bytes_per_s: np.ndarray
-    latency_s: np.ndarray
-    vertices: int
-
-    def __len__(self) -> int:
-        return len(self.src)
-
-    @cached_property
-    def _keys(self) -> tuple[np.ndarray, np.ndarray]:
-        key = self.src * self.vertices + self.dst
-        order = np.argsort(key, kind="stable")
-        return key[order], order
-
-    def index(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Link ids for vertex pairs; -1 where no link joins u to v.
-
-        Parameters
-        ----------
-        u, v : numpy.ndarray
-            Tail and head vertices.
-
-        Returns
-        -------
-        numpy.ndarray
-            Link id per pair (the first such link if there are parallel ones).
-        """
-        keys, order = self._keys
-        want = np.asarray(u, dtype=np.int64) * self.vertices + np.asarray(v, dtype=np.int64)
-        pos = np.searchsorted(keys, want)
-        pos_c = np.minimum(pos, len(keys) - 1)
-        ok = (pos < len(keys)) & (keys[pos_c] == want)
-        return np.where(ok, order[pos_c], -1)
 
 
 @dataclass(frozen=True)
@@ -234,8 +177,24 @@ class Network(System):
 
     def translations(self) -> np.ndarray | None:
         """``(N, V)`` vertex permutations keeping the links, row ``g`` taking node 0 to end node ``g``
-        (a torus's shifts), for synthesis to plan one node's part and move it; None: none declared."""
-        return None
+        (a torus's shifts), for synthesis to plan one node's part and move it; None: none found.
+
+        Topologies with a closed form override this; the base class searches the link table for
+        such a group once (:func:`collsim.core.automorphisms.regular_translations`).
+
+        Examples
+        --------
+        >>> from collsim.systems.electrical import Ring
+        >>> Ring(nodes=4).translations()[1].tolist()          # one place round the ring
+        [1, 2, 3, 0]
+        """
+        return self._found_translations
+
+    @cached_property
+    def _found_translations(self) -> np.ndarray | None:
+        lk = self.links if self.vertices <= MAX_VERTICES else None
+        return None if lk is None else regular_translations(self.nodes, self.vertices, lk.src, lk.dst,
+                                                             lk.bandwidth_bytes_per_s, lk.latency_s)
 
     # --- shared machinery -----------------------------------------------------------
     @property

@@ -79,8 +79,8 @@ class Deliveries:
     >>> from collsim.systems import load_system
     >>> from collsim.algorithms.synth_trees.packing import pack
     >>> p = pack(load_system("ring", nodes=3))
-    >>> pipeline(p, per_round(p, 1), 1, np.arange(3)).rounds    # a 3-ring's trees are paths of 2 hops
-    2
+    >>> pipeline(p, per_round(p, 1), 1, np.arange(3)).rounds    # root 0's tree, rotated: one hop to each
+    1
     """
 
     round: np.ndarray

@@ -126,8 +126,8 @@ class Timing:
     >>> from collsim.algorithms.synth_trees.packing import pack
     >>> net = load_system("ring", nodes=3, link_bandwidth_bytes_per_s=1.0)
     >>> t = timed(pack(net), np.ones(6), 1.0, 2)
-    >>> round(t.bandwidth_s, 6)             # two rounds of one block per link: a ring's all-gather
-    2.0
+    >>> round(t.bandwidth_s, 6)             # the bound: each node's two blocks over its two links
+    1.0
     """
 
     tree: np.ndarray
@@ -170,8 +170,8 @@ def variables(packing: Packing, rounds: int, *, by_level: bool = False) -> int:
     --------
     >>> from collsim.systems import load_system
     >>> from collsim.algorithms.synth_trees.packing import pack
-    >>> variables(pack(load_system("ring", nodes=3)), 2)    # 4 arcs from a root (2 rounds), 2 below (1)
-    10
+    >>> variables(pack(load_system("ring", nodes=3)), 2)    # root 0's 2 arcs, 2 rounds (rotations move them)
+    4
     """
     packing = packing.base()
     depth = packing.depth()

@@ -81,8 +81,8 @@ def symmetry(system, pr) -> tuple[np.ndarray, np.ndarray] | None:
     --------
     >>> from types import SimpleNamespace
     >>> from collsim.systems import load_system
-    >>> ring = load_system("ring", nodes=4)
-    >>> symmetry(ring, SimpleNamespace(n=4, ids=np.arange(len(ring.links)))) is None   # no translations declared
+    >>> mesh = load_system("mesh", dims=(2, 3))
+    >>> symmetry(mesh, SimpleNamespace(n=6, ids=np.arange(len(mesh.links)))) is None   # corners and sides differ
     True
     >>> from collsim.systems.ocs import OCS
     >>> sw = OCS(nodes=3)

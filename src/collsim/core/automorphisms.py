@@ -1,0 +1,283 @@
+"""Translations a network does not declare: a regular group of automorphisms, found by search.
+
+A torus's shifts map its links onto themselves, and synthesis uses them to plan one node's part
+and move it to every node (:meth:`~collsim.core.network.Network.translations`).  A network a user
+brings (a torus with one dimension faster, boxes on rail switches, a leaf-spine) often has such a
+group too, without saying so.  :func:`regular_translations` finds one: ``N`` permutations of the
+vertices that keep every link with its bandwidth and latency, exactly one of them taking end node 0
+to each end node (a group acting *regularly* on the end nodes; its elements need not commute).
+
+The search is individualisation–refinement, as in nauty [McKay14]: colour refinement (the
+one-dimensional Weisfeiler–Leman method) of two copies of the network, one with end node 0
+singled out and the other with the target ``t``, then more vertices singled out pairwise until
+every colour holds one vertex of each copy; that pairing is an automorphism if it keeps the links
+(checked exactly, so a hash collision in the refinement can only lose an automorphism, never admit
+a wrong one).  Candidates are tried with an end node's image preferred just after it and a switch's
+preferred to be itself, which favours maps that shift the end nodes alike everywhere (a leaf-spine's
+hosts one place along in every leaf, the leaves kept).  The group grows from one generator per new orbit point; a
+generator is kept if the group it closes keeps node 0 in only the identity's place (so the group
+stays at most ``N`` elements and, once it reaches every end node, is regular).  The search is
+greedy: it can miss a regular group that exists (the answer is then None, and synthesis plans every
+node on its own), but what it returns is checked.
+
+References
+----------
+B. D. McKay, A. Piperno, "Practical graph isomorphism, II", Journal of Symbolic Computation 60,
+2014 (individualisation–refinement); B. Weisfeiler, A. Leman, "The reduction of a graph to
+canonical form and the algebra which appears therein", NTI Ser. 2(9), 1968 (colour refinement).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+MAX_VERTICES = 2048
+"""Largest network searched (above it :func:`regular_translations` returns None at once: synthesis
+moves one root's trees only on networks of up to a few hundred end nodes)."""
+
+CANDIDATES = 256
+"""Automorphisms tried per new orbit point (generator) before backtracking."""
+
+CLOSURES = 4000
+"""Candidate generators tried in all (the search backtracks over earlier choices within it)."""
+
+WORK = 5_000_000
+"""Refinements allowed in all, times the links and vertices each refines (at most 20,000): a
+vertex-transitive network without a regular group (Petersen's graph) costs at most this."""
+
+_K1, _K2, _K3 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, elementwise on uint64 (wrapping)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * _K2
+    x = x ^ (x >> np.uint64(27))
+    x = x * _K3
+    return x ^ (x >> np.uint64(31))
+
+
+class _Graph:
+    """Two copies of the network (vertices ``v`` and ``V + v``) for joint refinement."""
+
+    def __init__(self, nodes: int, vertices: int, src: np.ndarray, dst: np.ndarray, label: np.ndarray):
+        self.nodes, self.v = nodes, vertices
+        self.src, self.dst, self.label = src, dst, label
+        self.src2 = np.concatenate([src, src + vertices])
+        self.dst2 = np.concatenate([dst, dst + vertices])
+        self.lab2 = np.tile(label.astype(np.uint64) * _K1, 2)
+        self.keys = np.sort((src * vertices + dst) * (int(label.max()) + 1) + label)
+
+    def refine(self, colour: np.ndarray) -> np.ndarray:
+        """Colour refinement to the stable partition, colours canonical across both copies."""
+        k = int(colour.max()) + 1
+        while True:
+            c = colour.astype(np.uint64)
+            out = np.zeros(colour.size, np.uint64)
+            inn = np.zeros(colour.size, np.uint64)
+            np.add.at(out, self.src2, _mix(self.lab2 + c[self.dst2]))
+            np.add.at(inn, self.dst2, _mix(self.lab2 ^ _mix(c[self.src2] + _K3)))
+            _, new = np.unique(np.stack([c, out, inn], axis=1), axis=0, return_inverse=True)
+            new = new.ravel().astype(np.int64)
+            kn = int(new.max()) + 1
+            if kn == k:
+                return new
+            colour, k = new, kn
+
+    def is_automorphism(self, sigma: np.ndarray) -> bool:
+        """Whether ``sigma`` maps the links onto themselves with their labels."""
+        moved = (sigma[self.src] * self.v + sigma[self.dst]) * (int(self.label.max()) + 1) + self.label
+        return bool(np.array_equal(np.sort(moved), self.keys))
+
+
+def _pairs(colour: np.ndarray, a: int, bs: np.ndarray, fresh: int) -> Iterator[np.ndarray]:
+    """The colouring with ``a`` (first copy) and each ``b`` (second copy) singled out together."""
+    v = colour.size // 2
+    for b in bs:
+        c = colour.copy()
+        c[a] = c[v + int(b)] = fresh
+        yield c
+
+
+class _Budget:
+    """Search effort left, counted down by every refinement and every candidate generator."""
+
+    def __init__(self, refinements: int = 20_000, closures: int = CLOSURES):
+        self.refinements, self.closures = refinements, closures
+
+
+def automorphisms(graph: _Graph, colour: np.ndarray, budget: _Budget | None = None,
+                  orbit: np.ndarray | None = None) -> Iterator[np.ndarray]:
+    """Automorphisms that respect a joint colouring of the two copies (depth-first, bounded).
+
+    Parameters
+    ----------
+    graph : _Graph
+        The network, doubled.
+    colour : numpy.ndarray
+        ``2V`` starting colours (an automorphism maps each vertex to one of its own colour).
+    budget : _Budget, optional
+        Refinements allowed, shared and counted down (default: 20,000).
+    orbit : numpy.ndarray, optional
+        Per vertex, its orbit under the group found so far (switches: their own): no end node
+        is mapped into its own orbit, since the element taking it there, times the inverse of
+        the group's element doing so, would fix it.
+
+    Yields
+    ------
+    numpy.ndarray
+        Vertex permutations that keep every link and its label.
+
+    Examples
+    --------
+    >>> g = _Graph(3, 3, np.array([0, 1, 2]), np.array([1, 2, 0]), np.zeros(3, np.int64))
+    >>> c = np.zeros(6, np.int64); c[0] = c[3 + 1] = 1        # 0 -> 1
+    >>> [s.tolist() for s in automorphisms(g, c)]
+    [[1, 2, 0]]
+    """
+    v = graph.v
+    budget = _Budget() if budget is None else budget
+    stack: list[Iterator[np.ndarray]] = [iter([colour])]
+    while stack:
+        c = next(stack[-1], None)
+        if c is None:
+            stack.pop()
+            continue
+        budget.refinements -= 1
+        if budget.refinements < 0:
+            return
+        c = graph.refine(c)
+        k = int(c.max()) + 1
+        count_a, count_b = np.bincount(c[:v], minlength=k), np.bincount(c[v:], minlength=k)
+        if not np.array_equal(count_a, count_b):
+            continue
+        if orbit is not None:                   # a pair settled inside an orbit: prune
+            single = count_a[c[:graph.nodes]] == 1
+            where_b = np.full(k, -1, np.int64)
+            where_b[c[v:]] = np.arange(v)
+            mate = where_b[c[:graph.nodes][single]]
+            if (orbit[mate] == orbit[:graph.nodes][single]).any():
+                continue
+        if count_a.max() == 1:
+            where_b = np.empty(k, np.int64)
+            where_b[c[v:]] = np.arange(v)
+            sigma = where_b[c[:v]]
+            if graph.is_automorphism(sigma):
+                yield sigma
+            continue
+        sizes = np.where(count_a > 1, count_a, v + 1)
+        cls = int(np.argmin(sizes))
+        a = int(np.flatnonzero(c[:v] == cls)[0])
+        bs = np.flatnonzero(c[v:] == cls)
+        shift = int(a < graph.nodes)            # an end node's image just after it, a switch's itself
+        bs = bs[np.argsort((bs - a - shift) % v, kind="stable")]
+        if orbit is not None and a < graph.nodes:
+            bs = bs[orbit[bs] != orbit[a]]
+        stack.append(_pairs(c, a, bs, k))
+
+
+def _closure(gens: list[np.ndarray], nodes: int) -> np.ndarray | None:
+    """The group the generators make, rows indexed by node 0's image; None if it fixes an end node."""
+    v = gens[0].size
+    group = np.full((nodes, v), -1, np.int64)
+    group[0] = np.arange(v)
+    frontier = group[:1]
+    while frontier.size:
+        prod = np.concatenate([g[frontier] for g in gens])
+        key = prod[:, 0]
+        if (key >= nodes).any():
+            return None
+        known = group[key, 0] >= 0
+        if (group[key[known]] != prod[known]).any():
+            return None                       # two elements agree on node 0: one fixes it
+        fresh = prod[~known]
+        uk, first = np.unique(fresh[:, 0], return_index=True)
+        rows = fresh[first]
+        if (fresh != rows[np.searchsorted(uk, fresh[:, 0])]).any():
+            return None
+        group[uk] = rows
+        frontier = rows
+    have = group[group[:, 0] >= 0]
+    if (have[1:, :nodes] == np.arange(nodes)).any():
+        return None                           # not semiregular: no regular group contains it
+    return have
+
+
+def regular_translations(nodes: int, vertices: int, src: np.ndarray, dst: np.ndarray,
+                         bandwidth_bytes_per_s: np.ndarray, latency_s: np.ndarray) -> np.ndarray | None:
+    """A group of automorphisms acting regularly on the end nodes, or None if none is found.
+
+    Parameters
+    ----------
+    nodes, vertices : int
+        End nodes (vertices ``0..nodes-1``) and all vertices (then the switches).
+    src, dst : numpy.ndarray
+        Directed links.
+    bandwidth_bytes_per_s, latency_s : numpy.ndarray
+        Per link; an automorphism keeps both.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        ``(nodes, vertices)``: row ``g`` is the automorphism taking end node 0 to end node ``g``
+        (row 0 the identity); None when the search finds no such group, or the network is
+        larger than :data:`MAX_VERTICES`.
+
+    Examples
+    --------
+    >>> ring = np.arange(4), (np.arange(4) + 1) % 4
+    >>> regular_translations(4, 4, *ring, np.ones(4), np.ones(4)).tolist()
+    [[0, 1, 2, 3], [1, 2, 3, 0], [2, 3, 0, 1], [3, 0, 1, 2]]
+    >>> regular_translations(3, 3, np.array([0, 1]), np.array([1, 2]), np.ones(2), np.ones(2)) is None
+    True
+
+    References
+    ----------
+    B. D. McKay, A. Piperno, "Practical graph isomorphism, II", Journal of Symbolic Computation
+    60, 2014.
+    """
+    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+    if vertices > MAX_VERTICES or nodes < 1 or src.size == 0:
+        return None
+    if nodes == 1:
+        return np.arange(vertices)[None]
+    labels = np.stack([np.asarray(bandwidth_bytes_per_s, float), np.asarray(latency_s, float)], axis=1)
+    label = np.unique(labels, axis=0, return_inverse=True)[1].ravel().astype(np.int64)
+    graph = _Graph(nodes, vertices, src, dst, label)
+    start = np.tile((np.arange(vertices) >= nodes).astype(np.int64), 2)
+    whole = graph.refine(start)
+    if np.unique(whole[:nodes]).size > 1:     # end nodes told apart: not vertex-transitive
+        return None
+    budget = _Budget(min(20_000, WORK // (vertices + src.size)))
+    group = _grow(graph, whole, [], np.arange(vertices)[None], nodes, budget)
+    return None if group is None else group[np.argsort(group[:, 0])]
+
+
+def _grow(graph: _Graph, whole: np.ndarray, gens: list[np.ndarray], group: np.ndarray, nodes: int,
+          budget: _Budget) -> np.ndarray | None:
+    """Depth-first over generators: one taking node 0 to the first end node not yet reached, kept
+    if the group it closes stays semiregular, then the rest; back to another generator if stuck."""
+    if len(group) == nodes:
+        return group
+    reached = np.zeros(nodes, bool)
+    reached[group[:, 0]] = True
+    t = int(np.flatnonzero(~reached)[0])
+    v = graph.v
+    colour = whole.copy()
+    colour[0] = colour[v + t] = int(whole.max()) + 1
+    orbit = np.arange(v)
+    orbit[:nodes] = group[:, :nodes].min(axis=0)
+    for tried, sigma in enumerate(automorphisms(graph, colour, budget, orbit)):
+        budget.closures -= 1
+        if budget.closures < 0 or tried >= CANDIDATES:
+            return None
+        grown = _closure(gens + [sigma], nodes)
+        if grown is not None:
+            found = _grow(graph, whole, gens + [sigma], grown, nodes, budget)
+            if found is not None:
+                return found
+            if budget.closures < 0 or budget.refinements < 0:
+                return None
+    return None
