@@ -13,7 +13,11 @@ communicator, which ends every rank of the job:
   first, and otherwise the rank waiting in the earliest step names the rank it waits for.
 
 A rank that raises is reported by the executor the same way (its rank, step and error),
-then aborts.  :class:`Fault` is an injected fault for tests: ``COLLSIM_MPI_FAULT`` holds
+then aborts.  The abort waits until the launcher has read the line (:func:`wait_until_read`):
+MPICH's ``mpiexec`` exits as soon as it handles an ``MPI_Abort``, and its proxy passes the
+abort on first when it finds both waiting, so that a line still in the pipe would be lost.
+
+:class:`Fault` is an injected fault for tests: ``COLLSIM_MPI_FAULT`` holds
 ``raise:RANK:STEP``, ``sleep:RANK:STEP[:SECONDS]`` or ``stop:RANK:STEP`` (the process stops
 with ``SIGSTOP``, its watchdog too: the ranks waiting for it report it).
 """
@@ -21,6 +25,7 @@ with ``SIGSTOP``, its watchdog too: the ranks waiting for it report it).
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import threading
 import time
@@ -39,6 +44,9 @@ outside the steps: barriers, MPI's own collective): a rank waiting in an earlier
 first, and the rank it waits for is the nearer to the fault."""
 
 FAULT_ENV = "COLLSIM_MPI_FAULT"
+
+REPORT_WAIT_S = 2.0
+"""Longest a rank waits, before ``MPI_Abort``, for the launcher to read its report off the pipe."""
 
 
 class InjectedFault(RuntimeError):
@@ -161,6 +169,54 @@ def fault_from_env() -> Fault | None:
     return parse_fault(os.environ.get(FAULT_ENV))
 
 
+def wait_until_read(stream: Any, limit_s: float = REPORT_WAIT_S) -> bool:
+    """Wait until the process reading ``stream`` (a pipe) has read everything written to it.
+
+    Hydra's proxy reads a rank's standard error and its PMI socket in one loop, the socket
+    first: a report still in the pipe when the rank sends ``MPI_Abort`` is passed on after the
+    abort, and ``mpiexec`` has ended by then.  Once the pipe is empty the proxy has read the
+    report and passes it on before it reads anything the rank sends next.
+
+    Parameters
+    ----------
+    stream : file object
+        What the report was written (and flushed) to: ``sys.stderr``.
+    limit_s : float, optional
+        Longest wait (default :data:`REPORT_WAIT_S`).
+
+    Returns
+    -------
+    bool
+        False if the pipe still held bytes after ``limit_s``; True once it is empty, or at
+        once if ``stream`` is not a pipe (a terminal, a file: nothing to wait for) or the
+        system cannot tell (no ``FIONREAD``).
+
+    Examples
+    --------
+    >>> import io
+    >>> wait_until_read(io.StringIO())
+    True
+    """
+    try:
+        import array
+        import fcntl
+        import termios
+        fd = stream.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return True
+        unread = array.array("i", [0])
+        deadline = time.monotonic() + limit_s
+        while True:
+            fcntl.ioctl(fd, termios.FIONREAD, unread)  # bytes in the pipe, not yet read by the other end
+            if unread[0] == 0:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.001)
+    except (ImportError, AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return True
+
+
 class Watchdog:
     """A daemon thread that aborts the job when its rank makes no progress for ``timeout_s``.
 
@@ -235,6 +291,9 @@ class Watchdog:
     def abort(self, message: str) -> None:
         """Print ``collsim: message`` on standard error and abort every rank of the job.
 
+        The abort waits until the launcher has read the line (:func:`wait_until_read`), so
+        that the line is shown before the job ends.
+
         Parameters
         ----------
         message : str
@@ -247,6 +306,7 @@ class Watchdog:
         sys.stderr.write(f"collsim: {message}\n")
         sys.stderr.flush()
         if self.comm is not None:
+            wait_until_read(sys.stderr)
             self.comm.Abort(2)
 
     @staticmethod
@@ -295,4 +355,5 @@ class Watchdog:
             self._thread.join()
 
 
-__all__ = ["FAULT_ENV", "Fault", "GRACE_S", "STAGGER_S", "STAGGER_STEPS", "InjectedFault", "Watchdog", "fault_from_env", "parse_fault"]
+__all__ = ["FAULT_ENV", "Fault", "GRACE_S", "REPORT_WAIT_S", "STAGGER_S", "STAGGER_STEPS", "InjectedFault", "Watchdog",
+           "fault_from_env", "parse_fault", "wait_until_read"]
