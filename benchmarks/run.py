@@ -687,10 +687,14 @@ def synth_trees_families() -> dict:
     found = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--translated", "--json"]
                            + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
     translated = json.loads(found.stdout)
+    fast = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--speed", "--json"]
+                          + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
+    speed = {c["network"]: round(c["total_cpu_s"], 2) for c in json.loads(fast.stdout)["cases"]}
     return {"cases": len(rec["cases"]), "worst": rec["worst"], "min_efficiency": min(rec["worst"].values()),
             "issue_table": table.stdout.strip().splitlines(),
             "translated_worst": translated["worst"], "translated_cases": len(translated["cases"]),
-            "translated_all_verified": all(c["verified"] and c["translated"] for c in translated["cases"])}
+            "translated_all_verified": all(c["verified"] and c["translated"] for c in translated["cases"]),
+            "cpu_s": speed}
 
 
 @workload("synth-trees-ocs", "synth-trees' all-gather of 1 MiB a node on circuit switches of 8-32 nodes and every "

@@ -5,6 +5,8 @@ Run:  python benchmarks/synth_trees.py [--smoke] [--json]   (--smoke: two instan
       python benchmarks/synth_trees.py --ocs [--smoke] [--json]  (circuit switches of every port count)
       python benchmarks/synth_trees.py --translated [--smoke] [--json]  (networks with translations found
                                                                          by search, up to 128 end nodes)
+      python benchmarks/synth_trees.py --speed [--smoke] [--json]  (CPU of synth-trees' all-gather: ForestColl's
+                                                                    instances and 64 end nodes)
 
 For every class of :data:`collsim.experiments.network_families.FAMILIES`, seeds 0..2 at scale 0
 and seed 0 at scale 1: all-gather (1 GiB of total output, a block of 1 GiB / N), all-reduce
@@ -192,9 +194,46 @@ def translated_family(smoke: bool = False, as_json: bool = False) -> None:
         print(f"worst: {worst:.4f}")
 
 
+def speed(smoke: bool = False, as_json: bool = False) -> None:
+    """CPU seconds of synth-trees' all-gather (1 GiB of total output) in a warm process: the build
+    alone, and with verification and flow simulation.
+
+    ForestColl's instances as issue 32 measured them (5x5 mesh 3.0 s, 3x3x3 torus 13.3 s, 10x10
+    torus unfinished in 13 minutes) and networks of 64 end nodes (the issue's target: <= 1 s).
+    Smoke: the 3x3x3 torus.
+    """
+    from collsim.experiments.network_families import fat_tree_oversubscribed, hetero_mesh, rail_boxes
+    collsim.build("synth-trees", collsim.load_system("ring", nodes=4), "allgather", 1024)    # imports
+    load = collsim.load_system
+    nets = [("5x5 mesh", load("mesh", dims=(5, 5))), ("3x3x3 torus", load("torus", dims=(3, 3, 3))),
+            ("10x10 torus", load("torus", dims=(10, 10))), ("4x8 torus", load("torus", dims=(4, 8))),
+            ("32-node hypercube", load("hypercube", nodes=32)), ("8x8 torus", load("torus", dims=(8, 8))),
+            ("4x4x4 torus", load("torus", dims=(4, 4, 4))), ("64-node hypercube", load("hypercube", nodes=64)),
+            ("8x8 mesh", load("mesh", dims=(8, 8))), ("64 GPUs, 8 boxes on 2 rails", rail_boxes(8, rails=2)),
+            ("leaf-spine 16x4, 2:1", fat_tree_oversubscribed(16, 4, 2, 2.0)),
+            ("8x8 torus, rows 4x faster", hetero_mesh(8, 8, 4.0, torus=True))]
+    out = []
+    for label, net in nets[1:2] if smoke else nets:
+        t0 = time.process_time()
+        s = collsim.build("synth-trees", net, "allgather", 2**30 // net.nodes)
+        build_s = time.process_time() - t0
+        row = collsim.evaluate(s, report=collsim.verify(s))
+        rec = {"network": label, "nodes": net.nodes, "build_cpu_s": build_s,
+               "total_cpu_s": time.process_time() - t0, "efficiency": row.lower_bound_s / row.time_s,
+               "verified": row.verified}
+        out.append(rec)
+        if not as_json:
+            print(f"{rec['network']:28s} N={net.nodes:4d} build {build_s:6.2f} s  with verify and simulate "
+                  f"{rec['total_cpu_s']:6.2f} s  efficiency {rec['efficiency']:.4f}", flush=True)
+    if as_json:
+        print(json.dumps({"cases": out}))
+
+
 if __name__ == "__main__":
     if "--issue-table" in sys.argv[1:]:
         issue_table(smoke="--smoke" in sys.argv[1:])
+    elif "--speed" in sys.argv[1:]:
+        speed(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])
     elif "--translated" in sys.argv[1:]:
         translated_family(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])
     elif "--ocs" in sys.argv[1:]:

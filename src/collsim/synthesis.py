@@ -177,7 +177,7 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
     --------
     >>> out = synthesize("mesh", "allgather", "1MiB", system_options={"dims": (3, 3)}, registered=False)
     >>> out.result.verified, out.schedule.algorithm, out.result.time_s >= out.result.lower_bound_s
-    (True, 'synth-matching', True)
+    (True, 'synth-trees', True)
     >>> out = synthesize("mesh", "broadcast", "1MiB", system_options={"dims": (3, 3)}, root=4)
     >>> out.schedule.collective.root, out.result.root
     (4, 4)

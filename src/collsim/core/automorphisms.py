@@ -205,6 +205,15 @@ def _closure(gens: list[np.ndarray], nodes: int) -> np.ndarray | None:
     return have
 
 
+def _prepared(nodes, vertices, src, dst, bandwidth_bytes_per_s, latency_s) -> tuple[_Graph, np.ndarray]:
+    """The doubled network, links labelled by (bandwidth, latency), and its refined colours
+    (end nodes and switches told apart from the start)."""
+    labels = np.stack([np.asarray(bandwidth_bytes_per_s, float), np.asarray(latency_s, float)], axis=1)
+    label = np.unique(labels, axis=0, return_inverse=True)[1].ravel().astype(np.int64)
+    graph = _Graph(nodes, vertices, np.asarray(src, np.int64), np.asarray(dst, np.int64), label)
+    return graph, graph.refine(np.tile((np.arange(vertices) >= nodes).astype(np.int64), 2))
+
+
 def regular_translations(nodes: int, vertices: int, src: np.ndarray, dst: np.ndarray,
                          bandwidth_bytes_per_s: np.ndarray, latency_s: np.ndarray) -> np.ndarray | None:
     """A group of automorphisms acting regularly on the end nodes, or None if none is found.
@@ -238,19 +247,14 @@ def regular_translations(nodes: int, vertices: int, src: np.ndarray, dst: np.nda
     B. D. McKay, A. Piperno, "Practical graph isomorphism, II", Journal of Symbolic Computation
     60, 2014.
     """
-    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
-    if vertices > MAX_VERTICES or nodes < 1 or src.size == 0:
+    if vertices > MAX_VERTICES or nodes < 1 or np.size(src) == 0:
         return None
     if nodes == 1:
         return np.arange(vertices)[None]
-    labels = np.stack([np.asarray(bandwidth_bytes_per_s, float), np.asarray(latency_s, float)], axis=1)
-    label = np.unique(labels, axis=0, return_inverse=True)[1].ravel().astype(np.int64)
-    graph = _Graph(nodes, vertices, src, dst, label)
-    start = np.tile((np.arange(vertices) >= nodes).astype(np.int64), 2)
-    whole = graph.refine(start)
+    graph, whole = _prepared(nodes, vertices, src, dst, bandwidth_bytes_per_s, latency_s)
     if np.unique(whole[:nodes]).size > 1:     # end nodes told apart: not vertex-transitive
         return None
-    budget = _Budget(min(20_000, WORK // (vertices + src.size)))
+    budget = _Budget(min(20_000, WORK // (vertices + graph.src.size)))
     group = _grow(graph, whole, [], np.arange(vertices)[None], nodes, budget)
     return None if group is None else group[np.argsort(group[:, 0])]
 
@@ -281,3 +285,88 @@ def _grow(graph: _Graph, whole: np.ndarray, gens: list[np.ndarray], group: np.nd
             if budget.closures < 0 or budget.refinements < 0:
                 return None
     return None
+
+
+MAX_ORDER = 512
+"""Most elements of a group :func:`automorphism_group` returns (a generator that would close a
+larger one is left out: any subgroup serves synthesis, with more orbits)."""
+
+
+def _group_closure(gens: list[np.ndarray], cap: int) -> np.ndarray | None:
+    """Every element the generators make (identity first), or None above ``cap`` elements."""
+    v = gens[0].size
+    seen = {np.arange(v).tobytes()}
+    elems = [np.arange(v)]
+    frontier = [np.arange(v)]
+    while frontier:
+        nxt = []
+        for f in frontier:
+            for g in gens:
+                p = g[f]
+                key = p.tobytes()
+                if key not in seen:
+                    seen.add(key)
+                    elems.append(p)
+                    nxt.append(p)
+                    if len(elems) > cap:
+                        return None
+        frontier = nxt
+    return np.asarray(elems)
+
+
+def automorphism_group(nodes: int, vertices: int, src: np.ndarray, dst: np.ndarray,
+                       bandwidth_bytes_per_s: np.ndarray, latency_s: np.ndarray) -> np.ndarray | None:
+    """A group of link- and label-keeping automorphisms with as few orbits of end nodes as found.
+
+    Where no group acts regularly (a mesh's reflections keep its corners corners), synthesis
+    can still plan one end node of every orbit and move its part by the group.  For every end
+    node, in order, that is the least of its orbit so far, an automorphism is sought to every
+    end node of the same refined colour outside that orbit; each found joins the generators
+    unless the group would exceed :data:`MAX_ORDER` elements.
+
+    Parameters
+    ----------
+    nodes, vertices, src, dst, bandwidth_bytes_per_s, latency_s
+        As for :func:`regular_translations`.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        ``(G, vertices)``, row 0 the identity; None if only the identity was found (or the
+        network is above :data:`MAX_VERTICES`).
+
+    Examples
+    --------
+    >>> path = np.array([0, 1, 1, 2]), np.array([1, 0, 2, 1])        # 0 - 1 - 2: the mirror image
+    >>> automorphism_group(3, 3, *path, np.ones(4), np.ones(4)).tolist()
+    [[0, 1, 2], [2, 1, 0]]
+
+    References
+    ----------
+    B. D. McKay, A. Piperno, "Practical graph isomorphism, II", Journal of Symbolic Computation
+    60, 2014.
+    """
+    if vertices > MAX_VERTICES or nodes < 2 or np.size(src) == 0:
+        return None
+    graph, whole = _prepared(nodes, vertices, src, dst, bandwidth_bytes_per_s, latency_s)
+    budget = _Budget(min(20_000, WORK // (vertices + graph.src.size)))
+    gens: list[np.ndarray] = []
+    group = np.arange(vertices)[None]
+    for u in range(nodes):
+        for t in np.flatnonzero(whole[:nodes] == whole[u]):
+            orbit = group[:, u]
+            if orbit.min() < u:
+                break                          # u's orbit was handled from its least member
+            if t in orbit:
+                continue
+            colour = whole.copy()
+            colour[u] = colour[vertices + t] = int(whole.max()) + 1
+            sigma = next(automorphisms(graph, colour, budget), None)
+            if budget.refinements < 0:
+                return None if len(group) == 1 else group
+            if sigma is not None:
+                grown = _group_closure(gens + [sigma], MAX_ORDER)
+                if grown is not None:
+                    gens.append(sigma)
+                    group = grown
+    return None if len(group) == 1 else group

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .automorphisms import MAX_VERTICES, regular_translations
+from .automorphisms import MAX_VERTICES, automorphism_group, regular_translations
 from .ecmp import ecmp_next_links, ecmp_routes, hop_tables, min_hop_links
 from .errors import InputError, RouteError, UnsupportedError
 from .limits import MemoryLimitError, check_memory
@@ -189,6 +189,27 @@ class Network(System):
         [1, 2, 3, 0]
         """
         return self._found_translations
+
+    def symmetries(self) -> np.ndarray | None:
+        """``(G, V)`` a group of link-keeping vertex permutations, row 0 the identity: the
+        :meth:`translations` if any, else a group with fewer orbits of end nodes than end nodes
+        (a mesh's reflections), for synthesis to plan one end node of each orbit; None: none found.
+
+        Examples
+        --------
+        >>> from collsim.systems import load_system
+        >>> load_system("mesh", dims=(2, 3)).symmetries().tolist()   # the identity and 3 mirror images
+        [[0, 1, 2, 3, 4, 5], [2, 1, 0, 5, 4, 3], [3, 4, 5, 0, 1, 2], [5, 4, 3, 2, 1, 0]]
+        """
+        found = self.translations()
+        if found is not None or self.vertices > MAX_VERTICES:
+            return found
+        return self._found_group
+
+    @cached_property
+    def _found_group(self) -> np.ndarray | None:
+        lk = self.links
+        return automorphism_group(self.nodes, self.vertices, lk.src, lk.dst, lk.bandwidth_bytes_per_s, lk.latency_s)
 
     @cached_property
     def _found_translations(self) -> np.ndarray | None:

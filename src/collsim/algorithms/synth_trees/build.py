@@ -35,7 +35,7 @@ from ...core.schedule import LogicalSchedule
 from ...core.validate import optional_integer
 from ..common import check_root
 from ..registry import register
-from .packing import pack, translated
+from .packing import pack, planned_roots
 from .pipeline import Deliveries
 from .plan import LAYERED_ITERATIONS, LAYERED_TOLERANCE, _physical_paths, _plan
 
@@ -88,11 +88,11 @@ def requires(system, collective) -> str | None:
     if system.nodes > MAX_END_NODES and SPECS[canonical_collective(collective)].rooted:
         return (f"a root's trees are packed on up to {MAX_END_NODES} end nodes (N = {system.nodes}): "
                 f"translations do not move a rooted collective's trees")
-    if system.nodes > MAX_END_NODES and not translated(system):
+    if system.nodes > MAX_END_NODES and planned_roots(system) > MAX_END_NODES:
         return (f"the tree packing takes about N^4 operations (N = {system.nodes} end nodes); "
                 f"collsim packs trees on up to {MAX_END_NODES} end nodes of a network without "
-                f"translations (tori, hypercubes and circuit switches have them: up to "
-                f"{MAX_TRANSLATED_END_NODES})")
+                f"symmetries, {MAX_TRANSLATED_END_NODES} where they leave at most {MAX_END_NODES} "
+                f"roots to plan (tori, hypercubes, circuit switches, meshes)")
     return _unreachable(system)
 
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from ...core.errors import InputError
 from .arborescence import min_arborescence
-from .translations import link_orbits, symmetry, translates
+from .translations import link_orbits, stabilisers, symmetry, translates
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,7 +97,7 @@ class Packing:
     link_group: np.ndarray | None = None
 
     def base(self) -> "Packing":
-        """The trees of root 0 alone when the packing is translated (itself otherwise)."""
+        """The planned roots' trees alone when the packing is moved by a group (itself otherwise)."""
         if self.group is None:
             return self
         t0 = len(self.root) // len(self.group)
@@ -281,17 +281,19 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
     if group is None:     # a row per link; every root's trees priced
         roots, rows = all_roots, np.arange(nl)
         row_of, copies, gl = rows, np.ones(nl), None
-    else:                 # a row per orbit of links; root 0's trees stand for their translates
+        stab = np.ones(n)
+    else:                 # a row per orbit of links; one root per orbit stands for its images
         gv, gl = group
         row_of, rows, copies = link_orbits(gl, nl)
-        roots = np.zeros(1, np.int64)
+        roots, stab = stabilisers(gv[:, :n])
     row_cap = cap[rows]
 
-    def row_load(load: np.ndarray) -> np.ndarray:
-        """A column's load per row: its own per link, or with all its translates per orbit."""
+    def row_load(load: np.ndarray, r: int) -> np.ndarray:
+        """A column's load per row: its own per link, or with all its images per orbit (each root
+        of ``r``'s orbit takes ``|stabiliser|`` images, each a ``1 / |stabiliser|`` share)."""
         if gl is None:
             return load
-        return np.bincount(gl.ravel(), weights=np.tile(load, len(gl)), minlength=nl)[rows]
+        return np.bincount(gl.ravel(), weights=np.tile(load, len(gl)), minlength=nl)[rows] / stab[r]
     path_ids: dict[tuple[int, ...], int] = {}
     paths: list[np.ndarray] = []
     cols_root, cols_parent, cols_path, cols_load, cols_rows = [], [], [], [], []
@@ -316,7 +318,7 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
             cols_parent.append(parent)
             cols_path.append(pid)
             cols_load.append(load)
-            cols_rows.append(row_load(load))
+            cols_rows.append(row_load(load, r))
 
     root_row = {int(r): i for i, r in enumerate(roots)}
     nr = len(roots)
@@ -346,7 +348,7 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
         for r in roots:
             parent = cheapest(cost, int(r), tie)
             arcs, load = tree(parent, pred)
-            total += float(at @ load)
+            total += float(at @ load) / stab[r]
             found.append((int(r), parent, arcs, load))
         return found, total
 
@@ -370,7 +372,7 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
         price = copies * row_price[row_of]           # per link: its row's price, once per translate onto it
         found, total = priced(price)
         new = [(r, parent, arcs, load) for i, (r, parent, arcs, load) in enumerate(found)
-               if float(price @ load) - mu[i] < -rel_tol * max(abs(mu[i]), 1e-12)]
+               if float(price @ load) / stab[r] - mu[i] < -rel_tol * max(abs(mu[i]), 1e-12)]
         # Lagrangian bound: with link prices summing to 1 over the capacities, every root's block
         # costs at least its cheapest tree, so no packing needs less than their sum
         scale = float(row_price @ row_cap)
@@ -384,7 +386,7 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
     weight = y[keep]
     root = np.asarray(cols_root)[keep]
     parent, path, load = np.asarray(cols_parent)[keep], np.asarray(cols_path)[keep], np.asarray(cols_load)[keep]
-    if group is not None:                               # every kept tree's translates, one per root
+    if group is not None:                               # every kept tree's images under the group
         parent, path, load, root, weight = translates(gv[:, :n], gl, parent, path, load, weight, paths, path_ids)
     for r in all_roots:                                   # each root's shares sum to exactly 1
         m = root == r
@@ -394,8 +396,9 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
                    link_group=gl)
 
 
-def translated(system) -> bool:
-    """Whether :func:`pack` moves one root's trees by the network's translations here.
+def planned_roots(system) -> int:
+    """How many roots :func:`pack` prices for an all-gather here: one per orbit of the network's
+    symmetries (one where it has translations), every end node where it has none.
 
     Parameters
     ----------
@@ -404,18 +407,20 @@ def translated(system) -> bool:
 
     Returns
     -------
-    bool
-        True if :meth:`~collsim.core.network.Network.translations` gives a group that keeps the
-        usable links and their bandwidths.
+    int
+        Planned roots, from :meth:`~collsim.core.network.Network.symmetries` as :func:`symmetry`
+        accepts them.
 
     Examples
     --------
     >>> from collsim.systems import load_system
-    >>> translated(load_system("torus", dims=(3, 4))), translated(load_system("mesh", dims=(3, 4)))
-    (True, False)
+    >>> planned_roots(load_system("torus", dims=(3, 4))), planned_roots(load_system("mesh", dims=(4, 4)))
+    (1, 3)
 
     References
     ----------
     L. Zhao et al., "ForestColl", arXiv 2402.06787, 2024 (the packing this reduces).
     """
-    return system.translations() is not None and symmetry(system, _Pricer(system, False)) is not None
+    group = symmetry(system, _Pricer(system, False))
+    return system.nodes if group is None else len(stabilisers(group[0][:, :system.nodes])[0])
+

@@ -32,6 +32,7 @@ import numpy as np
 from ...core.errors import InputError
 from .packing import Packing
 from .pipeline import Deliveries, merge, shares
+from .translations import stabilisers
 
 ARC_VARIABLES = 12_000
 """Largest per-arc timing programme solved (arc-round unknowns): with :data:`IPM_OPTIONS`, 3–8 s
@@ -230,7 +231,7 @@ def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: floa
     from scipy.sparse import coo_matrix
     s = int(rounds)
     full = packing
-    packing = full.base()              # translated trees: root 0's alone, a row per link orbit
+    packing = full.base()              # by a group: the planned roots' trees alone, a row per link orbit
     row_of, reps, copies = full.link_rows()
     depth = packing.depth()
     keep = np.flatnonzero(depth.max(axis=1) <= s)
@@ -289,7 +290,10 @@ def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: floa
     link = np.concatenate([packing.paths[p] for p in path]) if na else np.zeros(0, np.int64)
     coef_unit = unit_of[np.repeat(np.arange(na), hops)]
     bw = np.asarray(bandwidth_bytes_per_s, float)
-    coef = bw.min() / bw[link] * copies[link]   # in units of a block over the slowest link (HiGHS's tolerances are absolute)
+    # in units of a block over the slowest link (HiGHS's tolerances are absolute); by a group: each
+    # of the planned root's images carries a 1 / |stabiliser| share
+    stab = np.ones(packing.parent.shape[1]) if full.group is None else stabilisers(full.group)[1]
+    coef = bw.min() / bw[link] * copies[link] / np.repeat(stab[packing.root[tree]], hops)
     rep = width[coef_unit]
     var = np.repeat(off[coef_unit], rep) + _ranges(rep)
     vlink = np.repeat(row_of[link], rep)
@@ -330,7 +334,7 @@ def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: floa
     weight = np.zeros(len(packing.root))
     weight[keep] = np.maximum(res.x[w0:tau0], 0.0)
     first_arc, cum = level - 1, cum[unit_of]
-    if full.group is not None:         # every translate of root 0's arcs, with their shares
+    if full.group is not None:         # every image of the planned roots' arcs, with their shares
         g = len(full.group)
         tree = (np.arange(g)[:, None] * len(packing.root) + tree[None, :]).ravel()
         node = full.group[:, node].ravel()

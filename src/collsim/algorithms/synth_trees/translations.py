@@ -54,11 +54,12 @@ def link_orbits(link_group: np.ndarray | None, links: int) -> tuple[np.ndarray, 
 
 
 def symmetry(system, pr) -> tuple[np.ndarray, np.ndarray] | None:
-    """The network's translations as permutations of vertices and of the usable links, or None.
+    """The network's symmetries as permutations of vertices and of the usable links, or None.
 
-    They are used only if they form a group of ``N`` elements (the first the identity) taking node
-    0 to every end node, map the usable links onto themselves one to one and keep every link's
-    bandwidth.
+    :meth:`~collsim.core.network.Network.symmetries`: its translations (a group taking node 0 to
+    every end node once) or another group of automorphisms; used only if row 0 is the identity,
+    every row maps the end nodes onto themselves and the usable links onto themselves one to one,
+    keeping every link's bandwidth.
 
     Parameters
     ----------
@@ -81,8 +82,9 @@ def symmetry(system, pr) -> tuple[np.ndarray, np.ndarray] | None:
     --------
     >>> from types import SimpleNamespace
     >>> from collsim.systems import load_system
-    >>> mesh = load_system("mesh", dims=(2, 3))
-    >>> symmetry(mesh, SimpleNamespace(n=6, ids=np.arange(len(mesh.links)))) is None   # corners and sides differ
+    >>> from collsim.systems.custom import CustomNetwork
+    >>> net = CustomNetwork(nodes=3, link=((0, 1, 1e9), (1, 2, 2e9)))     # a line of unequal links
+    >>> symmetry(net, SimpleNamespace(n=3, ids=np.arange(len(net.links)))) is None
     True
     >>> from collsim.systems.ocs import OCS
     >>> sw = OCS(nodes=3)
@@ -90,13 +92,13 @@ def symmetry(system, pr) -> tuple[np.ndarray, np.ndarray] | None:
     >>> gl[1].tolist()                  # circuit 0 -> 1 (position 0) moves to 1 -> 2 (position 3)
     [3, 2, 5, 4, 0, 1]
     """
-    trans = system.translations()
+    trans = system.symmetries()
     if trans is None:
         return None
     gv = np.asarray(trans, np.int64)
     n, lk = pr.n, system.links
-    if gv.shape != (n, system.vertices) or not np.array_equal(np.sort(gv[:, 0]), np.arange(n)) \
-            or not np.array_equal(gv[0], np.arange(system.vertices)):
+    if gv.ndim != 2 or gv.shape[1] != system.vertices or not np.array_equal(gv[0], np.arange(system.vertices)) \
+            or not (np.sort(gv[:, :n], axis=1) == np.arange(n)).all():
         return None
     src, dst = np.asarray(lk.src)[pr.ids], np.asarray(lk.dst)[pr.ids]
     ids = lk.index(gv[:, src], gv[:, dst])
@@ -110,8 +112,37 @@ def symmetry(system, pr) -> tuple[np.ndarray, np.ndarray] | None:
     return gv, pos_c
 
 
+def stabilisers(gv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One end node per orbit of the group, and how many elements fix each end node.
+
+    Parameters
+    ----------
+    gv : numpy.ndarray
+        ``(G, N)`` the group on the end nodes.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(the least end node of every orbit, |stabiliser| of every end node)``; a group acting
+        regularly has one orbit, ``[0]``, and stabilisers of 1.
+
+    Examples
+    --------
+    >>> reps, stab = stabilisers(np.array([[0, 1, 2], [2, 1, 0]]))      # a line's mirror image
+    >>> reps.tolist(), stab.tolist()
+    ([0, 1], [1, 2, 1])
+
+    References
+    ----------
+    The orbit-stabiliser theorem: ``|G| = |orbit| x |stabiliser|``.
+    """
+    orbit = gv.min(axis=0)
+    reps, size = np.unique(orbit, return_counts=True)
+    return reps, len(gv) // size[np.searchsorted(reps, orbit)]
+
+
 def translates(gv, gl, parent, path, load, weight, paths, path_ids):
-    """Every tree moved by every translation (``gv`` on end nodes, ``gl`` on link positions).
+    """Every tree moved by every element of the group (``gv`` on end nodes, ``gl`` on link positions).
 
     Parameters
     ----------
@@ -120,7 +151,7 @@ def translates(gv, gl, parent, path, load, weight, paths, path_ids):
     gl : numpy.ndarray
         ``(G, links)`` translations of the usable links' positions.
     parent, path, load, weight : numpy.ndarray
-        Root 0's trees: parents, path ids per node, loads per link position, weights.
+        The planned roots' trees: parents, path ids per node, loads per link position, weights.
     paths : list of numpy.ndarray
         Link positions of every path id (extended with the moved paths).
     path_ids : dict
@@ -146,6 +177,7 @@ def translates(gv, gl, parent, path, load, weight, paths, path_ids):
     ([[-1, 0], [1, -1]], [0, 1], [[0], [1]])
     """
     g_count, n = gv.shape
+    roots = np.flatnonzero(parent < 0) % n if parent.size else np.zeros(0, np.int64)
     out_parent, out_path, out_load = [], [], []
     for g in range(g_count):
         mp = np.full(parent.shape, -1, np.int64)
@@ -162,6 +194,6 @@ def translates(gv, gl, parent, path, load, weight, paths, path_ids):
         out_parent.append(mp)
         out_path.append(ppath)
         out_load.append(moved)
-    root = np.repeat(gv[:, 0], len(parent))
+    root = gv[:, roots].ravel()
     return (np.concatenate(out_parent), np.concatenate(out_path), np.concatenate(out_load), root,
             np.tile(weight, g_count))
