@@ -1,4 +1,4 @@
-"""Translations a network does not declare: a regular group of automorphisms, found by search.
+"""Symmetries a network does not declare: groups of automorphisms, found by search.
 
 A torus's shifts map its links onto themselves, and synthesis uses them to plan one node's part
 and move it to every node (:meth:`~collsim.core.network.Network.translations`).  A network a user
@@ -6,19 +6,21 @@ brings (a torus with one dimension faster, boxes on rail switches, a leaf-spine)
 group too, without saying so.  :func:`regular_translations` finds one: ``N`` permutations of the
 vertices that keep every link with its bandwidth and latency, exactly one of them taking end node 0
 to each end node (a group acting *regularly* on the end nodes; its elements need not commute).
+Where none exists (a mesh's reflections keep its corners corners), :func:`automorphism_group`
+finds a group with fewer orbits of end nodes than end nodes, and synthesis plans one per orbit.
 
 The search is individualisation–refinement, as in nauty [McKay14]: colour refinement (the
-one-dimensional Weisfeiler–Leman method) of two copies of the network, one with end node 0
-singled out and the other with the target ``t``, then more vertices singled out pairwise until
-every colour holds one vertex of each copy; that pairing is an automorphism if it keeps the links
+one-dimensional Weisfeiler–Leman method) of two copies of the network, one with an end node
+singled out and the other with its target, then more vertices singled out pairwise until every
+colour holds one vertex of each copy; that pairing is an automorphism if it keeps the links
 (checked exactly, so a hash collision in the refinement can only lose an automorphism, never admit
-a wrong one).  Candidates are tried with an end node's image preferred just after it and a switch's
-preferred to be itself, which favours maps that shift the end nodes alike everywhere (a leaf-spine's
-hosts one place along in every leaf, the leaves kept).  The group grows from one generator per new orbit point; a
-generator is kept if the group it closes keeps node 0 in only the identity's place (so the group
-stays at most ``N`` elements and, once it reaches every end node, is regular).  The search is
-greedy: it can miss a regular group that exists (the answer is then None, and synthesis plans every
-node on its own), but what it returns is checked.
+a wrong one).  For a regular group, an end node's image is tried just after it and a switch's as
+itself, which favours maps that shift the end nodes alike everywhere (a leaf-spine's hosts one
+place along in every leaf, the leaves kept), and no end node is mapped into its own orbit under
+the group found so far.  The group grows from one generator per end node not yet reached, kept if
+the group it closes fixes no end node, with backtracking.  The searches are greedy within budgets:
+they can miss a group that exists (synthesis then plans every node on its own), but what they
+return is checked.
 
 References
 ----------
