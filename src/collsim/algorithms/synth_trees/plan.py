@@ -146,8 +146,8 @@ converged after 500 (5 s); the circulant took 209."""
 
 TIMED_PIECES_PER_ROUND = (128, 512)
 """Pieces per block and round a timed plan tries (within :data:`MAX_DELIVERIES`), keeping the
-faster: rounding the programme's shares down to whole pieces moves at most one piece per arc and
-round to the last round, and how much that costs depends on the count, not monotonically (a
+faster: rounding the programme's shares to whole pieces moves up to a piece per arc and round
+between rounds, and how much that costs depends on the count, not monotonically (a
 32-node circuit switch with 30 ports: 0.942 of the bound at 128, 0.967 at 512; 48 nodes with 46
 ports: 0.972 at 128, 0.953 at 512)."""
 
@@ -192,9 +192,10 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, 
             continue
         if t.bandwidth_s + s0 * alpha >= limit:     # rounding can leave rounds empty: s0 of them pay latency
             continue
-        for p in sorted({pieces} if pieces else {min(cap, m * s) for m in TIMED_PIECES_PER_ROUND}):
+        piece_counts = sorted({pieces} if pieces else {min(cap, m * s) for m in TIMED_PIECES_PER_ROUND})
+        for p, rounding in ((p, r) for p in piece_counts for r in timing.ROUNDINGS):
             try:
-                plan = timing.deliveries(packing, t, p, chunk_base * p)
+                plan = timing.deliveries(packing, t, p, chunk_base * p, rounding)
             except timing.RoundingError:
                 continue
             time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / p).sum())
