@@ -227,14 +227,14 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
                "test-no-other": no_other}
 
     def add_failing_tables() -> None:
-        from collsim.experiments import papers
+        from collsim.experiments import reproduce
         for name, fn in failing.items():
-            papers.EXPERIMENTS[name] = (fn, "raises (test only)")
+            reproduce.EXPERIMENTS[name] = (fn, "raises (test only)")
 
     def remove_failing_tables() -> None:
-        from collsim.experiments import papers
+        from collsim.experiments import reproduce
         for name in failing:
-            papers.EXPERIMENTS.pop(name)
+            reproduce.EXPERIMENTS.pop(name)
 
     grid, grid_bad, db = tmp / "grid.toml", tmp / "grid-bad.toml", tmp / "results.sqlite"
 

@@ -18,7 +18,7 @@ import collsim
 from collsim.core import errors as E
 from collsim.core.collective import SPECS, Collective, make_collective, min_deliveries, split_bytes
 from collsim.core.holdings import Holdings
-from collsim.core.positions import located
+from collsim.core.errors import located
 from collsim.core.limits import (ENV_VAR, MemoryLimitError, check_memory, format_bytes, memory_limit_bytes,
                                  parse_memory_limit)
 from collsim.verify import pairs, reduction

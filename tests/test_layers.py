@@ -1,59 +1,160 @@
-"""Imports point one way, from the CLI down to the core (docs/model.md, "Layers"): no module imports
-a package above its own layer, at module level or inside a function."""
+"""Imports point one way, from the CLI down to the core (docs/model.md, "Layers"), and form no circle.
+
+The import graph is read from every import form: ``import`` and ``from`` statements at module level
+or inside functions, ``importlib.import_module`` of a constant (absolute, or relative to the
+module's package), a package importing its own modules through ``pkgutil.iter_modules``, and
+string constants that name a collsim module (``"collsim.experiments.papers:optree_table1"``, or
+``".executor"`` in a module that imports relative to its own name), which tables of plug-ins and
+lazy facades import by name.  Kinds of system are loaded by the entry-point group
+``collsim.system_kinds`` (package metadata, not an import), which the last test pins down.
+"""
 
 from __future__ import annotations
 
 import ast
+import re
+import tomllib
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "collsim"
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "collsim"
 LAYERS = ["core", "physical", "systems", "rwa", "algorithms", "verify", "cost", "sim", "kinds", "pipeline",
           "synthesis", "interop", "experiments", "mpi", "cli"]
 TOP = {"__init__", "__main__"}  # the lazy facade and entry points sit above everything
-BOTTOM = {"_malloc"}  # a leaf utility (ctypes only) that any layer may call
+BOTTOM = {"_malloc", "_version"}  # leaf modules (ctypes only; a literal) that any layer may import
+NAMED = re.compile(r"^collsim((?:\.[A-Za-z_]\w*)+)(?::\w*)?$")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in SRC.rglob("*.py"):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if "tests" in parts:  # a subpackage's tests beside it (algorithms/optree/tests) use everything
+            continue
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(target: str) -> str | None:
+    """The module ``target`` names, or the module defining it (``pkg.mod.name`` -> ``pkg.mod``)."""
+    while target and target not in MODULES:
+        target = target.rpartition(".")[0]
+    return target or None       # "" (the facade) only when named as such: ``from collsim import x``
+
+
+def _relative(package: list[str], level: int, module: str | None) -> str:
+    base = package[:len(package) - (level - 1)] if level > 1 else package
+    return ".".join(base + ([module] if module else []))
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def _edges(name: str, path: Path) -> list[tuple[int, str]]:
+    """``(line, module)`` of every module of collsim that ``name`` imports, in any form."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    package = [p for p in package if p]
+    tree = ast.parse(path.read_text())
+    source = path.read_text()
+    relative_names = "import_module(" in source and ("__name__)" in source or "__package__)" in source)
+    docs = _docstrings(tree)
+    out = []
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = _relative(package, node.level, node.module)
+            elif (node.module or "").split(".")[0] == "collsim":
+                base = node.module[len("collsim"):].lstrip(".")
+            else:
+                continue
+            targets = [f"{base}.{a.name}".lstrip(".") for a in node.names]
+            targets = [t if _resolve(t) == t else base for t in targets]  # a module, or a name in ``base``
+        elif isinstance(node, ast.Import):
+            targets = [a.name[len("collsim"):].lstrip(".") for a in node.names if a.name.split(".")[0] == "collsim"]
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "iter_modules":
+            targets = [m for m in MODULES if m.rpartition(".")[0] == ".".join(package) and m != ".".join(package)]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            found = NAMED.match(node.value)
+            if found:
+                targets = [found.group(1).lstrip(".")]
+            elif relative_names and re.fullmatch(r"\.[A-Za-z_]\w*(\.\w+)*", node.value):
+                targets = [".".join(package + [node.value.lstrip(".")])]
+        for target in targets:
+            module = _resolve(target) if target else ""
+            if module is not None and module != name:
+                out.append((getattr(node, "lineno", 0), module))
+    return out
+
+
+def _graph() -> nx.DiGraph:
+    graph = nx.DiGraph()
+    for name, path in MODULES.items():
+        graph.add_node(name)
+        for line, target in _edges(name, path):
+            graph.add_edge(name, target, line=line)
+    return graph
+
+
+GRAPH = _graph()
 
 
 def _layer(module: str) -> int | None:
     head = module.split(".")[0]
-    if head in TOP or module.endswith(".__main__"):  # ``python -m collsim.X`` entry points sit on top too
-        return len(LAYERS)
-    if "tests" in module.split("."):  # a subpackage's tests beside it (algorithms/optree/tests) use everything
+    if module == "" or head in TOP or module.endswith(".__main__"):  # ``python -m collsim.X`` entry points
         return len(LAYERS)
     if head in BOTTOM:
         return -1
     return LAYERS.index(head) if head in LAYERS else None
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    rel = path.relative_to(SRC).with_suffix("")
-    package = list(rel.parts[:-1]) if rel.name != "__init__" else list(rel.parts[:-1])
-    out = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level:
-            base = package[:len(package) - (node.level - 1)] if node.level > 1 else package
-            target = ".".join(base + ([node.module] if node.module else []))
-            names = [target] if node.module else [f"{target}.{a.name}" if target else a.name for a in node.names]
-            out += [(node.lineno, n) for n in names]
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("collsim."):
-            out.append((node.lineno, node.module[len("collsim."):]))
-    return out
-
-
 def test_no_import_runs_upward():
     bad = []
-    for path in sorted(SRC.rglob("*.py")):
-        rel = path.relative_to(SRC).with_suffix("")
-        mine = _layer(".".join(rel.parts))
-        if mine is None:
-            continue
-        for line, target in _imports(path):
-            theirs = _layer(target) if target else None
-            if theirs is not None and theirs > mine:
-                bad.append(f"{rel}:{line} imports {target}")
-    assert not bad, "imports that run upward:\n" + "\n".join(bad)
+    for src, dst, data in GRAPH.edges(data=True):
+        mine, theirs = _layer(src), _layer(dst)
+        if mine is not None and theirs is not None and theirs > mine:
+            bad.append(f"{src.replace('.', '/') or '__init__'}:{data['line']} imports {dst or 'collsim'}")
+    assert not bad, "imports that run upward:\n" + "\n".join(sorted(bad))
+
+
+def test_the_import_graph_has_no_circle():
+    circles = [sorted(c) for c in nx.strongly_connected_components(GRAPH) if len(c) > 1]
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_graph_reads_every_import_form():
+    # a function-level import, a lazy facade's relative names, a table of targets named by string,
+    # and a package importing its own modules by iteration: each is an edge
+    assert GRAPH.has_edge("cli.options", "systems")
+    assert GRAPH.has_edge("mpi", "mpi.executor")
+    assert GRAPH.has_edge("experiments.reproductions", "experiments.papers")
+    assert GRAPH.has_edge("kinds", "kinds.ocs")
+    assert GRAPH.number_of_edges() > 1000
 
 
 def test_the_layer_list_covers_every_package():
     packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     modules = {p.stem for p in SRC.glob("*.py")}
     assert packages | modules <= set(LAYERS) | TOP | BOTTOM
+
+
+def test_kinds_are_loaded_by_entry_point_not_by_import():
+    with (ROOT / "pyproject.toml").open("rb") as fh:
+        group = tomllib.load(fh)["project"]["entry-points"]["collsim.system_kinds"]
+    assert set(group.values()) == {"collsim.kinds"}
+    below = [m for m in GRAPH.predecessors("kinds") if _layer(m) < LAYERS.index("kinds")]
+    assert not below, below
+    plugins = (SRC / "core" / "plugins.py").read_text()
+    assert "entry_points(group=ENTRY_POINTS)" in plugins and 'ENTRY_POINTS = "collsim.system_kinds"' in plugins

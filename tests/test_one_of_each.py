@@ -23,17 +23,17 @@ def test_one_reproduction_registry():
     from pathlib import Path
 
     from collsim.cli.paper_cmd import PAPER_DESCRIPTIONS
-    from collsim.experiments import paperout, papers
+    from collsim.experiments import reproduce
     from collsim.experiments.reproduce import paper_names
     from collsim.experiments.reproductions import REPRODUCTIONS, papers as paper_entries, tables
-    assert {k: v[1] for k, v in papers.EXPERIMENTS.items()} == {k: r.description for k, r in tables().items()}
-    assert all(papers.EXPERIMENTS[k][0] is r.load() for k, r in tables().items())
-    assert papers.SIZE_NOTES == {k: r.size_note for k, r in tables().items()}
-    assert paperout.PAPERS == {k: r.module for k, r in paper_entries().items() if r.target}
+    assert {k: v[1] for k, v in reproduce.EXPERIMENTS.items()} == {k: r.description for k, r in tables().items()}
+    assert all(reproduce.EXPERIMENTS[k][0] is r.load() for k, r in tables().items())
+    assert reproduce.SIZE_NOTES == {k: r.size_note for k, r in tables().items()}
+    assert reproduce.PAPERS == {k: r.module for k, r in paper_entries().items() if r.target}
     assert PAPER_DESCRIPTIONS == {k: r.description for k, r in paper_entries().items()} and paper_names()[-1] == "all"
     assert all(r.paper in paper_entries() for r in REPRODUCTIONS.values())
     # no other module spells a table's description: each is written once, in the registry
-    src = Path(papers.__file__).parent
+    src = Path(reproduce.__file__).parent
     for path in src.glob("*.py"):
         if path.name != "reproductions.py":
             text = path.read_text()
@@ -67,7 +67,7 @@ def test_system_options_are_one_argument():
     opts = options.pack("torus", link_latency="2us", system_params=("dims=4,4",))
     assert isinstance(opts, SystemOptions) and load_system(opts).nodes == 16
     assert load_system(opts, nodes=None).link_latency_s == 2e-6
-    assert SystemOptions.of(opts, dims=(2, 2)).load().nodes == 4 and opts.params == (("dims", (4, 4)),)
+    assert load_system(SystemOptions.of(opts, dims=(2, 2))).nodes == 4 and opts.params == (("dims", (4, 4)),)
 
 
 def test_a_command_receives_the_packed_options(monkeypatch):

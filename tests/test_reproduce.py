@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from collsim.experiments import papers
+from collsim.experiments import papers, reproduce
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_mlfm_pattern_b_ratio():
 
 def test_reproduce_cli(run_cli):
     listing = run_cli("reproduce", check=True).stdout
-    assert all(name in listing for name in papers.EXPERIMENTS)
+    assert all(name in listing for name in reproduce.EXPERIMENTS)
     rows = json.loads(run_cli("reproduce", "optree-motivation", "--json", check=True).stdout)
     assert len(rows) == 3
     proc = run_cli("reproduce", "nonesuch")

@@ -14,9 +14,7 @@ from importlib import import_module
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (10 ms)
 
-# A literal, so that ``collsim --version`` imports nothing (kept equal to pyproject.toml's version by
-# tests/test_startup.py).
-__version__ = "0.1.0"
+from ._version import __version__  # a literal in a module importing nothing: ``collsim --version`` stays fast
 
 # Public names, imported on first use (PEP 562): ``import collsim`` loads neither numpy nor any
 # subpackage, which keeps the command line's start-up short (docs/performance.md).

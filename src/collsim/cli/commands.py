@@ -376,8 +376,7 @@ def reproduce_cmd(name, out_dir, jobs, quick, out: Output) -> None:
       collsim reproduce all --out evaluation --jobs 2
     """
     from ..core.errors import UnknownNameError
-    from ..experiments.papers import EXPERIMENTS, SIZE_NOTES
-    from ..experiments.reproduce import paper_names
+    from ..experiments.reproduce import EXPERIMENTS, SIZE_NOTES, paper_names
     from .paper_cmd import PAPER_DESCRIPTIONS
     if name in paper_names():
         from ..experiments.reproduce import available_cores  # noqa: PLC0415

@@ -24,7 +24,7 @@ import sys
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from ..core.errors import CollsimError, VerificationError
 
 # Each command's name and the first paragraph of its help (``collsim --help`` shortens it as click

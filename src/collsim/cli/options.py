@@ -294,7 +294,7 @@ def checked(options: SystemOptions) -> SystemOptions:
 
 
 def load(options: SystemOptions, **more: Any):
-    """The system of the command's options (:func:`checked`, then :meth:`SystemOptions.load`).
+    """The system of the command's options (:func:`checked`, then :func:`collsim.systems.load_system`).
 
     Parameters
     ----------
@@ -308,7 +308,8 @@ def load(options: SystemOptions, **more: Any):
     System
         The system.
     """
-    return checked(options).load(**more)
+    from ..systems import load_system
+    return load_system(checked(options), **more)
 
 
 def parse_params(items: tuple[str, ...], option: str = "--param") -> dict:

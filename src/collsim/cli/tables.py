@@ -280,7 +280,7 @@ def _fold(header: str, cells: Sequence[str]) -> str:
     return "\n".join(textwrap.wrap(header, width))
 
 
-def print_table(title: str | None, cols: Sequence[TableColumn], *, caption: Iterable[str] = (), keys: int = 1,
+def print_table(title: str | None, cols: Sequence[TableColumn], *, caption: Iterable[str] = (), keys: int = 1,  # noqa: C901
                 err: bool = False, out: Console | None = None) -> list[str]:
     """Print a table that fits the terminal without cutting a number.
 

@@ -25,7 +25,7 @@ from .files import os_reason
 from .reading import open_for_reading, read_bytes
 from .routes import INDEX
 from .schedule import Schedule
-from .serialize import header, read_header
+from .file_header import header, read_header
 from .wellformed import check_wellformed
 
 _DTYPES = {"step": INDEX, "round": INDEX, "src": INDEX, "dst": INDEX, "chunk_ptr": INDEX, "chunk_idx": INDEX,

@@ -8,8 +8,10 @@ The command line turns these into one line and an exit code; the library never p
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
+from .positions import schedule_position
 from .names import close_matches, did_you_mean, unknown_names  # noqa: F401 - their home was here
 
 
@@ -235,7 +237,6 @@ class VerificationError(CollsimError):
         >>> print(RouteError("path leaves the ring", Where(step=1, transfer=5)).locate(s))
         bad route: path leaves the ring (steps[1].transfers[1])
         """
-        from .positions import schedule_position  # positions imports this module: imported here
         if self.where.transfer is not None:  # the schedule knows the file's entries: its name wins
             self.where = replace(self.where, position=schedule_position(schedule, self.where.transfer))
             self.args = (self._text(),)
@@ -448,3 +449,37 @@ class TransceiverLimitError(ResourceError):
     """
 
     kind = "transceiver limit"
+
+
+def located(check):
+    """Decorate a check of a schedule so its violations name transfers as the file does.
+
+    Parameters
+    ----------
+    check : callable
+        ``check(schedule, ...)``, raising :class:`~collsim.core.errors.VerificationError` with a global transfer index.
+
+    Returns
+    -------
+    callable
+        The same check; a violation it raises is :meth:`~collsim.core.errors.VerificationError.locate`'d first.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> from collsim.core.errors import RouteError, Where
+    >>> @located
+    ... def no_transfer_5(s):
+    ...     raise RouteError("bad", Where(step=int(s.step[5]), transfer=5))
+    >>> no_transfer_5(collsim.build("ring", "paper", "allgather", 1000, nodes=4))
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.RouteError: bad route: bad (steps[1].transfers[1])
+    """
+    @functools.wraps(check)
+    def run(schedule, *args, **kwargs):
+        try:
+            return check(schedule, *args, **kwargs)
+        except VerificationError as exc:
+            raise exc.locate(schedule)
+    return run

@@ -7,13 +7,15 @@ they run on, the flow simulator and exporters asking what a kind supports, the s
 asking how a kind's routes are written).  So the registry lives here, at the bottom, and the kinds
 register themselves into it: core names no kind, and a new kind is one module in ``kinds/``.
 
-:func:`model_for` loads the package :mod:`collsim.kinds` by name the first time it misses (plug-in
-discovery, as an entry point would be loaded), so a caller below ``kinds`` never imports it.
+:func:`discover` loads the plug-ins that the installed packages declare under the entry-point group
+``collsim.system_kinds`` (collsim's own kinds: ``collsim.kinds``, in ``pyproject.toml``) the first time a
+lookup misses, so no module below the kinds imports them and a kind outside collsim plugs in the
+same way.
 """
 
 from __future__ import annotations
 
-import importlib
+from importlib.metadata import entry_points
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -57,6 +59,9 @@ class RouteFormat:
     reader: Callable[[Any], Any]
     writer: Callable[[Any, int, bool], dict]
 
+
+ENTRY_POINTS = "collsim.system_kinds"
+"""The entry-point group whose modules register kinds (:func:`discover`)."""
 
 _MODELS: dict[type, Any] = {}
 _ROUTE_FORMATS: dict[type, Any] = {}
@@ -103,11 +108,13 @@ def register_model(system_class: type, model: Any) -> None:
 
 
 def discover() -> None:
-    """Load the plug-in package :mod:`collsim.kinds` once, registering every kind and its systems.
+    """Load the plug-ins of entry-point group :data:`ENTRY_POINTS` once, registering every kind.
 
-    Lookups by name or class below :mod:`collsim.kinds` (:func:`model_for`,
-    :func:`collsim.core.system.system_kind`) call this on a miss, so that any public function
-    works as the first call in a fresh interpreter (``collsim.load`` of a file names its kind).
+    Lookups by name or class (:func:`model_for`, :func:`collsim.core.system.system_kind`) call this
+    on a miss, so that any public function works as the first call in a fresh interpreter
+    (``collsim.load`` of a file names its kind).  collsim's own kinds are the package
+    :mod:`collsim.kinds`, declared in ``pyproject.toml``; the package metadata, not an import,
+    links the two, as for any plug-in.
 
     Returns
     -------
@@ -123,7 +130,8 @@ def discover() -> None:
     """
     if not _DISCOVERED:
         _DISCOVERED.append(True)
-        importlib.import_module("collsim.kinds")  # the plug-in package registers every kind on import
+        for plugin in sorted(entry_points(group=ENTRY_POINTS), key=lambda ep: ep.name):
+            plugin.load()      # the plug-in registers its kinds on import (register_model)
 
 
 def _nearest(table: dict[type, Any], system: Any) -> Any:
@@ -162,7 +170,9 @@ def model_for(system: Any) -> Any:
         discover()
         found = _nearest(_MODELS, system)
     if found is None:
-        raise UnsupportedError(f"no system model for {type(system).__name__} ({getattr(system, 'kind', '?')})")
+        raise UnsupportedError(f"no system model for {type(system).__name__} ({getattr(system, 'kind', '?')}); "
+                               f"no installed plug-in of entry-point group {ENTRY_POINTS!r} registers one "
+                               f"(is collsim installed? pip install -e .)")
     return found
 
 

@@ -4,18 +4,14 @@ A schedule file nests transfers per step (``"steps": [{"step": 0, "transfers": [
 so every message about one transfer, a format error of the reader or a violation of
 the verifier, names it by its entry ``i`` of ``steps`` and its index ``j`` in that
 entry's ``transfers`` (:func:`transfer_position`).  The verifier's checks work on
-global row indices and are decorated with :func:`located`, which renames the transfer
-of any violation they raise.
+global row indices and are decorated with :func:`collsim.core.errors.located`, which renames
+the transfer of any violation they raise.
 """
 
 from __future__ import annotations
 
 import bisect
-import functools
 
-import numpy as np
-
-from .errors import VerificationError
 
 
 def position_name(entry: int, index: int) -> str:
@@ -75,6 +71,7 @@ def transfer_position(step, t: int, starts=None) -> str:
     if starts is not None:
         k = bisect.bisect_right(list(starts), t) - 1
         return position_name(k, t - int(starts[k]))
+    import numpy as np  # here, not at the top: core.errors imports this module, and the help imports no numpy
     run = np.asarray(step[:t + 1])
     change = np.flatnonzero(run[1:] != run[:-1])  # entry k starts after the k-th change of step number
     return position_name(len(change), t - (int(change[-1]) + 1 if len(change) else 0))
@@ -102,37 +99,3 @@ def schedule_position(schedule, t: int) -> str:
     'steps[1].transfers[1]'
     """
     return transfer_position(schedule.step, t, getattr(schedule, "_cache", {}).get("file_entries"))
-
-
-def located(check):
-    """Decorate a check of a schedule so its violations name transfers as the file does.
-
-    Parameters
-    ----------
-    check : callable
-        ``check(schedule, ...)``, raising :class:`~collsim.core.errors.VerificationError` with a global transfer index.
-
-    Returns
-    -------
-    callable
-        The same check; a violation it raises is :meth:`~collsim.core.errors.VerificationError.locate`'d first.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.core.errors import RouteError, Where
-    >>> @located
-    ... def no_transfer_5(s):
-    ...     raise RouteError("bad", Where(step=int(s.step[5]), transfer=5))
-    >>> no_transfer_5(collsim.build("ring", "paper", "allgather", 1000, nodes=4))
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.RouteError: bad route: bad (steps[1].transfers[1])
-    """
-    @functools.wraps(check)
-    def run(schedule, *args, **kwargs):
-        try:
-            return check(schedule, *args, **kwargs)
-        except VerificationError as exc:
-            raise exc.locate(schedule)
-    return run

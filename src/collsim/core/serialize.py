@@ -15,24 +15,19 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .collective import SPECS, make_collective
-from .errors import CollsimError, InputError, ScheduleFormatError
-from .fields import check_ints, int_column, need, optional, refuse_unknown, route_reader
+from .errors import CollsimError, ScheduleFormatError
+from .fields import int_column, need, optional, refuse_unknown, route_reader
+from .binary import read_npz, write_npz
+from .file_header import header, read_header
 from .files import atomic_write
 from .reading import read_bytes
 from .positions import position_name, transfer_position
 from .plugins import route_format_for
 from .schedule import INDEX, Schedule
-from .system import system_from_description
 from .validate import is_integer
 from .wellformed import STEP_RULE, check_wellformed
 
-FORMAT = "collsim-schedule"
-VERSION = 2
-READS = (1, 2)  # version 2 adds "band"; a version-1 file is a version-2 file without bands
 PATH_LIMIT = 5_000_000  # total hops above which routes are written compactly
-HEADER_KEYS = frozenset({"format", "version", "system", "collective", "algorithm", "params"})
-COLLECTIVE_KEYS = frozenset({"kind", "nodes", "size_bytes", "split", "root", "shift"})
 STEP_KEYS = frozenset({"step", "transfers"})
 TRANSFER_KEYS = frozenset({"src", "dst", "chunks", "reduce", "bytes", "round"})  # and the routes' (fields.py)
 
@@ -114,105 +109,10 @@ def save(s: Schedule, path: str | Path, progress: _Progress | None = None) -> No
     True
     """
     if str(path).endswith(".npz"):
-        from .binary import write_npz
         atomic_write(path, lambda fh: write_npz(s, fh))
         return
     text = dumps(s, progress).encode()
     atomic_write(path, lambda fh: fh.write(text))
-
-
-def header(s: Schedule) -> dict[str, Any]:
-    """The file header of a schedule: format, version, system, collective, algorithm, params.
-
-    Parameters
-    ----------
-    s : Schedule
-        The schedule.
-
-    Returns
-    -------
-    dict
-        JSON-able header shared by the JSON and the ``.npz`` formats.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> h = header(collsim.build("ring", "paper", "allgather", 1024, nodes=3))
-    >>> h["format"], h["version"], h["collective"], h["algorithm"]
-    ('collsim-schedule', 2, {'kind': 'allgather', 'nodes': 3, 'size_bytes': 1024, 'split': 1, 'root': None}, 'ring')
-    """
-    return {"format": FORMAT, "version": VERSION, "system": s.system.describe(),
-            "collective": s.collective.describe(), "algorithm": s.algorithm, "params": dict(s.params)}
-
-
-def read_header(doc: Any, body: tuple[str, ...] = ()):
-    """Check a file header and rebuild its system and collective.
-
-    Parameters
-    ----------
-    doc : dict
-        The parsed header (the whole document for JSON files).
-    body : tuple of str, optional
-        Keys of the document besides the header's (``("steps",)`` for JSON files); any
-        other key is refused.
-
-    Returns
-    -------
-    tuple
-        ``(System, Collective)``.
-
-    Raises
-    ------
-    ScheduleFormatError
-        Wrong format or version, a key collsim does not know (with a did-you-mean), a
-        malformed system or collective, or a collective on another number of nodes than
-        the system's.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> system, coll = read_header(header(collsim.build("ring", "paper", "allgather", 1024, nodes=3)))
-    >>> system.kind, system.nodes, coll.kind, coll.size_bytes
-    ('optical-ring', 3, 'allgather', 1024)
-    """
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ScheduleFormatError(f"not a collsim schedule (expected \"format\": \"{FORMAT}\")")
-    if not is_integer(doc.get("version")) or doc.get("version") not in READS:  # not 2.0, not true
-        raise ScheduleFormatError(f"unsupported schedule version {doc.get('version')!r} "
-                                  f"(this collsim reads {', '.join(map(str, READS))})")
-    refuse_unknown(doc, HEADER_KEYS | set(body), "file")
-    sd, cd = need(doc, "system", dict, "file"), need(doc, "collective", dict, "file")
-    if not isinstance(doc.get("algorithm", ""), str):
-        raise ScheduleFormatError("file: 'algorithm' must be a string")
-    if not isinstance(doc.get("params", {}), dict):
-        raise ScheduleFormatError("file: 'params' must be an object")
-    check_ints(sd, "system")
-    check_ints(cd, "collective")
-    refuse_unknown(cd, COLLECTIVE_KEYS, "collective")
-    try:
-        system = system_from_description(sd)
-    except OverflowError as exc:
-        raise ScheduleFormatError(f"system: a number is out of range ({exc})") from exc
-    kind = need(cd, "kind", str, "collective")
-    if kind not in SPECS:
-        raise ScheduleFormatError(f"collective: unknown kind {kind!r}")
-    root = cd.get("root")
-    if root is not None and not is_integer(root):
-        raise ScheduleFormatError("collective: 'root' must be an integer or null")
-    if root is not None and not SPECS[kind].rooted:
-        raise ScheduleFormatError(f"collective: {kind} has no root, but 'root' is {root} (give null or leave it out)")
-    if "shift" in cd and not SPECS[kind].shifted:
-        raise ScheduleFormatError(f"collective: only the shift collective has a 'shift', not {kind}")
-    try:
-        coll = make_collective(kind, need(cd, "nodes", int, "collective"), need(cd, "size_bytes", int, "collective"),
-                               split=optional(cd, "split", 1, "collective"), root=root, shift=cd.get("shift", 1))
-    except InputError as exc:
-        raise ScheduleFormatError(f"collective: {exc}") from exc
-    except OverflowError as exc:
-        raise ScheduleFormatError(f"collective: a number is out of range ({exc})") from exc
-    if coll.nodes != system.nodes:  # malformed before any route is read against the wrong system
-        raise ScheduleFormatError(f"the collective has {coll.nodes} nodes but the system has {system.nodes}")
-    return system, coll
 
 
 def loads(text: str, progress: _Progress | None = None) -> Schedule:
@@ -350,7 +250,6 @@ def load(path: str | Path, progress: _Progress | None = None) -> Schedule:
     'ne'
     """
     if str(path).endswith(".npz"):
-        from .binary import read_npz
         return read_npz(path)
     data = read_bytes(path, error=ScheduleFormatError)  # a regular file (or a pipe) up to MAX_READ_BYTES
     return load_bytes(data, str(path), progress)  # by content: a pipe (<(cat s.npz)) has no suffix
@@ -389,7 +288,6 @@ def load_bytes(data: bytes, name: str = "the input", progress: _Progress | None 
     collsim.core.errors.ScheduleFormatError: cannot read standard input: not UTF-8 text (invalid start byte at byte 0)
     """
     if data[:4] == b"PK\x03\x04":  # numpy's .npz is a zip archive
-        from .binary import read_npz
         return read_npz(io.BytesIO(data), name=name)
     try:
         text = data.decode("utf-8")

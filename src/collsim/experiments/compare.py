@@ -119,7 +119,7 @@ def _out_of_memory(exc: MemoryError) -> str:
     return "not enough memory" + (f" (an allocation of {m.group(1)} was refused)" if m else "")
 
 
-def compare(system: str | System = "paper", collective: str = "allgather", size: str | int | None = None, *,
+def compare(system: str | System = "paper", collective: str = "allgather", size: str | int | None = None, *,  # noqa: C901
             algorithms: Iterable[str] | None = None, strategy: str = "first-fit",
             progress: Callable[[str], None] | None = None, params: dict[str, Any] | None = None,
             total_size: str | int | None = None, root: int | None = None, shift: int | None = None,

@@ -55,7 +55,7 @@ def environment(package_dir: str | Path | None = None) -> dict[str, str]:
     >>> list(env), env["git commit"]
     (['collsim', 'git commit', 'Python', 'numpy', 'matplotlib'], 'not a git checkout')
     """
-    from .. import __version__
+    from .._version import __version__
     folder = Path(package_dir) if package_dir is not None else Path(__file__).resolve().parents[1]
     versions = {}
     for name in ("numpy", "matplotlib"):

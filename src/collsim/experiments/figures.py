@@ -122,7 +122,7 @@ def figure_digest(*parts: Any) -> str:
 
     import matplotlib
 
-    from .. import __version__
+    from .._version import __version__
     h = hashlib.sha256(f"collsim {__version__} matplotlib {matplotlib.__version__}\n".encode())
     for part in parts:
         if inspect.ismodule(part) or inspect.isfunction(part):

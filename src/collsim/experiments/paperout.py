@@ -20,7 +20,6 @@ from typing import Any, Callable, Iterable
 
 from ..core.files import atomic_write
 from .figures import cached_figure, figure_digest, pyplot, save_figure, stored  # noqa: F401  (re-exported)
-from .reproductions import papers
 
 COMPARISON_COLUMNS = ("item", "quantity", "unit", "paper", "collsim", "difference", "model", "agrees",
                       "explanation", "source", "claim")
@@ -150,7 +149,11 @@ class TableTarget:
 
     @classmethod
     def of(cls, name: str, verdict: str, table: str) -> "TableTarget":
-        """The target of the registered table ``name``, described as the registry describes it.
+        """The target of the registered table ``name``, its description left to the registry.
+
+        :func:`collsim.experiments.reproduce.reproduce_paper` fills :attr:`what` in from
+        :data:`collsim.experiments.reproductions.REPRODUCTIONS`, which names the modules that
+        call this (so they do not read it back).
 
         Parameters
         ----------
@@ -162,15 +165,14 @@ class TableTarget:
         Returns
         -------
         TableTarget
-            The target.
+            The target, with an empty :attr:`what`.
 
         Examples
         --------
-        >>> TableTarget.of("wrht-allreduce", "formula = schedule", "wrht-allreduce.csv").what[:8]
-        '[WRHT23]'
+        >>> TableTarget.of("wrht-allreduce", "formula = schedule", "wrht-allreduce.csv").what
+        ''
         """
-        from .reproductions import tables
-        return cls(name, tables()[name].description, verdict, table)
+        return cls(name, "", verdict, table)
 
 
 @dataclass(frozen=True)
@@ -446,5 +448,3 @@ def write_comparisons(out_dir: str | Path, paper: str, comparisons: Iterable[Com
 Reproducer = Callable[..., PaperResult]
 """``reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None) -> PaperResult``."""
 
-PAPERS: dict[str, str] = {name: r.module for name, r in papers().items() if r.module is not None}
-"""Paper name -> module whose ``reproduce`` regenerates it (from :mod:`collsim.experiments.reproductions`)."""

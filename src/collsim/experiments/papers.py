@@ -18,12 +18,11 @@ all-reduce vector, the all-to-all send buffer's pair block) and ``paper_size``
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..pipeline import build, verify
-from .reproductions import tables
 
 # What the papers print (claims, quoted for comparison only).
 OPTREE_TABLE1_PRINTED = {"ring": 1023, "ne": 512, "wrht": 259, "osm": 128, "optree": 70}  # seed 004 Table 1
@@ -33,11 +32,6 @@ OPTREE_FIG4_PRINTED_DEPTH = {512: 6, 1024: 6, 2048: 7, 4096: 8}  # seed 004 §V-
 MLFM_PAPER_RATIO_PATTERN_B = 2.2  # seed 001 §3
 PAPER_D = 4 << 20
 """The all-gather block d of seed 004's evaluation, "4 megabyte (MB)", read as 4 MiB = 4194304 bytes."""
-
-SIZE_NOTES: dict[str, str] = {name: r.size_note for name, r in tables().items() if r.size_note}
-"""Per table: how the paper's sizes are read, in bytes (printed under ``collsim reproduce NAME``); from the one
-registry, :data:`collsim.experiments.reproductions.REPRODUCTIONS`."""
-
 
 def d_steps(schedule) -> float:
     """Time in units of one block per wavelength: sum over steps of the largest transfer / d.
@@ -199,15 +193,51 @@ def optree_lemma1() -> list[dict[str, Any]]:
     -------
     list of dict
         ``nodes, lemma1, exact, explicit_used, overcount``
-        (:func:`collsim.experiments.reproduce_optree.extra.lemma1_rows`).
+        (:func:`lemma1_rows`).
 
     Examples
     --------
     >>> [r["overcount"] for r in optree_lemma1()][:3]
     [1, 1, 1]
     """
-    from .reproduce_optree.extra import lemma1_rows
     return lemma1_rows()
+
+
+def lemma1_rows(nodes=(3, 5, 7, 9, 15, 16, 17, 31, 33, 63, 64, 65, 1023, 1024, 1025)) -> list[dict[str, Any]]:
+    """Lemma 1's one-stage ring wavelengths ⌈N²/8⌉ beside the exact optimum per direction.
+
+    The busiest link of a one-stage all-to-all on an N-ring carries ⌊N²/4⌋ one-hop lightpaths
+    over both directions, so ⌈⌊N²/4⌋/2⌉ wavelengths per direction are needed, and collsim's
+    construction (:func:`collsim.rwa.alltoall_ring.uniform_alltoall_wavelengths`) meets it.
+    For odd N = 2k+1 that is k(k+1)/2, one fewer than ⌈N²/8⌉.  Up to N = 65 the explicit OSM
+    schedule is built and verified on ⌈N²/8⌉ wavelengths and the wavelengths it uses are counted.
+
+    Parameters
+    ----------
+    nodes : iterable of int, optional
+        Ring sizes.
+
+    Returns
+    -------
+    list of dict
+        ``nodes, lemma1, exact, explicit_used, overcount`` (lemma1 − exact).
+
+    Examples
+    --------
+    >>> [(r["nodes"], r["lemma1"], r["exact"], r["explicit_used"]) for r in lemma1_rows((5, 8))]
+    [(5, 4, 3, 3), (8, 8, 8, 8)]
+    """
+    from ..rwa.alltoall_ring import uniform_alltoall_wavelengths
+    from ..systems import OpticalRing
+    rows = []
+    for n in nodes:
+        lemma1 = -(-n * n // 8)
+        exact = uniform_alltoall_wavelengths(n)
+        used = None
+        if n <= 65:
+            used = int(verify(build("osm", OpticalRing(nodes=n, wavelengths=lemma1), "allgather", 64)).wavelengths_used)
+        rows.append({"nodes": n, "lemma1": lemma1, "exact": exact, "explicit_used": used, "overcount": lemma1 - exact})
+    return rows
 
 
 def wrht_allreduce(nodes=(16, 64, 256, 1024, 4096), w: int = 64) -> list[dict[str, Any]]:
@@ -291,8 +321,3 @@ def mlfm_throughput() -> list[dict[str, Any]]:
         r["paper_size"] = f"{r['size_mib_per_node']:g}MiB per node"
     return rows
 
-
-EXPERIMENTS: dict[str, tuple[Callable[[], list[dict[str, Any]]], str]] = {
-    name: (globals()[r.target.partition(":")[2]], r.description) for name, r in tables().items()}
-"""Table name -> (its rows function, its description): the tables of the one registry,
-:data:`collsim.experiments.reproductions.REPRODUCTIONS`, resolved."""

@@ -13,12 +13,28 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 from ..core.errors import InputError, UnknownNameError, did_you_mean
-from .paperout import PAPERS, PaperResult
-from .reproductions import ALL
+from .paperout import PaperResult
+from .reproductions import ALL, tables
+from .reproductions import papers as paper_entries
+
+
+PAPERS: dict[str, str] = {name: r.module for name, r in paper_entries().items() if r.module is not None}
+"""Paper name -> module whose ``reproduce`` regenerates it (from :mod:`collsim.experiments.reproductions`)."""
+
+SIZE_NOTES: dict[str, str] = {name: r.size_note for name, r in tables().items() if r.size_note}
+"""Per table: how the paper's sizes are read, in bytes (printed under ``collsim reproduce NAME``); from the one
+registry, :data:`collsim.experiments.reproductions.REPRODUCTIONS`."""
+
+EXPERIMENTS: dict[str, tuple[Callable[[], list[dict[str, Any]]], str]] = {
+    name: (r.load(), r.description) for name, r in tables().items()}
+"""Table name -> (its rows function, its description): the tables of the one registry,
+:data:`collsim.experiments.reproductions.REPRODUCTIONS`, resolved."""
+
 
 
 def available_cores() -> int:
@@ -118,7 +134,9 @@ def reproduce_paper(paper: str, out_dir: str | Path, *, store=None, jobs: int = 
         raise InputError(f"cannot create {out}: {exc.strerror or exc}") from exc
     accepted = inspect.signature(fn).parameters
     extra = {k: v for k, v in {**options, "log": log}.items() if k in accepted}
-    return fn(out, store=store, jobs=jobs, progress=progress, **extra)
+    result = fn(out, store=store, jobs=jobs, progress=progress, **extra)
+    described = tuple(replace(t, what=t.what or tables()[t.name].description) for t in result.targets)
+    return replace(result, targets=described)
 
 
 def reproduce_all(out_dir: str | Path, *, store=None, jobs: int = 1, progress: Callable[[str], Any] | None = None,
@@ -155,7 +173,7 @@ def reproduce_all(out_dir: str | Path, *, store=None, jobs: int = 1, progress: C
     ...
     collsim.core.errors.UnknownNameError: unknown paper 'xyzzy'; known: optree, wrht, mlfm, textbook, beyond, all
     """
-    from .. import __version__
+    from .._version import __version__
     names = list(PAPERS) if papers is None else list(papers)
     for name in names:
         _module(name)  # fail on an unknown paper before any work

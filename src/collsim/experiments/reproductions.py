@@ -1,8 +1,8 @@
 """The one table of what ``collsim reproduce`` regenerates: the papers' tables and the papers' evaluations.
 
 Every reader takes it from here: ``collsim reproduce`` (its listing, a table's title and size note,
-a paper's description), :data:`collsim.experiments.papers.EXPERIMENTS` and ``SIZE_NOTES`` (the
-tables, resolved), :data:`collsim.experiments.paperout.PAPERS` and
+a paper's description), :data:`collsim.experiments.reproduce.EXPERIMENTS` and ``SIZE_NOTES`` (the
+tables, resolved), :data:`collsim.experiments.reproduce.PAPERS` and
 :mod:`collsim.experiments.reproduce` (the papers' modules), and the table targets each paper's
 reproduction reports (:class:`collsim.experiments.paperout.TableTarget`).  Adding a table or a
 paper is one entry here.

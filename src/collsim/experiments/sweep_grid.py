@@ -106,7 +106,7 @@ def _once(name: str, raw: list, values: list, repeats: list[str]) -> list:
     return list(first)
 
 
-def expand_grid(spec: Mapping[str, Any], *, base: str | os.PathLike | None = None,
+def expand_grid(spec: Mapping[str, Any], *, base: str | os.PathLike | None = None,  # noqa: C901
                 max_points: int | None = None) -> Grid:
     """The points of a ``[sweep]`` table: every combination of its lists, in a fixed order.
 

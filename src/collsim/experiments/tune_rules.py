@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..core.errors import InputError
 from ..core.totals import total_bytes
 from .store import canonical_json

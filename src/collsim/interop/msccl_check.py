@@ -79,7 +79,7 @@ def check_algo(algo: MscclAlgo, limits: MscclLimits = MscclLimits(), root: int |
     return lay
 
 
-def _check_gpu(g, lay: Layout, nchannels: int, limits: MscclLimits) -> None:
+def _check_gpu(g, lay: Layout, nchannels: int, limits: MscclLimits) -> None:  # noqa: C901
     sizes = {"i": g.i_chunks, "o": g.o_chunks, "s": g.s_chunks}
     true = {"i": lay.in_size, "o": lay.out_size, "s": g.s_chunks}
     for b, size in sizes.items():

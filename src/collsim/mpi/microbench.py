@@ -68,7 +68,7 @@ def sample_of(size_bytes: int, times_s: Sequence[float]) -> Sample:
 
 
 def _schedules(comm: Any, sizes_bytes: Sequence[int], reduce: bool) -> dict[int, Any]:
-    from .. import build
+    from ..pipeline import build
     from ..systems.electrical import Star
     star = Star(nodes=comm.Get_size())
     return {int(s): build("ring", star, "reducescatter", int(s)) if reduce

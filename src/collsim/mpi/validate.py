@@ -202,7 +202,7 @@ def check_rows_memory(pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[in
     ...
     collsim.core.limits.MemoryLimitError: running ring allreduce of 64GiB (int64) on 2 MPI ranks (2 MPI ranks on ...
     """
-    from .. import build
+    from ..pipeline import build
     from ..systems.electrical import Star
     from .memory import check_schedules_memory
     star = Star(nodes=comm.Get_size())
@@ -251,7 +251,7 @@ def run_rows(system, pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[int
     --------
     >>> rows = run_rows(load_system("host.toml"), DEFAULT_PAIRS, DEFAULT_SIZES_BYTES)   # doctest: +SKIP
     """
-    from .. import build
+    from ..pipeline import build
     from ..cost.loggp import system_model
     from ..pipeline import evaluate
     from .executor import run_schedule

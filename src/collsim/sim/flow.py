@@ -210,7 +210,7 @@ def _dependencies(s: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return ptr, tgt, np.bincount(tgt, minlength=n)
 
 
-def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool = True) -> SimResult:
+def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool = True) -> SimResult:  # noqa: C901, PLR0915
     """Verify a schedule, then simulate it with max-min fair bandwidth sharing (see the module docstring).
 
     Parameters

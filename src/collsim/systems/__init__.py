@@ -30,6 +30,7 @@ from . import custom, electrical, fat_tree, hierarchical, hypercube, mesh_torus,
 from . import ocs  # noqa: F401  (the optical circuit switch kind)
 from .optical_ring import OpticalRing
 from .optical_torus import OpticalTorus
+from .options import SystemOptions
 
 PRESETS = ("paper", "terarack", "dgx-16x8")
 DEFAULT_NODES = 16
@@ -189,9 +190,8 @@ def load_system(spec: str | os.PathLike | System, **overrides: Any) -> System:
     ...
     collsim.core.errors.UnknownNameError: unknown system 'toruss'; did you mean torus? ...
     """
-    from .options import SystemOptions
     if isinstance(spec, SystemOptions):  # a system with its options, stated once (the command line's)
-        return spec.load(**overrides)
+        return load_system(spec.system, **{**spec.overrides(), **{k: v for k, v in overrides.items() if v is not None}})
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if isinstance(spec, System):
         desc = spec.describe()

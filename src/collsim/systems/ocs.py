@@ -31,31 +31,7 @@ from ..core.errors import InputError, ResourceError, UnsupportedError
 from ..core.network import LinkTable, Network
 from ..core.system import register_system_kind
 from ..core.validate import is_integer, physical
-
-
-def circuit_ids(u, v, nodes: int) -> np.ndarray:
-    """Link id of circuit ``u -> v`` in the OCS's complete digraph (``u (N-1) + v - [v > u]``).
-
-    Parameters
-    ----------
-    u, v : array_like of int
-        Distinct end nodes.
-    nodes : int
-        N.
-
-    Returns
-    -------
-    numpy.ndarray
-        Link ids in ``0 .. N(N-1)-1``.
-
-    Examples
-    --------
-    >>> circuit_ids([0, 0, 1, 3], [1, 3, 0, 2], 4).tolist()
-    [0, 2, 3, 11]
-    """
-    u = np.asarray(u, dtype=np.int64)
-    v = np.asarray(v, dtype=np.int64)
-    return u * (nodes - 1) + v - (v > u)
+from .ocs_configurations import circuit_configurations, circuit_ids
 
 
 def group_phases(step: np.ndarray, links: np.ndarray, nodes: int, ports: int) -> np.ndarray:
@@ -341,7 +317,6 @@ class OCS(Network):
         or None when ``p = N - 1``: then every circuit fits at once."""
         if self.ports >= self.nodes - 1:
             return None
-        from .ocs_configurations import circuit_configurations
         return circuit_configurations(self.nodes, self.ports)
 
     def translations(self) -> np.ndarray:

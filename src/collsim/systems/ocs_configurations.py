@@ -14,7 +14,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ocs import circuit_ids
+
+def circuit_ids(u, v, nodes: int) -> np.ndarray:
+    """Link id of circuit ``u -> v`` in the OCS's complete digraph (``u (N-1) + v - [v > u]``).
+
+    Parameters
+    ----------
+    u, v : array_like of int
+        Distinct end nodes.
+    nodes : int
+        N.
+
+    Returns
+    -------
+    numpy.ndarray
+        Link ids in ``0 .. N(N-1)-1``.
+
+    Examples
+    --------
+    >>> circuit_ids([0, 0, 1, 3], [1, 3, 0, 2], 4).tolist()
+    [0, 2, 3, 11]
+    """
+    u = np.asarray(u, dtype=np.int64)
+    v = np.asarray(v, dtype=np.int64)
+    return u * (nodes - 1) + v - (v > u)
 
 
 def _circulant_reach(nodes: int, offsets: list[int]) -> np.ndarray:

@@ -46,7 +46,7 @@ class SystemOptions:
     >>> opts = SystemOptions("torus", params=(("dims", (4, 4)),), link_latency_s=1e-6)
     >>> opts.overrides()
     {'link_latency_s': 1e-06, 'dims': (4, 4)}
-    >>> load_system(opts).nodes, opts.load().link_latency_s
+    >>> load_system(opts).nodes, load_system(opts).link_latency_s
     (16, 1e-06)
     >>> SystemOptions.of("paper", nodes=8, wavelengths=None).overrides()
     {'nodes': 8}
@@ -109,22 +109,6 @@ class SystemOptions:
                if f.name not in ("system", "params", "strategy") and getattr(self, f.name) is not None}
         out.update(self.params)
         return out
-
-    def load(self, **more: Any) -> Any:
-        """The system (:func:`collsim.systems.load_system`), with ``more`` overrides on top.
-
-        Parameters
-        ----------
-        **more
-            Further overrides (None values ignored).
-
-        Returns
-        -------
-        System
-            The system.
-        """
-        from . import load_system
-        return load_system(self.system, **{**self.overrides(), **{k: v for k, v in more.items() if v is not None}})
 
 
 __all__ = ["SystemOptions"]

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..core.errors import MissingDataError, PostconditionError, UnexpectedReductionError, Where
 from ..core.limits import check_memory
-from ..core.positions import located
+from ..core.errors import located
 from ..core.schedule import Schedule
 from . import pairs
 from .pairs import INDEX, PairIndex, first_absent, plan

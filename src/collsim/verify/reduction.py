@@ -22,7 +22,7 @@ import numpy as np
 
 from ..core.errors import ConflictingWriteError, DoubleCountError, MissingDataError, PostconditionError, Where
 from ..core.limits import check_memory, limit_error, memory_budget
-from ..core.positions import located
+from ..core.errors import located
 from ..core.schedule import Schedule
 from .pairs import INDEX, PairIndex, first_absent, plan
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import (ChannelConflictError, ChannelRangeError, RouteError,
+from ..core.errors import (located, ChannelConflictError, ChannelRangeError, RouteError,
                            TransceiverLimitError, Where)
-from ..core.positions import located, schedule_position, transfer_position
+from ..core.positions import schedule_position, transfer_position
 from ..core.ring import arc_start, first_overlap, link_id
 from ..core.routes import row_blocks
 from ..core.schedule import Schedule

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import ChannelConflictError, ChannelRangeError, RouteError, Where
-from ..core.positions import located, schedule_position
+from ..core.errors import ChannelConflictError, ChannelRangeError, RouteError, Where, located
+from ..core.positions import schedule_position
 from ..core.ring import first_overlap, link_id
 from ..core.schedule import Schedule
 from .resources import _segment_rows, verify_transceivers

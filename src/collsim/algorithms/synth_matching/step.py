@@ -64,7 +64,7 @@ def _direct_links(system):
     keep = (lk.src < n) & (lk.dst < n) & (lk.bandwidth_bytes_per_s > 0)
     return lk.src[keep], lk.dst[keep], lk.bandwidth_bytes_per_s[keep], lk.latency_s[keep]
 
-def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: bool = False,
+def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: bool = False,  # noqa: PLR0915
           root: int | None = None, owners: np.ndarray | None = None,
           stop_after_s: float = float("inf")) -> Plan | None:
     """Run the link-chunk matching once.

@@ -215,7 +215,7 @@ def layered_tree(cost: np.ndarray, level: np.ndarray, root: int) -> np.ndarray:
     return parent
 
 
-def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool = False,
+def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool = False,  # noqa: C901, PLR0915
          max_iterations: int = 500, target_z: float | None = None, rel_tol: float = 1e-6) -> Packing:
     """Pack spanning arborescences from ``roots`` at the optimal rate.
 

@@ -185,7 +185,7 @@ def variables(packing: Packing, rounds: int, *, by_level: bool = False) -> int:
     return int(np.maximum(rounds - d + 1, 0).sum())
 
 
-def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: float, rounds: int, *,
+def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: float, rounds: int, *,  # noqa: PLR0915
           by_level: bool = False) -> Timing:
     """Solve the timing programme with ``rounds`` rounds.
 

@@ -22,6 +22,7 @@ import math
 from typing import Any
 
 from ..paperout import Comparison, TableTarget
+from ..papers import PAPER_D, lemma1_rows, optree_motivation  # noqa: F401 - lemma1_rows: the reproduction calls extra.lemma1_rows
 from .data import LABELS, eq3_steps
 
 CONFERENCE = ("[OpTree23] F. Dai, Y. Chen, Z. Huang, H. Zhang, \"OpTree: An Efficient Algorithm for All-gather "
@@ -158,7 +159,6 @@ def motivation(n: int = 16, w: int = 2) -> tuple[list[dict[str, Any]], list[Comp
     >>> [(c.paper, c.collsim) for c in comps if c.model == "schedule"]
     [(16, 16), (12, 12), (16, 22)]
     """
-    from ..papers import optree_motivation
     rows = optree_motivation(n, w)
     out = []
     for r in rows:
@@ -192,44 +192,6 @@ def motivation(n: int = 16, w: int = 2) -> tuple[list[dict[str, Any]], list[Comp
                f"verified (3,3,3) schedule {three['explicit_steps']}. The depth is ⌈log₃ {n}⌉ = {ceil3}, printed "
                f"as ⌊log₃ {n}⌋ (= {floor3}).")
     return rows, out, verdict
-
-
-def lemma1_rows(nodes=(3, 5, 7, 9, 15, 16, 17, 31, 33, 63, 64, 65, 1023, 1024, 1025)) -> list[dict[str, Any]]:
-    """Lemma 1's one-stage ring wavelengths ⌈N²/8⌉ beside the exact optimum per direction.
-
-    The busiest link of a one-stage all-to-all on an N-ring carries ⌊N²/4⌋ one-hop lightpaths
-    over both directions, so ⌈⌊N²/4⌋/2⌉ wavelengths per direction are needed, and collsim's
-    construction (:func:`collsim.rwa.alltoall_ring.uniform_alltoall_wavelengths`) meets it.
-    For odd N = 2k+1 that is k(k+1)/2, one fewer than ⌈N²/8⌉.  Up to N = 65 the explicit OSM
-    schedule is built and verified on ⌈N²/8⌉ wavelengths and the wavelengths it uses are counted.
-
-    Parameters
-    ----------
-    nodes : iterable of int, optional
-        Ring sizes.
-
-    Returns
-    -------
-    list of dict
-        ``nodes, lemma1, exact, explicit_used, overcount`` (lemma1 − exact).
-
-    Examples
-    --------
-    >>> [(r["nodes"], r["lemma1"], r["exact"], r["explicit_used"]) for r in lemma1_rows((5, 8))]
-    [(5, 4, 3, 3), (8, 8, 8, 8)]
-    """
-    from ...pipeline import build, verify
-    from ...rwa.alltoall_ring import uniform_alltoall_wavelengths
-    from ...systems import OpticalRing
-    rows = []
-    for n in nodes:
-        lemma1 = -(-n * n // 8)
-        exact = uniform_alltoall_wavelengths(n)
-        used = None
-        if n <= 65:
-            used = int(verify(build("osm", OpticalRing(nodes=n, wavelengths=lemma1), "allgather", 64)).wavelengths_used)
-        rows.append({"nodes": n, "lemma1": lemma1, "exact": exact, "explicit_used": used, "overcount": lemma1 - exact})
-    return rows
 
 
 def lemma1_comparisons(rows) -> list[Comparison]:
@@ -324,7 +286,6 @@ def pure_model_rows(schedule_time) -> list[dict[str, Any]]:
     from ...cost.optical import paper_time_s
     from ...pipeline import lower_bound_s
     from ...systems import load_system
-    from ..papers import PAPER_D
     from .data import NODES, WAVELENGTHS
     d = PAPER_D
     rows = []

@@ -1,0 +1,112 @@
+"""The header of a schedule file, shared by the JSON and the ``.npz`` formats: format, version,
+system, collective, algorithm and params (docs/schedule-format.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .collective import SPECS, make_collective
+from .errors import InputError, ScheduleFormatError
+from .fields import check_ints, need, optional, refuse_unknown
+from .schedule import Schedule
+from .system import system_from_description
+from .validate import is_integer
+
+FORMAT = "collsim-schedule"
+VERSION = 2
+READS = (1, 2)  # version 2 adds "band"; a version-1 file is a version-2 file without bands
+HEADER_KEYS = frozenset({"format", "version", "system", "collective", "algorithm", "params"})
+COLLECTIVE_KEYS = frozenset({"kind", "nodes", "size_bytes", "split", "root", "shift"})
+
+def header(s: Schedule) -> dict[str, Any]:
+    """The file header of a schedule: format, version, system, collective, algorithm, params.
+
+    Parameters
+    ----------
+    s : Schedule
+        The schedule.
+
+    Returns
+    -------
+    dict
+        JSON-able header shared by the JSON and the ``.npz`` formats.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> h = header(collsim.build("ring", "paper", "allgather", 1024, nodes=3))
+    >>> h["format"], h["version"], h["collective"], h["algorithm"]
+    ('collsim-schedule', 2, {'kind': 'allgather', 'nodes': 3, 'size_bytes': 1024, 'split': 1, 'root': None}, 'ring')
+    """
+    return {"format": FORMAT, "version": VERSION, "system": s.system.describe(),
+            "collective": s.collective.describe(), "algorithm": s.algorithm, "params": dict(s.params)}
+
+
+def read_header(doc: Any, body: tuple[str, ...] = ()):
+    """Check a file header and rebuild its system and collective.
+
+    Parameters
+    ----------
+    doc : dict
+        The parsed header (the whole document for JSON files).
+    body : tuple of str, optional
+        Keys of the document besides the header's (``("steps",)`` for JSON files); any
+        other key is refused.
+
+    Returns
+    -------
+    tuple
+        ``(System, Collective)``.
+
+    Raises
+    ------
+    ScheduleFormatError
+        Wrong format or version, a key collsim does not know (with a did-you-mean), a
+        malformed system or collective, or a collective on another number of nodes than
+        the system's.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> system, coll = read_header(header(collsim.build("ring", "paper", "allgather", 1024, nodes=3)))
+    >>> system.kind, system.nodes, coll.kind, coll.size_bytes
+    ('optical-ring', 3, 'allgather', 1024)
+    """
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ScheduleFormatError(f"not a collsim schedule (expected \"format\": \"{FORMAT}\")")
+    if not is_integer(doc.get("version")) or doc.get("version") not in READS:  # not 2.0, not true
+        raise ScheduleFormatError(f"unsupported schedule version {doc.get('version')!r} "
+                                  f"(this collsim reads {', '.join(map(str, READS))})")
+    refuse_unknown(doc, HEADER_KEYS | set(body), "file")
+    sd, cd = need(doc, "system", dict, "file"), need(doc, "collective", dict, "file")
+    if not isinstance(doc.get("algorithm", ""), str):
+        raise ScheduleFormatError("file: 'algorithm' must be a string")
+    if not isinstance(doc.get("params", {}), dict):
+        raise ScheduleFormatError("file: 'params' must be an object")
+    check_ints(sd, "system")
+    check_ints(cd, "collective")
+    refuse_unknown(cd, COLLECTIVE_KEYS, "collective")
+    try:
+        system = system_from_description(sd)
+    except OverflowError as exc:
+        raise ScheduleFormatError(f"system: a number is out of range ({exc})") from exc
+    kind = need(cd, "kind", str, "collective")
+    if kind not in SPECS:
+        raise ScheduleFormatError(f"collective: unknown kind {kind!r}")
+    root = cd.get("root")
+    if root is not None and not is_integer(root):
+        raise ScheduleFormatError("collective: 'root' must be an integer or null")
+    if root is not None and not SPECS[kind].rooted:
+        raise ScheduleFormatError(f"collective: {kind} has no root, but 'root' is {root} (give null or leave it out)")
+    if "shift" in cd and not SPECS[kind].shifted:
+        raise ScheduleFormatError(f"collective: only the shift collective has a 'shift', not {kind}")
+    try:
+        coll = make_collective(kind, need(cd, "nodes", int, "collective"), need(cd, "size_bytes", int, "collective"),
+                               split=optional(cd, "split", 1, "collective"), root=root, shift=cd.get("shift", 1))
+    except InputError as exc:
+        raise ScheduleFormatError(f"collective: {exc}") from exc
+    except OverflowError as exc:
+        raise ScheduleFormatError(f"collective: a number is out of range ({exc})") from exc
+    if coll.nodes != system.nodes:  # malformed before any route is read against the wrong system
+        raise ScheduleFormatError(f"the collective has {coll.nodes} nodes but the system has {system.nodes}")
+    return system, coll
