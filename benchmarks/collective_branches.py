@@ -125,7 +125,7 @@ def part_of(rel: str) -> str:
 
     Examples
     --------
-    >>> part_of("core/collective.py"), part_of("algorithms/ring.py"), part_of("cost/cuts.py")
+    >>> part_of("core/collective.py"), part_of("algorithms/ring.py"), part_of("kinds/network/cuts.py")
     ('objects', 'algorithms', 'elsewhere')
     """
     if rel in OBJECT_MODULES:

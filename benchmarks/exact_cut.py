@@ -1,4 +1,4 @@
-"""Timing of the exact all-gather / reduce-scatter cut bound (collsim.cost.exact_cut).
+"""Timing of the exact all-gather / reduce-scatter cut bound (collsim.kinds.network.exact_cut).
 
 Run:  python benchmarks/exact_cut.py [--smoke]   (--smoke: the instances up to 100 vertices, one call each)
 
@@ -15,9 +15,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from collsim.core.collective import make_collective
-from collsim.cost.exact_cut import allgather_certificate
-from collsim.systems.fat_tree import FatTree
-from collsim.systems.mesh_torus import Mesh, Torus
+from collsim.kinds.network.exact_cut import allgather_certificate
+from collsim.kinds.network.fat_tree import FatTree
+from collsim.kinds.network.mesh_torus import Mesh, Torus
 
 GIB = 2 ** 30
 

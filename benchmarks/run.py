@@ -153,13 +153,13 @@ def _simulate(alg: str, system, collective: str, size: str) -> dict:
 
 @workload("sim-ne-ring-1024", "< 5 s (issue #4)")
 def sim_ne_ring() -> dict:
-    from collsim.systems.electrical import Ring
+    from collsim.kinds.network.electrical import Ring
     return _simulate("ne", Ring(nodes=_n(1024, 16)), "allgather", "1MiB")
 
 
 @workload("sim-ne-ring-2048", "build + verify + simulate < 1.5 s, < 300 MiB (issue #10)")
 def sim_ne_ring_2048() -> dict:
-    from collsim.systems.electrical import Ring
+    from collsim.kinds.network.electrical import Ring
     return _simulate("ne", Ring(nodes=_n(2048, 16)), "allgather", "1MiB")
 
 
@@ -170,7 +170,7 @@ def trace_ne_ring() -> dict:
     import collsim
     from collsim.interop.trace_network import write_simulation_trace
     from collsim.sim import simulate
-    from collsim.systems.electrical import Ring
+    from collsim.kinds.network.electrical import Ring
     s = collsim.build("ne", Ring(nodes=_n(1024, 16)), "allgather", "1MiB")
     rep = collsim.verify(s, answer=False)  # verification alone: the simulation is timed below
     t0 = time.perf_counter()
@@ -185,13 +185,13 @@ def trace_ne_ring() -> dict:
 
 @workload("sim-pairwise-fattree-1024", "build + verify + simulate < 5 s (issue #10)")
 def sim_pairwise_fattree() -> dict:
-    from collsim.systems.fat_tree import FatTree
+    from collsim.kinds.network.fat_tree import FatTree
     return _simulate("pairwise", FatTree.from_options(nodes=_n(1024, 16)), "alltoall", "64KiB")
 
 
 @workload("sim-pairwise-fattree-4096", "build + verify + simulate < 60 s, < 8 GiB (issue #10)")
 def sim_pairwise_fattree_4096() -> dict:
-    from collsim.systems.fat_tree import FatTree
+    from collsim.kinds.network.fat_tree import FatTree
     return _simulate("pairwise", FatTree.from_options(nodes=_n(4096, 32)), "alltoall", "64KiB")
 
 
@@ -437,7 +437,7 @@ def mlfm_d18() -> dict:
 @workload("optree-search-4096", "OpTree's tree search alone, N=4096, w=64, 4 MiB: < 3 s, 352 steps (issue #3)")
 def optree_search_4096() -> dict:
     from collsim.algorithms.optree import search_tree
-    from collsim.systems import OpticalRing
+    from collsim.kinds.optical_ring import OpticalRing
     n = _n(4096, 64)
     t0 = time.perf_counter()
     best, _ = search_tree(OpticalRing(nodes=n, wavelengths=64), 4 << 20)

@@ -125,7 +125,7 @@ def ocs_family(smoke: bool = False, as_json: bool = False) -> None:
     configuration, verified, flow-simulated) against the kind's reconfiguration-aware bound, and
     what ``synthesize`` keeps among every algorithm.  Smoke: N = 8, ports 2.
     """
-    from collsim.systems.ocs import OCS
+    from collsim.kinds.ocs.system import OCS
     cases = [(8, 2)] if smoke else sorted({(n, p) for n in (8, 12, 16, 24, 32, 48, 64)
                                            for p in (1, 2, 3, 4, n // 4, n // 2, n - 2, n - 1) if 1 <= p <= n - 1})
     out, worst = [], 1.0

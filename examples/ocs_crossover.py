@@ -20,9 +20,9 @@ import numpy as np  # noqa: E402
 from collsim.algorithms.ocs import candidates, crossovers  # noqa: E402
 from collsim.core.collective import make_collective  # noqa: E402
 from collsim.core.units import format_size, format_time  # noqa: E402
-from collsim.kinds.ocs import ocs_lower_bound_s  # noqa: E402
+from collsim.kinds.ocs.model import ocs_lower_bound_s  # noqa: E402
 from collsim.pipeline import run  # noqa: E402
-from collsim.systems.ocs import OCS  # noqa: E402
+from collsim.kinds.ocs.system import OCS  # noqa: E402
 
 COLLECTIVES = ("allgather", "allreduce", "alltoall")
 SIZES = (4096, 256 * 1024, 16 * 2 ** 20)

@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from collsim.rwa.alltoall_ring import (
+from collsim.kinds.optical_ring.alltoall import (
     OneHopAllToAll,
     uniform_alltoall_ring,
     uniform_alltoall_wavelengths,

@@ -107,7 +107,7 @@ def test_a_link_whose_latency_differs_breaks_the_group():
 def _without_symmetries(net):
     """The same links and bandwidths with every latency different: no automorphism but the identity
     (the packing reads only bandwidths, so its optimum is the same)."""
-    from collsim.systems.custom import CustomNetwork
+    from collsim.kinds.network.custom import CustomNetwork
     links = tuple((a, b, bw, lat * (1 + 1e-3 * i), duplex) for i, (a, b, bw, lat, duplex) in enumerate(net.link))
     return CustomNetwork(nodes=net.nodes, switches=net.switches, link=links)
 

@@ -35,7 +35,7 @@ import collsim
 from collsim.core import errors as E
 from collsim.core.serialize import dumps, load, loads, save
 from collsim.core.wellformed import MAX_BYTES, check_wellformed, first_duplicate, traffic_bytes
-from collsim.systems import OpticalRing
+from collsim.kinds.optical_ring import OpticalRing
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 BASE = json.loads(dumps(collsim.build("ring", "paper", "allgather", 1000, nodes=3)))  # 2 steps x 3 transfers
@@ -361,7 +361,7 @@ def _busiest_link(n: int) -> int:
 
 
 def test_w_is_ceil_n2_over_8_except_for_odd_n():
-    from collsim.rwa.alltoall_ring import uniform_alltoall_wavelengths
+    from collsim.kinds.optical_ring.alltoall import uniform_alltoall_wavelengths
     for n in range(2, 41):
         w = uniform_alltoall_wavelengths(n)
         assert w == math.ceil(n * n / 8) - (n % 2), n  # the exception is odd N, not N = 2 mod 4

@@ -18,9 +18,9 @@ import pytest
 import collsim
 from collsim.algorithms.registry import REGISTRY
 from collsim.cost.network import alpha_beta_time_s, transfer_bandwidth_bytes_per_s, transfer_fixed_s
-from collsim.systems.electrical import Ring, Star
-from collsim.systems.hypercube import Hypercube
-from collsim.systems.mesh_torus import Torus
+from collsim.kinds.network.electrical import Ring, Star
+from collsim.kinds.network.hypercube import Hypercube
+from collsim.kinds.network.mesh_torus import Torus
 
 S, L, B = 1.08e-6, 0.4e-6, 1e10   # start-up, link latency, bandwidth
 ALPHA = S + 2 * L                  # a star message crosses two links: the calibrated α

@@ -20,7 +20,7 @@ import collsim
 from collsim.core.collective import SPECS, make_collective, min_deliveries
 from collsim.core.collectives import TYPES
 from collsim.cost.bounds import ring_distance_sum, traffic_bound
-from collsim.cost.cuts import cut_demand_bytes
+from collsim.kinds.network.cuts import cut_demand_bytes
 
 KINDS = sorted(TYPES)
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +184,7 @@ def test_the_counter_finds_each_form_of_branch():
            'if tr["reduce"] or key == "shift" or self.collectives == ("allgather",): pass\n')   # none
     assert cb.branches(src) == [(2, "compare"), (3, "member"), (4, "member"), (5, "dict")]
     assert cb.summary({"core/collectives.py": [(1, "compare")], "algorithms/ring.py": [(1, "dict")] * 2,
-                       "cost/cuts.py": [(3, "member")]}) == {
+                       "kinds/network/cuts.py": [(3, "member")]}) == {
         "total": 4, "objects": 1, "algorithms": 2, "elsewhere": 1, "outside_algorithms": 2, "outside_objects": 3,
         "files": 3}
 

@@ -1,4 +1,4 @@
-"""Cut lower bounds on networks (collsim.cost.cuts) against brute force and the simulator."""
+"""Cut lower bounds on networks (collsim.kinds.network.cuts) against brute force and the simulator."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import pytest
 
 import collsim
 from collsim.core.collective import make_collective
-from collsim.cost.cuts import cut_bound_s
-from collsim.cost.network_bound import network_lower_bound_s
-from collsim.systems.custom import CustomNetwork
-from collsim.systems.electrical import Line, Ring, Star
-from collsim.systems.fat_tree import FatTree
-from collsim.systems.hypercube import Hypercube
-from collsim.systems.mesh_torus import Mesh, Torus
+from collsim.kinds.network.cuts import cut_bound_s
+from collsim.kinds.network.bound import network_lower_bound_s
+from collsim.kinds.network.custom import CustomNetwork
+from collsim.kinds.network.electrical import Line, Ring, Star
+from collsim.kinds.network.fat_tree import FatTree
+from collsim.kinds.network.hypercube import Hypercube
+from collsim.kinds.network.mesh_torus import Mesh, Torus
 
 KINDS = ["allgather", "reducescatter", "allreduce", "alltoall", "broadcast", "reduce", "scatter", "gather",
          "scan", "shift"]
@@ -187,7 +187,7 @@ def _floyd_warshall(system):
                                     Hypercube(nodes=8, link_latency_s=1e-6)], ids=repr)
 def test_hop_chain_latency_is_the_farthest_required_pair(system):
     """latency_chain_s against all-pairs shortest latencies computed by Floyd-Warshall."""
-    from collsim.cost.network_bound import latency_chain_s
+    from collsim.kinds.network.bound import latency_chain_s
     d = _floyd_warshall(system)
     n = system.nodes
     cases = {"allgather": max(d[0][j] for j in range(n)), "broadcast": max(d[1][j] for j in range(n)),

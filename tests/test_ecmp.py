@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 import collsim
 from collsim.core.binary import read_npz, write_npz
-from collsim.core.ecmp import ecmp_routes, hop_tables, min_hop_links
+from collsim.kinds.network.ecmp import ecmp_routes, hop_tables, min_hop_links
 from collsim.core.errors import InputError, RouteError, ScheduleFormatError, UnsupportedError
 from collsim.core.routes import LinkRoutes
 from collsim.core.serialize import dumps, loads
@@ -27,8 +27,8 @@ from collsim.interop.simgrid_replay import replay_files
 from collsim.pipeline import run
 from collsim.sim import simulate
 from collsim.systems import load_system
-from collsim.systems.custom import CustomNetwork
-from collsim.systems.fat_tree import FatTree
+from collsim.kinds.network.custom import CustomNetwork
+from collsim.kinds.network.fat_tree import FatTree
 from collsim.verify import verify_network_resources
 from conftest import names, raises_naming
 

@@ -1,4 +1,4 @@
-"""Exact all-gather / reduce-scatter cut bound (collsim.cost.exact_cut) against brute force and formulas."""
+"""Exact all-gather / reduce-scatter cut bound (collsim.kinds.network.exact_cut) against brute force and formulas."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from collsim.core.collective import make_collective
 from collsim.core.errors import InputError
-from collsim.cost.cuts import cut_bound_s
-from collsim.cost.exact_cut import CutCertificate, allgather_certificate, max_cut_ratio, min_cut
-from collsim.systems.custom import CustomNetwork
-from collsim.systems.fat_tree import FatTree
-from collsim.systems.mesh_torus import Mesh, Torus
+from collsim.kinds.network.cuts import cut_bound_s
+from collsim.kinds.network.exact_cut import CutCertificate, allgather_certificate, max_cut_ratio, min_cut
+from collsim.kinds.network.custom import CustomNetwork
+from collsim.kinds.network.fat_tree import FatTree
+from collsim.kinds.network.mesh_torus import Mesh, Torus
 from conftest import raises_naming
 
 GIB = 2 ** 30

@@ -18,7 +18,7 @@ import collsim
 from conftest import names
 from collsim.core import errors as E
 from collsim.core.validate import MAX_PHYSICAL, MIN_RATE
-from collsim.systems.custom import CustomNetwork
+from collsim.kinds.network.custom import CustomNetwork
 
 
 def _one_line_refusal(proc, *names: str) -> None:
@@ -126,7 +126,7 @@ def test_the_systems_own_error_is_raised_once_before_any_algorithm(monkeypatch):
 
 
 def test_the_lp_refuses_a_spread_it_cannot_solve_and_says_so():
-    from collsim.rwa.mcf import solve_mcf
+    from collsim.kinds.network.mcf import solve_mcf
     spread = CustomNetwork(nodes=3, switches=1, link=((0, 3, 1e20), (1, 3, 1.0), (2, 3, 1e20)))
     with pytest.raises(E.UnsupportedError, match="span more than"):
         solve_mcf(spread)

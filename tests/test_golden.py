@@ -9,11 +9,12 @@ import pytest
 
 from collsim import build, verify
 from collsim.algorithms import get_algorithm
-from collsim.cost import paper_time_s, step_times
+from collsim.kinds.optical_ring.cost import paper_time_s, step_times
 from collsim.pipeline import lower_bound_s, schedule_time_s
-from collsim.cost.optical import transfer_time_s
-from collsim.rwa.alltoall_ring import uniform_alltoall_wavelengths
-from collsim.systems import OpticalRing, load_system
+from collsim.kinds.optical_ring.cost import transfer_time_s
+from collsim.kinds.optical_ring.alltoall import uniform_alltoall_wavelengths
+from collsim.systems import load_system
+from collsim.kinds.optical_ring import OpticalRing
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 16, 17, 64, 100])

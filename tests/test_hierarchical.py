@@ -13,13 +13,13 @@ import collsim
 from collsim.algorithms.hier_lanes import integer_units, plan_lanes
 from collsim.core.collective import make_collective
 from collsim.core.errors import InputError
-from collsim.cost.cuts import cut_demand_bytes
-from collsim.cost.network_bound import network_lower_bound_s
+from collsim.kinds.network.cuts import cut_demand_bytes
+from collsim.kinds.network.bound import network_lower_bound_s
 from collsim.kinds import model_for
-from collsim.kinds.hierarchical import dimension_bounds_s
+from collsim.kinds.hierarchical.model import dimension_bounds_s
 from collsim.pipeline import run
 from collsim.systems import load_system
-from collsim.systems.hierarchical import Hierarchical
+from collsim.kinds.hierarchical.system import Hierarchical
 from conftest import names
 
 SYSTEMS = ["switch:4:300GB/s,switch:3:50GB/s", "ring:4,ring:3", "full:3,line:3:5GB/s", "ring:3,switch:2,full:2",

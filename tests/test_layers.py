@@ -20,8 +20,8 @@ import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "collsim"
-LAYERS = ["core", "physical", "systems", "rwa", "algorithms", "verify", "cost", "sim", "kinds", "pipeline",
-          "synthesis", "interop", "experiments", "mpi", "cli"]
+LAYERS = ["core", "verify", "cost", "sim", "kinds", "systems", "algorithms", "pipeline", "synthesis", "interop",
+          "experiments", "mpi", "cli"]
 TOP = {"__init__", "__main__"}  # the lazy facade and entry points sit above everything
 BOTTOM = {"_malloc", "_version"}  # leaf modules (ctypes only; a literal) that any layer may import
 NAMED = re.compile(r"^collsim((?:\.[A-Za-z_]\w*)+)(?::\w*)?$")
@@ -141,6 +141,7 @@ def test_the_graph_reads_every_import_form():
     assert GRAPH.has_edge("mpi", "mpi.executor")
     assert GRAPH.has_edge("experiments.reproductions", "experiments.papers")
     assert GRAPH.has_edge("kinds", "kinds.ocs")
+    assert GRAPH.has_edge("kinds.ocs", "kinds.ocs.model")
     assert GRAPH.number_of_edges() > 1000
 
 
@@ -158,3 +159,35 @@ def test_kinds_are_loaded_by_entry_point_not_by_import():
     assert not below, below
     plugins = (SRC / "core" / "plugins.py").read_text()
     assert "entry_points(group=ENTRY_POINTS)" in plugins and 'ENTRY_POINTS = "collsim.system_kinds"' in plugins
+
+
+GENERIC = ("pipeline", "synthesis", "systems", "cli", "algorithms.registry", "algorithms.common", "experiments.compare",
+           "experiments.sweep", "experiments.tune", "experiments.store", "interop.trace.", "interop.trace_lanes",
+           "interop.msccl")
+"""Modules (or prefixes) above the kinds that serve every kind alike."""
+
+
+def _is_generic(module: str) -> bool:
+    return any(module == g.rstrip(".") or module.startswith(g if g.endswith(".") else g + ".")
+               or (g.count(".") == 1 and not g.endswith(".") and module.startswith(g)) for g in GENERIC)
+
+
+def test_generic_code_imports_no_kind():
+    # below the kinds the layers forbid it; above them, generic modules import only kinds.base and
+    # kinds.result (a kind is found through the registry: collsim.kinds.model_for)
+    bad = [f"{src}:{data['line']} imports {dst}" for src, dst, data in GRAPH.edges(data=True)
+           if _is_generic(src) and dst.startswith("kinds.") and dst.split(".")[1] not in ("base", "result")
+           and not (src == "systems" and dst == "kinds")]
+    assert not bad, "generic modules that name a kind:\n" + "\n".join(sorted(bad))
+
+
+def test_each_kind_is_one_subpackage():
+    kinds = SRC / "kinds"
+    packages = sorted(p.name for p in kinds.iterdir() if (p / "__init__.py").is_file())
+    assert packages == ["hierarchical", "network", "ocs", "optical_ring", "optical_torus"]
+    for name in packages:   # a kind's package registers its model when any of its modules is imported
+        assert GRAPH.has_edge(f"kinds.{name}", f"kinds.{name}.model"), name
+    # kind code lives nowhere else: no package of the old layout is left
+    assert not [p for p in ("rwa", "physical") if (SRC / p).exists()]
+    assert sorted(p.name for p in (SRC / "systems").glob("*.py")) == ["__init__.py", "options.py"]
+

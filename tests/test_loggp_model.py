@@ -16,7 +16,7 @@ from collsim.core.errors import InputError
 from collsim.cost.loggp import loggp_step_times_s, loggp_time_s
 from collsim.sim import simulate
 from collsim.systems import load_system
-from collsim.systems.electrical import Star
+from collsim.kinds.network.electrical import Star
 
 MODEL = LogGPPiecewise(breakpoints_bytes=(4096, 65536), alpha_s=(2e-6, 5e-6, 20e-6),
                        beta_bytes_per_s=(3e9, 6e9, 1e10), overhead_s=5e-7, copy_s=(1e-6,), copy_bytes_per_s=(1e10,),

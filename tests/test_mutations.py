@@ -8,7 +8,7 @@ import pytest
 from collsim import build, verify
 from collsim.core import errors as E
 from collsim.core.schedule import Schedule
-from collsim.systems import OpticalRing
+from collsim.kinds.optical_ring import OpticalRing
 from conftest import raises_naming
 
 

@@ -15,7 +15,7 @@ from collsim.core.serialize import dumps, loads
 from collsim.cost import alpha_beta_time_s
 from collsim.pipeline import lower_bound_s
 from collsim.pipeline import realize
-from collsim.systems.electrical import Line, Ring, Star
+from collsim.kinds.network.electrical import Line, Ring, Star
 
 
 @pytest.mark.parametrize("system", [Line(nodes=7), Ring(nodes=7), Ring(nodes=8), Ring(nodes=6, bidirectional=False),
@@ -91,7 +91,7 @@ def test_network_systems_refuse_bad_parameters():
 def test_blocked_link_loads_equal_a_direct_count(monkeypatch):
     # link_loads works block by block of steps; a tiny block size must give the same counts
     from collsim.core import csr, routes
-    from collsim.systems.fat_tree import FatTree
+    from collsim.kinds.network.fat_tree import FatTree
     s = collsim.build("pairwise", FatTree(nodes=32, k=8), "alltoall", "1KiB")
     steps = np.repeat(s.step, s.hops)
     want_keys, want_counts = np.unique(steps * len(s.system.links) + s.route_links, return_counts=True)

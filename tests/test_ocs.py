@@ -15,11 +15,11 @@ from collsim.cli.main import cli
 from collsim.core.collective import make_collective
 from collsim.core.errors import InputError, ResourceError, UnsupportedError
 from collsim.kinds import model_for, require
-from collsim.kinds.ocs import (OCSModel, bound_terms, moore_diameter, moore_distance_sum, ocs_bound,
+from collsim.kinds.ocs.model import (OCSModel, bound_terms, moore_diameter, moore_distance_sum, ocs_bound,
                                ocs_lower_bound_s, spread_rounds)
 from collsim.pipeline import build, run
 from collsim.systems import load_system
-from collsim.systems.ocs import OCS, circuit_ids, group_phases, ocs_time_s
+from collsim.kinds.ocs.system import OCS, circuit_ids, group_phases, ocs_time_s
 from conftest import names, raises_naming
 
 RUNS = [("ring", "allgather"), ("recursive-doubling", "allgather"), ("bruck", "allgather"),

@@ -1,7 +1,7 @@
 """One bound for every command, and an α–β time that counts shared links (issue 31, items 1 and 2).
 
 1. Every command reports the tightest bound collsim knows, through the kind's ``lower_bound_s``
-   (:func:`collsim.cost.network_bound.network_bound`): for all-to-all that includes the
+   (:func:`collsim.kinds.network.bound.network_bound`): for all-to-all that includes the
    max-concurrent-flow bound, which ``synthesize`` used to add on its own.  On two 9-node rings
    joined by one link, 81 blocks must cross that link each way: the flow LP sees it (81 µs per
    KB-block at 1 GB/s), the cheaper bounds did not (the total link crossings, 32.7 µs).
@@ -23,13 +23,13 @@ import collsim
 from collsim.algorithms import REGISTRY
 from collsim.core.collective import make_collective
 from collsim.core.schedule import LogicalBuilder
-from collsim.cost import network_bound as nb
-from collsim.cost.exact_cut import CutCertificate
+from collsim.kinds.network import bound as nb
+from collsim.kinds.network.exact_cut import CutCertificate
 from collsim.cost.network import alpha_beta_time_s
 from collsim.pipeline import lower_bound_s, realize
-from collsim.rwa import mcf
+from collsim.kinds.network import mcf
 from collsim.systems import load_system
-from collsim.systems.custom import CustomNetwork
+from collsim.kinds.network.custom import CustomNetwork
 
 RING9 = [(o + i, o + (i + 1) % 9) for o in (0, 9) for i in range(9)]
 
@@ -222,7 +222,7 @@ def test_the_schedule_alpha_beta_is_never_below_the_bound(net, pick, size):
 @pytest.mark.parametrize("kind,opts", [("mesh", {"dims": (4, 4)}), ("torus", {"dims": (3, 5)}), ("fat-tree", {"nodes": 16}),
                                        ("hypercube", {"nodes": 32}), ("line", {"nodes": 7})])
 def test_the_cut_certificate_is_a_real_cut_attaining_the_cut_bound(kind, opts):
-    from collsim.cost.cuts import cut_bound_s, cut_certificate, cut_demand_bytes
+    from collsim.kinds.network.cuts import cut_bound_s, cut_certificate, cut_demand_bytes
     system = load_system(kind, **opts)
     lt, n = system.links, system.nodes
     for coll in ("allgather", "reducescatter", "allreduce", "alltoall", "broadcast", "reduce", "shift"):

@@ -18,12 +18,14 @@ from collsim.core.errors import (ChannelConflictError, ChannelRangeError, InputE
                                  TransceiverLimitError, UnsupportedError)
 from collsim.core.schedule import LogicalBuilder
 from collsim.core.system import system_from_description
-from collsim.cost.bounds import optical_lower_bound_s
-from collsim.cost.torus import torus_distance_sum, torus_hop_bytes, torus_lower_bound_s, torus_min_slots
+from collsim.kinds.optical_ring.bound import optical_lower_bound_s
+from collsim.kinds.optical_torus.cost import torus_distance_sum, torus_hop_bytes, torus_lower_bound_s, torus_min_slots
 from collsim.kinds import model_for
 from collsim.pipeline import build, realize, run, verify
-from collsim.systems import OpticalRing, OpticalTorus, load_system
-from collsim.verify.torus import verify_torus_resources
+from collsim.systems import load_system
+from collsim.kinds.optical_ring import OpticalRing
+from collsim.kinds.optical_torus import OpticalTorus
+from collsim.kinds.optical_torus.resources import verify_torus_resources
 
 B = 40e9 / 8        # bytes per second per wavelength
 T_OEO = 1e-9        # one clock cycle per 32-byte flit
@@ -348,7 +350,7 @@ def test_shared_transceivers_from_the_command_line_words():
 def test_uncoloured_rounds_are_coloured_per_ring_as_on_the_ring(strategy):
     # a direct all-gather along every row at once, no colours given: each row is the ring's problem,
     # coloured independently, so the torus needs exactly the ring's slots
-    from collsim.rwa.ring import realize_ring
+    from collsim.kinds.optical_ring.rwa import realize_ring
     c, rows, w = 6, 3, 2
     a, b = np.nonzero(~np.eye(c, dtype=bool))
     rb = LogicalBuilder(make_collective("allgather", c, 64))
@@ -380,7 +382,7 @@ def _brute_force_conflict(s) -> bool:
 @settings(max_examples=40, deadline=None)
 @given(data=st.data(), rows=st.integers(1, 4), cols=st.integers(2, 4), w=st.integers(1, 3), f=st.integers(1, 2))
 def test_channel_check_agrees_with_brute_force(data, rows, cols, w, f):
-    from collsim.verify.torus import verify_torus_channels
+    from collsim.kinds.optical_torus.resources import verify_torus_channels
     sy = torus(rows, cols, wavelengths=w, fibers=f, shared_transceivers=False)
     n = sy.nodes
     pairs = [(a, b) for a in range(n) for b in range(n) if a != b and (a // cols == b // cols or a % cols == b % cols)]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import collsim
 from collsim.core.errors import InputError, UnsupportedError
-from collsim.physical import (
+from collsim.kinds.optical_ring.physical import (
     HOPS_CAP,
     PhysicalParams,
     PhysicalReport,
@@ -268,7 +268,7 @@ def test_doc_lists_every_parameter():
 def test_channel_counts_beyond_the_schedule_columns_are_refused():
     # a schedule stores each transfer's wavelength as int32 and fiber as int16
     from collsim.core.errors import InputError
-    from collsim.systems import OpticalRing
+    from collsim.kinds.optical_ring import OpticalRing
     with pytest.raises(InputError, match=r"wavelengths must be at most 2147483647"):
         OpticalRing(nodes=4, wavelengths=2**62)
     with pytest.raises(InputError, match=r"fibers must be at most 32767"):

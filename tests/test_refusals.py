@@ -27,10 +27,10 @@ from collsim.core.collective import make_collective
 from collsim.core.errors import InputError, UnsupportedError
 from collsim.core.schedule import LogicalBuilder
 from collsim.core.time_limit import TimeLimitError, time_limit
-from collsim.cost import cut_families, exact_cut
-from collsim.cost.exact_cut import allgather_certificate, max_cut_ratio
+from collsim.kinds.network import cut_families, exact_cut
+from collsim.kinds.network.exact_cut import allgather_certificate, max_cut_ratio
 from collsim.systems import load_system
-from collsim.systems.custom import CustomNetwork
+from collsim.kinds.network.custom import CustomNetwork
 from conftest import collsim_exe
 
 GIB = 2 ** 30
@@ -196,7 +196,7 @@ def test_a_long_ring_s_certificate_is_quick_in_memory():
 # -- the hierarchical kind's bound in chunks, and ragged payloads without a list per transfer --------
 
 def test_the_hierarchical_bound_never_makes_the_n_by_n_identity():
-    from collsim.kinds.hierarchical import dimension_bounds_s
+    from collsim.kinds.hierarchical.model import dimension_bounds_s
     h = load_system("hierarchical", dims=("switch:128", "switch:128"))  # N = 16384: the identity is 256 MiB
     h.links
     tracemalloc.start()

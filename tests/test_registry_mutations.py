@@ -8,7 +8,8 @@ import pytest
 from collsim import build, verify
 from collsim.algorithms import REGISTRY
 from collsim.core import errors as E
-from collsim.systems import OpticalRing, load_system
+from collsim.systems import load_system
+from collsim.kinds.optical_ring import OpticalRing
 
 from test_mutations import take
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from collsim import build, verify
 from collsim.algorithms import REGISTRY
-from collsim.systems import OpticalRing, load_system
+from collsim.systems import load_system
+from collsim.kinds.optical_ring import OpticalRing
 
 PRIMES = [2, 3, 5, 7, 11, 13, 17, 97, 127, 251, 293]
 

@@ -21,7 +21,8 @@ from collsim.core.errors import UnsupportedError
 from collsim.core.system import SYSTEM_KINDS
 from collsim.kinds.base import model_for, models
 from collsim.core.routes import LinkRoutes, RingRoutes
-from collsim.systems import OpticalRing, load_system
+from collsim.systems import load_system
+from collsim.kinds.optical_ring import OpticalRing
 
 # family name in ``spec.systems`` -> system kinds drawn for it (each with its own strategy below)
 FAMILY_KINDS = {

@@ -11,10 +11,10 @@ from collsim import build, verify
 from collsim.algorithms import build_logical, get_algorithm
 from collsim.algorithms.relay import default_max_hops, relay_logical
 from collsim.core.errors import InputError, UnsupportedError, VerificationError
-from collsim.cost.optical import step_times
-from collsim.physical import PhysicalParams, max_feasible_hops
+from collsim.kinds.optical_ring.cost import step_times
+from collsim.kinds.optical_ring.physical import PhysicalParams, max_feasible_hops
 from collsim.pipeline import run
-from collsim.systems import OpticalRing
+from collsim.kinds.optical_ring import OpticalRing
 from conftest import raises_naming
 
 BASES = [("osm", "allgather"), ("osm", "alltoall"), ("osm", "broadcast"), ("optree", "allgather"),

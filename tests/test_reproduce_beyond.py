@@ -97,7 +97,7 @@ def test_tuned_slot_latency_lines_contain_the_lower_envelope(size):
     from collsim.experiments.compare import applicable
     from collsim.experiments.slot_latency import _label
     from collsim.pipeline import build, verify
-    from collsim.cost.optical import step_times
+    from collsim.kinds.optical_ring.cost import step_times
     lats = (0.0, 1e-6, 3e-6, 1e-5)
     rows = slot_latency_crossover(32, 8, size, lats, tuned=True)
     ring = load_system("paper", nodes=32, wavelengths=8)

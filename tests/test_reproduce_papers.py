@@ -168,7 +168,7 @@ def test_textbook_chapter_algorithms_match_their_formulas(results):
 def test_wrht_optical_retiming_equals_a_direct_build():
     """The claim behind the fast grid: a fixed schedule's optical time at another size follows in closed form."""
     import collsim
-    from collsim.cost.optical import step_times
+    from collsim.kinds.optical_ring.cost import step_times
     from collsim.experiments import reproduce_wrht as w
     for alg, n in (("ring", 64), ("wrht", 256)):
         system = w._osys(n)

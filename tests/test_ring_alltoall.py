@@ -21,7 +21,7 @@ from collsim.core.errors import UnsupportedError, VerificationError
 from collsim.experiments.compare import applicable
 from collsim.core.limits import MemoryLimitError
 from collsim.pipeline import run
-from collsim.systems import OpticalRing
+from collsim.kinds.optical_ring import OpticalRing
 
 NAME = "striped-relay-alltoall"
 

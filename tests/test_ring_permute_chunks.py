@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from collsim.core.routes import permute_csr
-from collsim.rwa.ring import _permute_chunks
+from collsim.kinds.optical_ring.rwa import _permute_chunks
 
 
 @pytest.mark.parametrize("seed", range(6))

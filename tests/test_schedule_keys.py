@@ -22,7 +22,7 @@ from collsim.core import errors as E
 from collsim.core.binary import write_npz
 from collsim.core.collective import ALIASES, canonical_collective
 from collsim.core.serialize import dumps, load, loads
-from collsim.systems import OpticalRing
+from collsim.kinds.optical_ring import OpticalRing
 from conftest import names, raises_naming, refusal
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"

@@ -11,7 +11,7 @@ import pytest
 from collsim import build, verify
 from collsim.core import errors as E
 from collsim.core.serialize import dumps, loads
-from collsim.systems import OpticalRing
+from collsim.kinds.optical_ring import OpticalRing
 
 HAND_WRITTEN = {
     "format": "collsim-schedule", "version": 1,

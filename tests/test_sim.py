@@ -15,7 +15,7 @@ from collsim.core.schedule import LogicalBuilder
 from collsim.cost import alpha_beta_time_s
 from collsim.pipeline import realize
 from collsim.sim import check_max_min, max_min_rates, simulate
-from collsim.systems.electrical import Line, Ring, Star
+from collsim.kinds.network.electrical import Line, Ring, Star
 
 REL = 1e-12
 B = 1e9  # bytes/s

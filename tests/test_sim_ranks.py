@@ -16,11 +16,11 @@ from collsim.core.schedule import LogicalBuilder
 from collsim.pipeline import realize
 from collsim.sim import MODES, simulate
 from collsim.sim.ranks import rank_dependencies
-from collsim.systems.custom import CustomNetwork
-from collsim.systems.electrical import Line, Ring, Star
-from collsim.systems.fat_tree import FatTree
-from collsim.systems.hypercube import Hypercube
-from collsim.systems.mesh_torus import Mesh
+from collsim.kinds.network.custom import CustomNetwork
+from collsim.kinds.network.electrical import Line, Ring, Star
+from collsim.kinds.network.fat_tree import FatTree
+from collsim.kinds.network.hypercube import Hypercube
+from collsim.kinds.network.mesh_torus import Mesh
 
 REL = 1e-9
 B = 1e9

@@ -19,7 +19,7 @@ from collsim.interop.simgrid import (HOST_FILE, PLATFORM_FILE, XML_HEADER, all_r
 from collsim.interop.simgrid_replay import (SMPI_CONFIG, parse_replay_output, program_source, replay_files,
                                             run_script, smpirun_command, write_replay)
 from collsim.systems import load_system
-from collsim.systems.custom import CustomNetwork
+from collsim.kinds.network.custom import CustomNetwork
 
 SYSTEMS = {
     "ring": lambda: load_system("ring", nodes=6),

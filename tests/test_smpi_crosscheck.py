@@ -28,7 +28,7 @@ from collsim.interop.simgrid_replay import PROGRAM_SOURCE, program_source, run_s
 from collsim.pipeline import realize
 from collsim.sim import simulate
 from collsim.systems import load_system
-from collsim.systems.custom import CustomNetwork
+from collsim.kinds.network.custom import CustomNetwork
 
 TOLERANCE = 1e-3  # 0.1 %
 SIZES = [4096, 1 << 20]

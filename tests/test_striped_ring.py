@@ -9,7 +9,8 @@ from collsim import build, verify
 from collsim.algorithms import get_algorithm
 from collsim.algorithms.striped_ring import striped_ring_band, striped_ring_time_s
 from collsim.pipeline import run
-from collsim.systems import OpticalRing, load_system
+from collsim.systems import load_system
+from collsim.kinds.optical_ring import OpticalRing
 
 COLLECTIVES = ("allgather", "reducescatter", "allreduce")
 

@@ -19,10 +19,10 @@ from collsim.algorithms.striped_stages import (arc_colours, choose_radices, orde
                                                plan_stages, striped_stages_candidates, striped_stages_time_s)
 from collsim.core.errors import (DoubleCountError, InputError, MissingDataError, PostconditionError,
                                  UnsupportedError, VerificationError)
-from collsim.cost.bounds import optical_lower_bound_s
+from collsim.kinds.optical_ring.bound import optical_lower_bound_s
 from collsim.core.collective import make_collective
 from collsim.pipeline import run
-from collsim.systems import OpticalRing
+from collsim.kinds.optical_ring import OpticalRing
 
 COLLECTIVES = ("allgather", "reducescatter", "allreduce")
 MODES = ("pipeline", "direct")

@@ -12,11 +12,11 @@ import collsim
 from collsim.algorithms.synth_alltoall import round_shares
 from collsim.core.errors import InputError
 from collsim.core.limits import ENV_VAR, MemoryLimitError
-from collsim.rwa.mcf import check_lp_size, lp_size, mcf_bound, solve_mcf
+from collsim.kinds.network.mcf import check_lp_size, lp_size, mcf_bound, solve_mcf
 from collsim.sim.flow import simulate
 from collsim.systems import load_system
-from collsim.systems.custom import CustomNetwork
-from collsim.systems.electrical import Ring, Star
+from collsim.kinds.network.custom import CustomNetwork
+from collsim.kinds.network.electrical import Ring, Star
 
 GB = 1e9
 
@@ -135,6 +135,6 @@ def test_paths_longer_than_minimum_hop_are_used_when_they_carry_more():
 @pytest.mark.parametrize("kind", ["mesh", "custom", "fat-tree"])
 def test_restricted_lp_reaches_the_full_optimum(kind):
     system = SYSTEMS[kind]()
-    with mock.patch("collsim.rwa.mcf.MAX_ROUNDS", 0):     # the full LP straight away
+    with mock.patch("collsim.kinds.network.mcf.MAX_ROUNDS", 0):     # the full LP straight away
         full = solve_mcf(system).throughput_bytes_per_s
     assert solve_mcf(system).throughput_bytes_per_s == pytest.approx(full, rel=1e-6)

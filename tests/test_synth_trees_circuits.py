@@ -21,8 +21,8 @@ from scipy.sparse.csgraph import connected_components, shortest_path
 import collsim
 from collsim.algorithms.synth_trees import pack
 from collsim.core.errors import UnsupportedError
-from collsim.systems.ocs import OCS
-from collsim.systems.ocs_configurations import circuit_configurations
+from collsim.kinds.ocs.system import OCS
+from collsim.kinds.ocs.configurations import circuit_configurations
 
 
 def _pairs(ids, n):

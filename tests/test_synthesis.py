@@ -21,7 +21,7 @@ from collsim.algorithms import get_algorithm
 from collsim.core.errors import CollsimError, UnsupportedError
 from collsim.synthesis import synthesize
 from collsim.systems import load_system
-from collsim.systems.custom import CustomNetwork
+from collsim.kinds.network.custom import CustomNetwork
 
 GIB = 2 ** 30
 

@@ -10,8 +10,9 @@ import collsim
 from collsim.core.errors import InputError, ScheduleFormatError, UnknownNameError
 from collsim.core.serialize import dumps, loads
 from collsim.core.system import system_from_description
-from collsim.physical import PhysicalParams
-from collsim.systems import OpticalRing, load_system
+from collsim.kinds.optical_ring.physical import PhysicalParams
+from collsim.systems import load_system
+from collsim.kinds.optical_ring import OpticalRing
 
 
 def test_physical_table_in_toml(tmp_path):

@@ -17,10 +17,10 @@ import collsim
 from collsim.algorithms import get_algorithm
 from collsim.core.errors import InputError, UnsupportedError
 from collsim.sim import simulate
-from collsim.systems.electrical import Line, Ring, Star
-from collsim.systems.fat_tree import FatTree
-from collsim.systems.hypercube import Hypercube
-from collsim.systems.mesh_torus import Mesh, Torus
+from collsim.kinds.network.electrical import Line, Ring, Star
+from collsim.kinds.network.fat_tree import FatTree
+from collsim.kinds.network.hypercube import Hypercube
+from collsim.kinds.network.mesh_torus import Mesh, Torus
 
 from collsim.algorithms.bruck import alltoall_blocks_per_round
 from collsim.algorithms.common import halving_rounds
@@ -394,7 +394,7 @@ def test_all_to_all_reduction_on_a_hypercube_matches_the_chapter(p, m):
     import collsim
     from collsim.algorithms import get_algorithm
     from collsim.sim import simulate
-    from collsim.systems.hypercube import Hypercube
+    from collsim.kinds.network.hypercube import Hypercube
     ts, bw = 2e-6, 1e9
     h = Hypercube(nodes=p, link_latency_s=0.0, startup_s=ts, link_bandwidth_bytes_per_s=bw)
     s = collsim.build("rabenseifner", h, "all-to-all-reduction", m)

@@ -14,10 +14,10 @@ import collsim
 from collsim.core.errors import InputError, ScheduleFormatError
 from collsim.core.system import system_from_description
 from collsim.systems import load_system
-from collsim.systems.custom import CustomNetwork
-from collsim.systems.fat_tree import FatTree
-from collsim.systems.hypercube import Hypercube
-from collsim.systems.mesh_torus import Mesh, Torus
+from collsim.kinds.network.custom import CustomNetwork
+from collsim.kinds.network.fat_tree import FatTree
+from collsim.kinds.network.hypercube import Hypercube
+from collsim.kinds.network.mesh_torus import Mesh, Torus
 from conftest import raises_naming
 
 SQUARE = ((0, 1), (0, 2), (1, 3), (2, 3), (3, "s0"), (4, "s0"))  # 0-1-3 and 0-2-3 tie; node 4 on a switch
@@ -409,7 +409,7 @@ def test_custom_file_errors(tmp_path):
                                             (5, 4, 2), (70, 12, 2), (2, 2, 3), (2, 2, 2)])
 def test_fat_tree_arithmetic_routes_equal_the_next_hop_walk(nodes, k, levels):
     # FatTree.route writes routes from link-id arithmetic; the generic walk follows next_hop
-    from collsim.core.network import Network
+    from collsim.kinds.network.network import Network
     t = FatTree(nodes=nodes, k=k, levels=levels)
     s, d = np.divmod(np.arange(nodes * nodes), nodes)
     keep = s != d
@@ -435,8 +435,8 @@ def test_closed_form_link_counts_match_the_link_tables(kind, kw):
 
 
 def test_mlfm_link_count_and_fat_tree_summary_from_closed_forms():
-    from collsim.core.network import Network
-    from collsim.systems.mlfm import MLFM
+    from collsim.kinds.network.network import Network
+    from collsim.kinds.network.mlfm import MLFM
     for m in (MLFM.from_options(d=2), MLFM.from_options(d=3, select=(2, 3, 2))):
         assert m.link_count() == len(m.links)
     for t in (FatTree(nodes=16, k=4), FatTree(nodes=13, k=4), FatTree(nodes=8, k=4, levels=2), FatTree(nodes=100, k=8)):
@@ -449,7 +449,7 @@ def test_mlfm_link_count_and_fat_tree_summary_from_closed_forms():
 
 def test_networks_too_big_for_memory_are_refused_before_allocating(monkeypatch):
     from collsim.core.limits import MemoryLimitError
-    from collsim.systems.fat_tree import FatTree
+    from collsim.kinds.network.fat_tree import FatTree
     monkeypatch.setenv("COLLSIM_MEMORY_LIMIT", "64MiB")
     with raises_naming(MemoryLimitError, "torus", "links", "64 MiB"):   # the work, and the limit
         Torus(nodes=10**6, dims=(1000, 1000)).links

@@ -32,13 +32,13 @@ import pytest
 import collsim
 from collsim.core.errors import TraceTooLargeError, UnsupportedError
 from collsim.cost.network import alpha_beta_time_s
-from collsim.cost.optical import step_times
+from collsim.kinds.optical_ring.cost import step_times
 from collsim.interop.trace_lanes import assign_lanes
 from collsim.interop.trace_network import write_alpha_beta_trace, write_simulation_trace
 from collsim.interop.trace_optical import write_optical_trace, write_schedule_trace
 from collsim.sim import simulate
-from collsim.systems.electrical import Ring, Star
-from collsim.systems.fat_tree import FatTree
+from collsim.kinds.network.electrical import Ring, Star
+from collsim.kinds.network.fat_tree import FatTree
 from conftest import collsim_exe
 
 META = {"process_name": "name", "thread_name": "name", "process_sort_index": "sort_index",

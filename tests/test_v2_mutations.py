@@ -15,7 +15,7 @@ from collsim.core.ring import arc_start
 from collsim.core.serialize import dumps, load, loads, save
 from collsim.cost import block_steps
 from collsim.pipeline import schedule_time_s
-from collsim.systems import OpticalRing
+from collsim.kinds.optical_ring import OpticalRing
 
 # ---------------------------------------------------------------- electrical routes
 

@@ -16,12 +16,12 @@ from collsim.core.errors import InputError
 from collsim.core.system import system_from_description
 from collsim.core.validate import (integer, is_integer, is_number, node_count, number, optional_integer,
                                    optional_number, positive_integer)
-from collsim.systems import OpticalRing
-from collsim.systems.custom import CustomNetwork
-from collsim.systems.fat_tree import FatTree
-from collsim.systems.hypercube import Hypercube
-from collsim.systems.mesh_torus import Mesh, Torus
-from collsim.systems.mlfm import MLFM
+from collsim.kinds.optical_ring import OpticalRing
+from collsim.kinds.network.custom import CustomNetwork
+from collsim.kinds.network.fat_tree import FatTree
+from collsim.kinds.network.hypercube import Hypercube
+from collsim.kinds.network.mesh_torus import Mesh, Torus
+from collsim.kinds.network.mlfm import MLFM
 from conftest import raises_naming
 
 NUMPY_INTS = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)

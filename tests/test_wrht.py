@@ -13,8 +13,8 @@ from collsim.algorithms import get_algorithm
 from collsim.algorithms.wrht import group_size, paper_allgather_steps, paper_allreduce_steps
 from collsim.core import errors as E
 from collsim.core.schedule import Schedule
-from collsim.rwa.alltoall_ring import uniform_alltoall_wavelengths
-from collsim.systems import OpticalRing
+from collsim.kinds.optical_ring.alltoall import uniform_alltoall_wavelengths
+from collsim.kinds.optical_ring import OpticalRing
 
 STRATEGIES = ["first-fit", "best-fit", "most-used"]
 PRIMES = [2, 3, 5, 7, 11, 13, 17, 31, 61, 97, 127, 131, 251, 257, 293]
@@ -232,7 +232,7 @@ def test_dropping_an_allgather_gather_transfer_starves_the_tree():
 
 def test_group_rounds_use_the_selected_strategy():
     # issue #3: wavelength assignment within each subgroup by the core's RWA strategies
-    from collsim.rwa.assign import first_fit
+    from collsim.kinds.optical_ring.assign import first_fit
     calls = []
 
     def spy(start, length, n):

@@ -22,7 +22,7 @@ from collsim.interop.simgrid import write_platform
 from collsim.interop.simgrid_replay import PROGRAM_SOURCE, program_source, run_smpi, write_replay
 from collsim.sim import simulate
 from collsim.systems import load_system
-from collsim.systems.custom import CustomNetwork
+from collsim.kinds.network.custom import CustomNetwork
 
 
 def slow_star() -> CustomNetwork:

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from collsim.interop.simgrid import HOST_FILE, PLATFORM_FILE, write_platform
-from collsim.systems.electrical import Ring
+from collsim.kinds.network.electrical import Ring
 
 
 def main(argv: list[str]) -> None:

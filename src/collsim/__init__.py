@@ -37,7 +37,7 @@ _LAZY = {
     "load": ".core.serialize",
     "save": ".core.serialize",
     "load_system": ".systems",
-    "OpticalRing": ".systems",
+    "OpticalRing": ".kinds.optical_ring",
     "Schedule": ".core.schedule",
     "Collective": ".core.collective",
     "make_collective": ".core.collective",
@@ -59,7 +59,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these come from __g
     from .experiments.compare import compare
     from .pipeline import Result, build, evaluate, lower_bound_s, run, schedule_time_s, verify
     from .sim import SimResult, simulate
-    from .systems import OpticalRing, load_system
+    from .systems import load_system
+    from .kinds.optical_ring import OpticalRing
     from .verify import VerifyReport
 
 

@@ -57,7 +57,7 @@ def realize(system: System, logical: LogicalSchedule, *, strategy: str | Callabl
 
     Examples
     --------
-    >>> from collsim.systems.optical_ring import OpticalRing
+    >>> from collsim.kinds.optical_ring.system import OpticalRing
     >>> from collsim.algorithms import build_logical
     >>> ring = OpticalRing(nodes=4, wavelengths=2)
     >>> realize(ring, build_logical("ring", ring, "allgather", 64)[0]).num_steps

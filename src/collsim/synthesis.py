@@ -41,9 +41,9 @@ class Synthesis:
     certificate : object or None
         Why no schedule beats the bound, for the term that binds it
         (:meth:`~collsim.kinds.base.KindModel.bound_certificate`): the cut (vertex set and the
-        bandwidth entering it, :class:`~collsim.cost.exact_cut.CutCertificate`), the
-        max-concurrent-flow optimum (:class:`~collsim.rwa.mcf.McfBound`) or a node, total-link or
-        hop-chain argument (:class:`~collsim.cost.network_bound.TermCertificate`).
+        bandwidth entering it, :class:`~collsim.kinds.network.exact_cut.CutCertificate`), the
+        max-concurrent-flow optimum (:class:`~collsim.kinds.network.mcf.McfBound`) or a node, total-link or
+        hop-chain argument (:class:`~collsim.kinds.network.bound.TermCertificate`).
     bound_s : float
         The bound the schedule is judged against: the row's ``lower_bound_s``, the bound every
         command reports.

@@ -64,7 +64,7 @@ def build_logical(name: str | AlgorithmSpec, system: System, collective: str, si
 
     Examples
     --------
-    >>> from collsim.systems.optical_ring import OpticalRing
+    >>> from collsim.kinds.optical_ring.system import OpticalRing
     >>> logical, chosen = build_logical("ne", OpticalRing(nodes=8), "all-gather", 1024)
     >>> logical.rounds, chosen
     (4, {})

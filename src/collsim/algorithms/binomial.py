@@ -109,7 +109,7 @@ def binomial(system, collective, size_bytes, *, root: int = 0):
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Star
+    >>> from collsim.kinds.network.electrical import Star
     >>> collsim.build("binomial", Star(nodes=6), "scatter", "1KiB", root=2).num_steps
     3
     """

@@ -93,7 +93,7 @@ def bruck(system, collective, size_bytes):
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Star
+    >>> from collsim.kinds.network.electrical import Star
     >>> collsim.build("bruck", Star(nodes=6), "allgather", "1KiB").num_steps
     3
     """

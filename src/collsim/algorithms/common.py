@@ -104,7 +104,7 @@ def ts_tw(system) -> tuple[float, float]:
 
     Examples
     --------
-    >>> from collsim.systems.hypercube import Hypercube
+    >>> from collsim.kinds.network.hypercube import Hypercube
     >>> ts_tw(Hypercube(nodes=8, link_bandwidth_bytes_per_s=1e9, link_latency_s=2e-6))
     (2e-06, 1e-09)
     """
@@ -325,7 +325,7 @@ def stripe_band(system, stripe) -> int:
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> stripe_band(OpticalRing(nodes=4, wavelengths=8), 8)
     8
     """

@@ -229,7 +229,7 @@ def lanes_schedule(system, collective: str, size_bytes: int, *, pieces: int | No
 
     Examples
     --------
-    >>> from collsim.systems.hierarchical import Hierarchical
+    >>> from collsim.kinds.hierarchical.system import Hierarchical
     >>> ls, params = lanes_schedule(Hierarchical(nodes=4, dimensions="2x2"), "allreduce", 64, pieces=1,
     ...                             orders="inner", ring=False)
     >>> ls.rounds, params["lanes"]
@@ -321,7 +321,7 @@ def planned_time_s(system, collective: str, size_bytes: int, params, *, ring: bo
 
     Examples
     --------
-    >>> from collsim.systems.hierarchical import Hierarchical
+    >>> from collsim.kinds.hierarchical.system import Hierarchical
     >>> h = Hierarchical(nodes=4, dimensions="switch:2:1GB/s:1us,switch:2:1GB/s:1us")
     >>> round(planned_time_s(h, "allgather", 1000, {"lanes": "0/1@0x1"}, ring=False) * 1e6, 3)   # 1 + 2 us; 2 + 2 us
     7.0

@@ -1,7 +1,7 @@
 """Stages of hierarchical collectives: what one dimension's groups move at once (:mod:`.hier_lanes` plans them).
 
 A *stage* runs inside every group of one dimension at once (the nodes that differ only in that
-coordinate, :class:`~collsim.systems.hierarchical.Hierarchical`):
+coordinate, :class:`~collsim.kinds.hierarchical.system.Hierarchical`):
 
 * ``rs`` (reduce-scatter): node ``v`` sends each block it holds to the group member whose
   coordinate equals the block's, to be combined there; it keeps the blocks of its own coordinate;
@@ -98,7 +98,7 @@ def templates(system, collective: str, orders, ring: bool) -> list[tuple[Stage, 
 
     Examples
     --------
-    >>> from collsim.systems.hierarchical import Hierarchical
+    >>> from collsim.kinds.hierarchical.system import Hierarchical
     >>> h = Hierarchical(nodes=8, dimensions="4x2")
     >>> [[(s.op, s.dim) for s in t] for t in templates(h, "allreduce", "inner", False)]
     [[('rs', 0), ('rs', 1), ('ag', 1), ('ag', 0)]]
@@ -178,7 +178,7 @@ def stage_latency_s(system, st: Stage) -> float:
 
     Examples
     --------
-    >>> from collsim.systems.hierarchical import Hierarchical
+    >>> from collsim.kinds.hierarchical.system import Hierarchical
     >>> h = Hierarchical(nodes=8, dimensions="switch:2:1GB/s:1us,ring:4:1GB/s:2us")
     >>> [round(stage_latency_s(h, Stage("rs", d, ring)) * 1e6, 3) for d, ring in ((0, False), (1, False), (1, True))]
     [2.0, 4.0, 2.0]
@@ -235,7 +235,7 @@ def dimension_rates(system) -> np.ndarray:
 
     Examples
     --------
-    >>> from collsim.systems.hierarchical import Hierarchical
+    >>> from collsim.kinds.hierarchical.system import Hierarchical
     >>> dimension_rates(Hierarchical(nodes=8, dimensions="switch:4:1GB/s,full:2:2GB/s")).tolist()
     [1000000000.0, 2000000000.0]
     """
@@ -286,7 +286,7 @@ def stage_moves(system, collective: str, template: tuple[Stage, ...]) -> list[li
 
     Examples
     --------
-    >>> from collsim.systems.hierarchical import Hierarchical
+    >>> from collsim.kinds.hierarchical.system import Hierarchical
     >>> h = Hierarchical(nodes=4, dimensions="2x2")
     >>> moves = stage_moves(h, "allgather", templates(h, "allgather", "inner", False)[0])
     >>> [len(rounds[0][0]) for rounds in moves]      # 4 blocks, then 4 nodes x 2 blocks
@@ -379,7 +379,7 @@ def round_costs(system, collective: str, template, moves) -> list[tuple[tuple[in
 
     Examples
     --------
-    >>> from collsim.systems.hierarchical import Hierarchical
+    >>> from collsim.kinds.hierarchical.system import Hierarchical
     >>> h = Hierarchical(nodes=4, dimensions="switch:2:1GB/s,switch:2:2GB/s")
     >>> t = templates(h, "allgather", "inner", False)[0]
     >>> round_costs(h, "allgather", t, stage_moves(h, "allgather", t))   # 1 block at 1 GB/s, 2 at 2 GB/s

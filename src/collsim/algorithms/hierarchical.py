@@ -1,4 +1,4 @@
-"""Hierarchical collectives on multi-dimensional systems (:mod:`collsim.systems.hierarchical`).
+"""Hierarchical collectives on multi-dimensional systems (:mod:`collsim.kinds.hierarchical.system`).
 
 ``hier-allreduce``, ``hier-allgather`` and ``hier-alltoall`` run direct stages (one round each,
 every member of a group at once: bandwidth-optimal through a switch or a full mesh); ``md-ring``

@@ -52,12 +52,12 @@ def rounds_ts_s(system, rounds) -> float:
 
     Examples
     --------
-    >>> from collsim.systems.electrical import Star
+    >>> from collsim.kinds.network.electrical import Star
     >>> star = Star(nodes=4, link_latency_s=0.4e-6, startup_s=1e-6)
     >>> round(rounds_ts_s(star, xor_rounds(4)) * 1e6, 9)    # 2 rounds of (1 us + 2 links of 0.4 us)
     3.6
     """
-    from ..core.network import Network
+    from ..kinds.network.network import Network
     rounds = list(rounds)
     if not isinstance(system, Network):
         return float(system.alpha_s) * len(rounds)

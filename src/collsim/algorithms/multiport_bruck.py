@@ -79,7 +79,7 @@ def bruck_multiport(system, collective, size_bytes, *, ports: int | None = None)
 
     Examples
     --------
-    >>> from collsim.systems.ocs import OCS
+    >>> from collsim.kinds.ocs.system import OCS
     >>> logical, params = bruck_multiport(OCS(nodes=9, ports=2), "allgather", 64)
     >>> params, logical.rounds
     ({'ports': 2}, 2)

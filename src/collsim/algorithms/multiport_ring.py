@@ -104,7 +104,7 @@ def ring_multiport(system, collective, size_bytes, *, rings: int | None = None):
 
     Examples
     --------
-    >>> from collsim.systems.ocs import OCS
+    >>> from collsim.kinds.ocs.system import OCS
     >>> logical, params = ring_multiport(OCS(nodes=8, ports=2), "allgather", 1024)
     >>> params, logical.rounds, len(logical.src)
     ({'rings': 2}, 7, 112)

@@ -15,7 +15,7 @@ Two algorithm families live here:
   pairwise needs about ``(N-1)/p`` configurations;
 * ``ocs-auto``: the reconfiguration-aware choice, which builds every candidate (ring, recursive
   doubling and halving, Bruck, the multiport ring and Bruck, pairwise, ring all-to-all, relayed
-  pairwise) and keeps the fastest by :func:`~collsim.systems.ocs.ocs_time_s`.  Its time is linear in
+  pairwise) and keeps the fastest by :func:`~collsim.kinds.ocs.system.ocs_time_s`.  Its time is linear in
   ``r`` per candidate, so :func:`crossovers` gives the exact values of ``r`` where the winner changes.
 
 References
@@ -38,7 +38,8 @@ from ..core.collective import make_collective
 from ..core.errors import InputError
 from ..core.routes import LinkRoutes
 from ..core.schedule import LogicalBuilder, LogicalSchedule
-from ..systems.ocs import circuit_ids, ocs_time_s
+from ..kinds.ocs.crossovers import best_at, crossovers  # noqa: F401 - crossovers: part of this family's API
+from ..kinds.ocs.system import circuit_ids, ocs_time_s
 from . import multiport_bruck, multiport_ring  # noqa: F401  (register bruck-multiport and ring-multiport, candidates)
 from .registry import get_algorithm, register
 
@@ -73,7 +74,7 @@ def logical_time_s(system, logical: LogicalSchedule) -> tuple[float, int]:
 
     Examples
     --------
-    >>> from collsim.systems.ocs import OCS
+    >>> from collsim.kinds.ocs.system import OCS
     >>> sw = OCS(nodes=8, ports=1)
     >>> logical, _ = pairwise_relay(sw, "alltoall", 1024)
     >>> logical_time_s(sw, logical)[1]            # one configuration throughout
@@ -147,7 +148,7 @@ def pairwise_relay(system, collective, size_bytes, *, degree: int | None = None)
 
     Examples
     --------
-    >>> from collsim.systems.ocs import OCS
+    >>> from collsim.kinds.ocs.system import OCS
     >>> logical, params = pairwise_relay(OCS(nodes=9, ports=2), "alltoall", 64)
     >>> params, logical.rounds, int(np.diff(logical.routes.route_ptr).max())
     ({'degree': 2, 'base': 3}, 8, 4)
@@ -197,7 +198,7 @@ def candidates(system, collective: str) -> list[tuple[str, dict[str, Any]]]:
 
     Examples
     --------
-    >>> from collsim.systems.ocs import OCS
+    >>> from collsim.kinds.ocs.system import OCS
     >>> [name for name, _ in candidates(OCS(nodes=6, ports=1), "allgather")]   # N=6: no recursive doubling
     ['ring', 'bruck']
     """
@@ -240,7 +241,7 @@ def candidate_times(system, collective: str, size_bytes: int) -> list[dict[str, 
 
     Examples
     --------
-    >>> from collsim.systems.ocs import OCS
+    >>> from collsim.kinds.ocs.system import OCS
     >>> rows = candidate_times(OCS(nodes=8, ports=1), "allgather", 2**20)
     >>> [(r["algorithm"], r["reconfigurations"]) for r in rows]
     [('ring', 0), ('recursive-doubling', 2), ('bruck', 2)]
@@ -252,84 +253,6 @@ def candidate_times(system, collective: str, size_bytes: int) -> list[dict[str, 
         rows.append({"algorithm": name, "params": {**params, **chosen},
                      "comm_s": total - reconf * system.reconfiguration_s, "reconfigurations": reconf})
     return rows
-
-
-def crossovers(rows: list[dict[str, Any]], lo_s: float = 4e-9, hi_s: float = 1e-2) -> list[tuple[float, float, str]]:
-    """Where each candidate wins as ``r`` goes from ``lo_s`` to ``hi_s``: the lower envelope of lines.
-
-    Parameters
-    ----------
-    rows : list of dict
-        :func:`candidate_times`.
-    lo_s, hi_s : float, optional
-        The range of reconfiguration delays (default 4 ns to 10 ms).
-
-    Returns
-    -------
-    list of tuple
-        ``(from_s, to_s, label)`` intervals of ``r``, in order; ``label`` is the algorithm with
-        its parameters (``pairwise-relay degree=2``).
-
-    References
-    ----------
-    H. Ballani et al., SIGCOMM 2020 (nanosecond switching); N. P. Jouppi et al., "TPU v4: An Optically
-    Reconfigurable Supercomputer for Machine Learning with Hardware Support for Embeddings", ISCA 2023
-    (millisecond MEMS switching): the two ends of the range.
-
-    Examples
-    --------
-    >>> rows = [{"algorithm": "a", "params": {}, "comm_s": 1.0, "reconfigurations": 0},
-    ...         {"algorithm": "b", "params": {}, "comm_s": 0.5, "reconfigurations": 5}]
-    >>> crossovers(rows, 0.0, 1.0)
-    [(0.0, 0.1, 'b'), (0.1, 1.0, 'a')]
-    """
-    def label(row):
-        extra = " ".join(f"{k}={v}" for k, v in sorted(row["params"].items()) if k in ("degree",))
-        return f"{row['algorithm']} {extra}".strip()
-
-    out: list[tuple[float, float, str]] = []
-    r = lo_s
-    while r < hi_s:
-        win = best_at(rows, r)
-        cuts = [(row["comm_s"] - win["comm_s"]) / (win["reconfigurations"] - row["reconfigurations"])
-                for row in rows if row["reconfigurations"] < win["reconfigurations"]]
-        nxt = min([c for c in cuts if c > r * (1 + 1e-9)] + [hi_s])
-        if out and out[-1][2] == label(win):  # a tie at the cut: the same winner goes on
-            out[-1] = (out[-1][0], nxt, out[-1][2])
-        else:
-            out.append((r, nxt, label(win)))
-        r = nxt
-    return out
-
-
-def best_at(rows: list[dict[str, Any]], r: float) -> dict[str, Any]:
-    """The row of :func:`candidate_times` with the least time at ``r``; ties (1e-9) to fewer reconfigurations.
-
-    Parameters
-    ----------
-    rows : list of dict
-        :func:`candidate_times`.
-    r : float
-        Reconfiguration delay, seconds.
-
-    Returns
-    -------
-    dict
-        The winning row.
-
-    References
-    ----------
-    H. Ballani et al., SIGCOMM 2020 (the reconfiguration charge per phase change).
-
-    Examples
-    --------
-    >>> rows = [{"comm_s": 1.0, "reconfigurations": 0}, {"comm_s": 0.5, "reconfigurations": 5}]
-    >>> best_at(rows, 0.01)["reconfigurations"], best_at(rows, 0.1)["reconfigurations"]
-    (5, 0)
-    """
-    times = [row["comm_s"] + row["reconfigurations"] * r for row in rows]
-    least = min(times)
-    return min((row for row, t in zip(rows, times) if t <= least * (1 + 1e-9)), key=lambda row: row["reconfigurations"])
 
 
 def _auto_tune(system, collective, size_bytes) -> list[dict[str, Any]]:
@@ -377,7 +300,7 @@ def ocs_auto(system, collective, size_bytes, *, choice: str | None = None, degre
 
     Examples
     --------
-    >>> from collsim.systems.ocs import OCS
+    >>> from collsim.kinds.ocs.system import OCS
     >>> ocs_auto(OCS(nodes=8, ports=1, reconfiguration_s=1e-9), "allgather", 1024)[1]["choice"]
     'recursive-doubling'
     >>> ocs_auto(OCS(nodes=8, ports=1, reconfiguration_s=1e-2), "allgather", 1024)[1]["choice"]

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.collective import make_collective
 from ..core.schedule import LogicalBuilder
-from ..rwa.alltoall_ring import uniform_alltoall_ring
+from ..kinds.optical_ring.alltoall import uniform_alltoall_ring
 from .registry import register
 
 

@@ -126,7 +126,7 @@ def pairwise(system, collective, size_bytes, *, exchange: str = "shift", mapping
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Star
+    >>> from collsim.kinds.network.electrical import Star
     >>> collsim.build("pairwise", Star(nodes=5), "alltoall", "1KiB").num_steps
     4
     """

@@ -82,7 +82,7 @@ def rabenseifner(system, collective, size_bytes):
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.hypercube import Hypercube
+    >>> from collsim.kinds.network.hypercube import Hypercube
     >>> collsim.build("rabenseifner", Hypercube(nodes=8), "allreduce", "1KiB").num_steps
     6
     """

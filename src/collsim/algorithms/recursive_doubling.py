@@ -136,7 +136,7 @@ def recursive_doubling(system, collective, size_bytes, *, root: int = 0):
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.hypercube import Hypercube
+    >>> from collsim.kinds.network.hypercube import Hypercube
     >>> collsim.build("recursive-doubling", Hypercube(nodes=8), "allgather", "1KiB").num_steps
     3
     """

@@ -95,7 +95,7 @@ class AlgorithmSpec:
 
     Examples
     --------
-    >>> from collsim.systems.optical_ring import OpticalRing
+    >>> from collsim.kinds.optical_ring.system import OpticalRing
     >>> spec = get_algorithm("ne")
     >>> spec.collectives, spec.constraints, spec.supports(OpticalRing(nodes=7), "allgather")
     (('allgather',), 'N even', True)
@@ -150,7 +150,7 @@ class AlgorithmSpec:
 
         Examples
         --------
-        >>> from collsim.systems.optical_ring import OpticalRing
+        >>> from collsim.kinds.optical_ring.system import OpticalRing
         >>> get_algorithm("ne").candidates(OpticalRing(nodes=8), "allgather", 1024)
         [{}]
         """

@@ -3,7 +3,7 @@
 :func:`relay_logical` transforms the schedule of a base algorithm (OSM, OpTree,
 WRHT) so that no lightpath crosses more than ``H`` links, ``H`` defaulting to
 the longest lightpath the ring's physical parameters allow
-(:func:`collsim.physical.max_feasible_hops`, 25 with collsim's defaults).  The
+(:func:`collsim.kinds.optical_ring.physical.max_feasible_hops`, 25 with collsim's defaults).  The
 base is realised first (route, colours, physical slots).  A transfer of ``h``
 hops is cut into ``k = ceil(h / H)`` segments of ``floor`` / ``ceil(h / k)`` hops
 along its own (pinned) direction; segment ``j`` runs in sub-round ``j``, from the
@@ -46,8 +46,8 @@ from ..core.errors import InputError, UnsupportedError
 from ..core.limits import check_memory
 from ..core.ring import arc_start
 from ..core.schedule import INDEX, LogicalSchedule, permute_csr
-from ..physical import max_feasible_hops
-from ..rwa.ring import realize_ring
+from ..kinds.optical_ring.physical import max_feasible_hops
+from ..kinds.optical_ring.rwa import realize_ring
 from .registry import get_algorithm, register
 
 __all__ = ["BASES", "default_max_hops", "relay", "relay_logical", "relay_slots"]
@@ -67,7 +67,7 @@ def default_max_hops(system) -> int:
     Returns
     -------
     int
-        :func:`collsim.physical.max_feasible_hops` of the system's parameters.
+        :func:`collsim.kinds.optical_ring.physical.max_feasible_hops` of the system's parameters.
 
     Raises
     ------
@@ -82,7 +82,7 @@ def default_max_hops(system) -> int:
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> default_max_hops(OpticalRing(nodes=8))
     25
     """
@@ -164,7 +164,7 @@ def relay_logical(system, logical: LogicalSchedule, max_hops: int) -> LogicalSch
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> from collsim.algorithms import build_logical
     >>> ring = OpticalRing(nodes=16, wavelengths=4)
     >>> out = relay_logical(ring, build_logical("osm", ring, "allgather", 64)[0], 3)

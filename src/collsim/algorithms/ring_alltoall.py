@@ -145,7 +145,7 @@ def ring_alltoall_time_s(system, size_bytes: int) -> float:
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> ring = OpticalRing(nodes=5, wavelengths=1, mrr_reconfig_s=0, oeo_cycles_per_flit=0)
     >>> round(ring_alltoall_time_s(ring, 5_000_000_000), 9)      # 2 + 1 blocks over one channel
     3.0

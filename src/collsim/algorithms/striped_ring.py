@@ -53,7 +53,7 @@ def striped_ring_band(system) -> int:
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> striped_ring_band(OpticalRing(nodes=8, wavelengths=64))
     64
     >>> striped_ring_band(OpticalRing(nodes=8, wavelengths=64, fibers=2, max_tx_channels=100))
@@ -99,7 +99,7 @@ def striped_ring_time_s(system, collective: str, size_bytes: int) -> float:
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> ring = OpticalRing(nodes=4, wavelengths=2)
     >>> round(striped_ring_time_s(ring, "allgather", 1024) * 1e6, 4)
     25.1776

@@ -1,6 +1,6 @@
 """All-to-all synthesized from the max-concurrent-flow LP: every pair's block split over the LP's paths.
 
-1. Solve the all-to-all max-concurrent-flow LP of the network (:func:`collsim.rwa.mcf.solve_mcf`,
+1. Solve the all-to-all max-concurrent-flow LP of the network (:func:`collsim.kinds.network.mcf.solve_mcf`,
    HiGHS): per-source link flows at the optimal common rate ``λ*``.
 2. Decompose each source's flow into paths, one set per destination (walk back from the
    destination along links that still carry flow; flow cycles are cancelled on the way).
@@ -32,7 +32,7 @@ from ..core.collective import make_collective
 from ..core.errors import InputError
 from ..core.routes import INDEX, LinkRoutes
 from ..core.schedule import LogicalSchedule
-from ..rwa.mcf import MAX_VARIABLES, McfSolution, solve_mcf
+from ..kinds.network.mcf import MAX_VARIABLES, McfSolution, solve_mcf
 from .registry import register
 
 DEFAULT_SPLIT = 16
@@ -47,7 +47,7 @@ def flow_paths(system, solution: McfSolution, tol: float = 1e-6) -> list[list[tu
     system : Network
         The network the LP was solved on.
     solution : McfSolution
-        :func:`~collsim.rwa.mcf.solve_mcf`'s result.
+        :func:`~collsim.kinds.network.mcf.solve_mcf`'s result.
     tol : float, optional
         Flow below ``tol`` of a block is dropped as solver noise.
 
@@ -71,7 +71,7 @@ def flow_paths(system, solution: McfSolution, tol: float = 1e-6) -> list[list[tu
     --------
     Two hosts joined through two switches: the block takes both, half each.
 
-    >>> from collsim.systems.custom import CustomNetwork
+    >>> from collsim.kinds.network.custom import CustomNetwork
     >>> net = CustomNetwork(nodes=2, switches=2, link=((0, 2), (0, 3), (2, 1), (3, 1)))
     >>> [([net.link_name(x) for x in p], round(w, 6)) for p, w in flow_paths(net, solve_mcf(net))[0 * 2 + 1]]
     [(['n0->s0', 's0->n1'], 0.5), (['n0->s1', 's1->n1'], 0.5)]
@@ -209,7 +209,7 @@ def congestion_s(system, routes: LinkRoutes, size_bytes: int) -> float:
     Examples
     --------
     >>> from collsim.core.routes import LinkRoutes
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> ring = Ring(nodes=4, link_bandwidth_bytes_per_s=1e9)
     >>> routes = LinkRoutes(np.array([0, 1, 2]), np.array([0, 0]), np.array([0, 2]), np.array([0.5, 0.5]))
     >>> congestion_s(ring, routes, 1000)        # both halves on link 0: 1000 B at 1 GB/s
@@ -251,7 +251,7 @@ def synth_alltoall(system, collective, size_bytes, *, split: int = DEFAULT_SPLIT
         Equal sub-flows per block (default 16); more follow the LP more closely and cost more
         paths to route and simulate.
     max_variables : int, optional
-        Refuse LPs with more flow variables (:func:`collsim.rwa.mcf.check_lp_size`).
+        Refuse LPs with more flow variables (:func:`collsim.kinds.network.mcf.check_lp_size`).
 
     Returns
     -------
@@ -274,7 +274,7 @@ def synth_alltoall(system, collective, size_bytes, *, split: int = DEFAULT_SPLIT
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> s = collsim.build("synth-alltoall", Ring(nodes=4), "alltoall", "1MiB", split=2)
     >>> collsim.verify(s).transfers, s.routes.paths, s.params["split"]
     (12, 24, 2)

@@ -71,7 +71,7 @@ def hypercube_personalized(system, collective, size_bytes):
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.hypercube import Hypercube
+    >>> from collsim.kinds.network.hypercube import Hypercube
     >>> collsim.build("hypercube-personalized", Hypercube(nodes=8), "alltoall", "1KiB").num_steps
     3
     """

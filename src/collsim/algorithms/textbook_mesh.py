@@ -1,7 +1,7 @@
 """The textbook's algorithms on a square 2-D mesh (or torus) of p = a x a nodes.
 
 Node ``(row, col)`` is ``row * a + col`` (row-major, last dimension fastest, as
-:class:`~collsim.systems.mesh_torus.Mesh` numbers them).  Every algorithm works
+:class:`~collsim.kinds.network.mesh_torus.Mesh` numbers them).  Every algorithm works
 row-wise, then column-wise, each row or column behaving as a linear array of
 ``a = sqrt(p)`` nodes:
 
@@ -154,7 +154,7 @@ def mesh(system, collective, size_bytes, *, root: int = 0, shift: int = 1):
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.mesh_torus import Mesh
+    >>> from collsim.kinds.network.mesh_torus import Mesh
     >>> collsim.build("mesh", Mesh.from_dims((3, 3)), "allgather", "1KiB").num_steps
     4
     """

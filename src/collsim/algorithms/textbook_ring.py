@@ -11,7 +11,7 @@
   messages: ``t_s + t_w m``.
 
 The chapter's ring (linear array) broadcast, reduction, scatter and gather are
-``recursive-doubling`` run on a :class:`~collsim.systems.electrical.Ring`; its
+``recursive-doubling`` run on a :class:`~collsim.kinds.network.electrical.Ring`; its
 ring all-to-all broadcast and all-reduce are ``ring``.
 """
 
@@ -71,7 +71,7 @@ def ring_personalized(system, collective, size_bytes):
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> collsim.build("ring-personalized", Ring(nodes=6), "alltoall", "1KiB").num_steps
     5
     """
@@ -133,7 +133,7 @@ def ring_shift(system, collective, size_bytes, *, shift: int = 1):
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> collsim.build("ring-shift", Ring(nodes=8), "shift", "1KiB", shift=5).num_steps
     3
     """
@@ -189,7 +189,7 @@ def direct(system, collective, size_bytes, *, shift: int = 1):
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.hypercube import Hypercube
+    >>> from collsim.kinds.network.hypercube import Hypercube
     >>> collsim.build("direct", Hypercube(nodes=8), "shift", "1KiB", shift=3).num_steps
     1
     """

@@ -112,7 +112,7 @@ def lift_phases(system, collective, stages) -> LogicalSchedule:
 
     Examples
     --------
-    >>> from collsim.systems.optical_torus import OpticalTorus
+    >>> from collsim.kinds.optical_torus.system import OpticalTorus
     >>> t = OpticalTorus(rows=2, cols=3)
     >>> ring, _ = striped_ring(t.row_ring, "allgather", 64)
     >>> col, _ = striped_ring(t.col_ring, "allgather", 192)

@@ -16,7 +16,7 @@ Group size: on one side of a representative all lightpaths cross the link
 next to it, so one side can hold at most ``C = F * w`` members (channels per
 direction) in one step, which gives ``m = 2C + 1`` (the papers' 2w + 1 for
 F = 1).  The all-to-all among ``r`` representatives uses the exact
-construction of :mod:`collsim.rwa.alltoall_ring` (``W(r)`` channels per
+construction of :mod:`collsim.kinds.optical_ring.alltoall` (``W(r)`` channels per
 direction, the minimum), and is used only when ``W(r) <= C`` and ``r - 1``
 lightpaths fit a node's transmitters and receivers: a reduction all-to-all
 split over two steps would count contributions twice.  Greedy strategies can
@@ -36,7 +36,7 @@ import numpy as np
 from ..core.collective import SPECS, make_collective
 from ..core.schedule import LogicalBuilder
 from ..core.validate import integer
-from ..rwa.alltoall_ring import uniform_alltoall_ring, uniform_alltoall_wavelengths
+from ..kinds.optical_ring.alltoall import uniform_alltoall_ring, uniform_alltoall_wavelengths
 from .registry import register
 
 _REF003 = "[WRHT23] §2 'The WRHT Scheme' and Figure 1 (full paper: [WRHT-ICPP23])"

@@ -4,7 +4,7 @@ A bound counts every link, so a network whose routing never uses some of them (s
 routing over two spines, D-mod-k on a partly filled fat tree) reads as inefficient when
 it is the routing, not the schedule, that wastes them.  Each kind says what to warn about
 (:meth:`collsim.kinds.base.KindModel.system_notes`; on networks,
-:func:`collsim.kinds.network.idle_note`).
+:func:`collsim.kinds.network.model.idle_note`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def idle_warning(system: Any, collective: str | None = None) -> str | None:
 
     Examples
     --------
-    >>> from collsim.systems.custom import CustomNetwork
+    >>> from collsim.kinds.network.custom import CustomNetwork
     >>> two = ((0, 2), (0, 3), (1, 2), (1, 3))
     >>> print(idle_warning(CustomNetwork(nodes=2, switches=2, link=two, routing="single-path"), "alltoall"))
     warning: 1 of 2 switches carries no traffic in this all-to-all: s1 (no route crosses it under routing = "single-path"; -S routing=ecmp splits traffic over the equal-cost paths)

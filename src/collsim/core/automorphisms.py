@@ -1,7 +1,7 @@
 """Symmetries a network does not declare: groups of automorphisms, found by search.
 
 A torus's shifts map its links onto themselves, and synthesis uses them to plan one node's part
-and move it to every node (:meth:`~collsim.core.network.Network.translations`).  A network a user
+and move it to every node (:meth:`~collsim.kinds.network.network.Network.translations`).  A network a user
 brings (a torus with one dimension faster, boxes on rail switches, a leaf-spine) often has such a
 group too, without saying so.  :func:`regular_translations` finds one: ``N`` permutations of the
 vertices that keep every link with its bandwidth and latency, exactly one of them taking end node 0

@@ -74,7 +74,7 @@ class CollectiveType:
         broadcast, scatter ...), ``"out"`` if towards fewer nodes (reduce-scatter, reduce,
         gather), ``"both"`` for all-reduce.
     exact_cut : str or None
-        The exact cut search that bounds it (:mod:`collsim.cost.cuts`): ``"ratio"`` (N - e(S)
+        The exact cut search that bounds it (:mod:`collsim.kinds.network.cuts`): ``"ratio"`` (N - e(S)
         blocks through each node set S), ``"thinnest"`` (one vector across any cut), ``"root"``
         (one vector into or out of a side without the root) or None.
     mpi_function : str
@@ -198,7 +198,7 @@ class CollectiveType:
                    m: float) -> tuple[np.ndarray, np.ndarray]:
         """Bytes that must cross each cut from side A to B and from B to A (``in_a``: K x N masks).
 
-        Cuts with an empty side are not masked here (:func:`collsim.cost.cuts.cut_demand_bytes` does).
+        Cuts with an empty side are not masked here (:func:`collsim.kinds.network.cuts.cut_demand_bytes` does).
         """
         raise NotImplementedError
 

@@ -286,7 +286,7 @@ def route_reader(system):
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> r = route_reader(OpticalRing(nodes=4))
     >>> r.add({"path": [1, 0, 3], "src": 1, "dst": 3, "fiber": 0, "wavelength": 5}, 0, 0, "t0")
     >>> routes = r.finish(str)

@@ -1,6 +1,6 @@
 """The directed link table of a network: endpoints, bandwidths and latencies, one row per link.
 
->>> from collsim.systems.electrical import Ring
+>>> from collsim.kinds.network.electrical import Ring
 >>> len(Ring(nodes=3).links)
 6
 """
@@ -28,7 +28,7 @@ class LinkTable:
 
     Examples
     --------
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> links = Ring(nodes=4).links
     >>> len(links), links.src.tolist(), links.dst.tolist()
     (8, [0, 1, 2, 3, 0, 1, 2, 3], [1, 2, 3, 0, 3, 0, 1, 2])

@@ -90,8 +90,8 @@ def register_model(system_class: type, model: Any) -> None:
 
     Examples
     --------
-    >>> from collsim.core.network import Network
-    >>> from collsim.systems.electrical import Star
+    >>> from collsim.kinds.network.network import Network
+    >>> from collsim.kinds.network.electrical import Star
     >>> model_for(Star(nodes=4)) is _MODELS[Network]   # registered once, for the base class
     True
     """

@@ -55,7 +55,7 @@ def link_id(position: np.ndarray, direction: np.ndarray, n: int) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        Link ids as used by :meth:`collsim.systems.optical_ring.OpticalRing.link_name`.
+        Link ids as used by :meth:`collsim.kinds.optical_ring.system.OpticalRing.link_name`.
 
     Examples
     --------

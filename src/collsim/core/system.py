@@ -34,7 +34,7 @@ def register_system_kind(cls: type["System"]) -> type["System"]:
 
     Examples
     --------
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> SYSTEM_KINDS["ring"] is Ring        # Ring is decorated with register_system_kind
     True
     """
@@ -98,7 +98,7 @@ class System:
         """Refuse, before anything is built, tables of this system that would not fit in memory.
 
         Nothing here; a network checks its link table from its closed-form link count
-        (:meth:`collsim.core.network.Network.check_tables`).  Commands call it with the
+        (:meth:`collsim.kinds.network.network.Network.check_tables`).  Commands call it with the
         collective's own floor before any algorithm's checks run
         (:func:`collsim.algorithms.placement.check_instance`).
         """
@@ -107,7 +107,7 @@ class System:
         """Memory the lower bound of this system holds beyond the collective's own arrays (0 here).
 
         Topologies whose bound builds large arrays say so (a ring's or a line's N - 1 arcs of
-        N vertices: :meth:`collsim.core.network.Network.cut_masks`); sweeps budget memory with it.
+        N vertices: :meth:`collsim.kinds.network.network.Network.cut_masks`); sweeps budget memory with it.
         """
         return 0
 
@@ -132,7 +132,7 @@ def system_from_description(desc: dict[str, Any]) -> System:
 
     Examples
     --------
-    >>> from collsim.systems.optical_ring import OpticalRing
+    >>> from collsim.kinds.optical_ring.system import OpticalRing
     >>> ring = OpticalRing(nodes=8, wavelengths=4)
     >>> system_from_description(ring.describe()) == ring
     True

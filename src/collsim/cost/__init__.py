@@ -1,10 +1,10 @@
-"""Cost models: closed forms and lower bounds (the flow simulator lives in collsim.sim).
+"""Cost that serves every kind: the traffic a collective must carry (:mod:`.bounds`), the α–β
+time of transfers on links (:mod:`.network`, the flow simulator's fixed and bandwidth terms),
+the calibrated LogGP model (:mod:`.loggp`), :func:`block_steps` and :func:`bus_bandwidth`.
 
-Each kind of system has its own closed-form model: the optical step model and
-the papers' eq. 3 (:mod:`.optical`), the alpha-beta model on networks
-(:mod:`.network`); its lower bound is in :mod:`.bounds` / :mod:`.network`.  Each
-kind's model (:mod:`collsim.kinds`) picks its own; :func:`block_steps` and
-:func:`bus_bandwidth` are the same for every system.
+Each kind's own time model and lower bound live in its package under :mod:`collsim.kinds`
+(the optical ring's step model and the papers' eq. 3: :mod:`collsim.kinds.optical_ring.cost`;
+networks' cut and flow bounds: :mod:`collsim.kinds.network.bound`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ import numpy as np
 
 from ..core.collective import Collective
 from ..core.schedule import Schedule
-from .bounds import optical_lower_bound_s, traffic_bound
+from .bounds import traffic_bound
 from .network import alpha_beta_time_s
-from .network_bound import network_lower_bound_s
-from .optical import paper_time_s, step_times
 
 
 def block_steps(schedule: Schedule) -> float:
@@ -93,5 +91,4 @@ def bus_bandwidth(collective: Collective, time_s: float) -> tuple[float, float]:
     return algbw, algbw * collective.type.busbw_factor(collective.nodes)
 
 
-__all__ = ["alpha_beta_time_s", "block_steps", "bus_bandwidth", "network_lower_bound_s", "optical_lower_bound_s",
-           "paper_time_s", "step_times", "traffic_bound"]
+__all__ = ["alpha_beta_time_s", "block_steps", "bus_bandwidth", "traffic_bound"]

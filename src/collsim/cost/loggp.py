@@ -55,7 +55,7 @@ def system_model(system) -> LogGPPiecewise | None:
 
     Examples
     --------
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> system_model(Ring(nodes=4)) is None
     True
     """
@@ -87,7 +87,7 @@ def loggp_node_work_s(schedule: Schedule, model: LogGPPiecewise) -> tuple[np.nda
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Star
+    >>> from collsim.kinds.network.electrical import Star
     >>> m = LogGPPiecewise((), (2e-6,), (1e10,), 5e-7, reduce_s=(1e-6,), reduce_bytes_per_s=(1e9,))
     >>> s = collsim.build("ring", Star(nodes=2, model=m), "allreduce", 1000)
     >>> o, w = loggp_node_work_s(s, m)
@@ -136,7 +136,7 @@ def loggp_step_times_s(schedule: Schedule, model: LogGPPiecewise | None = None) 
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Star
+    >>> from collsim.kinds.network.electrical import Star
     >>> m = LogGPPiecewise((4096,), (2e-6, 4e-6), (5e9, 1e10))
     >>> s = collsim.build("ring", Star(nodes=2, model=m), "allgather", 1000)
     >>> [round(t * 1e6, 9) for t in loggp_step_times_s(s).tolist()]   # 2 us + 1000 B / 5 GB/s
@@ -181,7 +181,7 @@ def loggp_time_s(schedule: Schedule, model: LogGPPiecewise | None = None) -> flo
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Star
+    >>> from collsim.kinds.network.electrical import Star
     >>> m = LogGPPiecewise((4096,), (2e-6, 4e-6), (5e9, 1e10), reduce_s=(1e-6,), reduce_bytes_per_s=(1e9,))
     >>> s = collsim.build("recursive-doubling", Star(nodes=4, model=m), "allreduce", 8192)
     >>> round(loggp_time_s(s) * 1e6, 6)     # 2 steps of 4 us + 8192 B / 10 GB/s + 1 us + 8192 ns

@@ -39,7 +39,7 @@ def path_fixed_s(schedule: Schedule) -> np.ndarray:
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> s = collsim.build("rd", Ring(nodes=4, link_latency_s=1e-6, startup_s=5e-6), "allgather", 1000)
     >>> sorted({round(t, 12) for t in path_fixed_s(s).tolist()})   # 5 us start-up + 1 us per link (1 or 2)
     [6e-06, 7e-06]
@@ -79,7 +79,7 @@ def transfer_fixed_s(schedule: Schedule) -> np.ndarray:
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> s = collsim.build("ne", Ring(nodes=4, link_latency_s=1e-6, startup_s=5e-6), "allgather", 1000)
     >>> transfer_fixed_s(s).tolist()[:2]          # 5 us start-up + 1 us for one link
     [6e-06, 6e-06]
@@ -118,7 +118,7 @@ def transfer_bandwidth_bytes_per_s(schedule: Schedule) -> np.ndarray:
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> s = collsim.build("ring", Ring(nodes=4, link_bandwidth_bytes_per_s=1e9), "allgather", 1000)
     >>> transfer_bandwidth_bytes_per_s(s).tolist()[:2]
     [1000000000.0, 1000000000.0]
@@ -172,7 +172,7 @@ def transfer_wire_s(schedule: Schedule) -> np.ndarray:
     Pairwise all-to-all on a 4-node line: in its second step 0 -> 2 and 1 -> 3 share the link n1 -> n2.
 
     >>> import collsim
-    >>> from collsim.systems.electrical import Line
+    >>> from collsim.kinds.network.electrical import Line
     >>> s = collsim.build("pairwise", Line(nodes=4, link_bandwidth_bytes_per_s=1e9), "alltoall", 1000)
     >>> [round(float(t) * 1e6, 6) for t in transfer_wire_s(s)[s.step == 1]]   # 2 x 1000 B per link
     [2.0, 2.0, 2.0, 2.0]
@@ -224,7 +224,7 @@ def alpha_beta_time_s(schedule: Schedule) -> float:
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Line, Ring
+    >>> from collsim.kinds.network.electrical import Line, Ring
     >>> s = collsim.build("ring", Ring(nodes=4, link_latency_s=1e-6, link_bandwidth_bytes_per_s=1e9),
     ...                   "allgather", 1000)
     >>> round(alpha_beta_time_s(s), 12)   # 3 steps of (1 us + 1000 B / 1 GB/s)

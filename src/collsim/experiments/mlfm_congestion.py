@@ -5,7 +5,7 @@ For a selection ``(n, l, m)`` on an MLFM of ``2d``-port switches, every phase
 destination (paper's rule, :func:`collsim.algorithms.mlfm.phase_destinations`),
 the spine the rule names, and the (up to four) directed links of the route,
 numbered exactly as the links of ``MLFM(d=d, selection=(n, l, m))``
-(:mod:`collsim.systems.mlfm`).  Then
+(:mod:`collsim.kinds.network.mlfm`).  Then
 
 * link loads: one ``bincount`` over ``(phase, link)`` keys per batch of phases;
 * each phase a permutation and every (source, destination) pair served exactly

@@ -135,7 +135,7 @@ def mlfm_testbed(select: tuple[int, int, int], *, link_mib_per_s: float = LINK_M
     >>> mlfm_testbed((2, 4, 3)).nodes, mlfm_testbed((2, 4, 3)).structure()["servers"]
     (24, 32)
     """
-    from ..systems.mlfm import MLFM
+    from ..kinds.network.mlfm import MLFM
     return MLFM.from_options(d=3, last_layer_servers=2, selection=tuple(select), name="mlfm-testbed",
                              link_bandwidth_bytes_per_s=link_mib_per_s * MIB, link_latency_s=link_latency_s)
 

@@ -1,6 +1,6 @@
 """Seeded random networks of the classes users bring: the synthesizers' test and benchmark families.
 
-Every generator returns a :class:`~collsim.systems.custom.CustomNetwork` (end nodes first, then
+Every generator returns a :class:`~collsim.kinds.network.custom.CustomNetwork` (end nodes first, then
 switches) and is deterministic in its ``seed``.  Bandwidths are in bytes/s, latencies in
 seconds.  :data:`FAMILIES` maps each class name to a generator of one random instance of it
 from ``(rng, scale)``, ``scale`` 0 (smallest) to 2 (largest).
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..systems.custom import CustomNetwork
+from ..kinds.network.custom import CustomNetwork
 
 GB = 1e9
 LATENCY_S = 1e-6

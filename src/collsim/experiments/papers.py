@@ -171,7 +171,7 @@ def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = PAPER_D,
     (4, 3, [4, 2, 2, 4], 40)
     """
     from ..algorithms.optree import lemma3_k, search_tree, theorem1_k
-    from ..systems import OpticalRing
+    from ..kinds.optical_ring import OpticalRing
     rows = []
     for n in nodes:
         system = OpticalRing(nodes=n, wavelengths=w)
@@ -208,7 +208,7 @@ def lemma1_rows(nodes=(3, 5, 7, 9, 15, 16, 17, 31, 33, 63, 64, 65, 1023, 1024, 1
 
     The busiest link of a one-stage all-to-all on an N-ring carries ⌊N²/4⌋ one-hop lightpaths
     over both directions, so ⌈⌊N²/4⌋/2⌉ wavelengths per direction are needed, and collsim's
-    construction (:func:`collsim.rwa.alltoall_ring.uniform_alltoall_wavelengths`) meets it.
+    construction (:func:`collsim.kinds.optical_ring.alltoall.uniform_alltoall_wavelengths`) meets it.
     For odd N = 2k+1 that is k(k+1)/2, one fewer than ⌈N²/8⌉.  Up to N = 65 the explicit OSM
     schedule is built and verified on ⌈N²/8⌉ wavelengths and the wavelengths it uses are counted.
 
@@ -227,8 +227,8 @@ def lemma1_rows(nodes=(3, 5, 7, 9, 15, 16, 17, 31, 33, 63, 64, 65, 1023, 1024, 1
     >>> [(r["nodes"], r["lemma1"], r["exact"], r["explicit_used"]) for r in lemma1_rows((5, 8))]
     [(5, 4, 3, 3), (8, 8, 8, 8)]
     """
-    from ..rwa.alltoall_ring import uniform_alltoall_wavelengths
-    from ..systems import OpticalRing
+    from ..kinds.optical_ring.alltoall import uniform_alltoall_wavelengths
+    from ..kinds.optical_ring import OpticalRing
     rows = []
     for n in nodes:
         lemma1 = -(-n * n // 8)

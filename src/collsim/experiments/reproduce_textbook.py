@@ -153,9 +153,9 @@ def systems(p: int = P, side: int = SIDE) -> dict:
     >>> [x.nodes for x in s.values()]
     [4, 4, 4]
     """
-    from ..systems.electrical import Ring
-    from ..systems.hypercube import Hypercube
-    from ..systems.mesh_torus import Torus
+    from ..kinds.network.electrical import Ring
+    from ..kinds.network.hypercube import Hypercube
+    from ..kinds.network.mesh_torus import Torus
     net = dict(startup_s=TS, link_latency_s=0.0, link_bandwidth_bytes_per_s=1 / TW)
     return {"ring": Ring(nodes=p, **net), "torus": Torus.from_dims((side, side), **net),
             "hypercube": Hypercube(nodes=p, **net)}

@@ -56,12 +56,12 @@ def _vector_bytes(model: str) -> int:
 
 
 def _osys(n: int):
-    from ..systems import OpticalRing
+    from ..kinds.optical_ring import OpticalRing
     return OpticalRing(nodes=n, wavelengths=WAVELENGTHS, name="wrht-optical")
 
 
 def _esys(n: int, gbps: float):
-    from ..systems.electrical import Star        # a non-blocking switch, one link per node
+    from ..kinds.network.electrical import Star        # a non-blocking switch, one link per node
     return Star(nodes=n, name="wrht-electrical", link_bandwidth_bytes_per_s=gbps * 1e9 / 8,
                 link_latency_s=E_LINK_LATENCY_S)
 
@@ -86,7 +86,7 @@ def optical_profile(schedule) -> tuple[np.ndarray, int]:
     >>> mx.tolist(), rc
     ([1024, 1024, 1024, 1024, 1024, 1024], 1)
     """
-    from ..cost.optical import step_times
+    from ..kinds.optical_ring.cost import step_times
     if (schedule.band > 1).any():
         raise ValueError("optical_profile assumes single-wavelength transfers")
     mx = np.zeros(schedule.num_steps, dtype=np.int64)
@@ -120,7 +120,7 @@ def optical_retime(system, profile, ref_bytes: int, size_bytes: int) -> float:
     >>> s = _osys(4)
     >>> p = optical_profile(collsim.build("wrht", s, "allreduce", 4096))
     >>> t = optical_retime(s, p, 4096, 8192)
-    >>> from collsim.cost.optical import step_times
+    >>> from collsim.kinds.optical_ring.cost import step_times
     >>> math.isclose(t, step_times(collsim.build("wrht", s, "allreduce", 8192)).total_s)
     True
     """
@@ -193,7 +193,7 @@ def closed_forms(n: int, size_bytes: int, gbps: float) -> dict[str, float]:
     (53.09, 2.98)
     """
     from ..algorithms.wrht import paper_allreduce_steps
-    from ..cost.optical import paper_time_s
+    from ..kinds.optical_ring.cost import paper_time_s
     osys = _osys(n)
     alpha, bw = 2 * E_LINK_LATENCY_S, gbps * 1e9 / 8
     return {"e-ring": 2 * (n - 1) * (alpha + size_bytes / n / bw),

@@ -26,8 +26,8 @@ from ..algorithms import get_algorithm
 from ..core.errors import InputError
 from ..core.units import format_size, format_time, parse_size
 from ..core.validate import number
-from ..cost.optical import step_times
-from ..physical import check_schedule
+from ..kinds.optical_ring.cost import step_times
+from ..kinds.optical_ring.physical import check_schedule
 from ..pipeline import build, verify
 from ..systems import load_system
 from .compare import applicable

@@ -13,7 +13,7 @@ The mapping (docs/formats.md, "SimGrid platforms"):
   route: SimGrid then charges ``startup_s + sum of link latencies`` per message, collsim's
   fixed latency;
 * one ``<route src dst symmetrical="NO">`` for every ordered pair of hosts, listing the links of
-  collsim's own route (:meth:`collsim.core.network.Network.route`), in a zone with
+  collsim's own route (:meth:`collsim.kinds.network.network.Network.route`), in a zone with
   ``routing="Full"``; or, given ``pairs`` (the pairs a schedule's transfers use, both ways:
   :func:`schedule_pairs`), for those pairs only.
 
@@ -39,7 +39,7 @@ import numpy as np
 
 from ..core.errors import InputError, UnsupportedError
 from ..core.files import atomic_write
-from ..core.network import Network
+from ..kinds.network.network import Network
 from ..core.plugins import require
 from ..core.system import System
 
@@ -74,7 +74,7 @@ def ecmp_refusal(system: System) -> UnsupportedError:
 
     Examples
     --------
-    >>> from collsim.systems.custom import CustomNetwork
+    >>> from collsim.kinds.network.custom import CustomNetwork
     >>> err = ecmp_refusal(CustomNetwork(nodes=3, link=((0, 1), (1, 2))))   # routing = "ecmp" by default
     >>> type(err).__name__, "-S routing=single-path" in str(err)
     ('UnsupportedError', True)
@@ -130,7 +130,7 @@ def estimate_route_entries(system: System, pairs: tuple[np.ndarray, np.ndarray] 
 
     Examples
     --------
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> estimate_route_entries(Ring(nodes=4))   # 12 routes: 8 of one hop, 4 of two
     16
     """
@@ -239,7 +239,7 @@ def all_routes(system: System) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
 
     Examples
     --------
-    >>> from collsim.systems.electrical import Line
+    >>> from collsim.kinds.network.electrical import Line
     >>> src, dst, ptr, links = all_routes(Line(nodes=3))
     >>> src.tolist(), dst.tolist(), np.diff(ptr).tolist()
     ([0, 0, 1, 1, 2, 2], [1, 2, 0, 2, 0, 1], [1, 2, 1, 1, 2, 1])
@@ -291,7 +291,7 @@ def platform_tree(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES,
 
     Examples
     --------
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> root = platform_tree(Ring(nodes=4, link_latency_s=5e-7))
     >>> zone = root.find("zone")
     >>> root.get("version"), zone.get("routing"), len(zone.findall("host")), len(zone.findall("route"))
@@ -346,7 +346,7 @@ def platform_xml(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES, 
 
     Examples
     --------
-    >>> from collsim.systems.electrical import Line
+    >>> from collsim.kinds.network.electrical import Line
     >>> print(platform_xml(Line(nodes=2)).decode())  # doctest: +NORMALIZE_WHITESPACE
     <?xml version='1.0'?>
     <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -389,7 +389,7 @@ def host_file(system: System) -> bytes:
 
     Examples
     --------
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> host_file(Ring(nodes=3))
     b'n0\\nn1\\nn2\\n'
     """
@@ -425,7 +425,7 @@ def write_platform(system: System, out_dir: str | Path, *,
     Examples
     --------
     >>> import tempfile
-    >>> from collsim.systems.hypercube import Hypercube
+    >>> from collsim.kinds.network.hypercube import Hypercube
     >>> with tempfile.TemporaryDirectory() as d:
     ...     files = write_platform(Hypercube(nodes=8), d)
     ...     files.platform.name, files.hosts.read_text().split()[:2], files.routes, files.route_entries

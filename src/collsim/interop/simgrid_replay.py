@@ -112,7 +112,7 @@ def replay_files(schedule: Schedule) -> list[bytes]:
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> files = replay_files(collsim.build("ring", Ring(nodes=3), "allgather", 100))
     >>> print(files[0].decode(), end="")
     collsim-replay 1 0 3 4
@@ -254,7 +254,7 @@ def write_replay(schedule: Schedule, out_dir: str | Path) -> ReplayFiles:
     Examples
     --------
     >>> import collsim, tempfile
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> with tempfile.TemporaryDirectory() as d:
     ...     f = write_replay(collsim.build("ne", Ring(nodes=4), "allgather", 64), d)
     ...     sorted(p.name for p in f.replay_dir.iterdir()), f.script.stat().st_mode & 0o100 != 0

@@ -69,7 +69,7 @@ def write_simulation_trace(path: str | Path, schedule: Schedule, result, *,
     --------
     >>> import json, os, tempfile, collsim
     >>> from collsim.sim import simulate
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> s = collsim.build("ne", Ring(nodes=4), "allgather", "1KiB")
     >>> r = simulate(s)
     >>> with tempfile.TemporaryDirectory() as d:
@@ -119,7 +119,7 @@ def write_alpha_beta_trace(path: str | Path, schedule: Schedule, *, max_bytes: i
     --------
     >>> import os, tempfile, collsim
     >>> from collsim.cost.network import alpha_beta_time_s
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> s = collsim.build("ring", Ring(nodes=4), "allgather", "1KiB")
     >>> with tempfile.TemporaryDirectory() as d:
     ...     write_alpha_beta_trace(os.path.join(d, "t.json"), s).processes   # steps, 4 nodes, 4 links

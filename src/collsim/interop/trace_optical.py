@@ -1,10 +1,10 @@
 """Timelines of optical schedules: every slot's lightpaths on a track per fiber and wavelength.
 
-Time is collsim's optical step model (:func:`collsim.cost.optical.step_times`,
+Time is collsim's optical step model (:func:`collsim.kinds.optical_ring.cost.step_times`,
 ``docs/cost-models.md``): slot ``k`` starts at ``T_k``, the sum of the earlier slots'
 times; it first reconfigures the MRRs (``mrr_reconfig_s``) if its lightpaths differ from
 the previous slot's, then every lightpath sends for its own serialisation plus O/E/O time
-(:func:`collsim.cost.optical.transfer_time_s`, over its band), and the slot ends after its
+(:func:`collsim.kinds.optical_ring.cost.transfer_time_s`, over its band), and the slot ends after its
 slowest lightpath plus the per-slot latency (``slot_latency_s``).
 
 Tracks (``docs/formats.md``, "Timeline traces"):
@@ -37,7 +37,7 @@ import numpy as np
 
 from ..core.plugins import require, supports
 from ..core.schedule import Schedule
-from ..cost.optical import step_times, transfer_time_s
+from ..kinds.optical_ring.cost import step_times, transfer_time_s
 from .trace import MAX_TRACE_BYTES, Slices, TraceSummary, check_trace_size, estimate_bytes, first_chunk_ids, write_trace
 from .trace_network import write_alpha_beta_trace
 
@@ -178,7 +178,7 @@ def write_schedule_trace(path: str | Path, schedule: Schedule, *, max_bytes: int
     Examples
     --------
     >>> import os, tempfile, collsim
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> with tempfile.TemporaryDirectory() as d:
     ...     a = write_schedule_trace(os.path.join(d, "a.json"), collsim.build("osm", "paper", "allgather", 64, nodes=4))
     ...     b = write_schedule_trace(os.path.join(d, "b.json"), collsim.build("ring", Ring(nodes=4), "allgather", 64))

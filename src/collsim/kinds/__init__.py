@@ -1,8 +1,13 @@
-"""System models: each kind of system's behaviour in one place (see :mod:`.base`).
+"""Kinds of system, one subpackage each: ``optical_ring``, ``optical_torus``, ``network``, ``ocs`` and
+``hierarchical`` (docs/layout.md).
 
-Importing this package imports every module in it (:func:`pkgutil.iter_modules`), and each kind's
-module registers its model (:func:`~collsim.kinds.base.register_model`): a new kind is a new module
-here, with no registration line anywhere else.
+A kind's subpackage holds its system classes, routes and their file format, routing or wavelength
+assignment, resource checks, time model, lower bound and physical layer, and its model
+(:class:`~collsim.kinds.base.KindModel`), which it registers on import
+(:func:`~collsim.kinds.base.register_model`).  Importing this package imports every module and
+subpackage in it (:func:`pkgutil.iter_modules`): a new kind is a new subpackage here, with no
+registration line anywhere else.  Code below this layer never imports it: the package is loaded
+through the entry-point group ``collsim.system_kinds`` (:func:`collsim.core.plugins.discover`).
 
 >>> from collsim.kinds import model_for, models
 >>> from collsim.systems import load_system
@@ -22,9 +27,4 @@ from .base import CAPABILITIES, KindModel, SystemModel, Timing, model_for, model
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     importlib.import_module(f"{__name__}.{_info.name}")
 
-from .network import NetworkModel, NetworkPart  # noqa: E402  (names kept for existing callers)
-from .optical_ring import OpticalPart, OpticalRingModel  # noqa: E402
-from .optical_torus import OpticalTorusModel  # noqa: E402
-
-__all__ = ["CAPABILITIES", "KindModel", "NetworkModel", "NetworkPart", "OpticalPart", "OpticalRingModel",
-           "OpticalTorusModel", "SystemModel", "Timing", "model_for", "models", "register_model", "require"]
+__all__ = ["CAPABILITIES", "KindModel", "SystemModel", "Timing", "model_for", "models", "register_model", "require"]

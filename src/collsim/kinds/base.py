@@ -58,7 +58,7 @@ class Column:
 
     The command line (``collsim compare``) lays its tables out from these; CSV and JSON use the
     raw value under ``key`` instead of ``text``.  Each kind's part lists its own
-    (:meth:`OpticalPart.columns <collsim.kinds.optical_ring.OpticalPart.columns>`).
+    (:meth:`OpticalPart.columns <collsim.kinds.optical_ring.model.OpticalPart.columns>`).
 
     Parameters
     ----------
@@ -134,7 +134,6 @@ class SystemModel(Protocol):
     capabilities: frozenset[str]
     accepts: tuple[str, ...]
     route_format: Any
-    modules: tuple[str, ...]
 
     def realize(self, system: System, logical: LogicalSchedule, *, strategy: str | Callable = "first-fit",
                 algorithm: str = "custom", params: Mapping[str, Any] | None = None) -> Schedule:
@@ -189,11 +188,6 @@ class KindModel:
     route_format : object or None
         The kind's route class with its schedule-file reader and writer (registered into
         :mod:`collsim.core.plugins` by :func:`register_model`).
-    modules : tuple of str
-        Modules outside ``kinds/`` that implement this kind and so may name it, as paths relative to
-        the package (``"cost/optical.py"``) or dotted names (``"cost.optical"``); a module named after the kind (``systems/ocs.py`` for
-        ``"ocs"``) is the kind's without being listed (:meth:`owns`).  ``tests/test_kind_plugins.py``
-        checks that no other module names a kind (``benchmarks/arch_counts.py`` counts them).
     instance_keys : tuple of str
         The part's fields that describe the system rather than the result (``wavelengths``): a
         table shows them in its title (:meth:`part_class.title`), never as columns, and a skipped
@@ -218,30 +212,12 @@ class KindModel:
     legend_title: str = ""
     capabilities: frozenset[str] = frozenset()
     route_format: Any = None
-    modules: tuple[str, ...] = ()
     instance_keys: tuple[str, ...] = ()
 
     @property
     def accepts(self) -> tuple[str, ...]:
         """The algorithm ``systems=`` tags this kind runs (default: its own name)."""
         return (self.name,)
-
-    def owns(self, module: str) -> bool:
-        """Whether a module (a path relative to the package, ``"rwa/ring.py"``) implements this kind.
-
-        Parameters
-        ----------
-        module : str
-            The module's path.
-
-        Returns
-        -------
-        bool
-            Listed in :attr:`modules`, or named after the kind (``algorithms/ocs.py`` for ``"ocs"``).
-        """
-        stem = module.rsplit("/", 1)[-1].removesuffix(".py")
-        dotted = module.removesuffix(".py").replace("/", ".")
-        return module in self.modules or dotted in self.modules or stem == self.name.replace("-", "_")
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None) -> Schedule:
         """Route and assign channels (every kind writes its own)."""

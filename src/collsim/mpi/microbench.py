@@ -69,7 +69,7 @@ def sample_of(size_bytes: int, times_s: Sequence[float]) -> Sample:
 
 def _schedules(comm: Any, sizes_bytes: Sequence[int], reduce: bool) -> dict[int, Any]:
     from ..pipeline import build
-    from ..systems.electrical import Star
+    from ..kinds.network.electrical import Star
     star = Star(nodes=comm.Get_size())
     return {int(s): build("ring", star, "reducescatter", int(s)) if reduce
             else build("direct", star, "shift", int(s), shift=1) for s in sizes_bytes}

@@ -203,7 +203,7 @@ def check_rows_memory(pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[in
     collsim.core.limits.MemoryLimitError: running ring allreduce of 64GiB (int64) on 2 MPI ranks (2 MPI ranks on ...
     """
     from ..pipeline import build
-    from ..systems.electrical import Star
+    from ..kinds.network.electrical import Star
     from .memory import check_schedules_memory
     star = Star(nodes=comm.Get_size())
     check_schedules_memory((build(alg, star, coll, int(size)) for alg, coll in pairs for size in sizes_bytes), dtype,

@@ -127,7 +127,7 @@ class SimResult:
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Line
+    >>> from collsim.kinds.network.electrical import Line
     >>> line = Line(nodes=4, link_bandwidth_bytes_per_s=1e9, link_latency_s=0)
     >>> r = simulate(collsim.build("pairwise", line, "alltoall", 1000))
     >>> r.step_time_s.round(9).tolist(), r.max_link_load, r.peak_link_flows   # phase 2: 2 flows share a link
@@ -253,7 +253,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> ring = Ring(nodes=4, link_latency_s=1e-6, link_bandwidth_bytes_per_s=1e9)
     >>> s = collsim.build("ring", ring, "allgather", 1000)
     >>> r = simulate(s)

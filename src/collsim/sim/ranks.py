@@ -71,7 +71,7 @@ def rank_dependencies(schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.nd
     Examples
     --------
     >>> import collsim
-    >>> from collsim.systems.electrical import Ring
+    >>> from collsim.kinds.network.electrical import Ring
     >>> s = collsim.build("binomial", Ring(nodes=4), "broadcast", 1000)
     >>> s.src.tolist(), s.dst.tolist(), s.step.tolist()
     ([0, 0, 2], [2, 1, 3], [0, 1, 1])

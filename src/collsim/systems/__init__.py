@@ -26,10 +26,7 @@ from ..core.reading import read_text
 from ..core.system import SYSTEM_KINDS, System, system_from_description, system_kind
 from ..core.schedule_file import what_it_is
 from ..core.validate import is_integer
-from . import custom, electrical, fat_tree, hierarchical, hypercube, mesh_torus, mlfm  # noqa: F401  (network kinds)
-from . import ocs  # noqa: F401  (the optical circuit switch kind)
-from .optical_ring import OpticalRing
-from .optical_torus import OpticalTorus
+from .. import kinds  # noqa: F401  (every kind registers its systems: a name resolves to any of them)
 from .options import SystemOptions
 
 PRESETS = ("paper", "terarack", "dgx-16x8")
@@ -73,11 +70,11 @@ def kind_parameters(cls: type[System]) -> dict[str, Any]:
 
     Examples
     --------
-    >>> from collsim.systems.mesh_torus import Torus
+    >>> from collsim.kinds.network.mesh_torus import Torus
     >>> params = kind_parameters(Torus)
     >>> params["nodes"], params["dims"], params["ndim"]
     (None, None, None)
-    >>> kind_parameters(OpticalRing)["wavelengths"]
+    >>> kind_parameters(system_kind("optical-ring"))["wavelengths"]
     64
     """
     out: dict[str, Any] = {}
@@ -392,5 +389,5 @@ def system_names() -> list[str]:
     return [*PRESETS, *kind_names()]
 
 
-__all__ = ["DEFAULT_NODES", "OpticalRing", "OpticalTorus", "PRESETS", "kind_names", "kind_parameters",
+__all__ = ["DEFAULT_NODES", "PRESETS", "kind_names", "kind_parameters",
            "load_system", "preset_description", "system_names", "system_table"]

@@ -6,7 +6,7 @@
   registration.
 
 Importing the package registers the algorithm; its public names are re-exported here.
-The system is :mod:`collsim.systems.mlfm`; the paper's experiments are
+The system is :mod:`collsim.kinds.network.mlfm`; the paper's experiments are
 :mod:`collsim.experiments.mlfm_congestion` and :mod:`collsim.experiments.mlfm_throughput`
 (docs/mlfm.md).
 """

@@ -4,7 +4,7 @@ Selection ``(n, l, m)``: the servers ``(i, j, k)`` with ``i < n`` (layers),
 ``j < l`` (columns), ``k < m`` (servers per leaf).  Ranks are these servers in
 ``(i, j, k)`` lexicographic order, ``rank = (i*l + j)*m + k``; they are exactly
 the end nodes of ``MLFM(..., selection=(n, l, m))`` (see
-:mod:`collsim.systems.mlfm`).
+:mod:`collsim.kinds.network.mlfm`).
 
 There are ``n*l*m`` phases ``(s, t, u)``, ``0 <= s < n, 0 <= t < l, 0 <= u < m``,
 run in lexicographic order; logical round ``r`` is phase ``r + 1`` (phase
@@ -39,7 +39,7 @@ import numpy as np
 from ...core.collective import make_collective
 from ...core.errors import InputError
 from ...core.schedule import LogicalBuilder, LogicalSchedule, Schedule
-from ...rwa.network import realize_network
+from ...kinds.network.routing import realize_network
 from ..registry import register
 from .selection import largest_selection, validate_select
 
@@ -130,7 +130,7 @@ def mlfm_logical(system, size_bytes: int, select=None) -> tuple[LogicalSchedule,
 
     Examples
     --------
-    >>> from collsim.systems.mlfm import MLFM
+    >>> from collsim.kinds.network.mlfm import MLFM
     >>> logical, params, via = mlfm_logical(MLFM.from_options(d=2), 64)
     >>> params["select"], int((via >= 0).sum()) > 0
     ([2, 3, 2], True)
@@ -202,7 +202,7 @@ def mlfm_alltoall(system, collective, size_bytes, select=None):
     Examples
     --------
     >>> from collsim import build, verify
-    >>> from collsim.systems.mlfm import MLFM
+    >>> from collsim.kinds.network.mlfm import MLFM
     >>> net = MLFM.from_options(d=3, last_layer_servers=2, selection=(2, 4, 3))
     >>> sched = build("mlfm", net, "alltoall", "1KiB")
     >>> verify(sched).steps, sched.max_link_load()
@@ -231,7 +231,7 @@ def mlfm_schedule(system, size_bytes: int, select=None) -> Schedule:
     Returns
     -------
     Schedule
-        Routed by :func:`collsim.rwa.network.realize_network` (not verified).
+        Routed by :func:`collsim.kinds.network.routing.realize_network` (not verified).
 
     References
     ----------
@@ -241,7 +241,7 @@ def mlfm_schedule(system, size_bytes: int, select=None) -> Schedule:
 
     Examples
     --------
-    >>> from collsim.systems.mlfm import MLFM
+    >>> from collsim.kinds.network.mlfm import MLFM
     >>> mlfm_schedule(MLFM.from_options(d=2), 64).max_link_load()
     1
     """

@@ -51,7 +51,7 @@ def _tune(system, collective, size_bytes):
     # feasible where the fastest is not.  Every tree's stage 1 spans about N/2 hops (its longest
     # lightpath, (m-1)N/m hops, taken the short way round), so beyond twice the physical layer's reach
     # no depth is feasible and the exact search's tree (the default) is the only one worth building.
-    from ...physical import max_feasible_hops
+    from ...kinds.optical_ring.physical import max_feasible_hops
     if system.nodes // 2 > max_feasible_hops(system.physical_params()):
         return [{}]
     return [{"k": k} for k in range(1, max_depth(system.nodes) + 1)]

@@ -3,7 +3,7 @@
 A pair whose sender holds ``c`` chunks needs ``c`` copies of its colour class;
 :func:`arrange_colours` lays the copies out so that consecutive steps carry the
 same lightpaths, which collsim's optical model charges no MRR reconfiguration for
-(:func:`collsim.cost.optical.step_times`).  Shared by the builder
+(:func:`collsim.kinds.optical_ring.cost.step_times`).  Shared by the builder
 (:mod:`collsim.algorithms.optree.build`) and the exact cost evaluator
 (:mod:`collsim.algorithms.optree.cost`); ``docs/algorithms/optree.md``,
 "Chunk copies and reconfigurations".
@@ -73,7 +73,7 @@ def arrange_colours(copies: np.ndarray, cap: int):
     ``c`` copies, copy ``r`` of the ``i``-th class gets colour ``base + r b + i``: the
     block fills ``b c`` consecutive colours with period ``b``, so every step that
     lies inside one block carries the same lightpaths as the step before it and
-    pays no MRR reconfiguration (:func:`collsim.cost.optical.step_times`).
+    pays no MRR reconfiguration (:func:`collsim.kinds.optical_ring.cost.step_times`).
 
     Parameters
     ----------

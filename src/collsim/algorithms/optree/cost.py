@@ -1,6 +1,6 @@
 """OpTree exact cost: the collsim time of a tree without building its schedule.
 
-:func:`evaluate_tree` reproduces what ``realize`` + :func:`collsim.cost.optical.step_times`
+:func:`evaluate_tree` reproduces what ``realize`` + :func:`collsim.kinds.optical_ring.cost.step_times`
 give for the builder's schedule without building chunks; :func:`regular_tree_cost` is its
 closed form for trees whose radices multiply to N.  :mod:`collsim.algorithms.optree.search`
 minimises it over radix vectors (``docs/algorithms/optree.md``).
@@ -15,7 +15,7 @@ import numpy as np
 
 from ...core.errors import InputError
 from ...core.routes import INDEX
-from ...rwa.alltoall_ring import uniform_alltoall_wavelengths
+from ...kinds.optical_ring.alltoall import uniform_alltoall_wavelengths
 from .colours import arrange_colours, divisor_blocks
 from .layout import stage_templates
 from .tree import block_sizes, validate_radices
@@ -46,7 +46,7 @@ class StageCost:
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> evaluate_tree(OpticalRing(nodes=16, wavelengths=2), 1024, (4, 4)).stages
     (StageCost(steps=4, reconfigurations=4), StageCost(steps=8, reconfigurations=2))
     """
@@ -80,7 +80,7 @@ class TreeCost:
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> c = evaluate_tree(OpticalRing(nodes=16, wavelengths=2), 1024, (4, 4))
     >>> c.k, c.steps, c.reconfigurations, round(c.time_s * 1e6, 2)
     (2, 12, 6, 152.84)
@@ -200,7 +200,7 @@ def evaluate_tree(system, size_bytes: int, radices) -> TreeCost:
     every physical step's lightpath set off its per-slot signature ``(class,
     number of pairs of the class carrying that copy)``.  Two steps carry the same
     lightpaths exactly when their signatures agree, so the result equals
-    ``realize`` + :func:`collsim.cost.optical.step_times` of the built schedule on a
+    ``realize`` + :func:`collsim.kinds.optical_ring.cost.step_times` of the built schedule on a
     system without transceiver limits (``docs/algorithms/optree.md`` has the proof;
     ``optree/tests/test_optree.py`` checks it).
 
@@ -227,7 +227,7 @@ def evaluate_tree(system, size_bytes: int, radices) -> TreeCost:
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> evaluate_tree(OpticalRing(nodes=16, wavelengths=2), 1024, (4, 4)).steps
     12
     """
@@ -288,7 +288,7 @@ def regular_tree_cost(system, size_bytes: int, radices) -> TreeCost:
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> regular_tree_cost(OpticalRing(nodes=16, wavelengths=2), 1024, (4, 4)).steps
     12
     """

@@ -23,7 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...core.routes import INDEX
-from ...rwa.alltoall_ring import uniform_alltoall_ring
+from ...kinds.optical_ring.alltoall import uniform_alltoall_ring
 from .tree import block_sizes
 
 __all__ = ["StageTemplate", "stage_templates", "line_alltoall_colours"]

@@ -166,7 +166,7 @@ def search_tree(system, size_bytes: int, *, k: int | None = None, uneven: int = 
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> best, per_k = search_tree(OpticalRing(nodes=16, wavelengths=2), 1024)
     >>> best.radices, best.steps, best.reconfigurations, sorted(per_k)
     ((4, 4), 12, 6, [1, 2, 3, 4])
@@ -319,7 +319,7 @@ def choose_tree(system, size_bytes: int, tree: str = "search", k: int | None = N
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> choose_tree(OpticalRing(nodes=1024, wavelengths=64), 4 << 20, "lemma3-ceil")
     ((4, 4, 4, 2, 2, 2, 2), 'lemma3-ceil')
     """

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...core.collective import SPECS
 from ...core.errors import UnsupportedError
-from ...physical import max_feasible_hops
+from ...kinds.optical_ring.physical import max_feasible_hops
 from .plan import (StagePlan, StagesPlan, _direct_colours, _piece_groups, _unit_bytes, arc_colours,
                    ordered_factorisations, plan_stages)
 
@@ -62,7 +62,7 @@ def choose_radices(system, collective: str, size_bytes: int, stage: str = "pipel
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> choose_radices(OpticalRing(nodes=64, wavelengths=8), "allgather", 1 << 20)
     (64,)
     >>> choose_radices(OpticalRing(nodes=64, wavelengths=8, slot_latency_s=1e-5), "allgather", 1024)
@@ -98,7 +98,7 @@ def striped_stages_candidates(system, collective: str, size_bytes: int) -> list[
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> striped_stages_candidates(OpticalRing(nodes=6, wavelengths=4), "allgather", 1 << 20)[:2]
     [{'radices': (6,), 'stage': 'pipeline'}, {'radices': (2, 3), 'stage': 'pipeline'}]
     """
@@ -194,7 +194,7 @@ def striped_stages_time_s(system, collective: str, size_bytes: int, radices, sta
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> ring = OpticalRing(nodes=16, wavelengths=8)
     >>> round(striped_stages_time_s(ring, "allgather", 4096, "4x4") * 1e6, 4)
     76.6576

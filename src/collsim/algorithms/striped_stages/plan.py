@@ -214,7 +214,7 @@ class StagePlan:
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> plan_stages(OpticalRing(nodes=16, wavelengths=8), "allgather", 64, (4, 4)).stages[0].band
     2
     """
@@ -274,7 +274,7 @@ class StagesPlan:
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> p = plan_stages(OpticalRing(nodes=16, wavelengths=8), "allgather", 64, "4x4")
     >>> p.slots("allgather"), p.max_hops, p.exact
     (4, 4, True)
@@ -364,7 +364,7 @@ def plan_stages(system, collective: str, size_bytes: int, radices, mode: str = "
 
     Examples
     --------
-    >>> from collsim.systems import OpticalRing
+    >>> from collsim.kinds.optical_ring import OpticalRing
     >>> p = plan_stages(OpticalRing(nodes=1024, wavelengths=64), "allgather", 4 << 20, (32, 32))
     >>> [(s.stride, s.rounds, s.band, s.balanced) for s in p.stages]
     [(32, 16, 2, True), (1, 16, 64, False)]

@@ -145,7 +145,7 @@ def dfs_order(system) -> np.ndarray:
 
     Examples
     --------
-    >>> from collsim.systems.custom import CustomNetwork
+    >>> from collsim.kinds.network.custom import CustomNetwork
     >>> net = CustomNetwork(nodes=4, switches=2, link=((0, "s0"), (1, "s1"), (2, "s0"), (3, "s1"), ("s0", "s1")))
     >>> dfs_order(net).tolist()
     [0, 2, 1, 3]

@@ -188,7 +188,7 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
         ``predicted_time_s`` and ``timing`` (the plan used: ``pipeline``, ``timed``, or for an
         all-reduce whose phases differ ``mixed``); on a network that cannot hold all its links
         at once (an optical circuit switch with fewer ports than ``N - 1``), ``configuration``:
-        the candidate (:meth:`~collsim.core.network.Network.configurations`) whose packing
+        the candidate (:meth:`~collsim.kinds.network.network.Network.configurations`) whose packing
         predicts fastest, held throughout.
 
     References

@@ -231,7 +231,7 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
         and paths are on the reversed network.
     links : numpy.ndarray, optional
         Link ids the trees may use (default: all): one configuration of a reconfigurable
-        network (:meth:`~collsim.core.network.Network.configurations`).
+        network (:meth:`~collsim.kinds.network.network.Network.configurations`).
     layered : bool
         Only trees that reach every end node in as few logical hops as possible from their
         root (each arc from one hop level to the next): the shallowest trees, at a rate that
@@ -408,7 +408,7 @@ def planned_roots(system) -> int:
     Returns
     -------
     int
-        Planned roots, from :meth:`~collsim.core.network.Network.symmetries` as :func:`symmetry`
+        Planned roots, from :meth:`~collsim.kinds.network.network.Network.symmetries` as :func:`symmetry`
         accepts them.
 
     Examples

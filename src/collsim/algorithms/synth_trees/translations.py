@@ -1,7 +1,7 @@
 """Translations of a network: one root's trees moved to every root (``synth-trees``).
 
 On a torus, a hypercube or a circuit switch, shifting every node by the same offset maps the
-links onto themselves (:meth:`~collsim.core.network.Network.translations`).  By symmetry and
+links onto themselves (:meth:`~collsim.kinds.network.network.Network.translations`).  By symmetry and
 convexity the packing programme then has an optimal solution invariant under the shifts, so
 :func:`~collsim.algorithms.synth_trees.packing.pack` prices root 0's trees alone with a row per
 orbit of links, and the timing programme does the same; the trees are then moved to every root.
@@ -56,7 +56,7 @@ def link_orbits(link_group: np.ndarray | None, links: int) -> tuple[np.ndarray, 
 def symmetry(system, pr) -> tuple[np.ndarray, np.ndarray] | None:
     """The network's symmetries as permutations of vertices and of the usable links, or None.
 
-    :meth:`~collsim.core.network.Network.symmetries`: its translations (a group taking node 0 to
+    :meth:`~collsim.kinds.network.network.Network.symmetries`: its translations (a group taking node 0 to
     every end node once) or another group of automorphisms; used only if row 0 is the identity,
     every row maps the end nodes onto themselves and the usable links onto themselves one to one,
     keeping every link's bandwidth.
@@ -82,11 +82,11 @@ def symmetry(system, pr) -> tuple[np.ndarray, np.ndarray] | None:
     --------
     >>> from types import SimpleNamespace
     >>> from collsim.systems import load_system
-    >>> from collsim.systems.custom import CustomNetwork
+    >>> from collsim.kinds.network.custom import CustomNetwork
     >>> net = CustomNetwork(nodes=3, link=((0, 1, 1e9), (1, 2, 2e9)))     # a line of unequal links
     >>> symmetry(net, SimpleNamespace(n=3, ids=np.arange(len(net.links)))) is None
     True
-    >>> from collsim.systems.ocs import OCS
+    >>> from collsim.kinds.ocs.system import OCS
     >>> sw = OCS(nodes=3)
     >>> gv, gl = symmetry(sw, SimpleNamespace(n=3, ids=np.arange(6)))
     >>> gl[1].tolist()                  # circuit 0 -> 1 (position 0) moves to 1 -> 2 (position 3)

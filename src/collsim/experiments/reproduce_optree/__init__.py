@@ -142,7 +142,7 @@ def _fig4(store=None) -> tuple[list[dict[str, Any]], list[Comparison], list[dict
         pts = []
         for k, t in sorted(r["time_by_depth_s"].items()):
             from ...algorithms.optree import theorem1_steps
-            from ...cost.optical import paper_time_s
+            from ...kinds.optical_ring.cost import paper_time_s
             from ...systems import load_system
             s = int(theorem1_steps(n, 64, k))
             pts.append({"nodes": n, "k": k, "eq3_steps": s,

@@ -72,7 +72,7 @@ def eq3_steps(algorithm: str, nodes: int, wavelengths: int) -> int:
 
 
 def eq3_time_s(algorithm: str, nodes: int, wavelengths: int, size_bytes: int) -> float:
-    """Eq. (3), ``S (d/B + a)``, on the paper's ring (collsim.cost.optical.paper_time_s).
+    """Eq. (3), ``S (d/B + a)``, on the paper's ring (collsim.kinds.optical_ring.cost.paper_time_s).
 
     Parameters
     ----------
@@ -93,7 +93,7 @@ def eq3_time_s(algorithm: str, nodes: int, wavelengths: int, size_bytes: int) ->
     >>> round(eq3_time_s("optree", 1024, 64, 4 << 20), 6)
     0.069645
     """
-    from ...cost.optical import paper_time_s
+    from ...kinds.optical_ring.cost import paper_time_s
     from ...systems import load_system
     system = load_system("paper", nodes=nodes, wavelengths=wavelengths)
     return float(paper_time_s(system, int(size_bytes), eq3_steps(algorithm, nodes, wavelengths)))
@@ -131,7 +131,7 @@ def profile(schedule) -> dict[str, Any]:
     >>> p["split"], set(p["chunks"].tolist()), p["num_steps"]
     (2, {1}, 7)
     """
-    from ...cost.optical import step_times
+    from ...kinds.optical_ring.cost import step_times
     split = int(schedule.collective.split)
     if int(schedule.collective.size_bytes) % split:
         raise ValueError("the pieces of a block are unequal at this size: its time does not scale")

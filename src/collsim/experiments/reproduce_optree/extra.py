@@ -283,7 +283,7 @@ def pure_model_rows(schedule_time) -> list[dict[str, Any]]:
     (1024, 'optree', 6.7, 60.5)
     """
     from ...core.collective import make_collective
-    from ...cost.optical import paper_time_s
+    from ...kinds.optical_ring.cost import paper_time_s
     from ...pipeline import lower_bound_s
     from ...systems import load_system
     from .data import NODES, WAVELENGTHS

@@ -15,8 +15,8 @@ from collsim.algorithms.optree import (enumerate_trees, evaluate_tree, line_allt
                                        search_tree, stage_templates, uniform_stage_cost)
 from collsim.core.errors import InputError
 from collsim.core.ring import first_overlap
-from collsim.cost.optical import step_times
-from collsim.systems import OpticalRing
+from collsim.kinds.optical_ring.cost import step_times
+from collsim.kinds.optical_ring import OpticalRing
 
 PRIMES = [2, 3, 5, 7, 11, 13, 17, 31, 97, 127, 251, 293]
 SIZE = 4 << 20

@@ -1,0 +1,290 @@
+"""Minimum-hop routing on any link table: hop tables, ECMP multipath routes, links on shortest paths.
+
+* :func:`hop_tables`: the all-pairs next-hop (lowest vertex id among ties) and hop-distance
+  tables, by a breadth-first search towards every vertex, vectorised over blocks of targets.
+* :func:`ecmp_routes`: equal-cost multipath routes.  Every switch (and the sending node)
+  splits a flow evenly over all its next hops that lie on a minimum-hop path to the
+  destination, so a path's share of its transfer's bytes is the product of
+  ``1 / (number of equal-cost next hops)`` over its hops (the fluid limit of per-hop
+  hash-threshold ECMP).  Paths of a transfer are listed in lexicographic order of the
+  vertices they visit; every path of a transfer has the same hop count.
+* :func:`min_hop_links`: which directed links lie on some minimum-hop path between two
+  end nodes: the links a routing could use, against which ``collsim compare`` and
+  ``collsim topology`` report links and switches that the routing leaves idle.
+
+All loops run per hop level (at most the diameter), never per transfer or per path.
+
+References
+----------
+C. Hopps, "Analysis of an Equal-Cost Multi-Path Algorithm", RFC 2992, IETF, 2000
+(per-hop equal splitting of flows over equal-cost next hops); D. Thaler, C. Hopps,
+"Multipath Issues in Unicast and Multicast Next-Hop Selection", RFC 2991, IETF, 2000.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.errors import RouteError
+from ...core.limits import check_memory
+from ...core.routes import INDEX, LinkRoutes
+
+BYTES_PER_PARTIAL_PATH = 64
+"""Peak bytes per partial path while ECMP routes are expanded (its owner, vertex, weight,
+parent and link, kept for every hop, and the final routes)."""
+
+
+def hop_tables(links, vertices: int) -> tuple[np.ndarray, np.ndarray]:
+    """All-pairs next hop and hop distance, indexed ``[vertex, target]`` (-1: none / unreachable).
+
+    Parameters
+    ----------
+    links : LinkTable
+        Directed links (``src``, ``dst``).
+    vertices : int
+        Number of vertices.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(next_hop, dist)``, int32 ``V x V``: the lowest-id neighbour of ``vertex`` on a
+        minimum-hop path to ``target``, and the hop count.
+
+    Examples
+    --------
+    >>> from collsim.kinds.network.custom import CustomNetwork
+    >>> net = CustomNetwork(nodes=2, switches=2, link=((0, 2), (0, 3), (2, 1), (3, 1)))
+    >>> nh, dist = hop_tables(net.links, net.vertices)
+    >>> int(nh[0, 1]), int(dist[0, 1])      # two equal paths; the lowest next vertex (s0 = 2)
+    (2, 2)
+    """
+    nv = vertices
+    u, v = links.src, links.dst
+    check_memory(2 * 4 * nv * nv, f"the hop tables of a network of {nv} vertices",
+                 "use a smaller network")
+    nh = np.full((nv, nv), -1, dtype=np.int32)
+    dist = np.full((nv, nv), -1, dtype=np.int32)
+    block = max(1, min(nv, (1 << 22) // max(1, len(u))))
+    for t0 in range(0, nv, block):
+        w = min(block, nv - t0)
+        d = np.full((nv, w), -1, dtype=np.int32)
+        d[t0 + np.arange(w), np.arange(w)] = 0
+        level = 0
+        while True:  # breadth-first search towards the targets t0..t0+w-1, all at once
+            li, ti = np.nonzero((d[v] == level) & (d[u] < 0))
+            if li.size == 0:
+                break
+            d[u[li], ti] = level + 1
+            level += 1
+        li, ti = np.nonzero((d[u] >= 1) & (d[v] == d[u] - 1))
+        best = np.full((nv, w), nv, dtype=np.int64)
+        np.minimum.at(best, (u[li], ti), v[li])  # lowest next vertex on a shortest path
+        nh[:, t0:t0 + w] = np.where(best == nv, -1, best)
+        dist[:, t0:t0 + w] = d
+    return nh, dist
+
+
+def ecmp_next_links(links, dist: np.ndarray, targets: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every link on a minimum-hop path from each vertex towards each of the first ``targets`` vertices.
+
+    Parameters
+    ----------
+    links : LinkTable
+        Directed links.
+    dist : numpy.ndarray
+        Hop distances ``[vertex, target]`` (:func:`hop_tables`).
+    targets : int
+        Targets ``0..targets-1`` (the end nodes).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        CSR ``(ptr, link)`` keyed by ``vertex * targets + target``: the links ``u -> w`` with
+        ``dist[w, t] = dist[u, t] - 1``, lowest next vertex first.
+
+    Examples
+    --------
+    >>> from collsim.kinds.network.custom import CustomNetwork
+    >>> net = CustomNetwork(nodes=2, switches=2, link=((0, 2), (0, 3), (2, 1), (3, 1)))
+    >>> ptr, nxt = ecmp_next_links(net.links, hop_tables(net.links, 4)[1], 2)
+    >>> [net.link_name(int(x)) for x in nxt[ptr[0 * 2 + 1]:ptr[0 * 2 + 2]]]     # from n0 towards n1
+    ['n0->s0', 'n0->s1']
+    """
+    u, v = links.src, links.dst
+    nv = links.vertices
+    check_memory(8 * (nv * targets + 1), f"the ECMP next-hop table of a network of {nv} vertices",
+                 "use single-path routing (-S routing=single-path)")
+    keys, found = [], []
+    block = max(1, min(targets, (1 << 22) // max(1, len(u))))
+    for t0 in range(0, targets, block):
+        d = dist[:, t0:min(targets, t0 + block)]
+        li, ti = np.nonzero((d[u] >= 1) & (d[v] == d[u] - 1))
+        keys.append(u[li] * targets + t0 + ti)
+        found.append(li)
+    key = np.concatenate(keys) if keys else np.zeros(0, INDEX)
+    link = np.concatenate(found) if found else np.zeros(0, INDEX)
+    order = np.lexsort((v[link], key))
+    ptr = np.zeros(nv * targets + 1, INDEX)
+    np.cumsum(np.bincount(key, minlength=nv * targets), out=ptr[1:])
+    return ptr, link[order].astype(INDEX)
+
+
+def ecmp_routes(links, dist: np.ndarray, src: np.ndarray, dst: np.ndarray, *, name=str,
+                kind: str = "network", table: tuple[np.ndarray, np.ndarray] | None = None) -> LinkRoutes:
+    """Equal-cost multipath routes of many transfers at once (per-hop even split).
+
+    Parameters
+    ----------
+    links : LinkTable
+        Directed links.
+    dist : numpy.ndarray
+        Hop distances ``[vertex, target]`` (:func:`hop_tables`).
+    src, dst : numpy.ndarray
+        Endpoints per transfer (``src == dst`` gives one empty path).
+    name : callable, optional
+        Vertex name for error messages.
+    kind : str, optional
+        The network's kind, for error messages.
+    table : tuple of numpy.ndarray, optional
+        :func:`ecmp_next_links` towards the end nodes (built here when not given).
+
+    Returns
+    -------
+    LinkRoutes
+        Multipath routes (``path_ptr``, ``path_weight``); plain single-path routes when
+        no transfer has two minimum-hop paths.
+
+    Raises
+    ------
+    RouteError
+        If some destination cannot be reached.
+    MemoryLimitError
+        If the paths would not fit in memory (the message suggests single-path routing).
+
+    References
+    ----------
+    C. Hopps, "Analysis of an Equal-Cost Multi-Path Algorithm", RFC 2992, IETF, 2000.
+
+    Examples
+    --------
+    Two hosts joined through two switches: the transfer is split half and half.
+
+    >>> from collsim.kinds.network.custom import CustomNetwork
+    >>> net = CustomNetwork(nodes=2, switches=2, link=((0, 2), (0, 3), (2, 1), (3, 1)))
+    >>> r = ecmp_routes(net.links, hop_tables(net.links, 4)[1], np.array([0]), np.array([1]))
+    >>> r.path_ptr.tolist(), r.path_weight.tolist(), [net.link_name(int(x)) for x in r.route_links]
+    ([0, 2], [0.5, 0.5], ['n0->s0', 's0->n1', 'n0->s1', 's1->n1'])
+    """
+    src = np.asarray(src, dtype=INDEX).reshape(-1)
+    dst = np.asarray(dst, dtype=INDEX).reshape(-1)
+    t = len(src)
+    nv = links.vertices
+    if t and (dist[src, dst] < 0).any():
+        i = int(np.flatnonzero(dist[src, dst] < 0)[0])
+        raise RouteError(f"{kind}: no path from {name(int(src[i]))} to {name(int(dst[i]))}")
+    targets = int(table[0].size - 1) // nv if table is not None else (int(dst.max()) + 1 if t else 1)
+    nptr, nlink = table if table is not None else ecmp_next_links(links, dist, targets)
+    owner, cur, weight = np.arange(t, dtype=INDEX), src.copy(), np.ones(t)
+    parents: list[np.ndarray] = []
+    steps: list[np.ndarray] = []
+    finished: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []   # (level, index, owner, weight)
+    fin = cur == dst[owner]
+    finished.append((0, np.flatnonzero(fin), owner[fin], weight[fin]))
+    act = np.flatnonzero(~fin)
+    level, total = 0, 0
+    while act.size:
+        key = cur[act] * targets + dst[owner[act]]
+        branch = nptr[key + 1] - nptr[key]              # equal-cost next hops of every partial path
+        if (branch == 0).any():                          # cannot happen with a consistent table
+            i = int(act[np.flatnonzero(branch == 0)[0]])
+            raise RouteError(f"{kind}: routing towards {name(int(dst[owner[i]]))} is stuck at {name(int(cur[i]))}")
+        count = int(branch.sum())
+        total += count
+        check_memory(total * BYTES_PER_PARTIAL_PATH,
+                     f"ECMP routes of {t} transfers on a {kind} network ({count} partial paths at hop {level + 1})",
+                     "use single-path routing (-S routing=single-path) or fewer transfers")
+        rep = np.repeat(np.arange(act.size, dtype=INDEX), branch)
+        cand = nlink[np.repeat(nptr[key] - (np.cumsum(branch) - branch), branch) + np.arange(count, dtype=INDEX)]
+        nxt = links.dst[cand]
+        parent = act[rep]
+        small = np.int32 if len(parent) < 2**31 else INDEX  # the per-hop history in half the memory
+        owner, cur, weight = owner[parent], nxt, weight[parent] / branch[rep]
+        parents.append(parent.astype(small))
+        steps.append(cand.astype(small) if len(links.src) < 2**31 else cand)
+        level += 1
+        fin = cur == dst[owner]
+        finished.append((level, np.flatnonzero(fin), owner[fin], weight[fin]))
+        act = np.flatnonzero(~fin)
+    groups = [g for g in finished if g[1].size]
+    if not groups:
+        return LinkRoutes(np.zeros(t + 1, INDEX), np.zeros(0, INDEX))
+    own = np.concatenate([g[2] for g in groups])
+    order = np.argsort(own, kind="stable")         # each transfer's paths finish at one level, in order
+    hops = np.concatenate([np.full(g[1].size, g[0], INDEX) for g in groups])[order]
+    ptr = np.zeros(len(own) + 1, INDEX)
+    np.cumsum(hops, out=ptr[1:])
+    place = np.empty(len(own), INDEX)
+    place[order] = np.arange(len(own), dtype=INDEX)  # final position of every path
+    route = np.empty(int(ptr[-1]), INDEX)
+    base = 0
+    for lv, idx, _, _ in groups:
+        start = ptr[place[base:base + idx.size]]
+        base += idx.size
+        i = idx
+        for h in range(lv - 1, -1, -1):                  # back along the parents: one pass per hop
+            route[start + h] = steps[h][i]
+            i = parents[h][i]
+    if len(own) == t:                                    # no transfer has two paths: plain routes
+        return LinkRoutes(ptr, route)
+    path_ptr = np.zeros(t + 1, INDEX)
+    np.cumsum(np.bincount(own, minlength=t), out=path_ptr[1:])
+    return LinkRoutes(ptr, route, path_ptr, np.concatenate([g[3] for g in groups])[order])
+
+
+def min_hop_links(links, dist: np.ndarray, nodes: int) -> np.ndarray:
+    """Which directed links lie on some minimum-hop path between two distinct end nodes.
+
+    Parameters
+    ----------
+    links : LinkTable
+        Directed links.
+    dist : numpy.ndarray
+        Hop distances ``[vertex, target]`` (:func:`hop_tables`).
+    nodes : int
+        End nodes are vertices ``0..nodes-1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean per link: the links an ECMP routing of all pairs uses.
+
+    Examples
+    --------
+    >>> from collsim.kinds.network.custom import CustomNetwork
+    >>> net = CustomNetwork(nodes=2, switches=2, link=((0, 2), (2, 3), (3, 1), (0, 1)))
+    >>> min_hop_links(net.links, hop_tables(net.links, 4)[1], 2).tolist()   # only the direct link
+    [False, False, False, False, False, False, True, True]
+    """
+    u, v = links.src, links.dst
+    used = np.zeros(len(u), bool)
+    block = max(1, min(nodes, (1 << 22) // max(1, len(u))))
+    for t0 in range(0, nodes, block):
+        tg = np.arange(t0, min(nodes, t0 + block))
+        d = dist[:, tg]                                  # (V, w)
+        mark = np.zeros(d.shape, bool)
+        mark[:nodes] = d[:nodes] >= 1                    # every other end node sends to each target
+        down = (d[v] >= 0) & (d[v] == d[u] - 1)          # (L, w): the link is a minimum-hop step
+        while True:
+            on = mark[u] & down
+            new = np.zeros_like(mark)
+            li, ti = np.nonzero(on)
+            new[v[li], ti] = True
+            new &= ~mark
+            if not new.any():
+                break
+            mark |= new
+        used |= (mark[u] & down).any(axis=1)
+    return used
+
+
+__all__ = ["ecmp_next_links", "ecmp_routes", "hop_tables", "min_hop_links"]

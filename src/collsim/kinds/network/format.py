@@ -1,0 +1,130 @@
+"""The networks' route format: each transfer's ``path`` of vertices, or ``paths`` with ``shares`` (ECMP).
+
+A network transfer's route is the list of vertices it visits (switches are vertices too),
+read back as link ids; a transfer split over several equal-cost paths gives ``"paths"`` and the
+``"shares"`` of its bytes on each.  The network kind registers :data:`LINK_FORMAT`
+(:attr:`collsim.kinds.base.KindModel.route_format`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...core.errors import RouteError, ScheduleFormatError, Where
+from ...core.fields import _path
+from ...core.plugins import RouteFormat
+from ...core.routes import INDEX, LinkRoutes
+from ...core.schedule import Schedule
+
+
+def _network_route(tr: dict, system, step: int, t: int, where: str, out: list[int]) -> int:
+    """Parse a vertex path on a graph system into link ids appended to ``out``."""
+    if "path" not in tr:
+        raise ScheduleFormatError(f"{where}: 'path' must be a list of at least 2 vertex ids")
+    path = np.asarray(_path(tr, system.vertices, "vertex", step, t, where), dtype=INDEX)
+    links = system.links.index(path[:-1], path[1:])
+    if (links < 0).any():
+        k = int(np.flatnonzero(links < 0)[0])
+        raise RouteError(f"no link from vertex {path[k]} to vertex {path[k + 1]}",
+                         Where(step=step, transfer=t, position=where))
+    out.extend(links.tolist())
+    return len(links)
+
+
+class LinkReader:
+    """Collects the vertex paths of network transfers as link ids (ECMP: ``paths`` and ``shares``).
+
+    Parameters
+    ----------
+    system : Network
+        The network the file's schedule runs on.
+
+    Examples
+    --------
+    >>> from collsim.kinds.network.electrical import Ring
+    >>> r = LinkReader(Ring(nodes=4))
+    >>> r.add({"path": [0, 1, 2], "src": 0, "dst": 2}, 0, 0, "t0")
+    >>> r.finish(str).hops.tolist()
+    [2]
+    """
+
+    KEYS = frozenset({"path", "paths", "shares"})  # a transfer's route fields
+
+    def __init__(self, system) -> None:
+        self.system = system
+        self.hops: list[int] = []
+        self.links: list[int] = []
+        self.npaths: list[int] = []
+        self.shares: list[float] = []
+
+    def add(self, tr: dict, step: int, t: int, where: str) -> None:
+        if "paths" in tr and "path" in tr:  # one route or several, never both (neither is ignored)
+            raise ScheduleFormatError(f"{where}: give 'path' or 'paths' (with 'shares'), not both")
+        if "paths" not in tr:
+            if "shares" in tr:
+                raise ScheduleFormatError(f"{where}: 'shares' goes with 'paths' (a route split over several paths)")
+            self.hops.append(_network_route(tr, self.system, step, t, where, self.links))
+            self.npaths.append(1)
+            self.shares.append(1.0)
+            return
+        paths, shares = tr["paths"], tr.get("shares")
+        if not isinstance(paths, list) or not paths:
+            raise ScheduleFormatError(f"{where}: 'paths' must be a non-empty list of vertex paths")
+        if (not isinstance(shares, list) or len(shares) != len(paths)
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in shares)):
+            raise ScheduleFormatError(f"{where}: 'shares' must be a list of {len(paths)} numbers, the share of "
+                                      f"the transfer's bytes on each path")
+        for path in paths:
+            one = {"path": path, "src": tr.get("src"), "dst": tr.get("dst")}  # each path as a transfer's 'path'
+            self.hops.append(_network_route(one, self.system, step, t, where, self.links))
+        self.npaths.append(len(paths))
+        self.shares.extend(float(x) for x in shares)
+
+    def finish(self, where_of) -> LinkRoutes:
+        ptr = np.zeros(len(self.hops) + 1, dtype=INDEX)
+        np.cumsum(np.asarray(self.hops, dtype=INDEX), out=ptr[1:])
+        if len(self.hops) == len(self.npaths):  # one path per transfer
+            return LinkRoutes(ptr, np.asarray(self.links, dtype=INDEX))
+        path_ptr = np.zeros(len(self.npaths) + 1, dtype=INDEX)
+        np.cumsum(np.asarray(self.npaths, dtype=INDEX), out=path_ptr[1:])
+        return LinkRoutes(ptr, np.asarray(self.links, dtype=INDEX), path_ptr, np.asarray(self.shares, np.float64))
+
+
+def link_fields(s: Schedule, t: int, with_path: bool) -> dict[str, Any]:
+    """Transfer ``t``'s route in a schedule file: its ``path`` of vertices, or ECMP ``paths`` and ``shares``.
+
+    Parameters
+    ----------
+    s : Schedule
+        A schedule on a network.
+    t : int
+        The transfer.
+    with_path : bool
+        Unused: a network route is always its vertices.
+
+    Returns
+    -------
+    dict
+        ``{"path": [...]}``, or ``{"paths": [...], "shares": [...]}`` for a split transfer.
+
+    Examples
+    --------
+    >>> import collsim
+    >>> link_fields(collsim.build("ring", "star", "allgather", 1024, nodes=3), 0, True)
+    {'path': [0, 3, 1]}
+    """
+    r = s.routes
+    p0, p1 = (int(r.path_ptr[t]), int(r.path_ptr[t + 1])) if r.multipath else (t, t + 1)
+    paths = [[int(s.src[t])] + s.system.links.dst[r.route_links[r.route_ptr[p]:r.route_ptr[p + 1]]].tolist()
+             for p in range(p0, p1)]
+    if len(paths) == 1:
+        return {"path": paths[0]}
+    return {"paths": paths, "shares": r.weights[p0:p1].tolist()}  # ECMP: the bytes split over several paths
+
+
+LINK_FORMAT = RouteFormat(LinkRoutes, LinkReader, link_fields)
+"""The route format of electrical networks."""
+
+__all__ = ["LINK_FORMAT", "LinkReader", "link_fields"]

@@ -1,0 +1,391 @@
+"""The electrical network's model: deterministic routing, route checks, alpha-beta, cut bounds.
+
+References
+----------
+R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2",
+Parallel Computing 20(3), 1994 (the alpha-beta model).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ...core.collective import SPECS
+from .format import LINK_FORMAT
+from .network import Network
+from ...core.units import format_bandwidth, format_time
+from ...cost.loggp import loggp_time_s, system_model
+from ...cost.network import alpha_beta_time_s
+from .bound import bound_certificate, network_lower_bound_s
+from .routing import realize_network
+from ...sim import simulate
+from ...verify.resources import verify_network_resources
+from ...core.wording import format_number
+from ..base import Column, KindModel, Timing, register_model
+
+_ANSWERS_S: dict[int, float] = {}  # id(schedule) -> its simulated time, while the schedule lives
+
+
+@dataclass(frozen=True)
+class NetworkPart:
+    """The network's fields of a result row.
+
+    Parameters
+    ----------
+    link_bandwidth_bytes_per_s, link_latency_s : float
+        The network's link parameters: its default, which a custom network's links may each
+        override (the ranges below say what the links have).
+    max_link_load : int
+        The most flows sharing one directed link in one step.
+    alpha_beta_time_s : float
+        The alpha-beta estimate (:meth:`NetworkModel.time`): an algorithm's registered formula, which
+        ignores shared links and can be below the lower bound, or the schedule's, which counts every
+        link's load; never the row's answer.
+    simulated_time_s : float
+        The flow simulator's time (bulk-synchronous steps, max-min fair sharing): the row's
+        ``time_s``, kept under this name too.
+    per_node_throughput_bytes_per_s : float or None
+        All-to-all only: bytes each node sends to the others per simulated second.
+    time_model : str
+        Which closed form ``alpha_beta_time_s`` is.
+    min_link_bandwidth_bytes_per_s, max_link_bandwidth_bytes_per_s : float or None
+        The least and the most bandwidth of any link (:func:`link_ranges`; None, in a row stored before
+        issue 31: the default above).
+    min_link_latency_s, max_link_latency_s : float or None
+        The least and the most latency of any link.
+
+    Examples
+    --------
+    >>> from collsim import build
+    >>> s = build("ring", "ring", "allgather", 1024, nodes=4)
+    >>> part = NetworkModel().row_part(s, None, {})
+    >>> part.max_link_load, part.time_model, part.title()
+    (1, 'alpha-beta (schedule)', '12.5GB/s links, 1 µs latency')
+    """
+
+    link_bandwidth_bytes_per_s: float
+    link_latency_s: float
+    max_link_load: int
+    alpha_beta_time_s: float
+    simulated_time_s: float
+    per_node_throughput_bytes_per_s: float | None
+    time_model: str
+    min_link_bandwidth_bytes_per_s: float | None
+    max_link_bandwidth_bytes_per_s: float | None
+    min_link_latency_s: float | None
+    max_link_latency_s: float | None
+
+    def title(self) -> str:
+        """The system part of a comparison table's title: what the links have, a range where they differ.
+
+        Returns
+        -------
+        str
+            ``"12.5GB/s links, 1 µs latency"``; ``"12.5GB/s–50GB/s links, 1 µs–2 µs latency"`` on a
+            custom network whose links differ (never the default alone when no link has it).
+
+        Examples
+        --------
+        >>> NetworkPart(12.5e9, 1e-6, 1, 1.0, 1.0, None, "x", 12.5e9, 5e10, 1e-6, 2e-6).title()
+        '12.5GB/s–50GB/s links, 1 µs–2 µs latency'
+        """
+        def span(lo: float | None, hi: float | None, default: float, fmt) -> str:
+            lo, hi = (default, default) if lo is None or hi is None else (lo, hi)
+            return fmt(lo) if lo == hi else f"{fmt(lo)}\u2013{fmt(hi)}"
+        rate = span(self.min_link_bandwidth_bytes_per_s, self.max_link_bandwidth_bytes_per_s,
+                    self.link_bandwidth_bytes_per_s, format_bandwidth)
+        delay = span(self.min_link_latency_s, self.max_link_latency_s, self.link_latency_s, format_time)
+        return f"{rate} links, {delay} latency"
+
+    @staticmethod
+    def columns() -> list[Column]:
+        """This kind's columns of a comparison table, in order (after ``block times``).
+
+        Returns
+        -------
+        list of Column
+            Key, header, cell text and meaning of each.
+
+        Examples
+        --------
+        >>> [c.key for c in NetworkPart.columns()][:3]
+        ['block_steps', 'max_hops', 'max_link_load']
+        """
+        return list(_COLUMNS)
+
+
+
+def _throughput(row) -> str:
+    value = row.per_node_throughput_bytes_per_s
+    return "-" if value is None else format_number(value / 1e9, 3)
+
+
+def _alpha_beta(row) -> str:
+    """The alpha-beta time, with a dagger where it is below the lower bound (contention ignored)."""
+    text = format_time(row.alpha_beta_time_s)
+    return text + "\u2020" if below_bound(row) else text
+
+
+def below_bound(row) -> bool:
+    """Whether a network row's alpha-beta time is below the lower bound (an algorithm's formula can be).
+
+    Parameters
+    ----------
+    row : Result
+        A result row of an electrical network.
+
+    Returns
+    -------
+    bool
+        True when ``alpha_beta_time_s < lower_bound_s`` (by more than rounding): an algorithm's
+        closed form ignores that flows share links, so it promises a time no schedule can reach (the
+        schedule's own alpha-beta time counts them and never is).  The row's answer, ``time_s`` (the
+        simulated time), is never below the bound.
+
+    Examples
+    --------
+    >>> from collsim.pipeline import run
+    >>> from collsim.systems import load_system
+    >>> below_bound(run("pairwise", load_system("mesh", dims=(8, 8)), "alltoall", 2**20))
+    True
+    """
+    lb = getattr(row, "lower_bound_s", None)
+    estimate = getattr(row, "alpha_beta_time_s", None)
+    return lb is not None and estimate is not None and estimate < lb * (1 - 1e-9)
+
+
+def link_ranges(system) -> dict[str, float]:
+    """The least and the most bandwidth and latency of the network's links (vectorised over its link table).
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+
+    Returns
+    -------
+    dict
+        ``min_link_bandwidth_bytes_per_s``, ``max_link_bandwidth_bytes_per_s``, ``min_link_latency_s``,
+        ``max_link_latency_s`` (the system's defaults when it has no link).
+
+    Examples
+    --------
+    >>> from collsim.kinds.network.custom import CustomNetwork
+    >>> net = CustomNetwork(nodes=2, switches=1, link=({"a": 0, "b": 2, "bandwidth": "100Gb/s"}, (1, 2)))
+    >>> link_ranges(net)["min_link_bandwidth_bytes_per_s"], link_ranges(net)["max_link_bandwidth_bytes_per_s"]
+    (12500000000.0, 12500000000.0)
+    """
+    lt = system.links
+    bw, lat = lt.bandwidth_bytes_per_s, lt.latency_s
+    if not len(bw):
+        bw, lat = [system.link_bandwidth_bytes_per_s], [system.link_latency_s]
+    return {"min_link_bandwidth_bytes_per_s": float(min(bw)), "max_link_bandwidth_bytes_per_s": float(max(bw)),
+            "min_link_latency_s": float(min(lat)), "max_link_latency_s": float(max(lat))}
+
+
+_COLUMNS = (  # block_steps replaces the common column of that key: on a network it goes first when narrow
+    Column("block_steps", "block\ntimes", lambda r: format_number(r.block_steps, 6),
+           "A duration, not a count: the schedule's length in block times (one block, the message size, over "
+           "one link): per slot the largest transfer's bytes, summed over slots and divided by the message "
+           "size; the bandwidth term of alpha-beta in units of m/B, without start-up or latency. JSON "
+           "block_steps (the key keeps its first name).", drop=1),
+    Column("max_hops", "max\nhops", lambda r: str(r.max_hops), "The longest route, in links.",
+           drop=2),
+    Column("max_link_load", "link\nload", lambda r: str(r.max_link_load),
+           "The most flows sharing one directed link in one slot; 1 means no link is ever shared. A transfer "
+           "split over equal-cost paths (ECMP) counts its share of the bytes on each path, and the sum is "
+           "rounded up.", drop=4),
+    Column("alpha_beta_time_s", "\u03b1\u2013\u03b2\ntime", _alpha_beta,
+           "An estimate, not the answer: the alpha-beta (Hockney) closed form, the algorithm's own formula "
+           "where it registers one, else the schedule's (per slot, the slowest transfer's start-up and route "
+           "latency plus the time its busiest link needs for every byte crossing it in that slot; never below "
+           "the lower bound, docs/cost-models.md). An algorithm's formula ignores links that its messages "
+           "share, so it can be below simulated and even below the lower bound, which counts every link and "
+           "cut: such a time is marked \u2020 and is not attainable.", drop=3),
+    Column("time_s", "simulated", lambda r: format_time(r.time_s),
+           "The answer (JSON time_s, also simulated_time_s): the flow simulator's contention-aware time, "
+           "bulk-synchronous slots with max-min fair sharing of links (docs/flow-simulator.md); never below "
+           "the lower bound. Efficiency and bandwidths use this time."),
+    Column("time_model", "\u03b1\u2013\u03b2\nmodel",
+           lambda r: (r.time_model[len("alpha-beta ("):-1] if r.time_model.startswith("alpha-beta (")
+                      else r.time_model),
+           "Which alpha-beta formula the alpha-beta time is: 'closed form' (the algorithm's registered "
+           "formula), 'schedule' (computed over the schedule's slots), or 'loggp-piecewise (closed form)' on a "
+           "system with a calibrated model (docs/calibration.md).", wide=True),
+    Column("per_node_throughput_bytes_per_s", "GB/s per\nnode", _throughput,
+           "All-to-all only: the bytes each node sends to the others per simulated second, in GB/s "
+           "(10^9 bytes/s); '-' for other collectives.", wide=True),
+)
+
+
+_SHOWN = 6
+
+
+def _listed(names: list[str]) -> str:
+    more = len(names) - _SHOWN
+    return ", ".join(names[:_SHOWN]) + (f", ... ({more} more)" if more > 0 else "")
+
+
+def idle_note(system, collective: str | None = None) -> str | None:
+    """The warning about switches or links on minimum-hop paths that no route crosses, or None.
+
+    A bound counts every link, so a network whose routing never uses some of them (single-path
+    routing over two spines, D-mod-k on a partly filled fat tree) reads as inefficient when it is
+    the routing, not the schedule, that wastes them (:meth:`Network.idle_resources`; networks
+    with switches, and custom ones, up to 1024 end nodes).
+
+    Parameters
+    ----------
+    system : Network
+        The network.
+    collective : str, optional
+        Canonical collective name, for the wording (``"in this all-to-all"``).
+
+    Returns
+    -------
+    str or None
+        Idle switches first; idle links only when no switch is idle.
+
+    Examples
+    --------
+    >>> from collsim.kinds.network.custom import CustomNetwork
+    >>> two = ((0, 2), (0, 3), (1, 2), (1, 3))
+    >>> print(idle_note(CustomNetwork(nodes=2, switches=2, link=two, routing="single-path"), "alltoall"))
+    warning: 1 of 2 switches carries no traffic in this all-to-all: s1 (no route crosses it under routing = "single-path"; -S routing=ecmp splits traffic over the equal-cost paths)
+    """
+    if not (system.switches or system.kind == "custom"):  # switchless grids: nothing to warn
+        return None
+    info = system.idle_resources()
+    if not info or not (info["switches"] or info["links"]):
+        return None
+    where = f"in this {SPECS[collective].title if collective in SPECS else collective}" if collective else "under its routing"
+    idle = info["switches"] or info["links"]
+    what = "switches" if info["switches"] else "links on shortest paths"
+    total = info["switches_on_paths"] if info["switches"] else info["links_on_paths"]
+    routing = getattr(system, "routing", None)  # topologies with a choice of routing
+    why = f"no route crosses {'it' if len(idle) == 1 else 'them'}"
+    if routing:
+        why += f' under routing = "{routing}"'
+    if "ecmp" in getattr(system, "ROUTINGS", ()) and routing != "ecmp":
+        why += "; -S routing=ecmp splits traffic over the equal-cost paths"
+    return (f"warning: {len(idle)} of {total} {what} {'carries' if len(idle) == 1 else 'carry'} no traffic "
+            f"{where}: {_listed(idle)} ({why})")
+
+
+class NetworkModel(KindModel):
+    """Electrical networks (:class:`~collsim.kinds.network.network.Network` and every topology).
+
+    Examples
+    --------
+    >>> import collsim
+    >>> from collsim.kinds import model_for
+    >>> s = collsim.build("ring", "ring", "allgather", 1000, nodes=4)
+    >>> model_for(s.system).time(s).time_s > 0
+    True
+    """
+
+    name = "network"
+    part_class = NetworkPart
+    legend_title = "compare on electrical networks"
+    capabilities = frozenset({"flow-simulation", "msccl", "simgrid", "smpi-replay", "trace-network", "mpi"})
+    instance_keys = ("link_bandwidth_bytes_per_s", "link_latency_s", "min_link_bandwidth_bytes_per_s",
+                     "max_link_bandwidth_bytes_per_s", "min_link_latency_s", "max_link_latency_s")
+    route_format = LINK_FORMAT
+
+    def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
+        """Route every transfer with the network's rule (route hints honoured); strategy unused.
+
+        Parameters
+        ----------
+        system : Network
+            The network.
+        logical : LogicalSchedule
+            The algorithm's rounds.
+        strategy : str or callable, optional
+            Ignored (networks have no channels to assign).
+        algorithm : str, optional
+            Name recorded in the schedule.
+        params : Mapping, optional
+            Parameters recorded.
+
+        Returns
+        -------
+        Schedule
+            With :class:`~collsim.core.routes.LinkRoutes`.
+        """
+        return realize_network(system, logical, algorithm=algorithm, params=params)
+
+    def check_resources(self, schedule) -> None:
+        """Routes are walks of existing links (:func:`verify_network_resources`)."""
+        verify_network_resources(schedule)
+
+    def time(self, schedule, spec=None) -> Timing:
+        """The algorithm's own alpha-beta closed form if it has one, else alpha-beta over the schedule;
+        on a system with a calibrated ``loggp-piecewise`` model, that model's closed form
+        (:func:`collsim.cost.loggp.loggp_time_s`)."""
+        if system_model(schedule.system) is not None:
+            return Timing(loggp_time_s(schedule), "loggp-piecewise (closed form)")
+        coll = schedule.collective
+        alpha_beta = self.closed_form(spec)  # ``(system, collective, size_bytes, params) -> seconds``
+        closed = alpha_beta(schedule.system, coll.kind, coll.size_bytes, dict(schedule.params)) \
+            if alpha_beta is not None else None
+        if closed is not None:
+            return Timing(float(closed), "alpha-beta (closed form)")
+        return Timing(alpha_beta_time_s(schedule), "alpha-beta (schedule)")
+
+
+    def answer_time_s(self, schedule, closed: Timing) -> float:
+        """The flow simulator's time (bulk mode): the alpha-beta estimate ``closed`` can be below the bound.
+
+        Simulated once per schedule object (schedules are never mutated): :func:`collsim.verify`
+        and then :func:`collsim.evaluate` of the same schedule share it.
+        """
+        key = id(schedule)
+        if key not in _ANSWERS_S:
+            _ANSWERS_S[key] = float(simulate(schedule, check=False).total_time_s)
+            weakref.finalize(schedule, _ANSWERS_S.pop, key, None)  # before the id can name another schedule
+        return _ANSWERS_S[key]
+
+    def lower_bound_s(self, system, collective) -> float:
+        """Every bound collsim knows on a network (:func:`collsim.kinds.network.bound.network_bound`): node,
+        total-link, cut, hop-chain and, for all-to-all, max-concurrent-flow terms."""
+        return network_lower_bound_s(system, collective)
+
+    def bound_certificate(self, system, collective) -> Any:
+        """The certificate of the term that binds :meth:`lower_bound_s`
+        (:func:`collsim.kinds.network.bound.bound_certificate`)."""
+        return bound_certificate(system, collective)
+
+    def realised_facts(self, schedule) -> dict[str, Any]:
+        """``steps`` of the realised schedule (networks never reconfigure)."""
+        return {"steps": schedule.num_steps, "reconfigurations": 0}
+
+    def system_notes(self, system, collective=None) -> list[str]:
+        """The switches or links the routing leaves idle (:func:`idle_note`), if any."""
+        note = idle_note(system, collective)
+        return [note] if note else []
+
+    def captions(self, rows, keys) -> list[str]:
+        """What the alpha-beta time's dagger means, when a shown one has it."""
+        if "alpha_beta_time_s" in keys and any(below_bound(r) for r in rows):
+            return ["\u2020 below the lower bound: the alpha-beta estimate ignores that flows share links, "
+                    "so no schedule reaches it; the answer (time_s) is the simulated time"]
+        return []
+
+    def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> NetworkPart:
+        """Link parameters, link load, the alpha-beta estimate and the flow-simulated time (the row's answer)."""
+        system = schedule.system
+        coll = schedule.collective
+        timing = self.time(schedule, spec)
+        sim_s = self.answer_time_s(schedule, timing)  # evaluate() records the verification
+        throughput = ((system.nodes - 1) * coll.size_bytes / sim_s
+                      if coll.type.blocks == "pair" and sim_s else None)  # all-to-all: seed 001 §3
+        return NetworkPart(
+            link_bandwidth_bytes_per_s=system.link_bandwidth_bytes_per_s, link_latency_s=system.link_latency_s,
+            max_link_load=schedule.max_link_load(), alpha_beta_time_s=timing.time_s, simulated_time_s=sim_s,
+            per_node_throughput_bytes_per_s=throughput, time_model=timing.model, **link_ranges(system))
+
+
+register_model(Network, NetworkModel())

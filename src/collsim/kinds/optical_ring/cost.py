@@ -1,0 +1,199 @@
+"""Time models for optical-ring schedules.
+
+collsim's model (docs/cost-models.md), per physical step ``s``::
+
+    t_s = max_{transfers in s} ( wire(size)/(b*B) + ceil(ceil(size/flit)/b) * t_oeo )
+          + t_reconf  if the step's set of lightpaths differs from step s-1's
+                      (the first step always configures its lightpaths)
+          + t_slot    (``slot_latency_s``: synchronisation and propagation, 0 by default)
+
+where ``wire`` pads to whole 128-byte packets, ``B`` is one wavelength's rate,
+``b`` the transfer's band (wavelengths moving it in parallel, 1 in the papers)
+and ``t_oeo`` one clock cycle per flit; a band's ``b`` transceivers convert its
+flits in parallel.  Beside it, the papers' model (seed 004,
+eq. 3)::
+
+    T = S * (d/B + a),   a = t_reconf + ceil(d/flit) * t_oeo
+
+with ``S`` the paper's closed-form step count and ``d`` the per-node message;
+eq. 3 has no per-slot latency, so ``paper_time_s`` ignores ``slot_latency_s``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.schedule import Schedule
+from .system import OpticalRing
+
+
+@dataclass(frozen=True)
+class StepTimes:
+    """Per-step timing of a schedule (see :func:`step_times`).
+
+    Parameters
+    ----------
+    step_time_s : numpy.ndarray
+        Duration of each physical step.
+    reconfigured : numpy.ndarray
+        Whether each step paid the MRR reconfiguration delay.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    eq. (3) and §V-A (25 µs MRR reconfiguration).
+
+    Examples
+    --------
+    >>> import collsim
+    >>> t = step_times(collsim.build("ring", "paper", "allgather", 1024, nodes=4))
+    >>> t.reconfigured.tolist(), round(t.total_s * 1e6, 3)
+    ([True, False, False], 25.71)
+    """
+
+    step_time_s: np.ndarray
+    reconfigured: np.ndarray
+
+    @property
+    def total_s(self) -> float:
+        """Sum of step durations."""
+        return float(self.step_time_s.sum())
+
+
+def transfer_time_s(system: OpticalRing, size_bytes: np.ndarray, band=1) -> np.ndarray:
+    """Serialisation plus O/E/O time of transfers, each over a band of wavelengths.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        Provides rate, packet, flit and clock parameters.
+    size_bytes : numpy.ndarray
+        Payload of each transfer.
+    band : int or numpy.ndarray, optional
+        Wavelengths carrying each transfer in parallel (default 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        Seconds per transfer.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    eq. (3) (``d/B``) and §V-A (40 Gb/s per wavelength, 128-byte packets, 32-byte
+    flits, one clock cycle of O/E/O per flit).
+
+    Examples
+    --------
+    >>> from collsim.kinds.optical_ring import OpticalRing
+    >>> float(transfer_time_s(OpticalRing(nodes=2), np.array([128]))[0])
+    2.96e-08
+    >>> float(transfer_time_s(OpticalRing(nodes=2), np.array([128]), band=4)[0])
+    7.4e-09
+    """
+    return system.transfer_time_s(size_bytes, band)
+
+
+def _lightpath_keys(s: Schedule) -> np.ndarray:
+    n = s.system.nodes
+    f, w = s.system.fibers, s.system.wavelengths
+    dirbit = (s.direction > 0).astype(np.int64)
+    key = (((s.src * n + s.dst) * 2 + dirbit) * f + s.fiber) * w + s.wavelength
+    if (s.band > 1).any():  # a band is its lowest wavelength and its width
+        key = key * w + (s.band - 1)
+    return key
+
+
+def step_times(s: Schedule) -> StepTimes:
+    """Time every physical step with collsim's optical model.
+
+    Parameters
+    ----------
+    s : Schedule
+        A schedule on an :class:`OpticalRing`.
+
+    Returns
+    -------
+    StepTimes
+        Per-step durations and reconfiguration flags.
+
+    References
+    ----------
+    F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
+    Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
+    Society, 2024,
+    eq. (3), which charges the reconfiguration on every step; collsim charges it only
+    when the step's lightpaths change, and adds the system's ``slot_latency_s`` to
+    every step (docs/cost-models.md).
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("osm", "paper", "allgather", 1024, nodes=8, wavelengths=2)
+    >>> step_times(s).reconfigured.tolist()       # every step sets up new lightpaths
+    [True, True, True, True]
+    >>> step_times(collsim.build("ring", "paper", "allgather", 1024, nodes=4)).reconfigured.tolist()
+    [True, False, False]
+    """
+    system = s.system
+    nsteps = s.num_steps
+    per = transfer_time_s(system, s.size_bytes, s.band if (s.band > 1).any() else 1)
+    busy = np.zeros(nsteps)
+    np.maximum.at(busy, s.step, per)
+    # reconfiguration: compare each step's sorted lightpath set with the previous step's
+    keys = _lightpath_keys(s)
+    kbits = int(keys.max()).bit_length() if keys.size else 1
+    if keys.size and kbits + int(nsteps).bit_length() <= 62:  # steps are sorted: pack, sort values only
+        packed = (s.step << kbits) | keys
+        packed.sort()
+        keys = packed & ((1 << kbits) - 1)
+    else:
+        keys = keys[np.lexsort((keys, s.step))]
+    bounds = s.step_bounds
+    counts = np.diff(bounds)
+    reconf = np.ones(nsteps, dtype=bool)
+    for k in range(1, nsteps):
+        if counts[k] == counts[k - 1]:
+            a, b, c = bounds[k - 1], bounds[k], bounds[k + 1]
+            reconf[k] = not np.array_equal(keys[a:b], keys[b:c])
+    return StepTimes(busy + reconf * system.mrr_reconfig_s + system.slot_latency_s, reconf)
+
+
+def paper_time_s(system: OpticalRing, size_bytes: int, steps: int | None) -> float | None:
+    """The papers' eq. (3): ``S * (d/B + a)``.
+
+    Parameters
+    ----------
+    system : OpticalRing
+        Provides B, the reconfiguration delay and the O/E/O parameters.
+    size_bytes : int
+        ``d``, the per-node message.
+    steps : int or None
+        ``S``, the paper's closed-form step count (None: no paper model).
+
+    Returns
+    -------
+    float or None
+        Seconds, or None when ``steps`` is None.
+
+    References
+    ----------
+    Seed 004, eq. (3) and Theorem 3.  Eq. 3 has no per-slot latency: the system's
+    ``slot_latency_s`` is not charged here (collsim's :func:`step_times` charges it).
+
+    Examples
+    --------
+    >>> from collsim.kinds.optical_ring import OpticalRing
+    >>> round(paper_time_s(OpticalRing(nodes=2), 5_000_000, 2), 9)
+    0.0023625
+    """
+    if steps is None:
+        return None
+    a = system.mrr_reconfig_s + -(-size_bytes // system.flit_bytes) * system.oeo_s_per_flit
+    return steps * (size_bytes / system.bandwidth_bytes_per_s + a)

@@ -1,0 +1,247 @@
+"""The optical ring's model: RWA with bands, channel checks, the step model, the optical bound.
+
+References
+----------
+Seed 004: Dai et al., "OpTree: an efficient algorithm for all-gather operation in
+optical interconnect systems", IEEE Open Journal of the Communications Society, 2024
+(eq. 3, the papers' time model; §IV-B, the physical layer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from .format import RING_FORMAT
+from ...core.units import format_time
+from .bound import optical_lower_bound_s
+from .cost import paper_time_s, step_times
+from .physical import check_schedule
+from .rwa import realize_ring
+from .system import OpticalRing
+from ...verify.resources import verify_ring_resources
+from ...core.wording import counted, format_number
+from ..base import Column, KindModel, Timing, register_model
+
+
+@dataclass(frozen=True)
+class OpticalPart:
+    """The optical ring's fields of a result row.
+
+    Parameters
+    ----------
+    wavelengths, fibers : int
+        The ring's w and F.
+    wavelengths_used : int
+        Distinct wavelengths any band covers.
+    reconfigurations : int
+        Steps that paid the MRR reconfiguration.
+    paper_steps : int or None
+        The paper's closed-form step count (in block times), if the algorithm has one.
+    paper_time_s : float or None
+        The papers' eq. 3 at ``paper_steps``.
+    feasible : bool
+        Every lightpath meets the physical layer's power and BER limits.
+    max_feasible_hops : int
+        Longest lightpath the physical layer allows.
+    worst_ber : float or None
+        BER of the longest lightpath.
+    time_model : str, optional
+        ``"optical-step"``.
+
+    Examples
+    --------
+    >>> from collsim.pipeline import run
+    >>> from collsim.systems import load_system
+    >>> part = run("ring", load_system("paper", nodes=4), "allgather", 1024).part
+    >>> part.paper_steps, part.reconfigurations, part.feasible, part.title()
+    (3, 1, True, 'w=64, F=1')
+    """
+
+    wavelengths: int
+    fibers: int
+    wavelengths_used: int
+    reconfigurations: int
+    paper_steps: int | None
+    paper_time_s: float | None
+    feasible: bool
+    max_feasible_hops: int
+    worst_ber: float | None
+    time_model: str = "optical-step"
+
+    def title(self) -> str:
+        """The system part of a comparison table's title.
+
+        Returns
+        -------
+        str
+            ``"w=64, F=1"``.
+        """
+        return f"w={self.wavelengths}, F={self.fibers}"
+
+    @staticmethod
+    def columns() -> list[Column]:
+        """This kind's columns of a comparison table, in order (after ``block times``).
+
+        Returns
+        -------
+        list of Column
+            Key, header, cell text and meaning of each.
+
+        Examples
+        --------
+        >>> [c.key for c in OpticalPart.columns()][:3]
+        ['paper_steps', 'wavelengths_used', 'max_hops']
+        """
+        return list(_COLUMNS)
+
+
+
+def _feasible(row) -> str:
+    return "yes" if row.feasible else f"no (>{row.max_feasible_hops})"
+
+
+def _efficiency(row) -> str:  # a * marks an efficiency the physical layer does not allow
+    text = format_number(100 * row.efficiency, 3, strip=False) + "%"
+    return text + "*" if row.feasible is False else text
+
+
+def _opt_time(value) -> str:
+    return "-" if value is None else format_time(value)
+
+
+_COLUMNS = (
+    Column("paper_steps", "paper\nsteps", lambda r: format_number(r.paper_steps, 6),
+           "The papers' closed-form step count S for this algorithm, evaluated at this N and w (their formula, "
+           "not the value printed in their table: `collsim reproduce optree-table1` shows both, "
+           "docs/papers/discrepancies.md says where they differ). Compare it with block times (the same unit), "
+           "not with slots. '-' where the algorithm has no paper formula.", drop=3),
+    Column("wavelengths_used", "\u03bb\nused", lambda r: str(r.wavelengths_used),
+           "Distinct wavelengths the schedule uses (of the w per fiber in the title).", drop=1),
+    Column("max_hops", "max\nhops", lambda r: str(r.max_hops), "The longest lightpath, in ring links.", drop=2),
+    Column("feasible", "feasible", _feasible,
+           "yes: every lightpath closes the physical layer's power budget with BER below 1e-9 "
+           "(docs/physical-layer.md). no (>h): some lightpath is longer than h hops, the most the "
+           "physical layer allows (JSON max_feasible_hops); the schedule would need amplification, and "
+           "its times are those of a ring that could carry it."),
+    Column("time_s", "time", lambda r: format_time(r.time_s),
+           "collsim's optical step model (docs/cost-models.md): per slot, the slowest transfer's "
+           "serialisation of its padded bytes plus O/E/O per flit, plus the MRR reconfiguration only when "
+           "the slot's lightpaths differ from the previous slot's; the slots' times add up. Efficiency "
+           "and bandwidths use this time."),
+    Column("paper_time_s", "paper\ntime", lambda r: _opt_time(r.paper_time_s),
+           "The papers' eq. 3, T = S (d/B + a), at S = paper steps, with a = one reconfiguration plus the "
+           "O/E/O of one message. It differs from time wherever eq. 3 differs from the schedule: it "
+           "charges a reconfiguration every step (Ring keeps its lightpaths and pays once), one message "
+           "per step (NE sends two after its first step), and counts the formula's steps, not the "
+           "explicit schedule's.", drop=5),
+    Column("efficiency", "effi-\nciency", _efficiency,
+           "lower bound / t, with t the time above; 100% would be optimal. A * marks an infeasible schedule "
+           "(feasible: no): its time assumes lightpaths the physical layer cannot carry, so that efficiency "
+           "is not attainable as built."),
+    Column("reconfigurations", "reconf", lambda r: str(r.reconfigurations),
+           "Slots that pay the MRR reconfiguration (the first slot always does).", wide=True),
+    Column("worst_ber", "worst\nBER", lambda r: "-" if r.worst_ber is None else f"{r.worst_ber:.2e}",
+           "Bit-error rate of the longest lightpath ('-' when it is too small to compute).", wide=True),
+)
+
+
+class OpticalRingModel(KindModel):
+    """Optical WDM rings (:class:`~collsim.kinds.optical_ring.system.OpticalRing`).
+
+    Examples
+    --------
+    >>> import collsim
+    >>> from collsim.kinds import model_for
+    >>> s = collsim.build("ring", "paper", "allgather", "1MiB", nodes=8)
+    >>> model = model_for(s.system)
+    >>> model.check_resources(s); round(model.time(s).time_s * 1e3, 3)
+    1.722
+    """
+
+    name = "optical-ring"
+    part_class = OpticalPart
+    legend_title = "compare on optical rings"
+    capabilities = frozenset({"trace-lightpaths", "physical-layer", "mpi"})
+    instance_keys = ("wavelengths", "fibers")
+    route_format = RING_FORMAT
+
+    def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
+        """Route (shortest or given direction), colour bands of channels, lay out slots.
+
+        Parameters
+        ----------
+        system : OpticalRing
+            The ring.
+        logical : LogicalSchedule
+            The algorithm's rounds.
+        strategy : str or callable, optional
+            Wavelength-assignment strategy.
+        algorithm : str, optional
+            Name recorded in the schedule.
+        params : Mapping, optional
+            Parameters recorded (the strategy is added when it has a name).
+
+        Returns
+        -------
+        Schedule
+            With :class:`~collsim.core.routes.RingRoutes`.
+        """
+        params = dict(params or {})
+        if isinstance(strategy, str):
+            params.setdefault("strategy", strategy)
+        return realize_ring(system, logical, strategy=strategy, algorithm=algorithm, params=params)
+
+    def check_resources(self, schedule) -> None:
+        """Arcs, channel ranges, band overlaps and transceiver limits (:func:`verify_ring_resources`)."""
+        verify_ring_resources(schedule)
+
+    def time(self, schedule, spec=None) -> Timing:
+        """collsim's optical step model (:func:`collsim.kinds.optical_ring.cost.step_times`)."""
+        return Timing(step_times(schedule).total_s, "optical-step")
+
+
+    def answer_time_s(self, schedule, closed: Timing) -> float:
+        """The optical step model's time: it charges every slot the bound counts."""
+        return closed.time_s
+
+    def lower_bound_s(self, system, collective) -> float:
+        """Channel-capacity bound (:func:`collsim.kinds.optical_ring.bound.optical_lower_bound_s`)."""
+        return optical_lower_bound_s(system, collective)
+
+    def report_facts(self, schedule, report) -> list[str]:
+        """The wavelengths the schedule uses, and its reconfigurations if any."""
+        reconf = self.realised_facts(schedule)["reconfigurations"]
+        used = counted(report.wavelengths_used, "wavelength")
+        return [used, counted(reconf, "reconfiguration")] if reconf else [used]
+
+    def realised_facts(self, schedule) -> dict[str, Any]:
+        """``steps`` (slots) and ``reconfigurations`` of the realised schedule."""
+        return {"steps": schedule.num_steps,
+                "reconfigurations": int(step_times(schedule).reconfigured.sum())}
+
+    def captions(self, rows, keys) -> list[str]:
+        """What the efficiency's * means, when a shown efficiency has one."""
+        if "efficiency" in keys and any(r.feasible is False for r in rows):
+            return ["* infeasible (feasible: no): lightpaths beyond the physical layer's reach, so this "
+                    "efficiency is not attainable as built"]
+        return []
+
+    def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> OpticalPart:
+        """Paper model, physical feasibility and channel use of a verified schedule."""
+        system = schedule.system
+        coll = schedule.collective
+        paper_steps = self.closed_form(spec)  # the paper's step count: ``(system, collective, params) -> int``
+        pst = paper_steps(system, coll.kind, chosen) if paper_steps is not None else None
+        phys = check_schedule(schedule, system.physical_params())
+        return OpticalPart(
+            wavelengths=system.wavelengths, fibers=system.fibers, wavelengths_used=schedule.wavelengths_used(),
+            reconfigurations=int(step_times(schedule).reconfigured.sum()), paper_steps=pst,
+            paper_time_s=paper_time_s(system, coll.size_bytes, pst), feasible=phys.feasible,
+            max_feasible_hops=phys.max_feasible_hops,
+            worst_ber=phys.worst_ber if np.isfinite(phys.worst_ber) else None)
+
+
+register_model(OpticalRing, OpticalRingModel())
