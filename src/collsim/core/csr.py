@@ -15,6 +15,10 @@ INDEX = np.int64
 def permute_csr(lengths: np.ndarray, idx: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Reorder (or subset) CSR rows.
 
+    Rows of one entry each (one chunk per transfer, the common case) are gathered
+    directly, and the general gather is built in place, so that the temporaries stay
+    at one index array the size of the result.
+
     Parameters
     ----------
     lengths : numpy.ndarray
@@ -37,15 +41,26 @@ def permute_csr(lengths: np.ndarray, idx: np.ndarray, order: np.ndarray) -> tupl
     ([0, 2, 3], [8, 9, 7])
     """
     order = np.asarray(order, dtype=INDEX)
+    lengths = np.asarray(lengths, dtype=INDEX)
+    t = len(order)
+    if t and len(lengths) == t and len(idx) == t and bool((lengths == 1).all()):
+        return np.arange(t + 1, dtype=INDEX), idx[order]  # one entry per row, before and after
     old_ptr = np.zeros(len(lengths) + 1, dtype=INDEX)
     np.cumsum(lengths, out=old_ptr[1:])
-    new_len = np.asarray(lengths, dtype=INDEX)[order]
-    ptr = np.zeros(len(order) + 1, dtype=INDEX)
+    new_len = lengths[order]
+    ptr = np.zeros(t + 1, dtype=INDEX)
     np.cumsum(new_len, out=ptr[1:])
     if len(idx) == 0:
         return ptr, idx[:0]
-    starts = np.repeat(old_ptr[:-1][order] - ptr[:-1], new_len)
-    return ptr, idx[starts + np.arange(ptr[-1], dtype=INDEX)]
+    start = old_ptr[:-1][order]
+    del old_ptr
+    if int(ptr[-1]) == t and bool((new_len == 1).all()):
+        return ptr, idx[start]  # one entry per kept row: row i is idx[start[i]]
+    start -= ptr[:-1]
+    gather = np.repeat(start, new_len)
+    del start, new_len
+    gather += np.arange(ptr[-1], dtype=INDEX)
+    return ptr, idx[gather]
 
 
 def dense_rank(sorted_values: np.ndarray) -> np.ndarray:

@@ -1,7 +1,9 @@
 """Minimum-hop routing on any link table: hop tables, ECMP multipath routes, links on shortest paths.
 
 * :func:`hop_tables`: the all-pairs next-hop (lowest vertex id among ties) and hop-distance
-  tables, by a breadth-first search towards every vertex, vectorised over blocks of targets.
+  tables: hop distances by :func:`scipy.sparse.csgraph.shortest_path` on the reversed links
+  (unweighted, from blocks of targets), the lowest next vertex by a segmented minimum over
+  the links sorted by tail and head.
 * :func:`ecmp_routes`: equal-cost multipath routes.  Every switch (and the sending node)
   splits a flow evenly over all its next hops that lie on a minimum-hop path to the
   destination, so a path's share of its transfer's bytes is the product of
@@ -24,6 +26,8 @@ C. Hopps, "Analysis of an Equal-Cost Multi-Path Algorithm", RFC 2992, IETF, 2000
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse import csr_array
+from scipy.sparse.csgraph import shortest_path
 
 from ...core.errors import RouteError
 from ...core.limits import check_memory
@@ -64,23 +68,23 @@ def hop_tables(links, vertices: int) -> tuple[np.ndarray, np.ndarray]:
                  "use a smaller network")
     nh = np.full((nv, nv), -1, dtype=np.int32)
     dist = np.full((nv, nv), -1, dtype=np.int32)
+    towards = csr_array((np.ones(len(u)), (v, u)), shape=(nv, nv))   # reversed links: searches start at targets
+    order = np.lexsort((v, u))                          # links by tail, then head: lowest next vertex first
+    us, vs = u[order], v[order]
+    tails, first = np.unique(us, return_index=True)     # each tail's segment of the sorted links
     block = max(1, min(nv, (1 << 22) // max(1, len(u))))
+    rank = np.arange(len(us), dtype=np.int32 if len(us) < 2**31 - 1 else np.int64)
     for t0 in range(0, nv, block):
         w = min(block, nv - t0)
-        d = np.full((nv, w), -1, dtype=np.int32)
-        d[t0 + np.arange(w), np.arange(w)] = 0
-        level = 0
-        while True:  # breadth-first search towards the targets t0..t0+w-1, all at once
-            li, ti = np.nonzero((d[v] == level) & (d[u] < 0))
-            if li.size == 0:
-                break
-            d[u[li], ti] = level + 1
-            level += 1
-        li, ti = np.nonzero((d[u] >= 1) & (d[v] == d[u] - 1))
-        best = np.full((nv, w), nv, dtype=np.int64)
-        np.minimum.at(best, (u[li], ti), v[li])  # lowest next vertex on a shortest path
-        nh[:, t0:t0 + w] = np.where(best == nv, -1, best)
-        dist[:, t0:t0 + w] = d
+        hops = shortest_path(towards, method="D", unweighted=True, indices=np.arange(t0, t0 + w))
+        d = np.where(np.isinf(hops), -1, hops).astype(np.int32)    # (w, V): hops to each target
+        dist[:, t0:t0 + w] = d.T
+        if not len(us):
+            continue
+        du, dv = d[:, us], d[:, vs]
+        step = np.where((du >= 1) & (dv == du - 1), rank, len(us))
+        lowest = np.minimum.reduceat(step, first, axis=1)   # first minimum-hop link of every tail
+        nh[tails, t0:t0 + w] = np.where(lowest < len(us), vs[np.minimum(lowest, len(us) - 1)], -1).T
     return nh, dist
 
 

@@ -23,9 +23,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ...core.csr import permute_csr
 from ...core.errors import InputError, UnsupportedError
 from ...core.ring import arc_start, first_overlap, hops_along, shortest_direction
-from ...core.routes import INDEX, RingRoutes
+from ...core.routes import RingRoutes
 from ...core.schedule import LogicalSchedule, Schedule
 from .assign import Strategy, get_strategy
 
@@ -120,28 +121,6 @@ def _slots(logical: LogicalSchedule, direction: np.ndarray, w: int):
         widest = np.zeros(len(uniq), np.int32)
     np.maximum.at(widest, inv, band)
     return band, widest[inv]
-
-
-def _permute_chunks(ptr: np.ndarray, idx: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``permute_csr(np.diff(ptr), idx, order)`` with fewer per-row temporaries (same result)."""
-    t = len(order)
-    if len(ptr) == t + 1 and len(idx) == t and t and int(ptr[0]) == 0 and bool((np.diff(ptr) == 1).all()):
-        return np.arange(t + 1, dtype=INDEX), idx[order]  # one chunk per transfer, before and after
-    start = ptr[:-1][order].astype(INDEX)
-    new_len = ptr[1:][order].astype(INDEX)
-    new_len -= start
-    new_ptr = np.zeros(len(order) + 1, dtype=INDEX)
-    np.cumsum(new_len, out=new_ptr[1:])
-    if len(idx) == 0:
-        return new_ptr, idx[:0]
-    if len(order) == len(ptr) - 1 and int(new_ptr[-1]) == len(order) and (new_len == 1).all():
-        return new_ptr, idx[start]  # one chunk per transfer: row i is idx[start[i]]
-    del new_len
-    start -= new_ptr[:-1]
-    gather = np.repeat(start, np.diff(new_ptr))
-    del start
-    gather += np.arange(new_ptr[-1], dtype=INDEX)
-    return new_ptr, idx[gather]
 
 
 def realize_ring(system, logical: LogicalSchedule, *, strategy: str | Strategy = "first-fit",
@@ -259,7 +238,7 @@ def realize_ring(system, logical: LogicalSchedule, *, strategy: str | Strategy =
             step = step[order]
             for k in list(cols):  # one column at a time, the old one freed as it is replaced
                 cols[k] = cols[k][order]
-            ptr, idx = _permute_chunks(ptr, idx, order)
+            ptr, idx = permute_csr(np.diff(ptr), idx, order)
             del order
         if attempt == 0:
             split = _split_for_transceivers(step, cols["src"], cols["dst"], cols["band"], *limits, n)

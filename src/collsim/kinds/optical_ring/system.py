@@ -12,18 +12,12 @@ and defaults to 1 GHz (docs/systems.md).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
-from ...core.errors import InputError
 from ...core.routes import RingRoutes
-from .physical import PhysicalParams, params_from_mapping
 from ...core.system import System, register_system_kind
-from ...core.units import parse_time
-from ...core.validate import physical, positive_integer
-
+from .device import WdmDevice
 
 DEFAULT_NODES = 1024
 """Nodes of ``--system optical-ring`` when none are given: the papers' 1024-node ring."""
@@ -31,7 +25,7 @@ DEFAULT_NODES = 1024
 
 @register_system_kind
 @dataclass(frozen=True)
-class OpticalRing(System):
+class OpticalRing(WdmDevice, System):
     """A bidirectional WDM ring.
 
     Parameters
@@ -68,6 +62,11 @@ class OpticalRing(System):
         None means collsim's documented defaults (docs/physical-layer.md).  A mapping
         (a ``[system.physical]`` TOML table) is converted.
 
+    Notes
+    -----
+    The device fields (``wavelengths`` to ``physical``), their checks and the rates read from
+    them are :class:`~collsim.kinds.optical_ring.device.WdmDevice`'s.
+
     Examples
     --------
     >>> ring = OpticalRing(nodes=8, wavelengths=4)
@@ -78,49 +77,6 @@ class OpticalRing(System):
     kind: ClassVar[str] = "optical-ring"
     family: ClassVar[str] = "optical-ring"
     Routes: ClassVar[type] = RingRoutes
-
-    wavelengths: int = 64
-    fibers: int = 1
-    wavelength_rate_bits_per_s: float = 40e9
-    mrr_reconfig_s: float = 25e-6
-    slot_latency_s: float = 0.0
-    oeo_cycles_per_flit: float = 1.0
-    clock_hz: float = 1e9
-    flit_bytes: int = 32
-    packet_bytes: int = 128
-    max_tx_channels: int | None = None
-    max_rx_channels: int | None = None
-    physical: Any = None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.physical is not None:
-            if not isinstance(self.physical, PhysicalParams):
-                if not isinstance(self.physical, dict):
-                    raise InputError(f"physical must be a table of parameters, got {self.physical!r}")
-                object.__setattr__(self, "physical", params_from_mapping(self.physical))
-        for name in ("wavelengths", "fibers", "flit_bytes", "packet_bytes", "max_tx_channels", "max_rx_channels"):
-            value = getattr(self, name)
-            if value is None and name.startswith("max_"):   # unlimited
-                continue
-            object.__setattr__(self, name, positive_integer(name, value))   # a plain int
-        # schedules store a wavelength per transfer as int32 and a fiber as int16
-        for name, top in (("wavelengths", 2**31 - 1), ("fibers", 2**15 - 1)):
-            if getattr(self, name) > top:
-                raise InputError(f"{name} must be at most {top} (collsim's schedule columns), got {getattr(self, name)}")
-        if isinstance(self.slot_latency_s, str):   # "2us", as -S slot_latency_s=2us gives it
-            try:
-                object.__setattr__(self, "slot_latency_s", parse_time(self.slot_latency_s))
-            except InputError:
-                raise InputError(f"slot_latency_s must be a non-negative time (2us, 500ns, seconds), "
-                                 f"got {self.slot_latency_s!r}") from None
-        for name, positive in (("wavelength_rate_bits_per_s", True), ("clock_hz", True),
-                               ("mrr_reconfig_s", False), ("slot_latency_s", False),
-                               ("oeo_cycles_per_flit", False)):
-            value = getattr(self, name)
-            checked = physical(name, value, rate=positive)
-            if type(value) not in (int, float):      # numpy scalars: store a plain float
-                object.__setattr__(self, name, checked)
 
     @classmethod
     def from_options(cls, nodes: int | None = None, **opts: Any) -> "OpticalRing":
@@ -147,21 +103,6 @@ class OpticalRing(System):
         return cls(nodes=DEFAULT_NODES if nodes is None else nodes, **opts)
 
     @property
-    def bandwidth_bytes_per_s(self) -> float:
-        """Rate of one wavelength in bytes per second."""
-        return self.wavelength_rate_bits_per_s / 8.0
-
-    @property
-    def channels_per_direction(self) -> int:
-        """Channels (fiber, wavelength) on each directed link: F * w."""
-        return self.fibers * self.wavelengths
-
-    @property
-    def oeo_s_per_flit(self) -> float:
-        """O/E/O conversion time per flit in seconds."""
-        return self.oeo_cycles_per_flit / self.clock_hz
-
-    @property
     def tx_channels(self) -> int:
         """Lightpaths a node can source at once (both directions, all channels)."""
         hw = 2 * self.channels_per_direction
@@ -173,16 +114,6 @@ class OpticalRing(System):
         hw = 2 * self.channels_per_direction
         return hw if self.max_rx_channels is None else min(hw, self.max_rx_channels)
 
-    def describe(self) -> dict[str, Any]:
-        """JSON-able description (physical parameters as a table, or null)."""
-        out = super().describe()
-        out["physical"] = None if self.physical is None else asdict(self.physical)
-        return out
-
-    def physical_params(self):
-        """The physical-layer parameters in force (defaults when unset)."""
-        return self.physical or PhysicalParams()
-
     def link_name(self, link: int) -> str:
         """Name of directed link ``link``: ids ``0..N-1`` are cw, ``N..2N-1`` ccw."""
         n = self.nodes
@@ -190,41 +121,6 @@ class OpticalRing(System):
             return f"cw {link}->{(link + 1) % n}"
         i = link - n
         return f"ccw {i}->{(i - 1) % n}"
-
-    def transfer_time_s(self, size_bytes, band=1):
-        """Serialisation plus O/E/O time of transfers, each over a band of wavelengths (vectorised).
-
-        ``wire(size) / (band * B) + ceil(ceil(size / flit) / band) * t_oeo``: the band's
-        transceivers serialise and convert its flits in parallel (docs/cost-models.md).
-
-        Parameters
-        ----------
-        size_bytes : int or numpy.ndarray
-            Payload of each transfer.
-        band : int or numpy.ndarray, optional
-            Wavelengths carrying each transfer (default 1).
-
-        Returns
-        -------
-        numpy.ndarray
-            Seconds per transfer.
-
-        Examples
-        --------
-        >>> float(OpticalRing(nodes=2).transfer_time_s(np.array([128]))[0])
-        2.96e-08
-        """
-        size = np.asarray(size_bytes, dtype=np.int64)
-        flits = -(-size // self.flit_bytes)
-        if np.ndim(band) == 0 and band == 1:
-            return self.wire_bytes(size) / self.bandwidth_bytes_per_s + flits * self.oeo_s_per_flit
-        band = np.asarray(band, dtype=np.int64)
-        return self.wire_bytes(size) / (band * self.bandwidth_bytes_per_s) + (-(-flits // band)) * self.oeo_s_per_flit
-
-    def wire_bytes(self, size_bytes):
-        """Bytes on the wire: ``size_bytes`` padded to whole packets (vectorised)."""
-        p = self.packet_bytes
-        return -(-size_bytes // p) * p
 
     def summary(self) -> dict:
         """Counts for ``collsim topology``: nodes, links, channels, diameter."""

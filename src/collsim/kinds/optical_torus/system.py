@@ -27,7 +27,7 @@ Directed link ids: ``dim_dir * N + v`` is the link leaving node ``v`` in row cw
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -37,14 +37,12 @@ from ...core.errors import InputError
 from ...core.routes import RingRoutes
 from ...core.system import System, register_system_kind
 from ...core.validate import is_integer
+from ..optical_ring.device import WdmDevice
 from ..optical_ring.system import OpticalRing
 
 DEFAULT_SIDE = 32
 """Rows and columns of ``--system optical-torus`` when none are given: 32 x 32 = 1024 nodes."""
 
-_DEVICE = ("wavelengths", "fibers", "wavelength_rate_bits_per_s", "mrr_reconfig_s", "slot_latency_s",
-           "oeo_cycles_per_flit", "clock_hz", "flit_bytes", "packet_bytes", "max_tx_channels",
-           "max_rx_channels", "physical")
 _LINKS = ("row cw", "row ccw", "col cw", "col ccw")
 
 
@@ -86,9 +84,18 @@ def balanced_sides(nodes: int) -> tuple[int, int]:
     return rows, nodes // rows
 
 
+@dataclass(frozen=True)
+class _Sides:
+    """The torus's own fields, a base listed after WdmDevice so that they precede the device's fields."""
+
+    rows: int = DEFAULT_SIDE
+    cols: int = DEFAULT_SIDE
+    shared_transceivers: bool = True
+
+
 @register_system_kind
 @dataclass(frozen=True)
-class OpticalTorus(System):
+class OpticalTorus(WdmDevice, _Sides, System):
     """An R x C torus of bidirectional WDM rings (one per row and per column).
 
     Parameters
@@ -127,6 +134,11 @@ class OpticalTorus(System):
     physical : PhysicalParams or None
         Device parameters of the insertion-loss and crosstalk checks (as for OpticalRing).
 
+    Notes
+    -----
+    The device fields (``wavelengths`` to ``physical``), their checks and the rates read from
+    them are :class:`~collsim.kinds.optical_ring.device.WdmDevice`'s, as for OpticalRing.
+
     Examples
     --------
     >>> t = OpticalTorus(rows=4, cols=8, wavelengths=4)
@@ -144,23 +156,8 @@ class OpticalTorus(System):
     ring_paths: ClassVar[bool] = False
     """A route's nodes are not ``src + d k mod N``: files must give ``dir`` and ``hops`` (docs/optical-torus.md)."""
 
+    # fields: nodes, name (System), rows, cols, shared_transceivers (_Sides), the devices' (WdmDevice)
     nodes: int | None = None  # type: ignore[assignment]
-    name: str = "custom"
-    rows: int = DEFAULT_SIDE
-    cols: int = DEFAULT_SIDE
-    shared_transceivers: bool = True
-    wavelengths: int = 64
-    fibers: int = 1
-    wavelength_rate_bits_per_s: float = 40e9
-    mrr_reconfig_s: float = 25e-6
-    slot_latency_s: float = 0.0
-    oeo_cycles_per_flit: float = 1.0
-    clock_hz: float = 1e9
-    flit_bytes: int = 32
-    packet_bytes: int = 128
-    max_tx_channels: int | None = None
-    max_rx_channels: int | None = None
-    physical: Any = None
 
     def __post_init__(self) -> None:
         rows, cols = _side("rows", self.rows), _side("cols", self.cols)
@@ -173,11 +170,7 @@ class OpticalTorus(System):
         object.__setattr__(self, "cols", cols)
         object.__setattr__(self, "nodes", rows * cols)
         object.__setattr__(self, "shared_transceivers", _flag("shared_transceivers", self.shared_transceivers))
-        super().__post_init__()
-        # the device parameters are a ring's: let the ring check and normalise them
-        ring = OpticalRing(nodes=2, **{k: getattr(self, k) for k in _DEVICE})
-        for k in _DEVICE:
-            object.__setattr__(self, k, getattr(ring, k))
+        super().__post_init__()   # System's checks, then WdmDevice's (a ring's device parameters)
 
     @classmethod
     def from_options(cls, nodes: int | None = None, rows: int | None = None, cols: int | None = None,
@@ -233,16 +226,8 @@ class OpticalTorus(System):
     def _ring(self, n: int, what: str) -> OpticalRing:
         if n < 2:
             raise InputError(f"a {self.rows}x{self.cols} optical torus has no {what} rings (a {what} of 1 node)")
-        dev = {k: getattr(self, k) for k in _DEVICE if k not in ("max_tx_channels", "max_rx_channels")}
-        return OpticalRing(nodes=n, name=f"{self.name}-{what}", **dev,
-                           max_tx_channels=self.max_tx_channels, max_rx_channels=self.max_rx_channels)
-
-    # a ring's rates and times, read from the same device fields
-    bandwidth_bytes_per_s = OpticalRing.bandwidth_bytes_per_s
-    channels_per_direction = OpticalRing.channels_per_direction
-    oeo_s_per_flit = OpticalRing.oeo_s_per_flit
-    transfer_time_s = OpticalRing.transfer_time_s
-    wire_bytes = OpticalRing.wire_bytes
+        dev = {f.name: getattr(self, f.name) for f in fields(WdmDevice)}
+        return OpticalRing(nodes=n, name=f"{self.name}-{what}", **dev)
 
     @property
     def rings_per_node(self) -> int:
@@ -362,16 +347,6 @@ class OpticalTorus(System):
         dim, ring, a, _, _, _ = self.ring_coords([src], [dst])
         pos = int(a[0]) + int(direction) * np.arange(int(hops) + 1)
         return self.node_of(np.full(len(pos), dim[0]), np.full(len(pos), ring[0]), pos).tolist()
-
-    def describe(self) -> dict[str, Any]:
-        """JSON-able description (physical parameters as a table, or null)."""
-        out = {"kind": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)}}
-        out["physical"] = None if self.physical is None else asdict(self.physical)
-        return out
-
-    def physical_params(self):
-        """The physical-layer parameters in force (defaults when unset)."""
-        return self.row_ring.physical_params() if self.cols >= 2 else self.col_ring.physical_params()
 
     def link_name(self, link: int) -> str:
         """Name of directed link ``link``, e.g. ``"row cw 5->6"`` or ``"col ccw 9->5"``."""
