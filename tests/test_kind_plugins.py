@@ -24,63 +24,52 @@ def test_require_names_the_kinds_that_support_a_capability():
     assert all(m.capabilities <= CAPABILITIES for m in models())
 
 
-# --- a toy kind, registered here and nowhere else ---------------------------------------------------
+# --- a toy kind: a package in tests/ (tests/toy_kind) that registers itself on import ----------------
 
-def _toy_kind():
-    from collsim.kinds.base import Column, register_model
-    from collsim.kinds.network.model import NetworkModel, NetworkPart
-    from collsim.kinds.network.electrical import Ring
-
-    @dataclass(frozen=True)
-    class ToyRing(Ring):
-        kind: ClassVar[str] = "toy-ring"
-
-    @dataclass(frozen=True)
-    class ToyPart(NetworkPart):
-        toy_links: int = 0
-
-        @staticmethod
-        def columns() -> list[Column]:
-            return NetworkPart.columns() + [Column("toy_links", "toy", lambda r: str(r.toy_links), "Toy links.")]
-
-    class ToyModel(NetworkModel):
-        name = "toy"
-        part_class = ToyPart
-        legend_title = "compare on toy rings"
-        capabilities = frozenset({"flow-simulation"})
-        accepts = ("network",)       # every point-to-point algorithm runs on it
-
-        def row_part(self, schedule, spec, chosen):
-            base = super().row_part(schedule, spec, chosen)
-            return ToyPart(**{**base.__dict__, "toy_links": len(schedule.system.links)})
-
-    register_system_kind(ToyRing)
-    register_model(ToyRing, ToyModel())
-    return ToyRing
-
-
-def test_a_toy_kind_flows_through_build_verify_evaluate_table_legend_and_json(capsys):
-    toy = _toy_kind()
-    try:
-        from collsim.cli.columns import compare_table, legend, legend_kind, legend_markdown
-        from collsim.kinds.result import part_keys
-        system = toy(nodes=4, name="toy4")
-        sched = collsim.build("ring", system, "allgather", 1024)
-        assert collsim.verify(sched).steps == 3
-        row = collsim.evaluate(sched)
-        assert row.verified and row.toy_links == 8 and row.time_s == row.simulated_time_s
-        assert legend_kind(row) == "toy" and ("toy", "toy_links") in [(h, k) for h, k, _, _ in legend("toy")]
-        assert "### compare on toy rings" in legend_markdown()
-        compare_table([row])
-        assert "toy" in capsys.readouterr().out
-        data = row.to_json()
-        assert data["toy_links"] == 8 and data["wavelengths"] is None and "toy_links" in part_keys()
-        from collsim.algorithms import get_algorithm
-        assert get_algorithm("pairwise").supports(system, "alltoall")
-        with pytest.raises(UnsupportedError, match="not supported on toy systems"):
-            require(system, "msccl", "MSCCL export")
-    finally:
-        _MODELS.pop(toy, None)
-        _ROUTE_FORMATS.pop(toy, None)
-        SYSTEM_KINDS.pop("toy-ring", None)
+@pytest.fixture
+def toy():
+    import toy_kind                        # registers the kind on first import
+    if "toy-ring" not in SYSTEM_KINDS:     # imported, then unregistered, by an earlier test of this process
+        toy_kind.register()
+    yield toy_kind.ToyRing
+    toy_kind.unregister()
     assert "toy" not in [m.name for m in models()]
+
+
+def test_a_toy_kind_flows_through_build_verify_evaluate_table_legend_and_json(capsys, toy):
+    # the toy kind's package registered it: no line of collsim names it
+    from collsim.cli.columns import compare_table, legend, legend_kind, legend_markdown
+    from collsim.kinds.result import part_keys
+    system = toy(nodes=4, name="toy4")
+    sched = collsim.build("ring", system, "allgather", 1024)
+    assert collsim.verify(sched).steps == 3
+    row = collsim.evaluate(sched)
+    assert row.verified and row.toy_links == 8 and row.time_s == row.simulated_time_s
+    assert legend_kind(row) == "toy" and ("toy", "toy_links") in [(h, k) for h, k, _, _ in legend("toy")]
+    assert "### compare on toy rings" in legend_markdown()
+    compare_table([row])
+    assert "toy" in capsys.readouterr().out
+    data = row.to_json()
+    assert data["toy_links"] == 8 and "wavelengths" not in data and "toy_links" in part_keys()
+    from collsim.algorithms import get_algorithm
+    assert get_algorithm("pairwise").supports(system, "alltoall")
+    with pytest.raises(UnsupportedError, match="not supported on toy systems"):
+        require(system, "msccl", "MSCCL export")
+
+
+def test_rows_carry_their_own_keys_and_a_new_kind_changes_no_other_output(toy):
+    import toy_kind
+    from collsim.systems import load_system
+    ring = collsim.run("ring", load_system("paper", nodes=8), "allgather", 1024).to_json()
+    torus = collsim.run("ring", load_system("torus", dims=(2, 4)), "allgather", 1024).to_json()
+    ocs = collsim.run("ring", load_system("ocs", nodes=8, ports=2), "allgather", 1024).to_json()
+    assert "wavelengths" in ring and not {"simulated_time_s", "reconfiguration_time_s", "toy_links"} & set(ring)
+    assert "simulated_time_s" in torus and not {"wavelengths", "reconfiguration_time_s", "toy_links"} & set(torus)
+    assert "reconfiguration_time_s" in ocs and not {"wavelengths", "paper_steps", "toy_links"} & set(ocs)
+    toy_kind.unregister()               # the same rows without the toy kind registered: byte-identical
+    try:
+        assert collsim.run("ring", load_system("paper", nodes=8), "allgather", 1024).to_json() == ring
+        assert collsim.run("ring", load_system("torus", dims=(2, 4)), "allgather", 1024).to_json() == torus
+    finally:
+        toy_kind.register()
+

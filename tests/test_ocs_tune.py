@@ -1,5 +1,5 @@
 """``collsim tune --system ocs`` prints, per size, which algorithm wins as r grows from 4 ns to 10 ms
-(issue 23), through the generic kind hooks ``KindModel.tune_notes`` and ``tune_fields``.
+through the generic hooks of a kind's view, ``KindView.tune_notes`` and ``tune_fields``.
 
 The console script is run as installed (a subprocess), and its lines are checked against
 :func:`collsim.algorithms.ocs.crossovers` over the rows of :func:`collsim.pipeline.run`; a second run
@@ -22,7 +22,7 @@ from collsim.algorithms import get_algorithm
 from collsim.algorithms.ocs import crossovers
 from collsim.core.units import format_size, format_time
 from collsim.experiments.tune import Choice, Trial, tunable
-from collsim.kinds.base import KindModel, model_for
+from collsim.kinds.view import KindView, view_for
 from collsim.pipeline import run
 from collsim.systems import load_system
 from conftest import names
@@ -117,8 +117,8 @@ def test_a_network_tune_has_no_kind_notes_nor_keys(tmp_path):
     trials = json.loads(_tune(tmp_path, *args, "--trials", "--json").stdout)
     assert all(set(r) == set(t.to_json()) for r in trials)  # a trial's kind part stays out of its JSON
     system = load_system("ring", nodes=8)
-    assert model_for(system).tune_notes(system, []) == [] and model_for(system).tune_fields(system, []) == {}
-    assert KindModel().tune_notes(system, []) == [] and KindModel().tune_fields(system, []) == {}
+    assert view_for(system).tune_notes(system, []) == [] and view_for(system).tune_fields(system, []) == {}
+    assert KindView().tune_notes(system, []) == [] and KindView().tune_fields(system, []) == {}
 
 
 def test_trials_keep_their_kind_part_through_the_store(tmp_path):
@@ -133,5 +133,5 @@ def test_trials_keep_their_kind_part_through_the_store(tmp_path):
     assert cached.from_store == len(cached.trials) and [t.part for t in cached.trials] == [t.part for t in fresh.trials]
     by = {t.algorithm: t.part for t in fresh.trials}
     assert by["pairwise"]["reconfigurations"] == 6 and by["bruck"]["reconfigurations"] == 2
-    assert model_for(fresh.system).tune_notes(fresh.system, cached.trials) == \
-        model_for(fresh.system).tune_notes(fresh.system, fresh.trials)
+    assert view_for(fresh.system).tune_notes(fresh.system, cached.trials) == \
+        view_for(fresh.system).tune_notes(fresh.system, fresh.trials)

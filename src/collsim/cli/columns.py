@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from ..core.units import format_size, format_time
 from ..core.wording import format_number
 from ..kinds.base import Column, models, part_model
+from ..kinds.view import view_for
 from .output import TableColumn, echo, print_table
 
 
@@ -171,7 +172,7 @@ def compare_table(rows: Sequence[Any], *, wide: bool = False) -> None:
     first = rows[0]
     same = {k for k in ("size_bytes", "total_bytes", "nodes", "lower_bound_s")
             if len({getattr(r, k, None) for r in rows}) == 1}
-    from ..core.totals import SIZE_MEANING, describe_size  # the title says what the size is (issue #11)
+    from ..core.totals import SIZE_MEANING, describe_size  # the title says what the size is
     title = f"{first.collective}" + (f" of {describe_size(first.collective, first.nodes, first.size_bytes)}"
                                      if "size_bytes" in same else f" (size {SIZE_MEANING[first.collective][0]})") \
         + f" on {first.system}: " + (f"N={first.nodes}, " if "nodes" in same else "") \
@@ -187,7 +188,7 @@ def compare_table(rows: Sequence[Any], *, wide: bool = False) -> None:
     shown = {c.key for c in cols}
     for model in dict.fromkeys(part_model(r.part) for r in rows):  # each kind's notes on its marks
         if model is not None:
-            caption += model.captions(rows, shown)
+            caption += view_for(model).captions(rows, shown)
     print_table(title, table, caption=caption, keys=keys)
     for r in rows:
         if not r.verified:
@@ -229,7 +230,7 @@ def skipped_rows(rows: Sequence[Any], skips: Sequence[Any]) -> list[dict]:
         if rows:  # the instance's fields (system, collective, size); the algorithm's stay null
             first = rows[0].to_json()
             model = part_model(rows[0].part)
-            keys = INSTANCE_KEYS + (model.instance_keys if model is not None else ())
+            keys = INSTANCE_KEYS + (view_for(model).instance_keys if model is not None else ())
             row.update({k: first[k] for k in keys if k in first})
         row.update(algorithm=name, verified=False, skipped=note)
         if "verification" in row:
@@ -408,7 +409,7 @@ def legend_markdown() -> str:
     for model in models():
         if model.part_class is not None:
             first.setdefault(model.part_class, model)
-    for kind, title in [*((m.name, m.legend_title) for m in first.values()), ("simulate", "simulate")]:
+    for kind, title in [*((m.name, view_for(m).legend_title) for m in first.values()), ("simulate", "simulate")]:
         out.append(f"### {title}\n")
         out.append("| column | key | shown | meaning |\n|---|---|---|---|")
         out += [f"| {h} | `{k}` | {s or 'always'} | {t} |" for h, k, s, t in legend(kind)]

@@ -211,7 +211,7 @@ def verify_cmd(file, out: Output) -> None:
         raise
     from ..cost import block_steps
     from ..core.wording import counted
-    from ..kinds.base import model_for
+    from ..kinds.view import view_for
     from ..pipeline import lower_bound_s
     summary = {"file": file, "algorithm": sched.algorithm, "collective": sched.collective.kind,
                "nodes": sched.system.nodes, **asdict(report), "slots": report.slots,
@@ -220,7 +220,7 @@ def verify_cmd(file, out: Output) -> None:
     blocks = summary["block_steps"]
     facts = [counted(report.steps, "step") + (" (time slot)" if report.steps == 1 else " (time slots)"),
              f"{blocks:.6g} block time{'' if blocks == 1 else 's'}",
-             counted(report.transfers, "transfer"), *model_for(sched.system).report_facts(sched, report)]
+             counted(report.transfers, "transfer"), *view_for(sched.system).report_facts(sched, report)]
     emit_one(out, summary, f"valid: {sched.collective.kind} on {sched.system.kind} N={sched.system.nodes}, "
                            f"{', '.join(facts)}, time {format_time(summary['time_s'])}, "
                            f"bound {format_time(summary['lower_bound_s'])}")

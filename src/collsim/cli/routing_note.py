@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..kinds.base import model_for
+from ..kinds.view import view_for
 
 
 def idle_warning(system: Any, collective: str | None = None) -> str | None:
@@ -40,7 +40,7 @@ def idle_warning(system: Any, collective: str | None = None) -> str | None:
     >>> idle_warning(CustomNetwork(nodes=2, switches=2, link=two), "alltoall") is None
     True
     """
-    notes = model_for(system).system_notes(system, collective)  # the kind says what to warn about
+    notes = view_for(system).system_notes(system, collective)  # the kind says what to warn about
     return notes[0] if notes else None
 
 

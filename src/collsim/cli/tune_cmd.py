@@ -166,7 +166,7 @@ def tune_cmd(system, collective, min_size, max_size, factor, step, total, algori
     from ..experiments.tune import tunable, tune
     from ..experiments.tune_rules import rules_document
     from ..core.wording import counted, format_number
-    from ..kinds.base import model_for
+    from ..kinds.view import view_for
     from .sizes import SizeRequest
     if no_store and store_path is not None:
         raise click.UsageError("--store and --no-store contradict each other")
@@ -216,7 +216,7 @@ def tune_cmd(system, collective, min_size, max_size, factor, step, total, algori
     if all_trials:
         emit(out, [t.to_json() for t in result.trials])
     else:
-        extra = model_for(result.system).tune_fields(result.system, result.trials)  # the kind's, per size
+        extra = view_for(result.system).tune_fields(result.system, result.trials)  # the kind's, per size
         rows = [{**c.to_json(), **extra.get(c.size_bytes, {})} for c in result.choices]
 
         def table() -> None:
@@ -266,10 +266,10 @@ def _notes(result, rules_file, figure_file) -> list[str]:
     """Caption lines: the kind's (:meth:`~collsim.kinds.base.KindModel.tune_notes`), what was never eligible
     and why, what could not be built, the files written."""
     from ..core.wording import counted
-    from ..kinds.base import model_for
+    from ..kinds.view import view_for
     eligible = {t.algorithm for t in result.trials if t.eligible}
     infeasible = sorted({t.algorithm for t in result.trials if t.feasible is False} - eligible)
-    notes = model_for(result.system).tune_notes(result.system, result.trials)
+    notes = view_for(result.system).tune_notes(result.system, result.trials)
     if infeasible:
         notes.append(f"never picked, no physically feasible schedule under the device values: {', '.join(infeasible)}")
     unbuilt = [t for t in result.trials if t.outcome == "could not be built"]

@@ -1,16 +1,15 @@
 """The protocol every kind of system implements, and the lookup from a system to its model.
 
-A *system model* owns everything that differs between kinds of system:
-realising a logical schedule (routing plus channel assignment, reading route
-hints), checking the schedule's resources, timing it with the kind's closed-form
-model, bounding any schedule's time from below, and the kind's part of a result
-row, its column legend, the algorithm tags it accepts, what it supports
-(:data:`CAPABILITIES`, refused elsewhere by one generic :func:`require`), and its
-route format.  A kind is one module of this package that subclasses
-:class:`KindModel` and calls :func:`register_model`; the package imports every
-module in it, so nothing else needs an edit.  The registry itself lives in
-:mod:`collsim.core.plugins`, so layers below this one can ask it.  Nothing outside
-the kinds asks which kind a system is.
+A *system model* holds the physics of a kind of system: realising a logical schedule
+(routing plus channel assignment, reading route hints), checking the schedule's
+resources, timing it with the kind's closed-form model, bounding any schedule's time
+from below, the kind's part of a result row, the algorithm tags it accepts, what it
+supports (:data:`CAPABILITIES`, refused elsewhere by one generic :func:`require`), and
+its route format.  How a kind words its results (legend, captions, notes) is its view
+(:mod:`collsim.kinds.view`).  A kind is one subpackage of :mod:`collsim.kinds` whose
+model subclasses :class:`KindModel` and calls :func:`register_model`; the package
+imports every subpackage, so nothing else needs an edit.  The registry itself lives
+in :mod:`collsim.core.plugins`, so layers below this one can ask it.
 """
 
 from __future__ import annotations
@@ -130,7 +129,6 @@ class SystemModel(Protocol):
 
     name: str
     part_class: type | None
-    legend_title: str
     capabilities: frozenset[str]
     accepts: tuple[str, ...]
     route_format: Any
@@ -177,9 +175,7 @@ class KindModel:
     part_class : type or None
         The frozen dataclass of the kind's result fields, with ``title()`` and ``columns()`` (a
         staticmethod listing :class:`Column`, whose ``text(row)`` gives each cell).  A result's JSON
-        keys are the union of every registered kind's part fields.
-    legend_title : str
-        Section title of the kind's column legend (``collsim compare --explain``, docs/output.md).
+        keys are the common ones and its own part's fields.
     capabilities : frozenset of str
         What the kind supports, from :data:`CAPABILITIES`; :func:`require` refuses the rest.
     accepts : tuple of str
@@ -188,10 +184,6 @@ class KindModel:
     route_format : object or None
         The kind's route class with its schedule-file reader and writer (registered into
         :mod:`collsim.core.plugins` by :func:`register_model`).
-    instance_keys : tuple of str
-        The part's fields that describe the system rather than the result (``wavelengths``): a
-        table shows them in its title (:meth:`part_class.title`), never as columns, and a skipped
-        row copies them from the rows that ran.
 
     Examples
     --------
@@ -209,10 +201,8 @@ class KindModel:
 
     name: str = "abstract"
     part_class: type | None = None
-    legend_title: str = ""
     capabilities: frozenset[str] = frozenset()
     route_format: Any = None
-    instance_keys: tuple[str, ...] = ()
 
     @property
     def accepts(self) -> tuple[str, ...]:
@@ -268,99 +258,6 @@ class KindModel:
     def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> Any:
         """No part (a row with only the common fields)."""
         return None
-
-    def report_facts(self, schedule, report) -> list[str]:
-        """What a verified schedule uses of the resources this kind has, for ``collsim verify``'s line.
-
-        ``collsim verify`` says the slots, block times and transfers every schedule has, then these:
-        the kind states its own facts, so an electrical network's line names no wavelengths.
-
-        Parameters
-        ----------
-        schedule : Schedule
-            The verified schedule.
-        report : VerifyReport
-            Its verification report.
-
-        Returns
-        -------
-        list of str
-            Counted phrases (``["2 wavelengths", "1 reconfiguration"]`` on an optical ring, ``["3
-            reconfigurations"]`` on an optical circuit switch; :func:`collsim.core.wording.counted`); none by default.
-
-        Examples
-        --------
-        >>> import collsim
-        >>> s = collsim.build("ring", "paper", "allgather", 1024, nodes=4)
-        >>> model_for(s.system).report_facts(s, collsim.verify(s))
-        ['1 wavelength', '1 reconfiguration']
-        >>> s = collsim.build("ring", "ring", "allgather", 1024, nodes=4)
-        >>> model_for(s.system).report_facts(s, collsim.verify(s))
-        []
-        """
-        return []
-
-    def system_notes(self, system, collective: str | None = None) -> list[str]:
-        """Warnings about a system that commands print before its results (none by default).
-
-        Parameters
-        ----------
-        system : System
-            A system of this kind.
-        collective : str, optional
-            Canonical collective name, for the wording.
-
-        Returns
-        -------
-        list of str
-            One line each (``collsim compare`` and ``topology`` print the first).
-        """
-        return []
-
-    def captions(self, rows, keys) -> list[str]:
-        """Notes under a comparison table of this kind's rows (what a mark in a cell means).
-
-        Parameters
-        ----------
-        rows : sequence of Result
-            The table's rows.
-        keys : set of str
-            The keys of the columns the table shows.
-
-        Returns
-        -------
-        list of str
-            One line per note; none by default.
-        """
-        return []
-
-    def tune_fields(self, system, trials) -> dict[int, dict[str, Any]]:
-        """What this kind adds, per size, to ``collsim tune``'s rows (``--format json`` and csv).
-
-        Parameters
-        ----------
-        system : System
-            The tuned system, of this kind.
-        trials : sequence of Trial
-            Every trial (:class:`~collsim.experiments.tune.Trial`); ``trial.part`` holds the row's fields
-            of :attr:`part_class`, also when read back from tune's results store.
-
-        Returns
-        -------
-        dict
-            Size in bytes -> ``{key: JSON-able value}``; none by default.
-        """
-        return {}
-
-    def tune_notes(self, system, trials) -> list[str]:
-        """Notes this kind prints under ``collsim tune``'s table (parameters as :meth:`tune_fields`).
-
-        Returns
-        -------
-        list of str
-            One line per note; none by default.
-        """
-        return []
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

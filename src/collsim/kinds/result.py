@@ -19,8 +19,8 @@ class Result:
     ``slots`` counts physical time slots; ``block_steps`` is the time in the papers'
     unit (one block on one channel, :func:`collsim.cost.block_steps`) and is what
     ``paper_steps`` compares with.  The part's fields read as attributes of the row
-    (``r.feasible``, ``r.simulated_time_s``); :meth:`to_json` flattens them, gives
-    the other kind's keys as null, and keeps ``steps`` as an alias of ``slots``.
+    (``r.feasible``, ``r.simulated_time_s``; another kind's field reads as None); :meth:`to_json`
+    flattens them, with no other kind's keys, and keeps ``steps`` as an alias of ``slots``.
     Times are seconds, bandwidths bytes/s.
 
     Parameters
@@ -72,8 +72,8 @@ class Result:
     >>> r = run("ring", load_system("ring", nodes=4), "allgather", 1024)
     >>> r.verified, r.slots, type(r.part).__name__, r.max_link_load, r.wavelengths
     (True, 3, 'NetworkPart', 1, None)
-    >>> r.to_json()["steps"], r.to_json()["wavelengths"]
-    (3, None)
+    >>> r.to_json()["steps"], "wavelengths" in r.to_json()
+    (3, False)
     """
 
     algorithm: str
@@ -122,10 +122,11 @@ class Result:
         raise AttributeError(name)
 
     def to_json(self) -> dict[str, Any]:
-        """The row as a JSON-able dict (every key of every kind's part; the other kinds' are null)."""
+        """The row as a JSON-able dict: the common keys and its own kind's part, no other kind's keys
+        (so registering a kind changes no other kind's output; tables and CSV take the union of the
+        rows they print)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "part"}
         out["steps"] = self.slots
-        out.update(dict.fromkeys(part_keys()))
         if self.part is not None:
             out.update(asdict(self.part))
         return out

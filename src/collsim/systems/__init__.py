@@ -188,7 +188,7 @@ def load_system(spec: str | os.PathLike | System, **overrides: Any) -> System:
     collsim.core.errors.UnknownNameError: unknown system 'toruss'; did you mean torus? ...
     """
     if isinstance(spec, SystemOptions):  # a system with its options, stated once (the command line's)
-        return load_system(spec.system, **{**spec.overrides(), **{k: v for k, v in overrides.items() if v is not None}})
+        spec, overrides = spec.system, {**spec.overrides(), **{k: v for k, v in overrides.items() if v is not None}}
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if isinstance(spec, System):
         desc = spec.describe()

@@ -10,5 +10,6 @@ Importing any module of this package registers the kind (:mod:`.model`).
 
 from .system import Hierarchical
 from .model import HierarchicalModel, HierarchicalPart
+from .view import HierarchicalView
 
-__all__ = ["Hierarchical", "HierarchicalModel", "HierarchicalPart"]
+__all__ = ["HierarchicalView", "Hierarchical", "HierarchicalModel", "HierarchicalPart"]

@@ -201,8 +201,6 @@ class HierarchicalModel(NetworkModel):
 
     name = "hierarchical"
     part_class = HierarchicalPart
-    legend_title = "compare on hierarchical systems"
-    instance_keys = (*NetworkModel.instance_keys, "hierarchy")
 
     @property
     def accepts(self) -> tuple[str, ...]:

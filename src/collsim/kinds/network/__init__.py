@@ -12,6 +12,7 @@ Importing any module of this package registers the kind (:mod:`.model`) and its 
 
 from .network import LinkTable, Network
 from .model import NetworkModel, NetworkPart
+from .view import NetworkView
 from .custom import CustomNetwork
 from .electrical import Line, Ring, Star
 from .fat_tree import FatTree
@@ -19,5 +20,5 @@ from .hypercube import Hypercube
 from .mesh_torus import Mesh, Torus
 from .mlfm import MLFM
 
-__all__ = ["CustomNetwork", "FatTree", "Hypercube", "Line", "LinkTable", "MLFM", "Mesh", "Network", "NetworkModel",
+__all__ = ["NetworkView", "CustomNetwork", "FatTree", "Hypercube", "Line", "LinkTable", "MLFM", "Mesh", "Network", "NetworkModel",
            "NetworkPart", "Ring", "Star", "Torus"]

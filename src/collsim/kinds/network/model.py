@@ -51,8 +51,8 @@ class NetworkPart:
     time_model : str
         Which closed form ``alpha_beta_time_s`` is.
     min_link_bandwidth_bytes_per_s, max_link_bandwidth_bytes_per_s : float or None
-        The least and the most bandwidth of any link (:func:`link_ranges`; None, in a row stored before
-        issue 31: the default above).
+        The least and the most bandwidth of any link (:func:`link_ranges`; None in a row
+        stored without them: the default above).
     min_link_latency_s, max_link_latency_s : float or None
         The least and the most latency of any link.
 
@@ -288,10 +288,7 @@ class NetworkModel(KindModel):
 
     name = "network"
     part_class = NetworkPart
-    legend_title = "compare on electrical networks"
     capabilities = frozenset({"flow-simulation", "msccl", "simgrid", "smpi-replay", "trace-network", "mpi"})
-    instance_keys = ("link_bandwidth_bytes_per_s", "link_latency_s", "min_link_bandwidth_bytes_per_s",
-                     "max_link_bandwidth_bytes_per_s", "min_link_latency_s", "max_link_latency_s")
     route_format = LINK_FORMAT
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
@@ -335,7 +332,6 @@ class NetworkModel(KindModel):
             return Timing(float(closed), "alpha-beta (closed form)")
         return Timing(alpha_beta_time_s(schedule), "alpha-beta (schedule)")
 
-
     def answer_time_s(self, schedule, closed: Timing) -> float:
         """The flow simulator's time (bulk mode): the alpha-beta estimate ``closed`` can be below the bound.
 
@@ -361,18 +357,6 @@ class NetworkModel(KindModel):
     def realised_facts(self, schedule) -> dict[str, Any]:
         """``steps`` of the realised schedule (networks never reconfigure)."""
         return {"steps": schedule.num_steps, "reconfigurations": 0}
-
-    def system_notes(self, system, collective=None) -> list[str]:
-        """The switches or links the routing leaves idle (:func:`idle_note`), if any."""
-        note = idle_note(system, collective)
-        return [note] if note else []
-
-    def captions(self, rows, keys) -> list[str]:
-        """What the alpha-beta time's dagger means, when a shown one has it."""
-        if "alpha_beta_time_s" in keys and any(below_bound(r) for r in rows):
-            return ["\u2020 below the lower bound: the alpha-beta estimate ignores that flows share links, "
-                    "so no schedule reaches it; the answer (time_s) is the simulated time"]
-        return []
 
     def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> NetworkPart:
         """Link parameters, link load, the alpha-beta estimate and the flow-simulated time (the row's answer)."""

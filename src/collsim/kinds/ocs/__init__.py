@@ -10,5 +10,6 @@ Importing any module of this package registers the kind (:mod:`.model`).
 
 from .system import OCS
 from .model import OCSModel, OCSPart, ocs_lower_bound_s
+from .view import OCSView
 
-__all__ = ["OCS", "OCSModel", "OCSPart", "ocs_lower_bound_s"]
+__all__ = ["OCSView", "OCS", "OCSModel", "OCSPart", "ocs_lower_bound_s"]

@@ -32,10 +32,8 @@ from ...core.errors import ResourceError, UnsupportedError
 from ...core.units import format_bandwidth, format_time
 from ...cost.bounds import traffic_bound
 from .system import OCS, group_phases, ocs_time_s
-from ...core.wording import counted
 from ..base import Column, Timing, register_model
 from ..network.model import NetworkModel, NetworkPart
-from .notes import crossover_notes, crossovers_by_size, trial_entries
 from .paths import moore_diameter, moore_distance_sum, spread_rounds
 
 __all__ = ["OCS", "OCSBound", "OCSModel", "OCSPart", "bound_terms", "moore_diameter", "moore_distance_sum",
@@ -276,9 +274,7 @@ class OCSModel(NetworkModel):
 
     name = "ocs"
     part_class = OCSPart
-    legend_title = "compare on optical circuit switches"
     capabilities = frozenset({"flow-simulation", "mpi"})  # ranks run the data flow; circuits are not emulated
-    instance_keys = (*NetworkModel.instance_keys, "ports", "reconfiguration_s")
 
     @property
     def accepts(self) -> tuple[str, ...]:
@@ -334,21 +330,6 @@ class OCSModel(NetworkModel):
         reconf = int(self.phases(schedule)[-1]) if schedule.num_steps else 0
         return super().answer_time_s(schedule, closed) + reconf * schedule.system.reconfiguration_s
 
-    def captions(self, rows, keys) -> list[str]:
-        """Under a table: per size, the fastest row as r grows from 4 ns to 10 ms (exact; ocs-auto left out)."""
-        return crossover_notes(crossovers_by_size((r.size_bytes, r.algorithm, r.time_s, r.part.reconfigurations,
-                                                   r.part.reconfiguration_time_s) for r in rows if r.time_s is not None
-                                                  and isinstance(r.part, OCSPart) and r.algorithm != "ocs-auto"))
-
-    def tune_fields(self, system, trials) -> dict[int, dict[str, Any]]:
-        """Per size, ``crossovers``: ``[from_s, to_s, choice]`` as :meth:`captions` finds them among eligible trials."""
-        spans = crossovers_by_size(trial_entries(trials))
-        return {size: {"crossovers": [list(s) for s in runs]} for size, runs in spans.items()}
-
-    def tune_notes(self, system, trials) -> list[str]:
-        """:meth:`tune_fields` as :meth:`captions` words them, a line for every size (one winner: "throughout")."""
-        return crossover_notes({s: f["crossovers"] for s, f in self.tune_fields(system, trials).items()}, every=True)
-
     def lower_bound_s(self, system, collective) -> float:
         """Bandwidth, circuit-hop latency and reconfiguration (:func:`ocs_lower_bound_s`)."""
         return ocs_lower_bound_s(system, collective)
@@ -356,10 +337,6 @@ class OCSModel(NetworkModel):
     def bound_certificate(self, system, collective) -> OCSBound:
         """The binding number of configurations and term (:func:`ocs_bound`), not the network's cut."""
         return ocs_bound(system, collective)
-
-    def report_facts(self, schedule, report) -> list[str]:
-        """The switch's reconfigurations (phases - 1)."""
-        return [counted(self.realised_facts(schedule)["reconfigurations"], "reconfiguration")]
 
     def realised_facts(self, schedule) -> dict[str, Any]:
         """``steps`` and ``reconfigurations`` (phases - 1) of the realised schedule."""

@@ -11,5 +11,6 @@ always finds its model.
 
 from .system import OpticalRing
 from .model import OpticalPart, OpticalRingModel
+from .view import OpticalRingView
 
-__all__ = ["OpticalPart", "OpticalRing", "OpticalRingModel"]
+__all__ = ["OpticalRingView", "OpticalPart", "OpticalRing", "OpticalRingModel"]

@@ -22,7 +22,7 @@ from .physical import check_schedule
 from .rwa import realize_ring
 from .system import OpticalRing
 from ...verify.resources import verify_ring_resources
-from ...core.wording import counted, format_number
+from ...core.wording import format_number
 from ..base import Column, KindModel, Timing, register_model
 
 
@@ -163,9 +163,7 @@ class OpticalRingModel(KindModel):
 
     name = "optical-ring"
     part_class = OpticalPart
-    legend_title = "compare on optical rings"
     capabilities = frozenset({"trace-lightpaths", "physical-layer", "mpi"})
-    instance_keys = ("wavelengths", "fibers")
     route_format = RING_FORMAT
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
@@ -202,7 +200,6 @@ class OpticalRingModel(KindModel):
         """collsim's optical step model (:func:`collsim.kinds.optical_ring.cost.step_times`)."""
         return Timing(step_times(schedule).total_s, "optical-step")
 
-
     def answer_time_s(self, schedule, closed: Timing) -> float:
         """The optical step model's time: it charges every slot the bound counts."""
         return closed.time_s
@@ -211,23 +208,10 @@ class OpticalRingModel(KindModel):
         """Channel-capacity bound (:func:`collsim.kinds.optical_ring.bound.optical_lower_bound_s`)."""
         return optical_lower_bound_s(system, collective)
 
-    def report_facts(self, schedule, report) -> list[str]:
-        """The wavelengths the schedule uses, and its reconfigurations if any."""
-        reconf = self.realised_facts(schedule)["reconfigurations"]
-        used = counted(report.wavelengths_used, "wavelength")
-        return [used, counted(reconf, "reconfiguration")] if reconf else [used]
-
     def realised_facts(self, schedule) -> dict[str, Any]:
         """``steps`` (slots) and ``reconfigurations`` of the realised schedule."""
         return {"steps": schedule.num_steps,
                 "reconfigurations": int(step_times(schedule).reconfigured.sum())}
-
-    def captions(self, rows, keys) -> list[str]:
-        """What the efficiency's * means, when a shown efficiency has one."""
-        if "efficiency" in keys and any(r.feasible is False for r in rows):
-            return ["* infeasible (feasible: no): lightpaths beyond the physical layer's reach, so this "
-                    "efficiency is not attainable as built"]
-        return []
 
     def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> OpticalPart:
         """Paper model, physical feasibility and channel use of a verified schedule."""
