@@ -1,4 +1,4 @@
-"""Count the branches on a collective's name in collsim's source (issue 23).
+"""Count the branches on a collective's name in collsim's source.
 
 Run:            python benchmarks/collective_branches.py [SOURCE_ROOT] [--list] [--json]
 Before/after:   git worktree add /tmp/base-b 8db759e

@@ -1,4 +1,4 @@
-"""MPI benchmark (issue #14): collsim's ring all-gather and all-reduce against MPICH's own collectives.
+"""MPI benchmark: collsim's ring all-gather and all-reduce against MPICH's own collectives.
 
 Run:    python benchmarks/mpi_bench.py                 8 ranks, 64 KiB .. 16 MiB (x4), the table of ratios
         python benchmarks/mpi_bench.py --smoke         2 ranks, 64 KiB .. 256 KiB, 2 iterations (a few seconds)
@@ -78,7 +78,7 @@ def mpi_ring_ratios(smoke: bool = False, ranks: int = 8, iterations: int = 20, w
             "within_target": all(v <= TARGET_RATIO for v in largest_median.values())}
 
 
-REFUSALS = {  # runs whose buffers would not fit, each refused before it starts (issue 31): (arguments, environment)
+REFUSALS = {  # runs whose buffers would not fit, each refused before it starts: (arguments, environment)
     "mpi": (["mpi", "ring", "--system", "star", "-n", "2", "-c", "allreduce", "-s", "64GiB"], {}),
     "validate": (["validate", "--sizes", "64GiB"], {}),
     "calibrate": (["calibrate", "--sizes", "1B,1GiB"], {"COLLSIM_MEMORY_LIMIT": "512MiB"}),

@@ -1,6 +1,6 @@
-"""Prediction benchmark (issue 25): after calibration on this machine, how far are the predictions from real MPI runs?
+"""Prediction benchmark: after calibration on this machine, how far are the predictions from real MPI runs?
 
-Run:    python benchmarks/prediction_bench.py                2 and 4 ranks, 3 runs each, the issue's 24 rows
+Run:    python benchmarks/prediction_bench.py                2 and 4 ranks, 3 runs each, 24 rows
         python benchmarks/prediction_bench.py --runs 1 2     one run on 2 ranks
         python benchmarks/prediction_bench.py --smoke        2 ranks, a small calibration, 1 row (seconds)
         python benchmarks/prediction_bench.py --json         the workload's record, as benchmarks/run.py prints it

@@ -15,7 +15,7 @@ Before/after:   python benchmarks/run.py --against 8db759e [--repeat 3] [workloa
                 any workload is more than 10 % slower: one run, so both sides see the same machine load)
 
 Each workload runs in its own interpreter so that its peak resident memory
-(ru_maxrss) is its own.  Targets (issue #2, this 2-core machine): default
+(ru_maxrss) is its own.  Targets (this 2-core machine): default
 compare < 15 s; OSM at N=1024 (about a million lightpaths) < 20 s and 2 GiB;
 cost growing no faster than lightpaths x log.
 """
@@ -114,17 +114,17 @@ def ne_4096() -> dict:
     return _build_verify("ne", 4096)
 
 
-@workload("wrht-4096", "< 3 s (issue #3)")
+@workload("wrht-4096", "< 3 s")
 def wrht_4096() -> dict:
     return {"allreduce": _build_verify("wrht", 4096, "allreduce"), "allgather": _build_verify("wrht", 4096)}
 
 
-@workload("optree-4096", "< 5 s incl. exact search (issue #3)")
+@workload("optree-4096", "< 5 s incl. exact search")
 def optree_4096() -> dict:
     return _build_verify("optree", 4096)
 
 
-@workload("compare-2048", "< 30 s, every optical algorithm (issue #3)")
+@workload("compare-2048", "< 30 s, every optical algorithm")
 def compare_2048() -> dict:
     exe = Path(sys.executable).parent / "collsim"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
@@ -151,19 +151,19 @@ def _simulate(alg: str, system, collective: str, size: str) -> dict:
             "simulate_s": t3 - t2, "simulated_time_s": r.total_time_s, "max_link_load": r.max_link_load}
 
 
-@workload("sim-ne-ring-1024", "< 5 s (issue #4)")
+@workload("sim-ne-ring-1024", "< 5 s")
 def sim_ne_ring() -> dict:
     from collsim.kinds.network.electrical import Ring
     return _simulate("ne", Ring(nodes=_n(1024, 16)), "allgather", "1MiB")
 
 
-@workload("sim-ne-ring-2048", "build + verify + simulate < 1.5 s, < 300 MiB (issue #10)")
+@workload("sim-ne-ring-2048", "build + verify + simulate < 1.5 s, < 300 MiB")
 def sim_ne_ring_2048() -> dict:
     from collsim.kinds.network.electrical import Ring
     return _simulate("ne", Ring(nodes=_n(2048, 16)), "allgather", "1MiB")
 
 
-@workload("trace-ne-ring-1024", "simulate + --trace of NE all-gather, Ring(1024), 1 MiB: trace < 10 s, < 512 MiB (issue #15)")
+@workload("trace-ne-ring-1024", "simulate + --trace of NE all-gather, Ring(1024), 1 MiB: trace < 10 s, < 512 MiB")
 def trace_ne_ring() -> dict:
     import tempfile
 
@@ -183,19 +183,19 @@ def trace_ne_ring() -> dict:
             "file_mib": out.size_bytes / 2**20}
 
 
-@workload("sim-pairwise-fattree-1024", "build + verify + simulate < 5 s (issue #10)")
+@workload("sim-pairwise-fattree-1024", "build + verify + simulate < 5 s")
 def sim_pairwise_fattree() -> dict:
     from collsim.kinds.network.fat_tree import FatTree
     return _simulate("pairwise", FatTree.from_options(nodes=_n(1024, 16)), "alltoall", "64KiB")
 
 
-@workload("sim-pairwise-fattree-4096", "build + verify + simulate < 60 s, < 8 GiB (issue #10)")
+@workload("sim-pairwise-fattree-4096", "build + verify + simulate < 60 s, < 8 GiB")
 def sim_pairwise_fattree_4096() -> dict:
     from collsim.kinds.network.fat_tree import FatTree
     return _simulate("pairwise", FatTree.from_options(nodes=_n(4096, 32)), "alltoall", "64KiB")
 
 
-@workload("msccl-alltoall-64", "pairwise all-to-all, 64 ranks on a star: MSCCL XML export + import + verify (issue #15)")
+@workload("msccl-alltoall-64", "pairwise all-to-all, 64 ranks on a star: MSCCL XML export + import + verify")
 def msccl_alltoall_64() -> dict:
     import os
     import tempfile
@@ -216,22 +216,22 @@ def msccl_alltoall_64() -> dict:
             "export_s": t1 - t0, "import_verify_s": t2 - t1, "imported_steps": got.schedule.num_steps}
 
 
-@workload("osm-4096", "build + verify < 30 s (issue #10)")
+@workload("osm-4096", "build + verify < 30 s")
 def osm_4096() -> dict:
     return _build_verify("osm", 4096)
 
 
-@workload("ring-stripe-1024", "ring -p stripe=64, N=1024, w=64: build + verify < 5 s (issue #10)")
+@workload("ring-stripe-1024", "ring -p stripe=64, N=1024, w=64: build + verify < 5 s")
 def ring_stripe_1024() -> dict:
     return _build_verify("ring", 1024, stripe=64)
 
 
-@workload("striped-allgather-4096", "striped-ring all-gather, N=4096, w=64: build + verify < 30 s (issue #13)")
+@workload("striped-allgather-4096", "striped-ring all-gather, N=4096, w=64: build + verify < 30 s")
 def striped_allgather_4096() -> dict:
     return _build_verify("striped-ring", 4096)
 
 
-@workload("striped-stages-4096", "striped-stages all-gather (default radices), N=4096, w=64: build + verify < 30 s (issue #13)")
+@workload("striped-stages-4096", "striped-stages all-gather (default radices), N=4096, w=64: build + verify < 30 s")
 def striped_stages_4096() -> dict:
     return _build_verify("striped-stages", 4096)
 
@@ -245,7 +245,7 @@ def _cli(*args: str) -> tuple[subprocess.CompletedProcess, float]:
     return proc, time.perf_counter() - t0
 
 
-@workload("compare-allreduce-4096", "collsim compare -n 4096 -c allreduce: completes, < 4 GiB (issue 21)")
+@workload("compare-allreduce-4096", "collsim compare -n 4096 -c allreduce: completes, < 4 GiB")
 def compare_allreduce_4096() -> dict:
     proc, wall = _cli("compare", "-n", str(_n(4096, 16)), "-c", "allreduce", "--json")
     if proc.returncode != 0:
@@ -256,7 +256,7 @@ def compare_allreduce_4096() -> dict:
             "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
-@workload("striped-billion-wavelengths", "collsim compare -n 16 -w 1000000000: < 2 s, < 100 MiB (issue 21)")
+@workload("striped-billion-wavelengths", "collsim compare -n 16 -w 1000000000: < 2 s, < 100 MiB")
 def striped_billion_wavelengths() -> dict:
     proc, wall = _cli("compare", "-n", "16", "-w", "1000000000", "--json")
     if proc.returncode != 0:
@@ -267,7 +267,7 @@ def striped_billion_wavelengths() -> dict:
             "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
-@workload("msccl-refuse-5000", "export msccl ring, star, N=5000, all-reduce: refused naming --max-steps, < 2 s (issue 21)")
+@workload("msccl-refuse-5000", "export msccl ring, star, N=5000, all-reduce: refused naming --max-steps, < 2 s")
 def msccl_refuse_5000() -> dict:
     import tempfile
     with tempfile.TemporaryDirectory() as d:
@@ -278,7 +278,7 @@ def msccl_refuse_5000() -> dict:
     return {"wall_s": wall, "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
-@workload("torus-64x64", "torus-striped all-gather on a 64x64 optical torus (4096 nodes), w=64: build + verify (issue #13)")
+@workload("torus-64x64", "torus-striped all-gather on a 64x64 optical torus (4096 nodes), w=64: build + verify")
 def torus_64x64() -> dict:
     import collsim
     from collsim.systems import load_system
@@ -293,7 +293,7 @@ def torus_64x64() -> dict:
             "verify_s": t2 - t1}
 
 
-@workload("ring-alltoall-512", "striped-relay-alltoall, N=512, w=64, 4 MiB: build + verify, at the bisection bound (issue #13)")
+@workload("ring-alltoall-512", "striped-relay-alltoall, N=512, w=64, 4 MiB: build + verify, at the bisection bound")
 def ring_alltoall_512() -> dict:
     import collsim
     from collsim.pipeline import evaluate
@@ -308,7 +308,7 @@ def ring_alltoall_512() -> dict:
             "feasible": row.feasible}
 
 
-@workload("tune-paper-64", "collsim tune, paper N=64 all-gather, 32KB..4GiB x4: fresh store < 60 s, rerun from the store (issue #13)")
+@workload("tune-paper-64", "collsim tune, paper N=64 all-gather, 32KB..4GiB x4: fresh store < 60 s, rerun from the store")
 def tune_paper_64() -> dict:
     import tempfile
     exe = Path(sys.executable).parent / "collsim"
@@ -328,7 +328,7 @@ def tune_paper_64() -> dict:
     return out
 
 
-@workload("reproduce-beyond", "collsim reproduce beyond --jobs 2: best feasible schedule >= 5x OpTree at every seed-004 grid point, all-reduce efficiency >= 0.83 (issue #13); peak <= 4 GiB, every build in a process of its own (issue 21)")
+@workload("reproduce-beyond", "collsim reproduce beyond --jobs 2: best feasible schedule >= 5x OpTree at every seed-004 grid point, all-reduce efficiency >= 0.83; peak <= 4 GiB, every build in a process of its own")
 def reproduce_beyond() -> dict:
     import csv
     import tempfile
@@ -353,7 +353,7 @@ def reproduce_beyond() -> dict:
             "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
-@workload("mpi-ring-8", "collsim mpi ring all-gather and all-reduce, 8 ranks: ratio to MPICH <= 1.5 at 16 MiB (issue #14)",
+@workload("mpi-ring-8", "collsim mpi ring all-gather and all-reduce, 8 ranks: ratio to MPICH <= 1.5 at 16 MiB",
           needs=("mpiexec", "mpi4py"))
 def mpi_ring_8() -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -362,7 +362,7 @@ def mpi_ring_8() -> dict:
 
 
 @workload("mpi-refuse-64gib", "mpiexec -n 2 collsim mpi -s 64GiB, validate --sizes 64GiB, calibrate beyond "
-                             "COLLSIM_MEMORY_LIMIT: each refused with its estimate, < 2 s, < 300 MiB a rank (issue 31)",
+                             "COLLSIM_MEMORY_LIMIT: each refused with its estimate, < 2 s, < 300 MiB a rank",
           needs=("mpiexec", "mpi4py"))
 def mpi_refuse_64gib() -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -371,7 +371,7 @@ def mpi_refuse_64gib() -> dict:
 
 
 @workload("predict-calibrated", "after collsim calibrate --model loggp-piecewise: median-iteration prediction error "
-                               "<= 15 % geometric mean, <= 40 % largest, over 24 rows on 2 and 4 ranks (issue 25)",
+                               "<= 15 % geometric mean, <= 40 % largest, over 24 rows on 2 and 4 ranks",
           needs=("mpiexec", "mpi4py"))
 def predict_calibrated() -> dict:
     """``benchmarks/prediction_bench.py``: collsim validate on 2 and 4 ranks, 3 runs each (smoke: 1 row, 2 ranks)."""
@@ -383,7 +383,7 @@ def predict_calibrated() -> dict:
     return rec
 
 
-@workload("osm-1024-npz", "save + load + verify of the .npz file < 3 s (issue #10)")
+@workload("osm-1024-npz", "save + load + verify of the .npz file < 3 s")
 def osm_1024_npz() -> dict:
     import tempfile
 
@@ -404,7 +404,7 @@ def osm_1024_npz() -> dict:
             "verify_s": t3 - t2, "save_load_verify_s": t3 - t0}
 
 
-@workload("cli-version", "collsim --version whole process < 0.25 s (issue #10)")
+@workload("cli-version", "collsim --version whole process < 0.25 s")
 def cli_version() -> dict:
     exe = Path(sys.executable).parent / "collsim"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "collsim"]
@@ -417,7 +417,7 @@ def cli_version() -> dict:
     return {"median_s": walls[len(walls) // 2], "min_s": walls[0], "max_s": walls[-1]}
 
 
-@workload("mlfm-congestion-2-8", "< 60 s (issue #5)")
+@workload("mlfm-congestion-2-8", "< 60 s")
 def mlfm_table() -> dict:
     from collsim.experiments.mlfm_congestion import congestion_table
     rows = congestion_table(range(2, _n(9, 4)))
@@ -425,7 +425,7 @@ def mlfm_table() -> dict:
             "congestion_free_iff_corrected": all(r["ok_iff_correct"] for r in rows)}
 
 
-@workload("mlfm-d18", "< 60 s (issue #5)")
+@workload("mlfm-d18", "< 60 s")
 def mlfm_d18() -> dict:
     from collsim.experiments.mlfm_congestion import check_selection
     d = _n(18, 3)
@@ -434,7 +434,7 @@ def mlfm_d18() -> dict:
             "congestion_free": r.congestion_free}
 
 
-@workload("optree-search-4096", "OpTree's tree search alone, N=4096, w=64, 4 MiB: < 3 s, 352 steps (issue #3)")
+@workload("optree-search-4096", "OpTree's tree search alone, N=4096, w=64, 4 MiB: < 3 s, 352 steps")
 def optree_search_4096() -> dict:
     from collsim.algorithms.optree import search_tree
     from collsim.kinds.optical_ring import OpticalRing
@@ -461,7 +461,7 @@ def duplicates_1m() -> dict:
             "found": found == (at, int(idx[ptr[at]]))}
 
 
-@workload("cli-coverage", "tests/test_cli_coverage.py's in-process run of every CLI case under coverage: < 30 s (issue #10)")
+@workload("cli-coverage", "tests/test_cli_coverage.py's in-process run of every CLI case under coverage: < 30 s")
 def cli_coverage() -> dict:
     import tempfile
     script = Path(__file__).resolve().parents[1] / "tests" / "test_cli_coverage.py"
@@ -473,7 +473,7 @@ def cli_coverage() -> dict:
 
 
 @workload("reproduce-all", "collsim reproduce all at default settings (--jobs = cores available): first run <= 5 min "
-                          "and <= 4 GiB, a second run into the same folder <= 30 s (issue 24; idle 2-core machine)")
+                          "and <= 4 GiB, a second run into the same folder <= 30 s (idle 2-core machine)")
 def reproduce_all_papers() -> dict:
     """Both runs of ``collsim reproduce all`` at its defaults (whole process), into one folder; ``--quick`` when smoke.
 
@@ -502,7 +502,7 @@ def reproduce_all_papers() -> dict:
     return out
 
 
-@workload("sweep-grid", "a 120-point sweep into a fresh store, --jobs 2; the rerun skips every point (issue #12)")
+@workload("sweep-grid", "a 120-point sweep into a fresh store, --jobs 2; the rerun skips every point")
 def sweep_grid() -> dict:
     """``collsim sweep`` of a 120-point grid (2 systems x 2 N x 4 sizes x 2 collectives x algorithms), twice."""
     import tempfile
@@ -544,7 +544,7 @@ SMPI_CFG = ["--cfg=smpi/bw-factor:0:1", "--cfg=smpi/lat-factor:0:1", "--cfg=netw
             "--cfg=smpi/simulate-computation:no", "--cfg=smpi/wtime:0"]
 
 
-@workload("startup-vs-smpi", "collsim simulate (16 nodes) faster than smpirun -np 16 (issue item 7)")
+@workload("startup-vs-smpi", "collsim simulate (16 nodes) faster than smpirun -np 16")
 def startup_vs_smpi() -> dict:
     """Whole-process wall time, median of 5 (interleaved): NE all-gather of 1 MiB on a 16-node ring.
 
@@ -598,7 +598,7 @@ def startup_vs_smpi() -> dict:
     return out
 
 
-@workload("smpi-crosscheck-64", "collsim simulate(mode='rank') within 0.1 % of SMPI, 64 ranks, 4 KiB and 1 MiB (issue #15)")
+@workload("smpi-crosscheck-64", "collsim simulate(mode='rank') within 0.1 % of SMPI, 64 ranks, 4 KiB and 1 MiB")
 def smpi_crosscheck_64() -> dict:
     """The symmetric workloads of tests/test_smpi_crosscheck.py on 64 ranks (benchmarks/smpi/crosscheck_table.py)."""
     import shutil
@@ -614,7 +614,7 @@ def smpi_crosscheck_64() -> dict:
 
 
 @workload("synth-tacos", "all-gather >= 0.99 of the bound (32x32 mesh >= 0.98), faster than TACOS; <= 1 s up to 64 "
-                         "nodes, 32x32 <= 10 s (issue 22)")
+                         "nodes, 32x32 <= 10 s")
 def synth_tacos() -> dict:
     """``collsim.synthesize`` on TACOS's test topologies (benchmarks/synthesis.py; smoke: the 3x3x3 torus, packed
     by its translations in about 1 s: the 5x5 mesh's timing programmes take 8-20 s)."""
@@ -629,7 +629,7 @@ def synth_tacos() -> dict:
 
 
 @workload("synth-switched", "all-gather, reduce-scatter >= 0.99 and all-reduce >= 0.97 of the bound on a star, a "
-                            "1024-host fat tree and MLFM d = 6 (issue 22)")
+                            "1024-host fat tree and MLFM d = 6")
 def synth_switched() -> dict:
     """``benchmarks/synthesis.py`` on the switched networks (overlays; smoke: the 64-host star's all-gather)."""
     sys.path.insert(0, str(Path(__file__).parent))
@@ -639,7 +639,7 @@ def synth_switched() -> dict:
     return {"cases": got, "min_efficiency": min(r["efficiency"] for r in got), "all_verified": all(r["verified"] for r in got)}
 
 
-@workload("synth-small", "at 1 KiB per node never slower than the best textbook algorithm (issue 22)")
+@workload("synth-small", "at 1 KiB per node never slower than the best textbook algorithm")
 def synth_small() -> dict:
     """``benchmarks/synthesis.py --small``: every case and collective (smoke: the 3x3x3 torus's all-gather)."""
     sys.path.insert(0, str(Path(__file__).parent))
@@ -649,7 +649,7 @@ def synth_small() -> dict:
     return {"cases": got, "not_slower": sum(r["not_slower"] for r in got), "of": len(got)}
 
 
-@workload("synth-4096", "64x64 mesh all-gather synthesized in <= 120 s and < 8 GiB (issue 22)")
+@workload("synth-4096", "64x64 mesh all-gather synthesized in <= 120 s and < 8 GiB")
 def synth_4096() -> dict:
     """``benchmarks/synthesis.py mesh64x64`` in its own process (smoke: the 3x3x3 torus, same code path)."""
     return _script("synthesis.py", "--collectives", "allgather", "torus3x3x3" if SMOKE else "mesh64x64")
@@ -663,20 +663,20 @@ def _script(name: str, *args: str) -> dict:
     return {"lines": proc.stdout.strip().splitlines(), "script_wall_s": time.perf_counter() - t0}
 
 
-@workload("exact-cut", "exact all-gather cut bound with certificate: 64x64 mesh and 16^3 torus < 1 s (issue 22)")
+@workload("exact-cut", "exact all-gather cut bound with certificate: 64x64 mesh and 16^3 torus < 1 s")
 def exact_cut() -> dict:
     """``benchmarks/exact_cut.py``: every instance (smoke: those up to 100 vertices, once each)."""
     return _script("exact_cut.py", *(["--smoke"] if SMOKE else []))
 
 
-@workload("synth-alltoall", "all-to-all >= 0.95 of the max-concurrent-flow bound (issue 22)")
+@workload("synth-alltoall", "all-to-all >= 0.95 of the max-concurrent-flow bound")
 def synth_alltoall() -> dict:
     """``benchmarks/synth_alltoall.py``: 8x8 and 4x4x4 tori, 128-host fat tree (smoke: a 16-node ring)."""
     return _script("synth_alltoall.py", *(("ring16",) if SMOKE else ("torus8x8", "torus4x4x4", "fattree128")))
 
 
-@workload("synth-trees-families", "synth-trees on seeded random networks of every class of issue 32: all-gather "
-          "and reduce-scatter >= 0.99 of the bound, all-reduce >= 0.97, broadcast >= 0.97 (issue 32)")
+@workload("synth-trees-families", "synth-trees on seeded random networks of every class of docs/synthesis.md: all-gather "
+          "and reduce-scatter >= 0.99 of the bound, all-reduce >= 0.97, broadcast >= 0.97")
 def synth_trees_families() -> dict:
     """``benchmarks/synth_trees.py --json`` (smoke: one instance per class, all-gather): the worst per class."""
     proc = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--json"]
@@ -698,7 +698,7 @@ def synth_trees_families() -> dict:
 
 
 @workload("synth-trees-ocs", "synth-trees' all-gather of 1 MiB a node on circuit switches of 8-32 nodes and every "
-          "port count: >= 0.9 of the reconfiguration-aware bound (issue 32)")
+          "port count: >= 0.9 of the reconfiguration-aware bound")
 def synth_trees_ocs() -> dict:
     """``benchmarks/synth_trees.py --ocs --json`` (smoke: 8 nodes, 2 ports): the worst efficiency."""
     proc = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--ocs", "--json"]
@@ -709,7 +709,7 @@ def synth_trees_ocs() -> dict:
 
 
 @workload("hier-allreduce-16x8", ">= 0.95 of the bound at 256 MiB on 16 boxes of 8 (300/50 GB/s), flat ring "
-          "beside it (issue 23)")
+          "beside it")
 def hier_allreduce_16x8() -> dict:
     """hier-allreduce and the flat ring on the ``dgx-16x8`` preset (smoke: 2 boxes of 4, 1 MiB)."""
     from collsim.pipeline import run
@@ -751,7 +751,7 @@ REFUSALS = {
     "refuse-rd-scan-torus-3163": ["schedule", "recursive-doubling", "--system", "torus", "-S", "dims=3163,3163", "-c",
                                   "scan", "-s", "1KiB", "-o", "x.json"],
 }
-"""Instances refused from estimates before anything is built (issue 31): the same at every size, smoke too."""
+"""Instances refused from estimates before anything is built: the same at every size, smoke too."""
 
 
 def _refusal_workload(name: str, args: list[str]) -> None:
@@ -759,14 +759,14 @@ def _refusal_workload(name: str, args: list[str]) -> None:
         return _command(args, 2)
     fn.__name__ = "refusal_" + name.replace("-", "_")
     globals()[fn.__name__] = fn
-    workload(name, "refused in < 2 s and < 300 MB, the estimate in one line (issue 31)")(fn)
+    workload(name, "refused in < 2 s and < 300 MB, the estimate in one line")(fn)
 
 
 for _name, _args in REFUSALS.items():
     _refusal_workload(_name, _args)
 
 
-@workload("synth-ring-2000", "runs (it was killed at 180 s and 1.2 GB: the certificate's flow, issue 31); about "
+@workload("synth-ring-2000", "runs (it was killed at 180 s and 1.2 GB: the certificate's flow); about "
           "50 s of CPU, < 1 GiB")
 def synth_ring_2000() -> dict:
     """``collsim synthesize --system ring -n 2000 -s 1KiB`` (smoke: 64 nodes)."""

@@ -1,4 +1,4 @@
-"""Measure synth-alltoall against the max-concurrent-flow bound (issue 22 targets).
+"""Measure synth-alltoall against the max-concurrent-flow bound (targets: docs/synthesis.md).
 
 Usage: python benchmarks/synth_alltoall.py [--split K] [--per-node] [case ...]
 Cases: torus8x8, torus4x4x4, mesh16x16, fattree128 (default: all).  The size is 64 MiB per

@@ -1,7 +1,7 @@
-"""``synth-trees`` on seeded random networks of every class issue 32 names, against the bound.
+"""``synth-trees`` on seeded random networks of every class of docs/synthesis.md, against the bound.
 
 Run:  python benchmarks/synth_trees.py [--smoke] [--json]   (--smoke: two instances, all-gather)
-      python benchmarks/synth_trees.py --issue-table         (issue 32's table, rebuilt from its descriptions)
+      python benchmarks/synth_trees.py --issue-table         (the reported baseline table, rebuilt from its descriptions)
       python benchmarks/synth_trees.py --ocs [--smoke] [--json]  (circuit switches of every port count)
       python benchmarks/synth_trees.py --translated [--smoke] [--json]  (networks with translations found
                                                                          by search, up to 128 end nodes)
@@ -99,7 +99,7 @@ def main(smoke: bool = False, as_json: bool = False) -> None:
 
 
 def issue_table(smoke: bool = False) -> None:
-    """Issue 32's table from its descriptions: ``collsim.synthesize`` (every algorithm) beside the greedy alone."""
+    """The reported baseline table, from its descriptions: ``collsim.synthesize`` (every algorithm) beside the greedy alone."""
     from collsim.experiments.network_families import dragonfly, hetero_mesh, random_regular, rail_boxes
     cases = [("4x4 mesh, rows 4x faster", lambda: hetero_mesh(4, 4, 4.0)),
              ("6x8 torus, one dimension 4x faster", lambda: hetero_mesh(6, 8, 4.0, torus=True)),
@@ -118,7 +118,7 @@ def issue_table(smoke: bool = False) -> None:
 
 
 def ocs_family(smoke: bool = False, as_json: bool = False) -> None:
-    """All-gather of 1 MiB a node on optical circuit switches of every port count (issue 32, item 8).
+    """All-gather of 1 MiB a node on optical circuit switches of every port count.
 
     N in 8, 12, 16, 24, 32, 48, 64 and ports 1, 2, 3, 4, N/4, N/2, N-2 and N-1, each with a reconfiguration
     time drawn log-uniformly from 4 ns to 10 ms (seed N x 100 + p): synth-trees alone (one
@@ -198,8 +198,8 @@ def speed(smoke: bool = False, as_json: bool = False) -> None:
     """CPU seconds of synth-trees' all-gather (1 GiB of total output) in a warm process: the build
     alone, and with verification and flow simulation.
 
-    ForestColl's instances as issue 32 measured them (5x5 mesh 3.0 s, 3x3x3 torus 13.3 s, 10x10
-    torus unfinished in 13 minutes) and networks of 64 end nodes (the issue's target: <= 1 s).
+    ForestColl's instances as its public code was measured here (5x5 mesh 3.0 s, 3x3x3 torus 13.3 s, 10x10
+    torus unfinished in 13 minutes) and networks of 64 end nodes (target: <= 1 s).
     Smoke: the 3x3x3 torus.
     """
     from collsim.experiments.network_families import fat_tree_oversubscribed, hetero_mesh, rail_boxes

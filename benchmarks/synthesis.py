@@ -1,9 +1,9 @@
-"""Synthesized all-gather, reduce-scatter and all-reduce against the bound and TACOS (issue 22).
+"""Synthesized all-gather, reduce-scatter and all-reduce against the bound and TACOS.
 
 Usage: python benchmarks/synthesis.py [--collectives allgather,reducescatter,allreduce] [case ...]
 
 Cases are TACOS's own test topologies (W. Won et al., arXiv 2304.05301), a 64-node
-hypercube and the issue's switched networks (a 64-host star, a 1024-host fat tree, MLFM at
+hypercube and switched networks (a 64-host star, a 1024-host fat tree, MLFM at
 d = 6, with their kinds' default links).  All-gather and reduce-scatter move 1 GiB of total output (collsim's size is one
 node's block: 1 GiB / N); all-reduce reduces a 1 GiB vector.  Each schedule is synthesized,
 verified and flow-simulated (bulk mode, the time collsim reports); the TACOS column is the

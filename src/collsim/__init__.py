@@ -70,7 +70,7 @@ def __getattr__(name: str):
         value = getattr(import_module(_LAZY[name], __name__), name)
     elif name.startswith("_"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    else:  # a bare ``import collsim`` used to import most subpackages; keep them reachable
+    else:  # subpackages stay reachable as attributes of a bare ``import collsim``
         try:
             value = import_module(f".{name}", __name__)
         except ModuleNotFoundError as exc:

@@ -80,7 +80,7 @@ def _simulated_choices(spec, system, coll, size, fixed: dict, sched, row) -> lis
 
     A synthesizer chooses by its prediction.  Where that prediction is exact (every link of a
     step equally loaded) the choice stands; where it is only an upper bound (overlays through
-    switches share links unevenly), the issue's rule applies: choose by the simulated time.
+    switches share links unevenly), the choice is made by the simulated time.
     Candidates that a caller's parameters fix are not tried; neither are big networks.
     """
     predicted = sched.params.get("predicted_time_s")

@@ -1,8 +1,8 @@
 """The fixed part of the α–β closed forms: per round, the start-up plus the route latency.
 
 The textbook's ``t_s`` per message is one number; on a network a message pays the start-up
-(``startup_s``) and the latency of every link on its route (issue 25: the closed forms of
-bruck, recursive doubling and Rabenseifner charged only the start-up when one was set).
+(``startup_s``) and the latency of every link on its route, in the closed forms of bruck,
+recursive doubling and Rabenseifner as in every other.
 :func:`rounds_ts_s` sums, over a closed form's rounds, the start-up plus the latency of the
 round's farthest message; each family gives its rounds' partners (:func:`xor_rounds` for the
 recursive-doubling exchanges, :func:`logical_rounds` for a built schedule).
@@ -32,7 +32,7 @@ def rounds_ts_s(system, rounds) -> float:
     ----------
     system : Network or System
         The system.  Systems without a link table (optical rings) charge ``system.alpha_s``
-        per round, as before.
+        per round.
     rounds : iterable of tuple of numpy.ndarray
         Per round ``(src, dst)``: the end nodes of its messages (pairs with ``src == dst``
         are ignored).

@@ -34,7 +34,7 @@ over a sequence of lightpaths, switched electronically between them); F. Dai,
 Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
 Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
 Society, 2024, §IV-B (the longest feasible signal path).  The relay construction is
-collsim's own (issue #13).
+collsim's own.
 """
 
 from __future__ import annotations

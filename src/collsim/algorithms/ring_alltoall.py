@@ -18,7 +18,7 @@ store-and-forward); F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient
 Algorithm for All-gather Operation in Optical Interconnect Systems", IEEE Open
 Journal of the Communications Society, 2024, §III-B (the one-stage model it is
 compared with).  Both directions at once, the half blocks and the bands over every
-channel are collsim's own (issue #13).
+channel are collsim's own.
 """
 
 from __future__ import annotations

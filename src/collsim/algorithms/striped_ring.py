@@ -15,7 +15,7 @@ reduce-scatter / all-gather pipeline); F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpT
 An Efficient Algorithm for All-gather Operation in Optical Interconnect Systems",
 IEEE Open Journal of the Communications Society, 2024, §IV-A.2 (the Ring all-gather
 on one wavelength).  Splitting every block over both directions, all fibers and a
-band of every wavelength is collsim's own construction (issue #13).
+band of every wavelength is collsim's own construction.
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def striped_ring(system, collective, size_bytes):
     # Every column is written in place into its final array, viewed as (round, direction, node, fiber):
     # round by round, the clockwise transfers of all nodes (node-major, fiber-minor), then the
     # counter-clockwise ones.  No per-round blocks, no concatenation, no sort (rounds are in order):
-    # the build holds little more than the schedule itself (issue 21).
+    # the build holds little more than the schedule itself.
     shape = (rounds, 2, n, f)
     i = np.arange(n, dtype=INDEX)[:, None]
     p = np.arange(f, dtype=INDEX)

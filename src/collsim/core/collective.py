@@ -151,8 +151,8 @@ class Collective:
 
     Pre- and postconditions are :class:`~collsim.core.holdings.Holdings`: per
     chunk, an every-node flag or its explicit holders, so their memory grows
-    with the chunks, not with nodes x chunks.  The explicit pair arrays of
-    earlier versions (``pre_node`` ...) are still available, computed on first
+    with the chunks, not with nodes x chunks.  The explicit pair arrays
+    (``pre_node`` ...) are also available, computed on first
     use: they cost one entry per pair, so large-instance code should use
     ``pre`` and ``post``.  Build instances with :func:`make_collective`.
 

@@ -116,8 +116,8 @@ class ScheduleFormatError(CollsimError):
 class MalformedScheduleError(ScheduleFormatError, ValueError):
     """A schedule's columns disagree with each other (lengths, payload, routes).
 
-    It is also a ``ValueError`` (what :class:`~collsim.core.schedule.Schedule`
-    raised before), so callers that catch one keep working.
+    It is also a ``ValueError``, so callers of :class:`~collsim.core.schedule.Schedule`
+    that catch ``ValueError`` keep working.
 
     Examples
     --------

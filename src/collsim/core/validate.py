@@ -33,7 +33,7 @@ MAX_PHYSICAL = 1e30
 A thousand billion times the fastest links and far beyond any latency, yet far enough from the
 largest float (about 1.8e308) that sums over every link and step, and products of two such values,
 stay finite: collsim's times, bounds and rates would otherwise overflow to infinity or lose every
-digit (issue 31: a 1e308 B/s port overflowed the matching's capacities)."""
+digit (a 1e308 B/s port would overflow the matching's capacities)."""
 MIN_RATE = 1e-30
 """Smallest rate a system accepts: below it a byte would take longer than :data:`MAX_PHYSICAL` seconds."""
 

@@ -20,9 +20,9 @@ packets, exceeds :data:`MAX_BYTES` = 2**63 - 1.  The *traffic* (every transfer's
 bytes times the links it crosses, summed) may exceed it: :func:`traffic_bytes`
 is exact (a Python ``int``), and the one consumer of per-link byte totals, the
 flow simulator, refuses a schedule whose traffic would not fit its int64 link
-counters (:func:`collsim.sim.simulate`).  Before, that refusal was made here, for
+counters (:func:`collsim.sim.simulate`).  That refusal is not made here, for
 every schedule: OSM's all-gather on 4096 nodes at 1 GiB (traffic 2**64 bytes,
-every per-link total far below 2**63) could not be verified or timed at all.
+every per-link total far below 2**63) is verified and timed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every optical algorithm against the lower bound over the papers' grids (issue #13).
+"""Every optical algorithm against the lower bound over the papers' grids.
 
 For each ring (N, w) of a grid, every registered algorithm that can run the
 collective is built with each parameter set its registry entry proposes

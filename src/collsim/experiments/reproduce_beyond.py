@@ -1,4 +1,4 @@
-"""``collsim reproduce beyond --out DIR``: what the WDM ring can do, beyond the papers (issue #13).
+"""``collsim reproduce beyond --out DIR``: what the WDM ring can do, beyond the papers.
 
 Over seed 004's own evaluation grids (Fig. 5: N = 1024, w = 64, 32 KiB … 4096 MiB;
 Fig. 6: N = 512 … 4096; Fig. 7: w = 4 … 256) every registered optical algorithm is
@@ -28,7 +28,7 @@ from .reproduce_optree.data import LARGE_SIZES, MIB, NODE_SIZES, NODES, SMALL_SI
 TITLE = ("collsim beyond the papers (issue #13): every algorithm against collsim's lower bound on seed 004's "
          "grids [OpTree24]")
 ALLREDUCE_SIZES = tuple(MIB * 4 ** i for i in range(7))
-"""1 MiB to 4⁶ MiB: the all-reduce target of issue #13."""
+"""1 MiB to 4⁶ MiB: the sizes of the all-reduce target."""
 BEST_COLUMNS = ("figure", "nodes", "wavelengths", "size_bytes", "algorithm", "params", "time_s", "lower_bound_s",
                 "efficiency", "runner_up", "optree_time_s", "optree_feasible", "speedup_vs_optree",
                 "optree_over_bound")

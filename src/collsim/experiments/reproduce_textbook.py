@@ -93,8 +93,8 @@ def chapter_formulas(topology: str, op: str, p: int, m: int = M, ts: float = TS,
     return table.get((topology, op), [])
 
 
-# The chapter gives no cost for the ring all-reduce of its ML slides nor for prefix sums (issue 24: the
-# formulas 2(p-1)(t_s + t_w m/p) and (t_s + t_w m) log p that collsim used to attribute to it are gone).
+# The chapter gives no cost for the ring all-reduce of its ML slides nor for prefix sums, so collsim attributes
+# to it neither 2(p-1)(t_s + t_w m/p) nor (t_s + t_w m) log p.
 
 CHAPTER_ALGORITHMS = {
     ("ring", "broadcast"): "recursive-doubling", ("ring", "allgather"): "ring", ("ring", "scatter"): "binomial",

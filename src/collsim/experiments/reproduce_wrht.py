@@ -35,7 +35,7 @@ NODES = (16, 32, 64, 128, 256, 512, 1024)
 QUICK_NODES = (16, 64)
 WAVELENGTHS = 64
 E_GBPS = (5, 7, 10, 25, 40, 56, 100, 200, 400)
-"""Electrical link bandwidths (Gb/s); 5 and 7 bracket the 75.76 % crossing of collsim's mean (issue 24)."""
+"""Electrical link bandwidths (Gb/s); 5 and 7 bracket the 75.76 % crossing of collsim's mean."""
 FIG2_LOW_GBPS = 10
 """Fig. 2's slower electrical line (its faster one is :data:`FIG_E_GBPS`)."""
 VERSION = ("[WRHT23] is the PPoPP '23 poster (seed 003), the version whose numbers (75.76 %, 91.86 %) are compared "

@@ -1,4 +1,4 @@
-"""How the ranking of optical algorithms changes with a fixed per-slot latency (issue #13).
+"""How the ranking of optical algorithms changes with a fixed per-slot latency.
 
 collsim's optical step model charges ``slot_latency_s`` once per physical slot
 (docs/cost-models.md), so an algorithm's time is linear in it::
@@ -34,7 +34,7 @@ from .compare import applicable
 from .paperout import pyplot, save_figure
 
 DEFAULT_LATENCIES_S = (0.0, 0.5e-6, 1e-6, 2e-6, 5e-6, 10e-6)
-"""The latencies of issue #13: 0 to 10 µs."""
+"""The latencies swept: 0 to 10 µs."""
 
 
 def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str | int = "4MiB",

@@ -35,8 +35,7 @@ __all__ = ["FILTERS", "MODEL_VERSION", "Store", "canonical_json", "flat_record",
 # bound, the simulator, an algorithm's schedule, a system's defaults, the row's keys): the keys
 # of every point change with it, so a sweep re-runs its points and records() never mixes rows of
 # two models (docs/sweeps.md; the table layout's version is store_schema.SCHEMA_VERSION).
-MODEL_VERSION = "collsim-model-3"  # 2: a network row's time_s is the simulated time; verification (issue 21)
-# 3: the alpha-beta closed forms charge every hop's link latency; a star may carry a loggp-piecewise model (issue 25)
+MODEL_VERSION = "collsim-model-3"
 
 FILTERS = ("system", "collective", "algorithm", "nodes", "size_bytes", "status")
 

@@ -141,9 +141,9 @@ class StoreFile:
     def check_writable(self) -> None:
         """Refuse to write to a store whose rows could be found for the wrong points.
 
-        A schema-1 store (collsim before issue 21) keyed the points of system TOML files
-        by the file's name, not its content: after the file was edited a sweep reused the
-        old rows.  Such a store is read (``collsim results``), never written to; a schema-1
+        A schema-1 store (written by older versions of collsim) keys the points of system TOML
+        files by the file's name, not its content: after the file is edited a sweep would reuse
+        the old rows.  Such a store is read (``collsim results``), never written to; a schema-1
         store without such points is upgraded when opened.
 
         Returns

@@ -5,7 +5,7 @@ validate --calibration``).  It reads the file once, and says what a file that is
 asked for is, before any MPI work: a system file of another kind (a ``custom`` network, a ``ring``)
 has no ``[calibration]`` table; a plain α–β calibration has no ``[calibration.exchange]`` table for
 ``loggp-piecewise``.  Any system file also loads as a system, so a reader that began with
-:func:`collsim.systems.load_system` took a 6-node ring for "a calibration of 6 ranks".
+:func:`collsim.systems.load_system` would take a 6-node ring for "a calibration of 6 ranks".
 """
 
 from __future__ import annotations

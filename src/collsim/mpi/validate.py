@@ -28,9 +28,9 @@ __all__ = ["BAND", "DEFAULT_PAIRS", "DEFAULT_SIZES_BYTES", "MODELS", "REFERENCE_
 DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (
     ("ring", "allreduce"), ("recursive-doubling", "allreduce"), ("rabenseifner", "allreduce"),
     ("ring", "allgather"), ("bruck", "allgather"), ("recursive-doubling", "allgather"))
-"""Issue 25's six (algorithm, collective) pairs."""
+"""The six (algorithm, collective) pairs validated by default."""
 DEFAULT_SIZES_BYTES: tuple[int, ...] = (1024, 16384, 262144, 4194304)
-"""Issue 25's sizes: 1 KiB, 16 KiB, 256 KiB, 4 MiB."""
+"""The sizes validated by default: 1 KiB, 16 KiB, 256 KiB, 4 MiB."""
 REFERENCE_SIZES_BYTES: tuple[int, ...] = (1024, 65536, 1048576)
 """Exchange sizes validation measures again in every pass, to see whether the machine drifted since the calibration."""
 TARGET_GEOMEAN = 0.15

@@ -27,8 +27,8 @@ from ..core.schedule import Schedule
 from .pairs import INDEX, PairIndex, first_absent, plan
 
 BLOCK_BYTES = 256 << 20
-"""Most bytes of contributor bitsets held at once: larger states are verified in chunk batches (issue 21:
-an all-reduce on 4096 nodes allocated 5.8 GiB of bitsets at once)."""
+"""Most bytes of contributor bitsets held at once: larger states are verified in chunk batches (in one
+batch, an all-reduce on 4096 nodes would allocate 5.8 GiB of bitsets)."""
 MAX_PASS_STEPS = 4_000_000
 """Most (batch, step) iterations: each batch replays the steps, one Python iteration each, so more is
 refused as too slow (about a minute per million)."""

@@ -40,7 +40,7 @@ All-reduce Algorithms for Clusters of Workstations", JPDC 69(2), 2009 (ring pipe
 all-reduce as reduce-scatter then all-gather); J. Bruck et al., "Efficient algorithms for
 all-to-all communications in multiport message-passing systems", IEEE TPDS 8(11), 1997
 (mixed-radix stages).  Striping every stage over the free channels is collsim's own
-construction (issue #13).
+construction.
 """
 
 from __future__ import annotations

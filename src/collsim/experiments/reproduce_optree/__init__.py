@@ -1,4 +1,4 @@
-"""``collsim reproduce optree --out DIR``: the OpTree journal paper's evaluation (seed 004, §V; issue #12).
+"""``collsim reproduce optree --out DIR``: the OpTree journal paper's evaluation (seed 004, §V).
 
 Writes the data of Table 1, Figs. 4–7 and Tables 2–3 as CSV, the figures as PNG and
 SVG, and ``optree-comparison.{csv,md}``: every number the paper prints beside

@@ -1,4 +1,4 @@
-"""The OpTree journal's structural claims and its conference version's numbers (issue 24).
+"""The OpTree journal's structural claims and its conference version's numbers.
 
 What :mod:`collsim.experiments.reproduce_optree` adds to Figs. 4–7 and Tables 1–3:
 

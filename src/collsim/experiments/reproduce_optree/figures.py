@@ -21,7 +21,7 @@ LINES = {"optree": dict(ls="-", lw=1.6, ms=4, zorder=3), "wrht": dict(ls=":", lw
          "ring": dict(ls="-", lw=4.0, ms=7, zorder=2, alpha=0.55), "ne": dict(ls="--", lw=1.6, ms=4, zorder=4),
          "best": dict(ls="-", lw=1.6, ms=6, zorder=3)}
 """Line styles that keep coinciding curves apart: Ring wide and pale underneath, NE dashed above it, WRHT dotted on
-top, each with its own marker, NE's and Ring's markers on alternate sizes (issue 24: in the schedules' row the three
+top, each with its own marker, NE's and Ring's markers on alternate sizes (in the schedules' row the three
 lie within a few per cent of one another)."""
 MARK_EVERY = {"ring": (0, 2), "ne": (1, 2)}
 BEST_LABEL = "collsim best (not in the paper)"

@@ -28,7 +28,7 @@ TOPOLOGIES = ("switch", "ring", "line", "full")
 """The topologies a dimension may have."""
 
 DEFAULT_DIMS = ("switch:8:300GB/s", "switch:16:50GB/s")
-"""The dimensions of ``--system hierarchical`` alone: 16 boxes of 8 (issue 23's system)."""
+"""The dimensions of ``--system hierarchical`` alone: 16 boxes of 8."""
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ def work_budget(system: Network) -> int:
     one thin column needs 5 to 8 million for its exact cut).  Above the cap (more than 50,000
     vertices and links) a search that runs out keeps the closed-form cuts, which are lower
     bounds all the same: a 65,536-node hierarchical system took 60 s to bound with the uncapped
-    budget (131 million scans; issue 31), about 10 s with the cap.
+    budget (131 million scans), about 10 s with the cap.
 
     Parameters
     ----------

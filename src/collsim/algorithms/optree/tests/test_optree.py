@@ -236,14 +236,14 @@ def test_formula_input_errors():
 
 
 def test_large_search():
-    # its wall time (< 3 s, issue #3) is benchmarks/run.py's optree-search-4096 workload
+    # its wall time (< 3 s) is benchmarks/run.py's optree-search-4096 workload
     best, _ = search_tree(OpticalRing(nodes=4096, wavelengths=64), SIZE)
     assert best.steps == 352
 
 
 def test_optree_cost_does_not_grow_with_unused_wavelengths():
-    # the search's cost used to be O(w) (a divisor scan and slot signatures padded to w):
-    # w = 1e9 ran for minutes and tens of GB; beyond what the tree can use, w changes nothing
+    # the search's cost is not O(w) (no divisor scan, no slot signatures padded to w; with them
+    # w = 1e9 would run for minutes and take tens of GB); beyond what the tree can use, w changes nothing
     import collsim
     from collsim.algorithms.optree import divisor_blocks
     assert divisor_blocks(48, 64) == [32, 16]
