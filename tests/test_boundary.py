@@ -278,12 +278,12 @@ def test_channel_check_survives_huge_channel_numbers():
     coll = collsim.core.collective.make_collective("broadcast", n, 64)
     step = np.arange(steps).repeat(1)
     src, dst = np.zeros(steps, np.int64), np.ones(steps, np.int64)
-    routes = collsim.core.routes.RingRoutes.create(direction=np.ones(steps), hops=np.ones(steps),
+    routes = collsim.kinds.optical_ring.routes.RingRoutes.create(direction=np.ones(steps), hops=np.ones(steps),
                                                    fiber=np.full(steps, 2**15 - 2),
                                                    wavelength=np.full(steps, 2**31 - 3), band=2)
     s = collsim.core.schedule.Schedule(sysm, coll, "test", {}, step, step, src, dst, np.arange(steps + 1),
                                        np.zeros(steps, np.int64), np.zeros(steps, bool), routes)
-    from collsim.verify.resources import verify_channels
+    from collsim.kinds.optical_ring.resources import verify_channels
     verify_channels(s)  # one transfer per step: no conflict
     clash = s.replace(step=np.minimum(step, steps - 2), round=np.minimum(step, steps - 2))
     with pytest.raises(E.ChannelConflictError, match=re.escape("steps[69998].transfers[0] and steps[69998].transfers[1]")):
@@ -296,9 +296,9 @@ def test_transceiver_limits_with_many_nodes():
     s = collsim.core.schedule.Schedule(
         sysm, collsim.core.collective.make_collective("broadcast", n, 64), "test", {}, np.array([0, 1, 1]),
         np.array([0, 1, 1]), np.array([0, 0, 0]), np.array([1, 2, n - 1]), np.arange(4), np.zeros(3, np.int64),
-        np.zeros(3, bool), collsim.core.routes.RingRoutes.create(direction=[1, 1, -1], hops=[1, 2, 1],
+        np.zeros(3, bool), collsim.kinds.optical_ring.routes.RingRoutes.create(direction=[1, 1, -1], hops=[1, 2, 1],
                                                                  fiber=[0, 0, 0], wavelength=[0, 0, 0]))
-    from collsim.verify.resources import verify_transceivers
+    from collsim.kinds.optical_ring.resources import verify_transceivers
     with pytest.raises(E.TransceiverLimitError, match=r"node 0 transmits on 2 channels, limit 1 .steps\[1\]\.transfers\[0\]"):
         verify_transceivers(s)
 

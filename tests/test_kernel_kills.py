@@ -38,7 +38,7 @@ def test_striped_bands_of_a_billion_wavelengths_cost_what_one_does(tmp_path):
     assert [(r["algorithm"], r["wavelengths_used"]) for r in rows] == [
         ("striped-ring", "1000000000"), ("striped-stages", "1000000000")]
     # the union of the bands, against a brute-force cover
-    from collsim.core.routes import wavelengths_covered  # what a ring schedule's wavelengths_used counts
+    from collsim.kinds.optical_ring.routes import wavelengths_covered  # what a ring schedule's wavelengths_used counts
     rng = np.random.default_rng(21)
     for spread in (1, 10**5):   # few wavelengths per transfer (a count per wavelength), and many (sorted bands)
         for _ in range(200):
@@ -194,7 +194,7 @@ def test_channel_check_in_blocks_of_whole_steps_finds_the_same_conflict(monkeypa
     """verify_channels held keys for every transfer at once (4 GiB for a striped-ring all-reduce on 4096
     nodes); in blocks of whole steps it must report the conflict a single pass reports."""
     import collsim
-    from collsim.verify import resources as R
+    from collsim.kinds.optical_ring import resources as R
     rng = np.random.default_rng(21)
     found = 0
     for alg in ("striped-ring", "striped-stages", "osm", "ne"):

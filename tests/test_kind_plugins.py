@@ -4,15 +4,13 @@ kind is an import rule (tests/test_layers.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
 
 import pytest
 
 import collsim
-from collsim.core.plugins import _MODELS, _ROUTE_FORMATS, CAPABILITIES, require
+from collsim.core.plugins import CAPABILITIES, require
 from collsim.core.errors import UnsupportedError
-from collsim.core.system import SYSTEM_KINDS, register_system_kind
+from collsim.core.system import SYSTEM_KINDS
 from collsim.kinds.base import models
 from conftest import raises_naming
 

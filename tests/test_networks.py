@@ -90,7 +90,8 @@ def test_network_systems_refuse_bad_parameters():
 
 def test_blocked_link_loads_equal_a_direct_count(monkeypatch):
     # link_loads works block by block of steps; a tiny block size must give the same counts
-    from collsim.core import csr, routes
+    from collsim.core import csr
+    from collsim.kinds.network import routes
     from collsim.kinds.network.fat_tree import FatTree
     s = collsim.build("pairwise", FatTree(nodes=32, k=8), "alltoall", "1KiB")
     steps = np.repeat(s.step, s.hops)
@@ -112,7 +113,7 @@ def test_blocked_link_loads_equal_a_direct_count(monkeypatch):
 
 
 def test_dense_rank_and_row_blocks():
-    from collsim.core.routes import dense_rank, row_blocks
+    from collsim.core.csr import dense_rank, row_blocks
     dense = np.array([0, 0, 1, 2])
     assert dense_rank(dense) is dense            # already dense: no copy
     assert dense_rank(np.array([3, 3, 9])).tolist() == [0, 0, 1]

@@ -20,7 +20,8 @@ from collsim.algorithms import REGISTRY
 from collsim.core.errors import UnsupportedError
 from collsim.core.system import SYSTEM_KINDS
 from collsim.kinds.base import model_for, models
-from collsim.core.routes import LinkRoutes, RingRoutes
+from collsim.kinds.network.routes import LinkRoutes
+from collsim.kinds.optical_ring.routes import RingRoutes
 from collsim.systems import load_system
 from collsim.kinds.optical_ring import OpticalRing
 

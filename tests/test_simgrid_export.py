@@ -13,7 +13,7 @@ import pytest
 
 import collsim
 from collsim.core.errors import InputError, UnsupportedError
-from collsim.core.routes import LinkRoutes
+from collsim.kinds.network.routes import LinkRoutes
 from collsim.interop.simgrid import (HOST_FILE, PLATFORM_FILE, XML_HEADER, all_routes, estimate_route_entries,
                                      platform_tree, platform_xml, write_platform)
 from collsim.interop.simgrid_replay import (SMPI_CONFIG, parse_replay_output, program_source, replay_files,

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..core.collective import make_collective
 from ..core.errors import InputError
-from ..core.routes import LinkRoutes
+from ..kinds.network.routes import LinkRoutes
 from ..core.schedule import LogicalBuilder, LogicalSchedule
 from ..kinds.ocs.crossovers import best_at, crossovers  # noqa: F401 - crossovers: part of this family's API
 from ..kinds.ocs.system import circuit_ids, ocs_time_s

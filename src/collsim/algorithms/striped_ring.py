@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import SPECS, make_collective
-from ..core.routes import INDEX
+from ..core.csr import INDEX
 from ..core.schedule import LogicalSchedule
 from .registry import register
 

@@ -30,7 +30,8 @@ import numpy as np
 
 from ..core.collective import make_collective
 from ..core.errors import InputError
-from ..core.routes import INDEX, LinkRoutes
+from ..core.csr import INDEX
+from ..kinds.network.routes import LinkRoutes
 from ..core.schedule import LogicalSchedule
 from ..kinds.network.mcf import MAX_VARIABLES, McfSolution, solve_mcf
 from .registry import register
@@ -208,7 +209,7 @@ def congestion_s(system, routes: LinkRoutes, size_bytes: int) -> float:
 
     Examples
     --------
-    >>> from collsim.core.routes import LinkRoutes
+    >>> from collsim.kinds.network.routes import LinkRoutes
     >>> from collsim.kinds.network.electrical import Ring
     >>> ring = Ring(nodes=4, link_bandwidth_bytes_per_s=1e9)
     >>> routes = LinkRoutes(np.array([0, 1, 2]), np.array([0, 0]), np.array([0, 2]), np.array([0.5, 0.5]))

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..core.collective import SPECS, make_collective
 from ..core.errors import InputError
-from ..core.routes import INDEX
+from ..core.csr import INDEX
 from ..core.schedule import LogicalSchedule
 from .optree import optree
 from .registry import register

@@ -23,7 +23,7 @@ import numpy as np
 from .errors import ScheduleFormatError, unknown_names
 from .files import os_reason
 from .reading import open_for_reading, read_bytes
-from .routes import INDEX
+from .csr import INDEX
 from .schedule import Schedule
 from .file_header import header, read_header
 from .wellformed import check_wellformed

@@ -1,8 +1,8 @@
 """The protocol of a kind's route class: what a schedule's *routes* part offers every caller.
 
 A :class:`~collsim.core.schedule.Schedule` keeps its routes in an object of its kind's route
-class (:class:`~collsim.core.routes.RingRoutes` on optical rings,
-:class:`~collsim.core.routes.LinkRoutes` on networks); the generic code (the schedule, its
+class (:class:`~collsim.kinds.optical_ring.routes.RingRoutes` on optical rings,
+:class:`~collsim.kinds.network.routes.LinkRoutes` on networks); the generic code (the schedule, its
 well-formedness check, the file formats) asks only what :class:`Routes` declares.
 """
 
@@ -24,7 +24,7 @@ class Routes:
 
     Examples
     --------
-    >>> from collsim.core.routes import RingRoutes
+    >>> from collsim.kinds.optical_ring.routes import RingRoutes
     >>> r = RingRoutes.create(direction=[1], hops=[2], fiber=[0], wavelength=[3], band=[2])
     >>> r.columns()[:2], r.wavelengths_used(), list(r.link_load_blocks(np.array([0, 1]), None))
     (('direction', 'hops'), 2, [])

@@ -3,7 +3,7 @@
 A *transfer* moves a set of chunks from ``src`` to ``dst``; with
 ``reduce=True`` the destination combines them into its buffers, otherwise it
 stores a copy.  How it crosses the system is the schedule's *routes* part,
-owned by the kind of system (:mod:`collsim.core.routes`): on optical rings a
+owned by the kind of system (:class:`collsim.core.route_base.Routes`): on optical rings a
 direction, a hop count and a band of wavelengths on one fiber (one lightpath
 per wavelength); on networks a list of links.
 
@@ -251,7 +251,7 @@ class Schedule:
     reduce : numpy.ndarray
         Combine at the receiver.
     routes : Routes
-        How each transfer crosses the system (see :mod:`collsim.core.routes`).  Its
+        How each transfer crosses the system (a kind's :class:`~collsim.core.route_base.Routes`).  Its
         columns read as attributes of the schedule: ``s.hops``, and on optical rings
         ``s.direction``, ``s.fiber``, ``s.wavelength``, ``s.band``; on networks
         ``s.route_ptr``, ``s.route_links``.
@@ -342,7 +342,7 @@ class Schedule:
         """Number of distinct wavelength indices any band covers (0 without wavelengths).
 
         The length of the union of the bands ``[lo, lo + band)``
-        (:func:`~collsim.core.routes.wavelengths_covered`): memory and time grow with
+        (:func:`~collsim.kinds.optical_ring.routes.wavelengths_covered`): memory and time grow with
         the transfers, never with the wavelength count (a band of 10^9 wavelengths costs what
         a band of one does).
 

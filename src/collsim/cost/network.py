@@ -28,7 +28,7 @@ def path_fixed_s(schedule: Schedule) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        Seconds per path (:class:`~collsim.core.routes.LinkRoutes`: ECMP transfers have several).
+        Seconds per path (:class:`~collsim.kinds.network.routes.LinkRoutes`: ECMP transfers have several).
 
     References
     ----------

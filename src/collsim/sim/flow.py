@@ -74,7 +74,7 @@ import numpy as np
 
 from ..core.errors import InputError, UnsupportedError
 from ..core.plugins import require
-from ..core.routes import row_blocks
+from ..core.csr import row_blocks
 from ..core.schedule import Schedule
 from ..core.schedule_file import load_schedule
 from ..core.wellformed import MAX_BYTES, traffic_bytes

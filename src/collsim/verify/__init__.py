@@ -1,9 +1,9 @@
 """Schedule verification: the checks.
 
 Data flow (:mod:`.dataflow`) is the same for every system; resources are
-checked per kind of system (:func:`verify_ring_resources`,
-:func:`verify_network_resources`), and each kind's model
-(:mod:`collsim.kinds`) calls its own.  :func:`collsim.verify` runs them all.
+checked by each kind's model (:mod:`collsim.kinds`): link routes here
+(:func:`verify_network_resources`), an optical ring's channels in
+:mod:`collsim.kinds.optical_ring.resources`.  :func:`collsim.verify` runs them all.
 
 >>> from collsim import build, verify
 >>> report = verify(build("ring", "paper", "allgather", "4KiB", nodes=8))
@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 
 from .dataflow import verify_dataflow
-from .resources import verify_endpoints, verify_network_resources, verify_ring_resources
+from .resources import verify_endpoints, verify_network_resources
 
 
 @dataclass(frozen=True)
@@ -103,5 +103,4 @@ class VerifyReport:
                 and self.max_hops == (int(schedule.hops.max()) if len(schedule) else 0))
 
 
-__all__ = ["VerifyReport", "verify_dataflow", "verify_endpoints", "verify_network_resources",
-           "verify_ring_resources"]
+__all__ = ["VerifyReport", "verify_dataflow", "verify_endpoints", "verify_network_resources"]

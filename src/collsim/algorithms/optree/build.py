@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ...core.collective import make_collective
-from ...core.routes import INDEX
+from ...core.csr import INDEX
 from ...core.schedule import LogicalSchedule
 from .colours import arrange_colours
 from .cost import evaluate_tree

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ...core.routes import INDEX
+from ...core.csr import INDEX
 
 __all__ = ["arrange_colours", "divisor_blocks"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.errors import InputError
-from ...core.routes import INDEX
+from ...core.csr import INDEX
 from ...kinds.optical_ring.alltoall import uniform_alltoall_wavelengths
 from .colours import arrange_colours, divisor_blocks
 from .layout import stage_templates

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...core.routes import INDEX
+from ...core.csr import INDEX
 from ...kinds.optical_ring.alltoall import uniform_alltoall_ring
 from .tree import block_sizes
 

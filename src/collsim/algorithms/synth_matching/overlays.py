@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.errors import InputError, RouteError
-from ...core.routes import INDEX
+from ...core.csr import INDEX
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from ...core.errors import InputError
 from ...core.limits import check_memory, memory_limit_bytes
 from ...core.time_limit import TimeLimitError, time_limit, time_limit_error
 from . import effort
-from ...core.routes import INDEX
+from ...core.csr import INDEX
 from .overlays import Overlay, by_name, dfs_order, overlay, shift_sets
 from .step import Plan, _direct_links, _direct_plan, match
 

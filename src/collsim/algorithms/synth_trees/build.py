@@ -30,7 +30,8 @@ import numpy as np
 from ...core.collective import SPECS, canonical_collective, make_collective
 from ...core.csr import permute_csr
 from ...core.errors import InputError, UnsupportedError
-from ...core.routes import INDEX, LinkRoutes
+from ...core.csr import INDEX
+from ...kinds.network.routes import LinkRoutes
 from ...core.schedule import LogicalSchedule
 from ...core.validate import optional_integer
 from ..common import check_root

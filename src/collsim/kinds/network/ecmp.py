@@ -31,7 +31,8 @@ from scipy.sparse.csgraph import shortest_path
 
 from ...core.errors import RouteError
 from ...core.limits import check_memory
-from ...core.routes import INDEX, LinkRoutes
+from ...core.csr import INDEX
+from .routes import LinkRoutes
 
 BYTES_PER_PARTIAL_PATH = 64
 """Peak bytes per partial path while ECMP routes are expanded (its owner, vertex, weight,

@@ -15,7 +15,8 @@ import numpy as np
 from ...core.errors import RouteError, ScheduleFormatError, Where
 from ...core.fields import _path
 from ...core.plugins import RouteFormat
-from ...core.routes import INDEX, LinkRoutes
+from ...core.csr import INDEX
+from .routes import LinkRoutes
 from ...core.schedule import Schedule
 
 

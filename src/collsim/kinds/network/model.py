@@ -310,7 +310,7 @@ class NetworkModel(KindModel):
         Returns
         -------
         Schedule
-            With :class:`~collsim.core.routes.LinkRoutes`.
+            With :class:`~collsim.kinds.network.routes.LinkRoutes`.
         """
         return realize_network(system, logical, algorithm=algorithm, params=params)
 

@@ -23,7 +23,7 @@ from .ecmp import ecmp_next_links, ecmp_routes, hop_tables, min_hop_links
 from ...core.errors import InputError, RouteError, UnsupportedError
 from ...core.limits import MemoryLimitError, check_memory
 from ...core.link_table import LinkTable
-from ...core.routes import LinkRoutes
+from .routes import LinkRoutes
 from ...core.system import System
 from ...core.validate import physical
 

@@ -17,7 +17,8 @@ import numpy as np
 from ...core.errors import UnsupportedError
 from ...core.limits import check_memory
 from .network import BYTES_PER_ROUTE_ENTRY
-from ...core.routes import LinkRoutes, dense_rank
+from .routes import LinkRoutes
+from ...core.csr import dense_rank
 from ...core.schedule import LogicalSchedule, Schedule
 
 
@@ -39,7 +40,7 @@ def realize_network(system, logical: LogicalSchedule, *, algorithm: str = "custo
     Returns
     -------
     Schedule
-        Physical schedule with :class:`~collsim.core.routes.LinkRoutes`.
+        Physical schedule with :class:`~collsim.kinds.network.routes.LinkRoutes`.
 
     Raises
     ------

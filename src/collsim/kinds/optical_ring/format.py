@@ -18,7 +18,8 @@ import numpy as np
 from ...core.errors import RouteError, ScheduleFormatError, Where
 from ...core.fields import _path, int_column, need, optional
 from ...core.plugins import RouteFormat
-from ...core.routes import INDEX, RingRoutes
+from ...core.csr import INDEX
+from .routes import RingRoutes
 from ...core.schedule import Schedule
 
 

@@ -21,7 +21,7 @@ from .cost import paper_time_s, step_times
 from .physical import check_schedule
 from .rwa import realize_ring
 from .system import OpticalRing
-from ...verify.resources import verify_ring_resources
+from .resources import verify_ring_resources
 from ...core.wording import format_number
 from ..base import Column, KindModel, Timing, register_model
 
@@ -185,7 +185,7 @@ class OpticalRingModel(KindModel):
         Returns
         -------
         Schedule
-            With :class:`~collsim.core.routes.RingRoutes`.
+            With :class:`~collsim.kinds.optical_ring.routes.RingRoutes`.
         """
         params = dict(params or {})
         if isinstance(strategy, str):

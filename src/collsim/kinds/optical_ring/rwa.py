@@ -26,7 +26,7 @@ import numpy as np
 from ...core.csr import permute_csr
 from ...core.errors import InputError, UnsupportedError
 from ...core.ring import arc_start, first_overlap, hops_along, shortest_direction
-from ...core.routes import RingRoutes
+from .routes import RingRoutes
 from ...core.schedule import LogicalSchedule, Schedule
 from .assign import Strategy, get_strategy
 
@@ -143,7 +143,7 @@ def realize_ring(system, logical: LogicalSchedule, *, strategy: str | Strategy =
     Returns
     -------
     Schedule
-        Physical schedule with :class:`~collsim.core.routes.RingRoutes`, transfers sorted
+        Physical schedule with :class:`~collsim.kinds.optical_ring.routes.RingRoutes`, transfers sorted
         by step (stable).
 
     Raises

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...core.routes import RingRoutes
+from .routes import RingRoutes
 from ...core.system import System, register_system_kind
 from .device import WdmDevice
 

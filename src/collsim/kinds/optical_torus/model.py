@@ -61,7 +61,7 @@ class OpticalTorusModel(OpticalRingModel):
         Returns
         -------
         Schedule
-            With :class:`~collsim.core.routes.RingRoutes` along each transfer's ring.
+            With :class:`~collsim.kinds.optical_ring.routes.RingRoutes` along each transfer's ring.
         """
         params = dict(params or {})
         if isinstance(strategy, str):

@@ -1,6 +1,6 @@
 """Resource verification on an optical torus: ring routes, channels and bands, transceivers.
 
-A torus schedule carries :class:`~collsim.core.routes.RingRoutes`; the ring of a
+A torus schedule carries :class:`~collsim.kinds.optical_ring.routes.RingRoutes`; the ring of a
 transfer is the row or column its endpoints share.  The checks are the ring's
 (:mod:`.resources`) run per dimension, with the ring index in the conflict key:
 
@@ -21,7 +21,7 @@ from ...core.errors import ChannelConflictError, ChannelRangeError, RouteError, 
 from ...core.positions import schedule_position
 from ...core.ring import first_overlap, link_id
 from ...core.schedule import Schedule
-from ...verify.resources import _segment_rows, verify_transceivers
+from ..optical_ring.resources import _segment_rows, verify_transceivers
 
 __all__ = ["verify_torus_channels", "verify_torus_resources", "verify_torus_routes"]
 

@@ -14,7 +14,7 @@ wavelength as on the ring; a round takes as many slots as its deepest group.
 Transceiver limits that the channels do not already enforce (shared
 transceivers, ``max_tx_channels``) split slots further, greedily.
 
-The schedule's routes part is :class:`~collsim.core.routes.RingRoutes`: the ring
+The schedule's routes part is :class:`~collsim.kinds.optical_ring.routes.RingRoutes`: the ring
 of a transfer is implied by its endpoints, ``direction`` and ``hops`` are along
 that ring.
 """
@@ -27,7 +27,7 @@ import numpy as np
 
 from ...core.errors import InputError, UnsupportedError
 from ...core.ring import first_overlap, hops_along, shortest_direction
-from ...core.routes import RingRoutes
+from ..optical_ring.routes import RingRoutes
 from ...core.schedule import LogicalSchedule, Schedule, permute_csr
 from ..optical_ring.assign import Strategy, get_strategy
 from ..optical_ring.rwa import _split_for_transceivers
@@ -130,7 +130,7 @@ def realize_torus(system, logical: LogicalSchedule, *, strategy: str | Strategy 
     Returns
     -------
     Schedule
-        With :class:`~collsim.core.routes.RingRoutes` along each transfer's ring, sorted by step.
+        With :class:`~collsim.kinds.optical_ring.routes.RingRoutes` along each transfer's ring, sorted by step.
 
     Raises
     ------

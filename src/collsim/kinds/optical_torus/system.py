@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ...core.errors import InputError
-from ...core.routes import RingRoutes
+from ..optical_ring.routes import RingRoutes
 from ...core.system import System, register_system_kind
 from ...core.validate import is_integer
 from ..optical_ring.device import WdmDevice
