@@ -39,7 +39,7 @@ from pathlib import Path
 
 NAMES = frozenset({"allgather", "reducescatter", "allreduce", "broadcast", "reduce", "alltoall",
                    "scatter", "gather", "scan", "shift"})
-"""Canonical collective names (:data:`collsim.core.collective.SPECS` at the time of writing)."""
+"""Canonical collective names (:data:`collsim.core.collective.TYPES` at the time of writing)."""
 
 OBJECT_MODULES = ("core/collective.py", "core/collectives.py")
 """Modules that define the collective objects (relative to the package root)."""

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import collsim
-from collsim.core.collective import SPECS, make_collective, min_deliveries
+from collsim.core.collective import make_collective, min_deliveries
 from collsim.core.collectives import TYPES
 from collsim.cost.bounds import ring_distance_sum, traffic_bound
 from collsim.kinds.network.cuts import cut_demand_bytes
@@ -144,8 +144,12 @@ def test_each_object_agrees_with_the_old_branches(case):
 
 
 def test_the_registry_is_the_old_table():
-    assert SPECS is TYPES and set(TYPES) == {"allgather", "reducescatter", "allreduce", "broadcast", "reduce",
-                                             "alltoall", "scatter", "gather", "scan", "shift"}
+    assert set(TYPES) == {"allgather", "reducescatter", "allreduce", "broadcast", "reduce",
+                          "alltoall", "scatter", "gather", "scan", "shift"}
+    # the block predicates name what the block layout says
+    assert [k for k, t in TYPES.items() if t.per_pair] == ["alltoall"]
+    assert {k for k, t in TYPES.items() if t.whole_vector} == {"allreduce", "broadcast", "reduce", "scan"}
+    assert all(t.per_node + t.per_pair + t.whole_vector == 1 for t in TYPES.values())
     assert all(t.description and t.title and t.size_meaning and t.mpi_function for t in TYPES.values())
     assert {t.dual for t in TYPES.values() if t.dual} <= set(TYPES)
     assert make_collective("ag", 3, 8).type is TYPES["allgather"] and collsim.core.collective.collective_type(
@@ -205,6 +209,6 @@ def test_buffers_hold_what_the_holdings_say(kind, n, s, root, q):
             holder = explicit(hold)
             held = set(np.flatnonzero((holder == v) | (holder == -2)).tolist())
             got = ids[there]
-            if t.blocks == "pair":   # MPI's and MSCCL's all-to-all buffers hold the rank's own block too
+            if t.per_pair:   # MPI's and MSCCL's all-to-all buffers hold the rank's own block too
                 got = got[got // s // n != got // s % n]
             assert set(got.tolist()) == held

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 import collsim
 from collsim.core import errors as E
-from collsim.core.collective import SPECS, Collective, make_collective, min_deliveries, split_bytes
+from collsim.core.collective import Collective, make_collective, min_deliveries, split_bytes
+from collsim.core.collectives import TYPES
 from collsim.core.holdings import Holdings
 from collsim.core.errors import located
 from collsim.core.limits import (ENV_VAR, MemoryLimitError, check_memory, format_bytes, memory_limit_bytes,
@@ -25,7 +26,7 @@ from collsim.verify import pairs, reduction
 from collsim.verify.dataflow import dataflow_memory_bytes, verify_dataflow
 from conftest import names, raises_naming
 
-KINDS = sorted(SPECS)
+KINDS = sorted(TYPES)
 
 
 # -- oracle 1: the explicit construction --------------------------------------------------------
@@ -41,7 +42,7 @@ def _all(n, c):
 def old_arrays(kind, n, size, split=1, root=None, shift=1):
     """(pre_node, pre_chunk, post_node, post_chunk, chunk_bytes, post_upto) as collsim built them."""
     s, ar, upto = split, np.arange, None
-    root = (0 if root is None else root) if SPECS[kind].rooted else None
+    root = (0 if root is None else root) if TYPES[kind].rooted else None
     if kind == "allgather":
         c = n * s
         pre, post, sizes = _p(np.repeat(ar(n), s), ar(c)), _all(n, c), np.tile(split_bytes(size, s), n)
@@ -282,7 +283,7 @@ def same_verdict(s):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("n,split", [(2, 1), (3, 2), (5, 1), (7, 3), (64, 1), (65, 2)])
 def test_lazy_pairs_equal_the_explicit_construction(kind, n, split):
-    root = n - 1 if SPECS[kind].rooted else None
+    root = n - 1 if TYPES[kind].rooted else None
     shift = n // 2 if kind == "shift" else 1
     c = make_collective(kind, n, 1000 + n, split=split, root=root, shift=shift)
     pre_n, pre_c, post_n, post_c, sizes, upto = old_arrays(kind, n, 1000 + n, split, root, shift)
@@ -341,7 +342,7 @@ def _collectives():
         kind = draw(st.sampled_from(KINDS))
         n = draw(st.integers(2, 5))
         split = draw(st.integers(1, 2))
-        root = draw(st.integers(0, n - 1)) if SPECS[kind].rooted else None
+        root = draw(st.integers(0, n - 1)) if TYPES[kind].rooted else None
         shift = draw(st.integers(1, n - 1))
         return make_collective(kind, n, draw(st.integers(1, 100)), split=split, root=root, shift=shift)
 

@@ -24,7 +24,7 @@ import pytest
 
 import collsim
 from collsim.algorithms import REGISTRY
-from collsim.core.collective import SPECS
+from collsim.core.collectives import TYPES
 from collsim.mpi.buffers import expected, layout, tolerance
 from collsim.mpi.faults import GRACE_S, STAGGER_S, parse_fault
 from collsim.mpi.native import NATIVE
@@ -74,7 +74,7 @@ def test_every_registered_algorithm_and_collective_runs_on_4_ranks(registry4):
     for line in registry4:
         _check_line(line)
     assert ran == pairs
-    assert {line["result"]["collective"] for line in registry4} == set(SPECS)  # every collective, shift too
+    assert {line["result"]["collective"] for line in registry4} == set(TYPES)  # every collective, shift too
     families = {line["system"] for line in registry4}
     assert {"ring", "optical-ring", "mesh", "mlfm", "optical-torus"} <= families
 
@@ -116,7 +116,7 @@ def test_2_ranks_every_algorithm_that_builds():
     for line in lines:
         if line["built"]:
             _check_line(line)
-    assert {line["result"]["collective"] for line in lines if line["ok"]} == set(SPECS)
+    assert {line["result"]["collective"] for line in lines if line["ok"]} == set(TYPES)
 
 
 def test_command_line_json_predict_sweep_and_file(tmp_path):

@@ -110,7 +110,7 @@ def _sampled_rows(seed: int, count: int):
     """``count`` rows of random (system, algorithm, collective, size), link parameters varied on networks."""
     import random
 
-    from collsim.core.collective import SPECS
+    from collsim.core.collectives import TYPES
     from collsim.experiments.compare import applicable, run_one
     from collsim.systems import kind_names, load_system
     rng = random.Random(seed)
@@ -124,7 +124,7 @@ def _sampled_rows(seed: int, count: int):
                                     "link_bandwidth_bytes_per_s": rng.choice([1e9, 1.25e10])}
         try:
             system = load_system(kind, nodes=rng.choice([2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17]), **extra)
-            coll = rng.choice(sorted(SPECS))
+            coll = rng.choice(sorted(TYPES))
             names = [a for a, why in applicable(system, coll) if why is None]
             if not names:
                 continue

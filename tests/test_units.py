@@ -10,7 +10,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from collsim.algorithms import REGISTRY
-from collsim.core.collective import SPECS, make_collective
+from collsim.core.collective import make_collective
+from collsim.core.collectives import TYPES
 from collsim.core.errors import InputError, UnsupportedError
 from collsim.core.totals import SIZE_MEANING, describe_size, size_from_total, total_bytes
 from collsim.core.size_sweep import sweep_sizes
@@ -168,16 +169,16 @@ def test_sweep_sizes_walk_like_nccl_tests():
 # -- what a size means per collective; nccl-tests' total -------------------------------------------
 
 def test_every_collective_says_what_its_size_is():
-    assert set(SIZE_MEANING) == set(SPECS)
+    assert set(SIZE_MEANING) == set(TYPES)
 
 
-@pytest.mark.parametrize("kind", sorted(SPECS))
+@pytest.mark.parametrize("kind", sorted(TYPES))
 def test_total_bytes_follows_nccl_tests(kind):
     n = 6
     factor = n if kind in ("allgather", "reducescatter", "alltoall", "scatter", "gather") else 1
     assert total_bytes(kind, n, 1000) == factor * 1000
     assert size_from_total(kind, n, factor * 1000) == 1000
-    assert SPECS[kind].nccl_size_factor == ("n" if factor == n else "1")
+    assert TYPES[kind].nccl_size_factor == ("n" if factor == n else "1")
 
 
 def test_a_total_that_does_not_divide_is_refused_with_the_nearest_valid_totals():
@@ -204,7 +205,7 @@ def test_a_collective_whose_byte_counts_overflow_int64_is_refused():
 # -- root and shift: every algorithm, or a refusal -------------------------------------------------
 
 ROOTED = [(name, kind) for name, spec in sorted(REGISTRY.items()) for kind in spec.collectives
-          if SPECS[kind].rooted or kind == "shift"]
+          if TYPES[kind].rooted or kind == "shift"]
 
 
 @pytest.mark.parametrize("name,kind", ROOTED)

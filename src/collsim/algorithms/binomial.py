@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import SPECS, make_collective
+from ..core.collective import make_collective
+from ..core.collectives import TYPES
 from ..core.schedule import LogicalBuilder
 from .common import add_grouped, ceil_log2, check_root, ts_tw
 from .latency import rounds_ts_s
@@ -65,11 +66,11 @@ def _alpha_beta(system, collective, size_bytes, params):
     n, m = system.nodes, size_bytes
     root = int(params.get("root", 0))
     tree = [((parent + root) % n, (child + root) % n) for parent, child, _ in binomial_rounds(n)]
-    t = SPECS[collective]
+    t = TYPES[collective]
     if t.direction == "out":                 # into the root (reduce, gather): children send to parents
         tree = [(child, parent) for parent, child in tree]
     ts = rounds_ts_s(system, tree)           # per round: start-up + the farthest message's route latency
-    if t.blocks == "node":                   # scatter, gather: t_s log p + t_w m (p-1)
+    if t.per_node:                   # scatter, gather: t_s log p + t_w m (p-1)
         return ts + tw * m * (n - 1)
     return ts + tw * m * ceil_log2(n)        # (t_s + t_w m) log p
 
@@ -117,14 +118,14 @@ def binomial(system, collective, size_bytes, *, root: int = 0):
     root = check_root(root, n)
     b = LogicalBuilder(make_collective(collective, n, size_bytes, root=root))
     rounds = binomial_rounds(n)
-    t = SPECS[collective]
+    t = TYPES[collective]
     forward = t.direction == "in"   # out of the root (broadcast, scatter), else into it
     order = rounds if forward else rounds[::-1]
     for j, (parent, child, end) in enumerate(order):
         src, dst = (parent + root) % n, (child + root) % n
         if not forward:
             src, dst = dst, src
-        if t.blocks == "vector":   # broadcast, reduce: the whole vector
+        if t.whole_vector:   # broadcast, reduce: the whole vector
             b.add(j, src, dst, np.zeros((len(src), 1), np.int64), reduce=t.reduction)
         else:  # blocks of the child's subtree, as node ids
             add_grouped(b, j, src, dst, end - child,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import SPECS
+from ..core.collectives import TYPES
 from ..core.schedule import LogicalBuilder
 from ..core.placement import check_root, check_shift  # noqa: F401  (the builders' root and shift checks)
 from ..core.validate import integer
@@ -248,13 +248,13 @@ def tree_schedule(b: LogicalBuilder, rounds, collective: str, *, count=None, chu
     >>> s.round.tolist(), s.src.tolist(), s.dst.tolist()   # 1->0 and 3->2, then 2->0
     ([0, 0, 1], [1, 3, 2], [0, 2, 0])
     """
-    t = SPECS[collective]
+    t = TYPES[collective]
     forward = t.direction == "in"   # out of the root (broadcast, scatter), else into it
     order = rounds if forward else rounds[::-1]
     for j, (own, to, lo, hi) in enumerate(order):
         r = first_round + j
         src, dst = (own, to) if forward else (to, own)
-        if t.blocks == "vector":   # broadcast, reduce: the whole vector
+        if t.whole_vector:   # broadcast, reduce: the whole vector
             b.add(r, src, dst, np.zeros((len(src), 1), np.int64), reduce=t.reduction)
         else:
             add_grouped(b, r, src, dst, count(lo, hi),

@@ -21,7 +21,8 @@ from math import gcd
 
 import numpy as np
 
-from ..core.collective import SPECS, make_collective
+from ..core.collective import make_collective
+from ..core.collectives import TYPES
 from ..core.errors import InputError
 from ..core.schedule import LogicalBuilder
 from .registry import register
@@ -115,11 +116,11 @@ def ring_multiport(system, collective, size_bytes, *, rings: int | None = None):
         raise InputError(f"ring-multiport: rings must be an integer from 1 to {system.ports}, got {rings!r}")
     strides = ring_strides(n, int(want))
     k = len(strides)
-    t = SPECS[collective]
+    t = TYPES[collective]
     b = LogicalBuilder(make_collective(collective, n, size_bytes, split=n * k if t.composed_of else k))
     i = np.arange(n)
     for p, phase in enumerate(t.phases):
-        red = SPECS[phase].reduction  # reduce-scatter: the partial of block i-s-r s; all-gather: block i-r s
+        red = TYPES[phase].reduction  # reduce-scatter: the partial of block i-s-r s; all-gather: block i-r s
         for r in range(n - 1):
             for c, s in enumerate(strides):
                 b.add(p * (n - 1) + r, i, (i + s) % n, (((i - int(red) * s - r * s) % n) * k + c)[:, None],

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import SPECS, make_collective
+from ..core.collective import make_collective
+from ..core.collectives import TYPES
 from ..core.schedule import LogicalBuilder
 from .common import ceil_log2, check_root, fold_ranks, halving_rounds, is_pow2, tree_schedule, ts_tw
 from .latency import rounds_ts_s, xor_rounds
@@ -59,9 +60,9 @@ def _alpha_beta(system, collective, size_bytes, params):
         rounds = [(np.arange(n - (1 << r)), np.arange(n - (1 << r)) + (1 << r)) for r in range(ceil_log2(n))]
         return rounds_ts_s(system, rounds) + tw * m * ceil_log2(n)
     tree = [(own, to) for own, to, _, _ in halving_rounds(n, int(params.get("root", 0)))]
-    if SPECS[collective].direction == "out":  # into the root (reduce, gather): the tree backwards
+    if TYPES[collective].direction == "out":  # into the root (reduce, gather): the tree backwards
         tree = [(to, own) for own, to in tree]
-    if SPECS[collective].blocks == "node":    # scatter, gather: t_s log p + t_w m (p-1)
+    if TYPES[collective].per_node:    # scatter, gather: t_s log p + t_w m (p-1)
         return rounds_ts_s(system, tree) + tw * m * (n - 1)
     return rounds_ts_s(system, tree) + tw * m * ceil_log2(n)    # broadcast, reduce
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import SPECS, make_collective
+from ..core.collective import make_collective
+from ..core.collectives import TYPES
 from ..core.errors import UnsupportedError
 from ..core.schedule import LogicalBuilder
 from ..core.validate import positive_integer
@@ -28,7 +29,7 @@ def _tune(system, collective, size_bytes):
     w = getattr(system, "wavelengths", 0) if system.family == "optical-ring" else 0
     stripes = [{"stripe": s} for s in sorted({1 << j for j in range(w.bit_length())} | {w})] if w else [{}]
     depths = [{"chunks": c} for c in (1, 4, 16, 64, 256, 1024) if c <= min(size_bytes, (1 << 18) // system.nodes)] \
-        if SPECS[collective].rooted else [{}]
+        if TYPES[collective].rooted else [{}]
     return [{**s, **c} for s in stripes for c in depths]
 
 
@@ -87,14 +88,14 @@ def ring(system, collective, size_bytes, *, chunks: int = 1, stripe: int = 1):
     band = stripe_band(system, stripe)
     extra = {"stripe": band} if band > 1 else {}
     k = positive_integer("chunks", chunks)
-    t = SPECS[collective]
+    t = TYPES[collective]
     if k != 1 and not t.rooted:  # never silently ignore a parameter
         raise UnsupportedError(f"ring: chunks={k} pipelines broadcast and reduce; {collective} sends one block "
                                f"(or one N-th of the vector) per transfer")
     if not t.rooted:   # all-gather, reduce-scatter, or the two in sequence over N chunks (all-reduce)
         b = LogicalBuilder(make_collective(collective, n, size_bytes, split=n if t.composed_of else 1))
         for p, phase in enumerate(t.phases):
-            reduce = SPECS[phase].reduction   # reduce-scatter: the partial of chunk i-1-r; all-gather: chunk i-r
+            reduce = TYPES[phase].reduction   # reduce-scatter: the partial of chunk i-1-r; all-gather: chunk i-r
             for r in range(n - 1):
                 b.add(p * (n - 1) + r, i, (i + 1) % n, ((i - int(reduce) - r) % n)[:, None], reduce=reduce, direction=1,
                       band=band)

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import SPECS, make_collective
+from ..core.collective import make_collective
+from ..core.collectives import TYPES
 from ..core.errors import InputError
 from ..core.schedule import LogicalBuilder
 from .common import ceil_log2, check_root, check_shift, halving_rounds, tree_schedule, ts_tw
@@ -166,7 +167,7 @@ def mesh(system, collective, size_bytes, *, root: int = 0, shift: int = 1):
     row, col = np.divmod(node, a)
     right, down = row * a + (col + 1) % a, ((row + 1) % a) * a + col
     cols = np.arange(a)
-    t = SPECS[collective]
+    t = TYPES[collective]
     if t.rooted:
         root = check_root(root, p)
         b = LogicalBuilder(make_collective(collective, p, size_bytes, root=root))
@@ -189,11 +190,11 @@ def mesh(system, collective, size_bytes, *, root: int = 0, shift: int = 1):
         return b.build(), {"root": root}
     if t.shifted:
         return _shift(size_bytes, a, check_shift(shift, p))
-    if t.blocks == "pair":   # all-to-all personalized
+    if t.per_pair:   # all-to-all personalized
         return _alltoall(size_bytes, a), {}
     b = LogicalBuilder(make_collective(collective, p, size_bytes, split=p if t.composed_of else 1))
     for phase, r0 in zip(t.phases, (0, 2 * (a - 1))):   # all-reduce: reduce-scatter, then all-gather
-        if SPECS[phase].reduction:
+        if TYPES[phase].reduction:
             for k in range(a - 1):  # columns: partial sums of the a blocks of destination row g
                 g = (row - 1 - k) % a
                 b.add(r0 + k, node, down, g[:, None] * a + cols[None, :], reduce=True)

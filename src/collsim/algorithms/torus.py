@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import SPECS, make_collective
+from ..core.collective import make_collective
+from ..core.collectives import TYPES
 from ..core.errors import InputError
 from ..core.csr import INDEX
 from ..core.schedule import LogicalSchedule
@@ -143,7 +144,7 @@ def lift_phases(system, collective, stages) -> LogicalSchedule:
 
 def _dims(system, collective: str) -> list[int]:
     dims = [d for d, n in ((0, system.cols), (1, system.rows)) if n >= 2]
-    return dims[::-1] if SPECS[collective].direction == "out" else dims   # reduce-scatter: the other way
+    return dims[::-1] if TYPES[collective].direction == "out" else dims   # reduce-scatter: the other way
 
 
 def _reference() -> str:
@@ -216,7 +217,7 @@ def torus_striped(system, collective, size_bytes, *, orders: int | None = None):
     orders = _orders_default(system, orders)
     n, k = system.nodes, 2 * system.fibers
     s = k * orders
-    composed = bool(SPECS[collective].composed_of)   # all-reduce: the vector cut into N blocks
+    composed = bool(TYPES[collective].composed_of)   # all-reduce: the vector cut into N blocks
     coll = make_collective(collective, n, size_bytes, split=s * n if composed else s)
     block = max(1, size_bytes // n) if composed else size_bytes
 
@@ -226,14 +227,14 @@ def torus_striped(system, collective, size_bytes, *, orders: int | None = None):
         return striped_ring(ring, kind, block * units)[0], dim, first, offset
 
     def stages(kind, dims):   # dims in time order; the last stage of a reduce-scatter holds own blocks
-        own = (lambda i: i == len(dims) - 1) if SPECS[kind].reduction else (lambda i: i == 0)
+        own = (lambda i: i == len(dims) - 1) if TYPES[kind].reduction else (lambda i: i == 0)
         out = [[phase(d, kind, own(i))] for i, d in enumerate(dims)]
         if orders == 2:   # the other half, the other way round, at the same time
             for i, d in enumerate(dims[::-1]):
                 out[i].append(phase(d, kind, own(i), k))
         return out
 
-    plan = [stage for phase in SPECS[collective].phases for stage in stages(phase, _dims(system, phase))]
+    plan = [stage for phase in TYPES[collective].phases for stage in stages(phase, _dims(system, phase))]
     return lift_phases(system, coll, plan), {"orders": orders}
 
 

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.collective import SPECS, make_collective
+from ..core.collective import make_collective
+from ..core.collectives import TYPES
 from ..core.schedule import LogicalBuilder
 from ..core.validate import integer
 from ..kinds.optical_ring.alltoall import uniform_alltoall_ring, uniform_alltoall_wavelengths
@@ -180,7 +181,7 @@ def paper_allgather_steps(nodes: int, wavelengths: int, m: int | None = None) ->
 def _paper_steps(system, collective, params):
     c = system.channels_per_direction
     m = params.get("m")
-    if SPECS[collective].reduction:   # all-reduce (WRHT's other collective is all-gather)
+    if TYPES[collective].reduction:   # all-reduce (WRHT's other collective is all-gather)
         return paper_allreduce_steps(system.nodes, c, m)
     return paper_allgather_steps(system.nodes, c, m)
 
@@ -297,7 +298,7 @@ def wrht(system, collective, size_bytes, *, m: int | None = None):
     m = group_size(channels) if m is None else _check_int("m", m, 2)
     fanout = min(system.tx_channels, system.rx_channels)
     levels, top, top_lo, top_hi = _plan(n, m, channels, fanout)
-    reduce = SPECS[collective].reduction   # all-reduce; else all-gather
+    reduce = TYPES[collective].reduction   # all-reduce; else all-gather
     coll = make_collective(collective, n, size_bytes, split=1)
     b = LogicalBuilder(coll)
     a2a = uniform_alltoall_ring(len(top)) if len(top) > 1 else None

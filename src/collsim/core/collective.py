@@ -36,16 +36,11 @@ from .holdings import Holdings, holder_dtype
 from .limits import check_memory
 from .placement import check_root, check_shift
 
-__all__ = ["ALIASES", "BYTES_PER_DELIVERY", "SPECS", "Collective", "CollectiveSpec", "CollectiveType",
+__all__ = ["ALIASES", "BYTES_PER_DELIVERY", "Collective", "CollectiveType",
            "canonical_collective", "check_collective_memory", "collective_memory_bytes", "collective_type", "make_collective",
            "min_deliveries", "split_bytes"]
 
 
-CollectiveSpec = CollectiveType
-"""Older name of :class:`~collsim.core.collectives.CollectiveType` (same object)."""
-
-SPECS: dict[str, CollectiveType] = TYPES
-"""Every collective's object by canonical name (:data:`collsim.core.collectives.TYPES`)."""
 
 
 ALIASES = {
@@ -71,7 +66,7 @@ def canonical_collective(name: str) -> str:
     Returns
     -------
     str
-        Canonical name, a key of :data:`SPECS`.
+        Canonical name, a key of :data:`collsim.core.collectives.TYPES`.
 
     Raises
     ------
@@ -201,9 +196,6 @@ class Collective:
     def type(self) -> CollectiveType:
         """The collective's object: its predicates (:mod:`collsim.core.collectives`)."""
         return TYPES[self.kind]
-
-    spec = type
-    """Older name of :attr:`type`."""
 
     @property
     def reduction(self) -> bool:

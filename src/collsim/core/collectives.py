@@ -131,6 +131,21 @@ class CollectiveType:
         return "n" if self.nccl_blocks else "1"
 
     @property
+    def per_pair(self) -> bool:
+        """Whether every ordered pair of nodes has its own block (personalised exchange: all-to-all)."""
+        return self.blocks == "pair"
+
+    @property
+    def per_node(self) -> bool:
+        """Whether every node has one block (all-gather, reduce-scatter, scatter, gather, shift)."""
+        return self.blocks == "node"
+
+    @property
+    def whole_vector(self) -> bool:
+        """Whether the data is one vector (all-reduce, broadcast, reduce, scan)."""
+        return self.blocks == "vector"
+
+    @property
     def phases(self) -> tuple[str, ...]:
         """The collectives run one after the other to make this one: :attr:`composed_of`, or itself."""
         return self.composed_of or (self.name,)

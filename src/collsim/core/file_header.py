@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .collective import SPECS, make_collective
+from .collective import make_collective
+from .collectives import TYPES
 from .errors import InputError, ScheduleFormatError
 from .fields import check_ints, need, optional, refuse_unknown
 from .schedule import Schedule
@@ -91,14 +92,14 @@ def read_header(doc: Any, body: tuple[str, ...] = ()):
     except OverflowError as exc:
         raise ScheduleFormatError(f"system: a number is out of range ({exc})") from exc
     kind = need(cd, "kind", str, "collective")
-    if kind not in SPECS:
+    if kind not in TYPES:
         raise ScheduleFormatError(f"collective: unknown kind {kind!r}")
     root = cd.get("root")
     if root is not None and not is_integer(root):
         raise ScheduleFormatError("collective: 'root' must be an integer or null")
-    if root is not None and not SPECS[kind].rooted:
+    if root is not None and not TYPES[kind].rooted:
         raise ScheduleFormatError(f"collective: {kind} has no root, but 'root' is {root} (give null or leave it out)")
-    if "shift" in cd and not SPECS[kind].shifted:
+    if "shift" in cd and not TYPES[kind].shifted:
         raise ScheduleFormatError(f"collective: only the shift collective has a 'shift', not {kind}")
     try:
         coll = make_collective(kind, need(cd, "nodes", int, "collective"), need(cd, "size_bytes", int, "collective"),

@@ -14,17 +14,18 @@ silently round it down.
 
 from __future__ import annotations
 
-from .collective import SPECS, canonical_collective
+from .collective import canonical_collective
+from .collectives import TYPES
 from .errors import InputError
 from .units import format_size
 from .validate import positive_integer
 
-SIZE_MEANING: dict[str, tuple[str, str]] = {name: (t.size_unit, t.size_meaning) for name, t in SPECS.items()}
+SIZE_MEANING: dict[str, tuple[str, str]] = {name: (t.size_unit, t.size_meaning) for name, t in TYPES.items()}
 """Per collective: (short phrase for titles, what ``size_bytes`` is)."""
 
 
 def _factor(kind: str, nodes: int) -> int:
-    return positive_integer("nodes", nodes) if SPECS[kind].nccl_blocks else 1
+    return positive_integer("nodes", nodes) if TYPES[kind].nccl_blocks else 1
 
 
 def total_bytes(kind: str, nodes: int, size_bytes: int) -> int:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ..core.collective import SPECS
+from ..core.collectives import TYPES
 from .paperout import (Comparison, PaperResult, cached_figure, figure_digest, pyplot, save_figure, write_comparisons,
                        write_csv)
 
@@ -38,7 +38,7 @@ QUICK_P, QUICK_SIDE = 4, 2
 TOPOLOGIES = ("ring", "torus", "hypercube")
 OPERATIONS = ("broadcast", "reduce", "allgather", "reducescatter", "allreduce", "scatter", "gather", "alltoall",
               "shift", "scan")
-OP_NAMES = {op: SPECS[op].textbook_name for op in OPERATIONS}
+OP_NAMES = {op: TYPES[op].textbook_name for op in OPERATIONS}
 
 
 def chapter_formulas(topology: str, op: str, p: int, m: int = M, ts: float = TS, tw: float = TW,
@@ -70,7 +70,7 @@ def chapter_formulas(topology: str, op: str, p: int, m: int = M, ts: float = TS,
     []
     """
     lg, sq = math.log2(p), math.isqrt(p)
-    op = SPECS[op].dual or op
+    op = TYPES[op].dual or op
     table = {
         ("ring", "broadcast"): [("(t_s + t_w m) log p", (ts + tw * m) * lg)],
         ("ring", "allgather"): [("(t_s + t_w m)(p-1)", (ts + tw * m) * (p - 1))],
@@ -126,7 +126,7 @@ def is_chapter_algorithm(topology: str, op: str, algorithm: str) -> bool:
     >>> is_chapter_algorithm("ring", "reduce", "recursive-doubling"), is_chapter_algorithm("ring", "allgather", "ne")
     (True, False)
     """
-    mine = CHAPTER_ALGORITHMS.get((topology, SPECS[op].dual or op), ())
+    mine = CHAPTER_ALGORITHMS.get((topology, TYPES[op].dual or op), ())
     return algorithm in ((mine,) if isinstance(mine, str) else mine)
 
 
@@ -162,9 +162,9 @@ def systems(p: int = P, side: int = SIDE) -> dict:
 
 
 def _variants(name: str, op: str, p: int, takes: tuple = ("root", "shift")):
-    if SPECS[op].rooted:
+    if TYPES[op].rooted:
         return [(name, {"root": 0} if "root" in takes else {})]
-    if SPECS[op].shifted:
+    if TYPES[op].shifted:
         return [(name, {"shift": Q % p or 1})]
     if name == "pairwise":
         return [("pairwise", {}), ("pairwise (xor)", {"exchange": "xor"})]
@@ -270,7 +270,7 @@ def comparisons(rows: list[dict]) -> list[Comparison]:
         if r["chapter_s"] is None:
             continue
         own = is_chapter_algorithm(r["topology"], r["operation"], r["algorithm"])
-        dual = SPECS[r["operation"]].dual
+        dual = TYPES[r["operation"]].dual
         formula = r["chapter_formula"] + (f" (its dual {OP_NAMES[dual]}'s cost, as the chapter says)" if dual else "")
         out.append(Comparison(
             _ITEM[r["topology"]], f"{OP_NAMES[r['operation']]}: {formula}; "

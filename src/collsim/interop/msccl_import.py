@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.collective import SPECS
+from ..core.collectives import TYPES
 from ..core.errors import DoubleCountError, InputError, PostconditionError, UnsupportedError, Where
 from ..core.placement import check_placement
 from ..core.schedule import Schedule
@@ -82,7 +82,7 @@ def infer_root(algo: MscclAlgo) -> int | None:
     >>> infer_root(schedule_to_msccl(collsim.build("binomial", "star", "broadcast", 64, nodes=4, root=2)))
     2
     """
-    t = SPECS.get(algo.coll)
+    t = TYPES.get(algo.coll)
     if t is None or not t.rooted:
         return None
     found = set()
@@ -196,11 +196,11 @@ def import_msccl(source: str | os.PathLike | MscclAlgo, *, system=None, size_byt
     from ..pipeline import realize, verify
     from ..systems import load_system
     algo = source if isinstance(source, MscclAlgo) else read_xml(source)
-    if root is not None and algo.coll in SPECS:  # a root of an allgather, or out of range: refused, not verified
+    if root is not None and algo.coll in TYPES:  # a root of an allgather, or out of range: refused, not verified
         check_placement(algo.coll, algo.ngpus, root=root)
     if root is None:
         root = infer_root(algo)
-    if algo.coll in SPECS and SPECS[algo.coll].rooted and root is None:
+    if algo.coll in TYPES and TYPES[algo.coll].rooted and root is None:
         raise InputError(f"cannot tell the root of this {algo.coll}: give it (--root)")
     lay = check_algo(algo, limits, root)
     ex = execute(algo, lay)

@@ -28,14 +28,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.collective import SPECS, CollectiveType
+from ..core.collectives import TYPES, CollectiveType
 from ..core.collective_buffers import buffer_size
 from ..core.errors import UnsupportedError
 from .msccl_errors import MscclFormatError
 
-COLLECTIVES = tuple(name for name, t in SPECS.items() if t.msccl)
+COLLECTIVES = tuple(name for name, t in TYPES.items() if t.msccl)
 """The collectives MSCCL's XML states (``CollectiveType.msccl``)."""
-REDUCTIONS = frozenset(name for name in COLLECTIVES if SPECS[name].reduction)
+REDUCTIONS = frozenset(name for name in COLLECTIVES if TYPES[name].reduction)
 
 
 @dataclass(frozen=True)
@@ -68,13 +68,13 @@ class Layout:
     root: int | None
 
     def __post_init__(self) -> None:
-        if not (self.coll in SPECS and SPECS[self.coll].msccl):
+        if not (self.coll in TYPES and TYPES[self.coll].msccl):
             raise UnsupportedError(f"MSCCL export and import cover {', '.join(COLLECTIVES)}, not {self.coll}")
 
     @property
     def type(self) -> CollectiveType:
         """The collective's object (its buffers: ``input_buffer``, ``output_buffer``)."""
-        return SPECS[self.coll]
+        return TYPES[self.coll]
 
     @property
     def reduction(self) -> bool:
@@ -195,11 +195,11 @@ def layout_of(coll: str, ngpus: int, nchunksperloop: int, root: int | None = Non
     ...
     collsim.interop.msccl_errors.MscclFormatError: nchunksperloop=6 is not a multiple of ngpus=4 (alltoall divides every buffer among the ranks)
     """
-    if not (coll in SPECS and SPECS[coll].msccl):
+    if not (coll in TYPES and TYPES[coll].msccl):
         raise UnsupportedError(f"MSCCL import covers {', '.join(COLLECTIVES)}, not coll={coll!r}")
     if nchunksperloop < 1:
         raise MscclFormatError(f"nchunksperloop must be at least 1, got {nchunksperloop}")
-    if SPECS[coll].blocks != "vector":   # N blocks in the larger buffer: nchunksperloop = N s
+    if not TYPES[coll].whole_vector:   # N blocks in the larger buffer: nchunksperloop = N s
         if nchunksperloop % ngpus:
             raise MscclFormatError(f"nchunksperloop={nchunksperloop} is not a multiple of ngpus={ngpus} "
                                    f"({coll} divides every buffer among the ranks)")

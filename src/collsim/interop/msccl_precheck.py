@@ -15,7 +15,7 @@ them with built schedules), so a refusal here is one the export would make too.
 
 from __future__ import annotations
 
-from ..core.collective import SPECS
+from ..core.collectives import TYPES
 from .msccl_errors import MscclLimitError
 from .msccl_xml import MscclLimits
 
@@ -24,8 +24,8 @@ __all__ = ["PAIR_TRANSFERS", "PEERS", "check_msccl_limits", "msccl_lower_bounds"
 
 def _ring(n: int, coll: str) -> int | None:
     """N - 1 transfers per all-gather or reduce-scatter phase (all-reduce has both); None for others."""
-    phases = SPECS[coll].phases
-    return (n - 1) * len(phases) if all(SPECS[p].blocks == "node" and not SPECS[p].rooted for p in phases) else None
+    phases = TYPES[coll].phases
+    return (n - 1) * len(phases) if all(TYPES[p].per_node and not TYPES[p].rooted for p in phases) else None
 
 
 def _only(algorithm: str, f):

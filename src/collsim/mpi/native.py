@@ -14,11 +14,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..core.collective import SPECS
+from ..core.collectives import TYPES
 from ..core.errors import DataFlowError, Where
 from .buffers import Layout, held_chunks, ranges, tolerance, values
 
-NATIVE = {name: t.mpi_function for name, t in SPECS.items()}
+NATIVE = {name: t.mpi_function for name, t in TYPES.items()}
 """MPI's function for each collective (circular shift: point-to-point, one exchange per rank)."""
 
 

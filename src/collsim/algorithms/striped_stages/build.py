@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.collective import SPECS, make_collective
+from ...core.collective import make_collective
+from ...core.collectives import TYPES
 from ...core.schedule import LogicalBuilder
 from ..registry import register
 from .cost import choose_radices, striped_stages_candidates
@@ -137,7 +138,7 @@ def striped_stages(system, collective, size_bytes, *, radices=None, stage: str =
         plan_stages(system, collective, size_bytes, (n,), stage)          # raises the InputError
     rad = parse_radices(n, radices) if radices is not None else choose_radices(system, collective, size_bytes, stage)
     plan = plan_stages(system, collective, size_bytes, rad, stage)
-    t = SPECS[collective]
+    t = TYPES[collective]
     split = plan.split * (n if t.composed_of else 1)   # all-reduce: N blocks
     b = LogicalBuilder(make_collective(collective, n, size_bytes, split=split))
     rounds = sum(s.rounds for s in plan.stages)
@@ -148,7 +149,7 @@ def striped_stages(system, collective, size_bytes, *, radices=None, stage: str =
         first += st.rounds
     shift = 0
     for phase in t.phases:   # all-reduce: reduce-scatter, then all-gather
-        if SPECS[phase].reduction:   # the all-gather's rounds reversed, every transfer reducing
+        if TYPES[phase].reduction:   # the all-gather's rounds reversed, every transfer reducing
             for rnd, src, dst, chunks, direction, colour, band in blocks:
                 b.add(rounds - 1 - rnd, dst, src, chunks, reduce=True, direction=-direction, color=colour, band=band)
             shift = rounds

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.collective import SPECS
+from ...core.collectives import TYPES
 from ...core.errors import UnsupportedError
 from ...kinds.optical_ring.physical import max_feasible_hops
 from .plan import (StagePlan, StagesPlan, _direct_colours, _piece_groups, _unit_bytes, arc_colours,
@@ -139,7 +139,7 @@ def _stage_slots(plan: StagesPlan, stage: StagePlan, collective: str, size_bytes
         top = np.max([_unit_bytes(collective, n, size_bytes, split, stage.held, g, cls) for g in groups], axis=0)
         return np.broadcast_to(system.transfer_time_s(top, stage.band), (stage.substeps,)).tolist()
 
-    uneven = bool(SPECS[collective].composed_of) and size_bytes % (n * split) != 0   # all-reduce's N blocks
+    uneven = bool(TYPES[collective].composed_of) and size_bytes % (n * split) != 0   # all-reduce's N blocks
     classes = np.asarray(_substep_classes(plan, stage, cap, uneven)) if uneven else np.zeros(1, np.int64)
     full = busy(False, classes)
     if stage.mode == "direct":        # one round, its sub-steps in turn
@@ -210,7 +210,7 @@ def _plan_time(plan: StagesPlan, system, collective: str, size_bytes: int) -> fl
     slots = []
     for j, st in enumerate(plan.stages):
         slots += _stage_slots(plan, st, collective, size_bytes, system, j)
-    t = SPECS[collective]
+    t = TYPES[collective]
     if t.reduction and not t.composed_of:   # reduce-scatter: the all-gather's slots reversed
         slots = slots[::-1]
     elif t.composed_of:                     # all-reduce: reduce-scatter, then all-gather

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.collective import SPECS, split_bytes
+from ...core.collective import split_bytes
+from ...core.collectives import TYPES
 from ...core.errors import InputError
 from ...core.numbers import parse_number
 
@@ -300,7 +301,7 @@ class StagesPlan:
     def slots(self, collective: str) -> int:
         """Physical slots of the collective (twice the all-gather's for all-reduce)."""
         one = sum(s.slots for s in self.stages)
-        return len(SPECS[collective].phases) * one
+        return len(TYPES[collective].phases) * one
 
 
 def _unit_bytes(collective: str, n: int, m: int, split: int, held: int, pieces, cls=0):
@@ -311,7 +312,7 @@ def _unit_bytes(collective: str, n: int, m: int, split: int, held: int, pieces, 
     class among the slot's senders carries the most.  ``cls`` may be an array (one result each).
     """
     pieces = np.asarray(pieces, np.int64)
-    if not SPECS[collective].composed_of:
+    if not TYPES[collective].composed_of:
         return int(held * split_bytes(m, split)[pieces].sum())
     base, extra = divmod(int(m), n * split)
     delta = n // held                     # the unit is one residue class of blocks mod delta

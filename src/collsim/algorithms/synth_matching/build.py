@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.collective import SPECS, make_collective
+from ...core.collective import make_collective
+from ...core.collectives import TYPES
 from ...core.errors import InputError
 from ...core.schedule import LogicalBuilder
 from ...core.time_limit import TimeLimitError
@@ -112,7 +113,7 @@ def _tune(system, collective, size_bytes):
     else:
         src, _, _, _ = _direct_links(system)
         degree = int(np.bincount(src, minlength=n).max())
-    rooted = SPECS[collective].rooted
+    rooted = TYPES[collective].rooted
     return [{"chunks": k, "capacity": q} for k, q in _choices(n, degree, rooted)]
 
 def owner_weights(net) -> np.ndarray:
@@ -225,7 +226,7 @@ def synth_matching(system, collective, size_bytes, *, chunks: int | None = None,
     ('direct', 12)
     """
     n = system.nodes
-    t = SPECS[collective]
+    t = TYPES[collective]
     optional_integer("synth-matching: seed", seed, lo=0)  # numpy's generators take no negative seed
     if ownership is not None and not t.composed_of:
         raise InputError(f"synth-matching: ownership applies to allreduce (who keeps which share between its "

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.collective import SPECS, canonical_collective, make_collective
+from ...core.collective import canonical_collective, make_collective
+from ...core.collectives import TYPES
 from ...core.csr import permute_csr
 from ...core.errors import InputError, UnsupportedError
 from ...core.csr import INDEX
@@ -86,7 +87,7 @@ def requires(system, collective) -> str | None:
         return (f"the tree packing takes about N^4 operations (N = {system.nodes} end nodes); "
                 f"collsim packs trees on up to {MAX_END_NODES} end nodes, {MAX_TRANSLATED_END_NODES} "
                 f"on networks whose translations keep their links")
-    if system.nodes > MAX_END_NODES and SPECS[canonical_collective(collective)].rooted:
+    if system.nodes > MAX_END_NODES and TYPES[canonical_collective(collective)].rooted:
         return (f"a root's trees are packed on up to {MAX_END_NODES} end nodes (N = {system.nodes}): "
                 f"translations do not move a rooted collective's trees")
     if system.nodes > MAX_END_NODES and planned_roots(system) > MAX_END_NODES:
@@ -208,7 +209,7 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
         raise InputError(f"synth-trees: timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     optional_integer("synth-trees: pieces", pieces, lo=1)
     optional_integer("synth-trees: rounds", rounds, lo=1)
-    if collective in SPECS and SPECS[collective].rooted:
+    if collective in TYPES and TYPES[collective].rooted:
         root = check_root(root, system.nodes)
     configs = system.configurations()
     if configs is None:
@@ -253,7 +254,7 @@ def _floor_s(system, collective: str, size_bytes, links) -> float:
     bw = np.asarray(lk.bandwidth_bytes_per_s, float)[links]
     into = np.bincount(lk.dst[links], weights=bw, minlength=system.vertices)[:n]
     out = np.bincount(lk.src[links], weights=bw, minlength=system.vertices)[:n]
-    t = SPECS[collective]
+    t = TYPES[collective]
     if t.composed_of:
         block = float(make_collective("allreduce", n, size_bytes, split=n).bytes_of(np.arange(n)).mean())
         return (n - 1) * block * (1 / out.min() + 1 / into.min())
@@ -267,7 +268,7 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
     """The schedule packed on ``links`` (None: every link), its parameters and predicted time
     (rounds timed only where they could beat ``beat_s``, :func:`_plan`)."""
     n = system.nodes
-    t = SPECS[collective]
+    t = TYPES[collective]
 
     def packed(roots, reverse):
         packing = pack(system, roots, reverse=reverse, links=links)

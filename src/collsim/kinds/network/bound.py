@@ -328,7 +328,7 @@ def _terms(system: Network, c: Collective) -> _PerByte:
              "send": (t.send_bytes, out_bw, "{a} B must leave some node, and no node has more than {c} of "
                                             "links out of it")}
     solution = None
-    if c.type.blocks == "pair" and routed:
+    if c.type.per_pair and routed:
         solution = _flow_lp(system, c, max(load.values()))
         if solution is not None:
             load["max-concurrent flow"] = 1.0 / solution.throughput_bytes_per_s

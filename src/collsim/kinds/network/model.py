@@ -12,7 +12,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ...core.collective import SPECS
+from ...core.collectives import TYPES
 from .format import LINK_FORMAT
 from .network import Network
 from ...core.units import format_bandwidth, format_time
@@ -260,7 +260,7 @@ def idle_note(system, collective: str | None = None) -> str | None:
     info = system.idle_resources()
     if not info or not (info["switches"] or info["links"]):
         return None
-    where = f"in this {SPECS[collective].title if collective in SPECS else collective}" if collective else "under its routing"
+    where = f"in this {TYPES[collective].title if collective in TYPES else collective}" if collective else "under its routing"
     idle = info["switches"] or info["links"]
     what = "switches" if info["switches"] else "links on shortest paths"
     total = info["switches_on_paths"] if info["switches"] else info["links_on_paths"]
@@ -365,7 +365,7 @@ class NetworkModel(KindModel):
         timing = self.time(schedule, spec)
         sim_s = self.answer_time_s(schedule, timing)  # evaluate() records the verification
         throughput = ((system.nodes - 1) * coll.size_bytes / sim_s
-                      if coll.type.blocks == "pair" and sim_s else None)  # all-to-all: seed 001 §3
+                      if coll.type.per_pair and sim_s else None)  # all-to-all: seed 001 §3
         return NetworkPart(
             link_bandwidth_bytes_per_s=system.link_bandwidth_bytes_per_s, link_latency_s=system.link_latency_s,
             max_link_load=schedule.max_link_load(), alpha_beta_time_s=timing.time_s, simulated_time_s=sim_s,

@@ -110,7 +110,7 @@ def bound_terms(system, collective: Collective, configurations: int) -> OCSBound
     hops = 1 if collective.type.shifted else max(spread_rounds(n, p), moore_diameter(n, c * p))
     traffic = traffic_bound(collective)
     volume = max(traffic.recv_bytes, traffic.send_bytes)
-    if collective.type.blocks == "pair":  # all-to-all: every block crosses at least its distance in the union of the configurations
+    if collective.type.per_pair:  # all-to-all: every block crosses at least its distance in the union of the configurations
         volume = max(volume, collective.size_bytes * moore_distance_sum(n, c * p))
     bandwidth = start + hop + volume / (p * system.link_bandwidth_bytes_per_s)
     return OCSBound(c, start + hops * hop, bandwidth, (c - 1) * system.reconfiguration_s, hops)

@@ -88,7 +88,7 @@ def torus_hop_bytes(system, c: Collective) -> float:
     160.0
     """
     m = float(c.size_bytes)
-    if c.type.blocks == "pair":   # all-to-all: one block per ordered pair, in closed form
+    if c.type.per_pair:   # all-to-all: one block per ordered pair, in closed form
         return torus_distance_sum(system.rows, system.cols) * m
     if c.type.point_to_point:   # one block per node, to its own destination
         a, dst = c.type.endpoints(system.nodes, c.shift)
