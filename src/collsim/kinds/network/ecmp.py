@@ -26,8 +26,6 @@ C. Hopps, "Analysis of an Equal-Cost Multi-Path Algorithm", RFC 2992, IETF, 2000
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import csr_array
-from scipy.sparse.csgraph import shortest_path
 
 from ...core.errors import RouteError
 from ...core.limits import check_memory
@@ -63,6 +61,8 @@ def hop_tables(links, vertices: int) -> tuple[np.ndarray, np.ndarray]:
     >>> int(nh[0, 1]), int(dist[0, 1])      # two equal paths; the lowest next vertex (s0 = 2)
     (2, 2)
     """
+    from scipy.sparse import csr_array          # here: scipy.sparse takes 0.2 s to import, and most commands
+    from scipy.sparse.csgraph import shortest_path   # never need hop tables
     nv = vertices
     u, v = links.src, links.dst
     check_memory(2 * 4 * nv * nv, f"the hop tables of a network of {nv} vertices",
