@@ -168,7 +168,7 @@ def trace_ne_ring() -> dict:
     import tempfile
 
     import collsim
-    from collsim.interop.trace_network import write_simulation_trace
+    from collsim.interop.trace.network import write_simulation_trace
     from collsim.sim import simulate
     from collsim.kinds.network.electrical import Ring
     s = collsim.build("ne", Ring(nodes=_n(1024, 16)), "allgather", "1MiB")
@@ -201,7 +201,7 @@ def msccl_alltoall_64() -> dict:
     import tempfile
 
     import collsim
-    from collsim.interop.msccl import export_msccl, import_msccl
+    from collsim.interop.msccl.files import export_msccl, import_msccl
     n = _n(64, 8)
     s = collsim.build("pairwise", "star", "alltoall", "64KiB", nodes=n)
     with tempfile.TemporaryDirectory() as d:

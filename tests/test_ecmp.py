@@ -288,7 +288,7 @@ def test_compare_and_topology_warn_about_an_idle_spine():
 
 
 def test_traces_show_the_paths_and_each_paths_share(tmp_path):
-    from collsim.interop.trace_network import write_alpha_beta_trace, write_simulation_trace
+    from collsim.interop.trace.network import write_alpha_beta_trace, write_simulation_trace
     s = collsim.build("pairwise", leaf_spine(), "alltoall", 4096)
     t = int(np.flatnonzero(np.diff(s.routes.path_ptr) == 2)[0])
     for name, write in (("ab.json", lambda p: write_alpha_beta_trace(p, s)),

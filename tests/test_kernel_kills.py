@@ -64,9 +64,9 @@ def test_msccl_export_refuses_executor_limits_before_building(tmp_path):
 def test_msccl_closed_forms_are_lower_bounds_of_the_export():
     """A refusal before building is one the export would make: the forms never exceed the built counts."""
     import collsim
-    from collsim.interop.msccl_export import schedule_to_msccl
-    from collsim.interop.msccl_precheck import PAIR_TRANSFERS, PEERS, msccl_lower_bounds
-    from collsim.interop.msccl_xml import MscclLimits
+    from collsim.interop.msccl.writing import schedule_to_msccl
+    from collsim.interop.msccl.precheck import PAIR_TRANSFERS, PEERS, msccl_lower_bounds
+    from collsim.interop.msccl.xml_model import MscclLimits
     roomy = MscclLimits(max_steps=10**6, max_thread_blocks=10**6, max_tbs_per_channel=10**6, max_channels=10**6)
     cases = [(a, c) for a in sorted(set(PAIR_TRANSFERS) | set(PEERS)) for c in
              ("allgather", "reducescatter", "allreduce", "alltoall")]

@@ -162,8 +162,8 @@ def test_kinds_are_loaded_by_entry_point_not_by_import():
 
 
 GENERIC = ("pipeline", "synthesis", "systems", "cli", "algorithms.registry", "algorithms.common", "experiments.compare",
-           "experiments.sweep", "experiments.tune", "experiments.store", "interop.trace.", "interop.trace_lanes",
-           "interop.msccl")
+           "experiments.sweep", "experiments.tune", "experiments.store", "interop.trace.events", "interop.trace.lanes",
+           "interop.msccl.")
 """Modules (or prefixes) above the kinds that serve every kind alike."""
 
 

@@ -19,10 +19,10 @@ import collsim
 from collsim.algorithms import REGISTRY
 from collsim.core import errors as E
 from collsim.core.errors import UnsupportedError
-from collsim.interop import msccl_errors as M
-from collsim.interop.msccl import (MscclLimits, check_algo, export_msccl, from_xml, import_msccl, schedule_to_msccl,
+from collsim.interop.msccl import errors as M
+from collsim.interop.msccl.files import (MscclLimits, check_algo, export_msccl, from_xml, import_msccl, schedule_to_msccl,
                                    to_xml)
-from collsim.interop.msccl_xml import ALGO_ATTRS, GPU_ATTRS, STEP_ATTRS, TB_ATTRS
+from collsim.interop.msccl.xml_model import ALGO_ATTRS, GPU_ATTRS, STEP_ATTRS, TB_ATTRS
 from collsim.systems import load_system
 
 DATA = Path(__file__).parent / "data" / "msccl"

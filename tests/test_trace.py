@@ -1,4 +1,4 @@
-"""Timeline traces (collsim.interop.trace*, issue #15): the trace-event format's rules, checked.
+"""Timeline traces (collsim.interop.trace.events*, issue #15): the trace-event format's rules, checked.
 
 * :func:`validate` checks a trace against the rules of the Trace Event Format (Google/Chromium,
   2016) that collsim relies on: a top-level object with a ``traceEvents`` list; every event has
@@ -33,9 +33,9 @@ import collsim
 from collsim.core.errors import TraceTooLargeError, UnsupportedError
 from collsim.cost.network import alpha_beta_time_s
 from collsim.kinds.optical_ring.cost import step_times
-from collsim.interop.trace_lanes import assign_lanes
-from collsim.interop.trace_network import write_alpha_beta_trace, write_simulation_trace
-from collsim.interop.trace_optical import write_optical_trace, write_schedule_trace
+from collsim.interop.trace.lanes import assign_lanes
+from collsim.interop.trace.network import write_alpha_beta_trace, write_simulation_trace
+from collsim.interop.trace.optical import write_optical_trace, write_schedule_trace
 from collsim.sim import simulate
 from collsim.kinds.network.electrical import Ring, Star
 from collsim.kinds.network.fat_tree import FatTree

@@ -164,7 +164,7 @@ def schedule_cmd(algorithm, system, collective, sizes, params, out, trace) -> No
         bar.update(description=f"writing {out}")
         where = write_schedule(sched, out, bar.callback)  # steps written of all
         if trace:
-            from ..interop.trace_optical import write_schedule_trace
+            from ..interop.trace.optical import write_schedule_trace
             bar.update(description=f"writing {trace}")
             write_schedule_trace(trace, sched)
     from ..core.wording import counted
@@ -324,7 +324,7 @@ def simulate_cmd(target, system, collective, sizes, params, mode, trace, out: Ou
             bar.update(advance=1, description="simulating")
             result = simulate(sched, mode=mode, report=report)
             if trace:
-                from ..interop.trace_network import write_simulation_trace
+                from ..interop.trace.network import write_simulation_trace
                 bar.update(description=f"writing {trace}")
                 write_simulation_trace(trace, sched, result)
             bar.update(advance=1, description="building")

@@ -24,7 +24,7 @@ def _limit_options(fn):
                   help="Chunks per step, cnt (below MSCCL_MAX_COUNT = 72).")
     @functools.wraps(fn)
     def wrapper(*args, max_steps, max_thread_blocks, max_tbs_per_channel, max_channels, max_count, **kwargs):
-        from ..interop.msccl_xml import MscclLimits
+        from ..interop.msccl.xml_model import MscclLimits
         limits = MscclLimits(max_steps=max_steps, max_thread_blocks=max_thread_blocks,
                              max_tbs_per_channel=max_tbs_per_channel, max_channels=max_channels, max_count=max_count)
         return fn(*args, limits=limits, **kwargs)
@@ -59,7 +59,7 @@ def export_msccl_cmd(target, system, collective, sizes, params, out, proto, name
     """
     from ..core.errors import InputError
     from ..core.units import parse_size
-    from ..interop.msccl import export_msccl
+    from ..interop.msccl.files import export_msccl
     from ..pipeline import verify
     from .io import read_schedule
     ctx = click.get_current_context()
@@ -74,7 +74,7 @@ def export_msccl_cmd(target, system, collective, sizes, params, out, proto, name
     else:
         from .sizes import iter_schedules
         sysm = load(system)
-        from ..interop.msccl_precheck import precheck_export
+        from ..interop.msccl.precheck import precheck_export
         precheck_export(target, sysm, collective, {}, limits)  # limits known from (algorithm, N, collective)
         sched = next(iter_schedules(target, sysm, collective, sizes, params=parse_params(params),
                                     strategy=system.strategy))
@@ -118,7 +118,7 @@ def import_msccl_cmd(file, system, size, root, out_file, limits, out: Output) ->
 def _import(file, system, size, root, out, limits, fmt: Output) -> None:
     from ..core.errors import CollsimError
     from ..core.units import format_time, parse_size
-    from ..interop.msccl import import_msccl, read_xml
+    from ..interop.msccl.files import import_msccl, read_xml
     from ..core.wording import counted
     from .io import write_schedule
     from .output import error_record

@@ -80,7 +80,7 @@ class CollectiveType:
     mpi_function : str
         MPI's own call for it (:mod:`collsim.mpi.native`).
     msccl : bool
-        Whether MSCCL's XML states it (its ``coll`` attribute is :attr:`name`; :mod:`collsim.interop.msccl`).
+        Whether MSCCL's XML states it (its ``coll`` attribute is :attr:`name`; :mod:`collsim.interop.msccl.files`).
     dual : str or None
         The collective that is this one run backwards (reduce is broadcast's dual), if it has one.
     textbook_name : str

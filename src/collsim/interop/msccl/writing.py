@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import UnsupportedError
-from .msccl_errors import MscclLimitError
-from ..core.plugins import require
-from ..core.schedule import Schedule
-from .msccl_layout import Layout
-from .msccl_xml import MscclAlgo, MscclGpu, MscclLimits, MscclStep, MscclThreadBlock
+from ...core.errors import UnsupportedError
+from .errors import MscclLimitError
+from ...core.plugins import require
+from ...core.schedule import Schedule
+from .layout import Layout
+from .xml_model import MscclAlgo, MscclGpu, MscclLimits, MscclStep, MscclThreadBlock
 
 _BUF = np.array(["i", "o", "s"])
 _SEND, _RECV, _RRC, _CPY = 0, 1, 2, 3

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.collectives import TYPES, CollectiveType
-from ..core.collective_buffers import buffer_size
-from ..core.errors import UnsupportedError
-from .msccl_errors import MscclFormatError
+from ...core.collectives import TYPES, CollectiveType
+from ...core.collective_buffers import buffer_size
+from ...core.errors import UnsupportedError
+from .errors import MscclFormatError
 
 COLLECTIVES = tuple(name for name, t in TYPES.items() if t.msccl)
 """The collectives MSCCL's XML states (``CollectiveType.msccl``)."""
@@ -193,7 +193,7 @@ def layout_of(coll: str, ngpus: int, nchunksperloop: int, root: int | None = Non
     >>> layout_of("alltoall", 4, 6)
     Traceback (most recent call last):
     ...
-    collsim.interop.msccl_errors.MscclFormatError: nchunksperloop=6 is not a multiple of ngpus=4 (alltoall divides every buffer among the ranks)
+    collsim.interop.msccl.errors.MscclFormatError: nchunksperloop=6 is not a multiple of ngpus=4 (alltoall divides every buffer among the ranks)
     """
     if not (coll in TYPES and TYPES[coll].msccl):
         raise UnsupportedError(f"MSCCL import covers {', '.join(COLLECTIVES)}, not coll={coll!r}")

@@ -16,7 +16,7 @@ Tracks (``docs/formats.md``, "Timeline traces"):
   ``docs/flow-simulator.md``).
 
 Concurrent slices of one node or link go on extra lanes (threads ``sends #2``,
-``flows #2`` ...), assigned by :func:`collsim.interop.trace_lanes.assign_lanes`.
+``flows #2`` ...), assigned by :func:`collsim.interop.trace.lanes.assign_lanes`.
 
 References
 ----------
@@ -29,11 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import InputError
-from ..core.plugins import require
-from ..core.schedule import Schedule
-from ..cost.network import transfer_fixed_s, transfer_wire_s
-from .trace import MAX_TRACE_BYTES, Slices, TraceSummary, check_trace_size, estimate_bytes, first_chunk_ids, write_trace
+from ...core.errors import InputError
+from ...core.plugins import require
+from ...core.schedule import Schedule
+from ...cost.network import transfer_fixed_s, transfer_wire_s
+from .events import MAX_TRACE_BYTES, Slices, TraceSummary, check_trace_size, estimate_bytes, first_chunk_ids, write_trace
 
 _NODE_BYTES, _HOP_BYTES, _LINK_BYTES, _STEP_BYTES = 230, 12, 130, 130  # JSON bytes per slice (upper-ish)
 

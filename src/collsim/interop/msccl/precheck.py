@@ -15,9 +15,9 @@ them with built schedules), so a refusal here is one the export would make too.
 
 from __future__ import annotations
 
-from ..core.collectives import TYPES
-from .msccl_errors import MscclLimitError
-from .msccl_xml import MscclLimits
+from ...core.collectives import TYPES
+from .errors import MscclLimitError
+from .xml_model import MscclLimits
 
 __all__ = ["PAIR_TRANSFERS", "PEERS", "check_msccl_limits", "msccl_lower_bounds"]
 
@@ -31,7 +31,7 @@ def _ring(n: int, coll: str) -> int | None:
 def _only(algorithm: str, f):
     """``f(N)`` for the collectives ``algorithm`` declares, else None."""
     def count(n: int, coll: str) -> int | None:
-        from ..algorithms import get_algorithm
+        from ...algorithms import get_algorithm
         return f(n) if coll in get_algorithm(algorithm).collectives else None
     return count
 
@@ -105,7 +105,7 @@ def check_msccl_limits(algorithm: str, nodes: int, collective: str, limits: Mscc
     >>> check_msccl_limits("ring", 5000, "allreduce")
     Traceback (most recent call last):
     ...
-    collsim.interop.msccl_errors.MscclLimitError: ring allreduce on 5000 gpus needs at least 9998 steps in one thread block (every transfer of rank v goes to v + 1, one step each), above the executor's limit of 64 steps per thread block (--max-steps; 64 in msccl-executor-nccl, 256 in RCCL); refused before building
+    collsim.interop.msccl.errors.MscclLimitError: ring allreduce on 5000 gpus needs at least 9998 steps in one thread block (every transfer of rank v goes to v + 1, one step each), above the executor's limit of 64 steps per thread block (--max-steps; 64 in msccl-executor-nccl, 256 in RCCL); refused before building
     """
     steps, tbs = msccl_lower_bounds(algorithm, nodes, collective)
     if steps is not None and steps > limits.max_steps:
@@ -152,13 +152,13 @@ def precheck_export(algorithm: str, system, collective: str, overrides: dict | N
     >>> precheck_export("ring", "star", "allreduce", {"nodes": 1000})
     Traceback (most recent call last):
     ...
-    collsim.interop.msccl_errors.MscclLimitError: ring allreduce on 1000 gpus needs at least 1998 steps in one thread block (every transfer of rank v goes to v + 1, one step each), above the executor's limit of 64 steps per thread block (--max-steps; 64 in msccl-executor-nccl, 256 in RCCL); refused before building
+    collsim.interop.msccl.errors.MscclLimitError: ring allreduce on 1000 gpus needs at least 1998 steps in one thread block (every transfer of rank v goes to v + 1, one step each), above the executor's limit of 64 steps per thread block (--max-steps; 64 in msccl-executor-nccl, 256 in RCCL); refused before building
     """
-    from ..algorithms import get_algorithm
-    from ..core.collective import canonical_collective
-    from ..core.errors import CollsimError
-    from ..core.plugins import supports
-    from ..systems import load_system
+    from ...algorithms import get_algorithm
+    from ...core.collective import canonical_collective
+    from ...core.errors import CollsimError
+    from ...core.plugins import supports
+    from ...systems import load_system
     try:
         spec = get_algorithm(algorithm)
         coll = canonical_collective(collective)

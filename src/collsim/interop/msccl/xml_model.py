@@ -6,8 +6,8 @@ holding a ``<gpu>`` per rank, each holding ``<tb>`` thread blocks of ordered ``<
 instructions.  This module holds it as frozen dataclasses, writes it with
 :mod:`xml.etree.ElementTree` (no XML declaration: the executor's own parser stops at
 ``<?xml``) and reads it back, refusing a missing or non-integer attribute with a
-:class:`~collsim.interop.msccl_errors.MscclFormatError` naming the gpu, thread block and step.
-The rules beyond attributes are checked by :mod:`collsim.interop.msccl_check`.
+:class:`~collsim.interop.msccl.errors.MscclFormatError` naming the gpu, thread block and step.
+The rules beyond attributes are checked by :mod:`collsim.interop.msccl.rules`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import InputError
-from .msccl_errors import MscclFormatError
+from ...core.errors import InputError
+from .errors import MscclFormatError
 
 ALGO_ATTRS = ("name", "proto", "nchannels", "nchunksperloop", "ngpus", "coll", "inplace", "outofplace",
               "minBytes", "maxBytes")
@@ -270,7 +270,7 @@ def write_xml(algo: MscclAlgo, path: str | os.PathLike) -> None:
     ...     open(os.path.join(d, "a.xml")).read().startswith("<algo")
     True
     """
-    from ..core.files import atomic_write
+    from ...core.files import atomic_write
     data = to_xml(algo).encode("ascii", "xmlcharrefreplace")
     atomic_write(path, lambda fh: fh.write(data))
 
@@ -307,7 +307,7 @@ def from_xml(text: str | bytes, source: str = "the XML") -> MscclAlgo:
     -------
     MscclAlgo
         The algorithm, not yet checked against the format's rules
-        (:func:`collsim.interop.msccl_check.check_algo`).
+        (:func:`collsim.interop.msccl.rules.check_algo`).
 
     Raises
     ------
@@ -321,7 +321,7 @@ def from_xml(text: str | bytes, source: str = "the XML") -> MscclAlgo:
     ...          'inplace="0" outofplace="1" minBytes="0"/>')
     Traceback (most recent call last):
     ...
-    collsim.interop.msccl_errors.MscclFormatError: the XML: algo: missing attribute 'maxBytes'
+    collsim.interop.msccl.errors.MscclFormatError: the XML: algo: missing attribute 'maxBytes'
     """
     try:
         root = ET.fromstring(text)
@@ -372,8 +372,8 @@ def read_xml(path: str | os.PathLike) -> MscclAlgo:
     >>> read_xml("/nonexistent.xml")
     Traceback (most recent call last):
     ...
-    collsim.interop.msccl_errors.MscclFormatError: cannot read /nonexistent.xml: it does not exist
+    collsim.interop.msccl.errors.MscclFormatError: cannot read /nonexistent.xml: it does not exist
     """
-    from ..core.reading import read_bytes
+    from ...core.reading import read_bytes
     data = read_bytes(path, error=MscclFormatError)  # a regular file, never a device (core.files)
     return from_xml(data, str(path))

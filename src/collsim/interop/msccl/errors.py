@@ -7,7 +7,7 @@ data-flow violation (:class:`~collsim.core.errors.DataFlowError`, exit 1).
 
 from __future__ import annotations
 
-from ..core.errors import DataFlowError, ScheduleFormatError
+from ...core.errors import DataFlowError, ScheduleFormatError
 
 
 class MscclFormatError(ScheduleFormatError):
@@ -15,7 +15,7 @@ class MscclFormatError(ScheduleFormatError):
 
     A missing attribute, thread blocks numbered with a gap, a peer that is the gpu
     itself, a dependency on a step that does not exist, a send without its receive
-    (:mod:`collsim.interop.msccl`; M. Cowan et al., "MSCCLang: Microsoft Collective
+    (:mod:`collsim.interop.msccl.files`; M. Cowan et al., "MSCCLang: Microsoft Collective
     Communication Language", ASPLOS 2023).  The message names the gpu, thread block and step.
 
     Examples

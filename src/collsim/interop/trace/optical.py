@@ -35,11 +35,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.plugins import require, supports
-from ..core.schedule import Schedule
-from ..kinds.optical_ring.cost import step_times, transfer_time_s
-from .trace import MAX_TRACE_BYTES, Slices, TraceSummary, check_trace_size, estimate_bytes, first_chunk_ids, write_trace
-from .trace_network import write_alpha_beta_trace
+from ...core.plugins import require, supports
+from ...core.schedule import Schedule
+from ...kinds.optical_ring.cost import step_times, transfer_time_s
+from .events import MAX_TRACE_BYTES, Slices, TraceSummary, check_trace_size, estimate_bytes, first_chunk_ids, write_trace
+from .network import write_alpha_beta_trace
 
 _LIGHTPATH_BYTES, _SLOT_BYTES = 330, 150  # JSON bytes per slice (upper-ish)
 _LAMBDA = "\u03bb"

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 
-from ..core.schedule import Schedule
-from .msccl_check import check_algo
-from .msccl_export import schedule_to_msccl
-from .msccl_import import MscclImport, import_msccl, infer_root
-from .msccl_xml import MscclAlgo, MscclLimits, from_xml, read_xml, to_xml, write_xml
+from ...core.schedule import Schedule
+from .rules import check_algo
+from .writing import schedule_to_msccl
+from .reading import MscclImport, import_msccl, infer_root
+from .xml_model import MscclAlgo, MscclLimits, from_xml, read_xml, to_xml, write_xml
 
 
 def export_msccl(schedule: Schedule, path: str | os.PathLike, *, limits: MscclLimits = MscclLimits(),

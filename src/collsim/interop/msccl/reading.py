@@ -20,14 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.collectives import TYPES
-from ..core.errors import DoubleCountError, InputError, PostconditionError, UnsupportedError, Where
-from ..core.placement import check_placement
-from ..core.schedule import Schedule
-from .msccl_check import check_algo
-from .msccl_hb import Execution, execute
-from .msccl_layout import Layout
-from .msccl_xml import MscclAlgo, MscclLimits, read_xml
+from ...core.collectives import TYPES
+from ...core.errors import DoubleCountError, InputError, PostconditionError, UnsupportedError, Where
+from ...core.placement import check_placement
+from ...core.schedule import Schedule
+from .rules import check_algo
+from .happens_before import Execution, execute
+from .layout import Layout
+from .xml_model import MscclAlgo, MscclLimits, read_xml
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class MscclImport:
     Examples
     --------
     >>> import collsim
-    >>> from collsim.interop.msccl_export import schedule_to_msccl
+    >>> from collsim.interop.msccl.writing import schedule_to_msccl
     >>> got = import_msccl(schedule_to_msccl(collsim.build("ring", "star", "allgather", 64, nodes=4)))
     >>> got.schedule.num_steps, len(got.schedule), got.thread_blocks
     (3, 12, 12)
@@ -78,7 +78,7 @@ def infer_root(algo: MscclAlgo) -> int | None:
     Examples
     --------
     >>> import collsim
-    >>> from collsim.interop.msccl_export import schedule_to_msccl
+    >>> from collsim.interop.msccl.writing import schedule_to_msccl
     >>> infer_root(schedule_to_msccl(collsim.build("binomial", "star", "broadcast", 64, nodes=4, root=2)))
     2
     """
@@ -186,15 +186,15 @@ def import_msccl(source: str | os.PathLike | MscclAlgo, *, system=None, size_byt
     Examples
     --------
     >>> import collsim
-    >>> from collsim.interop.msccl_export import schedule_to_msccl
+    >>> from collsim.interop.msccl.writing import schedule_to_msccl
     >>> got = import_msccl(schedule_to_msccl(collsim.build("ring", "star", "allreduce", 64, nodes=4)))
     >>> got.schedule.collective.kind, got.schedule.num_steps
     ('allreduce', 6)
     """
-    from ..core.collective import make_collective
-    from ..core.schedule import LogicalBuilder
-    from ..pipeline import realize, verify
-    from ..systems import load_system
+    from ...core.collective import make_collective
+    from ...core.schedule import LogicalBuilder
+    from ...pipeline import realize, verify
+    from ...systems import load_system
     algo = source if isinstance(source, MscclAlgo) else read_xml(source)
     if root is not None and algo.coll in TYPES:  # a root of an allgather, or out of range: refused, not verified
         check_placement(algo.coll, algo.ngpus, root=root)

@@ -1,6 +1,6 @@
 """Lanes of a timeline track: interval partitioning, so that slices on one thread never overlap.
 
-A trace-event thread cannot draw two partially overlapping slices (:mod:`collsim.interop.trace`),
+A trace-event thread cannot draw two partially overlapping slices (:mod:`collsim.interop.trace.events`),
 so the concurrent slices of one track (a node sending to several peers at once, a link shared by
 several flows, a wavelength reused on disjoint arcs) go on extra lanes.
 

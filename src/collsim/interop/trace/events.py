@@ -12,11 +12,11 @@ collsim writes two kinds of event:
 Slices on one thread must nest or be disjoint (the format has no way to draw two partially
 overlapping slices on one thread).  Concurrent slices of one track therefore go on extra
 *lanes* (threads of the track's process), assigned by interval partitioning
-(:func:`collsim.interop.trace_lanes.assign_lanes`).  ``pid`` and ``tid`` start at 1 and every ``tid`` is unique in the
+(:func:`collsim.interop.trace.lanes.assign_lanes`).  ``pid`` and ``tid`` start at 1 and every ``tid`` is unique in the
 file (some readers merge threads that share a tid across processes, or mishandle tid 0).
 
-What the tracks hold is decided by :mod:`collsim.interop.trace_network` (flow-simulated and
-α–β timelines of electrical schedules) and :mod:`collsim.interop.trace_optical` (the
+What the tracks hold is decided by :mod:`collsim.interop.trace.network` (flow-simulated and
+α–β timelines of electrical schedules) and :mod:`collsim.interop.trace.optical` (the
 lightpaths of optical schedules, per fiber and wavelength); this module holds the writer
 they share.  The format and the layout are described in ``docs/formats.md``.
 
@@ -36,9 +36,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..core.errors import TraceTooLargeError
-from ..core.files import atomic_write
-from .trace_lanes import assign_lanes
+from ...core.errors import TraceTooLargeError
+from ...core.files import atomic_write
+from .lanes import assign_lanes
 
 MAX_TRACE_BYTES = 512 * 2**20
 """The largest trace collsim writes by default (Perfetto's UI and chrome://tracing struggle beyond)."""

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.errors import ConflictingWriteError, MissingDataError, Where
-from ..core.limits import check_memory
-from .msccl_errors import MscclDeadlockError, MscclFormatError, MscclRaceError
-from .msccl_layout import Layout
-from .msccl_xml import RECVS, REDUCES, SENDS, MscclAlgo
+from ...core.errors import ConflictingWriteError, MissingDataError, Where
+from ...core.limits import check_memory
+from .errors import MscclDeadlockError, MscclFormatError, MscclRaceError
+from .layout import Layout
+from .xml_model import RECVS, REDUCES, SENDS, MscclAlgo
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,8 @@ class Execution:
     Examples
     --------
     >>> import collsim
-    >>> from collsim.interop.msccl_export import schedule_to_msccl
-    >>> from collsim.interop.msccl_check import check_algo
+    >>> from collsim.interop.msccl.writing import schedule_to_msccl
+    >>> from collsim.interop.msccl.rules import check_algo
     >>> algo = schedule_to_msccl(collsim.build("ring", "star", "allgather", 64, nodes=3))
     >>> len(execute(algo, check_algo(algo)).transfers)
     6
@@ -153,7 +153,7 @@ def execute(algo: MscclAlgo, lay: Layout) -> Execution:
     Parameters
     ----------
     algo : MscclAlgo
-        An algorithm that passed :func:`collsim.interop.msccl_check.check_algo`.
+        An algorithm that passed :func:`collsim.interop.msccl.rules.check_algo`.
     lay : Layout
         Its collective's buffers.
 
@@ -175,8 +175,8 @@ def execute(algo: MscclAlgo, lay: Layout) -> Execution:
     Examples
     --------
     >>> import collsim
-    >>> from collsim.interop.msccl_export import schedule_to_msccl
-    >>> from collsim.interop.msccl_check import check_algo
+    >>> from collsim.interop.msccl.writing import schedule_to_msccl
+    >>> from collsim.interop.msccl.rules import check_algo
     >>> algo = schedule_to_msccl(collsim.build("ring", "star", "allreduce", 64, nodes=3))
     >>> execute(algo, check_algo(algo)).final[(1, "o", 0)]
     (0, 7)

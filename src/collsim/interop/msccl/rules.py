@@ -10,14 +10,14 @@ receive thread block per (peer, channel) (each is one NCCL connection); steps nu
 a receive a receive peer; at most one dependency per step, on another thread block of
 the same gpu and a step it has; every awaited step has ``hasdep="1"``; a nop's
 dependency is carried to the next real step, which must itself have one; and the
-executor's limits (:class:`~collsim.interop.msccl_xml.MscclLimits`).
+executor's limits (:class:`~collsim.interop.msccl.xml_model.MscclLimits`).
 """
 
 from __future__ import annotations
 
-from .msccl_errors import MscclFormatError, MscclLimitError
-from .msccl_layout import Layout, layout_of
-from .msccl_xml import BUFFERS, PROTOS, RECVS, SENDS, STEP_TYPES, MscclAlgo, MscclLimits
+from .errors import MscclFormatError, MscclLimitError
+from .layout import Layout, layout_of
+from .xml_model import BUFFERS, PROTOS, RECVS, SENDS, STEP_TYPES, MscclAlgo, MscclLimits
 
 
 def _fmt(g, tb=None, st=None) -> str:
@@ -53,7 +53,7 @@ def check_algo(algo: MscclAlgo, limits: MscclLimits = MscclLimits(), root: int |
     Examples
     --------
     >>> import collsim
-    >>> from collsim.interop.msccl_export import schedule_to_msccl
+    >>> from collsim.interop.msccl.writing import schedule_to_msccl
     >>> check_algo(schedule_to_msccl(collsim.build("ring", "star", "allgather", 64, nodes=4))).split
     1
     """
