@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import collsim
@@ -154,6 +154,9 @@ def test_registry_schedules_rank_mode_properties(pair, data, size):
     name, system = pair  # only what the registry declares supported is drawn: every draw builds
     coll = data.draw(st.sampled_from(_accepted(name, system)), label="collective")
     s = collsim.build(name, system, coll, size)
+    # the plain-Python reference is quadratic in the transfers, and rank mode's dependencies refuse
+    # (MemoryLimitError) what would not fit: synth-trees may cut 64 KiB into 57,344 transfers on 8 nodes
+    assume(len(s) <= 1500)
     r = simulate(s, mode="rank")
     need = rank_deadlines(s, r.transfer_finish_s)
     assert r.transfer_start_s == pytest.approx(need, rel=REL, abs=1e-18)
