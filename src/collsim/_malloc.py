@@ -20,18 +20,7 @@ M_MMAP_MAX = -4
 
 
 def tune_malloc() -> bool:
-    """Ask glibc to reuse freed heap memory instead of unmapping it.
-
-    Returns
-    -------
-    bool
-        True if glibc accepted the settings, False on other C libraries (no effect).
-
-    Examples
-    --------
-    >>> isinstance(tune_malloc(), bool)
-    True
-    """
+    """Ask glibc to reuse freed heap memory instead of unmapping it."""
     try:  # glibc's soname first: ctypes.util.find_library runs ldconfig, which costs start-up time
         mallopt = ctypes.CDLL("libc.so.6").mallopt
     except (OSError, AttributeError):
@@ -76,36 +65,13 @@ def heap_free_bytes() -> int:
 
     With :func:`tune_malloc` freed arrays stay in the heap and in the resident set, yet
     the next allocation reuses them (:func:`collsim.core.limits.resident_bytes`).
-
-    Returns
-    -------
-    int
-        Free bytes in glibc's heap; 0 where ``mallinfo2`` is unavailable (other C libraries,
-        glibc before 2.33).
-
-    Examples
-    --------
-    >>> heap_free_bytes() >= 0
-    True
     """
     info = _mallinfo()
     return 0 if info is None else int(info.fordblks)
 
 
 def heap_used_bytes() -> int:
-    """Bytes malloc has handed out and not had back (``uordblks + hblkhd``; 0 where unknown).
-
-    Returns
-    -------
-    int
-        Bytes in use from the heap and from ``mmap``-served blocks; 0 where ``mallinfo2`` is
-        unavailable (other C libraries, glibc before 2.33).
-
-    Examples
-    --------
-    >>> heap_used_bytes() >= 0
-    True
-    """
+    """Bytes malloc has handed out and not had back (``uordblks + hblkhd``; 0 where unknown)."""
     info = _mallinfo()
     return 0 if info is None else int(info.uordblks + info.hblkhd)
 
@@ -117,16 +83,6 @@ def release_memory() -> bool:
     want; between independent pieces of work (the algorithms of ``collsim compare``) the
     heap would otherwise keep the largest of them resident and grow with fragmentation
     (``compare -n 4096 -c allreduce`` reached 10.9 GiB after two algorithms of 6 GiB each).
-
-    Returns
-    -------
-    bool
-        True if glibc released something.
-
-    Examples
-    --------
-    >>> isinstance(release_memory(), bool)
-    True
     """
     libc = _libc()
     trim = getattr(libc, "malloc_trim", None) if libc is not None else None

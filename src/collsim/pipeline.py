@@ -35,34 +35,7 @@ from .verify import verify_dataflow, verify_endpoints
 
 def realize(system: System, logical: LogicalSchedule, *, strategy: str | Callable = "first-fit",
             algorithm: str = "custom", params: Mapping[str, Any] | None = None) -> Schedule:
-    """Turn a logical schedule into a physical one with the system's own routing and channel assignment.
-
-    Parameters
-    ----------
-    system : System
-        Target system.
-    logical : LogicalSchedule
-        Transfers grouped into rounds.
-    strategy : str or callable, optional
-        Wavelength-assignment strategy (optical rings).
-    algorithm : str, optional
-        Name recorded in the schedule.
-    params : Mapping, optional
-        Parameters recorded in the schedule.
-
-    Returns
-    -------
-    Schedule
-        The physical schedule (not verified).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring.system import OpticalRing
-    >>> from collsim.algorithms import build_logical
-    >>> ring = OpticalRing(nodes=4, wavelengths=2)
-    >>> realize(ring, build_logical("ring", ring, "allgather", 64)[0]).num_steps
-    3
-    """
+    """Turn a logical schedule into a physical one with the system's own routing and channel assignment."""
     if not isinstance(strategy, str) and not callable(strategy):
         raise InputError(f"invalid strategy {strategy!r}")
     return model_for(system).realize(system, logical, strategy=strategy, algorithm=algorithm, params=params)

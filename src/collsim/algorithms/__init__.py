@@ -27,51 +27,12 @@ def build_logical(name: str | AlgorithmSpec, system: System, collective: str, si
                   **params: Any) -> tuple[LogicalSchedule, dict[str, Any]]:
     """Check applicability and run an algorithm's builder.
 
-    Parameters
-    ----------
-    name : str or AlgorithmSpec
-        Algorithm name or alias, or its registry entry (looked up already).
-    system : System
-        Target system.
-    collective : str
-        Collective name or alias.
-    size_bytes : int
-        Message size.
-    **params
-        Algorithm parameters (see ``collsim algorithms``).
-
-    Returns
-    -------
-    tuple
-        ``(LogicalSchedule, chosen parameters)``.
-
-    Raises
-    ------
-    UnknownNameError, UnsupportedError, InputError
-        For an unknown name, an inapplicable instance, or a parameter the algorithm does not take
-        or of another type than it declares (:meth:`AlgorithmSpec.check_params`).
-    MemoryLimitError
-        (an InputError) If no explicit schedule of the collective on this many nodes, or the
-        network's link table, fits in memory (:func:`collsim.algorithms.placement.check_instance`),
-        before anything is built.
-
     References
     ----------
     R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
     operations in MPICH", IJHPCA 19(1), 2005: several algorithms per collective, each
     applicable to some instances.  Each algorithm cites its own source (``reference``
     of :class:`AlgorithmSpec`, ``collsim algorithms``).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring.system import OpticalRing
-    >>> logical, chosen = build_logical("ne", OpticalRing(nodes=8), "all-gather", 1024)
-    >>> logical.rounds, chosen
-    (4, {})
-    >>> build_logical("ne", OpticalRing(nodes=8), "allgather", 1024, chunks=2)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: ne takes no parameter(s) chunks; it takes stripe
     """
     spec = name if isinstance(name, AlgorithmSpec) else get_algorithm(name)
     coll = canonical_collective(collective)

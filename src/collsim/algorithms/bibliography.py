@@ -27,30 +27,10 @@ from ..core.errors import UnknownNameError, did_you_mean
 class Citation:
     """One bibliography entry.
 
-    Parameters
-    ----------
-    key : str
-        Short key, cited as ``[key]``.
-    authors : str
-        Authors as printed on the work.
-    title : str
-        Title.
-    venue : str
-        Journal, proceedings, publisher or medium.
-    year : int or None
-        Year of publication (None for undated software documentation).
-    details : str, optional
-        Volume, number, pages or DOI, where checked.
-
     References
     ----------
     The entries follow the reference lists of the works collsim implements (see
     docs/references.md for where each detail was checked).
-
-    Examples
-    --------
-    >>> print(BIBLIOGRAPHY["Hockney94"].text())
-    R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel Computing 20(3), 1994.
     """
 
     key: str
@@ -227,24 +207,9 @@ _CITE = re.compile(r"\[([A-Za-z][\w.-]*)\]")
 def cited_keys(text: str) -> list[str]:
     """The ``[Key]`` citations in ``text``, in order of first appearance (known or not).
 
-    Parameters
-    ----------
-    text : str
-        Any text, e.g. a registry ``reference``.
-
-    Returns
-    -------
-    list of str
-        The keys, each once.
-
     References
     ----------
     The keys are those of :data:`BIBLIOGRAPHY` (docs/references.md).
-
-    Examples
-    --------
-    >>> cited_keys("[Thakur05] §3; [Bruck97] §4; [Thakur05] §5")
-    ['Thakur05', 'Bruck97']
     """
     return list(dict.fromkeys(_CITE.findall(text)))
 
@@ -252,30 +217,9 @@ def cited_keys(text: str) -> list[str]:
 def citations(text: str) -> list[Citation]:
     """The bibliography entries ``text`` cites as ``[Key]``.
 
-    Parameters
-    ----------
-    text : str
-        Text with ``[Key]`` citations.
-
-    Returns
-    -------
-    list of Citation
-        In order of first citation.
-
-    Raises
-    ------
-    UnknownNameError
-        For a key that is not in :data:`BIBLIOGRAPHY`.
-
     References
     ----------
     The entries of :data:`BIBLIOGRAPHY` (docs/references.md).
-
-    Examples
-    --------
-    >>> print(citations("[Thakur05] §2")[0].text())  # doctest: +NORMALIZE_WHITESPACE
-    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of Collective Communication Operations in MPICH",
-    The International Journal of High Performance Computing Applications 19(1), pp. 49-66, 2005.
     """
     out = []
     for key in cited_keys(text):

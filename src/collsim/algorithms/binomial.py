@@ -28,27 +28,11 @@ from .registry import register
 def binomial_rounds(n: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Rounds of the binomial tree over relative ranks, root first.
 
-    Parameters
-    ----------
-    n : int
-        Number of ranks.
-
-    Returns
-    -------
-    list of tuple
-        Per round ``(parent, child, subtree_end)`` in relative ranks: the child's
-        subtree is ``[child, subtree_end)``.
-
     References
     ----------
     R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
     operations in MPICH", IJHPCA 19(1), 2005 (binomial tree broadcast, scatter and
     gather, ``ceil(lg p)`` steps).
-
-    Examples
-    --------
-    >>> [(p.tolist(), c.tolist()) for p, c, _ in binomial_rounds(5)]
-    [([0], [4]), ([0], [2]), ([0, 2], [1, 3])]
     """
     out = []
     k = ceil_log2(n)

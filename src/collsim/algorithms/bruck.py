@@ -23,27 +23,12 @@ from .registry import register
 def alltoall_blocks_per_round(n: int) -> list[int]:
     """Blocks each node sends in each round of the radix-2 all-to-all.
 
-    Parameters
-    ----------
-    n : int
-        Number of nodes.
-
-    Returns
-    -------
-    list of int
-        Round ``k``: the number of indices ``j`` in ``1..n-1`` with bit ``k`` set.
-
     References
     ----------
     J. Bruck, C.-T. Ho, S. Kipnis, E. Upfal, D. Weathersby, "Efficient algorithms for
     all-to-all communications in multiport message-passing systems", IEEE TPDS 8(11),
     1997 (the index algorithm, radix 2); R. Thakur, R. Rabenseifner, W. Gropp,
     IJHPCA 19(1), 2005 (its cost, ``(p/2) lg p`` blocks for ``p = 2**d``).
-
-    Examples
-    --------
-    >>> alltoall_blocks_per_round(8), alltoall_blocks_per_round(5)
-    ([4, 4, 4], [2, 2, 1])
     """
     j = np.arange(1, n)
     return [int(((j >> k) & 1).sum()) for k in range(ceil_log2(n))]

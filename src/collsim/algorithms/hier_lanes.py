@@ -31,22 +31,6 @@ _MAX_UNITS = 1 << 15
 def plan_lanes(costs: list[list[tuple[int, float]]], pieces: int, dims: int) -> tuple[np.ndarray, float]:
     """Shares of the data per lane (template, start round) minimising the sum of round times.
 
-    Parameters
-    ----------
-    costs : list of list of (int or tuple of int, float)
-        Per template, per round: the resource(s) used (a dimension, or one direction of its links)
-        and seconds per unit of data.
-    pieces : int
-        Start rounds ``0 .. pieces-1`` (the pipeline depth).
-    dims : int
-        Number of resources.
-
-    Returns
-    -------
-    tuple
-        ``(templates, pieces)`` shares summing to 1, and the planned bandwidth time (the sum of
-        round times, in the costs' unit).
-
     Notes
     -----
     The linear program: minimise ``sum_r T_r`` subject to, for every round ``r`` and dimension
@@ -59,12 +43,6 @@ def plan_lanes(costs: list[list[tuple[int, float]]], pieces: int, dims: int) -> 
     S. Rashidi, W. Won, S. Srinivasan, S. Sridharan, T. Krishna, "Themis: A Network Bandwidth-Aware
     Collective Scheduling Policy for Distributed Training of DL Models", ISCA 2022 (balancing
     chunks across dimensions by their bandwidth; here as a linear program).
-
-    Examples
-    --------
-    >>> x, t = plan_lanes([[(0, 1.0), (1, 1.0)], [(1, 1.0), (0, 1.0)]], 1, 2)   # two orders share evenly
-    >>> x.round(3).tolist(), round(t, 3)
-    ([[0.5], [0.5]], 1.0)
     """
     from scipy.optimize import linprog
     length = max(len(c) for c in costs)
@@ -96,27 +74,10 @@ def plan_lanes(costs: list[list[tuple[int, float]]], pieces: int, dims: int) -> 
 def integer_units(shares: np.ndarray, units: int) -> np.ndarray:
     """Whole units per lane, summing to ``units``, by largest remainder (a lane may get none).
 
-    Parameters
-    ----------
-    shares : numpy.ndarray
-        Fractions summing to 1.
-    units : int
-        Units to hand out.
-
-    Returns
-    -------
-    numpy.ndarray
-        Integers of the same shape.
-
     References
     ----------
     M. L. Balinski, H. P. Young, "Fair Representation: Meeting the Ideal of One Man, One Vote",
     Yale University Press, 1982 (Hamilton's largest-remainder method).
-
-    Examples
-    --------
-    >>> integer_units(np.array([0.52, 0.31, 0.17]), 10).tolist()
-    [5, 3, 2]
     """
     flat = shares.reshape(-1) * units
     out = np.floor(flat).astype(np.int64)
@@ -128,29 +89,10 @@ def integer_units(shares: np.ndarray, units: int) -> np.ndarray:
 def default_units(n: int, collective: str, pieces: int) -> int:
     """Units the data is cut into when the caller does not say: 64 per piece, within :data:`_MAX_UNITS` chunks.
 
-    Parameters
-    ----------
-    n : int
-        End nodes.
-    collective : str
-        ``allreduce`` (a unit is cut once more per node), ``allgather`` or ``alltoall``.
-    pieces : int
-        Pieces of the lane plan.
-
-    Returns
-    -------
-    int
-        At least 1.
-
     References
     ----------
     M. Cho, U. Finkler, D. Kung, H. Hunter, "BlueConnect: Decomposing all-reduce for deep learning on
     heterogeneous network hierarchy", SysML 2019 (the data cut per dimension).
-
-    Examples
-    --------
-    >>> default_units(16, "allgather", 1), default_units(65536, "allreduce", 1)
-    (64, 1)
     """
     per_chunk = n if collective == "allreduce" else 1
     return max(1, min(max(1, _MAX_UNITS // per_chunk), 64 * int(pieces)))
@@ -162,30 +104,10 @@ def lane_deliveries(system, collective: str, params) -> int:
     Every block (every pair's, for an all-to-all) crosses at least one link, once per unit; an
     all-reduce's reduce-scatter and all-gather each move ``N (N - 1)`` units of every block.
 
-    Parameters
-    ----------
-    system : Hierarchical
-        The system.
-    collective : str
-        ``allreduce``, ``allgather`` or ``alltoall``.
-    params : Mapping
-        The builder's parameters (``units``, ``pieces``: the fewest pieces when not given).
-
-    Returns
-    -------
-    int
-        ``N (N - 1) units``, twice that for an all-reduce.
-
     References
     ----------
     M. Cho, U. Finkler, D. Kung, H. Hunter, "BlueConnect: Decomposing all-reduce for deep learning on
     heterogeneous network hierarchy", SysML 2019.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> lane_deliveries(load_system("hierarchical", dims=("switch:4", "switch:4")), "allgather", {})
-    15360
     """
     n = int(system.nodes)
     units = params.get("units") or default_units(n, collective, params.get("pieces") or 1)
@@ -196,44 +118,11 @@ def lanes_schedule(system, collective: str, size_bytes: int, *, pieces: int | No
                    units: int | None = None):
     """Build a hierarchical collective as lanes (see the module docstring).
 
-    Parameters
-    ----------
-    system : Hierarchical
-        The system.
-    collective : str
-        ``allreduce``, ``allgather`` or ``alltoall``.
-    size_bytes : int
-        The message size (all-reduce: the vector; otherwise per node or per pair).
-    pieces : int or None
-        Pipeline depth: lanes start at rounds ``0 .. pieces-1``; None chooses among 1, 2, 4, 8 and
-        16 the one whose planned time plus one route latency per round is least.
-    orders : str or list
-        Dimension orders (:func:`templates`).
-    ring : bool
-        Ring stages instead of direct ones.
-    units : int, optional
-        Units the data is cut into (default: 64 per piece, capped so that the schedule has at
-        most ``2**15`` chunks).
-
-    Returns
-    -------
-    tuple
-        ``(LogicalSchedule, params)``; params give the depth, the lanes used (``order@start x units``)
-        and the units.
-
     References
     ----------
     M. Cho, U. Finkler, M. Serrano, D. Kung, H. Hunter, "BlueConnect: Decomposing all-reduce for
     deep learning on heterogeneous network hierarchy", IBM Journal of Research and Development 63(6),
     2019 (collectives decomposed dimension by dimension).
-
-    Examples
-    --------
-    >>> from collsim.kinds.hierarchical.system import Hierarchical
-    >>> ls, params = lanes_schedule(Hierarchical(nodes=4, dimensions="2x2"), "allreduce", 64, pieces=1,
-    ...                             orders="inner", ring=False)
-    >>> ls.rounds, params["lanes"]
-    (4, '0/1@0x64')
     """
     n = system.nodes
     temps = templates(system, collective, orders, ring)
@@ -296,35 +185,10 @@ def planned_time_s(system, collective: str, size_bytes: int, params, *, ring: bo
     (:func:`~collsim.algorithms.hier_stages.stage_latency_s`).  Contention the plan does not see
     (flows of different lanes sharing a link unevenly) is the flow simulator's to find.
 
-    Parameters
-    ----------
-    system : Hierarchical
-        The system.
-    collective : str
-        ``allreduce``, ``allgather`` or ``alltoall``.
-    size_bytes : int
-        The message size.
-    params : Mapping
-        The schedule's parameters (``lanes``).
-    ring : bool
-        Ring stages (``md-ring``) or direct ones.
-
-    Returns
-    -------
-    float or None
-        Seconds; None without recorded lanes.
-
     References
     ----------
     R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
     Computing 20(3), 1994 (latency plus bytes over bandwidth).
-
-    Examples
-    --------
-    >>> from collsim.kinds.hierarchical.system import Hierarchical
-    >>> h = Hierarchical(nodes=4, dimensions="switch:2:1GB/s:1us,switch:2:1GB/s:1us")
-    >>> round(planned_time_s(h, "allgather", 1000, {"lanes": "0/1@0x1"}, ring=False) * 1e6, 3)   # 1 + 2 us; 2 + 2 us
-    7.0
     """
     lanes = params.get("lanes") if params else None
     if not lanes:

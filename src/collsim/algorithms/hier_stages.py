@@ -36,27 +36,11 @@ from ..core.errors import InputError
 class Stage:
     """One stage of a lane: ``op`` (``rs``, ``ag`` or ``route``) over dimension ``dim``, direct or ring.
 
-    Parameters
-    ----------
-    op : str
-        ``"rs"`` (reduce-scatter), ``"ag"`` (all-gather) or ``"route"`` (all-to-all).
-    dim : int
-        The dimension.
-    ring : bool, optional
-        Ring rounds (``k - 1``) instead of one direct round.
-    sign : int, optional
-        A ring stage's direction: +1 (to coordinate ``c + 1``, default) or -1.
-
     References
     ----------
     M. Cho, U. Finkler, M. Serrano, D. Kung, H. Hunter, "BlueConnect: Decomposing all-reduce for
     deep learning on heterogeneous network hierarchy", IBM Journal of Research and Development 63(6),
     2019 (collectives decomposed dimension by dimension).
-
-    Examples
-    --------
-    >>> Stage("rs", 0, False).rounds(8), Stage("rs", 0, True).rounds(8)
-    (1, 7)
     """
 
     op: str
@@ -72,36 +56,11 @@ class Stage:
 def templates(system, collective: str, orders, ring: bool) -> list[tuple[Stage, ...]]:
     """The stage sequences of a collective, one per dimension order.
 
-    Parameters
-    ----------
-    system : Hierarchical
-        The system.
-    collective : str
-        ``allreduce``, ``allgather`` or ``alltoall``.
-    orders : str or list of tuple
-        ``"all"`` (every order of the dimensions, up to 4 of them; rotations above), ``"inner"``
-        (inner dimension first) or ``"outer"``, or explicit orders.
-    ring : bool
-        Ring stages instead of direct ones (each order then twice: every ring clockwise, and every
-        ring the other way, when some dimension has separate links each way).
-
-    Returns
-    -------
-    list of tuple of Stage
-        One template per order (and ring direction).
-
     References
     ----------
     M. Cho, U. Finkler, M. Serrano, D. Kung, H. Hunter, "BlueConnect: Decomposing all-reduce for
     deep learning on heterogeneous network hierarchy", IBM Journal of Research and Development 63(6),
     2019 (collectives decomposed dimension by dimension).
-
-    Examples
-    --------
-    >>> from collsim.kinds.hierarchical.system import Hierarchical
-    >>> h = Hierarchical(nodes=8, dimensions="4x2")
-    >>> [[(s.op, s.dim) for s in t] for t in templates(h, "allreduce", "inner", False)]
-    [[('rs', 0), ('rs', 1), ('ag', 1), ('ag', 0)]]
     """
     dims = [d for d, k in enumerate(system.sizes) if k >= 2]
     if orders == "inner":
@@ -122,31 +81,10 @@ def templates(system, collective: str, orders, ring: bool) -> list[tuple[Stage, 
 def template(collective: str, order, ring: bool, sign: int = 1) -> tuple[Stage, ...]:
     """The stages of one dimension order (all-reduce: reduce-scatter in order, all-gather back).
 
-    Parameters
-    ----------
-    collective : str
-        ``allreduce``, ``allgather`` or ``alltoall``.
-    order : sequence of int
-        The dimensions in the order the stages visit them.
-    ring : bool
-        Ring stages instead of direct ones.
-    sign : int, optional
-        The rings' direction (+1 default, or -1).
-
-    Returns
-    -------
-    tuple of Stage
-        The stages.
-
     References
     ----------
     A. Sergeev, M. Del Balso, "Horovod: fast and easy distributed deep learning in TensorFlow",
     arXiv:1802.05799, 2018 (reduce-scatter inside, all-reduce across, all-gather back).
-
-    Examples
-    --------
-    >>> [(s.op, s.dim) for s in template("allgather", (1, 0), False)]
-    [('ag', 1), ('ag', 0)]
     """
     if collective == "allreduce":
         return tuple([Stage("rs", d, ring, sign) for d in order] + [Stage("ag", d, ring, sign)
@@ -157,31 +95,10 @@ def template(collective: str, order, ring: bool, sign: int = 1) -> tuple[Stage, 
 def stage_latency_s(system, st: Stage) -> float:
     """Start-up plus the latency of the longest route of one round of a stage.
 
-    Parameters
-    ----------
-    system : Hierarchical
-        The system.
-    st : Stage
-        The stage.
-
-    Returns
-    -------
-    float
-        Seconds: the system's routes inside one group, every member to its ring neighbour (ring
-        stages) or to every other member (direct stages): 2 links through a switch, 1 on a full
-        mesh or to a ring neighbour, half a ring, a fat tree's up and down.
-
     References
     ----------
     R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
     Computing 20(3), 1994 (the start-up and latency term).
-
-    Examples
-    --------
-    >>> from collsim.kinds.hierarchical.system import Hierarchical
-    >>> h = Hierarchical(nodes=8, dimensions="switch:2:1GB/s:1us,ring:4:1GB/s:2us")
-    >>> [round(stage_latency_s(h, Stage("rs", d, ring)) * 1e6, 3) for d, ring in ((0, False), (1, False), (1, True))]
-    [2.0, 4.0, 2.0]
     """
     k = system.sizes[st.dim]
     members = system.with_coord(st.dim, np.zeros(k, np.int64), np.arange(k))
@@ -217,27 +134,11 @@ def dimension_rates(system) -> np.ndarray:
     directed links in an all-to-all inside one group: ``bandwidth`` through a switch, ``(k-1)``
     bandwidths on a full mesh, less on a ring or a line.
 
-    Parameters
-    ----------
-    system : Hierarchical
-        The system.
-
-    Returns
-    -------
-    numpy.ndarray
-        One rate per dimension.
-
     References
     ----------
     M. Cho, U. Finkler, M. Serrano, D. Kung, H. Hunter, "BlueConnect: Decomposing all-reduce for
     deep learning on heterogeneous network hierarchy", IBM Journal of Research and Development 63(6),
     2019 (collectives decomposed dimension by dimension).
-
-    Examples
-    --------
-    >>> from collsim.kinds.hierarchical.system import Hierarchical
-    >>> dimension_rates(Hierarchical(nodes=8, dimensions="switch:4:1GB/s,full:2:2GB/s")).tolist()
-    [1000000000.0, 2000000000.0]
     """
     out = []
     for d, dim in enumerate(system.dimensions):
@@ -264,33 +165,11 @@ def stage_moves(system, collective: str, template: tuple[Stage, ...]) -> list[li
     Blocks: all-reduce and all-gather, block ``b`` of the ``N`` (owner / source ``b``); all-to-all,
     pair ``a N + b`` (source ``a``, destination ``b``).
 
-    Parameters
-    ----------
-    system : Hierarchical
-        The system.
-    collective : str
-        ``allreduce``, ``allgather`` or ``alltoall``.
-    template : tuple of Stage
-        The stages.
-
-    Returns
-    -------
-    list of list of tuple
-        One list per stage, one ``(src, dst, block, reduce)`` per round of the stage.
-
     References
     ----------
     M. Cho, U. Finkler, M. Serrano, D. Kung, H. Hunter, "BlueConnect: Decomposing all-reduce for
     deep learning on heterogeneous network hierarchy", IBM Journal of Research and Development 63(6),
     2019 (collectives decomposed dimension by dimension).
-
-    Examples
-    --------
-    >>> from collsim.kinds.hierarchical.system import Hierarchical
-    >>> h = Hierarchical(nodes=4, dimensions="2x2")
-    >>> moves = stage_moves(h, "allgather", templates(h, "allgather", "inner", False)[0])
-    >>> [len(rounds[0][0]) for rounds in moves]      # 4 blocks, then 4 nodes x 2 blocks
-    [4, 8]
     """
     n = system.nodes
     v = np.arange(n, dtype=np.int64)
@@ -354,36 +233,10 @@ def stage_moves(system, collective: str, template: tuple[Stage, ...]) -> list[li
 def round_costs(system, collective: str, template, moves) -> list[tuple[tuple[int, ...], float]]:
     """Per round of a template: the resources it uses and its seconds per byte of one block.
 
-    Parameters
-    ----------
-    system : Hierarchical
-        The system.
-    collective : str
-        ``allreduce``, ``allgather`` or ``alltoall``.
-    template : tuple of Stage
-        The stages (:func:`templates`).
-    moves : list
-        Their rounds (:func:`stage_moves`).
-
-    Returns
-    -------
-    list of (tuple of int, float)
-        Per round: the resources it occupies (``2 d`` for dimension ``d``'s links, ``2 d + 1`` for
-        the other direction of a ring's or full mesh's) and the busiest node's blocks over the rate
-        (a ring stage: one link's bandwidth; a direct stage: :func:`dimension_rates`).
-
     References
     ----------
     R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
     Computing 20(3), 1994 (bytes over bandwidth).
-
-    Examples
-    --------
-    >>> from collsim.kinds.hierarchical.system import Hierarchical
-    >>> h = Hierarchical(nodes=4, dimensions="switch:2:1GB/s,switch:2:2GB/s")
-    >>> t = templates(h, "allgather", "inner", False)[0]
-    >>> round_costs(h, "allgather", t, stage_moves(h, "allgather", t))   # 1 block at 1 GB/s, 2 at 2 GB/s
-    [((0,), 1e-09), ((2,), 1e-09)]
     """
     rates = dimension_rates(system)
     out = []

@@ -28,34 +28,12 @@ def rounds_ts_s(system, rounds) -> float:
     crosses two links; on a ring recursive doubling's round at distance ``d`` crosses
     ``min(d, N - d)``.
 
-    Parameters
-    ----------
-    system : Network or System
-        The system.  Systems without a link table (optical rings) charge ``system.alpha_s``
-        per round.
-    rounds : iterable of tuple of numpy.ndarray
-        Per round ``(src, dst)``: the end nodes of its messages (pairs with ``src == dst``
-        are ignored).
-
-    Returns
-    -------
-    float
-        Seconds: ``Σ_rounds (startup_s + max over the round's messages of the summed
-        latency of the links on its route)``.
-
     References
     ----------
     R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2",
     Parallel Computing 20(3), 1994 (α per message); A. Grama, A. Gupta, G. Karypis, V. Kumar,
     "Introduction to Parallel Computing", 2nd ed., Addison-Wesley, 2003, ch. 2.5
     (``t_s + l t_h + t_w m``: the per-hop time ``t_h`` of a route of ``l`` links).
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Star
-    >>> star = Star(nodes=4, link_latency_s=0.4e-6, startup_s=1e-6)
-    >>> round(rounds_ts_s(star, xor_rounds(4)) * 1e6, 9)    # 2 rounds of (1 us + 2 links of 0.4 us)
-    3.6
     """
     from ..kinds.network.network import Network
     rounds = list(rounds)
@@ -81,28 +59,10 @@ def rounds_ts_s(system, rounds) -> float:
 def xor_rounds(n: int, nodes=None) -> list[tuple[np.ndarray, np.ndarray]]:
     """The rounds of a recursive-doubling exchange: round ``k`` pairs ``v`` with ``v XOR 2**k``.
 
-    Parameters
-    ----------
-    n : int
-        Participants, a power of two.
-    nodes : numpy.ndarray, optional
-        The node of each participant (default ``0..n-1``; MPICH's fold:
-        :func:`~collsim.algorithms.common.fold_ranks`).
-
-    Returns
-    -------
-    list of tuple
-        ``log2 n`` rounds of ``(src, dst)`` node arrays.
-
     References
     ----------
     R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
     operations in MPICH", IJHPCA 19(1), 2005, §4 (recursive doubling and halving).
-
-    Examples
-    --------
-    >>> [d.tolist() for _, d in xor_rounds(4)]
-    [[1, 0, 3, 2], [2, 3, 0, 1]]
     """
     v = np.arange(n)
     real = v if nodes is None else np.asarray(nodes)
@@ -112,29 +72,10 @@ def xor_rounds(n: int, nodes=None) -> list[tuple[np.ndarray, np.ndarray]]:
 def logical_rounds(logical) -> list[tuple[np.ndarray, np.ndarray]]:
     """The ``(src, dst)`` of every round of a logical schedule (for :func:`rounds_ts_s`).
 
-    Parameters
-    ----------
-    logical : LogicalSchedule
-        What an algorithm's builder emits.
-
-    Returns
-    -------
-    list of tuple
-        Per logical round, its transfers' ``(src, dst)`` node arrays.
-
     References
     ----------
     A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing", 2nd ed.,
     Addison-Wesley, 2003, ch. 4 (a closed form's ``t_s`` count is its round count).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.core.schedule import LogicalBuilder
-    >>> b = LogicalBuilder(make_collective("allgather", 2, 8))
-    >>> b.add(0, np.array([0, 1]), np.array([1, 0]), np.array([[0], [1]]))
-    >>> [(s.tolist(), d.tolist()) for s, d in logical_rounds(b.build())]
-    [([0, 1], [1, 0])]
     """
     out = []
     for r in range(logical.rounds):

@@ -31,27 +31,10 @@ from .registry import register
 def ring_strides(nodes: int, rings: int) -> list[int]:
     """Up to ``rings`` strides 1, -1, 2, -2 ... each coprime with N and distinct modulo N.
 
-    Parameters
-    ----------
-    nodes : int
-        N.
-    rings : int
-        How many are wanted.
-
-    Returns
-    -------
-    list of int
-        The strides (fewer when N has fewer Hamiltonian circulant cycles).
-
     References
     ----------
     F. Harary, "Graph Theory", Addison-Wesley, 1969 (a circulant's cycle of stride s is Hamiltonian
     iff gcd(s, N) = 1).
-
-    Examples
-    --------
-    >>> ring_strides(8, 3), ring_strides(9, 4), ring_strides(2, 2)
-    ([1, -1, 3], [1, -1, 2, -2], [1])
     """
     out, seen = [], set()
     for step in range(1, nodes):

@@ -55,30 +55,10 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
 def logical_time_s(system, logical: LogicalSchedule) -> tuple[float, int]:
     """:func:`ocs_time_s` of a logical schedule (each logical round one step).
 
-    Parameters
-    ----------
-    system : OCS
-        The switch.
-    logical : LogicalSchedule
-        An algorithm's rounds.
-
-    Returns
-    -------
-    tuple
-        ``(seconds, reconfigurations)``.
-
     References
     ----------
     R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
     Computing 20(3), 1994 (latency plus bytes over bandwidth); H. Ballani et al., SIGCOMM 2020 (reconfiguration).
-
-    Examples
-    --------
-    >>> from collsim.kinds.ocs.system import OCS
-    >>> sw = OCS(nodes=8, ports=1)
-    >>> logical, _ = pairwise_relay(sw, "alltoall", 1024)
-    >>> logical_time_s(sw, logical)[1]            # one configuration throughout
-    0
     """
     coll = logical.collective
     per_chunk = coll.bytes_of(logical.chunk_idx).astype(float)
@@ -178,29 +158,10 @@ def pairwise_relay(system, collective, size_bytes, *, degree: int | None = None)
 def candidates(system, collective: str) -> list[tuple[str, dict[str, Any]]]:
     """``ocs-auto``'s candidates that run on this instance: ``(algorithm, params)`` pairs.
 
-    Parameters
-    ----------
-    system : OCS
-        The switch.
-    collective : str
-        Canonical collective name.
-
-    Returns
-    -------
-    list of tuple
-        Each candidate of :data:`CANDIDATES` whose requirements hold; relayed pairwise once per
-        degree ``1 .. min(ports, 3)``; the multiport forms only with several ports.
-
     References
     ----------
     R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in MPICH",
     IJHPCA 19(1), 2005 (the candidates).
-
-    Examples
-    --------
-    >>> from collsim.kinds.ocs.system import OCS
-    >>> [name for name, _ in candidates(OCS(nodes=6, ports=1), "allgather")]   # N=6: no recursive doubling
-    ['ring', 'bruck']
     """
     out = []
     for name in CANDIDATES.get(collective, ()):
@@ -219,32 +180,10 @@ def candidates(system, collective: str) -> list[tuple[str, dict[str, Any]]]:
 def candidate_times(system, collective: str, size_bytes: int) -> list[dict[str, Any]]:
     """Every candidate's closed form, split into the part without ``r`` and its reconfigurations.
 
-    Parameters
-    ----------
-    system : OCS
-        The switch.
-    collective : str
-        Canonical collective name.
-    size_bytes : int
-        Message size.
-
-    Returns
-    -------
-    list of dict
-        ``algorithm``, ``params``, ``comm_s`` (time at ``r = 0``) and ``reconfigurations``: the
-        candidate's time at any ``r`` is ``comm_s + reconfigurations * r``.
-
     References
     ----------
     R. Thakur, R. Rabenseifner, W. Gropp, IJHPCA 19(1), 2005; H. Ballani et al., "Sirius: A Flat Datacenter
     Network with Nanosecond Optical Switching", SIGCOMM 2020 (the reconfiguration charge).
-
-    Examples
-    --------
-    >>> from collsim.kinds.ocs.system import OCS
-    >>> rows = candidate_times(OCS(nodes=8, ports=1), "allgather", 2**20)
-    >>> [(r["algorithm"], r["reconfigurations"]) for r in rows]
-    [('ring', 0), ('recursive-doubling', 2), ('bruck', 2)]
     """
     rows = []
     for name, params in candidates(system, collective):

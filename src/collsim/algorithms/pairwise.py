@@ -29,34 +29,12 @@ EXCHANGES = ("shift", "xor")
 def rank_mapping(mapping, n: int) -> np.ndarray:
     """Validate a rank -> node permutation.
 
-    Parameters
-    ----------
-    mapping : sequence of int or None
-        ``mapping[r]`` is the node of rank ``r``; None means identity.
-    n : int
-        Number of nodes.
-
-    Returns
-    -------
-    numpy.ndarray
-        The permutation as int64.
-
-    Raises
-    ------
-    InputError
-        If it is not a permutation of ``0..n-1``.
-
     References
     ----------
     T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
     Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
     §3 (pairwise on the selected servers); S. H. Mirsadeghi, A. Afsahi,
     "Topology-aware rank reordering for MPI collectives", IPDPSW 2016 (why placement matters).
-
-    Examples
-    --------
-    >>> rank_mapping([2, 0, 1], 3).tolist()
-    [2, 0, 1]
     """
     if mapping is None:
         return np.arange(n, dtype=np.int64)

@@ -46,36 +46,12 @@ def place(spec: AlgorithmSpec, coll: str, params: dict[str, Any] | None = None, 
           shift: Any = None, nodes: int | None = None) -> dict[str, Any]:
     """:func:`placement_params` with the algorithm's entry already looked up.
 
-    Parameters
-    ----------
-    spec : AlgorithmSpec
-        The algorithm.
-    coll : str
-        Collective name or alias.
-    params : dict, optional
-        Parameters (``root``, ``shift``, ``q`` among them, or not).
-    root, shift : int, optional
-        The keywords.
-    nodes : int, optional
-        The system's node count: the root and shift are checked against it (None: later,
-        when the collective is made).
-
-    Returns
-    -------
-    dict
-        See :func:`placement_params`.
-
     References
     ----------
     A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing", 2nd ed.,
     Addison-Wesley, 2003, ch. 4 (the rooted operations and the circular shift); R. Thakur,
     R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in MPICH",
     IJHPCA 19(1), 2005 (several algorithms per collective, each applicable to some instances).
-
-    Examples
-    --------
-    >>> place(get_algorithm("binomial"), "broadcast", {"q": None, "root": 2}, nodes=4)
-    {'root': 2}
     """
     coll = canonical_collective(coll)
     out = dict(params or {})
@@ -106,57 +82,12 @@ def placement_params(name: str, collective: str, params: dict[str, Any] | None =
     the collective at node 0, one that takes no ``shift`` shifts by 1: asking such an
     algorithm for another root or shift is refused, never silently ignored.
 
-    Parameters
-    ----------
-    name : str
-        Algorithm name.
-    collective : str
-        Collective name.
-    params : dict, optional
-        Algorithm parameters (``-p key=value``).
-    root : int, optional
-        Root of broadcast, reduce, scatter or gather.
-    shift : int, optional
-        q of the circular shift.
-    nodes : int, optional
-        The system's node count N: a root outside ``0..N-1`` or a shift outside ``1..N-1`` is
-        refused here, whatever the algorithm.
-
-    Returns
-    -------
-    dict
-        ``params`` without ``q``, plus ``root``/``shift`` for the algorithms that take them.
-
-    Raises
-    ------
-    InputError
-        For a root of an unrooted collective, a shift of another collective, a root or shift
-        out of range, two different values of one, or a parameter of the wrong type.
-    UnsupportedError
-        If the algorithm cannot honour the root or shift (it would use 0, resp. 1).
-
     References
     ----------
     A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing", 2nd ed.,
     Addison-Wesley, 2003, ch. 4 (the rooted operations and the circular shift); R. Thakur,
     R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in MPICH",
     IJHPCA 19(1), 2005 (several algorithms per collective, each applicable to some instances).
-
-    Examples
-    --------
-    >>> placement_params("binomial", "broadcast", {"root": 3}), placement_params("ring", "broadcast", root=0)
-    ({'root': 3}, {})
-    >>> placement_params("direct", "shift", {"q": 3})
-    {'shift': 3}
-    >>> placement_params("ring", "broadcast", root=3)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.UnsupportedError: ring takes no root (it always roots broadcast at node 0), so it cannot honour root 3; algorithms that take a root for broadcast: binomial, mesh, recursive-doubling, synth-matching,
-    synth-trees
-    >>> placement_params("ring", "broadcast", root=8, nodes=8)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: root must be a node id in 0..7 (the system has 8 nodes), got 8
     """
     return place(get_algorithm(name), canonical_collective(collective), params, root=root, shift=shift, nodes=nodes)
 
@@ -169,38 +100,10 @@ def check_instance(system: System, coll: str) -> None:
     table, which every electrical algorithm's checks and routes read
     (:meth:`collsim.core.system.System.check_tables`).
 
-    Parameters
-    ----------
-    system : System
-        The system.
-    coll : str
-        Canonical collective name.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    MemoryLimitError
-        (an InputError) naming the estimate, the limit and what to reduce.
-
     References
     ----------
     A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing", 2nd ed.,
     Addison-Wesley, 2003, ch. 4 (every all-to-all broadcast delivers N - 1 blocks to each node).
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> check_instance(load_system("mesh", dims=(4, 4)), "allgather")
-    >>> import os
-    >>> from unittest import mock
-    >>> with mock.patch.dict(os.environ, {"COLLSIM_MEMORY_LIMIT": "1GiB"}):
-    ...     check_instance(load_system("hypercube", nodes=2**24), "broadcast")   # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    collsim.core.limits.MemoryLimitError: the link table of a hypercube network with 16777216 vertices ...
     """
     check_collective_memory(coll, system.nodes)
     system.check_tables()
@@ -215,42 +118,10 @@ def check_fits(spec: AlgorithmSpec, system: System, coll: str, params: dict[str,
     :func:`collsim.experiments.compare.compare` before anything else is computed (the system's
     bound), so that what cannot fit is refused at once.
 
-    Parameters
-    ----------
-    spec : AlgorithmSpec
-        The algorithm.
-    system : System
-        The system.
-    coll : str
-        Canonical collective name.
-    params : dict
-        The algorithm's parameters.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    MemoryLimitError
-        (an InputError) naming the algorithm, the deliveries, the estimate and the limit.
-
     References
     ----------
     R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in
     MPICH", IJHPCA 19(1), 2005 (recursive doubling's all-reduce: log N rounds of N blocks each).
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> check_fits(get_algorithm("recursive-doubling"), load_system("ring", nodes=8), "allreduce", {})
-    >>> import os
-    >>> from unittest import mock
-    >>> with mock.patch.dict(os.environ, {"COLLSIM_MEMORY_LIMIT": "1GiB"}):
-    ...     check_fits(get_algorithm("recursive-doubling"), load_system("ring", nodes=2**22), "allreduce", {})
-    Traceback (most recent call last):
-    ...
-    collsim.core.limits.MemoryLimitError: recursive-doubling's allreduce on 4194304 nodes (9.23e+07 chunk deliveries) needs about 5.5 GiB, above collsim's memory limit of 1 GiB (COLLSIM_MEMORY_LIMIT=1GiB): use fewer nodes or another algorithm
     """
     made = spec.deliveries(system, coll, params) if spec.deliveries is not None else None
     if made is not None:  # more than the collective's floor: refused before the builder allocates them
@@ -263,60 +134,12 @@ def place_all(specs: Iterable[AlgorithmSpec], system: System, coll: str, params:
               what: str = "compared algorithm") -> tuple[dict[str, tuple[AlgorithmSpec, dict[str, Any]]], list[Skip]]:
     """Several algorithms' parameters placed on one system: who runs, with what, and who cannot.
 
-    Parameters
-    ----------
-    specs : iterable of AlgorithmSpec
-        The candidates, in order.
-    system : System
-        The system (its node count bounds the root and shift).
-    coll : str
-        Canonical collective name.
-    params : dict, optional
-        Parameters for all of them: each goes to the algorithms that take it.
-    root, shift : int, optional
-        As for :func:`placement_params`.
-    strict : bool, optional
-        Refuse (raise) when a candidate cannot run this instance or honour the root or
-        shift, instead of skipping it with a note (algorithms named by the user).
-    what : str, optional
-        What the candidates are, for the refusal of a parameter none takes.
-
-    Returns
-    -------
-    tuple
-        ``(chosen, notes)``: name -> (entry, its parameters) of the candidates that run,
-        and a :class:`~collsim.algorithms.skip.Skip` per candidate that cannot (without ``strict``).
-
-    Raises
-    ------
-    InputError
-        A root or shift that does not apply or is out of range, a parameter of the wrong
-        type, or a parameter that no chosen candidate takes.
-    MemoryLimitError
-        (an InputError) If no explicit schedule of the collective on this many nodes can fit
-        (:func:`collsim.core.collective.check_collective_memory`), before any candidate's own
-        checks run (they may build the system's tables).
-    UnsupportedError
-        With ``strict``, the first candidate that cannot run or honour the root or shift.
-
     References
     ----------
     A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing", 2nd ed.,
     Addison-Wesley, 2003, ch. 4 (the rooted operations and the circular shift); R. Thakur,
     R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in MPICH",
     IJHPCA 19(1), 2005 (several algorithms per collective, each applicable to some instances).
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> star = load_system("star", nodes=8)
-    >>> chosen, notes = place_all([get_algorithm("ring"), get_algorithm("binomial")], star, "broadcast", root=3)
-    >>> {name: p for name, (_, p) in chosen.items()}, str(notes[0]).split(" (")[0]
-    ({'binomial': {'root': 3}}, 'ring takes no root')
-    >>> place_all([get_algorithm("ring")], star, "allgather", {"colour": "red"})
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: no compared algorithm takes parameter(s) colour; it takes chunks, stripe
     """
     params = dict(params or {})
     check_placement(coll, system.nodes, _merge("root", root, params.get("root")),

@@ -59,32 +59,11 @@ _REF = ("[Chlamtac92] (traffic over a sequence of lightpaths, O/E/O between them
 def default_max_hops(system) -> int:
     """The longest lightpath, in hops, that the ring's physical parameters allow.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        The ring (its ``physical`` parameters, or collsim's defaults).
-
-    Returns
-    -------
-    int
-        :func:`collsim.kinds.optical_ring.physical.max_feasible_hops` of the system's parameters.
-
-    Raises
-    ------
-    UnsupportedError
-        If not even a one-hop lightpath is feasible.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024, §IV-B, eqs. (4)-(9).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> default_max_hops(OpticalRing(nodes=8))
-    25
     """
     h = int(max_feasible_hops(system.physical_params()))
     if h < 1:
@@ -104,29 +83,11 @@ def _check_hops(system, max_hops) -> int:
 def relay_slots(step_max_hops, max_hops: int) -> int:
     """Slots of layout A (slot by slot), ``sum_s ceil(h_s / H)``: at least what :func:`relay_logical` takes.
 
-    Parameters
-    ----------
-    step_max_hops : array_like
-        Longest lightpath (hops, >= 1) of each slot of the realised base schedule.
-    max_hops : int
-        H, the longest lightpath allowed.
-
-    Returns
-    -------
-    int
-        Layout A's slot count; each base round takes the smaller of it and the packed
-        layout's (without transceiver limits, which may split slots further).
-
     References
     ----------
     I. Chlamtac, A. Ganz, G. Karmi, "Lightpath communications: an approach to high
     bandwidth optical WANs", IEEE Trans. Commun. 40(7), 1992.  The formula is derived
     in docs/derivations/hop-bounded.md.
-
-    Examples
-    --------
-    >>> relay_slots([512, 30, 25, 1], 25)         # 21 + 2 + 1 + 1
-    25
     """
     h = np.asarray(step_max_hops, dtype=np.int64)
     return int((-(-h // int(max_hops))).sum())
@@ -135,41 +96,11 @@ def relay_slots(step_max_hops, max_hops: int) -> int:
 def relay_logical(system, logical: LogicalSchedule, max_hops: int) -> LogicalSchedule:
     """Cut every lightpath of ``logical`` longer than ``max_hops`` into relayed segments.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Target ring.
-    logical : LogicalSchedule
-        A non-reducing base schedule.
-    max_hops : int
-        H >= 1: no segment crosses more links.
-
-    Returns
-    -------
-    LogicalSchedule
-        Per base round, the sub-rounds of layout A (one per base slot and segment, on the
-        parent's channel) or B (one per segment index, packed by start class), whichever
-        needs fewer slots; directions pinned; colours pre-assigned.
-
-    Raises
-    ------
-    UnsupportedError
-        For a reducing collective (a relay would overwrite its own partial).
-
     References
     ----------
     I. Chlamtac, A. Ganz, G. Karmi, "Lightpath communications: an approach to high
     bandwidth optical WANs", IEEE Trans. Commun. 40(7), 1992 (electronic switching
     between lightpaths).  docs/derivations/hop-bounded.md.
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> from collsim.algorithms import build_logical
-    >>> ring = OpticalRing(nodes=16, wavelengths=4)
-    >>> out = relay_logical(ring, build_logical("osm", ring, "allgather", 64)[0], 3)
-    >>> out.rounds, int(out.round.size)        # one round, 8 hops at most: ceil(8/3) sub-rounds
-    (3, 432)
     """
     c = logical.collective
     if c.reduction or logical.reduce.any():

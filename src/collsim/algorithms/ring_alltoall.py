@@ -43,28 +43,10 @@ def _split(n: int, f: int) -> int:
 def ring_alltoall_entries(nodes: int, fibers: int = 1) -> tuple[int, int]:
     """Transfers and chunk entries of :func:`ring_alltoall`, without building it.
 
-    Parameters
-    ----------
-    nodes : int
-        N >= 2.
-    fibers : int, optional
-        F >= 1.
-
-    Returns
-    -------
-    tuple of int
-        ``(2 N F floor(N/2), s N floor(N^2/4))`` with ``s = 2F`` for even N and ``F``
-        for odd N: every block crosses its shortest distance as ``s`` chunks.
-
     References
     ----------
     A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing",
     Addison-Wesley, 2003, ch. 4 (ring all-to-all, sum of distances).
-
-    Examples
-    --------
-    >>> ring_alltoall_entries(4), ring_alltoall_entries(5, 2)
-    ((16, 32), (40, 60))
     """
     n, f = int(nodes), int(fibers)
     return 2 * n * f * (n // 2), _split(n, f) * n * (n * n // 4)
@@ -73,30 +55,9 @@ def ring_alltoall_entries(nodes: int, fibers: int = 1) -> tuple[int, int]:
 def ring_alltoall_memory_bytes(nodes: int, fibers: int = 1) -> int:
     """Estimated peak bytes of building, realising and verifying :func:`ring_alltoall`.
 
-    Parameters
-    ----------
-    nodes : int
-        N >= 2.
-    fibers : int, optional
-        F >= 1.
-
-    Returns
-    -------
-    int
-        The larger of building (``BYTES_PER_ENTRY`` per chunk entry E plus 64 bytes per
-        transfer) and verifying: the schedule (8 bytes per entry, 64 per transfer) plus the
-        data-flow verifier's copy-mode estimate of docs/model.md ("Memory"),
-        ``min(9 N C + 48 min(E, 2^22) + 16 (P + Q), 30 K + 24 E + 9 min(K, N C))`` with
-        C = N^2 s chunks, P = Q = N (N-1) s explicit pre/post pairs, K = P + 2E + Q.
-
     References
     ----------
     docs/derivations/ring-alltoall.md, "Memory"; the limit: docs/model.md, "The memory limit".
-
-    Examples
-    --------
-    >>> ring_alltoall_memory_bytes(256)
-    578797568
     """
     n, f = int(nodes), int(fibers)
     t, e = ring_alltoall_entries(n, f)
@@ -123,32 +84,11 @@ def _sizes(system, size_bytes: int) -> np.ndarray:
 def ring_alltoall_time_s(system, size_bytes: int) -> float:
     """Closed-form time of :func:`ring_alltoall` under collsim's optical step model.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        The ring (no transceiver limit below ``2F`` channels, so no slot is split).
-    size_bytes : int
-        Message size m (each pair's block).
-
-    Returns
-    -------
-    float
-        ``t_reconf + sum_r (t(x_r) + t_slot)`` over the ``floor(N/2)`` rounds, with
-        ``x_r`` the round's largest transfer (fiber 0 clockwise) and ``t(x)`` its
-        time over a band of ``b`` wavelengths (:func:`striped_ring_band`).
-
     References
     ----------
     A. Grama et al., "Introduction to Parallel Computing", 2003, ch. 4 (ring
     all-to-all, ``(t_s + t_w m p/2)(p-1)``); the band, O/E/O and reconfiguration
     terms are collsim's model (docs/cost-models.md).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> ring = OpticalRing(nodes=5, wavelengths=1, mrr_reconfig_s=0, oeo_cycles_per_flit=0)
-    >>> round(ring_alltoall_time_s(ring, 5_000_000_000), 9)      # 2 + 1 blocks over one channel
-    3.0
     """
     per = system.transfer_time_s(_sizes(system, int(size_bytes)), striped_ring_band(system))
     return float(system.mrr_reconfig_s + np.sum(np.asarray(per) + system.slot_latency_s))

@@ -20,28 +20,10 @@ __all__ = ["Skip", "summary"]
 class Skip:
     """An algorithm that was not run, and why.
 
-    Parameters
-    ----------
-    algorithm : str
-        Registry name.
-    note : str
-        The reason as one sentence naming the algorithm first (``"ne cannot build allgather here:
-        needs an even number of nodes, got 9"``, ``"osm failed on this instance: ..."``): JSON rows
-        keep it under ``skipped``, and ``str(skip)`` is it.
-    failed : bool, optional
-        True when the algorithm should have run and failed on this instance (an error while it
-        was built, verified or timed); False (the default) when it does not apply to the instance.
-
     References
     ----------
     R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in
     MPICH", IJHPCA 19(1), 2005 (several algorithms per collective, each applicable to some instances).
-
-    Examples
-    --------
-    >>> s = Skip("ne", "ne cannot build allgather here: needs an even number of nodes, got 9")
-    >>> s.failed, str(s).startswith("ne cannot")
-    (False, True)
     """
 
     algorithm: str
@@ -55,27 +37,10 @@ class Skip:
 def summary(skips: list[Skip] | tuple[Skip, ...]) -> str | None:
     """The algorithms that do not apply, in one line (None if there are none); failures are left to their notes.
 
-    Parameters
-    ----------
-    skips : sequence of Skip
-        What was not run.
-
-    Returns
-    -------
-    str or None
-        ``"mesh, ne and recursive-doubling do not apply to this instance"``.
-
     References
     ----------
     R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in
     MPICH", IJHPCA 19(1), 2005 (several algorithms per collective, each applicable to some instances).
-
-    Examples
-    --------
-    >>> summary([Skip("mesh", "..."), Skip("ne", "..."), Skip("osm", "...", failed=True)])
-    'mesh and ne do not apply to this instance'
-    >>> summary([Skip("ne", "...")]), summary([])
-    ('ne does not apply to this instance', None)
     """
     names = list(dict.fromkeys(s.algorithm for s in skips if not s.failed))
     if not names:

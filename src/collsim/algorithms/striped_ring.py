@@ -34,31 +34,12 @@ __all__ = ["striped_ring", "striped_ring_band", "striped_ring_time_s"]
 def striped_ring_band(system) -> int:
     """Band width of every piece: all ``w`` wavelengths, within the transceiver limits.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Target ring.
-
-    Returns
-    -------
-    int
-        ``w``, lowered to ``L // 2F`` (at least 1) when a node may transmit or receive on
-        only ``L`` channels at once, so that its ``2F`` pieces still fit in one slot.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024, §I (one lightpath per wavelength).  Bands of wavelengths are
     collsim's extension.
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> striped_ring_band(OpticalRing(nodes=8, wavelengths=64))
-    64
-    >>> striped_ring_band(OpticalRing(nodes=8, wavelengths=64, fibers=2, max_tx_channels=100))
-    25
     """
     band = int(system.wavelengths)
     limits = [x for x in (system.max_tx_channels, system.max_rx_channels) if x is not None]
@@ -74,36 +55,11 @@ def _slots(collective: str, n: int) -> int:
 def striped_ring_time_s(system, collective: str, size_bytes: int) -> float:
     """Closed-form time of :func:`striped_ring` under collsim's optical step model.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        The ring (no transceiver limit below ``2F`` channels, so no slot is split).
-    collective : str
-        ``allgather``, ``reducescatter`` or ``allreduce``.
-    size_bytes : int
-        Message size m.
-
-    Returns
-    -------
-    float
-        ``t_reconf + S * (t_piece + t_slot)`` with ``S = N-1`` (``2(N-1)`` for
-        all-reduce), ``t_piece`` the transfer time of the largest piece, ``ceil(m / 2F)``
-        bytes (``ceil(m / 2FN)`` for all-reduce), over a band of ``b`` wavelengths
-        (:func:`striped_ring_band`), and ``t_slot`` the system's per-slot latency
-        (``slot_latency_s``, 0 by default).
-
     References
     ----------
     P. Patarasuk, X. Yuan, "Bandwidth Optimal All-reduce Algorithms for Clusters of
     Workstations", JPDC 69(2), 2009 (2(N-1) steps of m/N).  The band and
     reconfiguration terms are collsim's model (docs/cost-models.md).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> ring = OpticalRing(nodes=4, wavelengths=2)
-    >>> round(striped_ring_time_s(ring, "allgather", 1024) * 1e6, 4)
-    25.1776
     """
     n, f = system.nodes, system.fibers
     pieces = 2 * f * (n if TYPES[collective].composed_of else 1)   # all-reduce: N blocks

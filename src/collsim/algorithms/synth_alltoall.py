@@ -43,39 +43,10 @@ DEFAULT_SPLIT = 16
 def flow_paths(system, solution: McfSolution, tol: float = 1e-6) -> list[list[tuple[list[int], float]]]:
     """Decompose every source's LP flow into paths to each destination.
 
-    Parameters
-    ----------
-    system : Network
-        The network the LP was solved on.
-    solution : McfSolution
-        :func:`~collsim.kinds.network.mcf.solve_mcf`'s result.
-    tol : float, optional
-        Flow below ``tol`` of a block is dropped as solver noise.
-
-    Returns
-    -------
-    list of list of (list of int, float)
-        ``paths[s * N + t]``: the ``(links, share)`` paths of pair ``(s, t)``, shares summing to 1
-        (empty for ``s == t``).
-
-    Raises
-    ------
-    InputError
-        If a destination's flow cannot be traced back to its source (a solver failure).
-
     References
     ----------
     L. R. Ford, D. R. Fulkerson, *Flows in Networks*, Princeton University Press, 1962 (flow
     decomposition into paths and cycles).
-
-    Examples
-    --------
-    Two hosts joined through two switches: the block takes both, half each.
-
-    >>> from collsim.kinds.network.custom import CustomNetwork
-    >>> net = CustomNetwork(nodes=2, switches=2, link=((0, 2), (0, 3), (2, 1), (3, 1)))
-    >>> [([net.link_name(x) for x in p], round(w, 6)) for p, w in flow_paths(net, solve_mcf(net))[0 * 2 + 1]]
-    [(['n0->s0', 's0->n1'], 0.5), (['n0->s1', 's1->n1'], 0.5)]
     """
     lt = system.links
     n, nv = system.nodes, system.vertices
@@ -134,27 +105,10 @@ def flow_paths(system, solution: McfSolution, tol: float = 1e-6) -> list[list[tu
 def round_shares(shares: np.ndarray, split: int) -> np.ndarray:
     """Whole numbers of sub-flows summing to ``split``, closest to ``split * shares`` (largest remainders).
 
-    Parameters
-    ----------
-    shares : numpy.ndarray
-        One pair's path shares (summing to 1).
-    split : int
-        Sub-flows per block.
-
-    Returns
-    -------
-    numpy.ndarray
-        int64 counts, summing to ``split``.
-
     References
     ----------
     M. L. Balinski, H. P. Young, *Fair Representation*, Yale University Press, 1982 (Hamilton's
     largest-remainder apportionment).
-
-    Examples
-    --------
-    >>> round_shares(np.array([0.5, 0.3, 0.2]), 4).tolist()
-    [2, 1, 1]
     """
     want = shares * split
     k = np.floor(want + 1e-9).astype(INDEX)
@@ -187,34 +141,10 @@ def _routes(paths, n: int, split: int) -> tuple[np.ndarray, np.ndarray, LinkRout
 def congestion_s(system, routes: LinkRoutes, size_bytes: int) -> float:
     """The most any link must carry, in seconds at its bandwidth: ``max_e bytes_e / c_e``.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-    routes : LinkRoutes
-        Weighted routes of the transfers.
-    size_bytes : int
-        Bytes per transfer.
-
-    Returns
-    -------
-    float
-        The synthesized schedule's bandwidth time (its simulated time less latency, when all
-        sub-flows are equal; see the module docstring).
-
     References
     ----------
     F. Shahrokhi, D. W. Matula, "The maximum concurrent flow problem", JACM 37(2), 1990 (the
     congestion of a routing, whose inverse is its concurrent-flow rate).
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.routes import LinkRoutes
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> ring = Ring(nodes=4, link_bandwidth_bytes_per_s=1e9)
-    >>> routes = LinkRoutes(np.array([0, 1, 2]), np.array([0, 0]), np.array([0, 2]), np.array([0.5, 0.5]))
-    >>> congestion_s(ring, routes, 1000)        # both halves on link 0: 1000 B at 1 GB/s
-    1e-06
     """
     lt = system.links
     per_path = np.repeat(routes.weights, routes.path_hops) * float(size_bytes)

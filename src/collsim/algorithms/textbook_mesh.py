@@ -59,29 +59,11 @@ def _requires(system, collective):
 def shift_rounds(a: int, q: int) -> tuple[int, int, int]:
     """Neighbour steps of the chapter's q-shift on an ``a x a`` mesh.
 
-    Parameters
-    ----------
-    a : int
-        Side of the mesh.
-    q : int
-        Shift, ``1 <= q < a*a``.
-
-    Returns
-    -------
-    tuple of int
-        ``(row steps, compensation steps, column steps)``: ``min(q mod a, a - q mod a)``,
-        1 if ``q mod a > 0`` else 0, and ``min(q // a, a - q // a)``.
-
     References
     ----------
     A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing",
     2nd ed., Addison-Wesley, 2003, ch. 4, "Circular Shift on a Mesh": at most
     ``sqrt(p) + 1`` neighbour steps (seed 002).
-
-    Examples
-    --------
-    >>> shift_rounds(4, 5)   # the chapter's 5-shift on a 4 x 4 mesh
-    (1, 1, 1)
     """
     qr, qc = divmod(q, a)
     return min(qc, a - qc), int(qc > 0), min(qr, a - qr)

@@ -85,41 +85,11 @@ def _phase_rounds(system, ring, dim: int, first: bool, s_ring: int, s: int, offs
 def lift_phases(system, collective, stages) -> LogicalSchedule:
     """Join ring schedules run on every row or column ring into one torus logical schedule.
 
-    Parameters
-    ----------
-    system : OpticalTorus
-        The torus.
-    collective : Collective
-        The torus collective, ``s`` chunks (pieces) per block: ``s = collective.split``
-        (all-reduce: ``split / N``).
-    stages : list of list of tuple
-        In time order, each stage a list of concurrent phases ``(ring_schedule, dim, first)``
-        or ``(ring_schedule, dim, first, offset)``: a ring schedule with ``s_ring`` pieces per
-        ring block (its collective's split), its dimension (0 rows, 1 columns), whether it
-        moves its own blocks (first) or units of the other dimension's blocks (second), and
-        the torus piece of its piece 0 (default 0).  A stage starts when the previous
-        stage's longest phase ends; concurrent phases must use different dimensions.
-
-    Returns
-    -------
-    LogicalSchedule
-        Sorted by round; every lifted transfer keeps its ring's direction, colour and band.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024, §VI-B.
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_torus.system import OpticalTorus
-    >>> t = OpticalTorus(rows=2, cols=3)
-    >>> ring, _ = striped_ring(t.row_ring, "allgather", 64)
-    >>> col, _ = striped_ring(t.col_ring, "allgather", 192)
-    >>> ls = lift_phases(t, make_collective("allgather", 6, 64, split=2), [[(ring, 0, True)], [(col, 1, False)]])
-    >>> ls.rounds, len(ls.src), int(np.diff(ls.chunk_ptr).max())
-    (3, 36, 3)
     """
     s = collective.split // (system.nodes if collective.type.composed_of else 1)   # all-reduce: N blocks
     segments, rounds, start = [], [], 0

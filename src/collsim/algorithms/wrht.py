@@ -59,30 +59,10 @@ def _check_int(name: str, value, low: int) -> int:
 def group_size(channels: int) -> int:
     """Largest WRHT group size whose gather round fits in one step: ``2 * channels + 1``.
 
-    Parameters
-    ----------
-    channels : int
-        Channels per direction on one link, ``F * w`` (the papers' ``w`` for ``F = 1``).
-
-    Returns
-    -------
-    int
-        ``m = 2 * channels + 1``: ``channels`` members on each side of the middle node.
-
-    Raises
-    ------
-    InputError
-        If ``channels < 1``.
-
     References
     ----------
     Seed 003 §2: the representative collects its group "by floor(m/2) wavelengths",
     so floor(m/2) <= w gives m = 2w + 1; seed 004 §IV-A.2 writes m̄ = 2w + 1.
-
-    Examples
-    --------
-    >>> group_size(64), group_size(2 * 64)
-    (129, 257)
     """
     return 2 * _check_int("channels", channels, 1) + 1
 
@@ -95,33 +75,9 @@ def paper_allreduce_steps(nodes: int, wavelengths: int, m: int | None = None) ->
     all-to-all among them when its ``ceil(m*^2 / 8)`` wavelengths fit in ``w``
     (``2L - 1`` steps), otherwise with one more level to a single root (``2L``).
 
-    Parameters
-    ----------
-    nodes : int
-        N >= 2.
-    wavelengths : int
-        Wavelengths per direction (``F * w`` with several fibers).
-    m : int, optional
-        Group size (default ``2 * wavelengths + 1``).
-
-    Returns
-    -------
-    int
-        Steps of the closed form.
-
-    Raises
-    ------
-    InputError
-        For ``nodes < 2``, ``wavelengths < 1`` or ``m < 2``.
-
     References
     ----------
     Seed 003 §2, last paragraphs of "Broadcast stage" and of the wavelength analysis.
-
-    Examples
-    --------
-    >>> paper_allreduce_steps(1024, 64), paper_allreduce_steps(4096, 64)
-    (3, 4)
     """
     n = _check_int("nodes", nodes, 2)
     w = _check_int("wavelengths", wavelengths, 1)
@@ -140,33 +96,9 @@ def paper_allgather_steps(nodes: int, wavelengths: int, m: int | None = None) ->
     used when the top ``m* = ceil(N / m̄^(θ-1))`` nodes fit an all-to-all
     (``ceil(m*^2 / 8) <= w``).
 
-    Parameters
-    ----------
-    nodes : int
-        N >= 2.
-    wavelengths : int
-        Wavelengths per direction (``F * w`` with several fibers).
-    m : int, optional
-        Group size m̄ (default ``2 * wavelengths + 1``).
-
-    Returns
-    -------
-    int
-        Steps of the closed form.
-
-    Raises
-    ------
-    InputError
-        For ``nodes < 2``, ``wavelengths < 1`` or ``m < 2``.
-
     References
     ----------
     Seed 004 §IV-A.2 (text after Theorem 2) and Table 1; WRHT itself: seed 003 §2.
-
-    Examples
-    --------
-    >>> paper_allgather_steps(1024, 64), paper_allgather_steps(4096, 64)
-    (259, 388)
     """
     n = _check_int("nodes", nodes, 2)
     w = _check_int("wavelengths", wavelengths, 1)

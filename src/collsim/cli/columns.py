@@ -114,24 +114,6 @@ def result_columns(rows: Sequence[Any]) -> list[Column]:
     """Every column of a comparison table of ``rows``, ``--wide`` ones included, in order.
 
     Row fields no column describes (new ones) follow as ``--wide`` columns of their own.
-
-    Parameters
-    ----------
-    rows : sequence of Result
-        Rows of one kind of system.
-
-    Returns
-    -------
-    list of Column
-        The common columns around the kind's own.
-
-    Examples
-    --------
-    >>> from collsim.pipeline import run
-    >>> from collsim.systems import load_system
-    >>> row = run("ring", load_system("paper", nodes=4), "allgather", 1024)
-    >>> [c.header for c in result_columns([row]) if not c.wide][-4:]
-    ['lower\\nbound', 'effi-\\nciency', 'busbw\\nGB/s', 'verified']
     """
     data = [r.to_json() for r in rows]
     cols = [c for c in _merged(_kind_columns(rows[0])) if c.key in data[0]
@@ -149,25 +131,6 @@ def compare_table(rows: Sequence[Any], *, wide: bool = False) -> None:
 
     Size, node count and lower bound go in the title when every row shares them; an
     infeasible schedule's efficiency carries a ``*``; verification errors follow the table.
-
-    Parameters
-    ----------
-    rows : sequence of Result
-        The rows (at least one).
-    wide : bool, optional
-        Every column, none dropped to fit.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> from collsim.pipeline import run
-    >>> from collsim.systems import load_system
-    >>> compare_table([run("ring", load_system("paper", nodes=4), "allgather", 1024)])  # doctest: +ELLIPSIS
-    allgather of 1KiB per node, total 4KiB on paper: N=4, w=64, F=1, lower bound ...
-    ...ring 3 3 3 1 1 yes ...yes
     """
     first = rows[0]
     same = {k for k in ("size_bytes", "total_bytes", "nodes", "lower_bound_s")
@@ -201,27 +164,7 @@ INSTANCE_KEYS = ("collective", "system", "nodes", "size_bytes", "total_bytes")
 
 
 def skipped_rows(rows: Sequence[Any], skips: Sequence[Any]) -> list[dict]:
-    """JSON rows for algorithms not run: the row's keys, ``verified: false``, ``skipped`` (the reason).
-
-    Parameters
-    ----------
-    rows : sequence of Result
-        The rows that ran (their keys are copied, as null).
-    skips : sequence of Skip
-        :func:`collsim.experiments.compare.compare`'s :class:`~collsim.algorithms.skip.Skip` list:
-        every one keeps its row, whether it does not apply or failed.
-
-    Returns
-    -------
-    list of dict
-        One row per skip; ``skipped`` holds its note.
-
-    Examples
-    --------
-    >>> from collsim.algorithms.skip import Skip
-    >>> skipped_rows([], [Skip("ne", "ne cannot build allgather here: needs an even number of nodes")])[0]["skipped"]
-    'ne cannot build allgather here: needs an even number of nodes'
-    """
+    """JSON rows for algorithms not run: the row's keys, ``verified: false``, ``skipped`` (the reason)."""
     template = {**dict.fromkeys(rows[0].to_json()), "skipped": None} if rows else {}
     out = []
     for skip in skips:
@@ -240,28 +183,7 @@ def skipped_rows(rows: Sequence[Any], skips: Sequence[Any]) -> list[dict]:
 
 
 def compare_total(system: Any, collective: str, names: Sequence[str] | None) -> int:
-    """How many algorithms ``compare`` will run per size (its progress: a bar on a terminal, lines elsewhere).
-
-    Parameters
-    ----------
-    system : System
-        The system ``compare`` runs on, built once by the command.
-    collective : str
-        Collective name.
-    names : sequence of str or None
-        Requested algorithms (None: every one that applies).
-
-    Returns
-    -------
-    int
-        The count of applicable algorithms.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> compare_total(load_system("paper", nodes=8), "allgather", ["ring", "ne"])
-    2
-    """
+    """How many algorithms ``compare`` will run per size (its progress: a bar on a terminal, lines elsewhere)."""
     if names:
         return len(names)
     from ..experiments.compare import applicable
@@ -269,26 +191,7 @@ def compare_total(system: Any, collective: str, names: Sequence[str] | None) -> 
 
 
 def legend_kind(row: Any) -> str:
-    """Which legend describes a result row's table: the name of the kind whose part the row has.
-
-    Parameters
-    ----------
-    row : Result
-        A result row.
-
-    Returns
-    -------
-    str
-        The kind's name (``"optical-ring"``, ``"network"``), which :func:`legend` takes; ``""`` for a
-        row without a part (the common columns only).
-
-    Examples
-    --------
-    >>> from collsim.pipeline import run
-    >>> from collsim.systems import load_system
-    >>> legend_kind(run("ring", load_system("ring", nodes=4), "allgather", 1024))
-    'network'
-    """
+    """Which legend describes a result row's table: the name of the kind whose part the row has."""
     model = part_model(row.part)
     return model.name if model is not None else ""
 
@@ -325,24 +228,7 @@ SIMULATE = (
 
 
 def legend(kind: str) -> list[tuple[str, str, str, str]]:
-    """``(header, key, when shown, meaning)`` of every column of a kind's table, or of simulate's fields.
-
-    Parameters
-    ----------
-    kind : str
-        A kind's name (``"optical-ring"``, ``"network"``: :func:`legend_kind`), or ``"simulate"``.
-
-    Returns
-    -------
-    list of (str, str, str, str)
-        Header (one line), row key, when the table shows it (``""``: always; ``"with --wide"``,
-        ``"when rows differ"``; ``"in JSON/CSV"`` for simulate's fields outside its line) and meaning.
-
-    Examples
-    --------
-    >>> [(key, shown) for _, key, shown, _ in legend("optical-ring")][2:4]
-    [('nodes', 'when rows differ'), ('total_bytes', 'with --wide')]
-    """
+    """``(header, key, when shown, meaning)`` of every column of a kind's table, or of simulate's fields."""
     if kind == "simulate":
         line = {"simulated", "alpha-beta", "bound", "steps", "max link load", "algorithm", "collective", "system",
                 "mode"}
@@ -360,27 +246,7 @@ def legend(kind: str) -> list[tuple[str, str, str, str]]:
 
 
 def print_legend(kind: str, *, err: bool = False) -> None:
-    """Print :func:`legend` as wrapped text (``--explain``).
-
-    Parameters
-    ----------
-    kind : str
-        As for :func:`legend`.
-    err : bool, optional
-        On stderr (when stdout carries CSV or JSON).
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> print_legend("simulate")  # doctest: +ELLIPSIS
-    <BLANKLINE>
-    What the fields mean (JSON/CSV keys in parentheses):
-    algorithm (algorithm)
-        The algorithm's registry name ...
-    """
+    """Print :func:`legend` as wrapped text (``--explain``)."""
     import shutil
     width = max(60, min(100, shutil.get_terminal_size((100, 24)).columns))
     echo("", err=err)
@@ -391,19 +257,7 @@ def print_legend(kind: str, *, err: bool = False) -> None:
 
 
 def legend_markdown() -> str:
-    """The legend as Markdown: the copy docs/output.md must hold.
-
-    Returns
-    -------
-    str
-        One section per table: each kind's part (once per part class, titled with the first such
-        kind's ``legend_title``), then simulate.
-
-    Examples
-    --------
-    >>> legend_markdown().splitlines()[0]
-    '### compare on electrical networks'
-    """
+    """The legend as Markdown: the copy docs/output.md must hold."""
     out = []
     first = {}
     for model in models():

@@ -99,13 +99,7 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI and exit with its status.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        Arguments (default ``sys.argv[1:]``).
-    """
+    """Run the CLI and exit with its status."""
     # collsim makes no BLAS calls, and OpenBLAS starting its thread pool when numpy is imported
     # costs tens of milliseconds on a small machine (docs/performance.md).  An explicit setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

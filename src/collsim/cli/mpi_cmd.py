@@ -22,13 +22,7 @@ RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WOR
 
 
 def job_rank() -> int:
-    """This process's rank in the MPI job: from MPI once it runs, else from the launcher's environment.
-
-    Returns
-    -------
-    int
-        0 outside a job.
-    """
+    """This process's rank in the MPI job: from MPI once it runs, else from the launcher's environment."""
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
         return mpi.COMM_WORLD.Get_rank()
@@ -43,25 +37,7 @@ def _pct(predicted, measured: float):
 
 
 def predictions(sched, measured_s: float, simulate: bool) -> dict:
-    """The model's times for a schedule beside a measured one.
-
-    Parameters
-    ----------
-    sched : Schedule
-        The schedule that ran.
-    measured_s : float
-        Its measured time.
-    simulate : bool
-        Also the flow-simulated time (networks) and both errors in per cent (``--predict``).
-
-    Returns
-    -------
-    dict
-        ``predicted_time_s`` (the kind's closed form, :func:`collsim.verify`'s ``closed_form_time_s``:
-        the alpha-beta estimate on networks), and with ``simulate``: ``simulated_time_s`` (the flow
-        simulator's, bulk mode; None for a kind without flow simulation), ``predicted_error_pct``,
-        ``simulated_error_pct`` (positive: the model is slower than the measurement).
-    """
+    """The model's times for a schedule beside a measured one."""
     from ..core.plugins import supports
     from ..pipeline import verify
     report = verify(sched, answer=False)  # the closed form; the kind's answer is not needed here

@@ -26,13 +26,6 @@ class ScopedOption(click.Option):
     does not take it (:func:`check_scope`), instead of being ignored or failing later
     with the parameter's name.  Every system option declares its scope this way;
     commands declare which options they take by the options they add.
-
-    Parameters
-    ----------
-    *args, **kwargs
-        As :class:`click.Option`.
-    applies_to : str, optional
-        The system parameter (a field or ``from_options`` argument of the kinds it applies to).
     """
 
     def __init__(self, *args: Any, applies_to: str | None = None, **kwargs: Any) -> None:
@@ -71,19 +64,7 @@ _SYSTEM_SPEC = "collsim.system"  # ctx.meta key: the --system value the scope ch
 
 
 def system_help() -> str:
-    """``--system``'s help, read from the registries of presets and kinds, so it cannot go stale.
-
-    Returns
-    -------
-    str
-        The presets with their kinds, every kind, and the TOML alternative.
-
-    Examples
-    --------
-    >>> text = system_help()
-    >>> "dgx-16x8 (hierarchical)" in text, "ocs" in text, "optical-torus" in text
-    (True, True, True)
-    """
+    """``--system``'s help, read from the registries of presets and kinds, so it cannot go stale."""
     from ..systems import PRESETS, kind_names, preset_description
     kinds: dict[str, list[str]] = {}
     for name in PRESETS:
@@ -101,18 +82,7 @@ class SystemOption(click.Option):
     """
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        """As :meth:`click.Option.get_help_record`, with the help made now.
-
-        Parameters
-        ----------
-        ctx : click.Context
-            The command's context.
-
-        Returns
-        -------
-        tuple or None
-            The option's names and its help.
-        """
+        """As :meth:`click.Option.get_help_record`, with the help made now."""
         if not self.help:
             self.help = system_help()
         return super().get_help_record(ctx)
@@ -126,22 +96,6 @@ def system_options(fn: Callable | None = None, *, default: str = "paper", omit: 
     The command receives one ``system`` argument, a :class:`collsim.systems.options.SystemOptions`
     (:func:`pack`), instead of the options one by one; :func:`load` builds the system from it after
     the scope check.
-
-    Parameters
-    ----------
-    fn : callable, optional
-        The command function (when used bare).
-    default : str, optional
-        ``--system``'s default, as ``--help`` states it.
-    omit : tuple of str, optional
-        Options this command does not take (by parameter name, e.g. ``("strategy",)``).
-    nodes_default : str, optional
-        What ``--nodes`` defaults to, as ``--help`` states it.
-
-    Returns
-    -------
-    callable
-        The decorated function, or the decorator.
     """
     def decorate(fn: Callable) -> Callable:
         @functools.wraps(fn)
@@ -193,20 +147,7 @@ def _kind_of(spec: Any) -> type | None:
 
 
 def check_scope(ctx: click.Context | None, spec: Any = None) -> None:
-    """Refuse every option given on the command line that does not apply to the system's kind.
-
-    Parameters
-    ----------
-    ctx : click.Context or None
-        The running command (None: nothing to check).
-    spec : str or System, optional
-        The system (default: the ``--system`` value :func:`system_options` recorded).
-
-    Raises
-    ------
-    click.UsageError
-        For the first option given whose :class:`ScopedOption` parameter the kind does not take.
-    """
+    """Refuse every option given on the command line that does not apply to the system's kind."""
     from click.core import ParameterSource
     spec = (ctx.meta.get(_SYSTEM_SPEC) if ctx is not None else None) if spec is None else spec
     scoped = [] if ctx is None else [p for p in ctx.command.params if isinstance(p, ScopedOption) and p.applies_to
@@ -231,35 +172,7 @@ def pack(system: Any, nodes: int | None = None, wavelengths: int | None = None, 
          link_bandwidth: str | None = None, link_latency: str | None = None, startup: str | None = None,
          radix: int | None = None, select: str | None = None, system_params: tuple[str, ...] = (),
          strategy: str | None = None) -> SystemOptions:
-    """The system options as given on the command line, read into one :class:`SystemOptions`.
-
-    Parameters
-    ----------
-    system : str
-        ``--system``.
-    nodes, wavelengths, fibers : int or None
-        ``-n``, ``-w``, ``-F``.
-    link_bandwidth, link_latency, startup : str or None
-        Electrical link parameters with units (docs/units.md).
-    radix : int or None
-        Switch radix (``k`` of a fat tree, ``2d`` of an MLFM).
-    select : str or None
-        MLFM selection ``"n,l,m"``.
-    system_params : tuple of str
-        Further ``key=value`` parameters (``-S``).
-    strategy : str or None
-        Wavelength assignment (default first-fit).
-
-    Returns
-    -------
-    SystemOptions
-        The options, typed (bytes/s, seconds).
-
-    Examples
-    --------
-    >>> pack("ring", nodes=8, link_bandwidth="100Gb/s", system_params=("k=4",)).overrides()
-    {'nodes': 8, 'link_bandwidth_bytes_per_s': 12500000000.0, 'k': 4}
-    """
+    """The system options as given on the command line, read into one :class:`SystemOptions`."""
     from ..core.units import parse_bandwidth, parse_time
     from ..systems.options import SystemOptions
     return SystemOptions(
@@ -272,66 +185,19 @@ def pack(system: Any, nodes: int | None = None, wavelengths: int | None = None, 
 
 
 def checked(options: SystemOptions) -> SystemOptions:
-    """``options`` once every option given on the command line is known to apply to its system.
-
-    Parameters
-    ----------
-    options : SystemOptions
-        What :func:`system_options` packed.
-
-    Returns
-    -------
-    SystemOptions
-        ``options``.
-
-    Raises
-    ------
-    click.UsageError
-        -w on a ring, --strategy on a torus ... (:func:`check_scope`).
-    """
+    """``options`` once every option given on the command line is known to apply to its system."""
     check_scope(click.get_current_context(silent=True))
     return options
 
 
 def load(options: SystemOptions, **more: Any):
-    """The system of the command's options (:func:`checked`, then :func:`collsim.systems.load_system`).
-
-    Parameters
-    ----------
-    options : SystemOptions
-        What :func:`system_options` packed.
-    **more
-        Further overrides (None values ignored).
-
-    Returns
-    -------
-    System
-        The system.
-    """
+    """The system of the command's options (:func:`checked`, then :func:`collsim.systems.load_system`)."""
     from ..systems import load_system
     return load_system(checked(options), **more)
 
 
 def parse_params(items: tuple[str, ...], option: str = "--param") -> dict:
-    """Parse ``--param key=value`` pairs (ints, floats, comma lists, strings).
-
-    Parameters
-    ----------
-    items : tuple of str
-        Raw ``key=value`` strings.
-    option : str, optional
-        The option they came from, for the message.
-
-    Returns
-    -------
-    dict
-        Parsed parameters.
-
-    Raises
-    ------
-    InputError
-        For an item without ``=``.
-    """
+    """Parse ``--param key=value`` pairs (ints, floats, comma lists, strings)."""
     out = {}
     for item in items:
         key, sep, raw = item.partition("=")
@@ -354,33 +220,10 @@ class StrictCommand(click.Command):
 
     click keeps the last of repeated single-value options (``-s 1KiB -s 2KiB`` would
     quietly run 2 KiB); options declared ``multiple`` and flags may repeat.
-
-    Examples
-    --------
-    >>> from click.testing import CliRunner
-    >>> @click.command(cls=StrictCommand)
-    ... @click.option("-s")
-    ... def cmd(s):
-    ...     click.echo(s)
-    >>> CliRunner().invoke(cmd, ["-s", "1", "-s", "2"]).output.splitlines()[-1]
-    'Error: -s was given 2 times; give it once (it takes one value)'
     """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """Check for repeated single-value options, then parse as click does.
-
-        Parameters
-        ----------
-        ctx : click.Context
-            The command's context.
-        args : list of str
-            The command line after the command name.
-
-        Returns
-        -------
-        list of str
-            What click's own parsing returns.
-        """
+        """Check for repeated single-value options, then parse as click does."""
         opts, _, order = self.make_parser(ctx).parse_args(args=list(args))
         _ascii_numbers(opts, order)
         counts: dict[str, int] = {}
@@ -409,31 +252,7 @@ def _ascii_numbers(opts: dict, params: list) -> None:
 
 
 def given_options(ctx: click.Context, exclude: tuple[str, ...] = ()) -> list[str]:
-    """The options the user typed (not defaults), as they are spelled on the command line.
-
-    Parameters
-    ----------
-    ctx : click.Context
-        The running command's context.
-    exclude : tuple of str
-        Parameter names to leave out.
-
-    Returns
-    -------
-    list of str
-        The long spelling of each option given on the command line or in the environment.
-
-    Examples
-    --------
-    >>> @click.command()
-    ... @click.option("--nodes", "-n", type=int, default=4)
-    ... @click.option("--mode", default="bulk")
-    ... def cmd(nodes, mode):
-    ...     click.echo(given_options(click.get_current_context()))
-    >>> from click.testing import CliRunner
-    >>> CliRunner().invoke(cmd, ["-n", "8"]).output
-    "['--nodes']\\n"
-    """
+    """The options the user typed (not defaults), as they are spelled on the command line."""
     from click.core import ParameterSource
     out = []
     for param in ctx.command.params:

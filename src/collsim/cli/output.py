@@ -42,22 +42,7 @@ FORMATS = ("table", "csv", "tsv", "json")
 
 @dataclass(frozen=True)
 class Output:
-    """How a command prints: its format and table options.
-
-    Parameters
-    ----------
-    format : str, optional
-        ``table``, ``csv``, ``tsv`` or ``json``.
-    wide : bool, optional
-        Tables show every column.
-    explain : bool, optional
-        Print what each column means.
-
-    Examples
-    --------
-    >>> Output("csv").format, Output().wide
-    ('csv', False)
-    """
+    """How a command prints: its format and table options."""
 
     format: str = "table"
     wide: bool = False
@@ -65,30 +50,7 @@ class Output:
 
 
 def output_options(*, wide: bool = False, explain: bool = False) -> Callable:
-    """Decorator: add ``--format``/``--json`` (and ``--wide``, ``--explain``) and pass ``out=Output(...)``.
-
-    Parameters
-    ----------
-    wide : bool, optional
-        Add ``--wide``.
-    explain : bool, optional
-        Add ``--explain``.
-
-    Returns
-    -------
-    callable
-        The decorator.
-
-    Examples
-    --------
-    >>> @click.command()
-    ... @output_options(wide=True)
-    ... def show(out):
-    ...     click.echo(f"{out.format} {out.wide}")
-    >>> from click.testing import CliRunner
-    >>> CliRunner().invoke(show, ["--json", "--wide"]).output
-    'json True\\n'
-    """
+    """Decorator: add ``--format``/``--json`` (and ``--wide``, ``--explain``) and pass ``out=Output(...)``."""
     def decorate(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def wrapper(*args, fmt=None, as_json=False, wide_table=False, explain_columns=False, **kwargs):
@@ -112,49 +74,12 @@ def output_options(*, wide: bool = False, explain: bool = False) -> Callable:
 # ----------------------------------------------------------------------------------- records
 
 def emit_json(doc: Any) -> None:
-    """Print a JSON document (indented; numpy values as numbers).
-
-    Parameters
-    ----------
-    doc : object
-        Anything JSON can hold.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> emit_json({"valid": True})
-    {
-     "valid": true
-    }
-    """
+    """Print a JSON document (indented; numpy values as numbers)."""
     echo(json.dumps(doc, indent=1, default=_jsonable))
 
 
 def emit_one(out: Output, record: dict, line: str) -> None:
-    """Print one record: ``line`` as the table format, a JSON object, or a CSV/TSV header and row.
-
-    Parameters
-    ----------
-    out : Output
-        The format.
-    record : dict
-        The record (JSON-able values).
-    line : str
-        Its one-line human form.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> emit_one(Output("tsv"), {"valid": True, "steps": 7}, "valid: 7 steps")
-    valid	steps
-    true	7
-    """
+    """Print one record: ``line`` as the table format, a JSON object, or a CSV/TSV header and row."""
     if out.format == "json":
         emit_json(record)
     elif out.format in ("csv", "tsv"):
@@ -164,25 +89,7 @@ def emit_one(out: Output, record: dict, line: str) -> None:
 
 
 def flatten(info: dict, prefix: str = "") -> dict:
-    """Nested dictionaries as one level with dotted keys (a table row or CSV column each).
-
-    Parameters
-    ----------
-    info : dict
-        Possibly nested.
-    prefix : str, optional
-        Prepended to every key.
-
-    Returns
-    -------
-    dict
-        ``{"a.b": value}`` for ``{"a": {"b": value}}``.
-
-    Examples
-    --------
-    >>> flatten({"nodes": 8, "fat_tree": {"hosts": 16}})
-    {'nodes': 8, 'fat_tree.hosts': 16}
-    """
+    """Nested dictionaries as one level with dotted keys (a table row or CSV column each)."""
     out: dict = {}
     for key, value in info.items():
         if isinstance(value, dict):
@@ -196,27 +103,7 @@ WHERE_FIELDS = ("step", "transfer", "link", "fiber", "wavelength", "node", "chun
 
 
 def error_record(exc: BaseException) -> dict:
-    """What a failure is, for a JSON or CSV consumer: error class, message and location fields.
-
-    Parameters
-    ----------
-    exc : Exception
-        The error (a :class:`~collsim.core.errors.VerificationError` carries a ``where``).
-
-    Returns
-    -------
-    dict
-        ``valid: false``, ``error`` (the class name), ``message`` (the one line collsim prints)
-        and ``step``, ``transfer``, ``link``, ``fiber``, ``wavelength``, ``node``, ``chunk``
-        (null where the error does not say).
-
-    Examples
-    --------
-    >>> from collsim.core.errors import ChannelConflictError, Where
-    >>> rec = error_record(ChannelConflictError("wavelength 2 used twice", Where(step=3, wavelength=2)))
-    >>> rec["error"], rec["step"], rec["wavelength"], rec["node"]
-    ('ChannelConflictError', 3, 2, None)
-    """
+    """What a failure is, for a JSON or CSV consumer: error class, message and location fields."""
     where = getattr(exc, "where", None)
     return {"valid": False, "error": type(exc).__name__, "message": str(exc),
             **{f: getattr(where, f, None) for f in WHERE_FIELDS}}
@@ -239,25 +126,6 @@ def emit(out: Output, records: Sequence[dict], table: Callable[[], None] | None 
 
     CSV and TSV have one header line (every key, in first-seen order) and one line per
     record: numbers raw, None empty, booleans ``true``/``false``, lists and dicts JSON text.
-
-    Parameters
-    ----------
-    out : Output
-        The format.
-    records : sequence of dict
-        The rows (JSON-able values).
-    table : callable, optional
-        Draws the table format (default: a table of the records' keys).
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> emit(Output("csv"), [{"algorithm": "ring", "time_s": 0.5, "verified": True, "params": {"k": 2}}])
-    algorithm,time_s,verified,params
-    ring,0.5,true,"{""k"":2}"
     """
     if out.format == "json":
         emit_json(list(records))

@@ -21,30 +21,7 @@ STORE_NAME = "results.sqlite"
 
 
 def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: Output) -> None:
-    """Run one paper's reproduction (or all) and print a summary per paper.
-
-    Parameters
-    ----------
-    name : str
-        A paper name or ``"all"``.
-    out_dir : str or None
-        Destination folder (default ``reproduce-NAME``).
-    jobs : int
-        Parallel processes.
-    quick : bool
-        A reduced grid.
-    out : Output
-        The output options (table, csv, tsv, json).
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> sorted(PAPER_DESCRIPTIONS)[:2]
-    ['all', 'beyond']
-    """
+    """Run one paper's reproduction (or all) and print a summary per paper."""
     from ..core.files import naming, writable_folder
     from ..experiments.reproduce import ALL, paper_names, reproduce_all, reproduce_paper
     from ..experiments.store import Store

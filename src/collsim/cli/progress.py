@@ -21,18 +21,7 @@ from typing import Any, Callable
 
 
 def progress_enabled() -> bool:
-    """Whether a progress bar may be drawn: stderr is a terminal that is not ``TERM=dumb``.
-
-    Returns
-    -------
-    bool
-        True on an interactive terminal.
-
-    Examples
-    --------
-    >>> progress_enabled()   # doctest output is captured, not a terminal
-    False
-    """
+    """Whether a progress bar may be drawn: stderr is a terminal that is not ``TERM=dumb``."""
     try:
         return sys.stderr.isatty() and os.environ.get("TERM", "") != "dumb"
     except (AttributeError, ValueError):
@@ -64,45 +53,7 @@ def _delay(default: float) -> float:
 
 
 class ProgressBar:
-    """A context manager drawing one rich progress bar (description, bar, count, elapsed, ETA).
-
-    Parameters
-    ----------
-    description : str
-        What is being done.
-    total : int or None, optional
-        Units of work (None: unknown until :meth:`update` says).
-    delay : float, optional
-        Seconds of work before the bar appears (default 2); with 0 the bar is drawn at once, before
-        the work starts.
-    clock : callable, optional
-        The time source, seconds as a float (default :func:`time.monotonic`): the elapsed time,
-        the ETA and when a line is due are read from it (a test passes a fake clock).
-    console : rich.console.Console, optional
-        Where the bar is drawn (default: a console on stderr, and only when stderr is a terminal);
-        given, the bar is drawn on it when it is a terminal.
-    interval : float, optional
-        Off a terminal: the most seconds between two progress lines (default :data:`INTERVAL_S`,
-        or ``COLLSIM_PROGRESS_INTERVAL``); 0 writes a line at every update.
-    log : file, optional
-        Off a terminal: where the lines go (default stderr).
-
-    Examples
-    --------
-    >>> with ProgressBar("loading", total=3) as bar:
-    ...     for i in range(3):
-    ...         bar.update(i + 1)
-    >>> bar.completed
-    3
-    >>> import io
-    >>> now, log = [0.0], io.StringIO()                  # a fake clock: no real time passes
-    >>> with ProgressBar("building", total=4, clock=lambda: now[0], log=log, interval=30) as bar:
-    ...     bar.update(1)                                # at once: no line
-    ...     now[0] += 30
-    ...     bar.update(2)                                # 30 s later: a line
-    >>> log.getvalue()
-    'building: 2 of 4, 0:00:30 elapsed, ETA 0:01:00\\n'
-    """
+    """A context manager drawing one rich progress bar (description, bar, count, elapsed, ETA)."""
 
     def __init__(self, description: str, total: int | None = None, *, delay: float = 2.0,
                  clock: Callable[[], float] = time.monotonic, console: Any = None, interval: float | None = None,
@@ -146,23 +97,7 @@ class ProgressBar:
         return self
 
     def clock(self) -> str:
-        """Time since the work began and the estimated time left, from the units done so far.
-
-        Returns
-        -------
-        str
-            ``"0:00:12 elapsed, ETA 0:00:30"`` (``ETA -:--:--`` before the first unit is done).
-
-        Examples
-        --------
-        >>> now = [100.0]                                   # a fake clock: no real time passes
-        >>> with ProgressBar("x", total=4, clock=lambda: now[0]) as bar:
-        ...     bar.update(1)
-        ...     now[0] += 30
-        ...     bar.update(2)
-        ...     bar.clock()
-        '0:00:30 elapsed, ETA 0:01:00'
-        """
+        """Time since the work began and the estimated time left, from the units done so far."""
         now = self._now()
         done, total = self.completed, self.total
         left = None
@@ -173,19 +108,7 @@ class ProgressBar:
         return f"{_hms(now - self._t0)} elapsed, ETA {'-:--:--' if left is None else _hms(left)}"
 
     def line(self) -> str:
-        """What runs and how far it is, in one line (what is written off a terminal).
-
-        Returns
-        -------
-        str
-            ``"tuning 4MiB: 120 of 900, 0:00:30 elapsed, ETA 0:01:40"``; without a total,
-            ``"synthesizing, 0:00:30 elapsed"`` (and the units done, if any).
-
-        Examples
-        --------
-        >>> ProgressBar("sweep", total=40, clock=lambda: 0.0).line()
-        'sweep: 0 of 40, 0:00:00 elapsed, ETA -:--:--'
-        """
+        """What runs and how far it is, in one line (what is written off a terminal)."""
         if self.total:
             return f"{self.description}: {self.completed} of {self.total}, {self.clock()}"
         done = f": {self.completed} done" if self.completed else ""
@@ -238,23 +161,7 @@ class ProgressBar:
 
     def update(self, completed: int | None = None, *, total: int | None = None, description: str | None = None,
                advance: int = 0) -> None:
-        """Record progress (cheap when no bar is shown).
-
-        Parameters
-        ----------
-        completed : int, optional
-            Units done so far.
-        total : int, optional
-            New total.
-        description : str, optional
-            New description.
-        advance : int, optional
-            Units just done (added to ``completed``).
-
-        Returns
-        -------
-        None
-        """
+        """Record progress (cheap when no bar is shown)."""
         with self._lock:
             if completed is not None:
                 self.completed = completed
@@ -272,17 +179,7 @@ class ProgressBar:
             self._say()
 
     def begin(self, label: str) -> None:
-        """One more unit starts (the one before it is done): ``compare``'s ``progress`` hook.
-
-        Parameters
-        ----------
-        label : str
-            What it is (an algorithm's name), shown after the description.
-
-        Returns
-        -------
-        None
-        """
+        """One more unit starts (the one before it is done): ``compare``'s ``progress`` hook."""
         with self._lock:
             self._begun += 1
             begun = self._begun
@@ -292,17 +189,6 @@ class ProgressBar:
         """``callback(done, total)``: the form library hooks call (``collsim.core.serialize.load`` ...).
 
         Called once per step of a file, it passes at most 20 updates a second on to the bar.
-
-        Parameters
-        ----------
-        done : int
-            Units done.
-        total : int, optional
-            Units in all.
-
-        Returns
-        -------
-        None
         """
         now = self._now()
         if now - self._last < 0.05 and done != total:

@@ -28,24 +28,7 @@ SCHEDULE_SUFFIXES = (".json", ".npz")
 
 @dataclass(frozen=True)
 class Target:
-    """What an ALGORITHM|FILE argument names.
-
-    Parameters
-    ----------
-    text : str
-        The argument as given.
-    is_file : bool
-        True for a schedule file (or ``-``), False for an algorithm.
-    algorithm : str or None
-        The algorithm's registry name (None for a file).
-
-    Examples
-    --------
-    >>> resolve_target("Ring-Allgather")
-    Target(text='Ring-Allgather', is_file=False, algorithm='ring')
-    >>> resolve_target("-").is_file
-    True
-    """
+    """What an ALGORITHM|FILE argument names."""
 
     text: str
     is_file: bool
@@ -53,36 +36,7 @@ class Target:
 
 
 def resolve_target(text: str) -> Target:
-    """Read an ALGORITHM|FILE argument by the module's rule.
-
-    Parameters
-    ----------
-    text : str
-        The argument.
-
-    Returns
-    -------
-    Target
-        A schedule file (``is_file``) or a registered algorithm.
-
-    Raises
-    ------
-    ScheduleFormatError
-        For a ``.json``/``.npz`` name that does not exist.
-    UnknownNameError
-        For a name that is neither an algorithm nor an existing path (with a did-you-mean).
-
-    Examples
-    --------
-    >>> resolve_target("./sched.json")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.ScheduleFormatError: cannot read schedule file ./sched.json: it does not exist
-    >>> resolve_target("rnig")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.UnknownNameError: 'rnig' is neither an algorithm nor a file that exists; did you mean ring? Known: ...
-    """
+    """Read an ALGORITHM|FILE argument by the module's rule."""
     from ..core.errors import ScheduleFormatError, UnknownNameError
     if text == STDIO:
         return Target(text, True)

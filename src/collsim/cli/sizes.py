@@ -35,23 +35,7 @@ _UNITS = ("SI prefixes are decimal (32kB = 32000 B, 4MB = 4000000 B), IEC prefix
 
 @dataclass(frozen=True)
 class SizeRequest:
-    """What the size options asked for, before the system's node count is known.
-
-    Parameters
-    ----------
-    size, total_size : str or None
-        ``--size`` and ``--total-size``.
-    min_size, max_size : str or None
-        ``-b`` and ``-e``.
-    factor : int or None
-        ``-f``.
-    step : str or None
-        ``-i``.
-    total : bool
-        ``--total``: the sweep's sizes are total buffers.
-    root, shift : int or None
-        ``--root`` and ``--shift``.
-    """
+    """What the size options asked for, before the system's node count is known."""
 
     size: str | None = None
     total_size: str | None = None
@@ -94,43 +78,18 @@ class SizeRequest:
                 parse_size(text)
 
     def count(self) -> int:
-        """How many sizes (rows per algorithm) the request makes.
-
-        Returns
-        -------
-        int
-            1 without a sweep.
-        """
+        """How many sizes (rows per algorithm) the request makes."""
         if not self.sweep:
             return 1
         self.check()
         return len(self.walk().points())
 
     def walk(self) -> SizeSweep:
-        """The sweep (``-b``, ``-e``, ``-f`` or ``-i``, ``--total``) as the library states it.
-
-        Returns
-        -------
-        SizeSweep
-            The sweep (meaningful when :attr:`sweep`).
-        """
+        """The sweep (``-b``, ``-e``, ``-f`` or ``-i``, ``--total``) as the library states it."""
         return SizeSweep(self.min_size, self.max_size, factor=self.factor, step=self.step, total=self.total)
 
     def sizes(self, collective: str, nodes: int) -> list[int]:
-        """collsim's sizes (one per row) for ``collective`` on ``nodes`` nodes.
-
-        Parameters
-        ----------
-        collective : str
-            Collective name.
-        nodes : int
-            Node count of the system.
-
-        Returns
-        -------
-        list of int
-            One size for ``--size``/``--total-size``, the sweep's otherwise.
-        """
+        """collsim's sizes (one per row) for ``collective`` on ``nodes`` nodes."""
         self.check()
         if self.total_size is not None:
             return [size_from_total(collective, nodes, parse_size(self.total_size))]
@@ -158,21 +117,6 @@ def size_options(*, sweep: bool = True, among: str | None = None) -> Callable:
 
     The command receives one ``sizes`` argument, a :class:`SizeRequest`, instead of the
     individual options; contradictory options are refused before the command runs.
-
-    Parameters
-    ----------
-    sweep : bool, optional
-        Offer ``-b``/``-e``/``-f``/``-i``/``--total`` (compare, simulate); without them, ``-f``
-        is refused with a pointer to ``-F/--fibers``.
-    among : str, optional
-        What the command runs several of, for the help of ``--root`` and ``--shift``:
-        ``"algorithms"`` (compare: ``-a`` names them), ``"synthesizers"``; None for a command
-        that builds one algorithm.
-
-    Returns
-    -------
-    callable
-        The decorator.
     """
     meaning = size_help()
     options = [
@@ -229,43 +173,13 @@ _retired_f = click.option("-f", "retired_f", default=None, hidden=True, expose_v
 
 
 def retired_fibers_flag(fn: Callable) -> Callable:
-    """Refuse ``-f`` on a command without sweeps, pointing to ``-F/--fibers``.
-
-    Parameters
-    ----------
-    fn : callable
-        The click command function.
-
-    Returns
-    -------
-    callable
-        ``fn`` with a hidden ``-f`` option that fails when given.
-    """
+    """Refuse ``-f`` on a command without sweeps, pointing to ``-F/--fibers``."""
     return _retired_f(fn)
 
 
 def compare_rows(system: Any, collective: str, request: SizeRequest, *,
                  progress: Callable[[str], None] | None = None, **options: Any) -> tuple[list, list[str]]:
-    """Run :func:`collsim.experiments.compare.compare` on every requested size (the library walks them).
-
-    Parameters
-    ----------
-    system : System
-        The system, built once by the command.
-    collective : str
-        Collective name.
-    request : SizeRequest
-        The size options.
-    progress : callable, optional
-        Called before each algorithm runs with its name (and the size, in a sweep).
-    **options
-        ``algorithms``, ``strategy``, ``params`` for ``compare``.
-
-    Returns
-    -------
-    tuple
-        ``(rows, skipped)``: the rows of every size, size by size, and the notes, once each.
-    """
+    """Run :func:`collsim.experiments.compare.compare` on every requested size (the library walks them)."""
     from ..experiments.compare import compare
     return compare(system, collective, sizes=request.sizes(collective, system.nodes), root=request.root,
                    shift=request.shift, progress=progress, **options)
@@ -273,28 +187,7 @@ def compare_rows(system: Any, collective: str, request: SizeRequest, *,
 
 def iter_schedules(algorithm: str, system: Any, collective: str, request: SizeRequest, *,
                    params: dict[str, Any], strategy: str | None = None):
-    """Build an algorithm's schedule for each requested size (not verified), one at a time.
-
-    Parameters
-    ----------
-    algorithm : str
-        Algorithm name.
-    system : System or SystemOptions
-        The system, or the command's system options (checked: :func:`collsim.cli.options.checked`).
-    collective : str
-        Collective name.
-    request : SizeRequest
-        The size, root and shift options.
-    params : dict
-        Algorithm parameters (``-p``; ``root``, ``shift`` and ``q`` as ``--root``/``--shift``).
-    strategy : str, optional
-        Wavelength-assignment strategy (default: the options', else first-fit).
-
-    Yields
-    ------
-    Schedule
-        One per size, in increasing size.
-    """
+    """Build an algorithm's schedule for each requested size (not verified), one at a time."""
     from ..algorithms.placement import placement_params
     from ..pipeline import build
     from ..systems import load_system
@@ -308,18 +201,7 @@ def iter_schedules(algorithm: str, system: Any, collective: str, request: SizeRe
 
 
 def schedule_facts(schedule) -> dict[str, Any]:
-    """What a schedule's collective is, for result rows: sizes in both conventions, root and shift.
-
-    Parameters
-    ----------
-    schedule : Schedule
-        A built schedule.
-
-    Returns
-    -------
-    dict
-        ``algorithm, collective, system, nodes, size_bytes, total_bytes, root, shift``.
-    """
+    """What a schedule's collective is, for result rows: sizes in both conventions, root and shift."""
     coll = schedule.collective
     return {"algorithm": schedule.algorithm, "collective": coll.kind, "system": schedule.system.name,
             "nodes": coll.nodes, "size_bytes": coll.size_bytes,
@@ -328,20 +210,5 @@ def schedule_facts(schedule) -> dict[str, Any]:
 
 
 def size_title(collective: str, nodes: int, size_bytes: int) -> str:
-    """The size part of a title, saying what the size is: ``4MiB per node, total 4GiB``.
-
-    Parameters
-    ----------
-    collective : str
-        Collective name.
-    nodes : int
-        Node count.
-    size_bytes : int
-        collsim's size.
-
-    Returns
-    -------
-    str
-        See :func:`collsim.core.totals.describe_size`.
-    """
+    """The size part of a title, saying what the size is: ``4MiB per node, total 4GiB``."""
     return describe_size(collective, nodes, size_bytes)

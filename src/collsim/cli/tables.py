@@ -33,23 +33,7 @@ def _jsonable(value: Any) -> Any:
 
 
 def text_of(value: Any) -> str:
-    """A value as a table cell: ``-`` for None, ``yes``/``no``, floats to 4 significant digits, JSON for lists.
-
-    Parameters
-    ----------
-    value : object
-        The value.
-
-    Returns
-    -------
-    str
-        Its text.
-
-    Examples
-    --------
-    >>> text_of(None), text_of(True), text_of(0.8333333), text_of([4, 2])
-    ('-', 'yes', '0.8333', '[4, 2]')
-    """
+    """A value as a table cell: ``-`` for None, ``yes``/``no``, floats to 4 significant digits, JSON for lists."""
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -65,23 +49,7 @@ def text_of(value: Any) -> str:
 # ------------------------------------------------------------------------------------- tables
 
 def console(err: bool = False) -> Console:
-    """A rich console on stdout (or stderr): the terminal's width, or unbounded width when piped.
-
-    Parameters
-    ----------
-    err : bool, optional
-        On stderr.
-
-    Returns
-    -------
-    rich.console.Console
-        Without syntax highlighting.
-
-    Examples
-    --------
-    >>> console().width >= 80
-    True
-    """
+    """A rich console on stdout (or stderr): the terminal's width, or unbounded width when piped."""
     from rich.console import Console
     out = Console(stderr=err, highlight=False)
     if not out.is_terminal:  # pipes and files get full-width tables
@@ -91,28 +59,7 @@ def console(err: bool = False) -> Console:
 
 @dataclass
 class TableColumn:
-    """One column of a table to print: header, cell texts, and whether it may be dropped to fit.
-
-    Parameters
-    ----------
-    header : str
-        Header; a newline splits it.
-    cells : list of str
-        One cell per row.
-    left : bool, optional
-        Left-justified (text); numbers are right-justified.
-    drop : int or None, optional
-        Columns with a ``drop`` go, lowest first, when the terminal is too narrow.
-    wrap : bool, optional
-        Text that may wrap at spaces (never numbers).
-    ratio : int or None, optional
-        Share of the width for wrapping text (the table then fills the width).
-
-    Examples
-    --------
-    >>> TableColumn("slots", ["7", "4"]).left
-    False
-    """
+    """One column of a table to print: header, cell texts, and whether it may be dropped to fit."""
 
     header: str
     cells: list[str]
@@ -149,16 +96,7 @@ def _longest_word(texts: Iterable[str]) -> int:
 
 
 def wrap_text(text: str, width: int) -> str:
-    """``text`` wrapped to ``width`` at spaces, or after a compound's hyphen; a word never cut.
-
-    Examples
-    --------
-    >>> print(wrap_text("all-to-all personalized (dimension-exchange)", 12))
-    all-to-all
-    personalized
-    (dimension-
-    exchange)
-    """
+    """``text`` wrapped to ``width`` at spaces, or after a compound's hyphen; a word never cut."""
     out = []
     for para in text.split("\n"):
         line = ""
@@ -179,12 +117,6 @@ def wrap_title(text: str, width: int) -> str:
     A clause wider than ``width`` wraps at spaces (:func:`wrap_text`).  rich would wrap a title at any
     space, leaving ``"N=13, switch:13:300GB/s:1us,"`` above ``"lower bound 168.8 µs"``; here the line
     break stands for the comma.
-
-    Examples
-    --------
-    >>> print(wrap_title("allgather of 4MiB per node, total 52MiB on h: N=13, switch:13, lower bound 1 ms", 60))
-    allgather of 4MiB per node, total 52MiB on h: N=13
-    switch:13, lower bound 1 ms
     """
     from rich.cells import cell_len
     lines: list[str] = []
@@ -229,13 +161,7 @@ def _longest_line(texts: Iterable[str]) -> int:
 
 
 def _share(lows: list[int], highs: list[int], ratios: list[int], room: int) -> list[int]:
-    """Widths from ``lows`` up to ``highs`` that add up to ``room`` where they can, shared by ``ratios``.
-
-    Examples
-    --------
-    >>> _share([5, 5], [10, 50], [1, 1], 30), _share([5, 5], [10, 50], [1, 3], 100), _share([8, 9], [9, 9], [1, 1], 4)
-    ([10, 20], [10, 50], [8, 9])
-    """
+    """Widths from ``lows`` up to ``highs`` that add up to ``room`` where they can, shared by ``ratios``."""
     widths = list(lows)
     while True:
         spare = room - sum(widths)
@@ -287,35 +213,6 @@ def print_table(title: str | None, cols: Sequence[TableColumn], *, caption: Iter
     On a terminal narrower than the table, droppable columns go (lowest ``drop`` first);
     if it is still too wide, it is printed in stacked parts, each repeating the first
     ``keys`` columns.  Piped, the table keeps its natural width.
-
-    Parameters
-    ----------
-    title : str or None
-        Title line.
-    cols : sequence of TableColumn
-        The columns.
-    caption : iterable of str, optional
-        Lines under the table.
-    keys : int, optional
-        Leading columns repeated in each stacked part.
-    err : bool, optional
-        Print on stderr.
-    out : rich.console.Console, optional
-        The console (default :func:`console`).
-
-    Returns
-    -------
-    list of str
-        Headers of the columns dropped to fit.
-
-    Examples
-    --------
-    >>> print_table("t", [TableColumn("name", ["ring"], left=True), TableColumn("slots", ["7"])])
-    t
-    name  slots
-    ───────────
-    ring      7
-    []
     """
     from rich.measure import Measurement
     out = out or console(err)

@@ -34,29 +34,7 @@ def _encoding(stream) -> str:
 
 
 def plain(text: str, stream=None) -> str:
-    """``text`` as ``stream`` (default stdout) can encode it: unencodable characters by ASCII name.
-
-    Parameters
-    ----------
-    text : str
-        Text to print.
-    stream : file, optional
-        Where it goes (its ``encoding`` decides).
-
-    Returns
-    -------
-    str
-        ``text`` unchanged if the stream can encode it, else with ``λ`` -> ``lambda``,
-        ``α–β`` -> ``alpha-beta``, ``µs`` -> ``us`` ... and ``?`` for anything else.
-
-    Examples
-    --------
-    >>> import io
-    >>> plain("α–β time 1 µs, λ used", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
-    'alpha-beta time 1 us, lambda used'
-    >>> plain("λ used", io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
-    'λ used'
-    """
+    """``text`` as ``stream`` (default stdout) can encode it: unencodable characters by ASCII name."""
     enc = _encoding(sys.stdout if stream is None else stream)
     try:
         text.encode(enc)
@@ -68,38 +46,12 @@ def plain(text: str, stream=None) -> str:
 
 
 def echo(text: str = "", *, err: bool = False) -> None:
-    """Print one line to stdout (or stderr) in a form the stream can encode.
-
-    Parameters
-    ----------
-    text : str, optional
-        The line.
-    err : bool, optional
-        To stderr.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> echo("1 µs")
-    1 µs
-    """
+    """Print one line to stdout (or stderr) in a form the stream can encode."""
     click.echo(plain(text, sys.stderr if err else sys.stdout), err=err)
 
 
 def ascii_fallback() -> None:
-    """Make stdout and stderr print ASCII names instead of failing on characters they cannot encode.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> ascii_fallback()   # a no-op on a UTF-8 stream
-    """
+    """Make stdout and stderr print ASCII names instead of failing on characters they cannot encode."""
     for stream in (sys.stdout, sys.stderr):
         try:
             "λα–β µ…".encode(_encoding(stream))

@@ -26,12 +26,6 @@ def default_store() -> Path:
     ``$XDG_CACHE_HOME/collsim/tune.sqlite``, or ``~/.cache/collsim/tune.sqlite`` when
     ``XDG_CACHE_HOME`` is not set or not absolute (the XDG spec ignores a relative one): a
     cache, safe to delete (the next run rebuilds it).
-
-    Returns
-    -------
-    Path
-        The store's path (its folder is created when the store is opened); a relative path when
-        there is no home folder (``HOME`` empty or relative), which tune does not use.
     """
     base = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):  # the XDG spec: a relative path is invalid and ignored

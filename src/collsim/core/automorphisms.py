@@ -112,33 +112,7 @@ class _Budget:
 
 def automorphisms(graph: _Graph, colour: np.ndarray, budget: _Budget | None = None,
                   orbit: np.ndarray | None = None) -> Iterator[np.ndarray]:
-    """Automorphisms that respect a joint colouring of the two copies (depth-first, bounded).
-
-    Parameters
-    ----------
-    graph : _Graph
-        The network, doubled.
-    colour : numpy.ndarray
-        ``2V`` starting colours (an automorphism maps each vertex to one of its own colour).
-    budget : _Budget, optional
-        Refinements allowed, shared and counted down (default: 20,000).
-    orbit : numpy.ndarray, optional
-        Per vertex, its orbit under the group found so far (switches: their own): no end node
-        is mapped into its own orbit, since the element taking it there, times the inverse of
-        the group's element doing so, would fix it.
-
-    Yields
-    ------
-    numpy.ndarray
-        Vertex permutations that keep every link and its label.
-
-    Examples
-    --------
-    >>> g = _Graph(3, 3, np.array([0, 1, 2]), np.array([1, 2, 0]), np.zeros(3, np.int64))
-    >>> c = np.zeros(6, np.int64); c[0] = c[3 + 1] = 1        # 0 -> 1
-    >>> [s.tolist() for s in automorphisms(g, c)]
-    [[1, 2, 0]]
-    """
+    """Automorphisms that respect a joint colouring of the two copies (depth-first, bounded)."""
     v = graph.v
     budget = _Budget() if budget is None else budget
     stack: list[Iterator[np.ndarray]] = [iter([colour])]
@@ -219,30 +193,6 @@ def _prepared(nodes, vertices, src, dst, bandwidth_bytes_per_s, latency_s) -> tu
 def regular_translations(nodes: int, vertices: int, src: np.ndarray, dst: np.ndarray,
                          bandwidth_bytes_per_s: np.ndarray, latency_s: np.ndarray) -> np.ndarray | None:
     """A group of automorphisms acting regularly on the end nodes, or None if none is found.
-
-    Parameters
-    ----------
-    nodes, vertices : int
-        End nodes (vertices ``0..nodes-1``) and all vertices (then the switches).
-    src, dst : numpy.ndarray
-        Directed links.
-    bandwidth_bytes_per_s, latency_s : numpy.ndarray
-        Per link; an automorphism keeps both.
-
-    Returns
-    -------
-    numpy.ndarray or None
-        ``(nodes, vertices)``: row ``g`` is the automorphism taking end node 0 to end node ``g``
-        (row 0 the identity); None when the search finds no such group, or the network is
-        larger than :data:`MAX_VERTICES`.
-
-    Examples
-    --------
-    >>> ring = np.arange(4), (np.arange(4) + 1) % 4
-    >>> regular_translations(4, 4, *ring, np.ones(4), np.ones(4)).tolist()
-    [[0, 1, 2, 3], [1, 2, 3, 0], [2, 3, 0, 1], [3, 0, 1, 2]]
-    >>> regular_translations(3, 3, np.array([0, 1]), np.array([1, 2]), np.ones(2), np.ones(2)) is None
-    True
 
     References
     ----------
@@ -325,23 +275,6 @@ def automorphism_group(nodes: int, vertices: int, src: np.ndarray, dst: np.ndarr
     node, in order, that is the least of its orbit so far, an automorphism is sought to every
     end node of the same refined colour outside that orbit; each found joins the generators
     unless the group would exceed :data:`MAX_ORDER` elements.
-
-    Parameters
-    ----------
-    nodes, vertices, src, dst, bandwidth_bytes_per_s, latency_s
-        As for :func:`regular_translations`.
-
-    Returns
-    -------
-    numpy.ndarray or None
-        ``(G, vertices)``, row 0 the identity; None if only the identity was found (or the
-        network is above :data:`MAX_VERTICES`).
-
-    Examples
-    --------
-    >>> path = np.array([0, 1, 1, 2]), np.array([1, 0, 2, 1])        # 0 - 1 - 2: the mirror image
-    >>> automorphism_group(3, 3, *path, np.ones(4), np.ones(4)).tolist()
-    [[0, 1, 2], [2, 1, 0]]
 
     References
     ----------

@@ -34,27 +34,7 @@ _DTYPES = {"step": INDEX, "round": INDEX, "src": INDEX, "dst": INDEX, "chunk_ptr
 
 
 def write_npz(s: Schedule, fh) -> None:
-    """Write ``s`` to an open binary file in the ``.npz`` format.
-
-    Parameters
-    ----------
-    s : Schedule
-        The schedule.
-    fh : file
-        Open binary file.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import io, collsim
-    >>> buf = io.BytesIO()
-    >>> write_npz(collsim.build("ring", "paper", "allgather", 1024, nodes=3), buf)
-    >>> sorted(np.load(io.BytesIO(buf.getvalue()), allow_pickle=False).files)[:4]
-    ['band', 'chunk_idx', 'chunk_ptr', 'direction']
-    """
+    """Write ``s`` to an open binary file in the ``.npz`` format."""
     cols = {k: getattr(s, k) for k in ("step", "round", "src", "dst", "chunk_ptr", "chunk_idx", "reduce")}
     cols.update({k: getattr(s.routes, k) for k in s.routes.columns()})
     head = np.frombuffer(json.dumps(header(s)).encode(), dtype=np.uint8)
@@ -84,33 +64,6 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
     width are converted only if their values fit, and the schedule must be
     well-formed (:func:`collsim.core.wellformed.check_wellformed`: contiguous steps,
     no chunk named twice in a transfer, consistent CSR pointers, sizes within int64).
-
-    Parameters
-    ----------
-    path : str or Path or file
-        File to read (or an open binary file, e.g. standard input's bytes).
-    name : str, optional
-        What to call it in messages (default: ``path``).
-
-    Returns
-    -------
-    Schedule
-        The schedule (not yet verified).
-
-    Raises
-    ------
-    ScheduleFormatError
-        Unreadable file, missing, unknown or ill-typed columns, values out of range, columns
-        of different lengths, or a malformed schedule.
-
-    Examples
-    --------
-    >>> import collsim, tempfile, os
-    >>> from collsim.core.serialize import save
-    >>> f = os.path.join(tempfile.mkdtemp(), "s.npz")
-    >>> save(collsim.build("osm", "paper", "allgather", 1024, nodes=8), f)
-    >>> len(read_npz(f))
-    56
     """
     name = str(path) if name is None else name
     owned = None

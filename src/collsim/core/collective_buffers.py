@@ -36,27 +36,7 @@ SHAPES = ("own", "all", "root", "row", "column", "shifted")
 
 
 def buffer_size(shape: str, nodes: int, split: int, chunks: int) -> int:
-    """Size in chunks of a buffer of ``shape`` (the root's, for ``"root"``).
-
-    Parameters
-    ----------
-    shape : str
-        One of :data:`SHAPES`.
-    nodes, split : int
-        Ranks N and chunks per block s.
-    chunks : int
-        The collective's chunk ids (``CollectiveType.chunk_count``).
-
-    Returns
-    -------
-    int
-        s, N s or ``chunks``.
-
-    Examples
-    --------
-    >>> buffer_size("own", 4, 2, 8), buffer_size("all", 4, 2, 8), buffer_size("row", 4, 2, 32)
-    (2, 8, 8)
-    """
+    """Size in chunks of a buffer of ``shape`` (the root's, for ``"root"``)."""
     if shape in ("all", "root"):
         return int(chunks)
     return int(nodes) * int(split) if shape in ("row", "column") else int(split)
@@ -64,29 +44,7 @@ def buffer_size(shape: str, nodes: int, split: int, chunks: int) -> int:
 
 def buffer_chunks(shape: str, nodes: int, split: int, chunks: int, rank: int, root: int | None = None,
                   shift: int | None = None) -> np.ndarray:
-    """The chunk id at each offset of rank ``rank``'s buffer (-1: nothing there).
-
-    Parameters
-    ----------
-    shape : str
-        One of :data:`SHAPES`.
-    nodes, split, chunks : int
-        Ranks N, chunks per block s, and the collective's chunk ids.
-    rank : int
-        The rank v.
-    root, shift : int, optional
-        The root (``"root"``) and the q of the shift (``"shifted"``).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``int64`` chunk ids, :func:`buffer_size` long.
-
-    Examples
-    --------
-    >>> buffer_chunks("column", 3, 1, 9, 2).tolist(), buffer_chunks("root", 4, 1, 1, 2, root=0).tolist()
-    ([2, 5, 8], [-1])
-    """
+    """The chunk id at each offset of rank ``rank``'s buffer (-1: nothing there)."""
     n, s, v = int(nodes), int(split), int(rank)
     off = np.arange(buffer_size(shape, n, s, chunks), dtype=np.int64)
     if shape == "own":
@@ -104,29 +62,7 @@ def buffer_chunks(shape: str, nodes: int, split: int, chunks: int, rank: int, ro
 
 def buffer_offsets(shape: str, nodes: int, split: int, rank, chunk_ids, root: int | None = None,
                    shift: int | None = None) -> np.ndarray:
-    """Offsets of chunks in ranks' buffers (-1 where the buffer does not hold them), vectorised.
-
-    Parameters
-    ----------
-    shape : str
-        One of :data:`SHAPES`.
-    nodes, split : int
-        Ranks N and chunks per block s.
-    rank, chunk_ids : int or array_like
-        Ranks and chunk ids (broadcast together).
-    root, shift : int, optional
-        The root (``"root"``) and the q of the shift (``"shifted"``).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``int64`` offsets: the inverse of :func:`buffer_chunks`.
-
-    Examples
-    --------
-    >>> buffer_offsets("own", 4, 2, 1, [2, 3, 4]).tolist(), buffer_offsets("column", 3, 1, 2, [2, 5, 8]).tolist()
-    ([0, 1, -1], [0, 1, 2])
-    """
+    """Offsets of chunks in ranks' buffers (-1 where the buffer does not hold them), vectorised."""
     v, c = np.broadcast_arrays(np.asarray(rank, np.int64), np.asarray(chunk_ids, np.int64))
     n, s = int(nodes), int(split)
     if shape in ("own", "shifted"):

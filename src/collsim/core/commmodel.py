@@ -65,34 +65,7 @@ def _piecewise_s(breakpoints, fixed, rate, size_bytes) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LogGPPiecewise:
-    """Piecewise α–β of an exchange step, per-message overhead, and local copy and reduction costs.
-
-    Parameters
-    ----------
-    breakpoints_bytes : tuple of int
-        Upper size of every segment but the last, ascending (one fewer than the segments).
-    alpha_s, beta_bytes_per_s : tuple of float
-        Per segment: the fixed time and the bandwidth of one step of a two-way exchange.
-    overhead_s : float
-        LogP's o: what a rank pays per message it posts beyond one send and one receive.
-    copy_breakpoints_bytes, copy_s, copy_bytes_per_s : tuple
-        A local copy of m bytes, piecewise: ``copy_s[j] + m / copy_bytes_per_s[j]`` (default: free).
-    reduce_breakpoints_bytes, reduce_s, reduce_bytes_per_s : tuple
-        A local reduction of m bytes into a buffer, piecewise likewise (default: free).
-    dtype, op : str
-        The element type and operation the reduction was measured with.
-    charge_copies : bool
-        Whether a received copy costs the receiver a local copy (False: received in place,
-        as MPI and collsim's executor do for contiguous data).
-
-    Examples
-    --------
-    >>> m = LogGPPiecewise((4096,), (2e-6, 5e-6), (2e9, 8e9), 5e-7, reduce_s=(1e-6,), reduce_bytes_per_s=(5e9,))
-    >>> round(float(m.message_s(1024)) * 1e6, 6), round(float(m.message_s(8192)) * 1e6, 6)
-    (2.512, 6.024)
-    >>> round(float(m.local_s(1000, reduce=True)) * 1e6, 6), float(m.local_s(1000, reduce=False))
-    (1.2, 0.0)
-    """
+    """Piecewise α–β of an exchange step, per-message overhead, and local copy and reduction costs."""
 
     name: ClassVar[str] = "loggp-piecewise"
     breakpoints_bytes: tuple[int, ...]
@@ -172,28 +145,7 @@ class LogGPPiecewise:
 
 
 def model_from(value: Any) -> LogGPPiecewise | None:
-    """A model from a mapping (a TOML ``[system.model]`` table, a JSON object), or None / a model as is.
-
-    Parameters
-    ----------
-    value : Mapping, LogGPPiecewise or None
-        The table; its ``model`` key, if present, must be ``loggp-piecewise``.
-
-    Returns
-    -------
-    LogGPPiecewise or None
-
-    Raises
-    ------
-    InputError
-        For another model name, unknown keys or bad values.
-
-    Examples
-    --------
-    >>> model_from({"model": "loggp-piecewise", "breakpoints_bytes": [], "alpha_s": [1e-6],
-    ...             "beta_bytes_per_s": [1e9]}).message_s(1000).item()
-    2e-06
-    """
+    """A model from a mapping (a TOML ``[system.model]`` table, a JSON object), or None / a model as is."""
     if value is None or isinstance(value, LogGPPiecewise):
         return value
     if not isinstance(value, Mapping):

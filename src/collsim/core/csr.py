@@ -18,27 +18,6 @@ def permute_csr(lengths: np.ndarray, idx: np.ndarray, order: np.ndarray) -> tupl
     Rows of one entry each (one chunk per transfer, the common case) are gathered
     directly, and the general gather is built in place, so that the temporaries stay
     at one index array the size of the result.
-
-    Parameters
-    ----------
-    lengths : numpy.ndarray
-        Row lengths in the current order.
-    idx : numpy.ndarray
-        Concatenated row contents in the current order.
-    order : numpy.ndarray
-        New order: row ``i`` of the result is old row ``order[i]`` (rows may be
-        dropped or repeated).
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(ptr, idx)`` in the new order.
-
-    Examples
-    --------
-    >>> ptr, idx = permute_csr(np.array([1, 2]), np.array([7, 8, 9]), np.array([1, 0]))
-    >>> ptr.tolist(), idx.tolist()
-    ([0, 2, 3], [8, 9, 7])
     """
     order = np.asarray(order, dtype=INDEX)
     lengths = np.asarray(lengths, dtype=INDEX)
@@ -69,21 +48,6 @@ def dense_rank(sorted_values: np.ndarray) -> np.ndarray:
     The inverse of ``np.unique(..., return_inverse=True)`` for sorted input in one
     linear pass; when the values are already ``0, 1, 2, ...`` with no gap the input
     array itself is returned (no copy).
-
-    Parameters
-    ----------
-    sorted_values : numpy.ndarray
-        Non-decreasing integers (logical rounds, say).
-
-    Returns
-    -------
-    numpy.ndarray
-        int64 ranks, ``0`` for the smallest value.
-
-    Examples
-    --------
-    >>> dense_rank(np.array([2, 2, 5, 7, 7])).tolist()
-    [0, 0, 1, 2, 2]
     """
     v = np.asarray(sorted_values)
     if v.size == 0:
@@ -102,23 +66,6 @@ def row_blocks(ptr: np.ndarray, max_entries: int = 1 << 20) -> list[tuple[int, i
     Work over CSR contents (every link of every route, say) done block by block
     keeps its temporaries bounded by the block, not by the whole schedule.  A row
     longer than ``max_entries`` is a block of its own.
-
-    Parameters
-    ----------
-    ptr : numpy.ndarray
-        CSR row pointer (``len = rows + 1``).
-    max_entries : int, optional
-        Entries per block (default 2**20, 8 MiB of int64).
-
-    Returns
-    -------
-    list of tuple of int
-        ``(lo, hi)`` row ranges covering every row in order.
-
-    Examples
-    --------
-    >>> row_blocks(np.array([0, 2, 4, 5, 9]), max_entries=4)
-    [(0, 2), (2, 3), (3, 4)]
     """
     rows = len(ptr) - 1
     out, lo = [], 0
@@ -131,25 +78,7 @@ def row_blocks(ptr: np.ndarray, max_entries: int = 1 << 20) -> list[tuple[int, i
 
 
 def ptr_ok(ptr: np.ndarray, entries: int) -> bool:
-    """Whether ``ptr`` is a valid CSR pointer over ``entries`` entries.
-
-    Parameters
-    ----------
-    ptr : numpy.ndarray
-        Row starts plus the end.
-    entries : int
-        Length of the entries array.
-
-    Returns
-    -------
-    bool
-        It starts at 0, never decreases and ends at ``entries``.
-
-    Examples
-    --------
-    >>> ptr_ok(np.array([0, 2, 2, 5]), 5), ptr_ok(np.array([0, 3, 2]), 2)
-    (True, False)
-    """
+    """Whether ``ptr`` is a valid CSR pointer over ``entries`` entries."""
     return len(ptr) > 0 and ptr[0] == 0 and ptr[-1] == entries and bool((np.diff(ptr) >= 0).all())
 
 

@@ -20,59 +20,13 @@ HEADER_KEYS = frozenset({"format", "version", "system", "collective", "algorithm
 COLLECTIVE_KEYS = frozenset({"kind", "nodes", "size_bytes", "split", "root", "shift"})
 
 def header(s: Schedule) -> dict[str, Any]:
-    """The file header of a schedule: format, version, system, collective, algorithm, params.
-
-    Parameters
-    ----------
-    s : Schedule
-        The schedule.
-
-    Returns
-    -------
-    dict
-        JSON-able header shared by the JSON and the ``.npz`` formats.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> h = header(collsim.build("ring", "paper", "allgather", 1024, nodes=3))
-    >>> h["format"], h["version"], h["collective"], h["algorithm"]
-    ('collsim-schedule', 2, {'kind': 'allgather', 'nodes': 3, 'size_bytes': 1024, 'split': 1, 'root': None}, 'ring')
-    """
+    """The file header of a schedule: format, version, system, collective, algorithm, params."""
     return {"format": FORMAT, "version": VERSION, "system": s.system.describe(),
             "collective": s.collective.describe(), "algorithm": s.algorithm, "params": dict(s.params)}
 
 
 def read_header(doc: Any, body: tuple[str, ...] = ()):
-    """Check a file header and rebuild its system and collective.
-
-    Parameters
-    ----------
-    doc : dict
-        The parsed header (the whole document for JSON files).
-    body : tuple of str, optional
-        Keys of the document besides the header's (``("steps",)`` for JSON files); any
-        other key is refused.
-
-    Returns
-    -------
-    tuple
-        ``(System, Collective)``.
-
-    Raises
-    ------
-    ScheduleFormatError
-        Wrong format or version, a key collsim does not know (with a did-you-mean), a
-        malformed system or collective, or a collective on another number of nodes than
-        the system's.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> system, coll = read_header(header(collsim.build("ring", "paper", "allgather", 1024, nodes=3)))
-    >>> system.kind, system.nodes, coll.kind, coll.size_bytes
-    ('optical-ring', 3, 'allgather', 1024)
-    """
+    """Check a file header and rebuild its system and collective."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ScheduleFormatError(f"not a collsim schedule (expected \"format\": \"{FORMAT}\")")
     if not is_integer(doc.get("version")) or doc.get("version") not in READS:  # not 2.0, not true

@@ -42,25 +42,7 @@ _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG}
 
 
 def os_reason(exc: OSError) -> str:
-    """What went wrong with a file, in words, without Python's ``[Errno N]`` and repr.
-
-    Parameters
-    ----------
-    exc : OSError
-        The error.
-
-    Returns
-    -------
-    str
-        E.g. ``"it does not exist"``, ``"it is a directory"``, or the system's message.
-
-    Examples
-    --------
-    >>> os_reason(FileNotFoundError(2, "No such file or directory", "x.json"))
-    'it does not exist'
-    >>> os_reason(OSError(errno.ENOSPC, "No space left on device"))
-    'No space left on device; the disk is full: free some space or write elsewhere'
-    """
+    """What went wrong with a file, in words, without Python's ``[Errno N]`` and repr."""
     if isinstance(exc, FileNotFoundError):
         return "it does not exist"
     if isinstance(exc, IsADirectoryError):
@@ -71,30 +53,7 @@ def os_reason(exc: OSError) -> str:
 
 
 def os_error_message(exc: OSError, path: str | os.PathLike | None = None, verb: str | None = None) -> str:
-    """One line about a failed file operation: what, on which file, why, and what to do.
-
-    Parameters
-    ----------
-    exc : OSError
-        The error.
-    path : str or path, optional
-        The file (default the error's own ``filename``).
-    verb : str, optional
-        ``"write"``, ``"read"`` ... (default: ``write`` for errors only a write can give, such as
-        a full disk or a read-only file system, else ``open``).
-
-    Returns
-    -------
-    str
-        E.g. ``cannot write out.json: No space left on device; the disk is full: ...``.
-
-    Examples
-    --------
-    >>> os_error_message(OSError(errno.EROFS, "Read-only file system", "/mnt/x.json"))
-    'cannot write /mnt/x.json: Read-only file system; write to a folder on a writable file system'
-    >>> os_error_message(OSError(errno.ENOSPC, "No space left on device"))
-    'cannot write: No space left on device; the disk is full: free some space or write elsewhere'
-    """
+    """One line about a failed file operation: what, on which file, why, and what to do."""
     name = path if path is not None else exc.filename
     verb = verb or ("write" if exc.errno in _WRITE_ERRORS else "open")
     where = f" {os.fsdecode(name)}" if name is not None else ""
@@ -103,32 +62,7 @@ def os_error_message(exc: OSError, path: str | os.PathLike | None = None, verb: 
 
 def environment_error(exc: BaseException, path: str | os.PathLike | None = None,
                       what: str = "the results store") -> str | None:
-    """One line for an error of the machine rather than of collsim (a full disk, a read-only folder), or None.
-
-    Parameters
-    ----------
-    exc : BaseException
-        The error.
-    path : str or path, optional
-        The file concerned, when the error does not name it (SQLite's never do).
-    what : str, optional
-        What the file is, for an SQLite error (default ``the results store``).
-
-    Returns
-    -------
-    str or None
-        :func:`os_error_message` for an ``OSError`` with an errno; for an SQLite error that the
-        machine causes (``database or disk is full``, a read-only or locked database, a file that
-        is not a database) what failed and what to do; None for anything else (a bug).
-
-    Examples
-    --------
-    >>> import sqlite3
-    >>> environment_error(sqlite3.OperationalError("database or disk is full"), "r.sqlite")
-    'cannot write the results store r.sqlite: database or disk is full; free some space or use another store (what was stored before is kept)'
-    >>> environment_error(KeyError("x")) is None
-    True
-    """
+    """One line for an error of the machine rather than of collsim (a full disk, a read-only folder), or None."""
     if isinstance(exc, OSError):
         return os_error_message(exc, path) if exc.errno is not None else None
     sqlite3 = sys.modules.get("sqlite3")  # imported only where a store is kept
@@ -145,31 +79,7 @@ def environment_error(exc: BaseException, path: str | os.PathLike | None = None,
 
 @contextlib.contextmanager
 def naming(path: str | os.PathLike, what: str = "the results store"):
-    """Turn what the machine refuses inside the block (:func:`environment_error`) into an InputError naming ``path``.
-
-    Parameters
-    ----------
-    path : str or path
-        The file the block writes (an SQLite store, say).
-    what : str, optional
-        What to call it.
-
-    Returns
-    -------
-    context manager
-        Entered, it gives None; an exception :func:`environment_error` recognises as the machine's
-        refusal leaves the block as an InputError, any other propagates unchanged.
-
-    Examples
-    --------
-    >>> import sqlite3
-    >>> try:
-    ...     with naming("r.sqlite"):
-    ...         raise sqlite3.OperationalError("attempt to write a readonly database")
-    ... except InputError as exc:
-    ...     print(str(exc).split(";")[0])
-    cannot write the results store r.sqlite: attempt to write a readonly database
-    """
+    """Turn what the machine refuses inside the block (:func:`environment_error`) into an InputError naming ``path``."""
     try:
         yield
     except Exception as exc:  # noqa: BLE001 - re-raised unless the machine refused
@@ -200,32 +110,7 @@ def _mode_for(path: Path) -> int:
 
 
 def atomic_write(path: str | Path, write) -> None:
-    """Write a file through a temporary file in the same folder, renamed into place.
-
-    Parameters
-    ----------
-    path : str or Path
-        Destination.
-    write : callable
-        ``write(binary_file)`` writes the contents.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    InputError
-        If the file cannot be written; the destination is then untouched and no
-        temporary file is left behind.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     atomic_write(os.path.join(d, "a.txt"), lambda fh: fh.write(b"hi")); os.listdir(d)
-    ['a.txt']
-    """
+    """Write a file through a temporary file in the same folder, renamed into place."""
     path = Path(path)
     try:
         target = Path(os.path.realpath(path)) if path.is_symlink() else path  # a link keeps pointing at the file
@@ -276,30 +161,6 @@ def writable_folder(folder: str | os.PathLike, what: str = "the output folder") 
 
     A trial file is created and removed at once, so the answer is the file system's (as
     root, a read-only mount or ``/sys`` refuses writes that ``os.access`` allows).
-
-    Parameters
-    ----------
-    folder : str or path
-        The folder.
-    what : str, optional
-        What to call it in the message.
-
-    Returns
-    -------
-    Path
-        The folder.
-
-    Raises
-    ------
-    InputError
-        If it cannot be created or written, naming it and why.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     writable_folder(os.path.join(d, "a", "b")).is_dir()
-    True
     """
     folder = Path(folder)
     try:
@@ -319,31 +180,6 @@ def writable_file(path: str | os.PathLike, what: str = "the output") -> Path:
     The folder must exist, the name must fit the file system, and a trial file is created
     in the folder and removed at once (as root, ``os.access`` says yes to ``/sys``).  A
     device or a named pipe (``/dev/null``, ``/dev/stdout``) is written in place, and accepted.
-
-    Parameters
-    ----------
-    path : str or path
-        The file to write.
-    what : str, optional
-        What to call it in the message (``the rules file``).
-
-    Returns
-    -------
-    Path
-        The path.
-
-    Raises
-    ------
-    InputError
-        Naming the file and why: a folder, a missing or unwritable folder, a name too long.
-
-    Examples
-    --------
-    >>> try:
-    ...     writable_file("/nonexistent-folder/x.json", "the schedule")
-    ... except InputError as exc:
-    ...     print(exc)
-    cannot write the schedule /nonexistent-folder/x.json: folder /nonexistent-folder does not exist
     """
     p = Path(path)
     try:

@@ -32,53 +32,13 @@ INDEX = np.int64
 
 
 def holder_dtype(nodes: int) -> type:
-    """Smallest integer dtype that stores node ids ``0..nodes-1`` and -1.
-
-    Parameters
-    ----------
-    nodes : int
-        Node count.
-
-    Returns
-    -------
-    type
-        ``numpy.int32`` below 2**31 nodes, else ``numpy.int64``.
-
-    Examples
-    --------
-    >>> holder_dtype(1024).__name__, holder_dtype(2**31).__name__
-    ('int32', 'int64')
-    """
+    """Smallest integer dtype that stores node ids ``0..nodes-1`` and -1."""
     return np.int32 if nodes < 2**31 else np.int64
 
 
 @dataclass(frozen=True, eq=False)
 class Holdings:
-    """A set of (node, chunk) pairs, per chunk.
-
-    Parameters
-    ----------
-    nodes : int
-        Number of nodes (ids ``0..nodes-1``).
-    chunks : int
-        Number of chunks (ids ``0..chunks-1``).
-    every : numpy.ndarray or None
-        ``bool`` per chunk: held by every node (its explicit holders are then
-        empty).  None: no chunk is.
-    holder : numpy.ndarray
-        Single form (``ptr is None``): the one explicit holder per chunk, or -1.
-        CSR form: the explicit holders, chunk by chunk, ascending within a chunk.
-    ptr : numpy.ndarray or None
-        CSR offsets (``chunks + 1``), or None for the single form.
-
-    Examples
-    --------
-    >>> h = Holdings.single(3, [0, -1, 2])
-    >>> [a.tolist() for a in h.pairs()]
-    [[0, 2], [0, 2]]
-    >>> [a.tolist() for a in Holdings.everyone(2, 2).pairs()]
-    [[0, 0, 1, 1], [0, 1, 0, 1]]
-    """
+    """A set of (node, chunk) pairs, per chunk."""
 
     nodes: int
     chunks: int
@@ -89,17 +49,7 @@ class Holdings:
     # -- constructors -------------------------------------------------------------------------
     @classmethod
     def single(cls, nodes: int, holder, every=None) -> "Holdings":
-        """At most one explicit holder per chunk.
-
-        Parameters
-        ----------
-        nodes : int
-            Number of nodes.
-        holder : array_like
-            Holder of each chunk, -1 for none (ignored where ``every``).
-        every : array_like of bool, optional
-            Chunks held by every node.
-        """
+        """At most one explicit holder per chunk."""
         holder = np.asarray(holder)
         h = np.ascontiguousarray(holder, dtype=holder_dtype(nodes))
         if every is not None:
@@ -118,22 +68,7 @@ class Holdings:
 
     @classmethod
     def from_pairs(cls, nodes: int, chunks: int, node, chunk, every=None) -> "Holdings":
-        """Holdings from explicit pairs (duplicates dropped), plus optional every-node chunks.
-
-        Parameters
-        ----------
-        nodes, chunks : int
-            Ranges of node and chunk ids.
-        node, chunk : array_like
-            Explicit pairs, any order.
-        every : array_like of bool, optional
-            Chunks held by every node (their explicit pairs are dropped).
-
-        Raises
-        ------
-        InputError
-            If a pair is out of range.
-        """
+        """Holdings from explicit pairs (duplicates dropped), plus optional every-node chunks."""
         node = np.asarray(node, dtype=INDEX).reshape(-1)
         chunk = np.asarray(chunk, dtype=INDEX).reshape(-1)
         if node.shape != chunk.shape:
@@ -219,13 +154,7 @@ class Holdings:
         return np.ascontiguousarray(node), np.ascontiguousarray(chunk)
 
     def contains(self, node, chunk) -> np.ndarray:
-        """Whether each (node[i], chunk[i]) is in the set (vectorised).
-
-        Examples
-        --------
-        >>> Holdings.single(3, [0, -1, 2]).contains([0, 0, 2], [0, 1, 2]).tolist()
-        [True, False, True]
-        """
+        """Whether each (node[i], chunk[i]) is in the set (vectorised)."""
         node = np.asarray(node, dtype=INDEX)
         chunk = np.asarray(chunk, dtype=INDEX)
         out = self.every_mask[chunk].copy() if self.every is not None else np.zeros(node.shape, bool)

@@ -34,37 +34,11 @@ _CGROUP_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limi
 
 
 class MemoryLimitError(InputError):
-    """An instance would need more memory than collsim's limit allows.
-
-    Examples
-    --------
-    >>> import os
-    >>> from unittest import mock
-    >>> with mock.patch.dict(os.environ, {ENV_VAR: "1MiB"}):
-    ...     check_memory(2**30, "a big thing")
-    Traceback (most recent call last):
-    ...
-    collsim.core.limits.MemoryLimitError: a big thing needs about 1 GiB, above collsim's memory limit of 1 MiB (COLLSIM_MEMORY_LIMIT=1MiB): use fewer nodes or chunks
-    >>> issubclass(MemoryLimitError, ValueError)       # an InputError
-    True
-    """
+    """An instance would need more memory than collsim's limit allows."""
 
 
 def physical_memory_bytes() -> int | None:
-    """Physical memory available to this process, or None if unknown.
-
-    Returns
-    -------
-    int or None
-        ``SC_PHYS_PAGES * SC_PAGE_SIZE``, lowered to the cgroup memory limit if
-        one is set and smaller.
-
-    Examples
-    --------
-    >>> phys = physical_memory_bytes()     # machine-dependent
-    >>> phys is None or phys > 0
-    True
-    """
+    """Physical memory available to this process, or None if unknown."""
     total = None
     try:
         total = int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
@@ -84,23 +58,7 @@ def physical_memory_bytes() -> int | None:
 
 
 def format_bytes(n: float) -> str:
-    """Format a byte count for messages.
-
-    Parameters
-    ----------
-    n : float
-        Bytes.
-
-    Returns
-    -------
-    str
-        Three significant digits and a binary unit.
-
-    Examples
-    --------
-    >>> format_bytes(3 * 2**29), format_bytes(300 * 2**20), format_bytes(512)
-    ('1.5 GiB', '300 MiB', '512 B')
-    """
+    """Format a byte count for messages."""
     for unit, factor in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= factor:
             return f"{n / factor:.3g} {unit}"
@@ -108,29 +66,7 @@ def format_bytes(n: float) -> str:
 
 
 def parse_memory_limit(text: str) -> int:
-    """Parse a ``COLLSIM_MEMORY_LIMIT`` value into bytes.
-
-    Parameters
-    ----------
-    text : str
-        ``"4GiB"``, ``"4294967296"``, ``"512MB"`` (512*10^6) or a share of physical memory
-        such as ``"75%"``.
-
-    Returns
-    -------
-    int
-        The limit in bytes, >= 1.
-
-    Raises
-    ------
-    InputError
-        If the text is not a size or a percentage.
-
-    Examples
-    --------
-    >>> parse_memory_limit("4GiB"), parse_memory_limit("1048576")
-    (4294967296, 1048576)
-    """
+    """Parse a ``COLLSIM_MEMORY_LIMIT`` value into bytes."""
     raw = str(text).strip()
     m = re.fullmatch(r"([0-9]*\.?[0-9]+)\s*%", raw)
     if m:
@@ -147,21 +83,7 @@ def parse_memory_limit(text: str) -> int:
 
 
 def memory_limit() -> tuple[int, str]:
-    """The memory limit in bytes and where it comes from (for messages).
-
-    Returns
-    -------
-    tuple
-        ``(limit_bytes, source)``, e.g. ``(12345678848, "half of physical memory")``.
-
-    Examples
-    --------
-    >>> import os
-    >>> from unittest import mock
-    >>> with mock.patch.dict(os.environ, {ENV_VAR: "4GiB"}):
-    ...     memory_limit()
-    (4294967296, 'COLLSIM_MEMORY_LIMIT=4GiB')
-    """
+    """The memory limit in bytes and where it comes from (for messages)."""
     text = os.environ.get(ENV_VAR, "").strip()
     if text:
         return parse_memory_limit(text), f"{ENV_VAR}={text}"
@@ -172,26 +94,7 @@ def memory_limit() -> tuple[int, str]:
 
 
 def memory_limit_bytes() -> int:
-    """Bytes collsim may allocate for one instance (see the module docstring).
-
-    Returns
-    -------
-    int
-        ``COLLSIM_MEMORY_LIMIT`` if set, else half of physical memory, else 8 GiB.
-
-    Raises
-    ------
-    InputError
-        If ``COLLSIM_MEMORY_LIMIT`` is set but malformed.
-
-    Examples
-    --------
-    >>> import os
-    >>> from unittest import mock
-    >>> with mock.patch.dict(os.environ, {ENV_VAR: "512MiB"}):
-    ...     memory_limit_bytes()
-    536870912
-    """
+    """Bytes collsim may allocate for one instance (see the module docstring)."""
     return memory_limit()[0]
 
 
@@ -211,19 +114,6 @@ def _meminfo_bytes(field: str) -> int | None:
 def resident_bytes() -> int | None:
     """This process's resident memory now (``VmRSS``), less the free memory its heap keeps for
     reuse (glibc's ``mallinfo2``, see :mod:`collsim._malloc`), or None where it cannot be read.
-
-    Returns
-    -------
-    int or None
-        ``VmRSS`` less the heap's free bytes, but at least what malloc has handed out
-        (:func:`collsim._malloc.heap_used_bytes`) and at least 0; None where
-        ``/proc/self/statm`` cannot be read (not Linux).
-
-    Examples
-    --------
-    >>> rss = resident_bytes()     # machine-dependent
-    >>> rss is None or rss > 0
-    True
     """
     try:
         with open("/proc/self/statm", encoding="ascii") as f:
@@ -235,20 +125,7 @@ def resident_bytes() -> int | None:
 
 
 def address_space_left_bytes() -> int | None:
-    """What an address-space limit (``ulimit -v``, ``RLIMIT_AS``) still lets this process map, or None.
-
-    Returns
-    -------
-    int or None
-        The soft limit less the address space mapped now, plus the heap's free bytes (reused
-        without mapping more), at least 0; None without a limit or where it cannot be read.
-
-    Examples
-    --------
-    >>> left = address_space_left_bytes()     # None without a limit
-    >>> left is None or left >= 0
-    True
-    """
+    """What an address-space limit (``ulimit -v``, ``RLIMIT_AS``) still lets this process map, or None."""
     try:
         import resource
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
@@ -263,19 +140,7 @@ def address_space_left_bytes() -> int | None:
 
 
 def available_memory_bytes() -> int | None:
-    """Memory the machine can give without swapping now (``MemAvailable`` of ``/proc/meminfo``), or None.
-
-    Returns
-    -------
-    int or None
-        ``MemAvailable`` in bytes; None where ``/proc/meminfo`` cannot be read or lacks it.
-
-    Examples
-    --------
-    >>> avail = available_memory_bytes()     # machine-dependent
-    >>> avail is None or avail >= 0
-    True
-    """
+    """Memory the machine can give without swapping now (``MemAvailable`` of ``/proc/meminfo``), or None."""
     return _meminfo_bytes("MemAvailable")
 
 
@@ -289,23 +154,6 @@ def memory_budget() -> tuple[int, bool]:
     :func:`check_memory` is (the caller then counts what it has allocated itself).  Either way
     the budget is at most what the machine can give now (``MemAvailable``: other processes
     count too) and what an address-space limit (``ulimit -v``) still lets the process map.
-
-    Returns
-    -------
-    tuple
-        ``(bytes, held_counted)``: the budget (at least 0), and True when this process's
-        resident memory was subtracted.
-
-    Examples
-    --------
-    >>> import os
-    >>> from unittest import mock
-    >>> with mock.patch.dict(os.environ, {ENV_VAR: "1MiB"}):
-    ...     memory_budget()
-    (1048576, False)
-    >>> budget, counted = memory_budget()     # machine-dependent
-    >>> 0 <= budget <= memory_limit_bytes()
-    True
     """
     limit = memory_limit_bytes()
     counted = False
@@ -320,79 +168,19 @@ def memory_budget() -> tuple[int, bool]:
 
 
 def memory_budget_bytes() -> int:
-    """The bytes of :func:`memory_budget`.
-
-    Returns
-    -------
-    int
-        The budget in bytes (at least 0), without saying whether held memory was counted in.
-
-    Examples
-    --------
-    >>> memory_budget_bytes() >= 0
-    True
-    """
+    """The bytes of :func:`memory_budget`."""
     return memory_budget()[0]
 
 
 def limit_error(estimate_bytes: float, what: str, hint: str = "use fewer nodes or chunks",
                 limit: tuple[int, str] | None = None) -> MemoryLimitError:
-    """The one-line error :func:`check_memory` raises, for callers that decide themselves.
-
-    Parameters
-    ----------
-    estimate_bytes : float
-        Estimated bytes.
-    what : str
-        What needs the memory.
-    hint : str, optional
-        What the user can reduce.
-    limit : tuple, optional
-        ``(limit_bytes, source)`` to name instead of this process's :func:`memory_limit` (another
-        process's, when processes agree on one refusal).
-
-    Returns
-    -------
-    MemoryLimitError
-        Naming the estimate, the limit and where the limit comes from.
-
-    Examples
-    --------
-    >>> import os
-    >>> from unittest import mock
-    >>> with mock.patch.dict(os.environ, {ENV_VAR: "1GiB"}):
-    ...     print(limit_error(3 * 2**30, "verifying allreduce on 4096 nodes"))
-    verifying allreduce on 4096 nodes needs about 3 GiB, above collsim's memory limit of 1 GiB (COLLSIM_MEMORY_LIMIT=1GiB): use fewer nodes or chunks
-    """
+    """The one-line error :func:`check_memory` raises, for callers that decide themselves."""
     limit_bytes, source = memory_limit() if limit is None else limit
     return MemoryLimitError(f"{what} needs about {format_bytes(estimate_bytes)}, above collsim's memory "
                             f"limit of {format_bytes(limit_bytes)} ({source}): {hint}")
 
 
 def check_memory(estimate_bytes: float, what: str, hint: str = "use fewer nodes or chunks") -> None:
-    """Refuse, with one line, work whose memory estimate exceeds the limit.
-
-    Parameters
-    ----------
-    estimate_bytes : float
-        Estimated peak bytes of the work about to start.
-    what : str
-        What needs the memory, e.g. ``"verifying allreduce on 4096 nodes"``.
-    hint : str, optional
-        What the user can reduce.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    MemoryLimitError
-        If ``estimate_bytes`` exceeds :func:`memory_limit_bytes`.
-
-    Examples
-    --------
-    >>> check_memory(1024, "a tiny thing")
-    """
+    """Refuse, with one line, work whose memory estimate exceeds the limit."""
     if estimate_bytes > memory_limit_bytes():
         raise limit_error(estimate_bytes, what, hint)

@@ -15,26 +15,7 @@ import numpy as np
 
 @dataclass(frozen=True, eq=False)
 class LinkTable:
-    """Directed links of a network.
-
-    Parameters
-    ----------
-    src, dst : numpy.ndarray
-        Endpoint vertices of each link.
-    bandwidth_bytes_per_s, latency_s : numpy.ndarray
-        Per-link rate and latency.
-    vertices : int
-        Number of vertices (end nodes plus switches).
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> links = Ring(nodes=4).links
-    >>> len(links), links.src.tolist(), links.dst.tolist()
-    (8, [0, 1, 2, 3, 0, 1, 2, 3], [1, 2, 3, 0, 3, 0, 1, 2])
-    >>> links.index([0, 1], [1, 3]).tolist()     # 1 -> 3 is not a link
-    [0, -1]
-    """
+    """Directed links of a network."""
 
     src: np.ndarray
     dst: np.ndarray
@@ -52,18 +33,7 @@ class LinkTable:
         return key[order], order
 
     def index(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Link ids for vertex pairs; -1 where no link joins u to v.
-
-        Parameters
-        ----------
-        u, v : numpy.ndarray
-            Tail and head vertices.
-
-        Returns
-        -------
-        numpy.ndarray
-            Link id per pair (the first such link if there are parallel ones).
-        """
+        """Link ids for vertex pairs; -1 where no link joins u to v."""
         keys, order = self._keys
         want = np.asarray(u, dtype=np.int64) * self.vertices + np.asarray(v, dtype=np.int64)
         pos = np.searchsorted(keys, want)

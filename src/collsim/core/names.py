@@ -12,57 +12,13 @@ import difflib
 
 
 def close_matches(name: object, choices, *, n: int = 3) -> list[str]:
-    """The valid names closest to a mistyped one, ignoring case (:func:`difflib.get_close_matches`).
-
-    Parameters
-    ----------
-    name : object
-        What the user typed (its ``str``).
-    choices : iterable of str
-        The valid names.
-    n : int, optional
-        At most this many (default 3).
-
-    Returns
-    -------
-    list of str
-        Matches with a similarity of at least 0.6, best first.
-
-    Examples
-    --------
-    >>> close_matches("Toruss", ["ring", "torus", "mesh"])
-    ['torus']
-    """
+    """The valid names closest to a mistyped one, ignoring case (:func:`difflib.get_close_matches`)."""
     lowered = {str(c).lower(): str(c) for c in choices}
     return [lowered[c] for c in difflib.get_close_matches(str(name).strip().lower(), list(lowered), n=n, cutoff=0.6)]
 
 
 def did_you_mean(name: object, choices, *, n: int = 3) -> str:
-    """A ``"; did you mean X?"`` hint for a mistyped name, or ``""`` when nothing is close.
-
-    Parameters
-    ----------
-    name : object
-        What the user typed (its ``str``).
-    choices : iterable of str
-        The valid names (or, when ``name`` is None, the suggestions themselves).
-    n : int, optional
-        At most this many suggestions (default 3).
-
-    Returns
-    -------
-    str
-        ``"; did you mean torus?"``, ``"; did you mean ring or line?"`` or ``""``.
-
-    Examples
-    --------
-    >>> did_you_mean("toruss", ["ring", "torus", "mesh"])
-    '; did you mean torus?'
-    >>> did_you_mean("xyz", ["ring", "torus"])
-    ''
-    >>> did_you_mean(None, ["ring", "line"])
-    '; did you mean ring or line?'
-    """
+    """A ``"; did you mean X?"`` hint for a mistyped name, or ``""`` when nothing is close."""
     names = list(choices) if name is None else close_matches(name, choices, n=n)
     if not names:
         return ""
@@ -74,25 +30,6 @@ def unknown_names(bad, known) -> str:
 
     System files, system descriptions and schedule files refuse unknown keys with it,
     so every such message reads the same.
-
-    Parameters
-    ----------
-    bad : iterable of str
-        The unknown keys (sorted here).
-    known : iterable of str
-        The keys allowed there.
-
-    Returns
-    -------
-    str
-        ``"reduse; did you mean reduce? Known: ..."`` or ``"a, b; known: ..."``.
-
-    Examples
-    --------
-    >>> "transfer has no field " + unknown_names(["reduse"], ["src", "dst", "reduce"])
-    'transfer has no field reduse; did you mean reduce? Known: dst, reduce, src'
-    >>> unknown_names(["x", "y"], ["src"])
-    'x, y; known: src'
     """
     bad, known = sorted(map(str, bad)), sorted(map(str, known))
     hint = did_you_mean(bad[0], known) if len(bad) == 1 else ""

@@ -26,37 +26,11 @@ def _shown(value: Any) -> str:
 def check_root(root: Any, nodes: int) -> int:
     """Check a root node id against the node count and return it as an ``int``.
 
-    Parameters
-    ----------
-    root : int
-        Proposed root (``int`` or numpy integer; not bool, float or str).
-    nodes : int
-        Number of nodes N.
-
-    Returns
-    -------
-    int
-        The root, ``0 <= root < nodes``, as a Python ``int``.
-
-    Raises
-    ------
-    InputError
-        If it is not a node id in ``0..N-1``; the message names the value, the range and N.
-
     References
     ----------
     A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing",
     2nd ed., Addison-Wesley, 2003, ch. 4: the rooted operations (one-to-all broadcast,
     all-to-one reduction, scatter, gather).
-
-    Examples
-    --------
-    >>> check_root(3, 8)
-    3
-    >>> check_root(8, 8)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: root must be a node id in 0..7 (the system has 8 nodes), got 8
     """
     n = int(nodes)
     if is_integer(root) and 0 <= int(root) < n:
@@ -67,36 +41,10 @@ def check_root(root: Any, nodes: int) -> int:
 def check_shift(shift: Any, nodes: int) -> int:
     """Check the q of a circular q-shift against the node count and return it as an ``int``.
 
-    Parameters
-    ----------
-    shift : int
-        Proposed q (``int`` or numpy integer).
-    nodes : int
-        Number of nodes N.
-
-    Returns
-    -------
-    int
-        q, with ``1 <= q < N``, as a Python ``int``.
-
-    Raises
-    ------
-    InputError
-        Otherwise; the message names the value, the range and N.
-
     References
     ----------
     A. Grama, A. Gupta, G. Karypis, V. Kumar, "Introduction to Parallel Computing",
     2nd ed., Addison-Wesley, 2003, ch. 4, "Circular Shift".
-
-    Examples
-    --------
-    >>> check_shift(3, 8)
-    3
-    >>> check_shift(0, 8)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: shift q must be an integer in 1..7 (the system has 8 nodes), got 0
     """
     n = int(nodes)
     if is_integer(shift) and 1 <= int(shift) < n:
@@ -106,37 +54,7 @@ def check_shift(shift: Any, nodes: int) -> int:
 
 def check_placement(kind: str, nodes: int | None, root: Any = None,
                     shift: Any = None) -> tuple[Any, Any]:
-    """Check a root and a shift given for a collective: that it has them, and that they are in range.
-
-    Parameters
-    ----------
-    kind : str
-        Canonical collective name.
-    nodes : int or None
-        Number of nodes N (None: not known yet; the values are then returned unchecked).
-    root, shift : int or None
-        What was asked for (None: not given).
-
-    Returns
-    -------
-    tuple
-        ``(root, shift)`` as Python ints (as given without ``nodes``), None where not given.
-
-    Raises
-    ------
-    InputError
-        A root of a collective without one (or a shift of another collective than the
-        shift), or a value out of range (:func:`check_root`, :func:`check_shift`).
-
-    Examples
-    --------
-    >>> check_placement("broadcast", 8, root=3), check_placement("shift", 8, shift=2)
-    ((3, None), (None, 2))
-    >>> check_placement("allgather", 8, root=0)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: allgather has no root: --root applies to broadcast, reduce, scatter and gather
-    """
+    """Check a root and a shift given for a collective: that it has them, and that they are in range."""
     spec = TYPES[kind]
     for key, value, applies in (("root", root, spec.rooted), ("shift", shift, spec.shifted)):
         if value is not None and not applies:

@@ -15,23 +15,7 @@ import bisect
 
 
 def position_name(entry: int, index: int) -> str:
-    """The name of transfer ``index`` of entry ``entry`` of a file's ``steps`` list.
-
-    Parameters
-    ----------
-    entry, index : int
-        Entry of ``steps``, and index in its ``transfers``.
-
-    Returns
-    -------
-    str
-        ``"steps[entry].transfers[index]"``: the one spelling every message uses.
-
-    Examples
-    --------
-    >>> position_name(1, 4)
-    'steps[1].transfers[4]'
-    """
+    """The name of transfer ``index`` of entry ``entry`` of a file's ``steps`` list."""
     return f"steps[{entry}].transfers[{index}]"
 
 
@@ -42,30 +26,6 @@ def transfer_position(step, t: int, starts=None) -> str:
     is the entry of the file's ``steps`` list and ``j`` the transfer's index in that
     entry's ``transfers`` (the same numbering in a ``.npz`` file's columns, whose
     entries are the runs of equal step numbers).
-
-    Parameters
-    ----------
-    step : array_like
-        The schedule's step column (non-decreasing, as in any well-formed schedule).
-    t : int
-        Global index of the transfer (its row in the schedule's columns).
-    starts : array_like, optional
-        First transfer of each entry of the file's ``steps`` list, when it is known and
-        differs from the runs of equal step numbers (a JSON file that repeats a step number).
-
-    Returns
-    -------
-    str
-        ``"steps[1].transfers[4]"``.
-
-    Examples
-    --------
-    >>> transfer_position([0, 0, 0, 1, 1, 1], 4)
-    'steps[1].transfers[1]'
-    >>> transfer_position([0, 0, 0, 0, 2, 2], 5)       # entries start where the number changes
-    'steps[1].transfers[1]'
-    >>> transfer_position([0, 0, 0, 1], 2, starts=[0, 2, 3])   # a file that wrote step 0 in two entries
-    'steps[1].transfers[0]'
     """
     t = int(t)
     if starts is not None:
@@ -78,24 +38,5 @@ def transfer_position(step, t: int, starts=None) -> str:
 
 
 def schedule_position(schedule, t: int) -> str:
-    """:func:`transfer_position` of transfer ``t`` of a schedule (the file's entries when it was read from JSON).
-
-    Parameters
-    ----------
-    schedule : Schedule
-        The schedule.
-    t : int
-        Global index of the transfer.
-
-    Returns
-    -------
-    str
-        ``"steps[i].transfers[j]"``.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> schedule_position(collsim.build("ring", "paper", "allgather", 1000, nodes=4), 5)
-    'steps[1].transfers[1]'
-    """
+    """:func:`transfer_position` of transfer ``t`` of a schedule (the file's entries when it was read from JSON)."""
     return transfer_position(schedule.step, t, getattr(schedule, "_cache", {}).get("file_entries"))

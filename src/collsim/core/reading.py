@@ -57,38 +57,7 @@ def _check_readable(fd: int, name: str, limit: int, error: type[Exception], stdi
 
 def open_for_reading(path: str | os.PathLike, *, limit: int = MAX_READ_BYTES,
                      error: type[Exception] = InputError, name: str | None = None) -> BinaryIO:
-    """Open a regular file (at most ``limit`` bytes) or a named pipe for reading, in binary.
-
-    Parameters
-    ----------
-    path : str or path
-        The file.
-    limit : int, optional
-        The largest file accepted (default :data:`MAX_READ_BYTES`).
-    error : exception class, optional
-        What to raise (default :class:`InputError`; schedule readers pass ``ScheduleFormatError``).
-    name : str, optional
-        What to call the file in messages (default its path; ``calibration file host.toml``, say).
-
-    Returns
-    -------
-    binary file
-        Open, at its start.  A pipe's size is checked by :func:`read_bytes` as it reads.
-
-    Raises
-    ------
-    error
-        For a missing or unreadable file, a device (``/dev/zero``), a folder, a socket, or a
-        file above ``limit``, in one line that names it.
-
-    Examples
-    --------
-    >>> try:
-    ...     open_for_reading("/dev/zero")
-    ... except InputError as exc:
-    ...     print(exc)
-    cannot read /dev/zero: it is a character device, not a file collsim can read (a regular file, standard input or a pipe)
-    """
+    """Open a regular file (at most ``limit`` bytes) or a named pipe for reading, in binary."""
     name = name or os.fsdecode(path)
     try:
         fh = open(path, "rb")  # a named pipe blocks here until a writer opens it, as cat does
@@ -109,42 +78,6 @@ def read_bytes(path: str | os.PathLike | None, *, limit: int = MAX_READ_BYTES,
     The one reader of every file collsim reads (schedules, TOML files, XML): see
     :func:`open_for_reading` for what is refused.  Standard input may be a file, a pipe
     or a terminal; a stream is read in pieces and refused as soon as it passes ``limit``.
-
-    Parameters
-    ----------
-    path : str, path or None
-        The file; None or ``"-"`` for standard input.
-    limit : int, optional
-        The most bytes accepted (default :data:`MAX_READ_BYTES`).
-    error : exception class, optional
-        What to raise (default :class:`InputError`).
-    name : str, optional
-        What to call the input in messages (default the path, or ``standard input``).
-    stream : binary file, optional
-        With ``path`` None: read this open file (checked already) instead of standard input.
-
-    Returns
-    -------
-    bytes
-        The contents.
-
-    Raises
-    ------
-    error
-        As :func:`open_for_reading`, or for a stream longer than ``limit``.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     p = os.path.join(d, "a.txt"); _ = open(p, "xb").write(b"hello")
-    ...     read_bytes(p)
-    b'hello'
-    >>> try:
-    ...     read_bytes("/dev/zero")
-    ... except InputError as exc:
-    ...     print(str(exc).split(",")[0])
-    cannot read /dev/zero: it is a character device
     """
     if stream is not None:
         return _read_limited(stream, name or "the input", limit, error)
@@ -165,38 +98,7 @@ def read_bytes(path: str | os.PathLike | None, *, limit: int = MAX_READ_BYTES,
 
 def read_text(path: str | os.PathLike, *, limit: int = MAX_READ_BYTES, error: type[Exception] = InputError,
               name: str | None = None) -> str:
-    """The contents of a text file (UTF-8, as TOML files are), read by :func:`read_bytes`.
-
-    Parameters
-    ----------
-    path : str or path
-        The file (not standard input).
-    limit : int, optional
-        The most bytes accepted (default :data:`MAX_READ_BYTES`).
-    error : exception class, optional
-        What to raise (default :class:`InputError`).
-    name : str, optional
-        What to call the file in messages (default its path; ``system file ring.toml``, say).
-
-    Returns
-    -------
-    str
-        The text.
-
-    Raises
-    ------
-    error
-        As :func:`read_bytes` (a missing file, a folder, a device such as ``/dev/zero``, a file above
-        ``limit``), or for bytes that are not UTF-8 text.
-
-    Examples
-    --------
-    >>> try:
-    ...     read_text("/dev/zero", name="system file /dev/zero")
-    ... except InputError as exc:
-    ...     print(str(exc).split(",")[0])
-    cannot read system file /dev/zero: it is a character device
-    """
+    """The contents of a text file (UTF-8, as TOML files are), read by :func:`read_bytes`."""
     name = name or os.fsdecode(path)
     data = read_bytes(path, limit=limit, error=error, name=name)
     try:

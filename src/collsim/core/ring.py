@@ -15,53 +15,13 @@ import numpy as np
 
 
 def arc_start(src: np.ndarray, direction: np.ndarray, n: int) -> np.ndarray:
-    """Start position of arcs in their direction's position space.
-
-    Parameters
-    ----------
-    src : numpy.ndarray
-        Source nodes.
-    direction : numpy.ndarray
-        +1 (cw) or -1 (ccw) per arc.
-    n : int
-        Ring size.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``src`` for cw arcs, ``-src mod n`` for ccw arcs.
-
-    Examples
-    --------
-    >>> arc_start(np.array([2, 2]), np.array([1, -1]), 8).tolist()
-    [2, 6]
-    """
+    """Start position of arcs in their direction's position space."""
     src = np.asarray(src, dtype=np.int64)
     return np.where(np.asarray(direction) > 0, src, (-src) % n)
 
 
 def link_id(position: np.ndarray, direction: np.ndarray, n: int) -> np.ndarray:
-    """Directed link id of a position: cw links are ``0..n-1``, ccw ``n..2n-1``.
-
-    Parameters
-    ----------
-    position : numpy.ndarray
-        Positions in the direction's position space.
-    direction : numpy.ndarray
-        +1 or -1.
-    n : int
-        Ring size.
-
-    Returns
-    -------
-    numpy.ndarray
-        Link ids as used by :meth:`collsim.kinds.optical_ring.system.OpticalRing.link_name`.
-
-    Examples
-    --------
-    >>> link_id(np.array([3, 3, 0]), np.array([1, -1, -1]), 8).tolist()  # cw 3->4, ccw 5->4, ccw 0->7
-    [3, 13, 8]
-    """
+    """Directed link id of a position: cw links are ``0..n-1``, ccw ``n..2n-1``."""
     position = np.asarray(position, dtype=np.int64) % n
     return np.where(np.asarray(direction) > 0, position, n + (-position) % n)
 
@@ -72,23 +32,6 @@ def shortest_direction(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:
     For even ``n`` a pair at distance ``n/2`` goes clockwise when ``src`` is even and
     counter-clockwise when it is odd, so a round in which every node sends to its
     antipode loads both directions equally.
-
-    Parameters
-    ----------
-    src, dst : numpy.ndarray
-        Endpoints (distinct).
-    n : int
-        Ring size.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``int8`` array of +1 / -1.
-
-    Examples
-    --------
-    >>> shortest_direction(np.array([0, 0, 1, 0]), np.array([1, 3, 3, 2]), 4).tolist()
-    [1, -1, -1, 1]
     """
     src = np.asarray(src, dtype=np.int64)
     cw = np.asarray(dst, dtype=np.int64) - src
@@ -105,27 +48,7 @@ def shortest_direction(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:
 
 
 def hops_along(src: np.ndarray, dst: np.ndarray, direction: np.ndarray, n: int) -> np.ndarray:
-    """Number of links from ``src`` to ``dst`` going in ``direction``.
-
-    Parameters
-    ----------
-    src, dst : numpy.ndarray
-        Endpoints.
-    direction : numpy.ndarray
-        +1 or -1.
-    n : int
-        Ring size.
-
-    Returns
-    -------
-    numpy.ndarray
-        Hop counts in ``0..n-1``.
-
-    Examples
-    --------
-    >>> hops_along(np.array([1, 1]), np.array([3, 3]), np.array([1, -1]), 8).tolist()
-    [2, 6]
-    """
+    """Number of links from ``src`` to ``dst`` going in ``direction``."""
     delta = np.asarray(dst, dtype=np.int64) - np.asarray(src, dtype=np.int64)
     delta *= np.asarray(direction, dtype=np.int64) if np.ndim(direction) else int(direction)
     delta %= n  # cw: (dst - src) mod n; ccw: (src - dst) mod n
@@ -156,26 +79,6 @@ def first_overlap(key: np.ndarray, start: np.ndarray, length: np.ndarray, n: int
 
     Wrapping arcs are cut in two; intervals are sorted by (key, start) and only
     neighbours are compared, which suffices because intervals are half-open.
-
-    Parameters
-    ----------
-    key : numpy.ndarray
-        Group of each arc (e.g. step, direction, fiber, wavelength combined).
-    start, length : numpy.ndarray
-        Arcs ``[start, start+length)`` modulo ``n``; ``1 <= length <= n``.
-    n : int
-        Ring size.
-
-    Returns
-    -------
-    tuple or None
-        ``(i, j, position)``: indices of two overlapping arcs (``i < j`` in input
-        order) and the first position they share; None when all groups are disjoint.
-
-    Examples
-    --------
-    >>> first_overlap(np.array([0, 0]), np.array([6, 1]), np.array([4, 2]), 8)
-    (0, 1, 1)
     """
     m = len(key)
     if m < 2:

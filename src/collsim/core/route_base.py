@@ -21,13 +21,6 @@ class Routes:
 
     ``COLUMNS`` names the per-row columns (and ``PATH_COLUMNS`` optional ones); defining a
     subclass adds them to :data:`ROUTE_COLUMNS`.
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring.routes import RingRoutes
-    >>> r = RingRoutes.create(direction=[1], hops=[2], fiber=[0], wavelength=[3], band=[2])
-    >>> r.columns()[:2], r.wavelengths_used(), list(r.link_load_blocks(np.array([0, 1]), None))
-    (('direction', 'hops'), 2, [])
     """
 
     COLUMNS: ClassVar[tuple[str, ...]] = ()
@@ -43,18 +36,7 @@ class Routes:
         return self.COLUMNS
 
     def check_shape(self, transfers: int) -> tuple[str, int | None] | None:
-        """What is wrong with the columns for ``transfers`` rows, or None.
-
-        Parameters
-        ----------
-        transfers : int
-            The schedule's transfers.
-
-        Returns
-        -------
-        (str, int or None) or None
-            The problem in words, and the transfer it is about (None: the whole part).
-        """
+        """What is wrong with the columns for ``transfers`` rows, or None."""
         for name in self.columns():
             rows = len(getattr(self, name))
             if rows != transfers:

@@ -28,50 +28,7 @@ STDIO = "-"
 
 def load_schedule(source: Schedule | str | os.PathLike, progress: Callable[[int, int], None] | None = None, *,
                   stdin: bool = False, what: str = "load_schedule") -> Schedule:
-    """``source`` itself if it is a schedule, else the schedule read from the file (or ``-``) it names.
-
-    Parameters
-    ----------
-    source : Schedule, str or path
-        A schedule; a schedule file (JSON or ``.npz``); or, with ``stdin``, ``"-"`` for standard input.
-    progress : callable, optional
-        ``progress(done, total)`` per step read from JSON (a progress bar's hook).
-    stdin : bool, optional
-        Read ``"-"`` as standard input (default False: ``"-"`` is a file's name).
-    what : str, optional
-        The caller's name, for the message when ``source`` is neither.
-
-    Returns
-    -------
-    Schedule
-        The schedule (well-formed, not yet verified).
-
-    Raises
-    ------
-    ScheduleFormatError
-        For a path that does not exist or is a folder, or a file that is unreadable or malformed.
-    InputError
-        For a ``source`` that is neither a schedule nor a path.
-
-    Examples
-    --------
-    >>> import collsim, os, tempfile
-    >>> s = collsim.build("ne", "paper", "allgather", 1024, nodes=4)
-    >>> load_schedule(s) is s
-    True
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     collsim.save(s, os.path.join(d, "ne.json"))
-    ...     load_schedule(os.path.join(d, "ne.json")).algorithm
-    'ne'
-    >>> load_schedule("missing.json")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.ScheduleFormatError: cannot read schedule file missing.json: it does not exist
-    >>> load_schedule(None, what="verify")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: verify takes a Schedule or a schedule file's path, not None
-    """
+    """``source`` itself if it is a schedule, else the schedule read from the file (or ``-``) it names."""
     if isinstance(source, Schedule):
         return source
     if not isinstance(source, (str, os.PathLike)):
@@ -89,23 +46,7 @@ def load_schedule(source: Schedule | str | os.PathLike, progress: Callable[[int,
 
 
 def what_it_is(value: Any) -> str:
-    """What a wrong argument was, in words, for an error message.
-
-    Parameters
-    ----------
-    value : object
-        The argument.
-
-    Returns
-    -------
-    str
-        ``"None"``, or its type's name with an article.
-
-    Examples
-    --------
-    >>> what_it_is(None), what_it_is({}), what_it_is(3)
-    ('None', 'a dict', 'an int')
-    """
+    """What a wrong argument was, in words, for an error message."""
     name = type(value).__name__
     return "None" if value is None else f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 

@@ -43,26 +43,7 @@ _Progress = Callable[[int, int], None]  # progress(steps done, steps in all): th
 
 
 def dumps(s: Schedule, progress: _Progress | None = None) -> str:
-    """Serialise a schedule to JSON text (deterministic).
-
-    Parameters
-    ----------
-    s : Schedule
-        The schedule.
-    progress : callable, optional
-        Called as ``progress(done, total)`` after each step is written.
-
-    Returns
-    -------
-    str
-        JSON text, one transfer per line.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> dumps(collsim.build("ring", "paper", "allgather", 1024, nodes=3)).splitlines()[-4]  # the last transfer
-    '   {"src":2,"dst":0,"chunks":[1],"reduce":false,"bytes":1024,"round":1,"path":[2,0],"fiber":0,"wavelength":0}'
-    """
+    """Serialise a schedule to JSON text (deterministic)."""
     head = json.dumps(header(s), indent=1)[:-2]
     with_path = int(s.hops.sum()) <= PATH_LIMIT  # the kind's writer may still write its compact form
     fields_of = route_format_for(s.system).writer
@@ -116,37 +97,7 @@ def save(s: Schedule, path: str | Path, progress: _Progress | None = None) -> No
 
 
 def loads(text: str, progress: _Progress | None = None) -> Schedule:
-    """Parse schedule JSON text.
-
-    Parameters
-    ----------
-    text : str
-        File contents.
-    progress : callable, optional
-        Called as ``progress(done, total)`` after each step is read.
-
-    Returns
-    -------
-    Schedule
-        The schedule (well-formed, not yet verified).
-
-    Raises
-    ------
-    ScheduleFormatError
-        Malformed JSON, missing or ill-typed fields, integers that do not fit their
-        columns, or a malformed schedule (:func:`collsim.core.wellformed.check_wellformed`:
-        steps not numbered 0, 1, 2, ... without gaps, a chunk twice in one transfer, ...).
-    RouteError
-        A ``path`` through nodes that do not exist, or that is not a contiguous
-        one-direction walk from source to destination.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> s = loads(dumps(collsim.build("ring", "paper", "allgather", 1024, nodes=3)))
-    >>> s.num_steps, s.src.tolist(), s.dst.tolist()
-    (2, [0, 1, 2, 0, 1, 2], [1, 2, 0, 1, 2, 0])
-    """
+    """Parse schedule JSON text."""
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, and integers of over 4300 digits
@@ -256,37 +207,7 @@ def load(path: str | Path, progress: _Progress | None = None) -> Schedule:
 
 
 def load_bytes(data: bytes, name: str = "the input", progress: _Progress | None = None) -> Schedule:
-    """Read a schedule from bytes: ``.npz`` if they start as a zip archive does, else JSON.
-
-    Parameters
-    ----------
-    data : bytes
-        The contents (standard input's, say).
-    name : str, optional
-        What to call them in messages.
-    progress : callable, optional
-        ``progress(done, total)`` per step read (JSON; :func:`loads`).
-
-    Returns
-    -------
-    Schedule
-        The schedule (well-formed, not yet verified).
-
-    Raises
-    ------
-    ScheduleFormatError
-        Unreadable or malformed contents.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> load_bytes(dumps(collsim.build("ring", "paper", "allgather", 1024, nodes=3)).encode()).num_steps
-    2
-    >>> load_bytes(bytes([255]), "standard input")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.ScheduleFormatError: cannot read standard input: not UTF-8 text (invalid start byte at byte 0)
-    """
+    """Read a schedule from bytes: ``.npz`` if they start as a zip archive does, else JSON."""
     if data[:4] == b"PK\x03\x04":  # numpy's .npz is a zip archive
         return read_npz(io.BytesIO(data), name=name)
     try:

@@ -21,32 +21,6 @@ def sweep_sizes(min_size: int, max_size: int, *, factor: int | None = None, step
 
     From ``min_size``, multiply by ``factor`` (or add ``step``) while the size stays at most
     ``max_size``; ``max_size`` itself is included only if the walk reaches it.
-
-    Parameters
-    ----------
-    min_size, max_size : int
-        First and largest size in bytes (``1 <= min_size <= max_size``).
-    factor : int, optional
-        Multiplication factor, >= 2 (default 2 when ``step`` is not given).
-    step : int, optional
-        Increment in bytes, >= 1 (instead of ``factor``).
-    limit : int, optional
-        Most sizes allowed (default 1000).
-
-    Returns
-    -------
-    list of int
-        The sizes, increasing.
-
-    Raises
-    ------
-    InputError
-        For an empty range, both or bad ``factor``/``step``, or more than ``limit`` sizes.
-
-    Examples
-    --------
-    >>> sweep_sizes(1024, 65536, factor=4), sweep_sizes(1000, 3500, step=1000)
-    ([1024, 4096, 16384, 65536], [1000, 2000, 3000])
     """
     if factor is not None and step is not None:
         raise InputError("a sweep takes a step factor (-f) or a step size (-i), not both")
@@ -75,24 +49,6 @@ class SizeSweep:
     Sizes are read by :func:`collsim.core.units.parse_size` (``"1KiB"``, ``"4MB"``, bytes).
     With ``total``, the sizes are nccl-tests' total buffers and each is turned into collsim's
     size for the collective and node count (:func:`collsim.core.totals.size_from_total`).
-
-    Parameters
-    ----------
-    min_size, max_size : str or int
-        ``-b`` and ``-e``.
-    factor : int, optional
-        ``-f`` (default 2 when ``step`` is not given).
-    step : str or int, optional
-        ``-i``, instead of ``factor``.
-    total : bool, optional
-        Read the sizes as total buffers (default False: collsim's sizes).
-
-    Examples
-    --------
-    >>> SizeSweep("1KiB", "16KiB", factor=4).sizes("allgather", 8)
-    [1024, 4096, 16384]
-    >>> SizeSweep("8KiB", "16KiB", total=True).sizes("allgather", 8)
-    [1024, 2048]
     """
 
     min_size: str | int
@@ -102,32 +58,13 @@ class SizeSweep:
     total: bool = False
 
     def points(self) -> list[int]:
-        """The sizes of the walk as given (total buffers with :attr:`total`), increasing.
-
-        Returns
-        -------
-        list of int
-            :func:`sweep_sizes` of the bounds and step.
-        """
+        """The sizes of the walk as given (total buffers with :attr:`total`), increasing."""
         from .units import parse_size
         return sweep_sizes(parse_size(self.min_size), parse_size(self.max_size), factor=self.factor,
                            step=None if self.step is None else parse_size(self.step))
 
     def sizes(self, collective: str, nodes: int) -> list[int]:
-        """collsim's sizes of the sweep, increasing, for ``collective`` on ``nodes`` nodes.
-
-        Parameters
-        ----------
-        collective : str
-            Collective name.
-        nodes : int
-            Node count of the system.
-
-        Returns
-        -------
-        list of int
-            One size per point of the walk.
-        """
+        """collsim's sizes of the sweep, increasing, for ``collective`` on ``nodes`` nodes."""
         from .totals import size_from_total
         points = self.points()
         return [size_from_total(collective, nodes, p) for p in points] if self.total else points

@@ -29,63 +29,13 @@ def _factor(kind: str, nodes: int) -> int:
 
 
 def total_bytes(kind: str, nodes: int, size_bytes: int) -> int:
-    """nccl-tests' size (the total buffer) of a collective of collsim's ``size_bytes``.
-
-    Parameters
-    ----------
-    kind : str
-        Collective name or alias.
-    nodes : int
-        Number of nodes N.
-    size_bytes : int
-        collsim's size (a block, a pair's block or the vector; module docstring).
-
-    Returns
-    -------
-    int
-        ``N * size_bytes`` for all-gather, reduce-scatter, all-to-all, scatter and gather;
-        ``size_bytes`` otherwise.
-
-    Examples
-    --------
-    >>> total_bytes("allgather", 8, 1024), total_bytes("allreduce", 8, 1024), total_bytes("alltoall", 4, 10)
-    (8192, 1024, 40)
-    """
+    """nccl-tests' size (the total buffer) of a collective of collsim's ``size_bytes``."""
     kind = canonical_collective(kind)
     return int(size_bytes) * _factor(kind, nodes)
 
 
 def size_from_total(kind: str, nodes: int, total: int) -> int:
-    """collsim's size of a collective whose nccl-tests size (total buffer) is ``total``.
-
-    Parameters
-    ----------
-    kind : str
-        Collective name or alias.
-    nodes : int
-        Number of nodes N.
-    total : int
-        Total buffer in bytes.
-
-    Returns
-    -------
-    int
-        ``total / N`` for the collectives whose total holds N blocks, else ``total``.
-
-    Raises
-    ------
-    InputError
-        If N does not divide the total; the message names the nearest valid totals.
-
-    Examples
-    --------
-    >>> size_from_total("allgather", 8, 8192), size_from_total("allreduce", 6, 1000)
-    (1024, 1000)
-    >>> size_from_total("allgather", 6, 1000)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: total size 1kB does not divide evenly among 6 nodes (allgather's total is 6 blocks): nearest valid totals are 996B (166B per node) and 1002B (167B per node)
-    """
+    """collsim's size of a collective whose nccl-tests size (total buffer) is ``total``."""
     kind = canonical_collective(kind)
     total = int(total)
     n = _factor(kind, nodes)
@@ -100,47 +50,14 @@ def size_from_total(kind: str, nodes: int, total: int) -> int:
 
 
 def describe_size(kind: str, nodes: int, size_bytes: int) -> str:
-    """A size with its meaning and nccl-tests' total, for titles: ``4MiB per node, total 4GiB``.
-
-    Parameters
-    ----------
-    kind : str
-        Collective name or alias.
-    nodes : int
-        Number of nodes N.
-    size_bytes : int
-        collsim's size.
-
-    Returns
-    -------
-    str
-        The size (:func:`~collsim.core.units.format_size`), what it is, and the total buffer.
-
-    Examples
-    --------
-    >>> describe_size("allgather", 1024, 4 << 20), describe_size("allreduce", 16, 32768)
-    ('4MiB per node, total 4GiB', '32KiB vector, total 32KiB')
-    >>> describe_size("alltoall", 4, 1000)
-    '1kB per node pair, total 4kB'
-    """
+    """A size with its meaning and nccl-tests' total, for titles: ``4MiB per node, total 4GiB``."""
     kind = canonical_collective(kind)
     return (f"{format_size(size_bytes)} {SIZE_MEANING[kind][0]}, "
             f"total {format_size(total_bytes(kind, nodes, size_bytes))}")
 
 
 def size_help() -> str:
-    """One paragraph saying what collsim's size is for every collective (for ``--help``).
-
-    Returns
-    -------
-    str
-        The collectives grouped by meaning.
-
-    Examples
-    --------
-    >>> size_help().startswith("each node's block for allgather")
-    True
-    """
+    """One paragraph saying what collsim's size is for every collective (for ``--help``)."""
     groups: dict[str, list[str]] = {}
     for kind, (_, meaning) in SIZE_MEANING.items():
         groups.setdefault(meaning, []).append(kind)

@@ -45,23 +45,6 @@ def first_duplicate(ptr: np.ndarray, idx: np.ndarray) -> tuple[int, int] | None:
 
     Rows whose values are strictly increasing (every row collsim builds) are
     recognised in one linear pass; only the other rows are sorted.
-
-    Parameters
-    ----------
-    ptr, idx : numpy.ndarray
-        CSR rows: row ``t`` is ``idx[ptr[t]:ptr[t+1]]``.
-
-    Returns
-    -------
-    tuple of int or None
-        ``(row, value)`` of the lowest row with a repeated value, or None.
-
-    Examples
-    --------
-    >>> first_duplicate(np.array([0, 2, 5]), np.array([3, 1, 4, 0, 4]))
-    (1, 4)
-    >>> first_duplicate(np.array([0, 2, 3]), np.array([3, 1, 1])) is None
-    True
     """
     if len(idx) < 2:
         return None
@@ -113,22 +96,6 @@ def traffic_bytes(s) -> int:
 
     Exact (a Python ``int``).  Ring arcs count at most N - 1 links (longer ones are
     bad routes, refused by the verifier); a transfer counts at least one link.
-
-    Parameters
-    ----------
-    s : Schedule
-        A schedule whose transfers fit int64 (checked by :func:`check_wellformed`).
-
-    Returns
-    -------
-    int
-        The traffic in byte-links.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> traffic_bytes(collsim.build("ring", "paper", "allgather", 1000, nodes=4))  # 12 one-hop transfers
-    12000
     """
     if not len(s):
         return 0
@@ -164,35 +131,6 @@ def check_wellformed(s) -> None:
     non-negative; no transfer names a chunk twice (a payload is a *set*); and
     the largest transfer, padded to whole packets, fits int64 (at most
     :data:`MAX_BYTES`; the traffic may exceed it, :func:`traffic_bytes`).
-
-    Parameters
-    ----------
-    s : Schedule
-        The schedule.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    ScheduleFormatError
-        The first malformation found, in one line.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> s = collsim.build("ring", "paper", "allgather", 1000, nodes=4)
-    >>> check_wellformed(s)
-    >>> check_wellformed(s.replace(step=s.step * 2))
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.ScheduleFormatError: steps[1].transfers[0] is in step 2, after step 0: transfers must be listed in step order, steps numbered 0, 1, 2, ... without gaps
-    >>> ne = collsim.build("ne", "paper", "allgather", 1000, nodes=4)   # transfers 4.. carry 2 chunks
-    >>> check_wellformed(ne.replace(chunk_idx=ne.chunk_idx * 0))
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.ScheduleFormatError: steps[1].transfers[0] carries chunk 0 more than once (a payload is a set of chunks)
     """
     if s._cache.get("wellformed"):
         return

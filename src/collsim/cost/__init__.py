@@ -28,28 +28,12 @@ def block_steps(schedule: Schedule) -> float:
     reconfiguration are left out: this is the step count the papers' formulas give
     (Ring all-gather: N-1), comparable with their ``paper_steps``.
 
-    Parameters
-    ----------
-    schedule : Schedule
-        Any schedule.
-
-    Returns
-    -------
-    float
-        Block-steps.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024,
     §IV-A.2 and Table 1 (steps in which each wavelength carries d).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> block_steps(collsim.build("ne", "paper", "allgather", "1MiB", nodes=8))  # 1 + 3 steps of 2d
-    7.0
     """
     if not len(schedule):
         return 0.0
@@ -62,30 +46,9 @@ def block_steps(schedule: Schedule) -> float:
 def bus_bandwidth(collective: Collective, time_s: float) -> tuple[float, float]:
     """Algorithm and bus bandwidth with nccl-tests' conventions.
 
-    Parameters
-    ----------
-    collective : Collective
-        The collective (kind, nodes, size).
-    time_s : float
-        Measured or modelled time.
-
-    Returns
-    -------
-    tuple of float
-        ``(algbw_bytes_per_s, busbw_bytes_per_s)``: algbw = S/t with S the nccl-tests
-        size (N*m for all-gather, reduce-scatter and all-to-all, m otherwise), busbw =
-        algbw times 2(N-1)/N (all-reduce), (N-1)/N (all-gather, reduce-scatter,
-        all-to-all) or 1 (broadcast, reduce).
-
     References
     ----------
     NVIDIA, nccl-tests, doc/PERFORMANCE.md (algorithm and bus bandwidth).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> bus_bandwidth(make_collective("allreduce", 4, 1000), 1.0)
-    (1000.0, 1500.0)
     """
     algbw = collective.total_bytes / time_s if time_s > 0 else math.inf   # the collective's own factors
     return algbw, algbw * collective.type.busbw_factor(collective.nodes)

@@ -17,26 +17,11 @@ from ..core.collective import Collective
 class TrafficBound:
     """Minimum traffic any schedule of a collective must carry (see :func:`traffic_bound`).
 
-    Parameters
-    ----------
-    recv_bytes : float
-        Bytes the busiest receiver must take in.
-    send_bytes : float
-        Bytes the busiest sender must emit.
-    hop_bytes_ring : float
-        Bytes x links that must cross a ring, in total.
-
     References
     ----------
     E. Chan, M. Heimlich, A. Purkayastha, R. van de Geijn, "Collective communication:
     theory, practice, and experience", Concurrency and Computation: Practice and
     Experience 19(13), 2007 (lower bounds per collective).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> traffic_bound(make_collective("allreduce", 4, 1000))
-    TrafficBound(recv_bytes=1500.0, send_bytes=1500.0, hop_bytes_ring=6000.0)
     """
 
     recv_bytes: float
@@ -47,16 +32,6 @@ class TrafficBound:
 def ring_distance_sum(n: int) -> int:
     """Sum over ordered pairs of the shortest ring distance.
 
-    Parameters
-    ----------
-    n : int
-        Ring size.
-
-    Returns
-    -------
-    int
-        ``n * sum_{k=1}^{n-1} min(k, n-k)`` = ``n * floor(n^2/4)``.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
@@ -64,27 +39,12 @@ def ring_distance_sum(n: int) -> int:
     Society, 2024,
     Table 1: the One-Stage model's ``ceil(N^2 / 8w)`` steps, this sum spread over the
     ``2 N w`` link-channels of a bidirectional ring.
-
-    Examples
-    --------
-    >>> ring_distance_sum(4)
-    16
     """
     return n * (n * n // 4)
 
 
 def traffic_bound(c: Collective) -> TrafficBound:
     """Traffic every schedule of ``c`` must carry (no in-network reduction).
-
-    Parameters
-    ----------
-    c : Collective
-        The collective (its ``size_bytes`` and node count matter).
-
-    Returns
-    -------
-    TrafficBound
-        Per-node and total lower bounds.
 
     Notes
     -----
@@ -106,11 +66,5 @@ def traffic_bound(c: Collective) -> TrafficBound:
     algorithms for clusters of workstations", JPDC 69(2), 2009 (all-reduce); F. Harary,
     A. J. Schwenk, "The communication problem on graphs and digraphs", Journal of the
     Franklin Institute 297, 1974 (one-way gossip).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> traffic_bound(make_collective("allgather", 4, 10)).recv_bytes
-    30.0
     """
     return TrafficBound(*c.type.traffic(c.nodes, float(c.size_bytes), c.shift))   # the collective's own volumes

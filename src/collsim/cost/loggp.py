@@ -37,27 +37,11 @@ __all__ = ["loggp_node_work_s", "loggp_step_times_s", "loggp_time_s", "system_mo
 def system_model(system) -> LogGPPiecewise | None:
     """The calibrated model a system carries, or None (plain α–β).
 
-    Parameters
-    ----------
-    system : System
-        Any system.
-
-    Returns
-    -------
-    LogGPPiecewise or None
-        Its ``model`` field, if it has one and it is set.
-
     References
     ----------
     D. Culler et al., "LogP: towards a realistic model of parallel computation", PPoPP 1993;
     A. Alexandrov et al., "LogGP: incorporating long messages into the LogP model", SPAA 1995;
     R. W. Hockney, Parallel Computing 20(3), 1994 (α–β per segment).
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> system_model(Ring(nodes=4)) is None
-    True
     """
     model = getattr(system, "model", None)
     return model if isinstance(model, LogGPPiecewise) else None
@@ -66,33 +50,11 @@ def system_model(system) -> LogGPPiecewise | None:
 def loggp_node_work_s(schedule: Schedule, model: LogGPPiecewise) -> tuple[np.ndarray, np.ndarray]:
     """Per (step, rank): the overhead of extra messages and the local work on what it receives.
 
-    Parameters
-    ----------
-    schedule : Schedule
-        A schedule.
-    model : LogGPPiecewise
-        The model.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(overhead_s, local_s)``, each of shape ``(steps, nodes)``.
-
     References
     ----------
     D. Culler et al., "LogP: towards a realistic model of parallel computation", PPoPP 1993;
     A. Alexandrov et al., "LogGP: incorporating long messages into the LogP model", SPAA 1995;
     R. W. Hockney, Parallel Computing 20(3), 1994 (α–β per segment).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.kinds.network.electrical import Star
-    >>> m = LogGPPiecewise((), (2e-6,), (1e10,), 5e-7, reduce_s=(1e-6,), reduce_bytes_per_s=(1e9,))
-    >>> s = collsim.build("ring", Star(nodes=2, model=m), "allreduce", 1000)
-    >>> o, w = loggp_node_work_s(s, m)
-    >>> o.tolist(), [[round(x * 1e6, 9) for x in row] for row in w.tolist()]   # step 0 reduces 500 B
-    ([[0.0, 0.0], [0.0, 0.0]], [[1.5, 1.5], [0.0, 0.0]])
     """
     steps, nodes = schedule.num_steps, schedule.system.nodes
     step = np.asarray(schedule.step, dtype=np.int64)
@@ -110,37 +72,11 @@ def loggp_node_work_s(schedule: Schedule, model: LogGPPiecewise) -> tuple[np.nda
 def loggp_step_times_s(schedule: Schedule, model: LogGPPiecewise | None = None) -> np.ndarray:
     """Each step's time under the ``loggp-piecewise`` model (see the module docstring).
 
-    Parameters
-    ----------
-    schedule : Schedule
-        A schedule.
-    model : LogGPPiecewise, optional
-        The model (default: the schedule's system's).
-
-    Returns
-    -------
-    numpy.ndarray
-        Seconds per step.
-
-    Raises
-    ------
-    ValueError
-        If neither the argument nor the system gives a model.
-
     References
     ----------
     D. Culler et al., "LogP: towards a realistic model of parallel computation", PPoPP 1993;
     A. Alexandrov et al., "LogGP: incorporating long messages into the LogP model", SPAA 1995;
     R. W. Hockney, Parallel Computing 20(3), 1994 (α–β per segment).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.kinds.network.electrical import Star
-    >>> m = LogGPPiecewise((4096,), (2e-6, 4e-6), (5e9, 1e10))
-    >>> s = collsim.build("ring", Star(nodes=2, model=m), "allgather", 1000)
-    >>> [round(t * 1e6, 9) for t in loggp_step_times_s(s).tolist()]   # 2 us + 1000 B / 5 GB/s
-    [2.2]
     """
     model = model or system_model(schedule.system)
     if model is None:
@@ -160,31 +96,10 @@ def loggp_step_times_s(schedule: Schedule, model: LogGPPiecewise | None = None) 
 def loggp_time_s(schedule: Schedule, model: LogGPPiecewise | None = None) -> float:
     """A schedule's time under the ``loggp-piecewise`` model: the sum of :func:`loggp_step_times_s`.
 
-    Parameters
-    ----------
-    schedule : Schedule
-        A schedule.
-    model : LogGPPiecewise, optional
-        The model (default: the schedule's system's).
-
-    Returns
-    -------
-    float
-        Seconds.
-
     References
     ----------
     D. Culler et al., "LogP: towards a realistic model of parallel computation", PPoPP 1993;
     A. Alexandrov et al., "LogGP: incorporating long messages into the LogP model", SPAA 1995;
     R. W. Hockney, Parallel Computing 20(3), 1994 (α–β per segment).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.kinds.network.electrical import Star
-    >>> m = LogGPPiecewise((4096,), (2e-6, 4e-6), (5e9, 1e10), reduce_s=(1e-6,), reduce_bytes_per_s=(1e9,))
-    >>> s = collsim.build("recursive-doubling", Star(nodes=4, model=m), "allreduce", 8192)
-    >>> round(loggp_time_s(s) * 1e6, 6)     # 2 steps of 4 us + 8192 B / 10 GB/s + 1 us + 8192 ns
-    28.0224
     """
     return float(loggp_step_times_s(schedule, model).sum())

@@ -32,30 +32,7 @@ COLUMNS = ("collective", "algorithm", "params", "nodes", "wavelengths", "size_by
 
 def candidates(system, collective: str, sizes: Iterable[int],
                algorithms: Iterable[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
-    """Every (algorithm, parameters) worth building for a collective on one system.
-
-    Parameters
-    ----------
-    system : System
-        The ring.
-    collective : str
-        Collective name.
-    sizes : iterable of int
-        The sizes it will be timed at (an algorithm may propose other parameters per size).
-    algorithms : iterable of str, optional
-        Restrict to these names (default: every algorithm that can run the instance).
-
-    Returns
-    -------
-    list of (str, dict)
-        Distinct pairs, in registry order then first proposal.
-
-    Examples
-    --------
-    >>> pairs = candidates(_system(8, 2), "allgather", [1024])
-    >>> ("striped-ring", {}) in pairs, [p for a, p in pairs if a == "ne"]
-    (True, [{}])
-    """
+    """Every (algorithm, parameters) worth building for a collective on one system."""
     from ..algorithms import get_algorithm
     from .compare import applicable
     wanted = None if algorithms is None else {get_algorithm(a).name for a in algorithms}
@@ -101,47 +78,7 @@ def efficiency_grid(points: Iterable[tuple[int, int, Iterable[int]]], collective
                     algorithms: Iterable[str] | None = None, system: str = "paper", jobs: int = 1,
                     progress: Callable[[str], Any] | None = None, defaults_only: bool = False,
                     store=None, log: Callable[[str], Any] | None = None) -> list[dict[str, Any]]:
-    """Time every algorithm at every point of a grid, against the lower bound.
-
-    Parameters
-    ----------
-    points : iterable of (int, int, iterable of int)
-        ``(nodes, wavelengths, sizes)``; equal (N, w) pairs are merged.
-    collective : str, optional
-        Collective (default all-gather).
-    algorithms : iterable of str, optional
-        Restrict to these (default: every applicable one).
-    system : str, optional
-        Optical preset (default ``"paper"``).
-    jobs : int, optional
-        Builds at once, each in a process of its own (:func:`~.build_pool.run_builds`; fewer
-        while their memory estimates do not fit :func:`~.build_pool.build_budget_bytes`).
-    progress : callable, optional
-        Called with a line per build as it starts.
-    defaults_only : bool, optional
-        Build each algorithm once with its default parameters (chosen at the smallest
-        size) instead of every parameter set it proposes.
-    store : Store, optional
-        Results store (:class:`~collsim.experiments.store.Store`): each build's times at
-        every size are stored under its (algorithm, parameters, N, w, collective, sizes,
-        system) and :data:`~collsim.experiments.store.MODEL_VERSION` as soon as it
-        finishes, and read back instead of building again.
-    log : callable, optional
-        Called with one line per ring (N, w) whose builds are all done (a log for when
-        no progress bar is drawn).
-
-    Returns
-    -------
-    list of dict
-        One row per (algorithm, N, w, size) in :data:`COLUMNS`: the fastest of the
-        algorithm's parameter sets there, with ``efficiency = lower_bound_s / time_s``.
-
-    Examples
-    --------
-    >>> rows = efficiency_grid([(8, 2, [1024, 4096])], algorithms=["ring", "striped-ring"])
-    >>> [(r["algorithm"], r["size_bytes"], r["slots"], r["feasible"]) for r in rows]
-    [('ring', 1024, 7, True), ('ring', 4096, 7, True), ('striped-ring', 1024, 7, True), ('striped-ring', 4096, 7, True)]
-    """
+    """Time every algorithm at every point of a grid, against the lower bound."""
     from ..pipeline import lower_bound_s
     grid: dict[tuple[int, int], list[int]] = {}
     for n, w, sizes in points:
@@ -225,27 +162,7 @@ def _task_point(task: tuple, sizes) -> dict[str, Any]:
 
 
 def best_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The fastest physically feasible algorithm at every (N, w, size) of :func:`efficiency_grid`'s rows.
-
-    Parameters
-    ----------
-    rows : iterable of dict
-        Rows of :func:`efficiency_grid`.
-
-    Returns
-    -------
-    list of dict
-        One row per point (the winner's row, with ``runner_up`` and ``runner_up_time_s``
-        added), sorted by (N, w, size); points with no feasible schedule are left out.
-        Times within a relative 1e-9 of the fastest count as equal: the one with fewer
-        slots wins (it is also the faster one once slots cost anything).
-
-    Examples
-    --------
-    >>> rows = efficiency_grid([(8, 2, [1024])], algorithms=["ring", "striped-ring"])
-    >>> [(b["algorithm"], b["runner_up"]) for b in best_rows(rows)]
-    [('striped-ring', 'ring')]
-    """
+    """The fastest physically feasible algorithm at every (N, w, size) of :func:`efficiency_grid`'s rows."""
     points: dict[tuple, list[dict]] = {}
     for r in rows:
         if r["feasible"]:

@@ -33,40 +33,13 @@ limit, :mod:`collsim.core.limits`, if lower); a build estimated above it runs al
 
 
 def build_memory_bytes(task: tuple) -> int:
-    """Estimated peak memory of one build of :func:`~.beyond.efficiency_grid` (:data:`BUILD_BYTES_PER_DELIVERY`).
-
-    Parameters
-    ----------
-    task : tuple
-        ``(algorithm, params, nodes, wavelengths, collective, size_bytes, system)``.
-
-    Returns
-    -------
-    int
-        Bytes.
-
-    Examples
-    --------
-    >>> round(build_memory_bytes(("ring", {}, 4096, 64, "allgather", 1024, "paper")) / 2**30, 2)
-    6.25
-    """
+    """Estimated peak memory of one build of :func:`~.beyond.efficiency_grid` (:data:`BUILD_BYTES_PER_DELIVERY`)."""
     _, _, n, _, coll, _, _ = task
     return int(min_deliveries(coll, int(n), 1)) * BUILD_BYTES_PER_DELIVERY
 
 
 def build_budget_bytes() -> int:
-    """Memory the builds running at once may take together: :data:`BUILD_BUDGET_BYTES` or the limit.
-
-    Returns
-    -------
-    int
-        Bytes.
-
-    Examples
-    --------
-    >>> build_budget_bytes() <= BUILD_BUDGET_BYTES
-    True
-    """
+    """Memory the builds running at once may take together: :data:`BUILD_BUDGET_BYTES` or the limit."""
     from ..core.limits import memory_limit_bytes
     return min(BUILD_BUDGET_BYTES, memory_limit_bytes())
 
@@ -76,27 +49,7 @@ def _system(nodes: int, wavelengths: int, system: str = "paper"):
     return load_system(system, nodes=int(nodes), wavelengths=int(wavelengths))
 
 def build_profile(task: tuple) -> dict[str, Any]:
-    """Build, verify, evaluate and profile one (algorithm, parameters) on one ring.
-
-    Parameters
-    ----------
-    task : tuple
-        ``(algorithm, params, nodes, wavelengths, collective, size_bytes, system)``.
-
-    Returns
-    -------
-    dict
-        ``algorithm, params`` (as chosen by the builder), ``slots, max_hops, feasible``,
-        ``time_s`` and ``profile`` (:func:`~.reproduce_optree.data.profile`, None when the
-        schedule's pieces do not scale with the size); ``error`` instead when the instance
-        cannot be built.
-
-    Examples
-    --------
-    >>> p = build_profile(("ring", {}, 8, 2, "allgather", 1024, "paper"))
-    >>> p["slots"], p["feasible"], p["max_hops"]
-    (7, True, 1)
-    """
+    """Build, verify, evaluate and profile one (algorithm, parameters) on one ring."""
     from ..core.errors import CollsimError
     from ..core.limits import MemoryLimitError
     from ..pipeline import build, evaluate, verify
@@ -119,26 +72,7 @@ def build_profile(task: tuple) -> dict[str, Any]:
             "feasible": bool(row.feasible), "time_s": float(row.time_s), "profile": prof}
 
 def timed_build(task: tuple, sizes) -> dict[str, Any]:
-    """Build one task (:func:`build_profile`) and time it at every size; what a build process sends back.
-
-    Parameters
-    ----------
-    task : tuple
-        ``(algorithm, params, nodes, wavelengths, collective, size_bytes, system)``.
-    sizes : iterable of int
-        The sizes to time it at.
-
-    Returns
-    -------
-    dict
-        ``algorithm, params, slots, max_hops, feasible, times`` (``[size, seconds]`` pairs), or
-        ``error``: small, whatever the schedule's size.
-
-    Examples
-    --------
-    >>> timed_build(("ring", {}, 8, 2, "allgather", 1024, "paper"), [1024, 2048])["times"][1][0]
-    2048
-    """
+    """Build one task (:func:`build_profile`) and time it at every size; what a build process sends back."""
     return _times(task, build_profile(task), sizes)
 
 
@@ -164,14 +98,6 @@ class BuildDiedError(CollsimError):
 
     :func:`run_builds` raises it after the other builds; it is a :class:`~collsim.core.errors.CollsimError`,
     so the command line reports it in one line.
-
-    Examples
-    --------
-    >>> try:
-    ...     raise BuildDiedError("1 build(s) died without a result (ring {} N=8 w=2: exit status -9)")
-    ... except CollsimError as exc:
-    ...     print(type(exc).__name__, exc)
-    BuildDiedError 1 build(s) died without a result (ring {} N=8 w=2: exit status -9)
     """
 
 
@@ -233,36 +159,6 @@ def run_builds(items: Iterable[tuple[int, tuple, Any]], done: Callable[[int, dic
     (consecutive small builds, :data:`BATCH_BYTES`, share one).  A process starts only
     while nothing runs or the estimates (:func:`build_memory_bytes`) of the processes
     running and its own fit the budget, so a build bigger than half of it runs alone.
-
-    Parameters
-    ----------
-    items : iterable of (int, tuple, sizes)
-        ``(index, task, sizes)`` in the order to start them.
-    done : callable
-        ``done(index, result)`` in the calling process as each build finishes (store it there).
-    jobs : int, optional
-        Processes at once (default 1).
-    started : callable, optional
-        ``started(index, k)`` as the k-th build (from 0) is handed to a process.
-    budget : int, optional
-        Bytes (default :func:`build_budget_bytes`).
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    BuildDiedError
-        After the other builds, if a build process died without a result (the finished
-        builds were passed to ``done``: with a store, a rerun builds only the rest).
-
-    Examples
-    --------
-    >>> got = {}
-    >>> run_builds([(0, ("ring", {}, 8, 2, "allgather", 1024, "paper"), [1024])], got.__setitem__, jobs=2)
-    >>> got[0]["slots"]
-    7
     """
     from multiprocessing.connection import wait
     items = list(items)

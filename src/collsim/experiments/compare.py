@@ -32,29 +32,7 @@ a bad parameter value) still stop the comparison."""
 
 
 def applicable(system: System, collective: str) -> list[tuple[str, str | None]]:
-    """List registered algorithms in scope for this system and collective.
-
-    Parameters
-    ----------
-    system : System
-        Target system.
-    collective : str
-        Collective name.
-
-    Returns
-    -------
-    list of (str, str or None)
-        ``(name, reason)`` per algorithm in scope; ``reason`` says why it cannot run
-        this instance (None when it can).
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> [(n, why) for n, why in applicable(load_system("paper", nodes=8), "allgather") if n in ("ne", "ring")]
-    [('ne', None), ('ring', None)]
-    >>> [why for n, why in applicable(load_system("paper", nodes=7), "allgather") if n == "ne"]
-    ['ne cannot build allgather here: needs an even number of nodes, got 7']
-    """
+    """List registered algorithms in scope for this system and collective."""
     out = []
     for name, spec in sorted(REGISTRY.items()):
         if spec.supports(system, collective):
@@ -68,34 +46,7 @@ def applicable(system: System, collective: str) -> list[tuple[str, str | None]]:
 
 def run_one(name: str, system: System, collective: str, size_bytes: int, *,
             strategy: str = "first-fit", **params: Any) -> Result:
-    """Build, verify and time one algorithm (:func:`collsim.pipeline.run`).
-
-    Parameters
-    ----------
-    name : str
-        Algorithm name.
-    system : System
-        Target system.
-    collective : str
-        Collective name.
-    size_bytes : int
-        Message size.
-    strategy : str, optional
-        Wavelength-assignment strategy.
-    **params
-        Algorithm parameters.
-
-    Returns
-    -------
-    Result
-        The row; ``verified`` is False (with ``error``) if verification failed.
-
-    Examples
-    --------
-    >>> r = run_one("ring", load_system("paper", nodes=4), "allgather", 1024)
-    >>> r.slots, r.size_bytes, r.total_bytes, r.root, list(r.to_json())[4:6]
-    (3, 1024, 4096, None, ['size_bytes', 'total_bytes'])
-    """
+    """Build, verify and time one algorithm (:func:`collsim.pipeline.run`)."""
     return _run_one(get_algorithm(name), system, canonical_collective(collective), size_bytes, strategy=strategy,
                     **params)
 

@@ -37,23 +37,6 @@ def environment(package_dir: str | Path | None = None) -> dict[str, str]:
     Never fails: the commit is :data:`NOT_A_CHECKOUT` when collsim's source folder is
     not tracked by git (an installed wheel) or git is missing, and a library that is
     not installed is ``"not installed"``.
-
-    Parameters
-    ----------
-    package_dir : str or Path, optional
-        The folder whose git commit is read (default: collsim's own source folder).
-
-    Returns
-    -------
-    dict
-        ``{"collsim": ..., "git commit": ..., "Python": ..., "numpy": ..., "matplotlib": ...}``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> env = environment(tempfile.mkdtemp())
-    >>> list(env), env["git commit"]
-    (['collsim', 'git commit', 'Python', 'numpy', 'matplotlib'], 'not a git checkout')
     """
     from .._version import __version__
     folder = Path(package_dir) if package_dir is not None else Path(__file__).resolve().parents[1]

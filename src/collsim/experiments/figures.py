@@ -21,33 +21,7 @@ from ..core.files import atomic_write
 
 
 def save_figure(fig, out_dir: str | Path, name: str) -> tuple[Path, Path]:
-    """Save a matplotlib figure as ``name.png`` and ``name.svg``, byte-identical across runs.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-        The figure (closed afterwards).
-    out_dir : str or Path
-        Folder.
-    name : str
-        Base name.
-
-    Returns
-    -------
-    tuple of Path
-        The PNG and SVG files.
-
-    Examples
-    --------
-    >>> import tempfile, matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import matplotlib.pyplot as plt
-    >>> fig, ax = plt.subplots()
-    >>> _ = ax.plot([1, 2], [3, 4])
-    >>> png, svg = save_figure(fig, tempfile.mkdtemp(), "f")
-    >>> png.read_bytes()[:4] == b"\\x89PNG", svg.suffix
-    (True, '.svg')
-    """
+    """Save a matplotlib figure as ``name.png`` and ``name.svg``, byte-identical across runs."""
     import matplotlib
     import matplotlib.pyplot as plt
     out = Path(out_dir)
@@ -69,25 +43,6 @@ def stored(store, point: dict[str, Any], compute: Callable[[], Any]) -> Any:
     A reproduction's first run computes and stores; a second run into the same folder (``collsim
     reproduce`` keeps a store there) reads the value back.  The store keys every value by
     :data:`collsim.experiments.store.MODEL_VERSION` too, so a changed model recomputes.
-
-    Parameters
-    ----------
-    store : Store or None
-        Results store (None: always compute).
-    point : dict
-        What the value is of (its key in the store); ``experiment`` names the computation.
-    compute : callable
-        Returns the value (lists, dicts, numbers, strings, None).
-
-    Returns
-    -------
-    object
-        The value, as JSON gives it back (tuples become lists, dict keys strings).
-
-    Examples
-    --------
-    >>> stored(None, {"experiment": "x"}, lambda: [1, 2])
-    [1, 2]
     """
     rec = None if store is None else store.get(point)
     if rec is not None and rec["status"] == "ok":
@@ -100,23 +55,7 @@ def stored(store, point: dict[str, Any], compute: Callable[[], Any]) -> Any:
 
 
 def figure_digest(*parts: Any) -> str:
-    """A digest of what a figure is drawn from: its data and the source of the code that draws it.
-
-    Parameters
-    ----------
-    *parts
-        JSON-able data (rows, parameters) and modules or functions whose source draws the figure.
-
-    Returns
-    -------
-    str
-        SHA-256 hex digest, also over collsim's and matplotlib's versions.
-
-    Examples
-    --------
-    >>> figure_digest([{"n": 1}]) == figure_digest([{"n": 1}]), figure_digest([1]) == figure_digest([2])
-    (True, False)
-    """
+    """A digest of what a figure is drawn from: its data and the source of the code that draws it."""
     import hashlib
     import inspect
 
@@ -141,37 +80,6 @@ def cached_figure(out_dir: str | Path, name: str, digest: str, draw: Callable[[]
     written and what ``draw`` returned besides the figure; when both files are there with those
     contents and the digest is the same, nothing is drawn (a second run into the same folder).
     The files are those :func:`save_figure` writes, byte for byte.
-
-    Parameters
-    ----------
-    out_dir : str or Path
-        Folder.
-    name : str
-        Base name.
-    digest : str
-        :func:`figure_digest` of everything the figure is drawn from.
-    draw : callable
-        Returns the matplotlib figure, or ``(figure, extra)`` with ``extra`` JSON-able (series
-        counts, say); called only when needed.
-    save : callable, optional
-        ``save(fig, out_dir, name)`` (default :func:`save_figure`).
-
-    Returns
-    -------
-    tuple
-        ``(drawn, extra)``: whether the figure was drawn, and ``extra`` (None if ``draw``
-        returns a bare figure), as recorded when the files were kept.
-
-    Examples
-    --------
-    >>> import tempfile, matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import matplotlib.pyplot as plt
-    >>> d = tempfile.mkdtemp()
-    >>> def draw():
-    ...     fig, ax = plt.subplots(); ax.plot([1, 2]); return fig, [1]
-    >>> [cached_figure(d, "f", key, draw) for key in ("abc", "abc", "abd")]
-    [(True, [1]), (False, [1]), (True, [1])]
     """
     import hashlib
     out = Path(out_dir)
@@ -195,23 +103,7 @@ def cached_figure(out_dir: str | Path, name: str, digest: str, draw: Callable[[]
 
 
 def pyplot():
-    """matplotlib's pyplot on the non-interactive Agg backend (no display needed).
-
-    Returns
-    -------
-    module
-        ``matplotlib.pyplot``.
-
-    Raises
-    ------
-    collsim.core.errors.InputError
-        If matplotlib is not installed (``pip install 'collsim[plot]'``).
-
-    Examples
-    --------
-    >>> pyplot().__name__
-    'matplotlib.pyplot'
-    """
+    """matplotlib's pyplot on the non-interactive Agg backend (no display needed)."""
     from ..core.errors import InputError
     try:
         import matplotlib

@@ -314,39 +314,7 @@ def _provenance(provenance: dict, env: dict[str, str]) -> str:
 
 def render_report(results: list[PaperResult], *, provenance: dict, env: dict[str, str] | None = None,
                   base: str | Path | None = None) -> str:
-    """The HTML text of the report (what :func:`write_report` writes).
-
-    Parameters
-    ----------
-    results : list of PaperResult
-        The papers, in the order they appear.
-    provenance : dict
-        Every parameter and assumption of the run (name -> value; non-strings as JSON).
-    env : dict, optional
-        The software versions (default: :func:`environment`).
-    base : str or Path, optional
-        The report's folder: each paper's folder is shown relative to it (default: as given).
-
-    Returns
-    -------
-    str
-        A complete HTML document.
-
-    Raises
-    ------
-    InputError
-        If a listed figure or data table is missing.
-
-    Examples
-    --------
-    >>> from pathlib import Path
-    >>> from collsim.experiments.paperout import Comparison, PaperResult
-    >>> r = PaperResult("optree", "[OpTree24]", Path("."), comparisons=(
-    ...     Comparison("Table 1", "OSM steps", "steps", 128, 2048, "schedule", "formula gives 2048"),))
-    >>> page = render_report([r], provenance={"nodes": 1024}, env={"collsim": "0.1.0"})
-    >>> page.startswith("<!DOCTYPE html>"), "formula gives 2048" in page, "http://" in page
-    (True, True, False)
-    """
+    """The HTML text of the report (what :func:`write_report` writes)."""
     env = environment() if env is None else env
     nav = ['<li><a href="#summary-section">Summary</a></li>']
     if any(r.targets for r in results):
@@ -375,41 +343,7 @@ def render_report(results: list[PaperResult], *, provenance: dict, env: dict[str
 
 
 def write_report(results: list[PaperResult], out_path: str | Path, *, provenance: dict) -> Path:
-    """Write one self-contained HTML file with every paper's figures, tables and discrepancies.
-
-    Parameters
-    ----------
-    results : list of PaperResult
-        The papers, in the order they appear; their figures (PNG, else SVG) and data
-        tables (CSV) are read from each ``out_dir``.
-    out_path : str or Path
-        The HTML file (written atomically).
-    provenance : dict
-        Every parameter and assumption of the run (name -> value), listed with the
-        software versions (:func:`environment`).
-
-    Returns
-    -------
-    Path
-        The file written.
-
-    Raises
-    ------
-    InputError
-        If a listed figure or data table is missing, or the file cannot be written.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from collsim.experiments.paperout import Comparison, PaperResult
-    >>> d = Path(tempfile.mkdtemp())
-    >>> r = PaperResult("textbook", "[Textbook]", d, comparisons=(
-    ...     Comparison("eq. 1", "ring steps", "steps", 7, 7, "schedule"),))
-    >>> p = write_report([r], d / "report.html", provenance={"nodes": 8})
-    >>> p.read_text(encoding="utf-8").count("<table")   # summary, agreement per model, comparison, software, parameters
-    5
-    """
+    """Write one self-contained HTML file with every paper's figures, tables and discrepancies."""
     out_path = Path(out_path)
     data = render_report(list(results), provenance=provenance, base=out_path.parent).encode("utf-8")
     atomic_write(out_path, lambda fh: fh.write(data))

@@ -38,39 +38,7 @@ BATCH_FLOWS = 1 << 21
 
 @dataclass(frozen=True)
 class SelectionCheck:
-    """Result of :func:`check_selection`.
-
-    Parameters
-    ----------
-    d, n, l, m : int
-        MLFM and selection.
-    servers : int
-        ``n*l*m`` (also the number of phases).
-    max_link_load : int
-        Most flows on one directed link in one phase (routable flows only).
-    congested_links : int
-        (phase, link) pairs with more than one flow.
-    unroutable : int
-        Flows for which the rule names the non-existent spine ``{j, j}``.
-    phases_are_permutations, pairs_exactly_once : bool
-        The all-to-all structure.
-    congestion_free : bool
-        All of the above hold (load <= 1, nothing unroutable, permutations, pairs once).
-    paper_condition, correct_condition : bool
-        Whether the selection satisfies the paper's and the corrected condition.
-    counter_example : dict or None
-        The first overloaded (phase, link) found: phase ``(s, t, u)``, link id and name,
-        and the flows (source and destination servers) sharing it; or the first unroutable
-        flow; or the first pair not served exactly once.
-
-    Examples
-    --------
-    >>> r = check_selection(2, 1, 2, 2)      # allowed by the paper's condition, not by the corrected one
-    >>> r.servers, r.max_link_load, r.phases_are_permutations, r.pairs_exactly_once, r.congestion_free
-    (4, 1, True, False, False)
-    >>> r.paper_condition, r.correct_condition, r.counter_example["note"]
-    (True, False, 'never served')
-    """
+    """Result of :func:`check_selection`."""
 
     d: int
     n: int
@@ -151,28 +119,7 @@ def _phase_tuple(l: int, m: int, p: int) -> tuple[int, int, int]:
 
 
 def check_selection(d: int, n: int, l: int, m: int) -> SelectionCheck:
-    """Check the paper's rule for one selection exhaustively (every phase, every server, every link).
-
-    Parameters
-    ----------
-    d : int
-        MLFM half radix.
-    n, l, m : int
-        Selection (hardware range only; the paper's condition is not enforced here).
-
-    Returns
-    -------
-    SelectionCheck
-        Loads, structure, conditions and a counter-example if it fails.
-
-    Examples
-    --------
-    >>> check_selection(3, 2, 4, 3).congestion_free
-    True
-    >>> r = check_selection(3, 1, 3, 3)
-    >>> r.paper_condition, r.congestion_free, r.max_link_load, r.counter_example["phase"]
-    (True, False, 2, (0, 1, 0))
-    """
+    """Check the paper's rule for one selection exhaustively (every phase, every server, every link)."""
     _check_hw(d, n, l, m)
     N = n * l * m
     NL = 2 * N + 2 * d * d * (d + 1)
@@ -228,23 +175,7 @@ def check_selection(d: int, n: int, l: int, m: int) -> SelectionCheck:
 
 
 def all_selections(d: int) -> list[tuple[int, int, int]]:
-    """Every hardware selection with at least two columns.
-
-    Parameters
-    ----------
-    d : int
-        MLFM half radix.
-
-    Returns
-    -------
-    list of tuple
-        ``(n, l, m)`` with ``1<=n<=d, 2<=l<=d+1, 1<=m<=d`` (d³ of them), lexicographic.
-
-    Examples
-    --------
-    >>> all_selections(2)
-    [(1, 2, 1), (1, 2, 2), (1, 3, 1), (1, 3, 2), (2, 2, 1), (2, 2, 2), (2, 3, 1), (2, 3, 2)]
-    """
+    """Every hardware selection with at least two columns."""
     return [(n, l, m) for n in range(1, d + 1) for l in range(2, d + 2) for m in range(1, d + 1)]
 
 
@@ -254,27 +185,6 @@ def congestion_table(d_values: Iterable[int] = range(2, 9)) -> list[dict[str, An
     Every hardware selection (``1<=n<=d, 2<=l<=d+1, 1<=m<=d``) is checked, so the
     table reports the paper's set and the corrected set, and whether the rule
     works exactly on the corrected set.
-
-    Parameters
-    ----------
-    d_values : iterable of int
-        Values of d.
-
-    Returns
-    -------
-    list of dict
-        Per d: ``paper_valid, paper_congestion_free, paper_max_link_load,
-        correct_valid, correct_congestion_free, correct_max_link_load,
-        checked, ok_iff_correct`` (congestion-free exactly on the corrected set),
-        ``counter_example`` (the first failing paper-valid selection with an overloaded link, else the first
-        failing one).  No wall-clock time: the rows are reproduced byte for byte
-        (tests/test_reproduce_golden.py); time the call from outside to measure it.
-
-    Examples
-    --------
-    >>> row = congestion_table([2])[0]
-    >>> row["paper_valid"], row["paper_congestion_free"], row["correct_valid"], row["ok_iff_correct"]
-    (6, 4, 6, True)
     """
     rows = []
     for d in d_values:
@@ -299,23 +209,7 @@ def congestion_table(d_values: Iterable[int] = range(2, 9)) -> list[dict[str, An
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
-    """Markdown table of :func:`congestion_table` rows.
-
-    Parameters
-    ----------
-    rows : list of dict
-        Output of :func:`congestion_table`.
-
-    Returns
-    -------
-    str
-        The table.
-
-    Examples
-    --------
-    >>> print(format_table(congestion_table([2])).splitlines()[-1])
-    | 2 | 6 | 4 | 1 | 6 | 6 | 1 | yes (8 checked) |
-    """
+    """Markdown table of :func:`congestion_table` rows."""
     head = ("| d | paper-valid selections | congestion-free | max link load | corrected-valid selections "
             "| congestion-free | max link load | congestion-free ⇔ corrected condition (all n,l,m) |\n"
             "|---|---|---|---|---|---|---|---|")

@@ -58,41 +58,7 @@ PAIRWISE_ROUTINGS = {
 
 @dataclass(frozen=True)
 class ThroughputRow:
-    """One (scale, size) point of the experiment (built by :func:`run_point`).
-
-    Parameters
-    ----------
-    scale : str
-        ``"12"``, ``"18"``, ``"24-A"``, ``"24-B"``.
-    select : tuple of int
-        ``(n, l, m)``.
-    nodes : int
-        Selected servers N.
-    size_mib_per_node : float
-        Send buffer per node (MiB).
-    block_bytes : int
-        Per-pair block.
-    mlfm_time_s, pairwise_time_s : float
-        Simulated completion times.
-    mlfm_mib_per_s, pairwise_mib_per_s : float
-        Per-node throughput (MiB/s).
-    optimal_mib_per_s : float
-        Link bandwidth (3770 MiB/s).
-    ratio : float
-        mlfm / pairwise.
-    paper_ratio : float or None
-        The paper's stated ratio for this scale (only 24-B: 2.2).
-    mlfm_max_link_load, pairwise_max_link_load : int
-        Most flows on one directed link in one phase.
-
-    Examples
-    --------
-    >>> row = run_point("12", 16)
-    >>> row.select, row.nodes, row.block_bytes, row.mlfm_max_link_load, row.pairwise_max_link_load
-    ((2, 3, 2), 12, 1398101, 1, 2)
-    >>> round(row.ratio, 2), row.paper_ratio, sorted(row.to_json())[:3]
-    (1.54, None, ['block_bytes', 'mlfm_max_link_load', 'mlfm_mib_per_s'])
-    """
+    """One (scale, size) point of the experiment (built by :func:`run_point`)."""
 
     scale: str
     select: tuple[int, int, int]
@@ -116,75 +82,19 @@ class ThroughputRow:
 
 def mlfm_testbed(select: tuple[int, int, int], *, link_mib_per_s: float = LINK_MIB_PER_S,
             link_latency_s: float = 1e-6):
-    """The §3 test bed (d = 3, 32 servers) restricted to a selection.
-
-    Parameters
-    ----------
-    select : tuple of int
-        ``(n, l, m)``.
-    link_mib_per_s, link_latency_s : float, optional
-        Link bandwidth (MiB/s, default 3770) and latency (default 1 µs).
-
-    Returns
-    -------
-    MLFM
-        ``MLFM(d=3, last_layer_servers=2, selection=select)``.
-
-    Examples
-    --------
-    >>> mlfm_testbed((2, 4, 3)).nodes, mlfm_testbed((2, 4, 3)).structure()["servers"]
-    (24, 32)
-    """
+    """The §3 test bed (d = 3, 32 servers) restricted to a selection."""
     from ..kinds.network.mlfm import MLFM
     return MLFM.from_options(d=3, last_layer_servers=2, selection=tuple(select), name="mlfm-testbed",
                              link_bandwidth_bytes_per_s=link_mib_per_s * MIB, link_latency_s=link_latency_s)
 
 
 def block_bytes(size_mib_per_node: float, nodes: int) -> int:
-    """Per-pair block of a send buffer of ``size_mib_per_node`` MiB split in ``nodes`` blocks.
-
-    Parameters
-    ----------
-    size_mib_per_node : float
-        Send buffer per node in MiB (own block included).
-    nodes : int
-        Number of blocks N.
-
-    Returns
-    -------
-    int
-        Bytes per block (at least 1), rounded down.
-
-    Examples
-    --------
-    >>> block_bytes(16, 24), block_bytes(16, 16), block_bytes(1e-9, 4)
-    (699050, 1048576, 1)
-    """
+    """Per-pair block of a send buffer of ``size_mib_per_node`` MiB split in ``nodes`` blocks."""
     return max(1, int(size_mib_per_node * MIB) // nodes)
 
 
 def per_node_throughput(block: int, nodes: int, time_s: float) -> float:
-    """Per-node throughput.
-
-    Parameters
-    ----------
-    block : int
-        Bytes per (source, destination) block.
-    nodes : int
-        Number of nodes N.
-    time_s : float
-        Completion time of the all-to-all.
-
-    Returns
-    -------
-    float
-        Bytes each node sends to the others, ``(nodes-1)*block``, divided by ``time_s``.
-
-    Examples
-    --------
-    >>> per_node_throughput(1000, 5, 0.002)          # 4 blocks of 1000 bytes in 2 ms
-    2000000.0
-    """
+    """Per-node throughput."""
     return (nodes - 1) * block / time_s
 
 
@@ -221,37 +131,7 @@ def _pairwise(net, block: int, params: dict, routing: str):
 def run_point(scale: str, size_mib_per_node: float, *, mode: str = "bulk", mapping=None,
               verify_schedules: bool = True, link_mib_per_s: float = LINK_MIB_PER_S,
               link_latency_s: float = 1e-6, pairwise_routing: str = "spine-rule") -> ThroughputRow:
-    """Simulate ``mlfm`` and ``pairwise`` for one scale and size.
-
-    Parameters
-    ----------
-    scale : str
-        A key of :data:`SCALES`.
-    size_mib_per_node : float
-        Send buffer per node in MiB.
-    mode : str, optional
-        Simulator mode (``"bulk"`` or ``"dataflow"``).
-    mapping : sequence of int, optional
-        Rank -> server permutation for ``pairwise`` (default: lexicographic order).
-    verify_schedules : bool, optional
-        Verify both schedules first (default True).
-    link_mib_per_s, link_latency_s : float, optional
-        Link bandwidth (MiB/s, default 3770) and latency (default 1 µs).
-    pairwise_routing : str, optional
-        How ``pairwise`` crosses between leaves of one column (:data:`PAIRWISE_ROUTINGS`;
-        default ``"spine-rule"``, the MLFM paper's own rule).
-
-    Returns
-    -------
-    ThroughputRow
-        The point.
-
-    Examples
-    --------
-    >>> row = run_point("24-B", 16)
-    >>> row.nodes, round(row.mlfm_mib_per_s), round(row.pairwise_mib_per_s), round(row.ratio, 2)
-    (24, 3690, 1683, 2.19)
-    """
+    """Simulate ``mlfm`` and ``pairwise`` for one scale and size."""
     from ..pipeline import build
     simulate = _require_tools()
     if scale not in SCALES:
@@ -275,49 +155,12 @@ def run_point(scale: str, size_mib_per_node: float, *, mode: str = "bulk", mappi
 
 def throughput_experiment(scales: Iterable[str] = tuple(SCALES), sizes_mib: Iterable[float] = SIZES_MIB,
                           **kw: Any) -> list[ThroughputRow]:
-    """Run every (scale, size) point of Fig. 3.
-
-    Parameters
-    ----------
-    scales : iterable of str
-        Keys of :data:`SCALES` (default all four).
-    sizes_mib : iterable of float
-        MiB per node (default 16, 64, 256).
-    **kw
-        Options of :func:`run_point`.
-
-    Returns
-    -------
-    list of ThroughputRow
-        One row per (scale, size).
-
-    Examples
-    --------
-    >>> rows = throughput_experiment(["24-B"], [16])
-    >>> round(rows[0].ratio, 1), rows[0].paper_ratio, rows[0].pairwise_max_link_load
-    (2.2, 2.2, 3)
-    """
+    """Run every (scale, size) point of Fig. 3."""
     return [run_point(sc, sz, **kw) for sc in scales for sz in sizes_mib]
 
 
 def format_rows(rows: list[ThroughputRow]) -> str:
-    """Markdown table of the experiment.
-
-    Parameters
-    ----------
-    rows : list of ThroughputRow
-        Output of :func:`throughput_experiment`.
-
-    Returns
-    -------
-    str
-        The table, with the paper's ratio beside ours.
-
-    Examples
-    --------
-    >>> print(format_rows([run_point("24-B", 16)]).splitlines()[-1])
-    | 24-B | (2, 4, 3) | 16 | 3690 | 1683 | 3770 | 2.19 | 2.2 | 1 / 3 |
-    """
+    """Markdown table of the experiment."""
     lines = ["| scale | (n, l, m) | MiB/node | mlfm MiB/s | pairwise MiB/s | optimal | ratio (ours) "
              "| ratio (paper) | max link load mlfm / pairwise |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -330,25 +173,7 @@ def format_rows(rows: list[ThroughputRow]) -> str:
 
 
 def pairwise_phase_loads(select: tuple[int, int, int], mapping=None) -> np.ndarray:
-    """Max link load of each phase of ``pairwise`` on the test-bed selection (no simulation).
-
-    Parameters
-    ----------
-    select : tuple of int
-        ``(n, l, m)``.
-    mapping : sequence of int, optional
-        Rank -> server permutation (default lexicographic order).
-
-    Returns
-    -------
-    numpy.ndarray
-        One value per phase.
-
-    Examples
-    --------
-    >>> int(pairwise_phase_loads((2, 4, 3)).max())
-    3
-    """
+    """Max link load of each phase of ``pairwise`` on the test-bed selection (no simulation)."""
     from ..pipeline import build
     _require_tools()
     net = mlfm_testbed(select)

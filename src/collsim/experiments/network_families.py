@@ -31,29 +31,7 @@ def _net(nodes: int, links, switches: int = 0, name: str = "") -> CustomNetwork:
 
 def hetero_mesh(rows: int, cols: int, ratio: float = 4.0, *, torus: bool = False,
                 bandwidth_bytes_per_s: float = 50 * GB) -> CustomNetwork:
-    """A ``rows x cols`` mesh (or torus) whose row links are ``ratio`` times faster than its column links.
-
-    Parameters
-    ----------
-    rows, cols : int
-        Grid shape (end node ``r * cols + c``).
-    ratio : float
-        Row-link bandwidth over column-link bandwidth.
-    torus : bool
-        Wrap around (dimensions of more than two nodes).
-    bandwidth_bytes_per_s : float
-        Column links' bandwidth.
-
-    Returns
-    -------
-    CustomNetwork
-        Full-duplex links, 1 µs each.
-
-    Examples
-    --------
-    >>> float(hetero_mesh(2, 3).links.bandwidth_bytes_per_s.max() / 50e9)
-    4.0
-    """
+    """A ``rows x cols`` mesh (or torus) whose row links are ``ratio`` times faster than its column links."""
     links = []
     for r in range(rows):
         for c in range(cols):
@@ -66,27 +44,7 @@ def hetero_mesh(rows: int, cols: int, ratio: float = 4.0, *, torus: bool = False
 
 
 def random_regular(n: int, degree: int, seed: int = 0, *, bandwidth_bytes_per_s: float = 50 * GB) -> CustomNetwork:
-    """A connected random ``degree``-regular graph on ``n`` end nodes (networkx; redrawn until connected).
-
-    Parameters
-    ----------
-    n, degree : int
-        End nodes and links per node (``n * degree`` even).
-    seed : int
-        networkx's seed (the ``k``-th redraw uses ``1000 seed + k``).
-    bandwidth_bytes_per_s : float
-        Every link's bandwidth.
-
-    Returns
-    -------
-    CustomNetwork
-        Full-duplex links, 1 µs each.
-
-    Examples
-    --------
-    >>> random_regular(16, 3, seed=1).nodes
-    16
-    """
+    """A connected random ``degree``-regular graph on ``n`` end nodes (networkx; redrawn until connected)."""
     import networkx as nx
     for k in range(100):
         g = nx.random_regular_graph(degree, n, seed=seed * 1000 + k)
@@ -97,29 +55,7 @@ def random_regular(n: int, degree: int, seed: int = 0, *, bandwidth_bytes_per_s:
 
 
 def random_connected(n: int, seed: int = 0, *, extra: float = 1.0, spread: float = 4.0) -> CustomNetwork:
-    """A random spanning tree plus ``extra x n`` random edges, bandwidths log-uniform over ``spread``.
-
-    Parameters
-    ----------
-    n : int
-        End nodes.
-    seed : int
-        numpy's seed.
-    extra : float
-        Random edges beyond the tree, per node.
-    spread : float
-        Bandwidths are 50 GB/s times ``spread ** u``, ``u`` uniform in [0, 1).
-
-    Returns
-    -------
-    CustomNetwork
-        Full-duplex links, 1 µs each.
-
-    Examples
-    --------
-    >>> random_connected(10, seed=2).nodes
-    10
-    """
+    """A random spanning tree plus ``extra x n`` random edges, bandwidths log-uniform over ``spread``."""
     rng = np.random.default_rng(seed)
     edges = {(int(rng.integers(0, v)), v) for v in range(1, n)}
     while len(edges) < n - 1 + int(extra * n) and len(edges) < n * (n - 1) // 2:
@@ -135,27 +71,6 @@ def rail_boxes(boxes: int, *, gpus: int = 8, rails: int = 2, intra_bytes_per_s: 
     """``boxes`` boxes of ``gpus`` GPUs on a box switch (NVSwitch), GPU ``g`` on rail switch ``g mod rails``.
 
     Switches: one per box (``0..boxes-1`` after the end nodes), then the rails.
-
-    Parameters
-    ----------
-    boxes : int
-        Boxes (servers).
-    gpus : int
-        End nodes per box.
-    rails : int
-        Rail switches; GPU ``g`` of every box is on rail ``g mod rails``.
-    intra_bytes_per_s, nic_bytes_per_s : float
-        GPU-to-box-switch and GPU-to-rail bandwidths.
-
-    Returns
-    -------
-    CustomNetwork
-        ``boxes x gpus`` end nodes and ``boxes + rails`` switches.
-
-    Examples
-    --------
-    >>> rail_boxes(2).links.src.size        # 16 GPU-box and 16 GPU-rail duplex links
-    64
     """
     n = boxes * gpus
     links = []
@@ -172,28 +87,10 @@ def dragonfly(groups: int, routers: int, *, hosts: int = 2, local_bytes_per_s: f
     """A dragonfly: ``groups`` groups of ``routers`` all-to-all routers, ``hosts`` end nodes on each router,
     and one global link between every pair of groups (router ``(h mod routers)`` of each side).
 
-    Parameters
-    ----------
-    groups, routers, hosts : int
-        Groups, routers per group, end nodes per router.
-    local_bytes_per_s, global_bytes_per_s, host_bytes_per_s : float
-        Bandwidths of router-router links in a group, between groups, and host links.
-
-    Returns
-    -------
-    CustomNetwork
-        ``groups x routers x hosts`` end nodes and ``groups x routers`` switches.
-
     References
     ----------
     J. Kim, W. J. Dally, S. Scott, D. Abts, "Technology-driven, highly-scalable dragonfly
     topology", ISCA 2008.
-
-    Examples
-    --------
-    >>> d = dragonfly(4, 4)
-    >>> d.nodes, d.switches
-    (32, 16)
     """
     n = groups * routers * hosts
     router = lambda g, r: n + g * routers + r  # noqa: E731
@@ -212,27 +109,7 @@ def dragonfly(groups: int, routers: int, *, hosts: int = 2, local_bytes_per_s: f
 
 def fat_tree_oversubscribed(leaves: int, hosts: int, spines: int, ratio: float = 2.0, *,
                             bandwidth_bytes_per_s: float = 50 * GB) -> CustomNetwork:
-    """A leaf-spine whose uplinks carry ``1 / ratio`` of what the leaf's hosts can send.
-
-    Parameters
-    ----------
-    leaves, hosts, spines : int
-        Leaf switches, end nodes per leaf, spine switches.
-    ratio : float
-        Oversubscription (what a leaf's hosts can send over what its uplinks carry).
-    bandwidth_bytes_per_s : float
-        Host links' bandwidth.
-
-    Returns
-    -------
-    CustomNetwork
-        ``leaves x hosts`` end nodes and ``leaves + spines`` switches.
-
-    Examples
-    --------
-    >>> fat_tree_oversubscribed(4, 4, 2).switches
-    6
-    """
+    """A leaf-spine whose uplinks carry ``1 / ratio`` of what the leaf's hosts can send."""
     n = leaves * hosts
     up = bandwidth_bytes_per_s * hosts / (spines * ratio)
     links = [(v, n + v // hosts, bandwidth_bytes_per_s, LATENCY_S, True) for v in range(n)]
@@ -241,27 +118,7 @@ def fat_tree_oversubscribed(leaves: int, hosts: int, spines: int, ratio: float =
 
 
 def random_switched(n: int, switches: int, seed: int = 0, *, spread: float = 4.0) -> CustomNetwork:
-    """End nodes on random switches of a random connected switch graph, bandwidths log-uniform over ``spread``.
-
-    Parameters
-    ----------
-    n, switches : int
-        End nodes and switches.
-    seed : int
-        numpy's seed.
-    spread : float
-        Bandwidths are 50 GB/s times ``spread ** u``, ``u`` uniform in [0, 1).
-
-    Returns
-    -------
-    CustomNetwork
-        Full-duplex links, 1 µs each.
-
-    Examples
-    --------
-    >>> random_switched(12, 4, seed=3).switches
-    4
-    """
+    """End nodes on random switches of a random connected switch graph, bandwidths log-uniform over ``spread``."""
     rng = np.random.default_rng(seed)
     sw = [(n + int(rng.integers(0, s)), n + s) for s in range(1, switches)]
     sw += [(n + int(a), n + int(b)) for a, b in (sorted(rng.choice(switches, 2, replace=False))
@@ -274,27 +131,7 @@ def random_switched(n: int, switches: int, seed: int = 0, *, spread: float = 4.0
 
 
 def one_way(n: int, seed: int = 0, *, chords: float = 1.0) -> CustomNetwork:
-    """A one-way ring plus ``chords x n`` random one-way links (strongly connected), mixed bandwidths.
-
-    Parameters
-    ----------
-    n : int
-        End nodes.
-    seed : int
-        numpy's seed.
-    chords : float
-        Extra one-way links per node.
-
-    Returns
-    -------
-    CustomNetwork
-        One-way links (``duplex = false``), 1 µs each.
-
-    Examples
-    --------
-    >>> one_way(6, seed=1).links.src.size >= 6
-    True
-    """
+    """A one-way ring plus ``chords x n`` random one-way links (strongly connected), mixed bandwidths."""
     rng = np.random.default_rng(seed)
     arcs = {(v, (v + 1) % n) for v in range(n)}
     while len(arcs) < n + int(chords * n) and len(arcs) < n * (n - 1):

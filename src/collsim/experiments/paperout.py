@@ -32,41 +32,7 @@ SOURCES = {"printed": "the paper prints this number",
 
 @dataclass(frozen=True)
 class Comparison:
-    """One number the paper prints, beside collsim's.
-
-    Parameters
-    ----------
-    item : str
-        Where the paper prints it: ``"Table 1"``, ``"Fig. 5"``, ``"abstract"``.
-    quantity : str
-        What it is: ``"OSM steps, N=1024, w=64"``.
-    unit : str
-        ``"steps"``, ``"s"``, ``"%"`` ...
-    paper : float or None
-        The printed value (None when the paper draws but does not print it).
-    collsim : float or None
-        collsim's value under ``model``.
-    model : str
-        Which of collsim's models gave ``collsim``: ``"eq3"`` (the papers' closed form)
-        or ``"schedule"`` (the explicit verified schedule), or a simulator.
-    explanation : str, optional
-        Why they differ (required when they do not agree).
-    rtol : float, optional
-        Relative tolerance within which the two agree (default 0.5 %).
-    source : str, optional
-        ``"printed"`` (default): the paper prints ``paper``; ``"formula"``: ``paper`` is
-        collsim's evaluation of a formula the paper prints (:data:`SOURCES`).
-    claim : str, optional
-        Names the printed number compared, when several rows compare the same one (under
-        two models, at three sizes, against a table's header and its text): rows with the
-        same :attr:`key` count as one printed number.  Default: ``item: quantity``.
-
-    Examples
-    --------
-    >>> c = Comparison("Table 1", "Ring steps", "steps", 1023, 1023, "schedule")
-    >>> c.agrees, c.difference, c.key
-    (True, 0.0, 'Table 1: Ring steps')
-    """
+    """One number the paper prints, beside collsim's."""
 
     item: str
     quantity: str
@@ -104,18 +70,7 @@ class Comparison:
         return abs(float(self.collsim) - float(self.paper)) <= self.rtol * scale
 
     def row(self) -> dict[str, Any]:
-        """The comparison as a flat record in :data:`COMPARISON_COLUMNS` order.
-
-        Returns
-        -------
-        dict
-            JSON-able values.
-
-        Examples
-        --------
-        >>> Comparison("abstract", "reduction vs Ring", "%", 72.97, 70.1, "eq3", "see docs").row()["agrees"]
-        False
-        """
+        """The comparison as a flat record in :data:`COMPARISON_COLUMNS` order."""
         d = asdict(self)
         d.update(difference=self.difference, agrees=self.agrees, claim=self.key)
         return {k: d[k] for k in COMPARISON_COLUMNS}
@@ -123,24 +78,7 @@ class Comparison:
 
 @dataclass(frozen=True)
 class TableTarget:
-    """One table target of ``collsim reproduce NAME`` (``optree-table1`` …) as run inside a paper's reproduction.
-
-    Parameters
-    ----------
-    name : str
-        The target (a table of :data:`collsim.experiments.reproductions.REPRODUCTIONS`).
-    what : str
-        What it reproduces (the table's description there: :meth:`of`).
-    verdict : str
-        What it found, in one or two sentences, every number computed.
-    table : str
-        The CSV file (in the paper's folder) holding its rows, as ``collsim reproduce NAME --format csv``.
-
-    Examples
-    --------
-    >>> TableTarget("wrht-allreduce", "WRHT steps", "formula = schedule", "wrht-allreduce.csv").table
-    'wrht-allreduce.csv'
-    """
+    """One table target of ``collsim reproduce NAME`` (``optree-table1`` …) as run inside a paper's reproduction."""
 
     name: str
     what: str
@@ -154,47 +92,13 @@ class TableTarget:
         :func:`collsim.experiments.reproduce.reproduce_paper` fills :attr:`what` in from
         :data:`collsim.experiments.reproductions.REPRODUCTIONS`, which names the modules that
         call this (so they do not read it back).
-
-        Parameters
-        ----------
-        name : str
-            A table of :data:`collsim.experiments.reproductions.REPRODUCTIONS`.
-        verdict, table : str
-            As the class's.
-
-        Returns
-        -------
-        TableTarget
-            The target, with an empty :attr:`what`.
-
-        Examples
-        --------
-        >>> TableTarget.of("wrht-allreduce", "formula = schedule", "wrht-allreduce.csv").what
-        ''
         """
         return cls(name, "", verdict, table)
 
 
 @dataclass(frozen=True)
 class ClaimVerdict:
-    """One printed number (all rows with the same :attr:`Comparison.key`) under one model.
-
-    Parameters
-    ----------
-    key : str
-        The printed number.
-    model : str
-        collsim's model.
-    source : str
-        ``"printed"`` or ``"formula"`` (:data:`SOURCES`).
-    agrees : bool or None
-        True if every row of it under the model agrees, False if one differs, None if none compares.
-
-    Examples
-    --------
-    >>> ClaimVerdict("Table 1: Ring steps", "eq3", "printed", True).agrees
-    True
-    """
+    """One printed number (all rows with the same :attr:`Comparison.key`) under one model."""
 
     key: str
     model: str
@@ -207,23 +111,6 @@ def claim_verdicts(comparisons: Iterable[Comparison]) -> list[ClaimVerdict]:
 
     A number compared at several sizes agrees under a model only if every size agrees;
     rows the model cannot compute (None) do not vote.
-
-    Parameters
-    ----------
-    comparisons : iterable of Comparison
-        Rows; rows with the same :attr:`Comparison.key` compare one printed number.
-
-    Returns
-    -------
-    list of ClaimVerdict
-        In first-appearance order of (key, model).
-
-    Examples
-    --------
-    >>> rows = [Comparison("§3", "ratio, 16 MiB", "x", 2.2, 2.19, "sim", claim="2.2x"),
-    ...         Comparison("§3", "ratio, 64 MiB", "x", 2.2, 1.5, "sim", "why", claim="2.2x")]
-    >>> [(v.key, v.agrees) for v in claim_verdicts(rows)]
-    [('2.2x', False)]
     """
     votes: dict[tuple[str, str], list] = {}
     source: dict[str, str] = {}
@@ -238,30 +125,7 @@ def claim_verdicts(comparisons: Iterable[Comparison]) -> list[ClaimVerdict]:
 
 
 def claim_counts(comparisons: Iterable[Comparison]) -> dict[str, Any]:
-    """How many distinct printed numbers a paper's rows compare, and how many agree under each model.
-
-    Parameters
-    ----------
-    comparisons : iterable of Comparison
-        Rows.
-
-    Returns
-    -------
-    dict
-        ``printed`` (distinct numbers the paper prints), ``formula`` (distinct formulas collsim
-        evaluated: not printed numbers), ``rows``, ``any_model`` (printed numbers some model
-        reproduces), ``none`` (printed numbers no model reproduces, with a value compared),
-        and ``models``: model -> ``{"agree", "differ", "not_compared"}`` over the printed numbers,
-        and ``formula_models`` the same over the formulas; ``formula_any_model``: formulas some
-        model agrees with.
-
-    Examples
-    --------
-    >>> rows = [Comparison("T1", "a", "s", 1, 1, "eq3"), Comparison("T1", "a", "s", 1, 2, "schedule", "why"),
-    ...         Comparison("T1", "b", "s", 5, 6, "eq3", "why")]
-    >>> c = claim_counts(rows); c["printed"], c["any_model"], c["models"]["eq3"]
-    (2, 1, {'agree': 1, 'differ': 1, 'not_compared': 0})
-    """
+    """How many distinct printed numbers a paper's rows compare, and how many agree under each model."""
     comparisons = list(comparisons)
     verdicts = claim_verdicts(comparisons)
     out: dict[str, Any] = {"rows": len(comparisons)}
@@ -285,36 +149,7 @@ def claim_counts(comparisons: Iterable[Comparison]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class PaperResult:
-    """What one paper's reproduction produced.
-
-    Parameters
-    ----------
-    paper : str
-        ``"optree"``, ``"wrht"``, ``"mlfm"`` or ``"textbook"``.
-    title : str
-        The paper's full citation (``docs/references.md``).
-    out_dir : Path
-        Where the files are.
-    figures : tuple of str
-        Figure base names written (``fig5`` for ``fig5.png`` and ``fig5.svg``), in order.
-    tables : tuple of str
-        CSV data files written (file names), in order.
-    comparisons : tuple of Comparison
-        Every printed number beside collsim's.
-    notes : tuple of str
-        Assumptions and parameters a reader needs (provenance), in order.
-    captions : dict
-        Figure base name -> caption (what it shows, under which model).
-    targets : tuple of TableTarget
-        The table targets (``collsim reproduce NAME``) this paper's reproduction ran, with verdicts.
-
-    Examples
-    --------
-    >>> r = PaperResult("optree", "[OpTree24]", Path("."), comparisons=(
-    ...     Comparison("Table 1", "Ring steps", "steps", 1023, 1023, "schedule"),))
-    >>> r.disagreements()
-    []
-    """
+    """What one paper's reproduction produced."""
 
     paper: str
     title: str
@@ -327,40 +162,12 @@ class PaperResult:
     targets: tuple = ()
 
     def disagreements(self) -> list[Comparison]:
-        """The comparisons whose values differ.
-
-        Returns
-        -------
-        list of Comparison
-            Each with its explanation.
-        """
+        """The comparisons whose values differ."""
         return [c for c in self.comparisons if c.agrees is False]
 
 
 def write_csv(path: str | Path, rows: Iterable[dict[str, Any]], columns: Iterable[str] | None = None) -> Path:
-    """Write records as CSV (header from ``columns`` or the first record), atomically.
-
-    Parameters
-    ----------
-    path : str or Path
-        Destination.
-    rows : iterable of dict
-        Records; lists and dicts are written as JSON text, None as an empty field.
-    columns : iterable of str, optional
-        Column order (default: the first record's keys).
-
-    Returns
-    -------
-    Path
-        The file written.
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> p = write_csv(os.path.join(tempfile.mkdtemp(), "a.csv"), [{"n": 4, "t_s": 0.5}])
-    >>> p.read_text().splitlines()
-    ['n,t_s', '4,0.5']
-    """
+    """Write records as CSV (header from ``columns`` or the first record), atomically."""
     rows = list(rows)
     cols = list(columns) if columns is not None else (list(rows[0]) if rows else [])
     buf = io.StringIO()
@@ -385,27 +192,7 @@ def _cell(v: Any) -> str:
 
 
 def markdown_table(rows: Iterable[dict[str, Any]], columns: Iterable[str]) -> str:
-    """A GitHub-flavoured Markdown table.
-
-    Parameters
-    ----------
-    rows : iterable of dict
-        Records.
-    columns : iterable of str
-        Columns, in order.
-
-    Returns
-    -------
-    str
-        The table, one line per row.
-
-    Examples
-    --------
-    >>> print(markdown_table([{"a": 1, "b": None}], ["a", "b"]))
-    | a | b |
-    |---|---|
-    | 1 | – |
-    """
+    """A GitHub-flavoured Markdown table."""
     cols = list(columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     lines += ["| " + " | ".join(_cell(r.get(c)) for c in cols) + " |" for r in rows]
@@ -413,29 +200,7 @@ def markdown_table(rows: Iterable[dict[str, Any]], columns: Iterable[str]) -> st
 
 
 def write_comparisons(out_dir: str | Path, paper: str, comparisons: Iterable[Comparison]) -> tuple[Path, Path]:
-    """Write ``{paper}-comparison.csv`` and ``{paper}-comparison.md``.
-
-    Parameters
-    ----------
-    out_dir : str or Path
-        Folder.
-    paper : str
-        File name prefix.
-    comparisons : iterable of Comparison
-        The rows.
-
-    Returns
-    -------
-    tuple of Path
-        The CSV and Markdown files.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> c, m = write_comparisons(tempfile.mkdtemp(), "x", [Comparison("T1", "q", "steps", 1, 2, "eq3", "why")])
-    >>> m.read_text().splitlines()[2].startswith("| T1 | q | steps | 1 | 2 | 1")
-    True
-    """
+    """Write ``{paper}-comparison.csv`` and ``{paper}-comparison.md``."""
     rows = [c.row() for c in comparisons]
     out = Path(out_dir)
     csv_path = write_csv(out / f"{paper}-comparison.csv", rows, COMPARISON_COLUMNS)

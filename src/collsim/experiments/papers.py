@@ -38,22 +38,6 @@ def d_steps(schedule) -> float:
 
     This is what the papers call "steps" when every step carries d per wavelength;
     it is comparable across algorithms whose transfers carry several blocks.
-
-    Parameters
-    ----------
-    schedule : Schedule
-        A schedule of a collective with block size ``size_bytes``.
-
-    Returns
-    -------
-    float
-        Sum of per-step maxima of ``transfer bytes / size_bytes``.
-
-    Examples
-    --------
-    >>> s = build("ne", "paper", "allgather", 1024, nodes=8)   # steps carry 1 block, then 2 blocks
-    >>> s.num_steps, d_steps(s)
-    (4, 7.0)
     """
     per = np.zeros(schedule.num_steps)
     np.maximum.at(per, schedule.step, schedule.size_bytes / schedule.collective.size_bytes)
@@ -67,25 +51,7 @@ def _explicit(alg: str, n: int, w: int, size: int = PAPER_D, **params) -> dict[s
 
 
 def optree_table1(n: int = 1024, w: int = 64) -> list[dict[str, Any]]:
-    """Seed 004 Table 1: all-gather step counts of Ring, NE, WRHT, OSM and OpTree.
-
-    Parameters
-    ----------
-    n, w : int, optional
-        Nodes and wavelengths (the table's 1024 and 64).
-
-    Returns
-    -------
-    list of dict
-        ``algorithm, formula, paper, formula_matches_paper, explicit_steps, explicit_d_steps``,
-        ``size_bytes`` (the explicit schedules' d) and ``paper_size`` (the paper's words).
-
-    Examples
-    --------
-    >>> rows = optree_table1(16, 2)      # the printed column is only quoted at N=1024, w=64
-    >>> [(r["algorithm"], r["formula"], r["explicit_steps"]) for r in rows[:2]], rows[0]["paper"]
-    ([('ring', 15, 15), ('ne', 8, 8)], None)
-    """
+    """Seed 004 Table 1: all-gather step counts of Ring, NE, WRHT, OSM and OpTree."""
     from ..algorithms.optree import theorem1_steps
     from ..algorithms.wrht import paper_allgather_steps
     formulas = {"ring": n - 1, "ne": n // 2, "wrht": paper_allgather_steps(n, w),
@@ -107,24 +73,6 @@ def optree_motivation(n: int = 16, w: int = 2) -> list[dict[str, Any]]:
     The ``paper_expressions`` column evaluates the paper's own printed per-stage
     expressions: for the 3-ary tree 8*ceil(2^2/8), 2*3*ceil(3^2/4) and
     6*ceil(3^2/4) wavelengths, i.e. ceil(8/2) + ceil(18/2) + ceil(18/2).
-
-    Parameters
-    ----------
-    n, w : int, optional
-        Nodes and wavelengths (the example's 16 and 2).  The per-stage wavelength counts
-        of ``paper_expressions`` and the radices of the explicit trees (4-4 and 3-3-3)
-        are the example's whatever ``n``.
-
-    Returns
-    -------
-    list of dict
-        ``scheme, paper, paper_expressions, theorem1, explicit_steps``, ``size_bytes`` (1024, the
-        explicit schedules' d) and ``paper_size`` (None: the example gives none).
-
-    Examples
-    --------
-    >>> [(r["scheme"], r["paper"], r["paper_expressions"], r["explicit_steps"]) for r in optree_motivation()]
-    [('one-stage', 16, 16, 16), ('two-stage 4-ary', 12, 12, 12), ('three-stage 3-ary', 16, 22, 22)]
     """
     from ..algorithms.optree import theorem1_steps
     three_ary = [8 * math.ceil(2**2 / 8), 2 * 3 * math.ceil(3**2 / 4), 6 * math.ceil(3**2 / 4)]
@@ -144,32 +92,7 @@ def optree_motivation(n: int = 16, w: int = 2) -> list[dict[str, Any]]:
 
 def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = PAPER_D,
                 depths=range(1, 13)) -> list[dict[str, Any]]:
-    """Seed 004 Fig. 4 / Lemma 3: the best depth k per N, by formula and by exact search.
-
-    Parameters
-    ----------
-    nodes : iterable of int, optional
-        Ring sizes N (the figure's 512 to 4096).
-    w : int, optional
-        Wavelengths (64).
-    size : int, optional
-        Bytes per node d for the times (the paper's "4 MB", read as 4 MiB = 4194304 bytes).
-    depths : iterable of int, optional
-        Depths whose times are reported (1 to 12).
-
-    Returns
-    -------
-    list of dict
-        Per N: the paper's optimal depth, Lemma 3 (ceil and nearest), Theorem 1's argmin,
-        and the depth and steps of collsim's exact search, with the time per depth;
-        ``size_bytes`` (d) and ``paper_size`` ("4 MB" when d is the paper's, read as 4 MiB).
-
-    Examples
-    --------
-    >>> row = optree_fig4(nodes=(64,), w=4, size=1024)[0]
-    >>> row["lemma3_ceil"], row["theorem1_argmin"], row["search_radices"], row["search_steps"]
-    (4, 3, [4, 2, 2, 4], 40)
-    """
+    """Seed 004 Fig. 4 / Lemma 3: the best depth k per N, by formula and by exact search."""
     from ..algorithms.optree import lemma3_k, search_tree, theorem1_k
     from ..kinds.optical_ring import OpticalRing
     rows = []
@@ -187,19 +110,7 @@ def optree_fig4(nodes=(512, 1024, 2048, 4096), w: int = 64, size: int = PAPER_D,
 
 
 def optree_lemma1() -> list[dict[str, Any]]:
-    """Seed 004 Lemma 1: one-stage ring wavelengths ⌈N²/8⌉ beside the exact optimum, odd N over-counted.
-
-    Returns
-    -------
-    list of dict
-        ``nodes, lemma1, exact, explicit_used, overcount``
-        (:func:`lemma1_rows`).
-
-    Examples
-    --------
-    >>> [r["overcount"] for r in optree_lemma1()][:3]
-    [1, 1, 1]
-    """
+    """Seed 004 Lemma 1: one-stage ring wavelengths ⌈N²/8⌉ beside the exact optimum, odd N over-counted."""
     return lemma1_rows()
 
 
@@ -211,21 +122,6 @@ def lemma1_rows(nodes=(3, 5, 7, 9, 15, 16, 17, 31, 33, 63, 64, 65, 1023, 1024, 1
     construction (:func:`collsim.kinds.optical_ring.alltoall.uniform_alltoall_wavelengths`) meets it.
     For odd N = 2k+1 that is k(k+1)/2, one fewer than ⌈N²/8⌉.  Up to N = 65 the explicit OSM
     schedule is built and verified on ⌈N²/8⌉ wavelengths and the wavelengths it uses are counted.
-
-    Parameters
-    ----------
-    nodes : iterable of int, optional
-        Ring sizes.
-
-    Returns
-    -------
-    list of dict
-        ``nodes, lemma1, exact, explicit_used, overcount`` (lemma1 − exact).
-
-    Examples
-    --------
-    >>> [(r["nodes"], r["lemma1"], r["exact"], r["explicit_used"]) for r in lemma1_rows((5, 8))]
-    [(5, 4, 3, 3), (8, 8, 8, 8)]
     """
     from ..kinds.optical_ring.alltoall import uniform_alltoall_wavelengths
     from ..kinds.optical_ring import OpticalRing
@@ -241,26 +137,7 @@ def lemma1_rows(nodes=(3, 5, 7, 9, 15, 16, 17, 31, 33, 63, 64, 65, 1023, 1024, 1
 
 
 def wrht_allreduce(nodes=(16, 64, 256, 1024, 4096), w: int = 64) -> list[dict[str, Any]]:
-    """Seed 003: WRHT all-reduce steps, closed form beside the explicit schedule.
-
-    Parameters
-    ----------
-    nodes : iterable of int, optional
-        Ring sizes N.
-    w : int, optional
-        Wavelengths (64).
-
-    Returns
-    -------
-    list of dict
-        ``nodes, formula, explicit_steps, explicit_rounds``, ``size_bytes`` (the vector the
-        explicit schedules reduce, 4 MiB) and ``paper_size`` (None: the poster gives none).
-
-    Examples
-    --------
-    >>> wrht_allreduce(nodes=(16, 64))[1]
-    {'nodes': 64, 'formula': 2, 'explicit_steps': 2, 'explicit_rounds': 2, 'size_bytes': 4194304, 'paper_size': None}
-    """
+    """Seed 003: WRHT all-reduce steps, closed form beside the explicit schedule."""
     from ..algorithms.wrht import paper_allreduce_steps
     rows = []
     for n in nodes:
@@ -272,44 +149,13 @@ def wrht_allreduce(nodes=(16, 64, 256, 1024, 4096), w: int = 64) -> list[dict[st
 
 
 def mlfm_congestion(d_values=range(2, 9)) -> list[dict[str, Any]]:
-    """Seed 001 §2: exhaustive congestion check of the mlfm rule for d = 2..8.
-
-    Parameters
-    ----------
-    d_values : iterable of int, optional
-        Half radices d to check (default 2..8).
-
-    Returns
-    -------
-    list of dict
-        One row per d (see :func:`collsim.experiments.mlfm_congestion.congestion_table`).
-
-    Examples
-    --------
-    >>> row = mlfm_congestion([3])[0]
-    >>> row["checked"], row["paper_valid"], row["paper_congestion_free"], row["correct_congestion_free"]
-    (27, 18, 9, 18)
-    """
+    """Seed 001 §2: exhaustive congestion check of the mlfm rule for d = 2..8."""
     from .mlfm_congestion import congestion_table
     return congestion_table(d_values)
 
 
 def mlfm_throughput() -> list[dict[str, Any]]:
-    """Seed 001 §3 / Fig. 3: per-node throughput of mlfm and pairwise, and their ratio.
-
-    Returns
-    -------
-    list of dict
-        One row per (scale, size), with the paper's 2.2x for pattern B beside ours;
-        ``size_bytes`` is collsim's size (the pair block, ``block_bytes``), ``total_bytes`` the
-        send buffer it makes (N blocks) and ``paper_size`` the paper's words.
-
-    Examples
-    --------
-    >>> rows = mlfm_throughput()           # 4 scales x 3 sizes, simulated
-    >>> len(rows), [(r["paper_size"], r["total_bytes"], r["paper_ratio"]) for r in rows if r["scale"] == "24-B"]
-    (12, [('16MiB per node', 16777200, 2.2), ('64MiB per node', 67108848, 2.2), ('256MiB per node', 268435440, 2.2)])
-    """
+    """Seed 001 §3 / Fig. 3: per-node throughput of mlfm and pairwise, and their ratio."""
     from dataclasses import asdict
 
     from .mlfm_throughput import throughput_experiment

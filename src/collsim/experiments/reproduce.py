@@ -38,18 +38,7 @@ EXPERIMENTS: dict[str, tuple[Callable[[], list[dict[str, Any]]], str]] = {
 
 
 def available_cores() -> int:
-    """Cores this process may run on (the affinity mask where the OS has one), at least 1.
-
-    Returns
-    -------
-    int
-        The default of ``--jobs`` for ``collsim reproduce``.
-
-    Examples
-    --------
-    >>> available_cores() >= 1
-    True
-    """
+    """Cores this process may run on (the affinity mask where the OS has one), at least 1."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
@@ -57,19 +46,7 @@ def available_cores() -> int:
 
 
 def paper_names() -> list[str]:
-    """The papers ``reproduce`` knows, plus ``all``.
-
-    Returns
-    -------
-    list of str
-        ``["optree", "wrht", "mlfm", "textbook", "beyond", "all"]`` (``beyond`` is
-        collsim's own evaluation beyond the papers, on the OpTree paper's grids).
-
-    Examples
-    --------
-    >>> paper_names()[-1]
-    'all'
-    """
+    """The papers ``reproduce`` knows, plus ``all``."""
     return [*PAPERS, ALL]
 
 
@@ -89,43 +66,7 @@ def _module(paper: str):
 def reproduce_paper(paper: str, out_dir: str | Path, *, store=None, jobs: int = 1,
                     progress: Callable[[str], Any] | None = None, log: Callable[[str], Any] | None = None,
                     **options: Any) -> PaperResult:
-    """Regenerate one paper's evaluation into ``out_dir`` (created if needed).
-
-    Parameters
-    ----------
-    paper : str
-        ``"optree"``, ``"wrht"``, ``"mlfm"`` or ``"textbook"``.
-    out_dir : str or Path
-        Folder for the CSV data, the figures (PNG and SVG) and the comparison tables.
-    store : Store, optional
-        Results store to reuse finished points from (where the paper's module uses one).
-    jobs : int, optional
-        Parallel processes (where the paper's module uses them).
-    progress : callable, optional
-        Called with a short description as work proceeds.
-    log : callable, optional
-        Called with one line per finished part, where the paper's module says more than its
-        end (``beyond``); for a log when no progress bar is drawn.
-    **options
-        Passed to the paper's ``reproduce`` when it accepts them (``quick=True``: a reduced grid).
-
-    Returns
-    -------
-    PaperResult
-        The files written and every printed number beside collsim's.
-
-    Raises
-    ------
-    UnknownNameError
-        For an unknown paper.
-
-    Examples
-    --------
-    >>> reproduce_paper("optre", ".")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.UnknownNameError: unknown paper 'optre'; did you mean optree? Known: optree, wrht, mlfm, textbook, beyond, all
-    """
+    """Regenerate one paper's evaluation into ``out_dir`` (created if needed)."""
     fn = _module(paper).reproduce
     out = Path(out_dir)
     try:
@@ -142,37 +83,7 @@ def reproduce_paper(paper: str, out_dir: str | Path, *, store=None, jobs: int = 
 def reproduce_all(out_dir: str | Path, *, store=None, jobs: int = 1, progress: Callable[[str], Any] | None = None,
                   papers: list[str] | None = None, log: Callable[[str], Any] | None = None,
                   **options: Any) -> tuple[list[PaperResult], Path]:
-    """Regenerate every paper into ``out_dir/<paper>/`` and write ``out_dir/report.html``.
-
-    Parameters
-    ----------
-    out_dir : str or Path
-        Folder.
-    store : Store, optional
-        Results store.
-    jobs : int, optional
-        Parallel processes.
-    progress : callable, optional
-        Called with a short description as work proceeds.
-    papers : list of str, optional
-        A subset (default: every paper).
-    log : callable, optional
-        Called with one line per finished part (each paper, and the parts of ``beyond``).
-    **options
-        Passed on to each paper's ``reproduce`` that accepts them.
-
-    Returns
-    -------
-    tuple
-        ``(results, report_path)``.
-
-    Examples
-    --------
-    >>> reproduce_all(".", papers=["xyzzy"])
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.UnknownNameError: unknown paper 'xyzzy'; known: optree, wrht, mlfm, textbook, beyond, all
-    """
+    """Regenerate every paper into ``out_dir/<paper>/`` and write ``out_dir/report.html``."""
     from .._version import __version__
     names = list(PAPERS) if papers is None else list(papers)
     for name in names:

@@ -39,26 +39,7 @@ QUICK_NODES = 256
 
 
 def grid(quick: bool = False) -> list[tuple[str, int, int, tuple]]:
-    """The all-gather points: ``(figure, N, w, sizes)`` of Figs. 5–7, or a quick run's smaller rings.
-
-    Parameters
-    ----------
-    quick : bool, optional
-        Every panel on rings of at most :data:`QUICK_NODES` nodes (N = 128 and 256 for
-        Fig. 6, w = 4, 16, 64 for Fig. 7) instead of the paper's 512 … 4096.
-
-    Returns
-    -------
-    list of tuple
-        One entry per (figure, N, w).
-
-    Examples
-    --------
-    >>> [(f, n, w, len(s)) for f, n, w, s in grid()][:3]
-    [('fig5', 1024, 64, 12), ('fig6', 512, 64, 6), ('fig6', 1024, 64, 6)]
-    >>> [(f, n, w) for f, n, w, s in grid(quick=True)][:3]
-    [('fig5', 256, 64), ('fig6', 128, 64), ('fig6', 256, 64)]
-    """
+    """The all-gather points: ``(figure, N, w, sizes)`` of Figs. 5–7, or a quick run's smaller rings."""
     if quick:
         n = QUICK_NODES
         return ([("fig5", n, 64, SMALL_SIZES + LARGE_SIZES)] + [("fig6", k, 64, NODE_SIZES) for k in (n // 2, n)]
@@ -120,26 +101,7 @@ def _efficiency_panel(ax, rows, x: str, title: str, xlabel: str, styles: dict[st
 
 
 def efficiency_figure(ag_rows, ar_rows, nodes: int = 1024):
-    """Four panels of efficiency (lower bound / time, log): all-gather against size, N and w; all-reduce.
-
-    Parameters
-    ----------
-    ag_rows, ar_rows : list of dict
-        :func:`~collsim.experiments.beyond.efficiency_grid` rows for all-gather and all-reduce.
-    nodes : int, optional
-        The ring of the size panels and the w panel (1024, the paper's; 256 in a quick run).
-
-    Returns
-    -------
-    Figure
-        The matplotlib figure.
-
-    Examples
-    --------
-    >>> rows = efficiency_grid([(64, 64, [4 << 20])], algorithms=["ring", "striped-ring"])
-    >>> efficiency_figure(rows, rows, 64).axes[0].get_ylabel()
-    'efficiency = lower bound / time (log)'
-    """
+    """Four panels of efficiency (lower bound / time, log): all-gather against size, N and w; all-reduce."""
     plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(11.5, 9.0), squeeze=False)  # 2 x 2: legible at the report's width
     a = list(axes.flat)
@@ -169,37 +131,7 @@ def efficiency_figure(ag_rows, ar_rows, nodes: int = 1024):
 
 def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[str], Any] | None = None,
               quick: bool = False, log: Callable[[str], Any] | None = None) -> PaperResult:
-    """Write the efficiency grids, the best-vs-OpTree table and the slot-latency crossover into ``out_dir``.
-
-    Parameters
-    ----------
-    out_dir : Path
-        Folder (created if needed).
-    store : Store, optional
-        Results store: every build's times are kept there as soon as it finishes and read
-        back on the next run (``collsim reproduce`` keeps one in the output folder).
-    jobs : int, optional
-        Builds at once, each in a process of its own
-        (:func:`~collsim.experiments.build_pool.run_builds`).
-    progress : callable, optional
-        Called with a line per schedule as it starts.
-    quick : bool, optional
-        The reduced grid of :func:`grid`.
-    log : callable, optional
-        Called with one line per finished part: each ring of the all-gather grid, the
-        all-reduce ring, each slot-latency size, the files (``collsim reproduce`` passes
-        it when stderr is not a terminal, where no progress bar is drawn).
-
-    Returns
-    -------
-    PaperResult
-        Files, notes and captions (no printed numbers to compare: the papers have none).
-
-    Examples
-    --------
-    >>> reproduce.__name__    # a quick run: tests/test_reproduce_beyond.py
-    'reproduce'
-    """
+    """Write the efficiency grids, the best-vs-OpTree table and the slot-latency crossover into ``out_dir``."""
     from .slot_latency import crossovers, slot_latency_crossover
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -95,29 +95,7 @@ def _figure(rows, fixed, out_dir: Path, sizes):
 
 
 def comparisons(rows, fixed=()) -> list[Comparison]:
-    """The paper's printed numbers beside collsim's, from the experiment's rows.
-
-    Parameters
-    ----------
-    rows : list of ThroughputRow
-        Output of :func:`collsim.experiments.mlfm_throughput.throughput_experiment`.
-
-    fixed : list of ThroughputRow, optional
-        The same experiment with ``pairwise`` over a fixed spine per column.
-
-    Returns
-    -------
-    list of Comparison
-        The 2.2x ratio of pattern B at each size (one printed number: claim ``§3: 2.2x``), under
-        each routing of ``pairwise``, and mlfm's throughput at 24-B against the 3770 MiB/s optimum.
-
-    Examples
-    --------
-    >>> from collsim.experiments.mlfm_throughput import throughput_experiment
-    >>> cs = comparisons(throughput_experiment(["24-B"], [16]))
-    >>> [(c.quantity, round(c.collsim, 2), c.agrees) for c in cs][:1]
-    [('throughput ratio mlfm / pairwise, 24 servers pattern B, 16 MiB per node', 2.19, True)]
-    """
+    """The paper's printed numbers beside collsim's, from the experiment's rows."""
     out = []
     for routing, sel in (("spine-rule", rows), ("fixed-spine", fixed)):
         for r in sel:
@@ -149,34 +127,7 @@ def comparisons(rows, fixed=()) -> list[Comparison]:
 
 
 def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick: bool = False) -> PaperResult:
-    """Regenerate [MLFM16] Fig. 3 and its comparison table in ``out_dir``.
-
-    Parameters
-    ----------
-    out_dir : Path
-        Folder (created if missing).
-    store : Store, optional
-        Results store: the simulated rows and the congestion table are kept there and read back
-        by a second run.
-    jobs : int, optional
-        Worker processes (unused, same reason).
-    progress : callable, optional
-        Called with a one-line message per stage.
-    quick : bool, optional
-        Only 16 MiB per node (all four scales).
-
-    Returns
-    -------
-    PaperResult
-        Files, comparisons and notes.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> r = reproduce(Path(tempfile.mkdtemp()), quick=True)
-    >>> r.figures, r.tables, len(r.comparisons), [c.model[-40:] for c in r.disagreements()]
-    (('fig3',), ('mlfm-fig3.csv', 'table-mlfm-congestion.csv'), 3, [', pairwise over a fixed spine per column'])
-    """
+    """Regenerate [MLFM16] Fig. 3 and its comparison table in ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     sizes = QUICK_SIZES if quick else SIZES_MIB
@@ -223,23 +174,7 @@ def _congestion_target() -> list[dict]:
 
 
 def congestion_verdict(rows) -> str:
-    """What ``mlfm-congestion`` found, every number from its rows and collsim's exhaustive check.
-
-    Parameters
-    ----------
-    rows : list of dict
-        :func:`collsim.experiments.papers.mlfm_congestion` rows.
-
-    Returns
-    -------
-    str
-        The verdict.
-
-    Examples
-    --------
-    >>> "pattern A" in congestion_verdict(_congestion_target()[:2])
-    True
-    """
+    """What ``mlfm-congestion`` found, every number from its rows and collsim's exhaustive check."""
     from .mlfm_congestion import check_selection
     valid = sum(r["paper_valid"] for r in rows)
     free = sum(r["paper_congestion_free"] for r in rows)
@@ -257,25 +192,7 @@ def congestion_verdict(rows) -> str:
 
 
 def throughput_verdict(rows, fixed) -> str:
-    """The 2.2x of pattern B under both routings of pairwise, in one sentence.
-
-    Parameters
-    ----------
-    rows, fixed : list
-        Throughput rows (with ``scale`` and ``ratio``) with pairwise over the paper's spine rule,
-        and over a fixed spine per column.
-
-    Returns
-    -------
-    str
-        The pairwise / mlfm ratios at the 24-B scale under each routing.
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace as R
-    >>> throughput_verdict([R(scale="24-B", ratio=2.2)], [R(scale="24-B", ratio=2.37)])[:40]
-    "Pattern B's printed 2.2x: 2.20x with pai"
-    """
+    """The 2.2x of pattern B under both routings of pairwise, in one sentence."""
     def span(sel):
         r = [x.ratio for x in sel if x.scale == "24-B"]
         return f"{min(r):.2f}–{max(r):.2f}x" if len(r) > 1 else f"{r[0]:.2f}x"

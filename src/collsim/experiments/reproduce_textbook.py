@@ -43,32 +43,7 @@ OP_NAMES = {op: TYPES[op].textbook_name for op in OPERATIONS}
 
 def chapter_formulas(topology: str, op: str, p: int, m: int = M, ts: float = TS, tw: float = TW,
                      q: int = Q) -> list[tuple[str, float]]:
-    """The chapter's cost(s) of an operation on a topology, evaluated.
-
-    Parameters
-    ----------
-    topology : str
-        ``"ring"``, ``"torus"`` (2-D wraparound mesh) or ``"hypercube"``.
-    op : str
-        A collective of :data:`OPERATIONS`.
-    p : int
-        Nodes (a power of two; a square for the torus).
-    m, ts, tw, q : optional
-        Message bytes, start-up (s), per-byte time (s) and shift distance.
-
-    Returns
-    -------
-    list of (str, float)
-        ``(formula text, seconds)``; empty where the chapter gives none.  Reduction,
-        gather and all-to-all reduction use the cost of their duals, as the chapter says.
-
-    Examples
-    --------
-    >>> chapter_formulas("hypercube", "allgather", 8, 1000, 1.0, 0.001)
-    [('t_s log p + t_w m (p-1)', 10.0)]
-    >>> chapter_formulas("torus", "allreduce", 16)
-    []
-    """
+    """The chapter's cost(s) of an operation on a topology, evaluated."""
     lg, sq = math.log2(p), math.isqrt(p)
     op = TYPES[op].dual or op
     table = {
@@ -110,22 +85,7 @@ operations, reduction, gather and all-to-all reduction, use their dual's)."""
 
 
 def is_chapter_algorithm(topology: str, op: str, algorithm: str) -> bool:
-    """Whether ``algorithm`` is collsim's implementation of the chapter's algorithm for ``op`` on ``topology``.
-
-    Parameters
-    ----------
-    topology, op, algorithm : str
-        As in :func:`run_table`'s rows (``algorithm`` may be a variant label, ``"pairwise (xor)"``).
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> is_chapter_algorithm("ring", "reduce", "recursive-doubling"), is_chapter_algorithm("ring", "allgather", "ne")
-    (True, False)
-    """
+    """Whether ``algorithm`` is collsim's implementation of the chapter's algorithm for ``op`` on ``topology``."""
     mine = CHAPTER_ALGORITHMS.get((topology, TYPES[op].dual or op), ())
     return algorithm in ((mine,) if isinstance(mine, str) else mine)
 
@@ -135,24 +95,7 @@ _FORMULA_INDEX = {("hypercube", "alltoall", "hypercube-personalized"): 1, ("hype
 
 
 def systems(p: int = P, side: int = SIDE) -> dict:
-    """The three electrical networks, with the chapter's parameters.
-
-    Parameters
-    ----------
-    p, side : int, optional
-        Nodes and torus side (``side**2 == p``).
-
-    Returns
-    -------
-    dict
-        ``{"ring": Ring, "torus": Torus, "hypercube": Hypercube}``.
-
-    Examples
-    --------
-    >>> s = systems(4, 2)
-    >>> [x.nodes for x in s.values()]
-    [4, 4, 4]
-    """
+    """The three electrical networks, with the chapter's parameters."""
     from ..kinds.network.electrical import Ring
     from ..kinds.network.hypercube import Hypercube
     from ..kinds.network.mesh_torus import Torus
@@ -172,27 +115,7 @@ def _variants(name: str, op: str, p: int, takes: tuple = ("root", "shift")):
 
 
 def run_table(p: int = P, side: int = SIDE) -> list[dict]:
-    """Simulate every registered algorithm for every operation on the three topologies.
-
-    Parameters
-    ----------
-    p, side : int, optional
-        Nodes and torus side.
-
-    Returns
-    -------
-    list of dict
-        One row per (topology, operation, algorithm variant) that collsim builds:
-        chapter formula and value, simulated time, the algorithm's own closed form, max link load.
-
-    Examples
-    --------
-    >>> rows = run_table(4, 2)
-    >>> r = [r for r in rows if (r["topology"], r["operation"], r["algorithm"]) ==
-    ...      ("hypercube", "allreduce", "recursive-doubling")][0]
-    >>> r["chapter_s"] == r["simulated_s"], r["max_link_load"]
-    (True, 1)
-    """
+    """Simulate every registered algorithm for every operation on the three topologies."""
     from ..algorithms.registry import REGISTRY
     from ..core.errors import UnsupportedError
     from ..pipeline import build, verify
@@ -247,24 +170,7 @@ _ITEM = {"ring": "ch. 4 text, ring", "torus": "ch. 4 text, 2-D wraparound mesh",
 
 
 def comparisons(rows: list[dict]) -> list[Comparison]:
-    """One comparison per (topology, operation, algorithm) with a chapter formula.
-
-    Parameters
-    ----------
-    rows : list of dict
-        Output of :func:`run_table`.
-
-    Returns
-    -------
-    list of Comparison
-        Chapter formula (µs) beside the simulated time (µs).
-
-    Examples
-    --------
-    >>> cs = comparisons(run_table(4, 2))
-    >>> all(c.explanation for c in cs if c.agrees is False)
-    True
-    """
+    """One comparison per (topology, operation, algorithm) with a chapter formula."""
     out = []
     for r in rows:
         if r["chapter_s"] is None:
@@ -316,33 +222,7 @@ def _figure(rows, out_dir: Path, p: int):
 
 
 def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick: bool = False) -> PaperResult:
-    """Regenerate the chapter's table of operation costs beside collsim's simulated times.
-
-    Parameters
-    ----------
-    out_dir : Path
-        Folder (created if missing).
-    store : object, optional
-        Results store (unused: the whole table simulates in seconds).
-    jobs : int, optional
-        Worker processes (unused).
-    progress : callable, optional
-        Called with a one-line message per stage.
-    quick : bool, optional
-        p = 4 (2 x 2 torus, 2-cube) instead of 16.
-
-    Returns
-    -------
-    PaperResult
-        Files, comparisons and notes.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> r = reproduce(Path(tempfile.mkdtemp()), quick=True)
-    >>> r.figures, r.tables, len(r.comparisons) > 30
-    (('table',), ('textbook-table.csv',), True)
-    """
+    """Regenerate the chapter's table of operation costs beside collsim's simulated times."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     p, side = (QUICK_P, QUICK_SIDE) if quick else (P, SIDE)

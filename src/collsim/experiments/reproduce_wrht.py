@@ -67,25 +67,7 @@ def _esys(n: int, gbps: float):
 
 
 def optical_profile(schedule) -> tuple[np.ndarray, int]:
-    """Per-step largest transfer (bytes) and number of reconfigurations of an optical schedule.
-
-    Parameters
-    ----------
-    schedule : Schedule
-        On an OpticalRing, every transfer on one wavelength (band 1).
-
-    Returns
-    -------
-    tuple
-        ``(max_bytes per step, reconfigurations)``.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> mx, rc = optical_profile(collsim.build("ring", _osys(4), "allreduce", 4096))
-    >>> mx.tolist(), rc
-    ([1024, 1024, 1024, 1024, 1024, 1024], 1)
-    """
+    """Per-step largest transfer (bytes) and number of reconfigurations of an optical schedule."""
     from ..kinds.optical_ring.cost import step_times
     if (schedule.band > 1).any():
         raise ValueError("optical_profile assumes single-wavelength transfers")
@@ -99,30 +81,6 @@ def optical_retime(system, profile, ref_bytes: int, size_bytes: int) -> float:
 
     The lightpaths, hence reconfigurations, do not change; each step's largest
     transfer (a chunk or the vector) scales by ``size_bytes / ref_bytes``, rounded up.
-
-    Parameters
-    ----------
-    system : OpticalRing
-        Rates and delays.
-    profile : tuple
-        :func:`optical_profile` of the schedule built at ``ref_bytes``.
-    ref_bytes, size_bytes : int
-        The built vector and the wanted one.
-
-    Returns
-    -------
-    float
-        Seconds.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> s = _osys(4)
-    >>> p = optical_profile(collsim.build("wrht", s, "allreduce", 4096))
-    >>> t = optical_retime(s, p, 4096, 8192)
-    >>> from collsim.kinds.optical_ring.cost import step_times
-    >>> math.isclose(t, step_times(collsim.build("wrht", s, "allreduce", 8192)).total_s)
-    True
     """
     mx, reconf = profile
     scaled = -(-mx * int(size_bytes) // int(ref_bytes))
@@ -131,21 +89,7 @@ def optical_retime(system, profile, ref_bytes: int, size_bytes: int) -> float:
 
 @dataclass(frozen=True)
 class ElectricalFit:
-    """Flow-simulated time of a fixed electrical schedule as ``fixed + wire * (S/S0) * (B0/B)``.
-
-    Parameters
-    ----------
-    fixed_s, wire_s : float
-        Size-independent part (start-ups, link latencies) and bandwidth part at S0, B0.
-    ref_bytes, ref_gbps : int, float
-        S0 (bytes) and B0 (Gb/s).
-
-    Examples
-    --------
-    >>> f = ElectricalFit.simulate("rd", 8, 1 << 20)
-    >>> round(f.time_s(1 << 20, 100) * 1e6, 3)       # 3 rounds of 1 us + 1 MiB / 12.5 GB/s
-    254.658
-    """
+    """Flow-simulated time of a fixed electrical schedule as ``fixed + wire * (S/S0) * (B0/B)``."""
 
     fixed_s: float
     wire_s: float
@@ -170,28 +114,7 @@ class ElectricalFit:
 
 
 def closed_forms(n: int, size_bytes: int, gbps: float) -> dict[str, float]:
-    """The papers' closed forms: eq. (3) for the optical algorithms, alpha-beta for the electrical ones.
-
-    Parameters
-    ----------
-    n : int
-        Nodes.
-    size_bytes : int
-        Vector.
-    gbps : float
-        Electrical link bandwidth (Gb/s).
-
-    Returns
-    -------
-    dict
-        ``e-ring, e-rd, o-ring, wrht`` -> seconds.
-
-    Examples
-    --------
-    >>> cf = closed_forms(1024, 4 << 20, 100)
-    >>> round(cf["o-ring"] * 1e3, 2), round(cf["wrht"] * 1e3, 2)   # 2046 and 3 steps
-    (53.09, 2.98)
-    """
+    """The papers' closed forms: eq. (3) for the optical algorithms, alpha-beta for the electrical ones."""
     from ..algorithms.wrht import paper_allreduce_steps
     from ..kinds.optical_ring.cost import paper_time_s
     osys = _osys(n)
@@ -203,29 +126,7 @@ def closed_forms(n: int, size_bytes: int, gbps: float) -> dict[str, float]:
 
 
 def run_grid(nodes=NODES, gbps=E_GBPS, progress=None) -> list[dict]:
-    """Every (model, N, electrical bandwidth) point, under collsim's models and the papers' closed forms.
-
-    Parameters
-    ----------
-    nodes : iterable of int
-        Node counts.
-    gbps : iterable of float
-        Electrical link bandwidths (Gb/s).
-    progress : callable, optional
-        Called with a message per node count.
-
-    Returns
-    -------
-    list of dict
-        One row per (model, N, bandwidth): times (s) of the four algorithms (``*_s``: collsim;
-        ``*_paper_s``: closed forms) and the reductions of WRHT (%).
-
-    Examples
-    --------
-    >>> rows = run_grid((16,), (100,))
-    >>> len(rows), rows[0]["model"], rows[0]["wrht_steps"]
-    (4, 'AlexNet', 1)
-    """
+    """Every (model, N, electrical bandwidth) point, under collsim's models and the papers' closed forms."""
     from ..pipeline import build, verify
     rows = []
     for n in nodes:
@@ -256,24 +157,7 @@ def run_grid(nodes=NODES, gbps=E_GBPS, progress=None) -> list[dict]:
 
 
 def mean_reductions(rows: list[dict]) -> list[dict]:
-    """Mean (and max) reduction of WRHT over the four models and all N, per electrical bandwidth.
-
-    Parameters
-    ----------
-    rows : list of dict
-        Output of :func:`run_grid`.
-
-    Returns
-    -------
-    list of dict
-        One row per bandwidth.
-
-    Examples
-    --------
-    >>> r = mean_reductions(run_grid((16,), (100,)))[0]
-    >>> r["e_gbps"], round(r["vs_optical_paper_mean_pct"], 1)
-    (100, 47.8)
-    """
+    """Mean (and max) reduction of WRHT over the four models and all N, per electrical bandwidth."""
     out = []
     for g in sorted({r["e_gbps"] for r in rows}):
         sel = [r for r in rows if r["e_gbps"] == g]
@@ -329,33 +213,7 @@ def _comparisons(means, fig_gbps) -> list[Comparison]:
 
 
 def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick: bool = False) -> PaperResult:
-    """Regenerate [WRHT23] Fig. 2, the bandwidth sweep of its reductions and the comparison table.
-
-    Parameters
-    ----------
-    out_dir : Path
-        Folder (created if missing).
-    store : Store, optional
-        Results store: the grid's rows are kept there and read back by a second run.
-    jobs : int, optional
-        Worker processes (unused).
-    progress : callable, optional
-        Called with a message per node count.
-    quick : bool, optional
-        N = 16, 64 and 10, 100, 400 Gb/s only.
-
-    Returns
-    -------
-    PaperResult
-        Files, comparisons and notes.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> r = reproduce(Path(tempfile.mkdtemp()), quick=True)
-    >>> r.figures, r.tables, len(r.comparisons)
-    (('fig2', 'reductions'), ('wrht-fig2.csv', 'wrht-reductions.csv', 'table-wrht-allreduce.csv'), 7)
-    """
+    """Regenerate [WRHT23] Fig. 2, the bandwidth sweep of its reductions and the comparison table."""
     (out_dir := Path(out_dir)).mkdir(parents=True, exist_ok=True)
     nodes, gbps = (QUICK_NODES, QUICK_E_GBPS) if quick else (NODES, E_GBPS)
     fig_gbps = (FIG2_LOW_GBPS if FIG2_LOW_GBPS in gbps else min(gbps), FIG_E_GBPS)
@@ -406,23 +264,7 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress=None, quick:
 
 
 def allreduce_verdict(rows) -> str:
-    """What ``wrht-allreduce`` found: the poster's step formula beside the explicit schedules.
-
-    Parameters
-    ----------
-    rows : list of dict
-        :func:`collsim.experiments.papers.wrht_allreduce` rows.
-
-    Returns
-    -------
-    str
-        The verdict (the poster prints the formula 2⌈log_m N⌉ or 2⌈log_m N⌉ − 1, no step counts).
-
-    Examples
-    --------
-    >>> allreduce_verdict([{"nodes": 16, "formula": 1, "explicit_steps": 1}])[:40]
-    "The poster's step formula (2⌈log_m N⌉ or"
-    """
+    """What ``wrht-allreduce`` found: the poster's step formula beside the explicit schedules."""
     same = [r for r in rows if r["formula"] == r["explicit_steps"]]
     text = ", ".join(f"N={r['nodes']}: {r['formula']}" for r in rows)
     return ("The poster's step formula (2⌈log_m N⌉ or 2⌈log_m N⌉ − 1, m = 2w + 1; it prints no step counts), "

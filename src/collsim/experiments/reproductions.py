@@ -38,32 +38,7 @@ ALL = "all"
 
 @dataclass(frozen=True)
 class Reproduction:
-    """One entry: a table of a paper, or a paper's whole evaluation.
-
-    Parameters
-    ----------
-    name : str
-        What ``collsim reproduce NAME`` is given.
-    kind : str
-        :data:`TABLE` or :data:`PAPER`.
-    paper : str
-        The paper it belongs to (a :data:`PAPER` entry's name; its own name for a paper).
-    description : str
-        One line, citing the paper by its bibliography key (``[OpTree24]``).
-    target : str or None
-        ``"module:function"``: a table's rows (no arguments), a paper's ``reproduce``; None for
-        :data:`ALL`.
-    size_note : str or None, optional
-        How the paper's sizes are read, in bytes (a table's; printed under it).
-
-    Examples
-    --------
-    >>> r = REPRODUCTIONS["optree-table1"]
-    >>> r.kind, r.paper, r.target
-    ('table', 'optree', 'collsim.experiments.papers:optree_table1')
-    >>> [p for p in papers()]
-    ['optree', 'wrht', 'mlfm', 'textbook', 'beyond', 'all']
-    """
+    """One entry: a table of a paper, or a paper's whole evaluation."""
 
     name: str
     kind: str
@@ -73,23 +48,7 @@ class Reproduction:
     size_note: str | None = None
 
     def load(self) -> Callable[..., Any]:
-        """The function :attr:`target` names, imported now.
-
-        Returns
-        -------
-        callable
-            A table's rows function, or a paper's ``reproduce``.
-
-        Raises
-        ------
-        ModuleNotFoundError
-            If its module is not part of this version of collsim.
-
-        Examples
-        --------
-        >>> REPRODUCTIONS["optree-lemma1"].load().__name__
-        'optree_lemma1'
-        """
+        """The function :attr:`target` names, imported now."""
         module, _, function = str(self.target).partition(":")
         return getattr(importlib.import_module(module), function)
 
@@ -149,34 +108,12 @@ REPRODUCTIONS: dict[str, Reproduction] = {r.name: r for r in (
 
 
 def tables() -> dict[str, Reproduction]:
-    """The tables, by name, in order.
-
-    Returns
-    -------
-    dict of str to Reproduction
-        The :data:`TABLE` entries.
-
-    Examples
-    --------
-    >>> list(tables())[:2]
-    ['optree-table1', 'optree-motivation']
-    """
+    """The tables, by name, in order."""
     return {k: r for k, r in REPRODUCTIONS.items() if r.kind == TABLE}
 
 
 def papers() -> dict[str, Reproduction]:
-    """The papers, by name, in order, :data:`ALL` last.
-
-    Returns
-    -------
-    dict of str to Reproduction
-        The :data:`PAPER` entries.
-
-    Examples
-    --------
-    >>> papers()["all"].target is None
-    True
-    """
+    """The papers, by name, in order, :data:`ALL` last."""
     return {k: r for k, r in REPRODUCTIONS.items() if r.kind == PAPER}
 
 

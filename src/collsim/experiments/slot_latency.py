@@ -41,47 +41,7 @@ def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str |
                            latencies_s: Iterable[float] = DEFAULT_LATENCIES_S,
                            algorithms: Iterable[str] | None = None, *, system: str = "paper",
                            collective: str = "allgather", tuned: bool = False, store=None) -> list[dict]:
-    """Verified time of every applicable optical algorithm at each per-slot latency.
-
-    Parameters
-    ----------
-    nodes, wavelengths : int, optional
-        Ring size N and wavelengths per fiber w (default 1024 and 64, the papers').
-    size : str or int, optional
-        Per-node message (default ``"4MiB"``).
-    latencies_s : iterable of float, optional
-        Per-slot latencies in seconds (default 0, 0.5, 1, 2, 5, 10 µs).
-    algorithms : iterable of str, optional
-        Algorithms to compare (default: every one that can run this instance).
-    system : str, optional
-        Optical preset the ring starts from (default ``"paper"``).
-    collective : str, optional
-        Collective (default ``"allgather"``, the papers').
-    tuned : bool, optional
-        Build every parameter set each algorithm proposes
-        (:meth:`~collsim.algorithms.registry.AlgorithmSpec.candidates`) as its own line,
-        named ``algorithm[k=v,...]``, and keep each algorithm's fastest line at latency 0
-        plus every line that is the fastest of all somewhere in the latency range.
-    store : Store, optional
-        Results store: each line (slots, time at latency 0, feasibility) is kept under the
-        instance, algorithm and parameters, and read back instead of building again.
-
-    Returns
-    -------
-    list of dict
-        One row per (latency, algorithm), latencies in the order given and, within
-        one latency, fastest first: ``nodes``, ``wavelengths``, ``size_bytes``,
-        ``latency_s``, ``algorithm``, ``slots``,
-        ``time_s`` (collsim's optical step model), ``rank`` (1 = fastest; ties
-        broken by fewer slots, then name), ``best`` and ``feasible`` (the physical
-        layer accepts every lightpath).
-
-    Examples
-    --------
-    >>> rows = slot_latency_crossover(8, 2, "64KiB", (0, 1e-3), ["ring", "wrht"])
-    >>> [(r["latency_s"], r["algorithm"], r["slots"], r["rank"]) for r in rows]
-    [(0.0, 'ring', 7, 1), (0.0, 'wrht', 3, 2), (0.001, 'wrht', 3, 1), (0.001, 'ring', 7, 2)]
-    """
+    """Verified time of every applicable optical algorithm at each per-slot latency."""
     lats = [number("latency", v, lo=0) for v in latencies_s]
     if not lats:
         raise InputError("slot_latency_crossover needs at least one latency")
@@ -153,27 +113,7 @@ def _lines(rows: list[dict]) -> dict[str, tuple[float, int]]:
 
 
 def crossovers(rows: list[dict], upto: float | None = None) -> list[dict]:
-    """Latencies, within the rows' range, where the fastest algorithm changes.
-
-    Parameters
-    ----------
-    rows : list of dict
-        Output of :func:`slot_latency_crossover`.
-    upto : float, optional
-        Largest latency to look at (default: the rows' largest; ``math.inf`` for all).
-
-    Returns
-    -------
-    list of dict
-        In increasing latency: ``latency_s`` (exact, where the two lines meet),
-        ``before`` (fastest just below it) and ``after`` (fastest just above it).
-
-    Examples
-    --------
-    >>> rows = slot_latency_crossover(8, 2, "64KiB", (0, 1e-3), ["ring", "wrht"])
-    >>> [(c["before"], c["after"], round(c["latency_s"] * 1e6, 2)) for c in crossovers(rows)]
-    [('ring', 'wrht', 35.23)]
-    """
+    """Latencies, within the rows' range, where the fastest algorithm changes."""
     if not rows:
         return []
     lines = _lines(rows)
@@ -197,25 +137,7 @@ def crossovers(rows: list[dict], upto: float | None = None) -> list[dict]:
 
 
 def pair_crossovers(rows: list[dict]) -> list[dict]:
-    """Every latency > 0 where two algorithms swap places, inside the rows' range or beyond it.
-
-    Parameters
-    ----------
-    rows : list of dict
-        Output of :func:`slot_latency_crossover`.
-
-    Returns
-    -------
-    list of dict
-        In increasing latency: ``latency_s``, ``faster_below`` (the algorithm with more
-        slots, faster below it) and ``faster_above``.
-
-    Examples
-    --------
-    >>> rows = slot_latency_crossover(8, 2, "64KiB", (0,), ["ring", "wrht"])
-    >>> [(c["faster_below"], c["faster_above"]) for c in pair_crossovers(rows)]
-    [('ring', 'wrht')]
-    """
+    """Every latency > 0 where two algorithms swap places, inside the rows' range or beyond it."""
     lines = sorted(_lines(rows).items())
     out = []
     for i, (a, (c_a, s_a)) in enumerate(lines):
@@ -230,53 +152,13 @@ def pair_crossovers(rows: list[dict]) -> list[dict]:
 
 
 def plot_slot_latency(rows: list[dict], out_dir: str | Path, name: str = "slot-latency") -> tuple[Path, Path]:
-    """Draw each algorithm's time against the per-slot latency, crossovers marked.
-
-    Parameters
-    ----------
-    rows : list of dict
-        Output of :func:`slot_latency_crossover`.
-    out_dir : str or Path
-        Folder for ``name.png`` and ``name.svg``.
-    name : str, optional
-        Base file name (default ``"slot-latency"``).
-
-    Returns
-    -------
-    tuple of Path
-        The PNG and SVG files.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> rows = slot_latency_crossover(8, 2, "64KiB", (0, 5e-6, 1e-5), ["ring", "wrht"])
-    >>> png, svg = plot_slot_latency(rows, tempfile.mkdtemp())
-    >>> png.name, svg.name
-    ('slot-latency.png', 'slot-latency.svg')
-    """
+    """Draw each algorithm's time against the per-slot latency, crossovers marked."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     return save_figure(slot_latency_figure(rows), out_dir, name)
 
 
 def slot_latency_figure(rows: list[dict]):
-    """The figure :func:`plot_slot_latency` saves (each algorithm's time against the per-slot latency).
-
-    Parameters
-    ----------
-    rows : list of dict
-        Output of :func:`slot_latency_crossover`.
-
-    Returns
-    -------
-    Figure
-        The matplotlib figure.
-
-    Examples
-    --------
-    >>> rows = slot_latency_crossover(8, 2, "64KiB", (0, 1e-5), ["ring", "wrht"])
-    >>> fig = slot_latency_figure(rows); "stays fastest" in fig.axes[0].get_title() or "\u2192" in str(fig.axes[0].texts)
-    True
-    """
+    """The figure :func:`plot_slot_latency` saves (each algorithm's time against the per-slot latency)."""
     plt = pyplot()
     lines = _lines(rows)
     feasible = {r["algorithm"]: r.get("feasible", True) for r in rows}

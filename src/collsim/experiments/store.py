@@ -49,47 +49,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def canonical_json(value: Any) -> str:
-    """JSON text that is the same for equal values: sorted keys, no spaces, tuples as lists.
-
-    Parameters
-    ----------
-    value : object
-        Anything JSON can hold (numpy values become numbers).
-
-    Returns
-    -------
-    str
-        The canonical text.
-
-    Examples
-    --------
-    >>> canonical_json({"b": (1, 2), "a": None})
-    '{"a":null,"b":[1,2]}'
-    """
+    """JSON text that is the same for equal values: sorted keys, no spaces, tuples as lists."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_jsonable)
 
 
 def point_key(point: Mapping[str, Any], model_version: str | None = None) -> str:
-    """A point's row key: SHA-256 of the canonical JSON of the point and the model version.
-
-    Parameters
-    ----------
-    point : Mapping
-        The point's full configuration (as :func:`collsim.experiments.sweep_point.normalize_point` gives it).
-    model_version : str, optional
-        Default :data:`MODEL_VERSION` (its value when called).
-
-    Returns
-    -------
-    str
-        64 hexadecimal digits.
-
-    Examples
-    --------
-    >>> k = point_key({"system": "ring", "nodes": 4})
-    >>> len(k), k == point_key({"nodes": 4, "system": "ring"}), k == point_key({"system": "ring", "nodes": 4}, "x")
-    (64, True, False)
-    """
+    """A point's row key: SHA-256 of the canonical JSON of the point and the model version."""
     version = MODEL_VERSION if model_version is None else model_version
     text = canonical_json({"model_version": version, "point": dict(point)})
     return hashlib.sha256(text.encode()).hexdigest()
@@ -100,22 +65,6 @@ def flat_record(record: Mapping[str, Any]) -> dict[str, Any]:
 
     Keys of the point missing from the result (an error's point has no result) are taken from
     the point; ``params`` is the schedule's (with defaults) when there is a result.
-
-    Parameters
-    ----------
-    record : Mapping
-        ``{"key", "model_version", "status", "error", "point", "result"}``.
-
-    Returns
-    -------
-    dict
-        A flat row (a CSV line, a DataFrame row).
-
-    Examples
-    --------
-    >>> flat_record({"key": "ab", "model_version": "m", "status": "error", "error": "boom",
-    ...              "point": {"system": "ring", "nodes": 3}, "result": None})
-    {'key': 'ab', 'status': 'error', 'error': 'boom', 'system': 'ring', 'nodes': 3}
     """
     out: dict[str, Any] = {"key": record["key"], "status": record["status"], "error": record["error"]}
     for k, v in (record.get("result") or {}).items():
@@ -131,98 +80,24 @@ class Store(StoreFile):
     """An SQLite results store (created if missing), safe to share between processes.
 
     The rows of a :class:`~collsim.experiments.store_schema.StoreFile` (the open file).
-
-    Parameters
-    ----------
-    path : str or path
-        The database file.
-    create : bool, optional
-        Create the file if it does not exist (default True); else a missing file is an
-        :class:`~collsim.core.errors.InputError`.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     store = Store(os.path.join(d, "r.sqlite"))
-    ...     point = {"system": "ring", "nodes": 4, "algorithm": "ring"}
-    ...     _ = store.put(point, error="InputError: nodes must be even")
-    ...     store.get(point)["status"], len(store), store.integrity()
-    ('error', 1, 'ok')
     """
 
     def __len__(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM points WHERE model_version = ?", (MODEL_VERSION,)).fetchone()[0]
 
     def get(self, point: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The stored record of a point under the current :data:`MODEL_VERSION`, or None.
-
-        Parameters
-        ----------
-        point : Mapping
-            The point (normalised: :func:`collsim.experiments.sweep_point.normalize_point`).
-
-        Returns
-        -------
-        dict or None
-            As :meth:`records` gives it.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     Store(os.path.join(d, "r.sqlite")).get({"system": "ring"}) is None
-        True
-        """
+        """The stored record of a point under the current :data:`MODEL_VERSION`, or None."""
         row = self._conn.execute(f"SELECT {_COLUMNS} FROM points WHERE key = ?", (point_key(point),)).fetchone()
         return None if row is None else _record(row)
 
     def keys(self) -> set[str]:
-        """Keys of every row under the current :data:`MODEL_VERSION`.
-
-        Returns
-        -------
-        set of str
-            Row keys (:func:`point_key`).
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     Store(os.path.join(d, "r.sqlite")).keys()
-        set()
-        """
+        """Keys of every row under the current :data:`MODEL_VERSION`."""
         rows = self._conn.execute("SELECT key FROM points WHERE model_version = ?", (MODEL_VERSION,))
         return {k for (k,) in rows}
 
     def put(self, point: Mapping[str, Any], result: Mapping[str, Any] | None = None, *,
             error: str | None = None) -> str:
-        """Store a point's result or error, committed at once (replacing an earlier row of the point).
-
-        Parameters
-        ----------
-        point : Mapping
-            The point (normalised).
-        result : Mapping, optional
-            The row (:meth:`collsim.pipeline.Result.to_json`) or an error record of
-            :func:`collsim.experiments.sweep.run_point` (``{"error": ..., "error_type": ...}``).
-            A row whose ``error`` is not None (a schedule that failed verification) is
-            stored with status ``error`` and its row.
-        error : str, optional
-            Instead of ``result``: why the point failed.
-
-        Returns
-        -------
-        str
-            The row's key.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     len(Store(os.path.join(d, "r.sqlite")).put({"system": "ring"}, error="boom"))
-        64
-        """
+        """Store a point's result or error, committed at once (replacing an earlier row of the point)."""
         if (result is None) == (error is None):
             raise InputError("Store.put takes a result or an error, not both or neither")
         self.check_writable()
@@ -247,31 +122,7 @@ class Store(StoreFile):
 
     def records(self, *, model_version: str | None = None, all_versions: bool = False,
                 **filters: Any) -> list[dict[str, Any]]:
-        """The stored records, in a fixed order (system, collective, algorithm, nodes, size, point).
-
-        Parameters
-        ----------
-        model_version : str, optional
-            Only rows of this model (default the current :data:`MODEL_VERSION`).
-        all_versions : bool, optional
-            Rows of every model version instead.
-        **filters
-            Equality filters on ``system``, ``collective``, ``algorithm``, ``nodes``,
-            ``size_bytes`` and ``status`` (None values are ignored).
-
-        Returns
-        -------
-        list of dict
-            ``{"key", "model_version", "status", "error", "point", "result"}``, ``result`` None
-            for a point that failed before it had a row.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     Store(os.path.join(d, "r.sqlite")).records(nodes=8)
-        []
-        """
+        """The stored records, in a fixed order (system, collective, algorithm, nodes, size, point)."""
         where, args = [], []
         if not all_versions:
             where.append("model_version = ?")
@@ -290,34 +141,7 @@ class Store(StoreFile):
         return [_record(row) for row in self._conn.execute(sql, args)]
 
     def dataframe(self, **filters: Any) -> Any:
-        """The records as a pandas DataFrame, one flat row each (:func:`flat_record`).
-
-        Parameters
-        ----------
-        **filters
-            As for :meth:`records`.
-
-        Returns
-        -------
-        pandas.DataFrame
-            One row per record.
-
-        Raises
-        ------
-        InputError
-            If pandas is not installed.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     try:
-        ...         n = len(Store(os.path.join(d, "r.sqlite")).dataframe())
-        ...     except InputError as exc:
-        ...         n = 0
-        >>> n
-        0
-        """
+        """The records as a pandas DataFrame, one flat row each (:func:`flat_record`)."""
         try:
             import pandas
         except ImportError:

@@ -64,21 +64,6 @@ class StoreFile:
     """An open results-store file: its SQLite connection (WAL mode), tables and schema version.
 
     :class:`~collsim.experiments.store.Store` is one, with the rows.
-
-    Parameters
-    ----------
-    path : str or path
-        The database file.
-    create : bool, optional
-        Create the file if it does not exist (default True); else a missing file is an
-        :class:`~collsim.core.errors.InputError`.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> with tempfile.TemporaryDirectory() as d, StoreFile(os.path.join(d, "r.sqlite")) as f:
-    ...     f.schema_version, f.integrity()
-    (2, 'ok')
     """
 
     def __init__(self, path: str | os.PathLike, *, create: bool = True) -> None:
@@ -145,21 +130,6 @@ class StoreFile:
         files by the file's name, not its content: after the file is edited a sweep would reuse
         the old rows.  Such a store is read (``collsim results``), never written to; a schema-1
         store without such points is upgraded when opened.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        InputError
-            For a schema-1 store with points of system files.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     StoreFile(os.path.join(d, "r.sqlite")).check_writable()
         """
         if self._stale:
             files = sorted(set(self._stale))
@@ -170,18 +140,7 @@ class StoreFile:
                              f"(--store new.sqlite) or delete {self.path} (collsim results still reads it)")
 
     def close(self) -> None:
-        """Close the connection.
-
-        Returns
-        -------
-        None
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     StoreFile(os.path.join(d, "r.sqlite")).close()
-        """
+        """Close the connection."""
         self._conn.close()
 
     def __enter__(self) -> Self:
@@ -191,18 +150,5 @@ class StoreFile:
         self.close()
 
     def integrity(self) -> str:
-        """SQLite's ``PRAGMA integrity_check``: ``"ok"`` for a sound file.
-
-        Returns
-        -------
-        str
-            ``ok`` or the problems found.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     StoreFile(os.path.join(d, "r.sqlite")).integrity()
-        'ok'
-        """
+        """SQLite's ``PRAGMA integrity_check``: ``"ok"`` for a sound file."""
         return "; ".join(str(r[0]) for r in self._conn.execute("PRAGMA integrity_check"))

@@ -22,30 +22,7 @@ __all__ = ["run_point", "run_sweep"]
 
 
 def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
-    """Build, verify and time one point; never raises.
-
-    Parameters
-    ----------
-    point : Mapping
-        The point (normalised or not: :func:`~collsim.experiments.sweep_point.normalize_point`).
-
-    Returns
-    -------
-    dict
-        The row (:meth:`collsim.experiments.compare.Result.to_json`; on networks with the
-        flow simulator's ``simulated_time_s``; ``error`` names a verification failure), or an
-        error record ``{"error": message, "error_type": class name}`` when the point cannot run.
-
-    Examples
-    --------
-    >>> row = run_point({"system": "ring", "nodes": 4, "size_bytes": 1024, "collective": "allgather",
-    ...                  "algorithm": "ring"})
-    >>> row["slots"], row["verified"], row["simulated_time_s"] > 0
-    (3, True, True)
-    >>> run_point({"system": "ring", "nodes": 5, "size_bytes": 1024, "collective": "allgather",
-    ...            "algorithm": "ne"})["error_type"]
-    'UnsupportedError'
-    """
+    """Build, verify and time one point; never raises."""
     try:
         p = normalize_point(point)
         system = _load(p)
@@ -60,38 +37,7 @@ def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
 
 def run_sweep(points: Iterable[Mapping[str, Any]], store: Store, jobs: int = 1,
               progress: Callable[[int, int, dict | None], None] | None = None, executor: Any = None) -> dict[str, Any]:
-    """Run the points not yet in the store; the parent process writes each result as it finishes.
-
-    Parameters
-    ----------
-    points : iterable of Mapping
-        The points (:func:`~collsim.experiments.sweep_grid.expand_grid`).
-    store : Store
-        The results store; a point whose key it holds is skipped as finished.
-    jobs : int, optional
-        Worker processes (default 1: run in this process).
-    progress : callable, optional
-        ``progress(done, total, record)``: called with 0 before the first point, then after
-        each point with the row or error record just stored.
-    executor : concurrent.futures.Executor, optional
-        Runs the points instead of ``jobs`` processes (MPI ranks: collsim.mpi.distributed); it stays open.
-
-    Returns
-    -------
-    dict
-        ``{"points", "run", "finished", "failed", "store"}``: points in all, points run now,
-        points skipped as finished (by an earlier or a concurrent sweep), failed points run now.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from collsim.experiments.sweep_grid import expand_grid
-    >>> g = expand_grid({"systems": ["ring"], "nodes": [4], "sizes": ["1KiB"], "algorithms": ["ring", "ne"]})
-    >>> with tempfile.TemporaryDirectory() as d, Store(os.path.join(d, "r.sqlite")) as store:
-    ...     first, again = run_sweep(g, store), run_sweep(g, store)
-    >>> (first["run"], first["finished"], first["failed"]), (again["run"], again["finished"])
-    ((2, 0, 0), (0, 2))
-    """
+    """Run the points not yet in the store; the parent process writes each result as it finishes."""
     jobs = _count("jobs", jobs)
     if jobs < 1:
         raise InputError(f"jobs must be at least 1, not {jobs}")

@@ -35,21 +35,7 @@ GRID_KEYS = {"systems": "system", "nodes": "nodes", "wavelengths": "wavelengths"
 
 
 class Grid(list):
-    """The points of a sweep (a list), with ``skipped``: why each left-out combination was left out.
-
-    Parameters
-    ----------
-    points : iterable of dict, optional
-        The points.
-    skipped : list of str, optional
-        One reason per left-out combination (or group of them).
-
-    Examples
-    --------
-    >>> g = Grid([{"system": "ring"}], ["ne needs an even number of nodes"])
-    >>> len(g), g.skipped
-    (1, ['ne needs an even number of nodes'])
-    """
+    """The points of a sweep (a list), with ``skipped``: why each left-out combination was left out."""
 
     def __init__(self, points: Iterable[dict] = (), skipped: list[str] | None = None) -> None:
         super().__init__(points)
@@ -116,38 +102,6 @@ def expand_grid(spec: Mapping[str, Any], *, base: str | os.PathLike | None = Non
     ``algorithms`` are given every registered algorithm in scope is tried, silently
     leaving out those out of scope).  A parameter goes to the algorithms that take it; for
     the others it is left out, and the duplicate points that makes are noted as skipped.
-
-    Parameters
-    ----------
-    spec : Mapping
-        The table: ``systems`` and ``sizes`` (required), ``nodes``, ``wavelengths``,
-        ``fibers``, ``link_bandwidths``, ``link_latencies``, ``collectives`` (default
-        ``["allgather"]``), ``algorithms`` and ``params`` (a table of lists); every value a list.
-    base : str or path, optional
-        The folder relative system file paths are read from (:func:`read_sweep` gives the
-        sweep file's); default the current folder.
-    max_points : int, optional
-        Refuse a grid of more points (default :data:`~collsim.experiments.sweep_limits.MAX_POINTS`),
-        counted before any is made.
-
-    Returns
-    -------
-    Grid
-        The normalised points (:func:`~collsim.experiments.sweep_point.normalize_point`), without duplicates.
-
-    Raises
-    ------
-    InputError
-        For an unknown key (with a did-you-mean), a value that is not a list, an unknown name,
-        a system file that does not exist or is not one, or more than ``max_points`` points.
-
-    Examples
-    --------
-    >>> g = expand_grid({"systems": ["ring"], "nodes": [4, 5], "sizes": ["1KiB"], "algorithms": ["ring", "ne"]})
-    >>> [(p["nodes"], p["algorithm"]) for p in g]
-    [(4, 'ring'), (4, 'ne'), (5, 'ring')]
-    >>> g.skipped
-    ['ne cannot build allgather here: needs an even number of nodes, got 5 (ring, N=5)']
     """
     spec = _check_spec(spec)
     sizes = [parse_size(s) for s in spec["sizes"]]
@@ -241,34 +195,6 @@ def read_sweep(path: str | os.PathLike, *, max_points: int | None = None) -> Gri
     """Read a sweep file (TOML with a ``[sweep]`` table) and expand it (:func:`expand_grid`).
 
     System files it names by a relative path are read from the sweep file's folder.
-
-    Parameters
-    ----------
-    path : str or path
-        The file.
-    max_points : int, optional
-        As for :func:`expand_grid`.
-
-    Returns
-    -------
-    Grid
-        Its points.
-
-    Raises
-    ------
-    InputError
-        For a missing or unreadable file, bad TOML, a bad table, or a system file that does not
-        exist; the message names the file.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> f = os.path.join(tmp.name, "s.toml")
-    >>> _ = open(f, "w").write('[sweep]\\nsystems = ["ring"]\\nnodes = [4]\\nsizes = ["1KiB"]\\nalgorithms = ["ring"]\\n')
-    >>> len(read_sweep(f))
-    1
-    >>> tmp.cleanup()
     """
     path = os.fspath(path)
     data = read_bytes(path, name=f"sweep file {path}")  # a regular file, never a device (core.files)

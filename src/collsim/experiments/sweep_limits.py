@@ -59,24 +59,6 @@ def point_memory_bytes(point: Mapping[str, Any], system: Any = None) -> int:
     delivery (:data:`~collsim.experiments.build_pool.BUILD_BYTES_PER_DELIVERY`), plus the
     collective's own arrays (:func:`~collsim.core.collective.collective_memory_bytes`) and,
     on rings and lines, the cut lower bound's arcs (N x N bytes).
-
-    Parameters
-    ----------
-    point : Mapping
-        The point.
-    system : System, optional
-        Its system, if already built.
-
-    Returns
-    -------
-    int
-        Bytes.
-
-    Examples
-    --------
-    >>> round(point_memory_bytes({"system": "paper", "nodes": 4096, "size_bytes": 1024,
-    ...                           "collective": "allgather", "algorithm": "ring"}) / 2**30, 1)
-    6.2
     """
     from ..core.collective import collective_memory_bytes, min_deliveries
     from .build_pool import BUILD_BYTES_PER_DELIVERY
@@ -93,36 +75,7 @@ def point_memory_bytes(point: Mapping[str, Any], system: Any = None) -> int:
 
 
 def check_sweep(points: Iterable[Mapping[str, Any]], jobs: int = 1) -> None:
-    """Refuse, before anything runs, points that would not fit in memory, ``jobs`` of them at once.
-
-    Parameters
-    ----------
-    points : iterable of Mapping
-        The points.
-    jobs : int, optional
-        Points run at once: the ``jobs`` largest estimates (:func:`point_memory_bytes`) must
-        fit together.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    MemoryLimitError
-        (an InputError) Naming the largest point and the estimate, when it exceeds collsim's
-        memory limit (:mod:`collsim.core.limits`).
-
-    Examples
-    --------
-    >>> check_sweep([{"system": "ring", "nodes": 8, "size_bytes": 1024, "collective": "allgather",
-    ...               "algorithm": "ring"}], jobs=2)
-    >>> check_sweep([{"system": "ring", "nodes": 100000, "size_bytes": 1024, "collective": "allgather",
-    ...               "algorithm": "ring"}])  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    collsim.core.limits.MemoryLimitError: the point ring, N=100000, allgather, ring needs about 3.65 TiB, ...
-    """
+    """Refuse, before anything runs, points that would not fit in memory, ``jobs`` of them at once."""
     from ..core.limits import limit_error, memory_limit_bytes
     ests = []
     systems: dict[str, Any] = {}

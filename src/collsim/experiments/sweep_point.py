@@ -61,31 +61,6 @@ def normalize_point(point: Mapping[str, Any]) -> dict[str, Any]:
     TOML file adds ``system_config``, the file's ``[system]`` table (read now, from the
     current folder, unless the point has it): the key follows the file's content, so an
     edited file makes new points, and the point runs from that table, not from the file.
-
-    Parameters
-    ----------
-    point : Mapping
-        Keys of :data:`POINT_KEYS` (``system``, ``size_bytes``, ``collective`` and ``algorithm``
-        are required).
-
-    Returns
-    -------
-    dict
-        The canonical point.
-
-    Raises
-    ------
-    InputError
-        For an unknown key, a missing one or a bad value, or a system file that does not
-        exist or is not a system file.
-
-    Examples
-    --------
-    >>> normalize_point({"system": "Ring", "nodes": 8, "size_bytes": "1KiB", "collective": "all-gather",
-    ...                  "algorithm": "ring", "link_bandwidth": "100Gb/s", "wavelengths": None})
-    ... # doctest: +NORMALIZE_WHITESPACE
-    {'algorithm': 'ring', 'collective': 'allgather', 'link_bandwidth': 12500000000.0, 'nodes': 8,
-     'params': {}, 'size_bytes': 1024, 'system': 'ring'}
     """
     if not isinstance(point, Mapping):
         raise InputError(f"a point is a dict of {', '.join(POINT_KEYS)}, not {point!r}")

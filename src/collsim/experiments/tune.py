@@ -43,37 +43,7 @@ OUTCOMES = ("built and verified", "failed verification", "could not be built")
 
 @dataclass(frozen=True)
 class Trial:
-    """One algorithm with one parameter set at one size, evaluated (or why it could not be).
-
-    Parameters
-    ----------
-    algorithm : str
-        Registry name.
-    params : dict
-        The parameters asked for (the candidate), not the schedule's derived ones.
-    size_bytes : int
-        collsim's size.
-    time_s, lower_bound_s, efficiency : float or None
-        Reported time (the flow simulator's on networks), the lower bound, and their
-        ratio; None if the trial failed before it had a row.
-    feasible : bool or None
-        Physical feasibility on optical rings; None on networks (no such limit).
-    verified : bool
-        Whether the schedule passed verification.
-    error : str or None
-        Why the trial failed (cannot build, or a verification failure).
-    cached : bool, optional
-        Read from the results store rather than built now.
-    part : dict or None, optional
-        The row's fields of its kind's part (``model_for(system).part_class``: on an ``ocs`` switch,
-        ``reconfigurations`` ...), as the store keeps them; None if the trial had no row.  Each kind's
-        :meth:`~collsim.kinds.base.KindModel.tune_notes` reads them.
-
-    Examples
-    --------
-    >>> Trial("ring", {"stripe": 2}, 1024, 1e-3, 5e-4, 0.5, True, True, None).eligible
-    True
-    """
+    """One algorithm with one parameter set at one size, evaluated (or why it could not be)."""
 
     algorithm: str
     params: dict[str, Any]
@@ -98,11 +68,6 @@ class Trial:
         """What became of the trial, one of :data:`OUTCOMES`: its schedule was built and verified, was built
         and failed verification, or could not be built (no row: an algorithm that cannot build this instance,
         a schedule refused by the memory limit ...).
-
-        Examples
-        --------
-        >>> Trial("ring", {}, 1024, None, None, None, None, False, "too big").outcome
-        'could not be built'
         """
         if self.verified and self.error is None:
             return OUTCOMES[0]
@@ -131,23 +96,7 @@ def _text(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Choice:
-    """The decision at one size: the pick, the runner-up (another algorithm) and what was tried.
-
-    Parameters
-    ----------
-    size_bytes, total_bytes : int
-        collsim's size and nccl-tests' (the total buffer).
-    best, runner_up : Trial or None
-        Fastest eligible trial; fastest eligible trial of another algorithm.
-    tried, eligible : int
-        Trials at this size, and how many of them were eligible.
-
-    Examples
-    --------
-    >>> t = Trial("ring", {}, 1024, 2e-3, 1e-3, 0.5, True, True, None)
-    >>> Choice(1024, 8192, t, None, 3, 1).to_json()["algorithm"]
-    'ring'
-    """
+    """The decision at one size: the pick, the runner-up (another algorithm) and what was tried."""
 
     size_bytes: int
     total_bytes: int
@@ -170,33 +119,12 @@ class Choice:
 class Tuning:
     """What :func:`tune` found.
 
-    Parameters
-    ----------
-    system : System
-        The tuned system.
-    collective : str
-        Canonical collective name.
-    strategy : str
-        Wavelength-assignment strategy used.
-    trials : tuple of Trial
-        Every trial, by size, then algorithm, then candidate order.
-    choices : tuple of Choice
-        One per size, increasing.
-    skipped : tuple of str, optional
-        Algorithms in scope that cannot run this instance, with the reason.
-
     Attributes
     ----------
     built, failed, unbuilt, from_store : int
         What became of the trials, counted from them (each trial is counted once): built now and
         verified, built now and failed verification, tried now and could not be built, read from
         the results store (whatever their outcome, :attr:`Trial.outcome`).
-
-    Examples
-    --------
-    >>> t = tune("ring", "allgather", [1024], nodes=4, algorithms=["ring"])
-    >>> t.choices[0].best.algorithm, t.built, t.failed, t.unbuilt, t.from_store
-    ('ring', 1, 0, 0, 0)
     """
 
     system: System
@@ -253,39 +181,7 @@ def _point(system: System, coll: str, name: str, params: dict, size: int, strate
 
 
 def tunable(system: System, collective: str, algorithms: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
-    """The algorithms :func:`tune` would try, and why the others in scope cannot run.
-
-    Parameters
-    ----------
-    system : System
-        Target system.
-    collective : str
-        Collective name.
-    algorithms : iterable of str, optional
-        Names to restrict to (each must apply); default every algorithm that applies.
-
-    Returns
-    -------
-    tuple
-        ``(names, skipped)``: registry names in order, and one reason per algorithm left out.
-
-    Raises
-    ------
-    MemoryLimitError
-        If no explicit schedule of the collective on this system fits in collsim's memory limit
-        (:func:`~collsim.core.collective.make_collective`'s estimate, in the message): refused before
-        any algorithm is looked at.
-    UnsupportedError
-        If a named algorithm cannot run this instance, or none can.
-    UnknownNameError
-        For an unknown name.
-
-    Examples
-    --------
-    >>> names, skipped = tunable(load_system("ring", nodes=5), "allgather")
-    >>> "ring" in names, "ne cannot build allgather here: needs an even number of nodes, got 5" in skipped
-    (True, True)
-    """
+    """The algorithms :func:`tune` would try, and why the others in scope cannot run."""
     coll = canonical_collective(collective)
     make_collective(coll, system.nodes, 1)  # the fewest deliveries any schedule needs must fit: else refuse now
     if algorithms is None:
@@ -306,54 +202,7 @@ def tunable(system: System, collective: str, algorithms: Iterable[str] | None = 
 def tune(system: str | System, collective: str, sizes: Sequence[int], *, algorithms: Iterable[str] | None = None,
          strategy: str = "first-fit", store: Store | None = None,
          progress: Callable[[int, int, str], None] | None = None, **overrides: Any) -> Tuning:
-    """Evaluate every applicable algorithm and parameter set at every size; pick the fastest per size.
-
-    Parameters
-    ----------
-    system : str or System
-        Preset, kind, TOML file or System.
-    collective : str
-        Collective name.
-    sizes : sequence of int
-        collsim's sizes (a node's block for all-gather; docs/units.md).
-    algorithms : iterable of str, optional
-        Restrict to these (each must apply); default every algorithm that applies.
-    strategy : str, optional
-        Wavelength-assignment strategy (default first-fit).
-    store : Store, optional
-        Results store: trials it holds are read, not rebuilt; new ones are added.
-    progress : callable, optional
-        ``progress(done, total, label)`` before each trial (``label``: its size, ``4MiB``) and once
-        at the end (``done``).
-    **overrides
-        System overrides (``nodes``, ``wavelengths`` ...).
-
-    Returns
-    -------
-    Tuning
-        Trials, one :class:`Choice` per size, and what became of them (built and verified, failed
-        verification, could not be built, read from the store).
-
-    Raises
-    ------
-    InputError
-        For no sizes or a bad size.
-    MemoryLimitError
-        If no schedule of the collective fits in collsim's memory limit (before any trial), as
-        :func:`tunable`.
-    UnsupportedError
-        If a named algorithm cannot run this instance, or none can.
-    CollsimError
-        The first trial's error when no trial could be built at all (as :func:`~.compare.compare`
-        raises when every algorithm fails): a tuning with nothing to pick from is refused, not
-        printed as a table of "none feasible".
-
-    Examples
-    --------
-    >>> t = tune("paper", "allgather", [1024, 1 << 20], nodes=8, algorithms=["ring", "ne"])
-    >>> [(c.best.choice, c.runner_up.algorithm) for c in t.choices]
-    [('ring stripe=64', 'ne'), ('ring stripe=64', 'ne')]
-    """
+    """Evaluate every applicable algorithm and parameter set at every size; pick the fastest per size."""
     sysm = load_system(system, **overrides)
     coll = canonical_collective(collective)
     sizes = sorted({int(s) for s in sizes})

@@ -49,33 +49,6 @@ def plot_tuning(tuning: Tuning, path: str | Path) -> Path:
     """Draw a tuning's time against size (log-log) and write it as PNG or SVG, atomically.
 
     The file is byte-identical for equal tunings (no dates, a fixed SVG hash salt).
-
-    Parameters
-    ----------
-    tuning : Tuning
-        From :func:`collsim.experiments.tune.tune`.
-    path : str or Path
-        The file; its suffix (``.png`` or ``.svg``) chooses the format.
-
-    Returns
-    -------
-    Path
-        The file written.
-
-    Raises
-    ------
-    InputError
-        For another suffix, a missing matplotlib, or a file that cannot be written.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from collsim.experiments.tune import tune
-    >>> t = tune("ring", "allreduce", [64, 4096, 1 << 20], nodes=8, algorithms=["ring", "recursive-doubling"])
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     p = plot_tuning(t, os.path.join(d, "tune.png"))
-    ...     p.name, p.read_bytes()[:4] == b"\\x89PNG"
-    ('tune.png', True)
     """
     path = Path(path)
     if path.suffix.lower() not in FIGURE_SUFFIXES:

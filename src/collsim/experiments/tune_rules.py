@@ -23,28 +23,7 @@ __all__ = ["Rule", "crossovers", "rules", "rules_document"]
 
 @dataclass(frozen=True)
 class Rule:
-    """One size range and the schedule to use in it.
-
-    Parameters
-    ----------
-    min_bytes, max_bytes : int
-        The range of collsim's size, both inclusive.
-    algorithm : str or None
-        Algorithm to use (None: no eligible schedule was found at the range's sizes).
-    params : dict or None
-        Its parameters.
-    points : tuple of dict
-        The measured sizes in the range: ``size_bytes``, ``time_s``, ``efficiency``,
-        ``runner_up``, ``runner_up_time_s``.
-    min_total_bytes, max_total_bytes : int or None, optional
-        The same range in nccl-tests' size, the total buffer (``N`` times collsim's size
-        for all-gather; contiguous from one rule to the next, as the sizes are).
-
-    Examples
-    --------
-    >>> Rule(1, 10, "ring", {}, ()).to_json()["max_bytes"]
-    10
-    """
+    """One size range and the schedule to use in it."""
 
     min_bytes: int
     max_bytes: int
@@ -77,23 +56,6 @@ def crossovers(tuning: Tuning) -> list[dict[str, Any]]:
     times are interpolated linearly in log(size)-log(time); the crossover is where they
     meet, rounded up to a whole byte in ``(a, b]``.  If either has no time at both sizes
     the crossover is ``b``.
-
-    Parameters
-    ----------
-    tuning : Tuning
-        From :func:`tune`.
-
-    Returns
-    -------
-    list of dict
-        ``{"size_bytes", "before", "after"}`` per change (``before``/``after``: the
-        choices' words, None for no eligible schedule), in size order.
-
-    Examples
-    --------
-    >>> t = tune("ring", "allreduce", [64, 1 << 20], nodes=8, algorithms=["ring", "recursive-doubling"])
-    >>> crossovers(t)
-    [{'size_bytes': 3570, 'before': 'recursive-doubling', 'after': 'ring'}]
     """
     out = []
     for c0, c1 in zip(tuning.choices, tuning.choices[1:]):
@@ -119,25 +81,6 @@ def rules(tuning: Tuning, min_bytes: int | None = None, max_bytes: int | None = 
 
     The ranges cover ``[min_bytes, max_bytes]`` without gaps or overlaps; a range changes
     at each :func:`crossovers` estimate.
-
-    Parameters
-    ----------
-    tuning : Tuning
-        From :func:`tune`.
-    min_bytes, max_bytes : int, optional
-        The range to cover (default the smallest and largest measured sizes; ``max_bytes``
-        is the sweep's ``-e``, which the sweep may not reach).
-
-    Returns
-    -------
-    list of Rule
-        In size order.
-
-    Examples
-    --------
-    >>> t = tune("ring", "allreduce", [64, 4096, 1 << 20], nodes=8, algorithms=["ring", "recursive-doubling"])
-    >>> [(r.min_bytes, r.max_bytes, r.algorithm) for r in rules(t, 64, 2 << 20)]
-    [(64, 28377, 'recursive-doubling'), (28378, 2097152, 'ring')]
     """
     sizes = [c.size_bytes for c in tuning.choices]
     lo = sizes[0] if min_bytes is None else int(min_bytes)
@@ -166,34 +109,7 @@ def rules(tuning: Tuning, min_bytes: int | None = None, max_bytes: int | None = 
 
 def rules_document(tuning: Tuning, min_bytes: int | None = None, max_bytes: int | None = None, *,
                    form: str = "collsim") -> dict[str, Any]:
-    """The rules file's contents: deterministic JSON data (no wall-clock, no paths).
-
-    Parameters
-    ----------
-    tuning : Tuning
-        From :func:`tune`.
-    min_bytes, max_bytes : int, optional
-        The range to cover (:func:`rules`).
-    form : str, optional
-        ``"collsim"`` (default): ``{"collsim_version", "system", "collective", "strategy",
-        "size", "rules"}``; ``"mpich"``: MPICH's nested collective-selection tree
-        (``collective=...`` / ``comm_type=intra`` / ``comm_size<=N`` / ``avg_msg_size<=B`` /
-        ``algorithm=collsim_NAME``, parameters as the algorithm's object; docs/tune.md).
-
-    Returns
-    -------
-    dict
-        Write it with sorted keys.
-
-    Examples
-    --------
-    >>> t = tune("ring", "allgather", [1024], nodes=4, algorithms=["ring"])
-    >>> doc = rules_document(t)
-    >>> doc["collective"], [(r["min_bytes"], r["algorithm"]) for r in doc["rules"]]
-    ('allgather', [(1024, 'ring')])
-    >>> rules_document(t, form="mpich")["collective=allgather"]["comm_type=intra"]["comm_size<=4"]
-    {'avg_msg_size=any': {'algorithm=collsim_ring': {}}}
-    """
+    """The rules file's contents: deterministic JSON data (no wall-clock, no paths)."""
     found = rules(tuning, min_bytes, max_bytes)
     if form == "mpich":
         tree: dict[str, Any] = {}

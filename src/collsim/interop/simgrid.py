@@ -60,80 +60,19 @@ def _network(system: System) -> Network:
 
 
 def ecmp_refusal(system: System) -> UnsupportedError:
-    """The error for a network that splits transfers over several paths (SimGrid: one route per pair).
-
-    Parameters
-    ----------
-    system : Network
-        A network with ``routing = "ecmp"``.
-
-    Returns
-    -------
-    UnsupportedError
-        Naming ``-S routing=single-path``.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.custom import CustomNetwork
-    >>> err = ecmp_refusal(CustomNetwork(nodes=3, link=((0, 1), (1, 2))))   # routing = "ecmp" by default
-    >>> type(err).__name__, "-S routing=single-path" in str(err)
-    ('UnsupportedError', True)
-    """
+    """The error for a network that splits transfers over several paths (SimGrid: one route per pair)."""
     return UnsupportedError(f"a SimGrid platform has one route per pair of hosts, but {system.name} splits "
                             f"transfers over equal-cost paths (routing = \"ecmp\"); export it with single-path "
                             f"routing: -S routing=single-path (routing = \"single-path\" in a TOML file)")
 
 
 def host_name(node: int) -> str:
-    """SimGrid host id of end node ``node``: collsim's own vertex name.
-
-    Parameters
-    ----------
-    node : int
-        End node.
-
-    Returns
-    -------
-    str
-        ``"n<node>"``.
-
-    Examples
-    --------
-    >>> host_name(3)
-    'n3'
-    """
+    """SimGrid host id of end node ``node``: collsim's own vertex name."""
     return f"n{int(node)}"
 
 
 def estimate_route_entries(system: System, pairs: tuple[np.ndarray, np.ndarray] | None = None) -> int:
-    """Link references in the route table of ``system``'s platform, estimated without building it.
-
-    Parameters
-    ----------
-    system : Network
-        An electrical network.
-    pairs : tuple of numpy.ndarray, optional
-        ``(src, dst)``: the ordered pairs the table lists (distinct, no node paired with
-        itself; :func:`schedule_pairs`); default every ordered pair.
-
-    Returns
-    -------
-    int
-        ``N (N - 1)`` (or the given pairs) times the mean hop count of a fixed pseudo-random
-        sample of 4096 of them (exact when there are fewer pairs), plus one per route for a
-        ``startup`` link.
-
-    Raises
-    ------
-    UnsupportedError
-        For optical systems.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> estimate_route_entries(Ring(nodes=4))   # 12 routes: 8 of one hop, 4 of two
-    16
-    """
+    """Link references in the route table of ``system``'s platform, estimated without building it."""
     net = _network(system)
     n = net.nodes
     pairs_of = pairs
@@ -154,24 +93,7 @@ def estimate_route_entries(system: System, pairs: tuple[np.ndarray, np.ndarray] 
 
 @dataclass(frozen=True)
 class PlatformFiles:
-    """What :func:`write_platform` wrote.
-
-    Parameters
-    ----------
-    platform : Path
-        The SimGrid platform XML.
-    hosts : Path
-        The host file (one host per line, rank order).
-    routes : int
-        Routes written (``N (N - 1)``, or one per pair a schedule uses).
-    route_entries : int
-        Link references in the routes.
-
-    Examples
-    --------
-    >>> PlatformFiles(Path("p.xml"), Path("h.txt"), 2, 2).routes
-    2
-    """
+    """What :func:`write_platform` wrote."""
 
     platform: Path
     hosts: Path
@@ -194,23 +116,6 @@ def schedule_pairs(schedule) -> tuple[np.ndarray, np.ndarray]:
 
     The replay sends only along these pairs (``MPI_Isend``/``MPI_Irecv``); the reverse direction
     is listed too, so a protocol message back to the sender has a route.
-
-    Parameters
-    ----------
-    schedule : Schedule
-        A schedule on an electrical network.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(src, dst)``, distinct pairs sorted by (src, dst).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> src, dst = schedule_pairs(collsim.build("ring", "ring", "allgather", 1024, nodes=4))
-    >>> list(zip(src.tolist(), dst.tolist()))
-    [(0, 1), (0, 3), (1, 0), (1, 2), (2, 1), (2, 3), (3, 0), (3, 2)]
     """
     n = int(schedule.system.nodes)
     a, b = np.asarray(schedule.src, np.int64), np.asarray(schedule.dst, np.int64)
@@ -225,24 +130,6 @@ def all_routes(system: System) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
 
     A network with ``routing = "ecmp"`` is refused when some pair has several minimum-hop
     paths (SimGrid routes a pair one way): rebuild it with ``routing = "single-path"``.
-
-    Parameters
-    ----------
-    system : Network
-        An electrical network.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(src, dst, ptr, links)``: pair ``i`` goes ``src[i] -> dst[i]`` over
-        ``links[ptr[i]:ptr[i+1]]``.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Line
-    >>> src, dst, ptr, links = all_routes(Line(nodes=3))
-    >>> src.tolist(), dst.tolist(), np.diff(ptr).tolist()
-    ([0, 0, 1, 1, 2, 2], [1, 2, 0, 2, 0, 1], [1, 2, 1, 1, 2, 1])
     """
     net = _network(system)
     n = net.nodes
@@ -265,40 +152,7 @@ def _number(value: float) -> str:
 
 
 def platform_tree(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES, pairs=None) -> ET.Element:
-    """The ``<platform>`` element of ``system`` (see the module docstring for the mapping).
-
-    Parameters
-    ----------
-    system : Network
-        An electrical network.
-    max_route_entries : int, optional
-        Refuse, before building anything, a route table estimated above this many link references.
-    pairs : tuple of numpy.ndarray, optional
-        ``(src, dst)``: write routes for these ordered pairs only (:func:`schedule_pairs`);
-        default every ordered pair.
-
-    Returns
-    -------
-    xml.etree.ElementTree.Element
-        The platform, version 4.1, with one zone.
-
-    Raises
-    ------
-    UnsupportedError
-        For optical systems.
-    InputError
-        If the route table would exceed ``max_route_entries``.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> root = platform_tree(Ring(nodes=4, link_latency_s=5e-7))
-    >>> zone = root.find("zone")
-    >>> root.get("version"), zone.get("routing"), len(zone.findall("host")), len(zone.findall("route"))
-    ('4.1', 'Full', 4, 12)
-    >>> link = zone.find("link"); link.get("bandwidth"), link.get("latency"), link.find("prop").get("value")
-    ('12500000000Bps', '5e-07s', 'n0->n1')
-    """
+    """The ``<platform>`` element of ``system`` (see the module docstring for the mapping)."""
     net = _network(system)
     _check_size(net, max_route_entries, pairs)
     lt = net.links
@@ -330,107 +184,21 @@ def platform_tree(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES,
 
 
 def platform_xml(system: System, *, max_route_entries: int = MAX_ROUTE_ENTRIES, pairs=None) -> bytes:
-    """The platform XML of ``system`` as bytes: declaration, DOCTYPE, then :func:`platform_tree`.
-
-    Parameters
-    ----------
-    system : Network
-        An electrical network.
-    max_route_entries, pairs : optional
-        As for :func:`platform_tree`.
-
-    Returns
-    -------
-    bytes
-        UTF-8, indented, the same bytes for the same system.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Line
-    >>> print(platform_xml(Line(nodes=2)).decode())  # doctest: +NORMALIZE_WHITESPACE
-    <?xml version='1.0'?>
-    <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-    <platform version="4.1">
-      <zone id="collsim" routing="Full">
-        <host id="n0" speed="1Gf" />
-        <host id="n1" speed="1Gf" />
-        <link id="l0" bandwidth="12500000000Bps" latency="1e-06s">
-          <prop id="collsim" value="n0-&gt;n1" />
-        </link>
-        <link id="l1" bandwidth="12500000000Bps" latency="1e-06s">
-          <prop id="collsim" value="n1-&gt;n0" />
-        </link>
-        <route src="n0" dst="n1" symmetrical="NO">
-          <link_ctn id="l0" />
-        </route>
-        <route src="n1" dst="n0" symmetrical="NO">
-          <link_ctn id="l1" />
-        </route>
-      </zone>
-    </platform>
-    """
+    """The platform XML of ``system`` as bytes: declaration, DOCTYPE, then :func:`platform_tree`."""
     root = platform_tree(system, max_route_entries=max_route_entries, pairs=pairs)
     ET.indent(root)
     return XML_HEADER + ET.tostring(root, encoding="utf-8", xml_declaration=False) + b"\n"
 
 
 def host_file(system: System) -> bytes:
-    """The host file: host ``nI`` on line ``I``, so MPI rank ``I`` runs on collsim node ``I``.
-
-    Parameters
-    ----------
-    system : Network
-        An electrical network.
-
-    Returns
-    -------
-    bytes
-        One host name per line.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> host_file(Ring(nodes=3))
-    b'n0\\nn1\\nn2\\n'
-    """
+    """The host file: host ``nI`` on line ``I``, so MPI rank ``I`` runs on collsim node ``I``."""
     net = _network(system)
     return "".join(f"{host_name(v)}\n" for v in range(net.nodes)).encode()
 
 
 def write_platform(system: System, out_dir: str | Path, *,
                    max_route_entries: int = MAX_ROUTE_ENTRIES, pairs=None) -> PlatformFiles:
-    """Write ``platform.xml`` and ``hosts.txt`` for ``system`` into ``out_dir`` (created if needed).
-
-    Parameters
-    ----------
-    system : Network
-        An electrical network.
-    out_dir : str or Path
-        Folder for the two files; each is written atomically.
-    max_route_entries, pairs : optional
-        As for :func:`platform_tree`.
-
-    Returns
-    -------
-    PlatformFiles
-        The paths and the size of the route table.
-
-    Raises
-    ------
-    UnsupportedError
-        For optical systems.
-    InputError
-        If the route table would be too big, or the folder cannot be written.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from collsim.kinds.network.hypercube import Hypercube
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     files = write_platform(Hypercube(nodes=8), d)
-    ...     files.platform.name, files.hosts.read_text().split()[:2], files.routes, files.route_entries
-    ('platform.xml', ['n0', 'n1'], 56, 96)
-    """
+    """Write ``platform.xml`` and ``hosts.txt`` for ``system`` into ``out_dir`` (created if needed)."""
     net = _network(system)
     data = platform_xml(net, max_route_entries=max_route_entries, pairs=pairs)
     out = Path(out_dir)

@@ -91,36 +91,7 @@ def _transfers(schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
 
 
 def replay_files(schedule: Schedule) -> list[bytes]:
-    """Each rank's replay file (see the module docstring for the format).
-
-    Parameters
-    ----------
-    schedule : Schedule
-        An electrical schedule whose routes are the network's own (one route per pair).
-
-    Returns
-    -------
-    list of bytes
-        Index ``r``: the contents of ``rank-r.txt``.
-
-    Raises
-    ------
-    UnsupportedError
-        For optical schedules, transfers to self, messages above 2^31 - 1 bytes, or routes
-        that differ from the platform's (e.g. MLFM paths chosen per transfer).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> files = replay_files(collsim.build("ring", Ring(nodes=3), "allgather", 100))
-    >>> print(files[0].decode(), end="")
-    collsim-replay 1 0 3 4
-    0 s 1 100
-    0 r 2 100
-    1 s 1 100
-    1 r 2 100
-    """
+    """Each rank's replay file (see the module docstring for the format)."""
     src, dst, step, size = _transfers(schedule)
     n = schedule.system.nodes
     t = np.arange(src.size)
@@ -143,86 +114,26 @@ def replay_files(schedule: Schedule) -> list[bytes]:
 
 
 def program_source() -> bytes:
-    """The replay program's C source (package data ``collsim/interop/simgrid_replay.c``).
-
-    Returns
-    -------
-    bytes
-        The source.
-
-    Examples
-    --------
-    >>> b"MPI_Waitall" in program_source()
-    True
-    """
+    """The replay program's C source (package data ``collsim/interop/simgrid_replay.c``)."""
     return resources.files("collsim.interop").joinpath("simgrid_replay.c").read_bytes()
 
 
 def smpirun_command(nodes: int, *, program: str = "./replay", platform: str = PLATFORM_FILE,
                     hosts: str = HOST_FILE, replay_dir: str = REPLAY_DIR) -> list[str]:
-    """The ``smpirun`` command line of the cross-check.
-
-    Parameters
-    ----------
-    nodes : int
-        MPI ranks (``-np``), one per collsim node.
-    program, platform, hosts, replay_dir : str, optional
-        Paths as seen from the folder the command runs in.
-
-    Returns
-    -------
-    list of str
-        ``smpirun -np N -platform ... -hostfile ... --cfg=... program replay_dir``.
-
-    Examples
-    --------
-    >>> smpirun_command(4)[:7]
-    ['smpirun', '-np', '4', '-platform', 'platform.xml', '-hostfile', 'hosts.txt']
-    """
+    """The ``smpirun`` command line of the cross-check."""
     return (["smpirun", "-np", str(int(nodes)), "-platform", platform, "-hostfile", hosts]
             + [f"--cfg={c}" for c in SMPI_CONFIG] + [program, replay_dir])
 
 
 def run_script(nodes: int) -> bytes:
-    """``run.sh``: compile the replay program with ``smpicc`` and run it with :func:`smpirun_command`.
-
-    Parameters
-    ----------
-    nodes : int
-        MPI ranks.
-
-    Returns
-    -------
-    bytes
-        A POSIX shell script that runs from its own folder.
-
-    Examples
-    --------
-    >>> b"smpicc -O2 -o replay replay.c" in run_script(4)
-    True
-    """
+    """``run.sh``: compile the replay program with ``smpicc`` and run it with :func:`smpirun_command`."""
     template = resources.files("collsim.interop").joinpath("simgrid_run.sh.in").read_text()
     return template.replace("@SMPIRUN@", shlex.join(smpirun_command(nodes))).encode()
 
 
 @dataclass(frozen=True)
 class ReplayFiles:
-    """What :func:`write_replay` wrote.
-
-    Parameters
-    ----------
-    replay_dir : Path
-        Folder of the per-rank files.
-    program : Path
-        The C source.
-    script : Path
-        ``run.sh``.
-
-    Examples
-    --------
-    >>> ReplayFiles(Path("r"), Path("replay.c"), Path("run.sh")).script.name
-    'run.sh'
-    """
+    """What :func:`write_replay` wrote."""
 
     replay_dir: Path
     program: Path
@@ -230,36 +141,7 @@ class ReplayFiles:
 
 
 def write_replay(schedule: Schedule, out_dir: str | Path) -> ReplayFiles:
-    """Write the per-rank replay files, ``replay.c`` and ``run.sh`` into ``out_dir``.
-
-    Parameters
-    ----------
-    schedule : Schedule
-        An electrical schedule (see :func:`replay_files`).
-    out_dir : str or Path
-        The platform's folder (:func:`collsim.interop.simgrid.write_platform`).
-
-    Returns
-    -------
-    ReplayFiles
-        The paths.
-
-    Raises
-    ------
-    UnsupportedError
-        As :func:`replay_files`.
-    InputError
-        If a file cannot be written.
-
-    Examples
-    --------
-    >>> import collsim, tempfile
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     f = write_replay(collsim.build("ne", Ring(nodes=4), "allgather", 64), d)
-    ...     sorted(p.name for p in f.replay_dir.iterdir()), f.script.stat().st_mode & 0o100 != 0
-    (['rank-0.txt', 'rank-1.txt', 'rank-2.txt', 'rank-3.txt'], True)
-    """
+    """Write the per-rank replay files, ``replay.c`` and ``run.sh`` into ``out_dir``."""
     files = replay_files(schedule)
     out = Path(out_dir)
     folder = out / REPLAY_DIR
@@ -279,31 +161,7 @@ _LINE = re.compile(r"^collsim-replay rank (\d+) start_s (\S+) finish_s (\S+)$", 
 
 
 def parse_replay_output(text: str, nodes: int) -> np.ndarray:
-    """Each rank's finish time from the replay program's standard output.
-
-    Parameters
-    ----------
-    text : str
-        What ``smpirun`` printed.
-    nodes : int
-        Ranks expected.
-
-    Returns
-    -------
-    numpy.ndarray
-        Finish time (s) of every rank, minus its start time.
-
-    Raises
-    ------
-    InputError
-        If a rank's line is missing.
-
-    Examples
-    --------
-    >>> parse_replay_output("collsim-replay rank 1 start_s 0 finish_s 2e-06\\n"
-    ...                     "collsim-replay rank 0 start_s 0 finish_s 1e-06\\n", 2).tolist()
-    [1e-06, 2e-06]
-    """
+    """Each rank's finish time from the replay program's standard output."""
     out = np.full(nodes, np.nan)
     for m in _LINE.finditer(text):
         r = int(m.group(1))
@@ -316,35 +174,7 @@ def parse_replay_output(text: str, nodes: int) -> np.ndarray:
 
 def run_smpi(out_dir: str | Path, nodes: int, *, program: str | Path | None = None,
              timeout_s: float = 600.0) -> np.ndarray:
-    """Compile the replay program (unless ``program`` is given) and run it under ``smpirun``.
-
-    Parameters
-    ----------
-    out_dir : str or Path
-        Folder with the platform, host file and replay files.
-    nodes : int
-        MPI ranks.
-    program : str or Path, optional
-        An already compiled replay program (compile once, run many platforms).
-    timeout_s : float, optional
-        Wall-time limit of each command.
-
-    Returns
-    -------
-    numpy.ndarray
-        Simulated finish time of every rank (s); the collective's time is the maximum.
-
-    Raises
-    ------
-    InputError
-        If compiling or running fails (with the tool's last line of error output).
-
-    Examples
-    --------
-    >>> import shutil
-    >>> shutil.which("smpirun") is None or callable(run_smpi)
-    True
-    """
+    """Compile the replay program (unless ``program`` is given) and run it under ``smpirun``."""
     out = Path(out_dir).resolve()
     if program is None:
         program = out / "replay"

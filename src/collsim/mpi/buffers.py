@@ -32,36 +32,7 @@ INTEGER_ONLY = ("band", "bor", "bxor")
 
 
 def check_data(op: str, dtype: str) -> tuple[str, np.dtype]:
-    """Validate a reduction operation and a data type.
-
-    Parameters
-    ----------
-    op : str
-        ``sum`` (default elsewhere), ``prod``, ``max``, ``min``, ``band``, ``bor``, ``bxor``.
-    dtype : str
-        ``int64``, ``int32``, ``float64`` or ``float32``.
-
-    Returns
-    -------
-    tuple
-        ``(op, numpy.dtype)``, the operation lower-cased.
-
-    Raises
-    ------
-    UnknownNameError
-        For an unknown operation or data type.
-    InputError
-        For a bitwise operation on floating-point data.
-
-    Examples
-    --------
-    >>> check_data("SUM", "float64")
-    ('sum', dtype('float64'))
-    >>> check_data("bxor", "float64")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: --op bxor needs integer data, not float64
-    """
+    """Validate a reduction operation and a data type."""
     key = str(op).strip().lower()
     if key not in OPS:
         raise UnknownNameError(f"unknown reduction operation {op!r}{_known(op, OPS)}")
@@ -80,28 +51,7 @@ def _known(name: object, choices) -> str:
 
 @dataclass(frozen=True, eq=False)
 class Layout:
-    """Where each chunk of a collective lies in the global element space.
-
-    Parameters
-    ----------
-    collective : Collective
-        The collective (chunks, split, sizes).
-    dtype : numpy.dtype
-        Element type of the run.
-    piece_elems : numpy.ndarray
-        Elements of piece ``j`` of a block (``int64``, ``split`` entries).
-    piece_offset : numpy.ndarray
-        Offset of piece ``j`` inside its block.
-    block_elems : int
-        Elements of one block (the unit MPI's collectives move).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> lay = layout(make_collective("allgather", 4, 20, split=2), np.dtype("int64"))
-    >>> lay.block_elems, lay.offset_of([0, 1, 2]).tolist(), lay.elems_of([0, 1]).tolist()
-    (4, [0, 2, 4], [2, 2])
-    """
+    """Where each chunk of a collective lies in the global element space."""
 
     collective: Collective
     dtype: np.dtype
@@ -130,26 +80,7 @@ class Layout:
 
 
 def layout(collective: Collective, dtype) -> Layout:
-    """The element layout of a collective for a data type.
-
-    Parameters
-    ----------
-    collective : Collective
-        The collective.
-    dtype : numpy.dtype or str
-        Element type.
-
-    Returns
-    -------
-    Layout
-        Each piece rounded up to whole elements.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> layout(make_collective("allreduce", 4, 1001), "int64").block_elems
-    126
-    """
+    """The element layout of a collective for a data type."""
     dtype = np.dtype(dtype)
     pieces = split_bytes(collective.size_bytes, collective.split)
     elems = -(-pieces // dtype.itemsize)
@@ -158,23 +89,7 @@ def layout(collective: Collective, dtype) -> Layout:
 
 
 def ranges(starts, lengths) -> np.ndarray:
-    """Concatenated ``arange(start, start + length)`` for every pair, without a Python loop.
-
-    Parameters
-    ----------
-    starts, lengths : array_like
-        Range starts and lengths (``int64``; lengths >= 0).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``int64`` indices.
-
-    Examples
-    --------
-    >>> ranges([10, 0, 5], [2, 0, 3]).tolist()
-    [10, 11, 5, 6, 7]
-    """
+    """Concatenated ``arange(start, start + length)`` for every pair, without a Python loop."""
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
     total = int(lengths.sum())
@@ -190,29 +105,7 @@ def ranges(starts, lengths) -> np.ndarray:
 
 
 def values(rank: int, indices, dtype) -> np.ndarray:
-    """The value rank ``rank`` contributes at each global element index (deterministic).
-
-    Parameters
-    ----------
-    rank : int
-        The contributing rank.
-    indices : array_like
-        Global element indices.
-    dtype : numpy.dtype or str
-        Element type.
-
-    Returns
-    -------
-    numpy.ndarray
-        Integers in ``-2**19 .. 2**19 - 1``, or floats in ``[0.5, 1.5)``.
-
-    Examples
-    --------
-    >>> values(1, [0, 1, 2], "int64").tolist()
-    [272919, -125129, 56711]
-    >>> bool(((values(3, range(1000), "float64") >= 0.5) & (values(3, range(1000), "float64") < 1.5)).all())
-    True
-    """
+    """The value rank ``rank`` contributes at each global element index (deterministic)."""
     g = np.asarray(indices, dtype=np.int64).astype(np.uint64)
     h = g * np.uint64(2654435761) + np.uint64((int(rank) + 1) * 40503 % 2**32) * np.uint64(0x9E3779B1)
     h ^= h >> np.uint64(15)
@@ -224,27 +117,7 @@ def values(rank: int, indices, dtype) -> np.ndarray:
 
 
 def held_chunks(holdings: Holdings, node: int) -> np.ndarray:
-    """Chunks a node holds in a pre- or postcondition, ascending.
-
-    Parameters
-    ----------
-    holdings : Holdings
-        ``collective.pre`` or ``collective.post``.
-    node : int
-        The node.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``int64`` chunk ids.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> c = make_collective("alltoall", 3, 8)
-    >>> held_chunks(c.pre, 1).tolist(), held_chunks(c.post, 1).tolist()
-    ([3, 5], [1, 7])
-    """
+    """Chunks a node holds in a pre- or postcondition, ascending."""
     ev = holdings.every_chunks()
     if holdings.ptr is None:
         mine = np.flatnonzero(holdings.holder == node)
@@ -255,26 +128,7 @@ def held_chunks(holdings: Holdings, node: int) -> np.ndarray:
 
 
 def owners(collective: Collective, chunks) -> np.ndarray:
-    """For a non-reduction collective, the node whose data each chunk carries (its first holder).
-
-    Parameters
-    ----------
-    collective : Collective
-        A non-reduction collective.
-    chunks : array_like
-        Chunk ids.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``int64`` owner per chunk (``-1`` for a chunk nobody holds, as all-to-all's (a, a) blocks).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> owners(make_collective("broadcast", 4, 8, root=2), [0]).tolist()
-    [2]
-    """
+    """For a non-reduction collective, the node whose data each chunk carries (its first holder)."""
     pre = collective.pre
     chunks = np.asarray(chunks, dtype=np.int64)
     if pre.ptr is None:
@@ -284,29 +138,7 @@ def owners(collective: Collective, chunks) -> np.ndarray:
 
 
 def initial(lay: Layout, rank: int, chunks) -> np.ndarray:
-    """What ``rank`` holds of ``chunks`` at the start: its contribution (reductions) or the owner's data.
-
-    Parameters
-    ----------
-    lay : Layout
-        The collective's layout.
-    rank : int
-        The rank.
-    chunks : array_like
-        Chunk ids the rank holds at the start.
-
-    Returns
-    -------
-    numpy.ndarray
-        The chunks' elements, concatenated.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> lay = layout(make_collective("allgather", 2, 16), "int64")
-    >>> initial(lay, 1, [1]).tolist() == values(1, [2, 3], "int64").tolist()
-    True
-    """
+    """What ``rank`` holds of ``chunks`` at the start: its contribution (reductions) or the owner's data."""
     chunks = np.asarray(chunks, dtype=np.int64)
     if lay.collective.reduction:
         return values(rank, lay.indices_of(chunks), lay.dtype)
@@ -323,28 +155,6 @@ def expected(lay: Layout, rank: int, op: str = "sum") -> tuple[np.ndarray, np.nd
 
     Costs one pass per contributing rank: meant for tests and small instances; runs check
     against MPI's own collective instead (:mod:`collsim.mpi.native`).
-
-    Parameters
-    ----------
-    lay : Layout
-        The collective's layout.
-    rank : int
-        The rank.
-    op : str, optional
-        Reduction operation (default ``sum``).
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(chunks, data)``: the rank's postcondition chunks, ascending, and their elements.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> lay = layout(make_collective("scan", 3, 16), "int64")
-    >>> chunks, data = expected(lay, 1)
-    >>> chunks.tolist(), data.tolist() == (values(0, [0, 1], "int64") + values(1, [0, 1], "int64")).tolist()
-    ([0], True)
     """
     c = lay.collective
     chunks = held_chunks(c.post, rank)
@@ -367,27 +177,6 @@ def tolerance(dtype, op: str, nodes: int) -> float:
     order by at most ``(nodes - 1) * eps * 1.5 * nodes`` (each of ``nodes - 1`` roundings errs by
     at most ``eps/2`` of a partial sum below ``1.5 * nodes``, twice for two orders); a product
     is compared relatively, this value times ``|result|``.
-
-    Parameters
-    ----------
-    dtype : numpy.dtype or str
-        Element type.
-    op : str
-        Reduction operation.
-    nodes : int
-        Contributions per element.
-
-    Returns
-    -------
-    float
-        The bound (absolute, or relative for ``prod``).
-
-    Examples
-    --------
-    >>> tolerance("int64", "sum", 8), tolerance("float64", "max", 8)
-    (0.0, 0.0)
-    >>> tolerance("float64", "sum", 8) < 1e-13
-    True
     """
     dtype = np.dtype(dtype)
     if dtype.kind != "f" or op in ("max", "min"):

@@ -36,27 +36,7 @@ POOR_MAX_ERROR = 0.5
 
 @dataclass(frozen=True)
 class Sample:
-    """One-way times of one message size, over every pair measured.
-
-    Parameters
-    ----------
-    size_bytes : int
-        The message size.
-    count : int
-        Timed round trips (iterations times pairs).
-    median_s, min_s : float
-        Median and least one-way time (half a round trip).
-    q1_s, q3_s : float or None
-        First and third quartiles (None in tables written before they were kept); their
-        spread ``(q3 − q1) / median`` says how noisy the size's times are.
-
-    Examples
-    --------
-    >>> Sample(1024, 40, 2.5e-6, 2.1e-6).median_s
-    2.5e-06
-    >>> round(Sample(1024, 40, 2.5e-6, 2.1e-6, 2.4e-6, 2.9e-6).spread, 6)
-    0.2
-    """
+    """One-way times of one message size, over every pair measured."""
 
     size_bytes: int
     count: int
@@ -75,24 +55,7 @@ class Sample:
 
 @dataclass(frozen=True)
 class Fit:
-    """The α–β fit ``t(m) = α + m/β``, and how well it reproduces the points.
-
-    Parameters
-    ----------
-    alpha_s : float
-        Per-message time α.
-    beta_bytes_per_s : float
-        Bandwidth β.
-    r_squared : float
-        Coefficient of determination of the fitted times.
-    max_relative_error : float
-        Largest ``|fit − t| / t`` over the points.
-
-    Examples
-    --------
-    >>> Fit(2e-6, 1e9, 0.99, 0.1).predict_s(1000)       # α + m/β
-    3e-06
-    """
+    """The α–β fit ``t(m) = α + m/β``, and how well it reproduces the points."""
 
     alpha_s: float
     beta_bytes_per_s: float
@@ -111,23 +74,6 @@ def fit_warning(fit: Fit) -> str | None:
     :data:`POOR_MAX_ERROR`: on a quiet machine the α–β line gives R² ≈ 0.99 and a largest
     error of 27–50 % (docs/calibration.md); beyond that the times carry the machine's load,
     and the system written from them is as noisy.
-
-    Parameters
-    ----------
-    fit : Fit
-        The fit.
-
-    Returns
-    -------
-    str or None
-        The warning (without the ``collsim:`` prefix), or None.
-
-    Examples
-    --------
-    >>> print(fit_warning(Fit(2e-6, 1e10, 0.67, 0.55)))
-    warning: poor α–β fit (R² = 0.670, largest error 55.0%): the times are noisy; rerun on a quiet machine, with more --iterations (50) and the ranks pinned to cores (mpiexec -bind-to core); the file was written all the same
-    >>> fit_warning(Fit(2e-6, 1e10, 0.997, 0.3)) is None
-    True
     """
     if fit.r_squared >= POOR_R_SQUARED and fit.max_relative_error <= POOR_MAX_ERROR:
         return None
@@ -137,31 +83,7 @@ def fit_warning(fit: Fit) -> str | None:
 
 
 def fit_alpha_beta(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> Fit:
-    """Least-squares fit of ``t = α + m/β``, weighted by 1/t (relative errors).
-
-    Parameters
-    ----------
-    sizes_bytes : sequence of float
-        Message sizes m.
-    times_s : sequence of float
-        Their measured times t (positive).
-
-    Returns
-    -------
-    Fit
-        α, β, R² and the largest relative error.
-
-    Raises
-    ------
-    UnsupportedError
-        If the times do not fit a positive α and a finite positive β (they fall with size).
-
-    Examples
-    --------
-    >>> f = fit_alpha_beta([1, 1000, 1000000], [2.001e-6, 3e-6, 1.002e-3])
-    >>> round(f.alpha_s * 1e6, 6), round(f.beta_bytes_per_s / 1e9, 6), f.max_relative_error < 1e-9
-    (2.0, 1.0, True)
-    """
+    """Least-squares fit of ``t = α + m/β``, weighted by 1/t (relative errors)."""
     m = np.asarray(sizes_bytes, dtype=float)
     t = np.asarray(times_s, dtype=float)
     if len(m) != len(t) or len(m) < 2 or not (t > 0).all() or not np.isfinite(t).all():
@@ -179,32 +101,7 @@ def fit_alpha_beta(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> Fi
 
 @dataclass(frozen=True)
 class Calibration:
-    """A calibration: the measured table, the fit, and the star system it gives.
-
-    Parameters
-    ----------
-    ranks : int
-        MPI ranks (the system's nodes).
-    statistic : str
-        ``median`` or ``min``: which column was fitted.
-    iterations : int
-        Timed round trips per size and pair.
-    samples : tuple of Sample
-        The raw table.
-    fit : Fit
-        The α–β fit.
-    overhead_s : float
-        The burst test's per-message overhead o.
-    startup_s : float or None
-        o if the data asks for it (``o >= OVERHEAD_SHARE · α``), else None.
-
-    Examples
-    --------
-    >>> s = (Sample(1, 20, 2.2e-6, 2.001e-6), Sample(10**6, 20, 1.1e-3, 1.002e-3))
-    >>> cal = calibration_from(s, overhead_s=1e-6, ranks=2, iterations=10)
-    >>> cal.startup_s, round(cal.link_latency_s * 1e6, 6)
-    (1e-06, 0.5)
-    """
+    """A calibration: the measured table, the fit, and the star system it gives."""
 
     ranks: int
     statistic: str
@@ -243,31 +140,6 @@ class Calibration:
 
         The ``[calibration]`` table after it (the fit and the raw table) is for people and
         scripts; ``load_system`` ignores it.
-
-        Parameters
-        ----------
-        name : str, optional
-            The system's name.
-
-        Returns
-        -------
-        str
-            The file's text.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> from collsim.systems import load_system
-        >>> cal = Calibration(2, "min", 1, (), Fit(1e-6, 8e6, 1.0, 0.0), 0.0, None)
-        >>> with tempfile.TemporaryDirectory() as d:
-        ...     cal.write(os.path.join(d, "c.toml")); load_system(os.path.join(d, "c.toml")).kind
-        'star'
-        >>> print(cal.system_toml().split("[calibration]")[0].split("\\n[system]\\n")[1].strip())
-        kind = "star"
-        name = "calibrated"
-        nodes = 2
-        link_bandwidth_bytes_per_s = 8000000.0
-        link_latency_s = 5e-07
         """
         lines = ["# Written by `collsim calibrate` (docs/calibration.md): ping-pong between MPI ranks,",
                  f"# t(m) = alpha + m/beta fitted to the {self.statistic} one-way times (weighted by 1/t).",
@@ -307,36 +179,6 @@ def calibration_from(samples: Sequence[Sample], overhead_s: float, ranks: int, i
                      statistic: str = "min") -> Calibration:
     """Fit a measured table and decide the per-message overhead (no MPI: the arithmetic of
     :func:`~collsim.mpi.pingpong.measure`).
-
-    Parameters
-    ----------
-    samples : sequence of Sample
-        The raw table.
-    overhead_s : float
-        The burst test's per-message overhead.
-    ranks : int
-        MPI ranks measured.
-    iterations : int
-        Timed round trips per size and pair.
-    statistic : str, optional
-        ``min`` (default) or ``median``: the column to fit.
-
-    Returns
-    -------
-    Calibration
-        The fit and the system's parameters.
-
-    Raises
-    ------
-    InputError
-        For an unknown statistic.
-
-    Examples
-    --------
-    >>> s = [Sample(1, 20, 2.001e-6, 1.9e-6), Sample(10**6, 20, 1.002e-3, 1e-3)]
-    >>> cal = calibration_from(s, overhead_s=1e-8, ranks=2, iterations=10, statistic="median")
-    >>> cal.startup_s is None, round(cal.fit.beta_bytes_per_s / 1e9, 6)     # 10 ns is under 10 % of α
-    (True, 1.0)
     """
     if statistic not in ("median", "min"):
         raise InputError(f"the statistic to fit is median or min, not {statistic!r}")

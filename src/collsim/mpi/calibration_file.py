@@ -26,28 +26,7 @@ _RAW = ("size_bytes", "count", "median_s", "min_s")
 
 @dataclass(frozen=True, eq=False)
 class CalibrationFile:
-    """A calibration file as read: where it is, its TOML document and a hash of its bytes.
-
-    Parameters
-    ----------
-    path : str
-        The file.
-    document : dict
-        Its TOML (``[system]``, ``[calibration]`` ...).
-    digest : str
-        The first 16 hex digits of the SHA-256 of its bytes (keys a validation's rows in a results store).
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from collsim.mpi.calibrate import Sample, calibration_from
-    >>> cal = calibration_from([Sample(1, 9, 2e-6, 2e-6), Sample(10**6, 9, 1e-4, 1e-4)], 5e-7, 2, 9)
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     cal.write(os.path.join(d, "host.toml"))
-    ...     f = read_calibration(os.path.join(d, "host.toml"))
-    >>> f.model, f.ranks, f.plain().fit == cal.fit
-    ('alpha-beta', 2, True)
-    """
+    """A calibration file as read: where it is, its TOML document and a hash of its bytes."""
 
     path: str
     document: dict
@@ -79,20 +58,7 @@ class CalibrationFile:
         return calibration_from(samples, float(t["overhead_s"]), self.ranks, int(t["iterations"]), statistic)
 
     def require(self, model: str, purpose: str) -> None:
-        """Refuse a file that does not carry ``model``, saying what it is and what ``purpose`` needs.
-
-        Parameters
-        ----------
-        model : str
-            One of :data:`MODELS`.
-        purpose : str
-            What needs it, for the message (``validate``).
-
-        Raises
-        ------
-        InputError
-            Naming the file, the model it carries and the one needed.
-        """
+        """Refuse a file that does not carry ``model``, saying what it is and what ``purpose`` needs."""
         if model == "loggp-piecewise" and self.model != model:   # a loggp-piecewise file holds the plain one too
             raise InputError(f"{self.path} is an alpha-beta calibration (ping-pong only), and {purpose} needs a "
                              f"{model} one: collsim calibrate writes it by default (--model {model})")
@@ -118,34 +84,7 @@ def _what_it_is(document: dict) -> str:
 
 
 def read_calibration(path: str) -> CalibrationFile:
-    """Read a file ``collsim calibrate`` wrote, refusing any other file in one line.
-
-    Parameters
-    ----------
-    path : str
-        The file.
-
-    Returns
-    -------
-    CalibrationFile
-
-    Raises
-    ------
-    InputError
-        For a file that cannot be read, is not TOML, has no ``[calibration]`` table (a system file
-        of another kind: the message says which) or a malformed one.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     ring = os.path.join(d, "ring6.toml")
-    ...     _ = open(ring, "w").write('[system]\\nkind = "ring"\\nnodes = 6\\n')
-    ...     read_calibration(ring)                      # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: .../ring6.toml is not a calibration: it describes a ring system of 6 nodes and has no [calibration] table (collsim calibrate --out FILE writes one)
-    """
+    """Read a file ``collsim calibrate`` wrote, refusing any other file in one line."""
     import tomllib
 
     from ..core.reading import read_bytes

@@ -30,32 +30,6 @@ def mpi_executor(comm: Any = None, root: int = 0) -> Iterator[Any]:
     Every rank enters it.  The workers serve points inside ``__enter__`` until the root
     leaves; then they see None.  If the root leaves with an exception, the points not run
     yet are cancelled.
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm, optional
-        The ranks (default ``COMM_WORLD``): at least two.
-    root : int, optional
-        The rank that hands out points (default 0).
-
-    Returns
-    -------
-    context manager
-        Entered, it gives the ``mpi4py.futures.MPIPoolExecutor`` at the root and None at a worker.
-
-    Raises
-    ------
-    InputError
-        When the world has one rank (not started by mpiexec).
-
-    Examples
-    --------
-    Under ``mpiexec -n 2``:
-
-    >>> with mpi_executor() as pool:                          # doctest: +SKIP
-    ...     if pool is not None:                              # rank 0; rank 1 ran abs(-3)
-    ...         print(pool.submit(abs, -3).result())
-    3
     """
     from mpi4py import MPI
     from mpi4py.futures import MPICommExecutor
@@ -75,40 +49,7 @@ def mpi_executor(comm: Any = None, root: int = 0) -> Iterator[Any]:
 def run_sweep_mpi(points: Iterable[Mapping[str, Any]], store_path: str | os.PathLike,
                   progress: Callable[[int, int, dict | None], None] | None = None,
                   comm: Any = None) -> dict[str, Any] | None:
-    """Run a sweep's points over MPI ranks into a store; every rank calls it, rank 0 writes.
-
-    Parameters
-    ----------
-    points : iterable of Mapping
-        The points (:func:`collsim.experiments.sweep_grid.expand_grid`); only the root reads them.
-    store_path : str or path
-        The results store (an SQLite file), opened by the root alone.
-    progress : callable, optional
-        As :func:`collsim.experiments.sweep.run_sweep`'s, called on the root.
-    comm : mpi4py.MPI.Comm, optional
-        The ranks (default ``COMM_WORLD``).
-
-    Returns
-    -------
-    dict or None
-        The summary ``{"points", "run", "finished", "failed", "store"}`` on the root; None on
-        the workers.
-
-    Raises
-    ------
-    InputError
-        When the world has one rank.
-
-    Examples
-    --------
-    Under ``mpiexec -n 4``:
-
-    >>> from collsim.experiments.sweep_grid import expand_grid
-    >>> grid = expand_grid({"systems": ["ring"], "nodes": [8], "sizes": ["1KiB"]})
-    >>> summary = run_sweep_mpi(grid, "r.sqlite")                 # doctest: +SKIP
-    >>> summary is None or summary["run"] == len(grid)             # doctest: +SKIP
-    True
-    """
+    """Run a sweep's points over MPI ranks into a store; every rank calls it, rank 0 writes."""
     from ..experiments.store import Store
     from ..experiments.sweep import run_sweep
     with mpi_executor(comm) as pool:

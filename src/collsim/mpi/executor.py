@@ -28,25 +28,7 @@ from .timing import MpiResult, time_iterations
 
 
 def run_plan(plan: RankPlan, dog: Watchdog | None = None, fault: Fault | None = None) -> None:
-    """Run one iteration of a rank's plan (its buffer must hold ``plan.start``).
-
-    Parameters
-    ----------
-    plan : RankPlan
-        A plan made with a communicator.
-    dog : Watchdog, optional
-        Told where the rank is.
-    fault : Fault, optional
-        A fault to inject (tests).
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> run_plan(plan)  # doctest: +SKIP
-    """
+    """Run one iteration of a rank's plan (its buffer must hold ``plan.start``)."""
     from mpi4py import MPI
     for st in plan.steps:
         if dog is not None:
@@ -62,32 +44,7 @@ def run_plan(plan: RankPlan, dog: Watchdog | None = None, fault: Fault | None = 
 
 
 def check_ranks(schedule: Schedule, ranks: int) -> None:
-    """Refuse a job whose rank count is not the schedule's node count.
-
-    Parameters
-    ----------
-    schedule : Schedule
-        The schedule.
-    ranks : int
-        Ranks in the job.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    UnsupportedError
-        Naming both counts and the ``mpiexec`` line that fits.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> check_ranks(collsim.build("ring", "ring", "allgather", 64, nodes=4), 1)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.UnsupportedError: the schedule has 4 nodes but this MPI job has 1 rank (was it started without mpiexec?): run it as mpiexec -n 4 ..., one rank per node
-    """
+    """Refuse a job whose rank count is not the schedule's node count."""
     n = schedule.collective.nodes
     if ranks != n:
         hint = " (was it started without mpiexec?)" if ranks == 1 else ""
@@ -103,47 +60,6 @@ def run_schedule(schedule: Schedule | str | os.PathLike, comm: Any = None, *, it
     Every rank must call it with the same arguments.  Errors are agreed by all ranks (each
     raises the same one); a rank that fails or hangs inside the timed loops aborts the whole
     job instead, with a line naming the rank and the step (:mod:`collsim.mpi.faults`).
-
-    Parameters
-    ----------
-    schedule : Schedule, str or path
-        The schedule, or a schedule file.
-    comm : mpi4py.MPI.Comm, optional
-        Communicator with one rank per node (default ``MPI.COMM_WORLD``).
-    iterations, warmup : int, optional
-        Timed iterations (>= 1) and untimed ones before them (>= 0).
-    op : str, optional
-        Reduction operation (``sum``, ``prod``, ``max``, ``min``, ``band``, ``bor``, ``bxor``).
-    dtype : str, optional
-        ``int64`` (default; bit-exact check), ``int32``, ``float64`` or ``float32``.
-    timeout_s : float, optional
-        Longest a rank may stay in one step, or in MPI's collective, before the job is aborted.
-    verify : bool, optional
-        Verify the schedule (:func:`collsim.verify`) before running it.
-    fault : Fault, optional
-        Inject a fault (tests; default: ``COLLSIM_MPI_FAULT``).
-
-    Returns
-    -------
-    MpiResult
-        The same on every rank.
-
-    Raises
-    ------
-    UnsupportedError
-        If the job's rank count is not the schedule's node count, or the system's kind does not
-        declare the ``mpi`` capability.
-    MemoryLimitError
-        Before anything is allocated, if the ranks on one host would hold more than collsim's memory
-        limit (:func:`collsim.mpi.memory.check_job_memory`).
-    ResultMismatchError
-        If a rank's result differs from MPI's, naming the rank, the chunk and the last step writing it.
-
-    Examples
-    --------
-    >>> r = run_schedule(collsim.build("ring", "ring", "allgather", "1MiB", nodes=4))  # doctest: +SKIP
-    >>> r.native, r.checked  # doctest: +SKIP
-    ('MPI_Allgather', True)
     """
     from ..core.errors import InputError
     if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:

@@ -50,36 +50,12 @@ REPORT_WAIT_S = 2.0
 
 
 class InjectedFault(RuntimeError):
-    """The error an injected ``raise`` fault raises (tests only).
-
-    Examples
-    --------
-    >>> str(InjectedFault("injected fault"))
-    'injected fault'
-    """
+    """The error an injected ``raise`` fault raises (tests only)."""
 
 
 @dataclass(frozen=True)
 class Fault:
-    """A fault to inject: rank ``rank`` raises, sleeps or stops when it starts step ``step``.
-
-    Parameters
-    ----------
-    action : str
-        ``raise``, ``sleep`` or ``stop`` (``SIGSTOP``: the whole process, watchdog included).
-    rank : int
-        The faulty rank.
-    step : int
-        The schedule step at whose start the fault fires.
-    seconds : float, optional
-        How long a ``sleep`` fault sleeps (default 3600).
-
-    Examples
-    --------
-    >>> Fault("sleep", 2, 1, 30.0).fire(2, 0)  # doctest: +SKIP
-    >>> Fault("raise", 1, 3).fire(0, 3) is None   # another rank: nothing happens
-    True
-    """
+    """A fault to inject: rank ``rank`` raises, sleeps or stops when it starts step ``step``."""
 
     action: str
     rank: int
@@ -87,22 +63,7 @@ class Fault:
     seconds: float = 3600.0
 
     def fire(self, rank: int, step: int) -> None:
-        """Inject the fault if this is its rank and step.
-
-        Parameters
-        ----------
-        rank, step : int
-            Where the caller is.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        InjectedFault
-            For a ``raise`` fault at its rank and step.
-        """
+        """Inject the fault if this is its rank and step."""
         if rank != self.rank or step != self.step:
             return None
         if self.action == "raise":
@@ -115,30 +76,7 @@ class Fault:
 
 
 def parse_fault(text: str | None) -> Fault | None:
-    """Read a fault description (``raise:RANK:STEP``, ``sleep:RANK:STEP[:SECONDS]``, ``stop:RANK:STEP``).
-
-    Parameters
-    ----------
-    text : str or None
-        The description (None or empty: no fault).
-
-    Returns
-    -------
-    Fault or None
-        The fault.
-
-    Raises
-    ------
-    InputError
-        For a malformed description.
-
-    Examples
-    --------
-    >>> parse_fault("sleep:2:1:30")
-    Fault(action='sleep', rank=2, step=1, seconds=30.0)
-    >>> parse_fault("") is None
-    True
-    """
+    """Read a fault description (``raise:RANK:STEP``, ``sleep:RANK:STEP[:SECONDS]``, ``stop:RANK:STEP``)."""
     if not text:
         return None
     parts = text.strip().split(":")
@@ -152,20 +90,7 @@ def parse_fault(text: str | None) -> Fault | None:
 
 
 def fault_from_env() -> Fault | None:
-    """The fault ``COLLSIM_MPI_FAULT`` asks for, if any.
-
-    Returns
-    -------
-    Fault or None
-        The fault.
-
-    Examples
-    --------
-    >>> import os
-    >>> os.environ.pop(FAULT_ENV, None) and None
-    >>> fault_from_env() is None
-    True
-    """
+    """The fault ``COLLSIM_MPI_FAULT`` asks for, if any."""
     return parse_fault(os.environ.get(FAULT_ENV))
 
 
@@ -176,26 +101,6 @@ def wait_until_read(stream: Any, limit_s: float = REPORT_WAIT_S) -> bool:
     first: a report still in the pipe when the rank sends ``MPI_Abort`` is passed on after the
     abort, and ``mpiexec`` has ended by then.  Once the pipe is empty the proxy has read the
     report and passes it on before it reads anything the rank sends next.
-
-    Parameters
-    ----------
-    stream : file object
-        What the report was written (and flushed) to: ``sys.stderr``.
-    limit_s : float, optional
-        Longest wait (default :data:`REPORT_WAIT_S`).
-
-    Returns
-    -------
-    bool
-        False if the pipe still held bytes after ``limit_s``; True once it is empty, or at
-        once if ``stream`` is not a pipe (a terminal, a file: nothing to wait for) or the
-        system cannot tell (no ``FIONREAD``).
-
-    Examples
-    --------
-    >>> import io
-    >>> wait_until_read(io.StringIO())
-    True
     """
     try:
         import array
@@ -218,27 +123,7 @@ def wait_until_read(stream: Any, limit_s: float = REPORT_WAIT_S) -> bool:
 
 
 class Watchdog:
-    """A daemon thread that aborts the job when its rank makes no progress for ``timeout_s``.
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm
-        The communicator to abort.
-    timeout_s : float
-        Longest time a rank may stay in one step (computing or waiting).
-    label : str
-        What is running, for the message (``"ring allgather"``).
-
-    Examples
-    --------
-    >>> dog = Watchdog(None, 5.0, "ring allgather")
-    >>> dog.enter(3, (1, 2))
-    >>> dog.describe(7.5)
-    'rank 0 timed out in step 3 of ring allgather: waited 7.5 s for ranks 1, 2 (timeout 5 s); aborting the job'
-    >>> dog.enter(4, (3,))
-    >>> dog.describe(8.0)[:69]
-    'rank 0 timed out in step 4 of ring allgather: waited 8.0 s for rank 3'
-    """
+    """A daemon thread that aborts the job when its rank makes no progress for ``timeout_s``."""
 
     def __init__(self, comm: Any, timeout_s: float, label: str) -> None:
         self.comm = comm
@@ -250,34 +135,11 @@ class Watchdog:
         self._thread: threading.Thread | None = None
 
     def enter(self, step: Any, peers: tuple | None = None) -> None:
-        """Record that the rank starts ``step`` (computing if ``peers`` is None, else waiting for them).
-
-        Parameters
-        ----------
-        step : int or str
-            The step (or a phase name: ``"native"``, ``"barrier"``).
-        peers : tuple of int, optional
-            The ranks this rank now waits for in MPI.
-
-        Returns
-        -------
-        None
-        """
+        """Record that the rank starts ``step`` (computing if ``peers`` is None, else waiting for them)."""
         self.where = (step, peers, time.monotonic())
 
     def describe(self, elapsed_s: float) -> str:
-        """The one-line report for the current place, after ``elapsed_s`` seconds there.
-
-        Parameters
-        ----------
-        elapsed_s : float
-            Seconds spent there.
-
-        Returns
-        -------
-        str
-            The message.
-        """
+        """The one-line report for the current place, after ``elapsed_s`` seconds there."""
         step, peers, _ = self.where
         at = f"step {step}" if isinstance(step, int) else str(step)
         if peers is None:
@@ -293,15 +155,6 @@ class Watchdog:
 
         The abort waits until the launcher has read the line (:func:`wait_until_read`), so
         that the line is shown before the job ends.
-
-        Parameters
-        ----------
-        message : str
-            What went wrong, naming the rank and the step.
-
-        Returns
-        -------
-        None
         """
         sys.stderr.write(f"collsim: {message}\n")
         sys.stderr.flush()
@@ -311,25 +164,7 @@ class Watchdog:
 
     @staticmethod
     def grace_s(step: object, peers: tuple | None) -> float:
-        """Extra time before a rank reports: none outside MPI, more for later steps.
-
-        Parameters
-        ----------
-        step : int or str
-            Where the rank is.
-        peers : tuple or None
-            The ranks it waits for (None: not waiting in MPI).
-
-        Returns
-        -------
-        float
-            Seconds.
-
-        Examples
-        --------
-        >>> Watchdog.grace_s(3, None), Watchdog.grace_s(3, (1,)), Watchdog.grace_s("native", ())
-        (0.0, 2.6, 4.2)
-        """
+        """Extra time before a rank reports: none outside MPI, more for later steps."""
         if peers is None:
             return 0.0
         return GRACE_S + STAGGER_S * (min(step, STAGGER_STEPS) if isinstance(step, int) else STAGGER_STEPS + 1)

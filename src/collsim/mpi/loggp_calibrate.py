@@ -44,57 +44,14 @@ are too noisy to judge a model's accuracy against (``collsim validate`` refuses 
 
 
 def spread_of(samples: Sequence[Sample]) -> float | None:
-    """The median over sizes of ``(q3 − q1) / median``: how much repeated measurements of one size scatter.
-
-    Parameters
-    ----------
-    samples : sequence of Sample
-        A measured table.
-
-    Returns
-    -------
-    float or None
-        The spread, or None when the table has no quartiles.
-
-    Examples
-    --------
-    >>> spread_of([Sample(1, 9, 2.0, 1.0, 1.8, 2.2), Sample(2, 9, 4.0, 3.0, 3.0, 5.0)])
-    0.35
-    """
+    """The median over sizes of ``(q3 − q1) / median``: how much repeated measurements of one size scatter."""
     values = [s.spread for s in samples if s.spread is not None]
     return round(float(np.median(values)), 12) if values else None
 
 
 @dataclass(frozen=True)
 class LogGPCalibration:
-    """The plain α–β calibration and the ``loggp-piecewise`` model fitted beside it.
-
-    Parameters
-    ----------
-    plain : Calibration
-        The ping-pong calibration (the system's link parameters).
-    exchange : tuple of Sample
-        Two-way exchange step times per size.
-    fit : PiecewiseFit
-        Their piecewise α–β fit (on the medians).
-    copies, reductions : tuple of Sample
-        Local copy and reduction times per size.
-    copy, reduce : PiecewiseFit
-        Their fits (α is the fixed time of a call, β the bytes per second).
-    dtype, op : str
-        What the reductions were measured with.
-
-    Examples
-    --------
-    >>> from collsim.mpi.calibrate import calibration_from
-    >>> plain = calibration_from([Sample(1, 9, 2e-6, 2e-6), Sample(10**6, 9, 1e-4, 1e-4)], 5e-7, 2, 9)
-    >>> m = [2**k for k in range(6, 16)]
-    >>> ex = [Sample(x, 9, 3e-6 + x / 4e9, 3e-6) for x in m]
-    >>> loc = [Sample(x, 9, 1e-6 + x * 1e-10, 1e-6) for x in m]
-    >>> cal = loggp_calibration_from(plain, ex, loc, loc, "int64", "sum")
-    >>> round(cal.model().alpha_s[0] * 1e6, 6), cal.model().breakpoints_bytes
-    (3.0, ())
-    """
+    """The plain α–β calibration and the ``loggp-piecewise`` model fitted beside it."""
 
     plain: Calibration
     exchange: tuple[Sample, ...]
@@ -167,26 +124,7 @@ def _toml(value: Any) -> str:
 
 
 def loggp_warning(cal: LogGPCalibration) -> str | None:
-    """One line saying the piecewise fit is poor, or None.
-
-    Parameters
-    ----------
-    cal : LogGPCalibration
-        The calibration.
-
-    Returns
-    -------
-    str or None
-
-    Examples
-    --------
-    >>> from collsim.mpi.calibrate import calibration_from
-    >>> plain = calibration_from([Sample(1, 9, 2e-6, 2e-6), Sample(10**6, 9, 1e-4, 1e-4)], 5e-7, 2, 9)
-    >>> m = [2**k for k in range(6, 16)]
-    >>> ex = [Sample(x, 9, 3e-6 + x / 4e9, 3e-6) for x in m]
-    >>> loggp_warning(loggp_calibration_from(plain, ex, ex, ex, "int64", "sum")) is None
-    True
-    """
+    """One line saying the piecewise fit is poor, or None."""
     f = cal.fit
     if f.r_squared >= POOR_PIECEWISE_R_SQUARED and f.max_relative_error <= POOR_PIECEWISE_MAX_ERROR:
         return None
@@ -197,34 +135,7 @@ def loggp_warning(cal: LogGPCalibration) -> str | None:
 
 def loggp_calibration_from(plain: Calibration, exchange: Sequence[Sample], copies: Sequence[Sample],
                            reductions: Sequence[Sample], dtype: str, op: str) -> LogGPCalibration:
-    """Fit the measured tables (no MPI: the arithmetic of ``collsim calibrate --model loggp-piecewise``).
-
-    Parameters
-    ----------
-    plain : Calibration
-        The ping-pong calibration.
-    exchange, copies, reductions : sequence of Sample
-        The measured tables.
-    dtype, op : str
-        What the reductions were measured with.
-
-    Returns
-    -------
-    LogGPCalibration
-
-    Raises
-    ------
-    UnsupportedError
-        If a table is too short or has non-positive times.
-
-    Examples
-    --------
-    >>> plain = calibration_from([Sample(1, 9, 2e-6, 2e-6), Sample(10**6, 9, 1e-4, 1e-4)], 5e-7, 2, 9)
-    >>> m = [2**k for k in range(6, 16)]
-    >>> ex = [Sample(x, 9, 3e-6 + x / 4e9, 3e-6) for x in m]
-    >>> round(loggp_calibration_from(plain, ex, ex, ex, "int64", "sum").fit.beta_bytes_per_s[0] / 1e9, 6)
-    4.0
-    """
+    """Fit the measured tables (no MPI: the arithmetic of ``collsim calibrate --model loggp-piecewise``)."""
     exchange = tuple(sorted(exchange, key=lambda s: s.size_bytes))
     copies = tuple(sorted(copies, key=lambda s: s.size_bytes))
     reductions = tuple(sorted(reductions, key=lambda s: s.size_bytes))
@@ -235,35 +146,7 @@ def loggp_calibration_from(plain: Calibration, exchange: Sequence[Sample], copie
 
 
 def samples_from_table(table: Any, origin: str) -> tuple[list[Sample], list[Sample], list[Sample], str, str]:
-    """The exchange, copy and reduction tables of a file's ``[calibration]`` (for ``--refit``).
-
-    Parameters
-    ----------
-    table : dict
-        The ``[calibration]`` table.
-    origin : str
-        The file, for errors.
-
-    Returns
-    -------
-    tuple
-        ``(exchange, copies, reductions, dtype, op)``.
-
-    Raises
-    ------
-    InputError
-        When the sub-tables are missing or malformed.
-
-    Examples
-    --------
-    >>> t = {"exchange": {"size_bytes": [64], "count": [9], "median_s": [2e-6], "min_s": [1e-6],
-    ...                   "q1_s": [1.5e-6], "q3_s": [2.5e-6]},
-    ...      "local": {"dtype": "int64", "op": "sum", "size_bytes": [64], "copy_median_s": [1e-7],
-    ...                "reduce_median_s": [2e-7]}}
-    >>> ex, cp, rd, dtype, op = samples_from_table(t, "f.toml")
-    >>> round(ex[0].spread, 9), rd[0].median_s, op
-    (0.5, 2e-07, 'sum')
-    """
+    """The exchange, copy and reduction tables of a file's ``[calibration]`` (for ``--refit``)."""
     ex, loc = (table.get("exchange"), table.get("local")) if isinstance(table, dict) else (None, None)
     if not isinstance(ex, dict) or not isinstance(loc, dict):
         raise InputError(f"{origin}: no [calibration.exchange] and [calibration.local] tables; collsim calibrate "
@@ -286,38 +169,7 @@ def samples_from_table(table: Any, origin: str) -> tuple[list[Sample], list[Samp
 def measure_loggp(comm: Any = None, sizes_bytes: Sequence[int] | None = None,
                   exchange_sizes_bytes: Sequence[int] | None = None, iterations: int = 20, warmup: int = 3,
                   statistic: str = "min", dtype: str = "int64", op: str = "sum") -> LogGPCalibration | None:
-    """Run every microbenchmark and fit them (collective call; the result on rank 0, None elsewhere).
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm, optional
-        The ranks (default ``COMM_WORLD``).
-    sizes_bytes : sequence of int, optional
-        Ping-pong sizes (default :data:`collsim.mpi.pingpong.DEFAULT_SIZES_BYTES`).
-    exchange_sizes_bytes : sequence of int, optional
-        Exchange and local sizes (default :data:`collsim.mpi.microbench.DEFAULT_EXCHANGE_SIZES_BYTES`).
-    iterations, warmup : int, optional
-        Timed and untimed repetitions per size.
-    statistic : str, optional
-        The ping-pong column the plain α–β fit uses.
-    dtype, op : str, optional
-        The reductions' element type and operation.
-
-    Returns
-    -------
-    LogGPCalibration or None
-
-    Raises
-    ------
-    InputError
-        For fewer than two ranks, bad sizes, iterations, dtype or op.
-    MemoryLimitError
-        Before anything is measured, when the largest microbenchmark would not fit (:mod:`collsim.mpi.memory`).
-
-    Examples
-    --------
-    >>> cal = measure_loggp()          # doctest: +SKIP
-    """
+    """Run every microbenchmark and fit them (collective call; the result on rank 0, None elsewhere)."""
     from ..core.units import format_size
     from .buffers import check_data
     from .memory import check_job_memory

@@ -53,20 +53,7 @@ MAX_BANDWIDTH_BYTES_PER_S = 1e15
 
 @dataclass(frozen=True)
 class LinearFit:
-    """``t(m) = fixed_s + m · per_byte_s``, and how well it reproduces the points.
-
-    Parameters
-    ----------
-    fixed_s, per_byte_s : float
-        Intercept and slope (both ≥ 0).
-    r_squared, max_relative_error : float
-        On the times; the largest ``|fit − t| / t``.
-
-    Examples
-    --------
-    >>> LinearFit(1e-6, 1e-10, 1.0, 0.0).predict_s(1000)
-    1.1e-06
-    """
+    """``t(m) = fixed_s + m · per_byte_s``, and how well it reproduces the points."""
 
     fixed_s: float
     per_byte_s: float
@@ -80,25 +67,7 @@ class LinearFit:
 
 @dataclass(frozen=True)
 class PiecewiseFit:
-    """A piecewise α–β fit: segment ``i`` covers sizes up to ``breakpoints_bytes[i]`` (the last, the rest).
-
-    Parameters
-    ----------
-    breakpoints_bytes : tuple of int
-        The largest measured size of every segment but the last.
-    alpha_s, beta_bytes_per_s : tuple of float
-        Per segment.
-    r_squared, max_relative_error : float
-        Of the whole fit on the times.
-    criterion : float
-        Akaike's information criterion of the chosen fit (lower is better).
-
-    Examples
-    --------
-    >>> f = PiecewiseFit((4096,), (1e-6, 5e-6), (1e9, 1e10), 1.0, 0.0, 0.0)
-    >>> f.predict_s(np.array([1000, 8192])).round(12).tolist()
-    [2e-06, 5.8192e-06]
-    """
+    """A piecewise α–β fit: segment ``i`` covers sizes up to ``breakpoints_bytes[i]`` (the last, the rest)."""
 
     breakpoints_bytes: tuple[int, ...]
     alpha_s: tuple[float, ...]
@@ -158,29 +127,7 @@ def _quality(t: np.ndarray, fitted: np.ndarray) -> tuple[float, float]:
 
 
 def fit_linear(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> LinearFit:
-    """Fit ``t = c + γ·m`` by non-negative least squares on the relative error.
-
-    Parameters
-    ----------
-    sizes_bytes, times_s : sequence of float
-        Sizes and their measured times (at least two; positive times).
-
-    Returns
-    -------
-    LinearFit
-        ``c``, ``γ``, R² and the largest relative error.
-
-    Raises
-    ------
-    UnsupportedError
-        For fewer than two points or non-positive times.
-
-    Examples
-    --------
-    >>> f = fit_linear([1e3, 1e5, 1e7], [1.1e-6, 11e-6, 1001e-6])
-    >>> round(f.fixed_s * 1e6, 6), round(f.per_byte_s * 1e12, 6)
-    (1.0, 100.0)
-    """
+    """Fit ``t = c + γ·m`` by non-negative least squares on the relative error."""
     m, t = _check(sizes_bytes, times_s, 2)
     c, g, _ = _nnls_segment(m, t)
     r2, worst = _quality(t, c + g * m)
@@ -189,37 +136,7 @@ def fit_linear(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> Linear
 
 def fit_piecewise(sizes_bytes: Sequence[float], times_s: Sequence[float], *, max_segments: int = MAX_SEGMENTS,
                   min_points: int = MIN_POINTS) -> PiecewiseFit:
-    """Fit a piecewise α–β with breakpoints found from the data (see the module docstring).
-
-    Parameters
-    ----------
-    sizes_bytes, times_s : sequence of float
-        Message sizes and their measured times (each size once).
-    max_segments : int, optional
-        Most segments tried (default :data:`MAX_SEGMENTS`).
-    min_points : int, optional
-        Fewest sizes in a segment (default :data:`MIN_POINTS`).
-
-    Returns
-    -------
-    PiecewiseFit
-        The fit with the lowest information criterion (AIC).
-
-    Raises
-    ------
-    UnsupportedError
-        For fewer than ``min_points`` points, or non-positive times.
-
-    Examples
-    --------
-    A jump at 16 KiB (a protocol switch) is found:
-
-    >>> m = np.array([2.0 ** k for k in range(6, 23)])
-    >>> t = np.where(m <= 8192, 2e-6 + m / 4e9, 9e-6 + m / 1e10)
-    >>> f = fit_piecewise(m, t)
-    >>> f.breakpoints_bytes, f.max_relative_error < 1e-6
-    ((8192,), True)
-    """
+    """Fit a piecewise α–β with breakpoints found from the data (see the module docstring)."""
     m, t = _check(sizes_bytes, times_s, min_points)
     n = len(m)
     best: PiecewiseFit | None = None

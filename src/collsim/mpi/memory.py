@@ -53,26 +53,6 @@ def rank_bytes(schedule: Schedule, dtype: Any = "int64") -> np.ndarray:
     (:func:`collsim.mpi.native.native_elems`), the index list of its result, the temporaries that
     compute its input and check its result (:data:`VALUES_BYTES_PER_ELEMENT`) and its per-transfer
     plan (:data:`BYTES_PER_TRANSFER`).
-
-    Parameters
-    ----------
-    schedule : Schedule
-        The schedule to run.
-    dtype : str or numpy.dtype, optional
-        Element type of the run (default ``int64``).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``float64`` bytes per rank (node).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> small = rank_bytes(collsim.build("ring", "star", "allreduce", "1MiB", nodes=2))
-    >>> big = rank_bytes(collsim.build("ring", "star", "allreduce", "64GiB", nodes=2))
-    >>> small.shape, bool(8 * 2**20 < small.max() < 16 * 2**20), bool(big.max() > 8 * 64 * 2**30)
-    ((2,), True, True)
     """
     s, c = schedule, schedule.collective
     lay = layout(c, dtype)
@@ -103,37 +83,6 @@ def check_job_memory(bytes_here: float, what: str, comm: Any = None, hint: str =
     """Refuse, on every rank alike, a run whose ranks on one host would hold more than collsim's memory limit.
 
     A collective call: every rank of ``comm`` calls it with its own estimate.
-
-    Parameters
-    ----------
-    bytes_here : float
-        What this rank will hold (bytes).
-    what : str
-        What the run is, for the message (``running ring allreduce of 64GiB on 2 MPI ranks``).
-    comm : mpi4py.MPI.Comm, optional
-        The ranks (None: this process alone).
-    hint : str, optional
-        What the user can change.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    MemoryLimitError
-        On every rank, naming the estimate of the fullest host, how many ranks share it, and the limit.
-
-    Examples
-    --------
-    >>> import os
-    >>> from unittest import mock
-    >>> with mock.patch.dict(os.environ, {"COLLSIM_MEMORY_LIMIT": "1GiB"}):
-    ...     check_job_memory(2**20, "a small run")
-    ...     check_job_memory(3 * 2**30, "running ring allreduce of 1GiB")
-    Traceback (most recent call last):
-    ...
-    collsim.core.limits.MemoryLimitError: running ring allreduce of 1GiB needs about 3 GiB, above collsim's memory limit of 1 GiB (COLLSIM_MEMORY_LIMIT=1GiB): use smaller sizes, fewer ranks per host, or a larger COLLSIM_MEMORY_LIMIT if the machine has it
     """
     limit_bytes, source = memory_limit()
     if comm is None:
@@ -153,25 +102,7 @@ def check_job_memory(bytes_here: float, what: str, comm: Any = None, hint: str =
 
 
 def run_label(schedule: Schedule, dtype: str) -> str:
-    """What a run is, for messages: ``running ring allreduce of 64GiB (int64) on 2 MPI ranks``.
-
-    Parameters
-    ----------
-    schedule : Schedule
-        The schedule.
-    dtype : str
-        The run's element type.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> import collsim
-    >>> run_label(collsim.build("ring", "star", "allreduce", "64GiB", nodes=2), "int64")
-    'running ring allreduce of 64GiB (int64) on 2 MPI ranks'
-    """
+    """What a run is, for messages: ``running ring allreduce of 64GiB (int64) on 2 MPI ranks``."""
     from ..core.units import format_size
     c = schedule.collective
     return f"running {schedule.algorithm} {c.kind} of {format_size(c.size_bytes)} ({dtype}) on {c.nodes} MPI ranks"
@@ -184,28 +115,6 @@ def check_schedules_memory(schedules: Iterable[Schedule], dtype: str, comm: Any)
     held at once; this rank's largest estimate goes to :func:`check_job_memory`, named after the run
     whose rank holds the most (the same run on every rank).  A schedule whose node count is not the
     job's rank count is skipped: :func:`collsim.mpi.executor.run_schedule` refuses it, naming both.
-
-    Parameters
-    ----------
-    schedules : iterable of Schedule
-        The runs to come.
-    dtype : str
-        Their element type.
-    comm : mpi4py.MPI.Comm
-        The ranks.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    MemoryLimitError
-        Naming the largest run, its estimate and the limit.
-
-    Examples
-    --------
-    >>> check_schedules_memory(iter_schedules(...), "int64", MPI.COMM_WORLD)   # doctest: +SKIP
     """
     rank, ranks = comm.Get_rank(), comm.Get_size()
     here, worst = 0.0, (-1.0, "")

@@ -43,25 +43,7 @@ fine enough to place a protocol switch between two neighbouring sizes."""
 
 
 def sample_of(size_bytes: int, times_s: Sequence[float]) -> Sample:
-    """A table row of one size's times: count, median, minimum and quartiles.
-
-    Parameters
-    ----------
-    size_bytes : int
-        The size.
-    times_s : sequence of float
-        Its times.
-
-    Returns
-    -------
-    Sample
-
-    Examples
-    --------
-    >>> s = sample_of(64, [1.0, 2.0, 3.0, 4.0, 5.0])
-    >>> s.median_s, s.min_s, s.q1_s, s.q3_s
-    (3.0, 1.0, 2.0, 4.0)
-    """
+    """A table row of one size's times: count, median, minimum and quartiles."""
     t = np.asarray(times_s, dtype=float)
     q1, med, q3 = np.percentile(t, [25, 50, 75])
     return Sample(int(size_bytes), len(t), float(med), float(t.min()), float(q1), float(q3))
@@ -80,24 +62,6 @@ def microbench_bytes(comm: Any, size_bytes: int, dtype: str) -> float:
 
     The exchange step and the reducing step (collsim's executor beside MPI's collective:
     :func:`collsim.mpi.memory.rank_bytes`) and the local copy and reduction (two buffers).
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm
-        The ranks.
-    size_bytes : int
-        The message size.
-    dtype : str
-        The element type.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> microbench_bytes(MPI.COMM_WORLD, 2**24, "int64") > 2 * 2**24   # doctest: +SKIP
-    True
     """
     from .memory import rank_bytes
     rank = comm.Get_rank()
@@ -115,34 +79,7 @@ def _one_pass(comm: Any, scheds: dict[int, Any], times: dict[int, list[float]], 
 
 def exchange_samples(comm: Any, sizes_bytes: Sequence[int], iterations: int, warmup: int,
                      dtype: str = "int64", passes: int = 5, reduce: bool = False, op: str = "sum") -> list[Sample]:
-    """One-step ring exchanges on every rank at once, timed as collsim's executor times a schedule.
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm
-        The ranks (at least two).
-    sizes_bytes : sequence of int
-        Message sizes.
-    iterations, warmup : int
-        Timed iterations per size (spread over the passes, at least one per pass) and untimed ones per pass.
-    dtype : str, optional
-        Element type of the buffers.
-    passes : int, optional
-        Rounds over the sizes (default 5).
-    reduce : bool, optional
-        A reducing step instead (a ring reduce-scatter; a sample is an iteration over ``P − 1`` steps).
-    op : str, optional
-        The reduction, with ``reduce``.
-
-    Returns
-    -------
-    list of Sample
-        Per size, the per-iteration maxima over ranks (the same on every rank).
-
-    Examples
-    --------
-    >>> exchange_samples(MPI.COMM_WORLD, [64, 4096], 20, 3)   # doctest: +SKIP
-    """
+    """One-step ring exchanges on every rank at once, timed as collsim's executor times a schedule."""
     scheds = _schedules(comm, sizes_bytes, reduce)
     per_pass = max(1, -(-iterations // passes))
     times: dict[int, list[float]] = {s: [] for s in scheds}
@@ -156,28 +93,6 @@ def step_samples(comm: Any, sizes_bytes: Sequence[int], iterations: int, warmup:
     """The plain and the reducing exchange steps measured together: every pass runs every size of
     both, so that the load a pass meets weighs on both alike (their difference is the reduction's
     cost, :func:`reduction_samples`).
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm
-        The ranks (at least two).
-    sizes_bytes : sequence of int
-        Message sizes.
-    iterations, warmup : int
-        Timed iterations per size and kind (spread over the passes) and untimed ones per pass.
-    dtype, op : str, optional
-        Element type; the reduction.
-    passes : int, optional
-        Rounds over the sizes (default 5).
-
-    Returns
-    -------
-    tuple of list of Sample
-        ``(exchange, reducing)`` as :func:`exchange_samples` gives them.
-
-    Examples
-    --------
-    >>> exchange, reducing = step_samples(MPI.COMM_WORLD, [64, 4096], 20, 3)   # doctest: +SKIP
     """
     plain, red = _schedules(comm, sizes_bytes, False), _schedules(comm, sizes_bytes, True)
     per_pass = max(1, -(-iterations // passes))
@@ -191,28 +106,7 @@ def step_samples(comm: Any, sizes_bytes: Sequence[int], iterations: int, warmup:
 
 
 def reduction_samples(exchange: Sequence[Sample], reducing: Sequence[Sample], floor: float = 0.02) -> list[Sample]:
-    """What a reduction adds to a step, per size: the reducing step's median minus the plain exchange's.
-
-    Parameters
-    ----------
-    exchange, reducing : sequence of Sample
-        The same sizes, from :func:`exchange_samples` without and with ``reduce``.
-    floor : float, optional
-        A difference below ``floor`` times the exchange's median (noise: the reduction of a few
-        bytes costs next to nothing) is taken as that (the fit needs positive times).
-
-    Returns
-    -------
-    list of Sample
-        Per size: count, the difference as median and minimum (no quartiles: a difference of medians has none).
-
-    Examples
-    --------
-    >>> ex = [Sample(64, 9, 3e-6, 2e-6), Sample(2**20, 9, 100e-6, 90e-6)]
-    >>> red = [Sample(64, 9, 3.01e-6, 2e-6), Sample(2**20, 9, 180e-6, 170e-6)]
-    >>> [round(s.median_s * 1e6, 6) for s in reduction_samples(ex, red)]
-    [0.06, 80.0]
-    """
+    """What a reduction adds to a step, per size: the reducing step's median minus the plain exchange's."""
     out = []
     for e, r in zip(exchange, reducing, strict=True):
         if e.size_bytes != r.size_bytes:
@@ -224,28 +118,7 @@ def reduction_samples(exchange: Sequence[Sample], reducing: Sequence[Sample], fl
 
 def local_samples(comm: Any, sizes_bytes: Sequence[int], iterations: int, dtype: str = "int64",
                   op: str = "sum") -> tuple[list[Sample], list[Sample]]:
-    """Local copies and reductions of each size, every rank at once (as between a collective's steps).
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm
-        The ranks.
-    sizes_bytes : sequence of int
-        Buffer sizes (rounded up to whole elements).
-    iterations : int
-        Timed repetitions per size and rank (after one untimed).
-    dtype, op : str, optional
-        Element type and reduction (:data:`collsim.mpi.buffers.OPS`).
-
-    Returns
-    -------
-    tuple of list of Sample
-        ``(copies, reductions)``: per size, the median over ranks of each rank's statistics.
-
-    Examples
-    --------
-    >>> copies, reductions = local_samples(MPI.COMM_WORLD, [64, 4096], 20)   # doctest: +SKIP
-    """
+    """Local copies and reductions of each size, every rank at once (as between a collective's steps)."""
     from .buffers import OPS, check_data
     op, np_dtype = check_data(op, dtype)
     ufunc = OPS[op]

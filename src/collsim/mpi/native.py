@@ -23,46 +23,14 @@ NATIVE = {name: t.mpi_function for name, t in TYPES.items()}
 
 
 class ResultMismatchError(DataFlowError):
-    """A rank ends a schedule's run with data that differs from MPI's own collective.
-
-    Parameters
-    ----------
-    message : str
-        What differs: the rank, the chunk, the element and both values.
-    where : Where, optional
-        The last step writing the chunk on that rank, the rank (``node``) and the chunk.
-
-    Examples
-    --------
-    >>> from collsim.core.errors import Where
-    >>> print(ResultMismatchError("rank 1 chunk 2 differs", Where(step=3, node=1, chunk=2)))
-    result mismatch: rank 1 chunk 2 differs (step 3, node 1, chunk 2)
-    """
+    """A rank ends a schedule's run with data that differs from MPI's own collective."""
 
     kind = "result mismatch"
 
 
 @dataclass(frozen=True, eq=False)
 class Native:
-    """MPI's own collective, ready to run on one rank.
-
-    Parameters
-    ----------
-    name : str
-        The MPI function (``MPI_Allgather`` ...).
-    run : callable
-        Runs it once (same input every time).
-    result : numpy.ndarray
-        Its output buffer on this rank (empty where the rank gets nothing).
-    offsets : numpy.ndarray
-        Offset in ``result`` of each of the rank's postcondition chunks, ascending by chunk.
-
-    Examples
-    --------
-    >>> nat = Native("MPI_Barrier", lambda: None, np.zeros(0), np.zeros(0, np.int64))
-    >>> nat.name, nat.result.size
-    ('MPI_Barrier', 0)
-    """
+    """MPI's own collective, ready to run on one rank."""
 
     name: str
     run: Callable[[], Any]
@@ -71,50 +39,13 @@ class Native:
 
 
 def mpi_op(op: str) -> Any:
-    """The mpi4py operation for a reduction name.
-
-    Parameters
-    ----------
-    op : str
-        ``sum``, ``prod``, ``max``, ``min``, ``band``, ``bor`` or ``bxor``.
-
-    Returns
-    -------
-    mpi4py.MPI.Op
-        ``MPI.SUM`` ...
-
-    Examples
-    --------
-    >>> mpi_op("sum")  # doctest: +SKIP
-    <mpi4py.MPI.Op object at ...>
-    """
+    """The mpi4py operation for a reduction name."""
     from mpi4py import MPI
     return getattr(MPI, op.upper())
 
 
 def native_for(comm: Any, lay: Layout, op: str = "sum") -> Native:
-    """Set up MPI's own collective for this rank, on the input the schedule starts from.
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm
-        The communicator (its size is the collective's node count).
-    lay : Layout
-        The collective's element layout.
-    op : str, optional
-        Reduction operation.
-
-    Returns
-    -------
-    Native
-        The call, its output buffer and where each postcondition chunk lies in it.
-
-    Examples
-    --------
-    >>> from mpi4py import MPI  # doctest: +SKIP
-    >>> native_for(MPI.COMM_WORLD, lay).name  # doctest: +SKIP
-    'MPI_Allgather'
-    """
+    """Set up MPI's own collective for this rank, on the input the schedule starts from."""
     c = lay.collective
     r = comm.Get_rank()
     chunks = held_chunks(c.post, r)
@@ -211,25 +142,6 @@ def native_elems(lay: Layout) -> tuple[int, int]:
 
     What :func:`native_for` allocates (the input computed with :func:`~collsim.mpi.buffers.values`,
     the output empty), without allocating it: :mod:`collsim.mpi.memory` estimates a run with it.
-
-    Parameters
-    ----------
-    lay : Layout
-        The collective's element layout.
-
-    Returns
-    -------
-    tuple of int
-        ``(input_elements, output_elements)``.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.mpi.buffers import layout
-    >>> native_elems(layout(make_collective("allgather", 4, 64), "int64"))      # a block in, four out
-    (8, 32)
-    >>> native_elems(layout(make_collective("allreduce", 4, 64), "int64"))      # the whole vector, both ways
-    (8, 8)
     """
     c = lay.collective
     return _ELEMS[c.type.mpi_function](c.nodes, lay.block_elems, lay.total_elems)
@@ -237,31 +149,7 @@ def native_elems(lay: Layout) -> tuple[int, int]:
 
 def first_mismatch(got: np.ndarray, want: np.ndarray, elems: np.ndarray, tol: float,
                    relative: bool = False) -> tuple[int, int] | None:
-    """The first element where a result differs from the reference beyond a tolerance.
-
-    Parameters
-    ----------
-    got, want : numpy.ndarray
-        The schedule's and the reference's elements, chunk after chunk.
-    elems : numpy.ndarray
-        Elements of each chunk, in the same order.
-    tol : float
-        Allowed difference (0: bit-exact).
-    relative : bool, optional
-        ``tol`` is relative to the reference's magnitude.
-
-    Returns
-    -------
-    tuple of int or None
-        ``(chunk position, element index in the chunk)``, or None if they agree.
-
-    Examples
-    --------
-    >>> first_mismatch(np.array([1, 2, 3, 4]), np.array([1, 2, 3, 5]), np.array([2, 2]), 0.0)
-    (1, 1)
-    >>> first_mismatch(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-15]), np.array([2]), 1e-12) is None
-    True
-    """
+    """The first element where a result differs from the reference beyond a tolerance."""
     if tol == 0.0:
         bad = got != want
         if got.dtype.kind == "f":
@@ -280,41 +168,7 @@ def first_mismatch(got: np.ndarray, want: np.ndarray, elems: np.ndarray, tol: fl
 
 def check_result(comm: Any, lay: Layout, rank: int, chunks: np.ndarray, last_step: np.ndarray, got: np.ndarray,
                  native: Native, op: str) -> None:
-    """Compare this rank's result with MPI's; every rank raises the lowest rank's mismatch.
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm
-        The communicator (every rank calls this).
-    lay : Layout
-        The collective's layout.
-    rank : int
-        This rank.
-    chunks : numpy.ndarray
-        The rank's postcondition chunks, ascending.
-    last_step : numpy.ndarray
-        The last step writing each of them (-1: never).
-    got : numpy.ndarray
-        The schedule's result: the chunks' elements, chunk after chunk.
-    native : Native
-        MPI's collective, run on the same input.
-    op : str
-        Reduction operation.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    ResultMismatchError
-        On every rank, naming the lowest differing rank, its first wrong chunk, the last step
-        writing it and the element's two values.
-
-    Examples
-    --------
-    >>> check_result(comm, lay, 0, chunks, last, got, native, "sum")  # doctest: +SKIP
-    """
+    """Compare this rank's result with MPI's; every rank raises the lowest rank's mismatch."""
     elems = lay.elems_of(chunks)
     want = native.result[ranges(native.offsets, elems)]
     tol = tolerance(lay.dtype, op, lay.collective.nodes)

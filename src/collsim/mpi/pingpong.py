@@ -28,28 +28,7 @@ BURST = 16
 
 
 def check_sizes(sizes_bytes: Sequence[int]) -> tuple[int, ...]:
-    """Sizes to measure, sorted and without repeats; at least two, each 1 B .. 1 GiB.
-
-    Parameters
-    ----------
-    sizes_bytes : sequence of int
-        Message sizes in bytes.
-
-    Returns
-    -------
-    tuple of int
-        The sizes, ascending.
-
-    Raises
-    ------
-    InputError
-        For a size out of range, or fewer than two distinct sizes.
-
-    Examples
-    --------
-    >>> check_sizes([4096, 1, 4096])
-    (1, 4096)
-    """
+    """Sizes to measure, sorted and without repeats; at least two, each 1 B .. 1 GiB."""
     out = sorted(set(int(s) for s in sizes_bytes))
     bad = [s for s in out if not 1 <= s <= MAX_SIZE_BYTES]
     if bad:
@@ -60,32 +39,7 @@ def check_sizes(sizes_bytes: Sequence[int]) -> tuple[int, ...]:
 
 
 def require_ranks(comm: Any) -> int:
-    """The rank count of ``comm``, refused below two: a calibration measures between ranks.
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm
-        The ranks.
-
-    Returns
-    -------
-    int
-        ``comm.Get_size()``.
-
-    Raises
-    ------
-    InputError
-        With one rank, naming the ``mpiexec`` line that calibrates.
-
-    Examples
-    --------
-    >>> class One:
-    ...     def Get_size(self): return 1
-    >>> require_ranks(One())
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: calibration measures between MPI ranks: run it under mpiexec with at least 2 ranks (mpiexec -n 2 collsim calibrate); this world has 1
-    """
+    """The rank count of ``comm``, refused below two: a calibration measures between ranks."""
     ranks = comm.Get_size()
     if ranks < 2:
         raise InputError("calibration measures between MPI ranks: run it under mpiexec with at least 2 ranks "
@@ -121,41 +75,7 @@ def _rounds(comm: Any, peer: int, size: int, count: int, answer: int, rounds: in
 
 def measure(comm: Any = None, sizes_bytes: Sequence[int] = DEFAULT_SIZES_BYTES, iterations: int = 20,
             warmup: int = 3, statistic: str = "min") -> Calibration | None:
-    """Measure ping-pong times between rank 0 and every other rank, and fit them (collective call).
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm, optional
-        The ranks (default ``COMM_WORLD``); at least two.
-    sizes_bytes : sequence of int, optional
-        Message sizes (default :data:`DEFAULT_SIZES_BYTES`: 1 B to 16 MiB, powers of 4).
-    iterations : int, optional
-        Timed round trips per size and pair (default 20).
-    warmup : int, optional
-        Untimed round trips before them (default 3).
-    statistic : str, optional
-        ``min`` (default) or ``median``: the column to fit.
-
-    Returns
-    -------
-    Calibration or None
-        The calibration on rank 0; None on the other ranks.
-
-    Raises
-    ------
-    InputError
-        For fewer than two ranks, or bad sizes, iterations or statistic.
-    MemoryLimitError
-        Before anything is allocated, when the messages would not fit (:mod:`collsim.mpi.memory`).
-
-    Examples
-    --------
-    Under ``mpiexec -n 2``:
-
-    >>> cal = measure()          # doctest: +SKIP
-    >>> cal.fit.alpha_s > 0      # doctest: +SKIP
-    True
-    """
+    """Measure ping-pong times between rank 0 and every other rank, and fit them (collective call)."""
     sizes = check_sizes(sizes_bytes)
     if iterations < 1 or warmup < 0:
         raise InputError(f"iterations must be at least 1 and warmup at least 0, not {iterations} and {warmup}")

@@ -24,29 +24,7 @@ TAG_LIMIT = 32767  # every MPI library accepts tags up to this
 
 @dataclass(frozen=True, eq=False)
 class StepPlan:
-    """One rank's part of one step: its requests and how to pack and unpack their data.
-
-    Parameters
-    ----------
-    step : int
-        The schedule step.
-    requests : list
-        Persistent MPI requests, receives first (started together, then waited for).
-    packs : list
-        ``(indices, staging)``: gather buffer elements into a send's staging buffer.
-    unpacks : list
-        ``(target, staging, reduce)``: where in the buffer (:func:`where_in_buffer`), the received
-        data, and whether to combine rather than copy.
-    peers : tuple of int
-        The ranks whose data this rank waits for in the step (those it sends to if it only sends).
-    sends, recvs : list
-        ``(buffer, peer)`` of each send and receive, in schedule order (what the requests are made on).
-
-    Examples
-    --------
-    >>> StepPlan(0, [], [], [], ()).peers
-    ()
-    """
+    """One rank's part of one step: its requests and how to pack and unpack their data."""
 
     step: int
     requests: list
@@ -59,32 +37,7 @@ class StepPlan:
 
 @dataclass(frozen=True, eq=False)
 class RankPlan:
-    """Everything one rank needs to run a schedule, prepared once.
-
-    Parameters
-    ----------
-    rank : int
-        The rank (= node).
-    buffer : numpy.ndarray
-        The rank's working buffer: every chunk slot it needs.
-    start : numpy.ndarray
-        The buffer's content at the start (its initial chunks; others a sentinel).
-    steps : list of StepPlan
-        The steps in which the rank sends or receives.
-    post_chunks : numpy.ndarray
-        The chunks the rank must hold at the end, ascending.
-    post_index : numpy.ndarray
-        Their elements in ``buffer``, chunk after chunk.
-    last_step : numpy.ndarray
-        The last step writing each post chunk on this rank (-1: never, its initial data).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> p = plan_rank(collsim.build("ring", "ring", "allgather", 64, nodes=4), 1, "int64")
-    >>> p.buffer.size, [s.step for s in p.steps], p.last_step.tolist()
-    (32, [0, 1, 2], [0, -1, 2, 1])
-    """
+    """Everything one rank needs to run a schedule, prepared once."""
 
     rank: int
     buffer: np.ndarray
@@ -97,33 +50,7 @@ class RankPlan:
 
 
 def plan_rank(schedule: Schedule, rank: int, dtype: Any = "int64", op: str = "sum", comm: Any = None) -> RankPlan:
-    """Prepare one rank's buffer and per-step plan (requests only if ``comm`` is given).
-
-    Parameters
-    ----------
-    schedule : Schedule
-        The schedule.
-    rank : int
-        The rank.
-    dtype : str or numpy.dtype, optional
-        Element type (default ``int64``).
-    op : str, optional
-        Reduction operation of reduce transfers (default ``sum``).
-    comm : mpi4py.MPI.Comm, optional
-        Make persistent requests on it (None: the plan's data only, for inspection).
-
-    Returns
-    -------
-    RankPlan
-        The plan.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> p = plan_rank(collsim.build("ring", "ring", "allreduce", 64, nodes=4), 0)
-    >>> [(s.step, len(s.unpacks)) for s in p.steps][:3]
-    [(0, 1), (1, 1), (2, 1)]
-    """
+    """Prepare one rank's buffer and per-step plan (requests only if ``comm`` is given)."""
     s, c = schedule, schedule.collective
     lay = layout(c, dtype)
     rows = np.flatnonzero((s.src == rank) | (s.dst == rank))
@@ -197,26 +124,7 @@ this many runs, or runs of 1024 elements or more on average; else with one index
 
 
 def where_in_buffer(offsets: np.ndarray, elems: np.ndarray):
-    """Where a transfer's chunks lie in a rank's buffer, in the cheapest form to copy.
-
-    Parameters
-    ----------
-    offsets, elems : numpy.ndarray
-        Buffer offset and length of each chunk, in the transfer's order.
-
-    Returns
-    -------
-    slice, list or numpy.ndarray
-        One slice if the chunks are contiguous; else a list of ``(buffer slice, staging slice)``
-        runs (few or long runs: memcpy speed); else the element indices.
-
-    Examples
-    --------
-    >>> where_in_buffer(np.array([4, 6]), np.array([2, 2]))
-    slice(4, 8, None)
-    >>> where_in_buffer(np.array([0, 2, 8]), np.array([2, 2, 2]))
-    [(slice(0, 4, None), slice(0, 4, None)), (slice(8, 10, None), slice(4, 6, None))]
-    """
+    """Where a transfer's chunks lie in a rank's buffer, in the cheapest form to copy."""
     ends = offsets + elems
     brk = np.flatnonzero(offsets[1:] != ends[:-1]) + 1
     lo = offsets[np.concatenate(([0], brk))] if offsets.size else np.zeros(1, np.int64)
@@ -231,25 +139,7 @@ def where_in_buffer(offsets: np.ndarray, elems: np.ndarray):
 
 
 def pack(plan: RankPlan, st: StepPlan) -> None:
-    """Gather the step's non-contiguous sends into their staging buffers (start of the step).
-
-    Parameters
-    ----------
-    plan : RankPlan
-        The rank's plan.
-    st : StepPlan
-        One of its steps.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import collsim
-    >>> p = plan_rank(collsim.build("bruck", "ring", "allgather", 64, nodes=3), 0)
-    >>> np.copyto(p.buffer, p.start); pack(p, p.steps[1])
-    """
+    """Gather the step's non-contiguous sends into their staging buffers (start of the step)."""
     buf = plan.buffer
     for target, stage in st.packs:
         if isinstance(target, slice):
@@ -262,25 +152,7 @@ def pack(plan: RankPlan, st: StepPlan) -> None:
 
 
 def unpack(plan: RankPlan, st: StepPlan) -> None:
-    """Copy or combine the step's staged receives into the buffer (after its ``MPI_Waitall``).
-
-    Parameters
-    ----------
-    plan : RankPlan
-        The rank's plan.
-    st : StepPlan
-        One of its steps.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import collsim
-    >>> p = plan_rank(collsim.build("ring", "ring", "allreduce", 64, nodes=2), 0)
-    >>> np.copyto(p.buffer, p.start); unpack(p, p.steps[0])
-    """
+    """Copy or combine the step's staged receives into the buffer (after its ``MPI_Waitall``)."""
     buf, ufunc = plan.buffer, plan.ufunc
     for target, stage, reduce in st.unpacks:
         if isinstance(target, list):  # runs: one slice copy or combine each

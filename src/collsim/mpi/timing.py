@@ -17,21 +17,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Stats:
-    """Statistics of per-iteration times (seconds, each the maximum over ranks).
-
-    Parameters
-    ----------
-    mean_s, median_s, min_s, max_s : float
-        Over the timed iterations.
-    times_s : tuple of float
-        Every timed iteration, in order.
-
-    Examples
-    --------
-    >>> s = stats(np.array([3.0, 1.0, 2.0]))
-    >>> s.mean_s, s.median_s, s.min_s, s.max_s
-    (2.0, 2.0, 1.0, 3.0)
-    """
+    """Statistics of per-iteration times (seconds, each the maximum over ranks)."""
 
     mean_s: float
     median_s: float
@@ -41,48 +27,13 @@ class Stats:
 
 
 def stats(times_s: np.ndarray) -> Stats:
-    """Summarise per-iteration times.
-
-    Parameters
-    ----------
-    times_s : numpy.ndarray
-        One time per timed iteration (at least one).
-
-    Returns
-    -------
-    Stats
-        Mean, median, minimum, maximum and the times.
-
-    Examples
-    --------
-    >>> stats(np.array([1e-3])).mean_s
-    0.001
-    """
+    """Summarise per-iteration times."""
     t = np.asarray(times_s, dtype=np.float64)
     return Stats(float(t.mean()), float(np.median(t)), float(t.min()), float(t.max()), tuple(float(x) for x in t))
 
 
 def max_over_ranks(comm: Any, times_s: np.ndarray) -> np.ndarray:
-    """Elementwise maximum of every rank's per-iteration times (one ``MPI_Allreduce``).
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm
-        The communicator.
-    times_s : numpy.ndarray
-        This rank's times (``float64``), the same length on every rank.
-
-    Returns
-    -------
-    numpy.ndarray
-        The maximum over ranks, on every rank.
-
-    Examples
-    --------
-    >>> from mpi4py import MPI  # doctest: +SKIP
-    >>> max_over_ranks(MPI.COMM_WORLD, np.array([1.0, 2.0]))  # doctest: +SKIP
-    array([1., 2.])
-    """
+    """Elementwise maximum of every rank's per-iteration times (one ``MPI_Allreduce``)."""
     from mpi4py import MPI
     local = np.ascontiguousarray(times_s, dtype=np.float64)
     out = np.empty_like(local)
@@ -92,34 +43,7 @@ def max_over_ranks(comm: Any, times_s: np.ndarray) -> np.ndarray:
 
 def time_iterations(comm: Any, run, *, iterations: int, warmup: int, reset=None, dog=None,
                     phase: str = "native") -> Stats:
-    """Run ``run()`` ``warmup + iterations`` times, each after ``reset()`` and a barrier, and time it.
-
-    Parameters
-    ----------
-    comm : mpi4py.MPI.Comm
-        The communicator.
-    run : callable
-        One iteration of the collective on this rank.
-    iterations, warmup : int
-        Timed and untimed iterations.
-    reset : callable, optional
-        Restores the input before each iteration (not timed).
-    dog : Watchdog, optional
-        Told where the rank is (``phase`` while running, the barrier while waiting).
-    phase : str, optional
-        Name of the work for the watchdog's messages.
-
-    Returns
-    -------
-    Stats
-        Statistics of the timed iterations, each the maximum over ranks.
-
-    Examples
-    --------
-    >>> from mpi4py import MPI  # doctest: +SKIP
-    >>> time_iterations(MPI.COMM_WORLD, lambda: None, iterations=3, warmup=1).mean_s < 1  # doctest: +SKIP
-    True
-    """
+    """Run ``run()`` ``warmup + iterations`` times, each after ``reset()`` and a barrier, and time it."""
     from mpi4py import MPI
     times = np.empty(iterations, np.float64)
     for i in range(warmup + iterations):
@@ -142,44 +66,7 @@ def time_iterations(comm: Any, run, *, iterations: int, warmup: int, reset=None,
 
 @dataclass(frozen=True)
 class MpiResult:
-    """One run of a schedule on MPI ranks: its times, MPI's own collective's, and the check.
-
-    Parameters
-    ----------
-    algorithm, collective, system : str
-        What ran.
-    nodes : int
-        Ranks (= the schedule's nodes).
-    size_bytes, total_bytes : int
-        collsim's size and nccl-tests' size (:mod:`collsim.core.totals`).
-    dtype, op : str
-        Element type and reduction operation.
-    iterations, warmup : int
-        Timed and untimed iterations.
-    steps : int
-        Steps of the schedule (one ``MPI_Waitall`` each).
-    time_s, time_median_s, time_min_s, time_max_s : float
-        The schedule's per-iteration time (maximum over ranks): mean, median, min, max.
-    native : str
-        MPI's collective (``MPI_Allgather`` ...).
-    native_time_s, native_time_median_s : float
-        Its mean and median time in the same run.
-    ratio : float
-        ``time_s / native_time_s`` (above 1: collsim is slower).
-    algbw_bytes_per_s, busbw_bytes_per_s : float
-        nccl-tests' algorithm and bus bandwidth of ``time_s``.
-    checked : bool
-        The result was compared with MPI's (bit-exact for integers, :func:`~collsim.mpi.buffers.tolerance`).
-    times_s, native_times_s : tuple of float
-        Every timed iteration.
-
-    Examples
-    --------
-    >>> r = MpiResult("ring", "allgather", "ring", 2, 8, 16, "int64", "sum", 1, 0, 1, 1e-5, 1e-5, 1e-5, 1e-5,
-    ...               "MPI_Allgather", 2e-5, 2e-5, 0.5, 1.6e6, 0.8e6, True, (1e-5,), (2e-5,))
-    >>> r.to_json()["ratio"], "times_s" in r.to_json()
-    (0.5, False)
-    """
+    """One run of a schedule on MPI ranks: its times, MPI's own collective's, and the check."""
 
     algorithm: str
     collective: str
@@ -207,13 +94,7 @@ class MpiResult:
     native_times_s: tuple = ()
 
     def to_json(self) -> dict:
-        """The row without the per-iteration times (JSON-able).
-
-        Returns
-        -------
-        dict
-            Every field but ``times_s`` and ``native_times_s``.
-        """
+        """The row without the per-iteration times (JSON-able)."""
         row = asdict(self)
         row.pop("times_s")
         row.pop("native_times_s")

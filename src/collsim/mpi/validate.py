@@ -46,29 +46,7 @@ simulator."""
 
 @dataclass(frozen=True)
 class ValidationRow:
-    """One (algorithm, collective, size) run for real and predicted.
-
-    Parameters
-    ----------
-    algorithm, collective : str
-        What ran.
-    nodes, size_bytes : int
-        Ranks and the collective's size.
-    median_s, mean_s, min_s : float
-        collsim's executor: per-iteration times (each the maximum over ranks).
-    spread : float
-        ``(q3 − q1) / median`` of those iterations.
-    native_median_s : float
-        MPI's own collective in the same job, median iteration.
-    loggp_closed_s, loggp_sim_s, plain_closed_s, plain_sim_s : float
-        The predictions (:data:`MODELS`).
-
-    Examples
-    --------
-    >>> r = ValidationRow("ring", "allgather", 2, 1024, 4e-6, 5e-6, 3e-6, 0.1, 3e-6, 3.6e-6, 3.8e-6, 2e-6, 2e-6)
-    >>> round(r.error("loggp_sim"), 6), round(r.error("plain_closed"), 6)
-    (-0.05, -0.5)
-    """
+    """One (algorithm, collective, size) run for real and predicted."""
 
     algorithm: str
     collective: str
@@ -97,27 +75,7 @@ class ValidationRow:
 
 
 def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...]:
-    """``ALG:COLL,ALG:COLL`` as pairs (None: :data:`DEFAULT_PAIRS`).
-
-    Parameters
-    ----------
-    text : str or None
-        The option's value.
-
-    Returns
-    -------
-    tuple of tuple
-
-    Raises
-    ------
-    InputError
-        For an item without a colon.
-
-    Examples
-    --------
-    >>> parse_pairs("ring:allreduce, bruck:allgather")
-    (('ring', 'allreduce'), ('bruck', 'allgather'))
-    """
+    """``ALG:COLL,ALG:COLL`` as pairs (None: :data:`DEFAULT_PAIRS`)."""
     if text is None:
         return DEFAULT_PAIRS
     out = []
@@ -130,34 +88,7 @@ def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...]:
 
 
 def validation_calibration(path: str, ranks: int):
-    """Read the calibration a validation predicts with, refusing any other file before MPI runs anything.
-
-    Parameters
-    ----------
-    path : str
-        The file (``--calibration``).
-    ranks : int
-        The job's MPI ranks.
-
-    Returns
-    -------
-    CalibrationFile
-        The file, read once (:func:`collsim.mpi.calibration_file.read_calibration`).
-
-    Raises
-    ------
-    InputError
-        For a file that is not a calibration (a system file of another kind: the message says which),
-        a plain α–β calibration, or a calibration of another rank count (naming both counts and the
-        ``mpiexec -n`` that fits).
-
-    Examples
-    --------
-    >>> validation_calibration("host2.toml", 4)   # doctest: +SKIP
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: host2.toml is a calibration of 2 MPI ranks but this job has 4: ...
-    """
+    """Read the calibration a validation predicts with, refusing any other file before MPI runs anything."""
     from .calibration_file import read_calibration
     cal = read_calibration(path)
     cal.require("loggp-piecewise", "validate (the loggp-piecewise model against the plain one)")
@@ -174,33 +105,6 @@ def check_rows_memory(pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[in
     Every row is built on a star of the job's ranks (which also refuses an unknown algorithm or a
     collective it cannot do) and goes to :func:`collsim.mpi.memory.check_schedules_memory`, the check
     every MPI command shares.
-
-    Parameters
-    ----------
-    pairs : sequence of tuple
-        (algorithm, collective).
-    sizes_bytes : sequence of int
-        Sizes.
-    dtype : str
-        The run's element type.
-    comm : mpi4py.MPI.Comm
-        The ranks.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    MemoryLimitError
-        Naming the largest row, its estimate and the limit.
-
-    Examples
-    --------
-    >>> check_rows_memory(DEFAULT_PAIRS, [64 * 2**30], "int64", MPI.COMM_WORLD)   # doctest: +SKIP
-    Traceback (most recent call last):
-    ...
-    collsim.core.limits.MemoryLimitError: running ring allreduce of 64GiB (int64) on 2 MPI ranks (2 MPI ranks on ...
     """
     from ..pipeline import build
     from ..kinds.network.electrical import Star
@@ -213,44 +117,7 @@ def check_rows_memory(pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[in
 def run_rows(system, pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[int], *, iterations: int = 20,
              warmup: int = 5, dtype: str = "int64", op: str = "sum", comm: Any = None,
              passes: int = 5, reference: dict[int, list[float]] | None = None) -> list[ValidationRow] | None:
-    """Run and predict every (pair, size) on the ranks of ``comm`` (collective call).
-
-    Parameters
-    ----------
-    system : Star
-        The calibrated star (with its ``loggp-piecewise`` model), one node per rank.
-    pairs : sequence of tuple
-        (algorithm, collective).
-    sizes_bytes : sequence of int
-        Sizes.
-    iterations, warmup : int, optional
-        Timed iterations per row, spread over the passes (at least one per pass), and untimed ones per pass.
-    dtype, op : str, optional
-        The data and reduction.
-    comm : mpi4py.MPI.Comm, optional
-        Default ``COMM_WORLD``.
-    passes : int, optional
-        Rounds over the rows (default 5): every row runs once per round, so that a burst of load
-        from elsewhere lands on a few iterations of every row rather than on all of one.
-    reference : dict, optional
-        ``{size_bytes: []}``: every pass also runs the calibration's exchange step at these sizes
-        (:func:`collsim.mpi.microbench.exchange_samples`) and appends its times, so that the caller
-        can tell whether the machine still runs at the speed it was calibrated at (:func:`drift`).
-
-    Returns
-    -------
-    list of ValidationRow or None
-        On rank 0; None on the others.
-
-    Raises
-    ------
-    InputError
-        If the system carries no model.
-
-    Examples
-    --------
-    >>> rows = run_rows(load_system("host.toml"), DEFAULT_PAIRS, DEFAULT_SIZES_BYTES)   # doctest: +SKIP
-    """
+    """Run and predict every (pair, size) on the ranks of ``comm`` (collective call)."""
     from ..pipeline import build
     from ..cost.loggp import system_model
     from ..pipeline import evaluate
@@ -295,25 +162,6 @@ def run_rows(system, pairs: Sequence[tuple[str, str]], sizes_bytes: Sequence[int
 def drift(calibrated: Sequence[Any], reference: dict[int, list[float]]) -> float | None:
     """How far the machine moved since the calibration: the median over the reference sizes of
     ``|median now / median calibrated − 1|`` of the exchange step.
-
-    Parameters
-    ----------
-    calibrated : sequence of Sample
-        The calibration's exchange table.
-    reference : dict
-        ``{size_bytes: [medians of the passes]}`` from :func:`run_rows`.
-
-    Returns
-    -------
-    float or None
-        None without a reference size in the table.
-
-    Examples
-    --------
-    >>> from collsim.mpi.calibrate import Sample
-    >>> cal = [Sample(1024, 50, 3e-6, 2e-6), Sample(2**20, 50, 1e-4, 9e-5)]
-    >>> round(drift(cal, {1024: [9e-6, 9.2e-6, 8.8e-6], 2**20: [1.1e-4]}), 6)   # 3x and +10 %
-    1.05
     """
     by_size = {s.size_bytes: s.median_s for s in calibrated}
     moved = [abs(float(np.median(v)) / by_size[k] - 1) for k, v in reference.items() if k in by_size and v]
@@ -333,39 +181,6 @@ def summarize(rows: Sequence[ValidationRow], pingpong_spread: float | None, nois
     spread is known and, like the exchange's and the rows' own iterations', at most
     ``noisy_spread``.  With more ranks than cores every step waits for the OS scheduler and the
     times are its time slices; that is said too.
-
-    Parameters
-    ----------
-    rows : sequence of ValidationRow
-        The rows.
-    pingpong_spread : float or None
-        The calibration's ping-pong spread (median over sizes of IQR / median).
-    noisy_spread : float, optional
-        Above it the accuracy is not judged (default
-        :data:`~collsim.mpi.loggp_calibrate.NOISY_SPREAD`).
-    exchange_spread : float, optional
-        The calibration's exchange spread, likewise.
-    ranks, cores : int, optional
-        MPI ranks and the cores available to them.
-    drift_since_calibration : float, optional
-        :func:`drift`: above ``noisy_spread`` the machine no longer runs at the speed it was
-        calibrated at, and the accuracy is not judged either.
-
-    Returns
-    -------
-    dict
-        ``models``: per model ``geomean_error``, ``max_error``, ``worst`` (the row) and, when judged,
-        ``meets_targets``; ``judged`` (False when too noisy or the spread is unknown) and ``reason``;
-        ``pingpong_spread``, ``median_iteration_spread``.
-
-    Examples
-    --------
-    >>> r = ValidationRow("ring", "allgather", 2, 1024, 4e-6, 5e-6, 3e-6, 0.1, 3e-6, 4.4e-6, 3.6e-6, 2e-6, 2e-6)
-    >>> s = summarize([r], 0.1)
-    >>> s["judged"], round(s["models"]["loggp_closed"]["geomean_error"], 6), s["models"]["plain_sim"]["meets_targets"]
-    (True, 0.1, False)
-    >>> summarize([r], 0.6)["reason"]
-    'too noisy to judge: the ping-pong times scatter by 60% (IQR / median, median over sizes; at most 25%)'
     """
     from .loggp_calibrate import NOISY_SPREAD
     limit = NOISY_SPREAD if noisy_spread is None else noisy_spread

@@ -20,29 +20,7 @@ _LABELS = {"loggp_closed": "loggp-piecewise, closed form", "loggp_sim": "loggp-p
 
 
 def plot(rows: Sequence[ValidationRow], path: str, title: str) -> None:
-    """Write the log–log predicted-against-measured figure with the ±15 % band (matplotlib, PNG).
-
-    Parameters
-    ----------
-    rows : sequence of ValidationRow
-        The rows.
-    path : str
-        The PNG (written atomically).
-    title : str
-        The figure's title.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> r = ValidationRow("ring", "allgather", 2, 1024, 4e-6, 5e-6, 3e-6, 0.1, 4.4e-6, 3.6e-6, 3.8e-6, 2e-6, 2e-6)
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     plot([r], os.path.join(d, "v.png"), "test"); os.path.getsize(os.path.join(d, "v.png")) > 0
-    True
-    """
+    """Write the log–log predicted-against-measured figure with the ±15 % band (matplotlib, PNG)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -81,33 +59,6 @@ def store_rows(rows: Sequence[ValidationRow], path: str, calibration: str, syste
     Each row is a point ``{"experiment": "validate", "system", "calibration", "nodes", "collective",
     "algorithm", "size_bytes"}`` (``calibration`` a hash of the calibration file, so that two
     calibrations' validations are kept apart) whose result is :meth:`ValidationRow.to_json`.
-
-    Parameters
-    ----------
-    rows : sequence of ValidationRow
-        The rows.
-    path : str
-        The store.
-    calibration : str
-        The calibration's identity (hash).
-    system_name : str
-        The system's name.
-
-    Returns
-    -------
-    int
-        Rows written.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from collsim.experiments.store import Store
-    >>> r = ValidationRow("ring", "allgather", 2, 1024, 4e-6, 5e-6, 3e-6, 0.1, 4.4e-6, 3.6e-6, 3.8e-6, 2e-6, 2e-6)
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     store_rows([r], os.path.join(d, "r.sqlite"), "abc", "host")
-    ...     [x["result"]["loggp_closed_error_pct"] for x in Store(os.path.join(d, "r.sqlite")).records()]
-    1
-    [-10.0]
     """
     from ..experiments.store import Store
     store = Store(path)

@@ -87,13 +87,7 @@ class _Engine:
             self._recompute()
 
     def step_to(self, t_limit: float) -> np.ndarray:
-        """Advance to ``t_limit`` or to the next data completion, whichever is first.
-
-        Returns
-        -------
-        numpy.ndarray
-            Flows whose last byte was sent (empty if ``t_limit`` came first).
-        """
+        """Advance to ``t_limit`` or to the next data completion, whichever is first."""
         if self.ids.size == 0:
             if np.isfinite(t_limit):
                 self.now = t_limit

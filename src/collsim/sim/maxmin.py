@@ -52,42 +52,10 @@ def max_min_rates(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.nda
                   active: np.ndarray | None = None, copies: np.ndarray | None = None) -> np.ndarray:
     """Max-min fair rate of every flow (progressive filling, vectorised).
 
-    Parameters
-    ----------
-    flow_ptr, flow_links : numpy.ndarray
-        CSR flow–link incidence: flow ``f`` crosses ``flow_links[flow_ptr[f]:flow_ptr[f+1]]``.
-        A flow should list each link once.
-    capacity : numpy.ndarray
-        Capacity of every link (bytes/s), indexed by link id.
-    active : numpy.ndarray or None, optional
-        Boolean mask of the flows competing; None means all of them.
-    copies : numpy.ndarray or None, optional
-        Positive integer multiplicity of every flow: row ``f`` stands for ``copies[f]``
-        identical flows on the same links, which max-min fairness gives the same rate.
-        The result is the rate of *each* copy, as if every copy were listed (default: 1).
-
-    Returns
-    -------
-    numpy.ndarray
-        Rate per flow (float64): 0 for inactive flows, ``inf`` for active flows that
-        cross no link, otherwise the max-min fair share.
-
     References
     ----------
     D. Bertsekas, R. Gallager, "Data Networks", 2nd ed., Prentice Hall, 1992, ch. 6
     (max-min fair flow control and its computation by progressive filling).
-
-    Examples
-    --------
-    Two flows share link 0 (capacity 2); flow 1 also crosses link 1 (capacity 10):
-
-    >>> max_min_rates(np.array([0, 1, 3]), np.array([0, 0, 1]), np.array([2.0, 10.0])).tolist()
-    [1.0, 1.0]
-
-    Three copies of flow 0 leave each a quarter of link 0:
-
-    >>> max_min_rates(np.array([0, 1, 3]), np.array([0, 0, 1]), np.array([2.0, 10.0]), copies=np.array([3, 1])).tolist()
-    [0.5, 0.5]
     """
     flow_ptr = np.asarray(flow_ptr, dtype=np.int64)
     flow_links = np.asarray(flow_links, dtype=np.int64)
@@ -167,34 +135,10 @@ def check_max_min(flow_ptr: np.ndarray, flow_links: np.ndarray, capacity: np.nda
     faster; an allocation is max-min fair iff it is feasible and every flow has
     one.  Used by the tests as an independent check.
 
-    Parameters
-    ----------
-    flow_ptr, flow_links, capacity : numpy.ndarray
-        As for :func:`max_min_rates` (all flows active, each with at least one link).
-    rates : numpy.ndarray
-        Candidate rates.
-    rtol : float, optional
-        Relative tolerance.
-
-    Returns
-    -------
-    bool
-        True if fair.
-
     References
     ----------
     D. Bertsekas, R. Gallager, "Data Networks", 2nd ed., Prentice Hall, 1992, ch. 6
     (max-min fair flow control and its computation by progressive filling).
-
-    Examples
-    --------
-    Flow 0 crosses links 0 and 1, flow 1 link 0, flow 2 link 1 (capacities 2 and 3):
-
-    >>> ptr, links, cap = np.array([0, 2, 3, 4]), np.array([0, 1, 0, 1]), np.array([2.0, 3.0])
-    >>> check_max_min(ptr, links, cap, max_min_rates(ptr, links, cap))
-    True
-    >>> check_max_min(ptr, links, cap, np.array([1.0, 1.0, 1.0]))   # flow 2 could grow to 2
-    False
     """
     lens = np.diff(flow_ptr)
     owner = np.repeat(np.arange(len(lens)), lens)

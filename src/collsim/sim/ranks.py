@@ -45,39 +45,10 @@ BYTES_PER_EDGE = 48
 def rank_dependencies(schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Dependencies of ``mode="rank"``: CSR ``(ptr, targets)`` by producing transfer, and in-degrees.
 
-    Parameters
-    ----------
-    schedule : Schedule
-        Any schedule (only ``src``, ``dst`` and ``step`` are read).
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(ptr, targets, indegree)``: transfer ``u`` must finish before every
-        ``targets[ptr[u]:ptr[u+1]]`` starts; ``indegree[t]`` counts the transfers ``t``
-        waits for.  Transfer ``t`` of step ``k`` waits for the transfers touching its
-        source or its destination in that node's latest active step before ``k``.
-
-    Raises
-    ------
-    MemoryLimitError
-        If the edges would not fit in collsim's memory limit.
-
     References
     ----------
     A. Degomme et al., "Simulating MPI applications: the SMPI approach", IEEE TPDS 28(8),
     2017 (rendezvous point-to-point semantics: a message moves once both ends have posted it).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> s = collsim.build("binomial", Ring(nodes=4), "broadcast", 1000)
-    >>> s.src.tolist(), s.dst.tolist(), s.step.tolist()
-    ([0, 0, 2], [2, 1, 3], [0, 1, 1])
-    >>> ptr, tgt, indeg = rank_dependencies(s)
-    >>> ptr.tolist(), tgt.tolist(), indeg.tolist()   # 0->2 precedes 0->1 (node 0) and 2->3 (node 2)
-    ([0, 2, 2, 2], [1, 2], [0, 1, 1])
     """
     src = np.asarray(schedule.src, np.int64)
     dst = np.asarray(schedule.dst, np.int64)

@@ -35,18 +35,7 @@ DEFAULT_NODES = 16
 
 
 def kind_names() -> list[str]:
-    """Every registered system kind, alphabetically (``optical-ring`` and the network kinds).
-
-    Returns
-    -------
-    list of str
-        Kind names as ``--system`` and ``kind =`` accept them.
-
-    Examples
-    --------
-    >>> kind_names()[:2], {"hierarchical", "optical-ring", "torus"} <= set(kind_names())   # kinds plug in
-    (['custom', 'fat-tree'], True)
-    """
+    """Every registered system kind, alphabetically (``optical-ring`` and the network kinds)."""
     return sorted(k for k in SYSTEM_KINDS if k not in ("abstract", "network"))
 
 
@@ -57,25 +46,6 @@ def kind_parameters(cls: type[System]) -> dict[str, Any]:
     ``from_options`` (which derives fields, e.g. ``dims`` -> ``nodes``); a
     default of ``dataclasses.MISSING`` marks a required field.  Where both give
     a default, ``from_options``'s wins (it is what a name alone builds).
-
-    Parameters
-    ----------
-    cls : type
-        A registered :class:`~collsim.core.system.System` subclass.
-
-    Returns
-    -------
-    dict
-        Parameter name -> default, fields first in declaration order.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.mesh_torus import Torus
-    >>> params = kind_parameters(Torus)
-    >>> params["nodes"], params["dims"], params["ndim"]
-    (None, None, None)
-    >>> kind_parameters(system_kind("optical-ring"))["wavelengths"]
-    64
     """
     out: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
@@ -110,29 +80,7 @@ def _read_toml(text: str, origin: str) -> dict[str, Any]:
 
 
 def preset_description(name: str) -> dict[str, Any]:
-    """Return the description of a built-in preset.
-
-    Parameters
-    ----------
-    name : str
-        ``"paper"``, ``"terarack"`` or ``"dgx-16x8"`` (any case).
-
-    Returns
-    -------
-    dict
-        The preset's fields, including ``kind``.
-
-    Raises
-    ------
-    UnknownNameError
-        If there is no such preset.
-
-    Examples
-    --------
-    >>> d = preset_description("terarack")
-    >>> d["kind"], d["nodes"], d["wavelengths"], d["fibers"]
-    ('optical-ring', 1024, 64, 2)
-    """
+    """Return the description of a built-in preset."""
     key = str(name).strip().lower()
     if key not in PRESETS:
         raise UnknownNameError(f"unknown preset {name!r}{did_you_mean(name, PRESETS)}; presets: {', '.join(PRESETS)}")
@@ -220,33 +168,6 @@ def system_table(path: str | os.PathLike) -> dict[str, Any]:
 
     What defines the system: ``load_system(system_table(path), **overrides)`` is
     ``load_system(path, **overrides)``, and sweeps key their points by it (docs/sweeps.md).
-
-    Parameters
-    ----------
-    path : str or path
-        The file.
-
-    Returns
-    -------
-    dict
-        The table as read (``kind`` and the kind's parameters).
-
-    Raises
-    ------
-    ScheduleFormatError
-        A file that does not exist, cannot be read or is not TOML with a ``[system]`` table.
-    UnknownNameError
-        A name that is neither a system nor a file.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     f = os.path.join(d, "r8.toml")
-    ...     _ = open(f, "w").write('[system]\\nkind = "ring"\\nnodes = 8\\n')
-    ...     table = system_table(f)
-    >>> table, load_system(table).nodes
-    ({'kind': 'ring', 'nodes': 8, 'name': 'r8'}, 8)
     """
     return _read_file(os.fspath(path).strip())[0]
 
@@ -311,28 +232,6 @@ def read_units(options: dict[str, Any]) -> dict[str, Any]:
     ``*_bits_per_s`` a bit rate (``"40Gb/s"`` is 4*10^10), ``*_bytes`` a size (``"32B"``,
     ``"1KiB"``) and ``*_s`` a duration (``"500ns"``), read by :mod:`collsim.core.units` as
     the command line reads them (docs/units.md).  Numbers and other fields are unchanged.
-
-    Parameters
-    ----------
-    options : dict
-        Field name -> value (a TOML ``[system]`` table, overrides, a preset).
-
-    Returns
-    -------
-    dict
-        A copy with those text values as numbers.
-
-    Raises
-    ------
-    InputError
-        A value the unit rule refuses, named by its field.
-
-    Examples
-    --------
-    >>> read_units({"link_bandwidth_bytes_per_s": "100Gb/s", "link_latency_s": "500ns", "nodes": 8})
-    {'link_bandwidth_bytes_per_s': 12500000000.0, 'link_latency_s': 5e-07, 'nodes': 8}
-    >>> read_units({"wavelength_rate_bits_per_s": "40Gb/s", "flit_bytes": "32B"})
-    {'wavelength_rate_bits_per_s': 40000000000.0, 'flit_bytes': 32}
     """
     from ..core.units import parse_bandwidth, parse_size, parse_time
     readers = (("_bytes_per_s", parse_bandwidth), ("_bits_per_s", lambda v: 8 * parse_bandwidth(v)),
@@ -374,18 +273,7 @@ def _from_options(cls, options: dict[str, Any]) -> System:
 
 
 def system_names() -> list[str]:
-    """Every name ``--system`` accepts besides a TOML file: the presets, then the kinds.
-
-    Returns
-    -------
-    list of str
-        The presets, then the kinds in alphabetical order.
-
-    Examples
-    --------
-    >>> system_names()[:4], system_names()[3:] == kind_names()
-    (['paper', 'terarack', 'dgx-16x8', 'custom'], True)
-    """
+    """Every name ``--system`` accepts besides a TOML file: the presets, then the kinds."""
     return [*PRESETS, *kind_names()]
 
 

@@ -19,38 +19,7 @@ from ..core.errors import InputError
 
 @dataclass(frozen=True)
 class SystemOptions:
-    """A system (preset, kind, TOML file, ``[system]`` table or System) with the overrides asked for.
-
-    Parameters
-    ----------
-    system : str, path, Mapping or System, optional
-        What :func:`collsim.systems.load_system` reads (default ``"paper"``).
-    nodes, wavelengths, fibers : int, optional
-        Node count; wavelengths per fiber and fibers per direction (optical).
-    link_bandwidth_bytes_per_s : float, optional
-        Electrical link bandwidth.
-    link_latency_s, startup_s : float, optional
-        Electrical per-hop latency and per-message start-up cost.
-    radix : int, optional
-        Switch port count (fat-tree ``k``, MLFM ``2d``).
-    selection : tuple of int, optional
-        MLFM partial-server selection ``(n, l, m)``.
-    params : tuple of (str, value) pairs, optional
-        Further system parameters (``dims``, ``k``, ``levels`` ...), in the order given.
-    strategy : str, optional
-        Wavelength-assignment strategy for schedules built on it (optical; default first-fit).
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> opts = SystemOptions("torus", params=(("dims", (4, 4)),), link_latency_s=1e-6)
-    >>> opts.overrides()
-    {'link_latency_s': 1e-06, 'dims': (4, 4)}
-    >>> load_system(opts).nodes, load_system(opts).link_latency_s
-    (16, 1e-06)
-    >>> SystemOptions.of("paper", nodes=8, wavelengths=None).overrides()
-    {'nodes': 8}
-    """
+    """A system (preset, kind, TOML file, ``[system]`` table or System) with the overrides asked for."""
 
     system: Any = "paper"
     nodes: int | None = None
@@ -71,25 +40,7 @@ class SystemOptions:
 
     @classmethod
     def of(cls, system: Any = "paper", **overrides: Any) -> "SystemOptions":
-        """Options from a system and ``load_system``'s keyword overrides (None values are left out).
-
-        Parameters
-        ----------
-        system : str, path, Mapping, System or SystemOptions, optional
-            The system (a SystemOptions gains the overrides).
-        **overrides
-            Its fields by name; any other name is a system parameter (``dims=``, ``k=`` ...).
-
-        Returns
-        -------
-        SystemOptions
-            The options.
-
-        Examples
-        --------
-        >>> SystemOptions.of("fat-tree", k=4, link_latency_s=2e-7).params
-        (('k', 4),)
-        """
+        """Options from a system and ``load_system``'s keyword overrides (None values are left out)."""
         base = system if isinstance(system, SystemOptions) else cls(system=system)
         named = {f.name for f in dataclasses.fields(cls)} - {"system", "params"}
         given = {k: v for k, v in overrides.items() if v is not None}
@@ -98,13 +49,7 @@ class SystemOptions:
                                    **{k: v for k, v in given.items() if k in named})
 
     def overrides(self) -> dict[str, Any]:
-        """The keyword overrides of :func:`collsim.systems.load_system` (those given; not ``strategy``).
-
-        Returns
-        -------
-        dict
-            Field name to value.
-        """
+        """The keyword overrides of :func:`collsim.systems.load_system` (those given; not ``strategy``)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                if f.name not in ("system", "params", "strategy") and getattr(self, f.name) is not None}
         out.update(self.params)

@@ -44,26 +44,7 @@ def _check_ranges(s: Schedule) -> None:
 
 
 def dataflow_memory_bytes(s: Schedule) -> int:
-    """Estimated peak bytes of :func:`verify_dataflow` on ``s``, computed without allocating.
-
-    Parameters
-    ----------
-    s : Schedule
-        The schedule.
-
-    Returns
-    -------
-    int
-        The pair index (:func:`collsim.verify.pairs.plan`) and its state: a step per
-        pair for copies, a contributor bitset per pair for reductions (which the
-        verifier may split into chunk batches when they do not fit).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> dataflow_memory_bytes(collsim.build("ring", "paper", "allgather", "1KiB", nodes=4))
-    784
-    """
+    """Estimated peak bytes of :func:`verify_dataflow` on ``s``, computed without allocating."""
     c = s.collective
     state = (c.nodes + 63) // 64 * 8 if c.reduction else 9
     return plan(c.nodes, c.chunks, c.pre.num_explicit, len(s.chunk_idx), c.post.num_explicit, state,
@@ -72,46 +53,7 @@ def dataflow_memory_bytes(s: Schedule) -> int:
 
 @located
 def verify_dataflow(s: Schedule) -> None:
-    """Check that the schedule moves data correctly and meets the postcondition.
-
-    Parameters
-    ----------
-    s : Schedule
-        Schedule to check (endpoints already range-checked, steps non-decreasing).
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    MissingDataError
-        A node sends a chunk it does not hold at the start of the step.
-    DoubleCountError
-        A reduction would combine a contribution twice.
-    UnexpectedReductionError
-        A transfer of a collective without reduction asks for one.
-    ConflictingWriteError
-        Two different buffers are written to one (node, chunk) in one step.
-    PostconditionError
-        Some node ends without a chunk, or with a partial reduction.
-    collsim.core.limits.MemoryLimitError
-        The verifier's state would exceed collsim's memory limit.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=4)
-    >>> verify_dataflow(s)
-    >>> verify_dataflow(s.take(np.flatnonzero(s.step != 0)))       # without its first step
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.MissingDataError: missing data: node 0 sends chunk 3 it does not hold (steps[0].transfers[0], step 1, node 0, chunk 3)
-    >>> verify_dataflow(s.take(np.flatnonzero(s.step != 2)))       # without its last step
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.PostconditionError: postcondition not met: node 0 lacks chunk 1 (node 0, chunk 1)
-    """
+    """Check that the schedule moves data correctly and meets the postcondition."""
     _check_ranges(s)
     c = s.collective
     what = (f"verifying the data flow of {c.kind} on {c.nodes} nodes ({c.chunks} chunks, "

@@ -37,38 +37,7 @@ BLOCK_ROWS = 1 << 20
 
 def plan(nodes: int, chunks: int, pre_pairs: int, deliveries: int, post_pairs: int,
          state_bytes: int, copies: bool = False) -> tuple[bool, int, int]:
-    """Choose the index mode and estimate the verifier's peak bytes, before allocating.
-
-    Parameters
-    ----------
-    nodes, chunks : int
-        The collective's node and chunk counts.
-    pre_pairs, deliveries, post_pairs : int
-        Explicit precondition pairs, chunk deliveries (rows), explicit postcondition pairs.
-    state_bytes : int
-        Verifier state per tracked pair (a step for copies, a contributor bitset for reductions).
-    copies : bool, optional
-        Non-reductions, whose direct mode needs no index: rows are read in blocks of
-        :data:`BLOCK_ROWS` (48 bytes each) against the per-pair state.
-
-    Returns
-    -------
-    tuple
-        ``(direct, index_bytes, total_bytes)``: the mode, the index alone, and the index
-        with the state.  Sorted mode: about 30 bytes per element
-        (``pre + 2 * deliveries + post`` elements: keys with positions, sort
-        order, flags, group ids), 24 per row, and the state of at most
-        ``min(elements, nodes * chunks)`` pairs.  Direct mode: 8 bytes per
-        element, 24 per row, and ``17 + state`` bytes for each of the
-        ``nodes * chunks`` pairs.
-
-    Examples
-    --------
-    >>> plan(4096, 4096**2, 4096**2, 4096**2, 4096**2, 9)[0]  # all-to-all: sorted
-    False
-    >>> plan(4096, 4096, 4096, 4096**2, 0, 9)[0]               # all-gather: direct
-    True
-    """
+    """Choose the index mode and estimate the verifier's peak bytes, before allocating."""
     k = pre_pairs + 2 * deliveries + post_pairs
     pairs = nodes * chunks
     sort_index, key_index = 30 * k + 24 * deliveries, 8 * k + 24 * deliveries + 17 * pairs
@@ -91,13 +60,6 @@ class PairIndex:
     group's first element is a precondition pair if the pair is pre-held, else
     its earliest write if it is ever written.
 
-    Parameters
-    ----------
-    s : Schedule
-        The schedule (chunk ids already range-checked).
-    direct : bool
-        Direct mode (id = key over all pairs) instead of sorted mode.
-
     Attributes
     ----------
     groups : int
@@ -112,16 +74,6 @@ class PairIndex:
         Transfer of each row.
     p, r, q : int
         Numbers of explicit pre pairs, rows and explicit post pairs.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=3)
-    >>> idx = PairIndex(s)
-    >>> idx.groups, idx.pre.tolist(), idx.write.tolist()      # every pair occurs: (v, c) has id 3v + c
-    (9, [0, 4, 8], [3, 7, 2, 5, 6, 1])
-    >>> bool((idx.node_of(idx.write) == s.dst[idx.row_t]).all())
-    True
     """
 
     def __init__(self, s: Schedule, direct: bool = False) -> None:
@@ -192,18 +144,7 @@ class PairIndex:
         self.post = grp[p + 2 * r:]
 
     def encode(self, node: np.ndarray, chunk: np.ndarray) -> np.ndarray:
-        """Keys of the pairs (node[i], chunk[i]).
-
-        Parameters
-        ----------
-        node, chunk : numpy.ndarray
-            Pairs.
-
-        Returns
-        -------
-        numpy.ndarray
-            ``int64`` keys, ordered as (node, chunk).
-        """
+        """Keys of the pairs (node[i], chunk[i])."""
         if self.universe is not None:
             chunk = np.searchsorted(self.universe, chunk)
         return np.asarray(node, dtype=INDEX) * self.width + chunk
@@ -247,29 +188,6 @@ def first_absent(nodes: int, every_post: np.ndarray, thr: np.ndarray, pnode: np.
 
     A pair (v, c) with ``every_post[c]`` that is not among the present pairs keeps
     its initial state; that state fails the postcondition iff ``v >= thr[c]``.
-
-    Parameters
-    ----------
-    nodes : int
-        Node count (``thr[c] >= nodes``: never fails).
-    every_post : numpy.ndarray
-        ``bool`` per chunk: every node must end with it.
-    thr : numpy.ndarray
-        Per chunk, the smallest node whose untouched pair fails.
-    pnode, pchunk : numpy.ndarray
-        Present pairs (distinct), which are checked elsewhere.
-
-    Returns
-    -------
-    tuple of int or None
-        ``(node, chunk)`` of the smallest failing absent pair, or None.
-        O(chunks + present pairs + nodes).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> first_absent(3, np.array([True, True]), np.array([0, 0]), np.array([0, 0, 1]), np.array([0, 1, 0]))
-    (1, 1)
     """
     cand = every_post & (thr < nodes)
     if not cand.any():

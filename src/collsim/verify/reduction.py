@@ -43,25 +43,7 @@ def _popcount(a: np.ndarray) -> np.ndarray:
 
 
 def prefix_masks(upto: np.ndarray, words: int) -> np.ndarray:
-    """Bitsets of the nodes ``0..upto[i]``.
-
-    Parameters
-    ----------
-    upto : numpy.ndarray
-        Last node of each prefix.
-    words : int
-        ``uint64`` words per bitset.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``uint64`` array of shape ``(len(upto), words)``.
-
-    Examples
-    --------
-    >>> prefix_masks(np.array([0, 64]), 2).tolist()
-    [[1, 0], [18446744073709551615, 1]]
-    """
+    """Bitsets of the nodes ``0..upto[i]``."""
     lo = np.arange(words, dtype=INDEX) * 64
     nbits = np.clip(np.asarray(upto, dtype=INDEX)[:, None] + 1 - lo[None, :], 0, 64)
     partial = np.left_shift(np.uint64(1), np.minimum(nbits, 63).astype(np.uint64)) - np.uint64(1)
@@ -294,41 +276,7 @@ def _chunk_batches(idx: PairIndex, chunks: int, fit: int, refuse, max_batches: i
 
 @located
 def verify_reduction(s: Schedule, what: str) -> None:
-    """Propagate exact contributor sets through a reduction's schedule and check its postcondition.
-
-    Parameters
-    ----------
-    s : Schedule
-        Schedule of a reduction collective (chunk ids range-checked).
-    what : str
-        Description for memory-limit messages.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    collsim.core.errors.DataFlowError
-        The first violation, as :func:`collsim.verify.dataflow.verify_dataflow` documents.
-    collsim.core.limits.MemoryLimitError
-        If the state of one chunk does not fit in what the process may still allocate, or the
-        batches would take more than :data:`MAX_PASS_STEPS` step iterations.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> s = collsim.build("ring", "paper", "allreduce", "1KiB", nodes=3)
-    >>> verify_reduction(s, "ring all-reduce")
-    >>> verify_reduction(s.take(np.flatnonzero(s.step != 3)), "without its last step")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.PostconditionError: postcondition not met: node 0 ends with 2 of 3 contributions to chunk 1 (node 0, chunk 1)
-    >>> verify_reduction(s.take(np.r_[0, np.arange(len(s))]), "first transfer twice")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.DoubleCountError: double-counted contribution: node 1 receives twice in one step a contribution to chunk 2 (steps[0].transfers[1], node 1, chunk 2)
-    """
+    """Propagate exact contributor sets through a reduction's schedule and check its postcondition."""
     c = s.collective
     n = c.nodes
     words = (n + 63) // 64

@@ -23,36 +23,7 @@ def _first(mask: np.ndarray) -> int | None:
 
 @located
 def verify_endpoints(s: Schedule) -> None:
-    """Check that the schedule is well-formed, then its node ids.
-
-    Parameters
-    ----------
-    s : Schedule
-        Schedule to check.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    ScheduleFormatError
-        A malformed schedule (:func:`collsim.core.wellformed.check_wellformed`: node
-        counts that disagree, step numbers out of order or with gaps, a chunk named
-        twice in one transfer, sizes beyond int64).
-    RouteError
-        For endpoints that are not nodes, or a transfer to itself.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=4)
-    >>> verify_endpoints(s)
-    >>> verify_endpoints(s.replace(dst=s.src))
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.RouteError: bad route: node 0 sends to itself (steps[0].transfers[0])
-    """
+    """Check that the schedule is well-formed, then its node ids."""
     check_wellformed(s)
     n = s.system.nodes
     for name, col in (("source", s.src), ("destination", s.dst)):
@@ -66,38 +37,7 @@ def verify_endpoints(s: Schedule) -> None:
 
 def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarray, links: np.ndarray,
                          step: np.ndarray, owner: np.ndarray | None = None) -> None:
-    """Check that each route is a contiguous walk of existing links from src to dst.
-
-    Parameters
-    ----------
-    system : Network
-        The network whose link table the routes index.
-    src, dst, step : numpy.ndarray
-        Per-route endpoints and steps.
-    ptr, links : numpy.ndarray
-        CSR routes.
-    owner : numpy.ndarray, optional
-        Transfer of each route (multipath routes: several per transfer); errors name it.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    RouteError
-        Naming the step and transfer of the first bad route.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> s = collsim.build("ring", "ring", "allgather", "1KiB", nodes=4)    # an electrical ring
-    >>> check_network_routes(s.system, s.src, s.dst, s.route_ptr, s.route_links, s.step)
-    >>> check_network_routes(s.system, s.src, s.dst, s.route_ptr, s.route_links[::-1], s.step)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.RouteError: bad route: route does not run from 0 to 1 (steps[0].transfers[0])
-    """
+    """Check that each route is a contiguous walk of existing links from src to dst."""
     lt = system.links
 
     def _at(t: int, **more) -> Where:  # route t's transfer; named as a file does when routes are transfers
@@ -140,31 +80,7 @@ def check_network_routes(system, src: np.ndarray, dst: np.ndarray, ptr: np.ndarr
 
 @located
 def verify_network_resources(s: Schedule) -> None:
-    """Resource check of a network schedule: every route is a walk of existing links.
-
-    Parameters
-    ----------
-    s : Schedule
-        Schedule with :class:`~collsim.kinds.network.routes.LinkRoutes`.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    RouteError
-        Naming the step, transfer and link of the first bad route.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> verify_network_resources(collsim.build("ring", "torus", "allgather", "1KiB", nodes=16))
-
-    With multipath (ECMP) routes every path of a transfer is checked, and errors name the
-    transfer; the shares of its paths (positive, summing to 1) are checked as the schedule's
-    well-formedness.
-    """
+    """Resource check of a network schedule: every route is a walk of existing links."""
     r = s.routes
     if not r.multipath:
         check_network_routes(s.system, s.src, s.dst, s.route_ptr, s.route_links, s.step)

@@ -49,35 +49,11 @@ I64 = np.int64
 def phase_destinations(n: int, l: int, m: int, s, t, u, i, j, k):
     """The paper's rule, vectorised over broadcastable phase and server arrays.
 
-    Parameters
-    ----------
-    n, l, m : int
-        Selection.
-    s, t, u : array_like
-        Phase.
-    i, j, k : array_like
-        Source server.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(i2, j2, k2, via)``: destination server and the other column ``c`` of the spine
-        ``{j, c}`` the rule names (for ``t != 0`` that is the destination column).  No
-        validation: with ``m >= l`` ``via`` may equal ``j`` (a spine that does not exist).
-
     References
     ----------
     T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
     Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
     §2 and Fig. 2 (the different-column and same-column rules).
-
-    Examples
-    --------
-    >>> # selection (2, 4, 3), phase (s, t, u) = (0, 1, 0), servers (0, 0, k) for k = 0, 1, 2
-    >>> [np.broadcast_to(x, 3).tolist() for x in phase_destinations(2, 4, 3, 0, 1, 0, 0, 0, [0, 1, 2])]
-    [[0, 0, 0], [2, 3, 1], [0, 1, 2], [2, 3, 1]]
-    >>> phase_destinations(2, 4, 3, 1, 0, 0, 0, 0, [0, 1, 2])[3].tolist()   # same column: spines {0, k+1}
-    [1, 2, 3]
     """
     s, t, u, i, j, k = (np.asarray(x, dtype=I64) for x in (s, t, u, i, j, k))
     i2 = (i + s) % n
@@ -106,34 +82,11 @@ def _box(system) -> tuple[int, int, int]:
 def mlfm_logical(system, size_bytes: int, select=None) -> tuple[LogicalSchedule, dict[str, Any], np.ndarray]:
     """Build the logical schedule; it names each same-column transfer's spine as its route hint.
 
-    Parameters
-    ----------
-    system : MLFM
-        Network whose end nodes are the selection.
-    size_bytes : int
-        Block size per pair.
-    select : tuple, optional
-        ``(n, l, m)`` (default: the system's).
-
-    Returns
-    -------
-    tuple
-        ``(LogicalSchedule, params, via)``; ``via`` (also the schedule's ``via`` column) is the
-        other column of the spine for same-column transfers (-1 for transfers inside one leaf
-        or between columns, whose route is unique).
-
     References
     ----------
     T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
     Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
     §2, Fig. 2.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.mlfm import MLFM
-    >>> logical, params, via = mlfm_logical(MLFM.from_options(d=2), 64)
-    >>> params["select"], int((via >= 0).sum()) > 0
-    ([2, 3, 2], True)
     """
     reason = _requires(system, "alltoall")
     if reason:
@@ -219,31 +172,11 @@ def mlfm_schedule(system, size_bytes: int, select=None) -> Schedule:
     schedule's route hints, which every realisation reads); this shortcut skips the
     registry for experiments that build many selections.
 
-    Parameters
-    ----------
-    system : MLFM
-        Network whose end nodes are the selection.
-    size_bytes : int
-        Block size per pair.
-    select : tuple, optional
-        ``(n, l, m)`` (default: the system's).
-
-    Returns
-    -------
-    Schedule
-        Routed by :func:`collsim.kinds.network.routing.realize_network` (not verified).
-
     References
     ----------
     T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
     Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
     §2, Fig. 2.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.mlfm import MLFM
-    >>> mlfm_schedule(MLFM.from_options(d=2), 64).max_link_load()
-    1
     """
     logical, params, _ = mlfm_logical(system, size_bytes, select)
     return realize_network(system, logical, algorithm="mlfm", params=params)

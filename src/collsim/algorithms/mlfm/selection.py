@@ -26,26 +26,11 @@ CORRECT_CONDITION = "1 <= m <= l-1 <= d and 1 <= n <= d"
 def parse_select(select: Any) -> tuple[int, int, int]:
     """Parse a selection.
 
-    Parameters
-    ----------
-    select : tuple, list or str
-        ``(n, l, m)``, or a string ``"n,l,m"`` / ``"nxlxm"``.
-
-    Returns
-    -------
-    tuple of int
-        ``(n, l, m)`` (InputError if it is not three integers).
-
     References
     ----------
     T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
     Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
     §2 (the selection) and §3 (the selections of the test bed).
-
-    Examples
-    --------
-    >>> parse_select("2x4x3"), parse_select("2, 4, 3"), parse_select([3, 4, 2])
-    ((2, 4, 3), (2, 4, 3), (3, 4, 2))
     """
     if isinstance(select, str):
         parts = select.replace("x", ",").replace(" ", ",").split(",")
@@ -62,30 +47,11 @@ def parse_select(select: Any) -> tuple[int, int, int]:
 def paper_condition_holds(d: int, n: int, l: int, m: int) -> bool:
     """Whether ``(n, l, m)`` meets the paper's stated condition ``1 <= l-1 <= m <= d``, ``1 <= n <= d``.
 
-    Parameters
-    ----------
-    d : int
-        The MLFM's d.
-    n, l, m : int
-        The selection.
-
-    Returns
-    -------
-    bool
-        True if it holds.
-
     References
     ----------
     T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
     Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
     §2.
-
-    Examples
-    --------
-    >>> paper_condition_holds(3, 2, 4, 3), paper_condition_holds(3, 1, 3, 3)
-    (True, True)
-    >>> paper_condition_holds(3, 3, 4, 2)     # the paper's own 24-server pattern A
-    False
     """
     return 1 <= l - 1 <= m <= d and 1 <= n <= d
 
@@ -93,30 +59,11 @@ def paper_condition_holds(d: int, n: int, l: int, m: int) -> bool:
 def correct_condition_holds(d: int, n: int, l: int, m: int) -> bool:
     """Whether ``(n, l, m)`` meets the corrected condition ``1 <= m <= l-1 <= d``, ``1 <= n <= d``.
 
-    Parameters
-    ----------
-    d : int
-        The MLFM's d.
-    n, l, m : int
-        The selection.
-
-    Returns
-    -------
-    bool
-        True if it holds (exactly when the rule is congestion-free, docs/mlfm.md).
-
     References
     ----------
     T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
     Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
     §2 states the rule; the corrected condition is collsim's (docs/mlfm.md).
-
-    Examples
-    --------
-    >>> correct_condition_holds(3, 2, 4, 3), correct_condition_holds(3, 3, 4, 2)
-    (True, True)
-    >>> correct_condition_holds(3, 1, 3, 3)   # m >= l: allowed by the paper, congested
-    False
     """
     return 1 <= m <= l - 1 <= d and 1 <= n <= d
 
@@ -124,40 +71,11 @@ def correct_condition_holds(d: int, n: int, l: int, m: int) -> bool:
 def validate_select(d: int, select: Any, servers_per_leaf=None) -> tuple[int, int, int]:
     """Check a selection against the corrected condition (and the hardware); name what fails.
 
-    Parameters
-    ----------
-    d : int
-        The MLFM's d.
-    select : tuple or str
-        ``(n, l, m)``.
-    servers_per_leaf : array_like, optional
-        Servers per leaf in each layer (the test bed has fewer in the last layer).
-
-    Returns
-    -------
-    tuple of int
-        ``(n, l, m)``.
-
-    Raises
-    ------
-    InputError
-        Naming the violated inequality; for ``m >= l`` (allowed by the paper) citing both
-        the paper's condition and the corrected one.
-
     References
     ----------
     T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
     Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
     §2; the corrected condition is collsim's (docs/mlfm.md).
-
-    Examples
-    --------
-    >>> validate_select(3, (2, 4, 3))
-    (2, 4, 3)
-    >>> validate_select(3, (1, 3, 3))
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: mlfm: select (n, l, m) = (1, 3, 3) violates m <= l-1 ...
     """
     n, l, m = parse_select(select)
     sel = f"select (n, l, m) = ({n}, {l}, {m})"
@@ -196,28 +114,11 @@ def validate_select(d: int, select: Any, servers_per_leaf=None) -> tuple[int, in
 def largest_selection(d: int, last_layer_servers: int | None = None) -> tuple[int, int, int]:
     """The valid selection with the most servers (ties: more layers, then more columns).
 
-    Parameters
-    ----------
-    d : int
-        The MLFM's d.
-    last_layer_servers : int, optional
-        Servers per leaf in the last layer (default d).
-
-    Returns
-    -------
-    tuple of int
-        ``(n, l, m)`` satisfying the corrected condition and the hardware.
-
     References
     ----------
     T. Shimizu, M. Miwa, K. Nakashima, "Acceleration of All-to-all Communication on
     Multi-Layer Full Mesh, Low-cost Connectable Network Topology", SC16 poster, 2016,
     §2 (selections) and §3 (the test bed's last layer has two servers per leaf).
-
-    Examples
-    --------
-    >>> largest_selection(3), largest_selection(3, last_layer_servers=2)
-    ((3, 4, 3), (3, 4, 2))
     """
     per = np.full(d, d, dtype=I64)
     if last_layer_servers is not None:

@@ -31,18 +31,6 @@ def _divisors_descending(cap: int) -> tuple[int, ...]:
 def divisor_blocks(count: int, cap: int) -> list[int]:
     """Split ``count`` classes into blocks whose sizes divide ``cap`` (greedy, largest first).
 
-    Parameters
-    ----------
-    count : int
-        Number of classes, ``< cap``.
-    cap : int
-        Channels per direction.
-
-    Returns
-    -------
-    list of int
-        Block sizes, each a divisor of ``cap``, summing to ``count``.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
@@ -50,11 +38,6 @@ def divisor_blocks(count: int, cap: int) -> list[int]:
     Society, 2024,
     §IV-A.3, eq. (3), charges the MRR reconfiguration on every step; laying colours out
     so that steps repeat lightpaths and skip it is collsim's (docs/algorithms/optree.md).
-
-    Examples
-    --------
-    >>> divisor_blocks(48, 64)
-    [32, 16]
     """
     out, left = [], count
     for d in _divisors_descending(cap):
@@ -75,21 +58,6 @@ def arrange_colours(copies: np.ndarray, cap: int):
     lies inside one block carries the same lightpaths as the step before it and
     pays no MRR reconfiguration (:func:`collsim.kinds.optical_ring.cost.step_times`).
 
-    Parameters
-    ----------
-    copies : numpy.ndarray
-        Copies (chunks per pair) needed by each class, >= 1.
-    cap : int
-        Channels per direction ``F w``.
-
-    Returns
-    -------
-    tuple
-        ``(base, stride, blocks, order, total)``: copy ``r`` of class ``t`` has colour
-        ``base[t] + r * stride[t]``; ``order`` is the class order; ``blocks`` is an int
-        array with one row ``(first colour, size b, copies c, position in order)`` per
-        block; ``total`` is the number of colours.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
@@ -98,12 +66,6 @@ def arrange_colours(copies: np.ndarray, cap: int):
     §IV-A.2 (each wavelength carries d per step) and §IV-A.3, eq. (3) (a reconfiguration
     delay per step); the layout that lets repeated steps skip it is collsim's
     (docs/algorithms/optree.md).
-
-    Examples
-    --------
-    >>> base, stride, blocks, order, total = arrange_colours(np.array([2, 2, 2]), 2)
-    >>> base.tolist(), stride.tolist(), total
-    ([0, 1, 4], [2, 2, 1], 6)
     """
     copies = np.asarray(copies, dtype=INDEX)
     nc = len(copies)

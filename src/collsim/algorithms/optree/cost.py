@@ -30,25 +30,12 @@ __all__ = ["StageCost", "TreeCost", "evaluate_tree", "regular_tree_cost", "unifo
 class StageCost:
     """Physical steps and MRR reconfigurations of one stage (one logical round).
 
-    Parameters
-    ----------
-    steps : int
-        Physical steps of the stage.
-    reconfigurations : int
-        Those of its steps whose lightpaths differ from the previous step's.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024,
     §IV-A.2 (steps per stage) and §IV-A.3, eq. (3) (the reconfiguration delay).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> evaluate_tree(OpticalRing(nodes=16, wavelengths=2), 1024, (4, 4)).stages
-    (StageCost(steps=4, reconfigurations=4), StageCost(steps=8, reconfigurations=2))
     """
 
     steps: int
@@ -59,17 +46,6 @@ class StageCost:
 class TreeCost:
     """Exact collsim cost of an OpTree (what ``realize`` + ``step_times`` give).
 
-    Parameters
-    ----------
-    radices : tuple of int
-        The tree.
-    steps, reconfigurations : int
-        Physical steps and steps paying the MRR reconfiguration delay.
-    time_s : float
-        ``steps * t(d) + reconfigurations * t_reconf``.
-    stages : tuple of StageCost
-        Per-stage detail.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
@@ -77,13 +53,6 @@ class TreeCost:
     Society, 2024,
     §IV-A.3, eq. (3): ``T = (d/B + a) S``; collsim charges the reconfiguration part
     of ``a`` only on steps that change lightpaths.
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> c = evaluate_tree(OpticalRing(nodes=16, wavelengths=2), 1024, (4, 4))
-    >>> c.k, c.steps, c.reconfigurations, round(c.time_s * 1e6, 2)
-    (2, 12, 6, 152.84)
     """
 
     radices: tuple
@@ -139,16 +108,6 @@ def uniform_stage_cost(classes: int, copies: int, cap: int) -> StageCost:
     block of :func:`arrange_colours` (block sizes divide ``cap``); every other step
     reconfigures.
 
-    Parameters
-    ----------
-    classes, copies, cap : int
-        Colour classes, copies per class and channels per direction ``F w``.
-
-    Returns
-    -------
-    StageCost
-        Steps and reconfigurations.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
@@ -156,13 +115,6 @@ def uniform_stage_cost(classes: int, copies: int, cap: int) -> StageCost:
     Society, 2024,
     §IV-A.2, proof of Theorem 1 (a stage's steps from its wavelength demand and w);
     collsim packs the colours of all subsets, ``ceil(K / (F w))`` steps.
-
-    Examples
-    --------
-    >>> uniform_stage_cost(16, 64, 64)
-    StageCost(steps=16, reconfigurations=1)
-    >>> uniform_stage_cost(512, 1, 64)
-    StageCost(steps=8, reconfigurations=8)
     """
     if classes <= 0:
         return StageCost(0, 0)
@@ -204,32 +156,12 @@ def evaluate_tree(system, size_bytes: int, radices) -> TreeCost:
     system without transceiver limits (``docs/algorithms/optree.md`` has the proof;
     ``optree/tests/test_optree.py`` checks it).
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Target ring.
-    size_bytes : int
-        Each node's block ``d`` (all chunks have this size).
-    radices : sequence of int
-        A valid radix vector.
-
-    Returns
-    -------
-    TreeCost
-        Steps, reconfigurations and time.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024,
     §III-C (the two-stage 4-ary tree on 16 nodes with w = 2 takes 12 steps) and §IV-A.
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> evaluate_tree(OpticalRing(nodes=16, wavelengths=2), 1024, (4, 4)).steps
-    12
     """
     n = system.nodes
     cap = system.channels_per_direction
@@ -264,20 +196,6 @@ def regular_tree_cost(system, size_bytes: int, radices) -> TreeCost:
     ``j >= 2`` has ``G_j floor(m_j^2/4)`` classes, each of ``P_{j-1}`` copies, costed by
     :func:`uniform_stage_cost`.  Equal to :func:`evaluate_tree` on such trees.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Target ring.
-    size_bytes : int
-        Each node's block.
-    radices : sequence of int
-        Radix vector with product ``N``.
-
-    Returns
-    -------
-    TreeCost
-        Steps, reconfigurations and time.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
@@ -285,12 +203,6 @@ def regular_tree_cost(system, size_bytes: int, radices) -> TreeCost:
     Society, 2024,
     §IV-A.2: stage 1 needs ``ceil(m^2/8)`` and stage ``j >= 2`` ``ceil(m^2/4)``
     wavelengths per subset (Theorem 1 and its proof).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> regular_tree_cost(OpticalRing(nodes=16, wavelengths=2), 1024, (4, 4)).steps
-    12
     """
     n = system.nodes
     radices = tuple(int(m) for m in radices)

@@ -46,27 +46,10 @@ def line_alltoall_colours(s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, i
     at ``y``, so its intervals are disjoint; ``h (s - h) = floor(s^2/4)`` colours are
     used, the load of the middle link, hence optimal.
 
-    Parameters
-    ----------
-    s : int
-        Subset size, >= 2.
-
-    Returns
-    -------
-    tuple
-        ``(a, b, colour, L)``: member indices of the ``s (s-1)`` ordered pairs,
-        their colours and ``L = floor(s^2 / 4)``.
-
     References
     ----------
     Seed 004 §III-C and the proof of Theorem 1 (later stages need
     ``ceil(m^2/4)`` wavelengths per subset on a ring segment; Lemma 1, line).
-
-    Examples
-    --------
-    >>> a, b, c, L = line_alltoall_colours(4)
-    >>> L, sorted(set(c.tolist()))
-    (4, [0, 1, 2, 3])
     """
     s = int(s)
     a, b = np.nonzero(~np.eye(s, dtype=bool))
@@ -94,19 +77,6 @@ def _ring_template(s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
 class StageTemplate:
     """The lightpath *pairs* of one stage, before chunks are attached (see :func:`stage_templates`).
 
-    Parameters
-    ----------
-    src, dst : numpy.ndarray
-        Endpoints of every ordered pair that exchanges data in the stage.
-    direction : numpy.ndarray
-        +1 clockwise, -1 counter-clockwise (int8).
-    cls : numpy.ndarray
-        Colour class: pairs of one class have pairwise link-disjoint arcs per direction.
-    classes : int
-        Number of classes (``cls < classes``).
-    extras : int
-        How many pairs are the receive-only extras of a partial child.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
@@ -114,14 +84,6 @@ class StageTemplate:
     Society, 2024,
     §III-C (Fig. 2: stage 1 of the two-stage 4-ary tree on 16 nodes needs
     ``4 ceil(4^2/8) = 8`` wavelengths) and §IV-A.1.
-
-    Examples
-    --------
-    >>> t = stage_templates(16, (4, 4))[0]         # stage 1: subsets {p, p+4, p+8, p+12}
-    >>> t.classes, t.extras, len(t.src), t.src[:3].tolist(), t.dst[:3].tolist()
-    (8, 0, 48, [0, 0, 0], [4, 8, 12])
-    >>> stage_templates(10, (4, 3))[0].extras     # N = 10: children of 3, 3, 3 and 1 node
-    6
     """
 
     src: np.ndarray
@@ -233,27 +195,10 @@ def _line_stage(n: int, gp: int, g: int) -> StageTemplate:
 def stage_templates(nodes: int, radices) -> list[StageTemplate]:
     """Lightpath pairs and colour classes of every stage of an OpTree.
 
-    Parameters
-    ----------
-    nodes : int
-        Ring size ``N``.
-    radices : sequence of int
-        A radix vector accepted by :func:`~collsim.algorithms.optree.tree.validate_radices`.
-
-    Returns
-    -------
-    list of StageTemplate
-        One per stage.
-
     References
     ----------
     Seed 004 §IV-A.1 (routing of OpTree: stage 1 on the ring, stage ``j`` inside
     the groups of stage ``j-1``).
-
-    Examples
-    --------
-    >>> [len(t.src) for t in stage_templates(16, (4, 4))]
-    [48, 48]
     """
     n = int(nodes)
     gs = block_sizes(radices)

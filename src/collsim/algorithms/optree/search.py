@@ -140,22 +140,6 @@ def search_tree(system, size_bytes: int, *, k: int | None = None, uneven: int = 
     of ``N^(1/k)`` (stage-1 radix canonical, later radices ascending or descending),
     ranked by a cheap estimate, of which the ``uneven`` best are scored.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Target ring (transceiver limits are ignored by the scoring).
-    size_bytes : int
-        Each node's block.
-    k : int, optional
-        Restrict to depth ``k``.
-    uneven : int, optional
-        How many product > N candidates to score exactly when ``N > 40`` (default 24).
-
-    Returns
-    -------
-    tuple
-        ``(best TreeCost, per-depth best TreeCost dict)``.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
@@ -163,13 +147,6 @@ def search_tree(system, size_bytes: int, *, k: int | None = None, uneven: int = 
     Society, 2024,
     Lemma 3 (the optimal depth k*), Theorems 2 and 3, and §V-B, Fig. 4 (the best depth
     per N found by simulation); collsim searches the exact step-and-reconfiguration cost.
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> best, per_k = search_tree(OpticalRing(nodes=16, wavelengths=2), 1024)
-    >>> best.radices, best.steps, best.reconfigurations, sorted(per_k)
-    ((4, 4), 12, 6, [1, 2, 3, 4])
     """
     n = system.nodes
     cap = system.channels_per_direction
@@ -239,34 +216,12 @@ def integral_radices(nodes: int, k: int) -> tuple[int, ...]:
     radices from ``{q, q+1}``, ``q = floor(N^(1/k))``, with as few ``q + 1`` as make
     the product reach ``N``, the larger ones first; the last groups are then short.
 
-    Parameters
-    ----------
-    nodes : int
-        ``N``.
-    k : int
-        Depth, ``1 <= k <= ceil(log2 N)``.
-
-    Returns
-    -------
-    tuple of int
-        A valid radix vector.
-
-    Raises
-    ------
-    InputError
-        If ``k`` is out of range.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024,
     Lemma 2 (at most ``m = N^(1/k)`` children per tree node) and the proof of Theorem 1.
-
-    Examples
-    --------
-    >>> integral_radices(1024, 7), integral_radices(4096, 6), integral_radices(13, 2)
-    ((4, 4, 4, 2, 2, 2, 2), (4, 4, 4, 4, 4, 4), (4, 4))
     """
     n, k = _check("nodes", nodes, 2), _check("k", k, 1)
     if k > max_depth(n):
@@ -287,41 +242,12 @@ def choose_tree(system, size_bytes: int, tree: str = "search", k: int | None = N
                 radices=None) -> tuple[tuple[int, ...], str]:
     """Pick the radix vector for the builder's ``tree``, ``k`` and ``radices`` parameters.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Target ring.
-    size_bytes : int
-        Each node's block (the search minimises time at this size).
-    tree : str
-        One of :data:`TREE_MODES`.
-    k : int, optional
-        Fix the depth (overrides the mode's depth).
-    radices : sequence of int, optional
-        Fix the whole vector (``k``, if given, must equal its length).
-
-    Returns
-    -------
-    tuple
-        ``(radices, how)`` with ``how`` the mode actually used.
-
-    Raises
-    ------
-    InputError
-        For an unknown mode, a bad depth or a bad radix vector.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024,
     Theorem 1 (steps for depth k), Lemma 3 (the optimal depth k*) and §V-B, Fig. 4.
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> choose_tree(OpticalRing(nodes=1024, wavelengths=64), 4 << 20, "lemma3-ceil")
-    ((4, 4, 4, 2, 2, 2, 2), 'lemma3-ceil')
     """
     n = system.nodes
     if tree not in TREE_MODES:

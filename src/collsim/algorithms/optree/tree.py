@@ -22,43 +22,18 @@ __all__ = ["max_depth", "block_sizes", "validate_radices", "enumerate_trees"]
 def max_depth(nodes: int) -> int:
     """Deepest tree on ``nodes`` nodes: every radix 2 and ``2**(k-1) < N``.
 
-    Parameters
-    ----------
-    nodes : int
-        Ring size ``N >= 2``.
-
-    Returns
-    -------
-    int
-        ``ceil(log2 N)``, the largest ``k`` with a valid radix vector.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024,
     §IV-A (a k-stage m-ary tree) and §V-B (depth k = 1 is the One-Stage model).
-
-    Examples
-    --------
-    >>> max_depth(2), max_depth(16), max_depth(17)
-    (1, 4, 5)
     """
     return max(1, (int(nodes) - 1).bit_length())
 
 
 def block_sizes(radices) -> list[int]:
     """Child block sizes ``G_j = m_{j+1} * ... * m_k`` for ``j = 1..k``.
-
-    Parameters
-    ----------
-    radices : sequence of int
-        The radix vector ``(m_1, ..., m_k)``.
-
-    Returns
-    -------
-    list of int
-        ``[G_1, ..., G_k]`` with ``G_k = 1``.
 
     References
     ----------
@@ -67,11 +42,6 @@ def block_sizes(radices) -> list[int]:
     Society, 2024,
     §IV-A.1: stage ``j`` partitions each group into ``m_j`` children (the paper's
     trees have one radix m; mixed radices are collsim's generalisation).
-
-    Examples
-    --------
-    >>> block_sizes((4, 3, 2))
-    [6, 2, 1]
     """
     g, out = 1, []
     for m in reversed(list(radices)):
@@ -87,36 +57,12 @@ def validate_radices(nodes: int, radices) -> tuple[int, ...]:
     least two groups) and ``m_1 * ... * m_k >= N`` (the last stage reaches single
     nodes).  Stage 1 then has ``ceil(N / G_1)`` groups, which may be fewer than ``m_1``.
 
-    Parameters
-    ----------
-    nodes : int
-        Ring size ``N``.
-    radices : sequence of int
-        Candidate radix vector.
-
-    Returns
-    -------
-    tuple of int
-        The validated vector.
-
-    Raises
-    ------
-    InputError
-        With the violated condition spelled out.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024,
     §IV-A.1 (an m-ary tree of depth k over the N nodes, ``m^k >= N``).
-
-    Examples
-    --------
-    >>> validate_radices(16, [4, 4])
-    (4, 4)
-    >>> validate_radices(7, (2, 2, 2))
-    (2, 2, 2)
     """
     if is_integer(radices):
         radices = (radices,)  # the CLI's --param radices=16 gives an int
@@ -146,29 +92,12 @@ def enumerate_trees(nodes: int, k: int | None = None):
     ``m_1 = ceil(N / G_1)`` (the number of stage-1 groups) is canonical.  Only for
     small ``N``: the count grows like ``N^1.73``.
 
-    Parameters
-    ----------
-    nodes : int
-        Ring size.
-    k : int, optional
-        Only this depth.
-
-    Yields
-    ------
-    tuple of int
-        Radix vectors.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024,
     §IV-A (k-stage m-ary trees; here each stage may have its own radix).
-
-    Examples
-    --------
-    >>> sorted(enumerate_trees(6))
-    [(2, 2, 2), (2, 3), (2, 4), (2, 5), (3, 2), (6,)]
     """
     n = int(nodes)
 

@@ -37,36 +37,10 @@ def _ranked(system, collective: str, size_bytes: int, modes, max_factors: int) -
 def choose_radices(system, collective: str, size_bytes: int, stage: str = "pipeline") -> tuple[int, ...]:
     """Default radices: the fastest by closed-form time, physically feasible ones first.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Target ring.
-    collective : str
-        ``allgather``, ``reducescatter`` or ``allreduce``.
-    size_bytes : int
-        Message size.
-    stage : str, optional
-        ``pipeline`` or ``direct``.
-
-    Returns
-    -------
-    tuple of int
-        Among the ordered factorisations of N into at most four factors, the one whose
-        plan has no lightpath longer than ``max_feasible_hops`` (if any has none) and the
-        smallest :func:`striped_stages_time_s`; ties: fewer stages, then lexicographic.
-
     References
     ----------
     F. Dai et al., OpTree, IEEE OJ-COMS 2024, §V-B (the depth chosen by time) and §IV-B
     (the longest feasible lightpath).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> choose_radices(OpticalRing(nodes=64, wavelengths=8), "allgather", 1 << 20)
-    (64,)
-    >>> choose_radices(OpticalRing(nodes=64, wavelengths=8, slot_latency_s=1e-5), "allgather", 1024)
-    (8, 8)
     """
     return _ranked(system, collective, size_bytes, (stage,), 4)[0][1]
 
@@ -74,33 +48,10 @@ def choose_radices(system, collective: str, size_bytes: int, stage: str = "pipel
 def striped_stages_candidates(system, collective: str, size_bytes: int) -> list[dict]:
     """The ``tune=`` hook: radices and stage modes worth building and timing.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Target ring.
-    collective : str
-        ``allgather``, ``reducescatter`` or ``allreduce``.
-    size_bytes : int
-        Message size.
-
-    Returns
-    -------
-    list of dict
-        Up to 12 ``{"radices": ..., "stage": ...}``: among the ordered factorisations of N
-        into one to three factors, the best nine in ``pipeline`` mode and the best three in
-        ``direct`` mode, ranked (physically feasible ones, longest lightpath
-        ``<= max_feasible_hops``, first; then closed-form time) and merged in that order.
-
     References
     ----------
     R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
     operations in MPICH", IJHPCA 19(1), 2005 (choosing among algorithms per instance).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> striped_stages_candidates(OpticalRing(nodes=6, wavelengths=4), "allgather", 1 << 20)[:2]
-    [{'radices': (6,), 'stage': 'pipeline'}, {'radices': (2, 3), 'stage': 'pipeline'}]
     """
     pipe = _ranked(system, collective, size_bytes, ("pipeline",), 3)[:9]
     direct = _ranked(system, collective, size_bytes, ("direct",), 3)[:3]
@@ -157,47 +108,10 @@ def _stage_slots(plan: StagesPlan, stage: StagePlan, collective: str, size_bytes
 def striped_stages_time_s(system, collective: str, size_bytes: int, radices, stage: str = "pipeline") -> float:
     """Closed-form time of ``striped-stages`` under collsim's optical step model.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Target ring.
-    collective : str
-        ``allgather``, ``reducescatter`` or ``allreduce``.
-    size_bytes : int
-        Message size m.
-    radices : str or sequence of int
-        Stage radices.
-    stage : str, optional
-        ``pipeline`` (default) or ``direct``.
-
-    Returns
-    -------
-    float
-        ``sum over slots of (t_transfer + t_slot) + t_r * reconfigurations``: every slot
-        lasts its largest transfer, ``wire(q)/(bB) + ceil(ceil(q/flit)/b) t_oeo``;
-        a slot reconfigures when it starts a stage or a group of channel classes, when a
-        pipeline group's counter-clockwise tail begins, and in every sub-step of a direct
-        stage (docs/derivations/striped-stages.md).  All-reduce is the reversed stages then
-        the stages; its two middle slots share their lightpaths when stage 1's window is
-        symmetric.
-
-    Raises
-    ------
-    UnsupportedError
-        If a transceiver limit forces the realisation to split slots (the plan is then
-        not exact: fewer channels per node than transfers per slot).
-
     References
     ----------
     F. Dai et al., OpTree, IEEE OJ-COMS 2024, eq. (3) and §V-A; collsim's step model
     (docs/cost-models.md).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> ring = OpticalRing(nodes=16, wavelengths=8)
-    >>> round(striped_stages_time_s(ring, "allgather", 4096, "4x4") * 1e6, 4)
-    76.6576
     """
     plan = plan_stages(system, collective, size_bytes, radices, stage)
     if not plan.exact:

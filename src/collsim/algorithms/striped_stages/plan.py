@@ -31,37 +31,11 @@ STAGE_MODES = ("pipeline", "direct")
 def parse_radices(nodes: int, radices) -> tuple[int, ...]:
     """Validate a radix vector: integers >= 2 in stage order whose product is N.
 
-    Parameters
-    ----------
-    nodes : int
-        Ring size N.
-    radices : str, int or sequence of int
-        ``"32x32"``, ``"32,32"``, ``(32, 32)`` or a single radix (``N``).
-
-    Returns
-    -------
-    tuple of int
-        The radices.
-
-    Raises
-    ------
-    InputError
-        For a radix below 2, a non-integer, or a product other than N.
-
     References
     ----------
     J. Bruck, C.-T. Ho, S. Kipnis, E. Upfal, D. Weathersby, "Efficient algorithms for
     all-to-all communications in multiport message-passing systems", IEEE TPDS 8(11),
     1997 (mixed-radix stages).
-
-    Examples
-    --------
-    >>> parse_radices(1024, "32x32"), parse_radices(12, (3, 4)), parse_radices(7, 7)
-    ((32, 32), (3, 4), (7,))
-    >>> parse_radices(12, "5x2")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: striped-stages radices 5x2 multiply to 10, not the 12 nodes
     """
     bad = InputError(f"striped-stages radices must be integers >= 2 such as 32x32, got {radices!r}")
     if isinstance(radices, str):
@@ -84,28 +58,9 @@ def parse_radices(nodes: int, radices) -> tuple[int, ...]:
 def ordered_factorisations(n: int, max_factors: int, limit: int = 5000) -> list[tuple[int, ...]]:
     """Ordered factorisations of n into 1..max_factors factors >= 2, fewest factors first.
 
-    Parameters
-    ----------
-    n : int
-        The number to factor (N >= 2).
-    max_factors : int
-        Most factors.
-    limit : int, optional
-        Stop after this many.
-
-    Returns
-    -------
-    list of tuple of int
-        Factorisations; within a depth, lexicographic order.
-
     References
     ----------
     J. Bruck et al., IEEE TPDS 8(11), 1997 (radix choices of multi-stage exchanges).
-
-    Examples
-    --------
-    >>> ordered_factorisations(12, 2)
-    [(12,), (2, 6), (3, 4), (4, 3), (6, 2)]
     """
     divisors = [d for d in range(2, n + 1) if n % d == 0] if n < 1 << 20 else \
         sorted({x for i in range(2, math.isqrt(n) + 1) if n % i == 0 for x in (i, n // i)} | {n})
@@ -135,31 +90,11 @@ def arc_colours(p: int, lengths: int) -> tuple[np.ndarray, np.ndarray, int]:
     at least ``t``), and the arc from node ``z`` takes ``z``'s offset in its segment, so arcs
     of one colour start one segment apart and never overlap.  ``k_t = t`` when ``t | p``.
 
-    Parameters
-    ----------
-    p : int
-        Ring size.
-    lengths : int
-        Longest arc (``<= p / 2`` in use).
-
-    Returns
-    -------
-    tuple
-        ``(offset, colour, total)``: ``offset[t-1]`` the first colour of length ``t``,
-        ``colour[t-1, z]`` the colour (within its range) of the arc of length ``t`` from ``z``,
-        ``total`` the colours of all lengths.
-
     References
     ----------
     A. Tucker, "Coloring a family of circular arcs", SIAM Journal on Applied Mathematics
     29(3), 1975 (circular-arc colouring; equal arcs from every node need
     ``ceil(p / floor(p / t))`` colours).
-
-    Examples
-    --------
-    >>> off, col, total = arc_colours(10, 3)
-    >>> off.tolist(), total, col[2].tolist()
-    ([0, 1, 3], 7, [0, 1, 2, 0, 1, 2, 0, 1, 2, 3])
     """
     z = np.arange(p)
     col = np.zeros((lengths, p), np.int64)
@@ -183,41 +118,11 @@ def _direct_colours(p: int, b: int) -> int:
 class StagePlan:
     """One stage of a plan (see :func:`plan_stages`).
 
-    Parameters
-    ----------
-    radix, stride, held : int
-        ``r_j``, ``d_j`` and ``D_j`` (blocks each node holds before the stage).
-    back, ahead : int
-        The window ``[-back, ahead]``: clockwise rounds (pipeline) and counter-clockwise ones.
-    balanced : bool
-        Stage 1 with ``r_1`` even in pipeline mode: both directions ``r_1/2`` rounds, the
-        last carrying half of the unit.
-    mode : str
-        ``pipeline`` or ``direct``.
-    pieces : int
-        Transfers per unit and direction: 1, or F (piece p on fiber p).
-    band : int
-        Wavelengths per transfer.
-    colours : int
-        Channel classes per direction (lightpaths per link on one colour each).
-    substeps : int
-        Groups of channel classes that take turns (``> 1`` when the classes exceed the
-        channels): the stage runs its rounds (a pipeline's, or a direct stage's one) once
-        per group, each group in its own logical rounds.
-    exact : bool
-        False if a transceiver limit makes the realisation split slots further.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024, §IV-A (stages of all-to-alls).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> plan_stages(OpticalRing(nodes=16, wavelengths=8), "allgather", 64, (4, 4)).stages[0].band
-    2
     """
 
     radix: int
@@ -253,32 +158,10 @@ class StagePlan:
 class StagesPlan:
     """A whole plan: radices, mode, chunking and stages.
 
-    Parameters
-    ----------
-    nodes : int
-        N.
-    radices : tuple of int
-        Stage radices in order.
-    mode : str
-        ``pipeline`` or ``direct``.
-    split : int
-        Chunks per block (pieces x halves).
-    halves : int
-        2 when stage 1 is balanced, else 1.
-    stages : tuple of StagePlan
-        The stages.
-
     References
     ----------
     P. Patarasuk, X. Yuan, "Bandwidth Optimal All-reduce Algorithms for Clusters of
     Workstations", JPDC 69(2), 2009 (ring pipelines).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> p = plan_stages(OpticalRing(nodes=16, wavelengths=8), "allgather", 64, "4x4")
-    >>> p.slots("allgather"), p.max_hops, p.exact
-    (4, 4, True)
     """
 
     nodes: int
@@ -335,40 +218,10 @@ def _piece_groups(split: int, halves: int, pieces: int, half: int | None):
 def plan_stages(system, collective: str, size_bytes: int, radices, mode: str = "pipeline") -> StagesPlan:
     """Plan every stage: windows, rounds, pieces, bands and slots.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Target ring.
-    collective : str
-        ``allgather``, ``reducescatter`` or ``allreduce`` (chunk sizes differ for all-reduce).
-    size_bytes : int
-        Message size m.
-    radices : str or sequence of int
-        Stage radices (:func:`parse_radices`).
-    mode : str, optional
-        ``pipeline`` (default) or ``direct``.
-
-    Returns
-    -------
-    StagesPlan
-        The plan.
-
-    Raises
-    ------
-    InputError
-        For bad radices or an unknown mode.
-
     References
     ----------
     F. Dai et al., OpTree, IEEE OJ-COMS 2024, §IV-A (stages); P. Patarasuk, X. Yuan,
     JPDC 69(2), 2009 (ring pipelines).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> p = plan_stages(OpticalRing(nodes=1024, wavelengths=64), "allgather", 4 << 20, (32, 32))
-    >>> [(s.stride, s.rounds, s.band, s.balanced) for s in p.stages]
-    [(32, 16, 2, True), (1, 16, 64, False)]
     """
     if mode not in STAGE_MODES:
         raise InputError(f"striped-stages stage must be one of {', '.join(STAGE_MODES)}, got {mode!r}")

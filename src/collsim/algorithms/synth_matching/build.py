@@ -75,31 +75,10 @@ def requires(system, collective) -> str | None:
     Even the cheapest plan is estimated from closed forms first (:func:`.effort.early_reason`):
     a network where it would exceed collsim's time limit is refused before its links are built.
 
-    Parameters
-    ----------
-    system : Network
-        The network (direct links, or switches: then the matching plans on overlays,
-        :mod:`collsim.algorithms.synth_matching.overlays`).
-    collective : str
-        The collective (every supported one has the same needs).
-
-    Returns
-    -------
-    str or None
-        The reason, or None when the matching applies.
-
     References
     ----------
     W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
     Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> requires(load_system("mesh", dims=(2, 2)), "allgather") is None
-    True
-    >>> requires(load_system("star", nodes=4), "allgather") is None
-    True
     """
     if system.configurations() is not None:
         return ("the matching may use any link in any step, and this network holds only some of its links at "
@@ -126,26 +105,10 @@ def owner_weights(net) -> np.ndarray:
     (water-filling).  On a regular graph every share is ``1/N``; on a mesh the corners, with
     two links, keep the most.
 
-    Parameters
-    ----------
-    net : Network or Overlay
-        Direct links between end nodes.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``N`` shares summing to 1.
-
     References
     ----------
     P. Patarasuk, X. Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
     workstations", J. Parallel Distrib. Comput. 69(2), 2009 (reduce-scatter then all-gather).
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> owner_weights(load_system("mesh", dims=(3, 3))).round(3).tolist()
-    [0.25, 0.0, 0.25, 0.0, 0.0, 0.0, 0.25, 0.0, 0.25]
     """
     from scipy.optimize import brentq
     n = net.nodes

@@ -43,32 +43,11 @@ __all__ = ["HINT", "ROOTED_CELLS_PER_S", "SPREAD_CELLS_PER_S", "STATE_BYTES_PER_
 def floor_s(nodes: int, links: int, pieces: int, steps: int, rooted: bool) -> float:
     """Seconds one matching run takes at least.
 
-    Parameters
-    ----------
-    nodes, links : int
-        End nodes and (logical) links planned on.
-    pieces : int
-        Pieces in flight (``N k``, or ``k`` for a broadcast or reduce).
-    steps : int
-        A floor of the run's steps.
-    rooted : bool
-        A broadcast or reduce (its rate is :data:`ROOTED_CELLS_PER_S`).
-
-    Returns
-    -------
-    float
-        ``steps (N + L) P / rate``.
-
     References
     ----------
     W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
     Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023
     (the time-expanded network the matching walks step by step).
-
-    Examples
-    --------
-    >>> floor_s(2000, 4000, 2000, 1000, rooted=False)    # a ring of 2000 nodes, whole blocks
-    12.0
     """
     return float(steps) * (int(nodes) + int(links)) * int(pieces) / (ROOTED_CELLS_PER_S if rooted
                                                                       else SPREAD_CELLS_PER_S)
@@ -77,29 +56,10 @@ def floor_s(nodes: int, links: int, pieces: int, steps: int, rooted: bool) -> fl
 def eccentricity(nodes: int, src: np.ndarray, dst: np.ndarray, source: int) -> int:
     """Hops from ``source`` to the farthest end node it reaches over the links ``src -> dst``.
 
-    Parameters
-    ----------
-    nodes : int
-        End nodes (the links join end nodes ``0..nodes-1``).
-    src, dst : numpy.ndarray
-        Directed links.
-    source : int
-        Where the pieces start.
-
-    Returns
-    -------
-    int
-        The largest breadth-first depth (0 when nothing is reached).
-
     References
     ----------
     T. H. Cormen, C. E. Leiserson, R. L. Rivest, C. Stein, "Introduction to Algorithms",
     3rd ed., MIT Press, 2009, §22.2 (breadth-first search).
-
-    Examples
-    --------
-    >>> eccentricity(4, np.array([0, 1, 2]), np.array([1, 2, 3]), 0)
-    3
     """
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import shortest_path
@@ -134,30 +94,10 @@ def early_reason(system, collective: str) -> str | None:
     run cuts whole blocks and floods: it takes at least the diameter's steps for an all-gather
     (at least node 0's eccentricity), half of it for a broadcast from an unknown root.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-    collective : str
-        Canonical collective name.
-
-    Returns
-    -------
-    str or None
-        The refusal (estimate, limit, what to change), or None.
-
     References
     ----------
     W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
     Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> early_reason(load_system("mesh", dims=(4, 4)), "allgather") is None
-    True
-    >>> print(early_reason(load_system("mesh", dims=(3163, 3163)), "broadcast"))  # doctest: +ELLIPSIS
-    synthesizing broadcast on 10004569 nodes (at least 3162 steps ...) takes at least about 26 min, above ...
     """
     n = int(system.nodes)
     t = TYPES[collective]

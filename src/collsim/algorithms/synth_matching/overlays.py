@@ -48,25 +48,10 @@ from ...core.csr import INDEX
 class OverlayLinks:
     """Directed logical links between end nodes (the columns :func:`match` reads).
 
-    Parameters
-    ----------
-    src, dst : numpy.ndarray
-        End nodes of each logical link.
-    bandwidth_bytes_per_s : numpy.ndarray
-        Rate each logical link keeps when all run at once.
-    latency_s : numpy.ndarray
-        Latency of its route (the longest of its ECMP paths).
-
     References
     ----------
     E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on real
     life fat trees", CCIT report 776, Technion, 2010.
-
-    Examples
-    --------
-    >>> o = OverlayLinks(np.array([0]), np.array([1]), np.array([1e9]), np.array([1e-6]))
-    >>> len(o.src)
-    1
     """
 
     src: np.ndarray
@@ -79,30 +64,10 @@ class OverlayLinks:
 class Overlay:
     """A circulant overlay of a switched network, planned on like a network of direct links.
 
-    Parameters
-    ----------
-    nodes : int
-        End nodes.
-    links : OverlayLinks
-        The logical links.
-    startup_s : float
-        The network's per-transfer start-up.
-    name : str
-        ``ring``, ``near-d``, ``doubling`` or ``direct``.
-    kind : str
-        The underlying network's kind (for messages).
-
     References
     ----------
     E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on real
     life fat trees", CCIT report 776, Technion, 2010.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> o = overlay(load_system("star", nodes=4), (1,), "ring")
-    >>> o.vertices, o.links.bandwidth_bytes_per_s.tolist()
-    (4, [12500000000.0, 12500000000.0, 12500000000.0, 12500000000.0])
     """
 
     nodes: int
@@ -128,27 +93,10 @@ def dfs_order(system) -> np.ndarray:
     A ring in this order crosses every link of a tree network twice, once each way, whatever
     the end nodes' numbering; on fat trees and MLFM it is close to the numbering itself.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-
-    Returns
-    -------
-    numpy.ndarray
-        A permutation of ``0..nodes-1``.
-
     References
     ----------
     R. Tarjan, "Depth-first search and linear graph algorithms", SIAM Journal on Computing 1(2),
     1972, pp. 146-160.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.custom import CustomNetwork
-    >>> net = CustomNetwork(nodes=4, switches=2, link=((0, "s0"), (1, "s1"), (2, "s0"), (3, "s1"), ("s0", "s1")))
-    >>> dfs_order(net).tolist()
-    [0, 2, 1, 3]
     """
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import depth_first_order
@@ -161,38 +109,10 @@ def dfs_order(system) -> np.ndarray:
 def overlay(system, shifts, name: str, order: np.ndarray | None = None) -> Overlay:
     """The overlay of logical links ``i -> (i + s) mod N`` for ``s`` in ``shifts``, routed by the network.
 
-    Parameters
-    ----------
-    system : Network
-        A network (usually with switches).
-    shifts : sequence of int
-        Shifts in ``1..N-1`` (duplicates ignored).
-    name : str
-        The overlay's name.
-    order : numpy.ndarray, optional
-        Place ``i`` of the circulant is end node ``order[i]`` (default: the numbering).
-
-    Returns
-    -------
-    Overlay
-        Logical links with the bandwidth each keeps when all run at once.
-
-    Raises
-    ------
-    InputError
-        If a logical link has no route with positive bandwidth.
-
     References
     ----------
     E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on real
     life fat trees", CCIT report 776, Technion, 2010.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> o = overlay(load_system("star", nodes=4), (1, 2, 3), "direct")
-    >>> o.direct, float(o.links.bandwidth_bytes_per_s[0])      # each host link shared by 3
-    (True, 4166666666.6666665)
     """
     n = system.nodes
     s = np.unique(np.asarray(list(shifts), INDEX) % n)
@@ -236,28 +156,10 @@ def overlay(system, shifts, name: str, order: np.ndarray | None = None) -> Overl
 def shift_sets(n: int) -> list[tuple[str, tuple[int, ...]]]:
     """The overlays worth trying on ``n`` end nodes: ring, nearest shifts, doubling, direct.
 
-    Parameters
-    ----------
-    n : int
-        End nodes.
-
-    Returns
-    -------
-    list of (str, tuple of int)
-        Name and shifts of each overlay (fewer sparse ones on big networks: each costs a
-        matching run of about ``n**3`` cell operations).
-
     References
     ----------
     E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on real
     life fat trees", CCIT report 776, Technion, 2010.
-
-    Examples
-    --------
-    >>> [name for name, _ in shift_sets(16)]
-    ['ring', 'near-2', 'near-4', 'near-8', 'doubling', 'direct']
-    >>> shift_sets(4)                      # doubling (1, 2) is near-2: listed once
-    [('ring', (1,)), ('near-2', (1, 2)), ('direct', (1, 2, 3))]
     """
     if n < 2:
         return []
@@ -275,32 +177,10 @@ def shift_sets(n: int) -> list[tuple[str, tuple[int, ...]]]:
 def by_name(n: int, name: str) -> tuple[int, ...]:
     """The shifts of the overlay called ``name`` (``ring``, ``near-d``, ``doubling``, ``direct``).
 
-    Parameters
-    ----------
-    n : int
-        End nodes.
-    name : str
-        The overlay's name.
-
-    Returns
-    -------
-    tuple of int
-        Its shifts.
-
-    Raises
-    ------
-    InputError
-        For an unknown name or ``d`` outside ``1..n-1``.
-
     References
     ----------
     E. Zahavi, "D-Mod-K routing providing non-blocking traffic for shift permutations on real
     life fat trees", CCIT report 776, Technion, 2010.
-
-    Examples
-    --------
-    >>> by_name(8, "near-3"), by_name(8, "doubling")
-    ((1, 2, 3), (1, 2, 4))
     """
     if name == "ring":
         return (1,)

@@ -108,37 +108,10 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
               reverse: bool = False, root: int | None = None, owners=None) -> tuple[Plan, dict]:
     """The plan with the smallest predicted time over the choices not fixed by the caller.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-    block_bytes : float or callable
-        Bytes of one node's block.
-    chunks, capacity, seed : int, optional
-        Fix a choice instead of searching it.
-    reverse : bool, optional
-        Plan on the reversed links.
-    root : int, optional
-        Plan a broadcast from ``root`` (see :func:`match`).
-    owners : callable, optional
-        ``owners(chunks)``: the owner of each of the ``N * chunks`` pieces (see :func:`match`).
-
-    Returns
-    -------
-    tuple
-        ``(plan, {"chunks": k, "capacity": q, "seed": s})``.
-
     References
     ----------
     W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
     Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> plan, chosen = best_plan(load_system("ring", nodes=4), 1024.0, chunks=1, capacity=1)
-    >>> plan.steps, chosen["chunks"], chosen["capacity"]
-    (2, 1, 1)
     """
     n = system.nodes
     src, _, _, _ = _direct_links(system)

@@ -25,29 +25,10 @@ from ...core.errors import UnsupportedError
 class Plan:
     """An all-gather found by the matching: who sends which pieces to whom in each step.
 
-    Parameters
-    ----------
-    step, src, dst : numpy.ndarray
-        Step, sender and receiver of every piece delivery (one row per piece).
-    piece : numpy.ndarray
-        Piece id ``owner * chunks + j``.
-    steps : int
-        Number of steps.
-    predicted_time_s : float
-        Sum over steps of the slowest link's time (bytes over bandwidth plus latency
-        and start-up).
-
     References
     ----------
     W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
     Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> p = match(load_system("ring", nodes=3), 1, 1, 0, 1e6)
-    >>> p.steps, sorted(p.piece.tolist())
-    (1, [0, 0, 1, 1, 2, 2])
     """
 
     step: np.ndarray
@@ -69,46 +50,10 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
           stop_after_s: float = float("inf")) -> Plan | None:
     """Run the link-chunk matching once.
 
-    Parameters
-    ----------
-    system : Network
-        A network whose end nodes are joined by direct links.
-    chunks : int
-        Pieces per node's block.
-    capacity : int
-        Pieces the slowest link carries per step (faster links proportionally more).
-    seed : int
-        Tie-break order among equally rare pieces, and the order in-links choose in.
-    block_bytes : float or callable
-        Bytes of one node's block (for the predicted time), or ``f(chunks)`` giving the bytes
-        of every piece ``owner * chunks + j`` (exact when pieces differ by a byte).
-    reverse : bool, optional
-        Disseminate over the reversed links (for reduce-scatter).
-    root : int, optional
-        Broadcast instead: the root holds all ``chunks`` pieces (ids ``0..chunks-1``) and
-        everybody else none.
-    owners : numpy.ndarray, optional
-        Owner of each of the ``N * chunks`` pieces (default: piece ``p`` is node ``p // chunks``'s),
-        for an all-reduce whose reduce-scatter may leave more pieces on some nodes.
-    stop_after_s : float, optional
-        Give up, returning None, once the predicted time passes this (it only grows).
-
-    Returns
-    -------
-    Plan
-        The all-gather's (or broadcast's) deliveries (on the reversed graph if ``reverse``).
-
     References
     ----------
     W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
     Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> p = match(load_system("ring", nodes=4), 1, 1, 0, 1e6)
-    >>> p.steps, len(p.piece)
-    (2, 12)
     """
     n = system.nodes
     src, dst, bw, lat = _direct_links(system)

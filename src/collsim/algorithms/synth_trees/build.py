@@ -57,30 +57,10 @@ chunk deliveries leaves a block too few pieces (a 16x16 torus: 15, 0.93 of the b
 def requires(system, collective) -> str | None:
     """Why the packing cannot run here, or None.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-    collective : str
-        The collective (every supported one has the same needs).
-
-    Returns
-    -------
-    str or None
-        More than :data:`MAX_END_NODES` end nodes (:data:`MAX_TRANSLATED_END_NODES` where the
-        packing moves one root's trees by translations), or end nodes that cannot reach each
-        other (named); None when the packing applies.
-
     References
     ----------
     L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
     fabrics", arXiv 2402.06787, 2024.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> requires(load_system("mesh", dims=(3, 3)), "allgather") is None
-    True
     """
     from ..synth_matching.build import _unreachable
     if system.nodes > MAX_TRANSLATED_END_NODES:

@@ -42,46 +42,10 @@ from .translations import link_orbits, stabilisers, symmetry, translates
 class Packing:
     """Arborescences with weights: every root's weights sum to 1.
 
-    Parameters
-    ----------
-    root : numpy.ndarray
-        Root of each tree.
-    parent : numpy.ndarray
-        ``(trees, N)``: parent end node of every end node in each tree (-1 at its root).
-    path : numpy.ndarray
-        ``(trees, N)``: id of the physical path of the arc into every end node (-1 at the root).
-    weight : numpy.ndarray
-        ``y_T``: the share of its root's block each tree carries.
-    paths : tuple of numpy.ndarray
-        Physical link ids of every path id, in order from parent to child.
-    z : float
-        Seconds per byte of block the packing needs on its most loaded link (the LP optimum,
-        in the network's units).
-    iterations : int
-        Rounds of column generation.
-    load : numpy.ndarray
-        ``(trees, links)``: how many of each tree's arcs cross each usable link.
-    link_ids : numpy.ndarray
-        The network's link id of each usable link (the columns of ``load``; ``paths`` index
-        into it).
-    group : numpy.ndarray or None
-        ``(G, N)``: when the trees are one root's moved by the network's translations, each
-        translation on the end nodes (row 0 the identity); tree ``g x T0 + t`` is tree ``t``
-        moved by translation ``g``.
-    link_group : numpy.ndarray or None
-        ``(G, links)``: the same translations on the usable links' positions.
-
     References
     ----------
     L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
     fabrics", arXiv 2402.06787, 2024.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> p = pack(load_system("ring", nodes=4, link_bandwidth_bytes_per_s=1.0))
-    >>> round(p.z, 6), len(set(p.root.tolist()))        # 3 blocks over 2 links into each node
-    (1.5, 4)
     """
 
     root: np.ndarray
@@ -183,27 +147,6 @@ def layered_tree(cost: np.ndarray, level: np.ndarray, root: int) -> np.ndarray:
     With every arc from level ``d`` to ``d + 1`` the choices are independent: each node takes
     its cheapest arc from the level above.
 
-    Parameters
-    ----------
-    cost : numpy.ndarray
-        ``(n, n)`` arc costs (``inf``: no arc).
-    level : numpy.ndarray
-        Hops from the root to every node over the finite arcs.
-    root : int
-        The root.
-
-    Returns
-    -------
-    numpy.ndarray
-        Parent of every node (-1 at the root).
-
-    Examples
-    --------
-    >>> inf = np.inf
-    >>> c = np.array([[inf, 1, 1, inf], [inf, inf, 5, 3], [inf, 1, inf, 2], [inf, inf, inf, inf]])
-    >>> layered_tree(c, np.array([0, 1, 1, 2]), 0).tolist()    # 3 takes 2's cheaper arc; 1 -> 2 is level to level
-    [-1, 0, 0, 2]
-
     References
     ----------
     J. Edmonds, "Optimum branchings", J. Res. NBS 71B, 1967 (the unrestricted problem, which
@@ -219,53 +162,10 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
          max_iterations: int = 500, target_z: float | None = None, rel_tol: float = 1e-6) -> Packing:
     """Pack spanning arborescences from ``roots`` at the optimal rate.
 
-    Parameters
-    ----------
-    system : Network
-        End nodes ``0..N-1`` and switches; links of zero bandwidth are ignored.
-    roots : sequence of int, optional
-        Roots, each sending one block to every other end node (default: every end node, an
-        all-gather; one root: a broadcast).
-    reverse : bool
-        Pack on the reversed links (in-trees of a reduce-scatter or reduce); the returned trees
-        and paths are on the reversed network.
-    links : numpy.ndarray, optional
-        Link ids the trees may use (default: all): one configuration of a reconfigurable
-        network (:meth:`~collsim.kinds.network.network.Network.configurations`).
-    layered : bool
-        Only trees that reach every end node in as few logical hops as possible from their
-        root (each arc from one hop level to the next): the shallowest trees, at a rate that
-        can fall short of the bound on heterogeneous networks; priced exactly, each node taking
-        its cheapest arc from the level above (:func:`layered_tree`).
-    max_iterations : int
-        Column-generation rounds at most.
-    target_z : float, optional
-        A lower bound on the optimum, in :attr:`Packing.z`'s units (the exact cut bound, or the
-        unrestricted packing's for a ``layered`` one): stop once within ``rel_tol`` of it.
-    rel_tol : float
-        Relative optimality tolerance.
-
-    Returns
-    -------
-    Packing
-        The trees, their weights and ``z``.
-
-    Raises
-    ------
-    InputError
-        If an end node cannot be reached from a root.
-
     References
     ----------
     L. Zhao et al., "ForestColl", arXiv 2402.06787, 2024; J. Edmonds, "Edge-disjoint
     branchings", 1973; G. B. Dantzig, P. Wolfe, Operations Research 8(1), 1960.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> p = pack(load_system("mesh", dims=(3, 3), link_bandwidth_bytes_per_s=1.0))
-    >>> round(p.z, 6)                    # a corner: 8 blocks over 2 links
-    4.0
     """
     from scipy.optimize import linprog
     from scipy.sparse import csc_matrix, hstack
@@ -399,23 +299,6 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
 def planned_roots(system) -> int:
     """How many roots :func:`pack` prices for an all-gather here: one per orbit of the network's
     symmetries (one where it has translations), every end node where it has none.
-
-    Parameters
-    ----------
-    system : Network
-        The network.
-
-    Returns
-    -------
-    int
-        Planned roots, from :meth:`~collsim.kinds.network.network.Network.symmetries` as :func:`symmetry`
-        accepts them.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> planned_roots(load_system("torus", dims=(3, 4))), planned_roots(load_system("mesh", dims=(4, 4)))
-    (1, 3)
 
     References
     ----------

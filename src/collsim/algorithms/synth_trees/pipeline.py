@@ -26,27 +26,10 @@ from .packing import Packing
 def shares(weight: np.ndarray, total: int) -> np.ndarray:
     """``total`` split in proportion to ``weight`` (largest remainder; sums to ``total``).
 
-    Parameters
-    ----------
-    weight : numpy.ndarray
-        Non-negative weights, not all zero.
-    total : int
-        What to split.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``int64`` shares, each the floor or the ceiling of its exact share.
-
     References
     ----------
     M. L. Balinski, H. P. Young, "Fair Representation", Yale University Press, 1982 (Hamilton's
     largest-remainder method).
-
-    Examples
-    --------
-    >>> shares(np.array([0.5, 0.3, 0.2]), 7).tolist()
-    [4, 2, 1]
     """
     exact = np.asarray(weight, float) / np.sum(weight) * total
     out = np.floor(exact).astype(np.int64)
@@ -60,27 +43,10 @@ def shares(weight: np.ndarray, total: int) -> np.ndarray:
 class Deliveries:
     """Transfers of a pipelined packing, in the packing's own direction.
 
-    Parameters
-    ----------
-    round, src, dst, path : numpy.ndarray
-        Round, sender, receiver and path id (into :attr:`Packing.paths`) of every transfer.
-    chunk_ptr, chunk_idx : numpy.ndarray
-        CSR of the chunks each transfer carries.
-    rounds : int
-        Number of rounds.
-
     References
     ----------
     L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
     fabrics", arXiv 2402.06787, 2024.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> from collsim.algorithms.synth_trees.packing import pack
-    >>> p = pack(load_system("ring", nodes=3))
-    >>> pipeline(p, per_round(p, 1), 1, np.arange(3)).rounds    # root 0's tree, rotated: one hop to each
-    1
     """
 
     round: np.ndarray
@@ -95,29 +61,10 @@ class Deliveries:
 def per_round(packing: Packing, per: int) -> np.ndarray:
     """Pieces each tree sends a round when every root sends ``per`` a round (largest remainder).
 
-    Parameters
-    ----------
-    packing : Packing
-        Trees and weights.
-    per : int
-        Pieces every root sends a round.
-
-    Returns
-    -------
-    numpy.ndarray
-        Pieces per tree and round; each root's trees sum to ``per``.
-
     References
     ----------
     L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
     fabrics", arXiv 2402.06787, 2024.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> from collsim.algorithms.synth_trees.packing import pack
-    >>> per_round(pack(load_system("ring", nodes=3)), 2).reshape(3, -1).sum(axis=1).tolist()
-    [2, 2, 2]
     """
     out = np.zeros(len(packing.root), np.int64)
     for r in np.unique(packing.root):
@@ -129,36 +76,10 @@ def per_round(packing: Packing, per: int) -> np.ndarray:
 def pipeline(packing: Packing, per: np.ndarray, rounds: int, chunk_base: np.ndarray) -> Deliveries:
     """Every piece of every tree, batch by batch down its tree.
 
-    Parameters
-    ----------
-    packing : Packing
-        The trees and their weights.
-    per : numpy.ndarray
-        Pieces each tree sends a round (:func:`per_round`); a root's block is ``rounds`` times
-        its trees' sum.
-    rounds : int
-        Batches per tree.
-    chunk_base : numpy.ndarray
-        First chunk id of each end node's block (used for the trees' roots).
-
-    Returns
-    -------
-    Deliveries
-        One transfer per (round, logical link, path), carrying its pieces.
-
     References
     ----------
     L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
     fabrics", arXiv 2402.06787, 2024.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> from collsim.algorithms.synth_trees.packing import pack
-    >>> p = pack(load_system("ring", nodes=3))
-    >>> d = pipeline(p, per_round(p, 1), 2, np.array([0, 2, 4]))
-    >>> int(d.chunk_ptr[-1])                 # 3 blocks x 2 pieces x 2 receivers
-    12
     """
     depth = packing.depth()
     t_all, n = packing.parent.shape
@@ -185,28 +106,10 @@ def pipeline(packing: Packing, per: np.ndarray, rounds: int, chunk_base: np.ndar
 def merge(rnd, src, dst, path, chunk, rounds: int) -> Deliveries:
     """One transfer per (round, sender, receiver, path) from one row per piece delivered.
 
-    Parameters
-    ----------
-    rnd, src, dst, path, chunk : numpy.ndarray
-        Round, sender, receiver, path id and chunk of every piece's delivery.
-    rounds : int
-        Rounds of the plan.
-
-    Returns
-    -------
-    Deliveries
-        The transfers, their chunks sorted.
-
     References
     ----------
     L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
     fabrics", arXiv 2402.06787, 2024.
-
-    Examples
-    --------
-    >>> d = merge(*(np.array(x) for x in ([0, 0, 1], [0, 0, 1], [1, 1, 2], [0, 0, 1], [5, 4, 4])), 2)
-    >>> d.chunk_ptr.tolist(), d.chunk_idx.tolist()
-    ([0, 2, 3], [4, 5, 4])
     """
     order = np.lexsort((chunk, path, dst, src, rnd))
     rnd, src, dst, path, chunk = rnd[order], src[order], dst[order], path[order], chunk[order]

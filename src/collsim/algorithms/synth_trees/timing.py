@@ -63,19 +63,9 @@ class RoundingError(ValueError):
     """Whole pieces could not follow the programme's shares (an arc left behind its tail): the
     caller drops that plan.
 
-    Parameters
-    ----------
-    *args
-        The message, as for ``ValueError``.
-
     References
     ----------
     L. R. Ford, D. R. Fulkerson, Operations Research 6(3), 1958 (the time-expanded flow rounded).
-
-    Examples
-    --------
-    >>> issubclass(RoundingError, ValueError)
-    True
     """
 
 
@@ -83,19 +73,9 @@ class ProgrammeError(RuntimeError):
     """HiGHS did not solve a timing programme to optimality, at :data:`IPM_OPTIONS` nor at its
     defaults: the caller drops that plan (the uniform pipeline always remains).
 
-    Parameters
-    ----------
-    *args
-        The message, as for ``RuntimeError``.
-
     References
     ----------
     Q. Huangfu, J. A. J. Hall, Mathematical Programming Computation 10, 2018 (HiGHS).
-
-    Examples
-    --------
-    >>> issubclass(ProgrammeError, RuntimeError)
-    True
     """
 
 
@@ -103,33 +83,10 @@ class ProgrammeError(RuntimeError):
 class Timing:
     """The programme's answer: cumulative shares per arc and round, and the trees' weights.
 
-    Parameters
-    ----------
-    tree, node : numpy.ndarray
-        Tree and end node of every arc (the arc into ``node``).
-    first : numpy.ndarray
-        First round each arc can carry data in (its head's depth minus one).
-    cumulative : numpy.ndarray
-        ``(arcs, rounds)``: share of its tree's root's block the arc has delivered by the end of
-        each round (0 before ``first``).
-    weight : numpy.ndarray
-        Share of its root's block each tree carries (zero for trees left out).
-    bandwidth_s : float
-        The programme's optimum: the rounds' summed link time, in seconds.
-
     References
     ----------
     L. R. Ford, D. R. Fulkerson, "Constructing maximal dynamic flows from static flows", Operations
     Research 6(3), 1958 (time-expanded flows).
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> from collsim.algorithms.synth_trees.packing import pack
-    >>> net = load_system("ring", nodes=3, link_bandwidth_bytes_per_s=1.0)
-    >>> t = timed(pack(net), np.ones(6), 1.0, 2)
-    >>> round(t.bandwidth_s, 6)             # the bound: each node's two blocks over its two links
-    1.0
     """
 
     tree: np.ndarray
@@ -148,32 +105,10 @@ class Timing:
 def variables(packing: Packing, rounds: int, *, by_level: bool = False) -> int:
     """Unknowns of the timing programme with ``rounds`` rounds (trees deeper are left out).
 
-    Parameters
-    ----------
-    packing : Packing
-        The trees.
-    rounds : int
-        ``S``.
-    by_level : bool
-        Count per tree level instead of per arc (:func:`timed`).
-
-    Returns
-    -------
-    int
-        Unit-round variables (the programme's size, for :data:`ARC_VARIABLES` and
-        :data:`LEVEL_VARIABLES`).
-
     References
     ----------
     L. R. Ford, D. R. Fulkerson, "Constructing maximal dynamic flows from static flows", Operations
     Research 6(3), 1958 (time-expanded flows).
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> from collsim.algorithms.synth_trees.packing import pack
-    >>> variables(pack(load_system("ring", nodes=3)), 2)    # root 0's 2 arcs, 2 rounds (rotations move them)
-    4
     """
     packing = packing.base()
     depth = packing.depth()
@@ -189,44 +124,9 @@ def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: floa
           by_level: bool = False) -> Timing:
     """Solve the timing programme with ``rounds`` rounds.
 
-    Parameters
-    ----------
-    packing : Packing
-        Trees (their packing weights are not used: the programme chooses its own).
-    bandwidth_bytes_per_s : numpy.ndarray
-        Bandwidth of every usable link (the columns of ``packing.load``).
-    block_bytes : float
-        Bytes of a root's block.
-    rounds : int
-        ``S``, at least the shallowest tree's depth of every root.
-    by_level : bool
-        One share per tree level instead of per arc: a programme about ``N / depth`` times
-        smaller, for larger networks, whose optimum can be higher (a 4-ring's all-gather in 3
-        rounds: 2.0 blocks' time instead of 1.5).
-
-    Returns
-    -------
-    Timing
-        Cumulative shares and weights.
-
-    Raises
-    ------
-    InputError
-        If some root has no tree of depth at most ``rounds``.
-    ProgrammeError
-        If HiGHS solves it to optimality neither at :data:`IPM_OPTIONS` nor at its defaults.
-
     References
     ----------
     L. R. Ford, D. R. Fulkerson, Operations Research 6(3), 1958 (time-expanded flows).
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> from collsim.algorithms.synth_trees.packing import pack
-    >>> net = load_system("ring", nodes=4, link_bandwidth_bytes_per_s=1.0)
-    >>> round(timed(pack(net), np.ones(8), 1.0, 3).bandwidth_s, 6)   # 3 blocks into a node over 2 links: the bound
-    1.5
     """
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
@@ -369,42 +269,10 @@ def deliveries(packing: Packing, timing: Timing, pieces: int, chunk_base: np.nda
     which is never more than its tail held a round earlier (rounding is monotone, and an arc and
     its tail share their tree's piece count), and all of them after the last round.
 
-    Parameters
-    ----------
-    packing : Packing
-        The trees.
-    timing : Timing
-        The programme's shares.
-    pieces : int
-        Pieces per root's block.
-    chunk_base : numpy.ndarray
-        First chunk id of each end node's block.
-    rounding : float, optional
-        One of :data:`ROUNDINGS`: 0.5 to the nearest piece, 1e-3 down.
-
-    Returns
-    -------
-    Deliveries
-        One transfer per (round, logical link, path), carrying its pieces.
-
-    Raises
-    ------
-    RoundingError
-        If rounding left an arc ahead of its tail (the programme's tolerance).
-
     References
     ----------
     L. R. Ford, D. R. Fulkerson, "Constructing maximal dynamic flows from static flows", Operations
     Research 6(3), 1958 (time-expanded flows).
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> from collsim.algorithms.synth_trees.packing import pack
-    >>> p = pack(load_system("ring", nodes=3, link_bandwidth_bytes_per_s=1.0))
-    >>> d = deliveries(p, timed(p, np.ones(6), 1.0, 2), 4, np.array([0, 4, 8]))
-    >>> int(d.chunk_ptr[-1]), d.rounds      # 3 blocks x 4 pieces x 2 receivers, in 2 rounds
-    (24, 2)
     """
     t_all = len(packing.root)
     count = np.zeros(t_all, np.int64)

@@ -21,25 +21,6 @@ import numpy as np
 def link_orbits(link_group: np.ndarray | None, links: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Orbits of the usable links under translations, as rows of a programme.
 
-    Parameters
-    ----------
-    link_group : numpy.ndarray or None
-        ``(G, links)`` translations of the link positions, or None.
-    links : int
-        Usable links.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(row of every link, representative link of every row, translations taking each link
-        onto its row's representative)``; without translations every link is its own row, once.
-
-    Examples
-    --------
-    >>> row, rep, copies = link_orbits(np.array([[0, 1, 2, 3], [1, 0, 3, 2]]), 4)
-    >>> row.tolist(), rep.tolist(), copies.tolist()
-    ([0, 0, 1, 1], [0, 2], [1.0, 1.0, 1.0, 1.0])
-
     References
     ----------
     G. B. Dantzig, P. Wolfe, "Decomposition principle for linear programs", Operations Research
@@ -61,36 +42,10 @@ def symmetry(system, pr) -> tuple[np.ndarray, np.ndarray] | None:
     every row maps the end nodes onto themselves and the usable links onto themselves one to one,
     keeping every link's bandwidth.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-    pr : object
-        The packing's pricer: ``n`` end nodes and ``ids``, the usable links' ids.
-
-    Returns
-    -------
-    tuple of numpy.ndarray or None
-        ``(vertex permutations (G, V), link-position permutations (G, links))``, or None.
-
     References
     ----------
     G. B. Dantzig, P. Wolfe, "Decomposition principle for linear programs", Operations Research
     8(1), 1960 (the programme being reduced).
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> from collsim.systems import load_system
-    >>> from collsim.kinds.network.custom import CustomNetwork
-    >>> net = CustomNetwork(nodes=3, link=((0, 1, 1e9), (1, 2, 2e9)))     # a line of unequal links
-    >>> symmetry(net, SimpleNamespace(n=3, ids=np.arange(len(net.links)))) is None
-    True
-    >>> from collsim.kinds.ocs.system import OCS
-    >>> sw = OCS(nodes=3)
-    >>> gv, gl = symmetry(sw, SimpleNamespace(n=3, ids=np.arange(6)))
-    >>> gl[1].tolist()                  # circuit 0 -> 1 (position 0) moves to 1 -> 2 (position 3)
-    [3, 2, 5, 4, 0, 1]
     """
     trans = system.symmetries()
     if trans is None:
@@ -115,23 +70,6 @@ def symmetry(system, pr) -> tuple[np.ndarray, np.ndarray] | None:
 def stabilisers(gv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One end node per orbit of the group, and how many elements fix each end node.
 
-    Parameters
-    ----------
-    gv : numpy.ndarray
-        ``(G, N)`` the group on the end nodes.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(the least end node of every orbit, |stabiliser| of every end node)``; a group acting
-        regularly has one orbit, ``[0]``, and stabilisers of 1.
-
-    Examples
-    --------
-    >>> reps, stab = stabilisers(np.array([[0, 1, 2], [2, 1, 0]]))      # a line's mirror image
-    >>> reps.tolist(), stab.tolist()
-    ([0, 1], [1, 2, 1])
-
     References
     ----------
     The orbit-stabiliser theorem: ``|G| = |orbit| x |stabiliser|``.
@@ -144,37 +82,10 @@ def stabilisers(gv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def translates(gv, gl, parent, path, load, weight, paths, path_ids):
     """Every tree moved by every element of the group (``gv`` on end nodes, ``gl`` on link positions).
 
-    Parameters
-    ----------
-    gv : numpy.ndarray
-        ``(G, N)`` translations of the end nodes.
-    gl : numpy.ndarray
-        ``(G, links)`` translations of the usable links' positions.
-    parent, path, load, weight : numpy.ndarray
-        The planned roots' trees: parents, path ids per node, loads per link position, weights.
-    paths : list of numpy.ndarray
-        Link positions of every path id (extended with the moved paths).
-    path_ids : dict
-        Path (tuple of positions) to id (extended likewise).
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(parent, path, load, root, weight)`` of every moved tree, translation by translation.
-
     References
     ----------
     G. B. Dantzig, P. Wolfe, "Decomposition principle for linear programs", Operations Research
     8(1), 1960 (the programme being reduced).
-
-    Examples
-    --------
-    >>> gv = np.array([[0, 1], [1, 0]]); gl = np.array([[0, 1], [1, 0]])
-    >>> paths, ids = [np.array([0])], {(0,): 0}
-    >>> out = translates(gv, gl, np.array([[-1, 0]]), np.array([[-1, 0]]), np.array([[1.0, 0.0]]),
-    ...                  np.array([1.0]), paths, ids)
-    >>> out[0].tolist(), out[3].tolist(), [p.tolist() for p in paths]
-    ([[-1, 0], [1, -1]], [0, 1], [[0], [1]])
     """
     g_count, n = gv.shape
     roots = np.flatnonzero(parent < 0) % n if parent.size else np.zeros(0, np.int64)

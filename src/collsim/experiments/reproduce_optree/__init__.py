@@ -33,25 +33,7 @@ GRID_COLUMNS = ("figure", "algorithm", "nodes", "wavelengths", "size_bytes", "pa
 
 
 def grid(quick: bool = False) -> dict[str, tuple]:
-    """The points whose schedules are built: the paper's grid, or a reduced one for tests.
-
-    Parameters
-    ----------
-    quick : bool, optional
-        Leave out N = 2048 and 4096 (most of the time); every size and w stays, since a
-        schedule is built once and only re-timed per size.  Eq. (3) is always evaluated
-        on the full grid: it costs nothing.
-
-    Returns
-    -------
-    dict
-        ``small, large, sizes`` (bytes), ``nodes`` and ``wavelengths``.
-
-    Examples
-    --------
-    >>> g = grid(quick=True); g["nodes"], g["wavelengths"], len(g["small"] + g["large"])
-    ((512, 1024), (4, 16, 64, 128, 256), 12)
-    """
+    """The points whose schedules are built: the paper's grid, or a reduced one for tests."""
     if quick:
         return {"small": SMALL_SIZES, "large": LARGE_SIZES, "sizes": NODE_SIZES, "nodes": (512, 1024),
                 "wavelengths": WAVELENGTHS}
@@ -60,23 +42,7 @@ def grid(quick: bool = False) -> dict[str, tuple]:
 
 
 def paper_size(size: int) -> str:
-    """The paper's words for a size collsim reads in binary units.
-
-    Parameters
-    ----------
-    size : int
-        Bytes (a power of two of KiB or MiB).
-
-    Returns
-    -------
-    str
-        ``"32 KB"``, ``"4 MB"`` …
-
-    Examples
-    --------
-    >>> paper_size(32768), paper_size(4 << 20)
-    ('32 KB', '4 MB')
-    """
+    """The paper's words for a size collsim reads in binary units."""
     return f"{size >> 20} MB" if size >= 1 << 20 else f"{size >> 10} KB"
 
 
@@ -185,32 +151,7 @@ def _fig6_claim(time, sizes) -> list[Comparison]:
 
 def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[str], Any] | None = None,
               quick: bool = False) -> PaperResult:
-    """Regenerate seed 004's evaluation: data CSV, Figs. 4–7 (PNG + SVG), the comparison table.
-
-    Parameters
-    ----------
-    out_dir : Path
-        Folder (created if needed).
-    store : Store, optional
-        Results store for the builds of the paper's schedules and of the "collsim best" line
-        (a second run into the same folder reads them back).
-    jobs : int, optional
-        Processes building the schedules.
-    progress : callable, optional
-        Called with a line per schedule built.
-    quick : bool, optional
-        Build schedules on :func:`grid`'s reduced grid (eq. 3 is always complete).
-
-    Returns
-    -------
-    PaperResult
-        Files, comparisons (paper vs ``eq3`` and vs ``schedule``), notes and captions.
-
-    Examples
-    --------
-    >>> reproduce.__name__    # a full run takes ~30 s with jobs=2: see tests/test_reproduce_optree.py
-    'reproduce'
-    """
+    """Regenerate seed 004's evaluation: data CSV, Figs. 4–7 (PNG + SVG), the comparison table."""
     from . import figures as figs
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

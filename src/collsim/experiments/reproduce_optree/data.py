@@ -40,26 +40,7 @@ WAVELENGTHS = (4, 16, 64, 128, 256)
 
 
 def eq3_steps(algorithm: str, nodes: int, wavelengths: int) -> int:
-    """The paper's closed-form step count S of one algorithm, as its Tables 1–3 use it.
-
-    Parameters
-    ----------
-    algorithm : str
-        ``"optree"``, ``"wrht"``, ``"ring"``, ``"ne"`` or ``"osm"``.
-    nodes, wavelengths : int
-        N and w.
-
-    Returns
-    -------
-    int
-        Ring N−1, NE N/2, OSM ⌈N²/(8w)⌉, WRHT Table 1's formula (collsim's choice of its
-        two forms), OpTree Theorem 2 (Theorem 1 at Lemma 3's printed ceiling k*).
-
-    Examples
-    --------
-    >>> [eq3_steps(a, 1024, 64) for a in ("optree", "wrht", "ring", "ne", "osm")]
-    [70, 259, 1023, 512, 2048]
-    """
+    """The paper's closed-form step count S of one algorithm, as its Tables 1–3 use it."""
     from ...algorithms.optree import lemma3_k, theorem1_steps
     from ...algorithms.wrht import paper_allgather_steps
     if algorithm == "optree":
@@ -72,27 +53,7 @@ def eq3_steps(algorithm: str, nodes: int, wavelengths: int) -> int:
 
 
 def eq3_time_s(algorithm: str, nodes: int, wavelengths: int, size_bytes: int) -> float:
-    """Eq. (3), ``S (d/B + a)``, on the paper's ring (collsim.kinds.optical_ring.cost.paper_time_s).
-
-    Parameters
-    ----------
-    algorithm : str
-        As :func:`eq3_steps`.
-    nodes, wavelengths : int
-        N and w.
-    size_bytes : int
-        d, bytes per node.
-
-    Returns
-    -------
-    float
-        Seconds.
-
-    Examples
-    --------
-    >>> round(eq3_time_s("optree", 1024, 64, 4 << 20), 6)
-    0.069645
-    """
+    """Eq. (3), ``S (d/B + a)``, on the paper's ring (collsim.kinds.optical_ring.cost.paper_time_s)."""
     from ...kinds.optical_ring.cost import paper_time_s
     from ...systems import load_system
     system = load_system("paper", nodes=nodes, wavelengths=wavelengths)
@@ -100,37 +61,7 @@ def eq3_time_s(algorithm: str, nodes: int, wavelengths: int, size_bytes: int) ->
 
 
 def profile(schedule) -> dict[str, Any]:
-    """What a schedule's time depends on besides the size: its per-step piece counts and reconfigurations.
-
-    Parameters
-    ----------
-    schedule : Schedule
-        A schedule on an optical ring whose transfers carry whole pieces: its collective
-        cuts every block into ``split`` equal pieces at this size.
-
-    Returns
-    -------
-    dict
-        ``steps`` (per unique (step, pieces, band) triple: the step), ``chunks`` (pieces
-        of ``m / split`` bytes), ``band``, ``split``, ``num_steps`` and
-        ``reconfigurations`` (steps that pay the MRR reconfiguration).
-
-    Raises
-    ------
-    ValueError
-        If the pieces are unequal at this size or a transfer carries a fraction of one
-        (the time would not scale).
-
-    Examples
-    --------
-    >>> from collsim import build
-    >>> p = profile(build("ne", "paper", "allgather", 1024, nodes=8))
-    >>> p["num_steps"], p["chunks"].tolist(), p["reconfigurations"], p["split"]
-    (4, [1, 2, 2, 2], 4, 1)
-    >>> p = profile(build("striped-ring", "paper", "allgather", 1024, nodes=8))
-    >>> p["split"], set(p["chunks"].tolist()), p["num_steps"]
-    (2, {1}, 7)
-    """
+    """What a schedule's time depends on besides the size: its per-step piece counts and reconfigurations."""
     from ...kinds.optical_ring.cost import step_times
     split = int(schedule.collective.split)
     if int(schedule.collective.size_bytes) % split:
@@ -153,35 +84,7 @@ def profile(schedule) -> dict[str, Any]:
 
 
 def retime(prof: dict[str, Any], system, size_bytes: int) -> float:
-    """collsim's step-model time of a profiled schedule at another message size.
-
-    Parameters
-    ----------
-    prof : dict
-        From :func:`profile`.
-    system : OpticalRing
-        The schedule's system.
-    size_bytes : int
-        The new m: a multiple of the profile's ``split``.
-
-    Returns
-    -------
-    float
-        Seconds: sum over steps of the slowest transfer and the per-slot latency, plus
-        the reconfigurations.
-
-    Raises
-    ------
-    ValueError
-        If ``size_bytes`` does not cut into ``split`` equal pieces.
-
-    Examples
-    --------
-    >>> from collsim import build, schedule_time_s
-    >>> s = build("ne", "paper", "allgather", 1024, nodes=8)
-    >>> abs(retime(profile(s), s.system, 1024) - schedule_time_s(s)) < 1e-15
-    True
-    """
+    """collsim's step-model time of a profiled schedule at another message size."""
     split = int(prof.get("split", 1))
     if int(size_bytes) % split:
         raise ValueError(f"{size_bytes} bytes do not cut into {split} equal pieces")
@@ -218,26 +121,7 @@ def _stored_trees(nodes: int, wavelengths: int, sizes, store=None) -> dict[tuple
 
 
 def build_point(task: tuple) -> dict[str, Any]:
-    """Build, verify and profile one (algorithm, N, w[, radices]) schedule at one size.
-
-    Parameters
-    ----------
-    task : tuple
-        ``(algorithm, nodes, wavelengths, size_bytes, radices or None)``.
-
-    Returns
-    -------
-    dict
-        ``algorithm, nodes, wavelengths, build_size_bytes, radices, slots, block_steps,
-        row_paper_steps`` (the result row's, Theorem 1 at the built depth for OpTree),
-        ``verified`` and ``profile``.
-
-    Examples
-    --------
-    >>> p = build_point(("ring", 8, 64, 1024, None))
-    >>> p["slots"], p["verified"], p["profile"]["reconfigurations"]
-    (7, True, 1)
-    """
+    """Build, verify and profile one (algorithm, N, w[, radices]) schedule at one size."""
     from ...pipeline import build, evaluate, verify
     alg, n, w, size, radices = task
     params = {"radices": tuple(radices)} if radices else {}
@@ -270,32 +154,7 @@ def _from_json(res: dict[str, Any]) -> dict[str, Any]:
 
 def grid_points(points: list[tuple[str, int, int, tuple]], *, jobs: int = 1,
                 progress: Callable[[str], Any] | None = None, store=None) -> list[dict[str, Any]]:
-    """Time every (algorithm, N, w) at its sizes under both models, building each schedule once.
-
-    Parameters
-    ----------
-    points : list of tuple
-        ``(algorithm, nodes, wavelengths, sizes)``; equal (algorithm, N, w) share one build.
-    jobs : int, optional
-        Processes for the builds (1: in this process).
-    progress : callable, optional
-        Called with a line per build.
-    store : Store, optional
-        Results store: each build's profile is kept under (algorithm, N, w, build size, radices)
-        and read back instead of building again (the profile is exact: the same times).
-
-    Returns
-    -------
-    list of dict
-        One row per (algorithm, N, w, size): ``eq3_steps, eq3_time_s`` (paper's model) and
-        ``slots, block_steps, reconfigurations, time_s, radices`` (collsim's schedule).
-
-    Examples
-    --------
-    >>> rows = grid_points([("ne", 8, 64, (1024, 2048))])
-    >>> [(r["size_bytes"], r["slots"], r["block_steps"], r["eq3_steps"]) for r in rows]
-    [(1024, 4, 7.0, 4), (2048, 4, 7.0, 4)]
-    """
+    """Time every (algorithm, N, w) at its sizes under both models, building each schedule once."""
     from ...systems import load_system
     wanted: dict[tuple, list[int]] = {}
     for alg, n, w, sizes in points:
@@ -348,43 +207,11 @@ def grid_points(points: list[tuple[str, int, int, tuple]], *, jobs: int = 1,
 
 
 def reduction_pct(t_optree: float, t_other: float) -> float:
-    """The paper's "performance difference": how much less time OpTree takes, in % of the other's.
-
-    Parameters
-    ----------
-    t_optree, t_other : float
-        Times (any unit, the same for both).
-
-    Returns
-    -------
-    float
-        ``100 (1 − t_optree / t_other)``; negative when OpTree is slower (Table 3's −180 %).
-
-    Examples
-    --------
-    >>> round(reduction_pct(70, 1023), 4)
-    93.1574
-    """
+    """The paper's "performance difference": how much less time OpTree takes, in % of the other's."""
     return 100.0 * (1.0 - t_optree / t_other)
 
 
 def mean_sd(values) -> tuple[float, float]:
-    """Average and population standard deviation, as Tables 2 and 3 compute them.
-
-    Parameters
-    ----------
-    values : iterable of float
-        The per-column differences.
-
-    Returns
-    -------
-    tuple of float
-        ``(mean, sd)`` with sd = sqrt(mean((x − mean)²)) (Table 2's Ring SD 0.77 % needs it).
-
-    Examples
-    --------
-    >>> [round(x, 3) for x in mean_sd([93.73, 93.15, 92.37, 91.69])]
-    [92.735, 0.773]
-    """
+    """Average and population standard deviation, as Tables 2 and 3 compute them."""
     a = np.asarray(list(values), dtype=float)
     return float(a.mean()), float(a.std())

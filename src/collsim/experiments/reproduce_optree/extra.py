@@ -47,23 +47,7 @@ let 94.37 pass for 94.30)."""
 
 
 def trunc2(x: float) -> float:
-    """Truncate to two decimals, as the papers print their percentages.
-
-    Parameters
-    ----------
-    x : float
-        Percent.
-
-    Returns
-    -------
-    float
-        ``x`` truncated toward zero at the second decimal.
-
-    Examples
-    --------
-    >>> trunc2(93.157), trunc2(-31.274)
-    (93.15, -31.27)
-    """
+    """Truncate to two decimals, as the papers print their percentages."""
     return math.trunc(round(x * 100, 6)) / 100
 
 
@@ -78,17 +62,6 @@ def conference_comparisons() -> list[Comparison]:
     under eq. (3) a reduction does not depend on the size, so each column is ``1 − S_OpTree/S_X``.
     The printed averages are means of the columns truncated to two decimals, then truncated
     (56.36 = (72.97 + 39.76)/2); the overall numbers are read as the mean of the two averages.
-
-    Returns
-    -------
-    list of Comparison
-        Ten rows, model ``eq3``.
-
-    Examples
-    --------
-    >>> rows = conference_comparisons()
-    >>> [(r.paper, r.collsim, r.agrees) for r in rows][3:6]
-    [(56.36, 56.36, True), (92.76, 92.76, True), (85.54, 85.54, True)]
     """
     out = []
     means: dict[str, dict[str, float]] = {}
@@ -139,26 +112,7 @@ def conference_comparisons() -> list[Comparison]:
 
 
 def motivation(n: int = 16, w: int = 2) -> tuple[list[dict[str, Any]], list[Comparison], str]:
-    """§III-C: the three schemes' steps under three readings, the per-stage wavelengths, ⌊log₃16⌋.
-
-    Parameters
-    ----------
-    n, w : int, optional
-        The example's 16 nodes and 2 wavelengths.
-
-    Returns
-    -------
-    tuple
-        ``(rows, comparisons, verdict)``: the ``optree-motivation`` rows, the printed numbers
-        beside collsim's (models ``Theorem 1``, ``paper's per-stage expressions``, ``schedule``),
-        and a one-paragraph verdict.
-
-    Examples
-    --------
-    >>> rows, comps, verdict = motivation()
-    >>> [(c.paper, c.collsim) for c in comps if c.model == "schedule"]
-    [(16, 16), (12, 12), (16, 22)]
-    """
+    """§III-C: the three schemes' steps under three readings, the per-stage wavelengths, ⌊log₃16⌋."""
     rows = optree_motivation(n, w)
     out = []
     for r in rows:
@@ -195,23 +149,7 @@ def motivation(n: int = 16, w: int = 2) -> tuple[list[dict[str, Any]], list[Comp
 
 
 def lemma1_comparisons(rows) -> list[Comparison]:
-    """Lemma 1's formula evaluated (source ``formula``: the paper prints the formula, not these numbers).
-
-    Parameters
-    ----------
-    rows : list of dict
-        From :func:`lemma1_rows`.
-
-    Returns
-    -------
-    list of Comparison
-        ⌈N²/8⌉ beside the exact optimum per ring size, with the reason where they differ.
-
-    Examples
-    --------
-    >>> [(c.paper, c.collsim, c.source) for c in lemma1_comparisons(lemma1_rows((5, 8)))]
-    [(4, 3, 'formula'), (8, 8, 'formula')]
-    """
+    """Lemma 1's formula evaluated (source ``formula``: the paper prints the formula, not these numbers)."""
     out = []
     for r in rows:
         why = "" if r["overcount"] == 0 else (
@@ -225,18 +163,7 @@ def lemma1_comparisons(rows) -> list[Comparison]:
 
 
 def table3_wrht_variant() -> Comparison:
-    """Table 3's w = 16 WRHT entry with Table 1's WRHT formula in its printed (θ−1) form.
-
-    Returns
-    -------
-    Comparison
-        The printed −180 % beside eq. (3) with the (θ−1) form (collsim's rule picks the θ form there).
-
-    Examples
-    --------
-    >>> c = table3_wrht_variant(); c.paper, round(c.collsim, 2)
-    (-180.0, -317.91)
-    """
+    """Table 3's w = 16 WRHT entry with Table 1's WRHT formula in its printed (θ−1) form."""
     from ...algorithms.wrht import _ceil_log, group_size, paper_allgather_steps
     n, w = 1024, 16
     mb = group_size(w)
@@ -264,23 +191,6 @@ def pure_model_rows(schedule_time) -> list[dict[str, Any]]:
     the O/E/O cycle for every 32-byte flit of d (``paper_time_s``): 15.6 % more per byte at 40 Gb/s.
     The pure all-gather bound: a node receives (N−1)d bytes on at most 2w channels (w per
     direction) of B bytes/s each, so T ≥ (N−1)d/(2wB).
-
-    Parameters
-    ----------
-    schedule_time : callable
-        ``(algorithm, N, w, size) -> seconds or None``: collsim's verified schedules.
-
-    Returns
-    -------
-    list of dict
-        Per (N, w) of Figs. 6–7 and algorithm: steps, pure eq. (3), collsim's eq. (3), the
-        schedule's time, and the pure and collsim bounds (ms).
-
-    Examples
-    --------
-    >>> r = pure_model_rows(lambda *a: None)[4]
-    >>> r["nodes"], r["algorithm"], round(r["pure_bound_ms"], 2), round(r["pure_eq3_ms"], 1)
-    (1024, 'optree', 6.7, 60.5)
     """
     from ...core.collective import make_collective
     from ...kinds.optical_ring.cost import paper_time_s
@@ -308,29 +218,7 @@ def pure_model_rows(schedule_time) -> list[dict[str, Any]]:
 
 
 def targets(t1_rows, f4_rows, motivation_verdict: str, lemma_rows) -> list[TableTarget]:
-    """The verdicts of the OpTree table targets, every number from the rows.
-
-    Parameters
-    ----------
-    t1_rows, f4_rows : list of dict
-        ``optree_table1`` and ``optree_fig4`` rows.
-    motivation_verdict : str
-        From :func:`motivation`.
-    lemma_rows : list of dict
-        From :func:`lemma1_rows`.
-
-    Returns
-    -------
-    list of TableTarget
-        ``optree-table1``, ``optree-motivation``, ``optree-fig4``, ``optree-lemma1``.
-
-    Examples
-    --------
-    >>> t1 = [{"algorithm": a, "formula_matches_paper": True, "explicit_d_steps": 1.0, "paper": 1, "formula": 1}
-    ...       for a in ("ne", "wrht", "osm", "optree")]
-    >>> [t.name for t in targets(t1, [], "13 or 22 steps", lemma1_rows((5, 8)))]
-    ['optree-table1', 'optree-motivation', 'optree-fig4', 'optree-lemma1']
-    """
+    """The verdicts of the OpTree table targets, every number from the rows."""
     agree = [r["algorithm"] for r in t1_rows if r["formula_matches_paper"]]
     bad = [r for r in t1_rows if r["formula_matches_paper"] is False]
     ex = {r["algorithm"]: r["explicit_d_steps"] for r in t1_rows}

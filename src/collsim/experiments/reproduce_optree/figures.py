@@ -108,25 +108,6 @@ def fig4(rows: list[dict[str, Any]], paper_depths: dict[int, int] | None = None)
 
     Every fastest depth is starred (eq. 3 ties at k = 5–7 for N = 512 and 6–7 for N = 1024), and
     the paper's optimal depths are ringed.
-
-    Parameters
-    ----------
-    rows : list of dict
-        ``nodes, k, eq3_time_s, schedule_time_s`` (schedule time None where no tree of depth k exists).
-    paper_depths : dict, optional
-        N -> the depth the paper calls optimal (ringed).
-
-    Returns
-    -------
-    tuple
-        ``(figure, series per axes)``.
-
-    Examples
-    --------
-    >>> rows = [{"nodes": 8, "k": k, "eq3_time_s": 4.0 / k, "schedule_time_s": 3.0 / k} for k in (1, 2, 3)]
-    >>> fig, counts = fig4(rows); counts
-    [1, 1]
-    >>> pyplot().close(fig)
     """
     from matplotlib.lines import Line2D
     plt = pyplot()
@@ -184,28 +165,7 @@ def fig4(rows: list[dict[str, Any]], paper_depths: dict[int, int] | None = None)
 
 
 def fig5(rows: list[dict[str, Any]], small, large):
-    """Fig. 5: the four algorithms against message size at N=1024, w=64: (a) small, (b) large.
-
-    Parameters
-    ----------
-    rows : list of dict
-        :func:`~collsim.experiments.reproduce_optree.data.grid_points` rows at N=1024, w=64.
-    small, large : iterable of int
-        The two size ranges, bytes.
-
-    Returns
-    -------
-    tuple
-        ``(figure, series per axes)``.
-
-    Examples
-    --------
-    >>> rows = [{"algorithm": a, "size_bytes": s, "eq3_time_s": 1.0 * s, "time_s": 2.0 * s}
-    ...         for a in ("optree", "ring") for s in (1024, 2048)]
-    >>> fig, counts = fig5(rows, (1024,), (2048,)); counts
-    [2, 2, 2, 2]
-    >>> pyplot().close(fig)
-    """
+    """Fig. 5: the four algorithms against message size at N=1024, w=64: (a) small, (b) large."""
     small, large = set(small), set(large)
     panels = [("(a) small messages, N = 1024, w = 64", [r for r in rows if r["size_bytes"] in small], KIB,
                "message size per node (KiB)"),
@@ -215,56 +175,14 @@ def fig5(rows: list[dict[str, Any]], small, large):
 
 
 def fig6(rows: list[dict[str, Any]], nodes):
-    """Fig. 6: the four algorithms against message size for each node count (w=64).
-
-    Parameters
-    ----------
-    rows : list of dict
-        Grid rows at w=64.
-    nodes : iterable of int
-        One panel per node count.
-
-    Returns
-    -------
-    tuple
-        ``(figure, series per axes)``.
-
-    Examples
-    --------
-    >>> rows = [{"algorithm": "optree", "nodes": 8, "size_bytes": s, "eq3_time_s": 1.0, "time_s": 1.0}
-    ...         for s in (1 << 20, 2 << 20)]
-    >>> fig, counts = fig6(rows, (8,)); counts
-    [1, 1]
-    >>> pyplot().close(fig)
-    """
+    """Fig. 6: the four algorithms against message size for each node count (w=64)."""
     panels = [(f"({'abcdefgh'[i]}) N = {n}, w = 64", [r for r in rows if r["nodes"] == n], MIB,
                "message size per node (MiB)") for i, n in enumerate(nodes)]
     return _grid_figure(panels, "Fig. 6: all-gather time against message size for 512 … 4096 nodes (64 wavelengths)")
 
 
 def fig7(rows: list[dict[str, Any]], wavelengths):
-    """Fig. 7: the four algorithms against message size for each wavelength count (N=1024).
-
-    Parameters
-    ----------
-    rows : list of dict
-        Grid rows at N=1024.
-    wavelengths : iterable of int
-        One panel per wavelength count.
-
-    Returns
-    -------
-    tuple
-        ``(figure, series per axes)``.
-
-    Examples
-    --------
-    >>> rows = [{"algorithm": "ne", "wavelengths": 4, "size_bytes": 1 << 20, "eq3_time_s": 1.0, "time_s": 1.0},
-    ...         {"algorithm": "optree", "wavelengths": 4, "size_bytes": 1 << 20, "eq3_time_s": 2.0, "time_s": 1.0}]
-    >>> fig, counts = fig7(rows, (4,)); counts
-    [2, 2]
-    >>> pyplot().close(fig)
-    """
+    """Fig. 7: the four algorithms against message size for each wavelength count (N=1024)."""
     notes = {128: " (§V-E's panel (d))", 256: " (Table 3's header)"}
     panels = [(f"({'abcdefgh'[i]}) w = {w}{notes.get(w, '')}, N = 1024", [r for r in rows if r["wavelengths"] == w],
                MIB, "message size per node (MiB)") for i, w in enumerate(wavelengths)]

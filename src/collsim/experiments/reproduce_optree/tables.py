@@ -35,32 +35,7 @@ TimeFn = Callable[[str, str, int, int, int], "float | None"]
 
 
 def mean_reduction(time: TimeFn, model: str, versus: str, nodes: int, w: int, sizes) -> float | None:
-    """OpTree's reduction over ``versus``, averaged over message sizes, under one model.
-
-    Parameters
-    ----------
-    time : callable
-        ``time(model, algorithm, nodes, wavelengths, size_bytes)``.
-    model : str
-        ``"eq3"`` or ``"schedule"``.
-    versus : str
-        The other algorithm.
-    nodes, w : int
-        N and w.
-    sizes : iterable of int
-        Message sizes, bytes.
-
-    Returns
-    -------
-    float or None
-        Percent; None if a time is missing.
-
-    Examples
-    --------
-    >>> t = lambda m, a, n, w, s: {"optree": 70, "ring": 1023}[a] * s
-    >>> round(mean_reduction(t, "eq3", "ring", 1024, 64, (1, 2)), 2)
-    93.16
-    """
+    """OpTree's reduction over ``versus``, averaged over message sizes, under one model."""
     vals = []
     for s in sizes:
         a, b = time(model, "optree", nodes, w, s), time(model, versus, nodes, w, s)
@@ -71,30 +46,7 @@ def mean_reduction(time: TimeFn, model: str, versus: str, nodes: int, w: int, si
 
 
 def difference_table(time: TimeFn, model: str, columns: list[tuple[int, int]], sizes) -> dict[str, list]:
-    """A Table 2/3-style table: per other algorithm, the reduction per column, then Average and SD.
-
-    Parameters
-    ----------
-    time : callable
-        As :func:`mean_reduction`.
-    model : str
-        ``"eq3"`` or ``"schedule"``.
-    columns : list of (int, int)
-        ``(nodes, wavelengths)`` per column.
-    sizes : iterable of int
-        Message sizes averaged over.
-
-    Returns
-    -------
-    dict
-        ``versus -> [column values..., average, sd]`` (None where not computed).
-
-    Examples
-    --------
-    >>> t = lambda m, a, n, w, s: {"optree": 1, "wrht": 2, "ring": 4, "ne": 4}[a]
-    >>> difference_table(t, "eq3", [(8, 2), (8, 4)], (1,))["wrht"]
-    [50.0, 50.0, 50.0, 0.0]
-    """
+    """A Table 2/3-style table: per other algorithm, the reduction per column, then Average and SD."""
     out = {}
     for v in VERSUS:
         vals = [mean_reduction(time, model, v, n, w, sizes) for n, w in columns]
@@ -131,31 +83,7 @@ def _why(model: str, versus: str, nodes: int, w: int, steps: dict[str, Any]) -> 
 
 
 def table2_comparisons(time: TimeFn, steps: dict, sizes, nodes=(512, 1024, 2048, 4096)) -> list[Comparison]:
-    """Table 2 (and the abstract's node-count averages): the printed numbers beside both models.
-
-    Parameters
-    ----------
-    time : callable
-        As :func:`mean_reduction`.
-    steps : dict
-        ``(algorithm, nodes, w) -> chunk-times`` of collsim's schedules (for the explanations).
-    sizes : iterable of int
-        Fig. 6's message sizes.
-    nodes : tuple of int, optional
-        The columns.
-
-    Returns
-    -------
-    list of Comparison
-        Per other algorithm and column, one row per model; then the abstract's three averages.
-
-    Examples
-    --------
-    >>> t = lambda m, a, n, w, s: eq3_steps(a, n, w) * 1.0
-    >>> rows = table2_comparisons(t, {}, (1,))
-    >>> rows[0].quantity, rows[0].paper, round(rows[0].collsim, 2), rows[0].agrees
-    ('OpTree vs WRHT, N=512 (w=64, 4–128 MiB)', 87.64, 87.64, True)
-    """
+    """Table 2 (and the abstract's node-count averages): the printed numbers beside both models."""
     out = []
     tables = {m: difference_table(time, m, [(n, 64) for n in nodes], sizes) for m in ("eq3", "schedule")}
     cols = [f"N={n}" for n in nodes] + ["Average", "SD"]
@@ -186,30 +114,7 @@ def table2_comparisons(time: TimeFn, steps: dict, sizes, nodes=(512, 1024, 2048,
 
 
 def table3_comparisons(time: TimeFn, steps: dict, sizes) -> list[Comparison]:
-    """Table 3: the printed numbers beside both models, at the header's w and at the text's w=128.
-
-    Parameters
-    ----------
-    time : callable
-        As :func:`mean_reduction`.
-    steps : dict
-        As :func:`table2_comparisons`.
-    sizes : iterable of int
-        Fig. 7's message sizes (those of §V-D).
-
-    Returns
-    -------
-    list of Comparison
-        Per other algorithm: w = 4, 16, 64, 256 (header), 128 (text), Average and SD over
-        w = 4, 16, 64, 128 (the columns the printed values are); then the w-count row.
-
-    Examples
-    --------
-    >>> t = lambda m, a, n, w, s: eq3_steps(a, n, w) * 1.0
-    >>> rows = table3_comparisons(t, {}, (1,))
-    >>> [(r.quantity.split(",")[1].strip()[:5], r.agrees) for r in rows[6:10]]
-    [('w=256', False), ('w=256', False), ('w=128', True), ('w=128', True)]
-    """
+    """Table 3: the printed numbers beside both models, at the header's w and at the text's w=128."""
     out = []
     ws = (4, 16, 64, 256, 128)
     tables = {m: difference_table(time, m, [(1024, w) for w in ws], sizes) for m in ("eq3", "schedule")}
@@ -253,28 +158,7 @@ def table3_comparisons(time: TimeFn, steps: dict, sizes) -> list[Comparison]:
 
 
 def abstract_size_comparisons(time: TimeFn, steps: dict, sizes) -> list[Comparison]:
-    """The abstract's reductions over message sizes (N=1024, w=64; = Table 2's and Table 3's 1024/64 column).
-
-    Parameters
-    ----------
-    time : callable
-        As :func:`mean_reduction`.
-    steps : dict
-        As :func:`table2_comparisons`.
-    sizes : iterable of int
-        Fig. 5's message sizes (both ranges).
-
-    Returns
-    -------
-    list of Comparison
-        One row per other algorithm and model.
-
-    Examples
-    --------
-    >>> t = lambda m, a, n, w, s: eq3_steps(a, n, w) * 1.0
-    >>> [round(c.collsim, 2) for c in abstract_size_comparisons(t, {}, (1,))][::2]
-    [72.97, 93.16, 86.33]
-    """
+    """The abstract's reductions over message sizes (N=1024, w=64; = Table 2's and Table 3's 1024/64 column)."""
     out = []
     for v in VERSUS:
         for m in ("eq3", "schedule"):

@@ -21,34 +21,7 @@ from .xml_model import MscclAlgo, MscclLimits, from_xml, read_xml, to_xml, write
 
 def export_msccl(schedule: Schedule, path: str | os.PathLike, *, limits: MscclLimits = MscclLimits(),
                  **options) -> MscclAlgo:
-    """Write an electrical schedule as MSCCL algorithm XML, atomically, after checking the result.
-
-    Parameters
-    ----------
-    schedule : Schedule
-        A schedule of allgather, reducescatter, allreduce, alltoall, broadcast or reduce on an
-        electrical network.
-    path : str or path
-        The XML file to write.
-    limits : MscclLimits, optional
-        The executor's limits.
-    **options
-        ``proto``, ``name``, ``min_bytes``, ``max_bytes`` (:func:`.msccl_export.schedule_to_msccl`).
-
-    Returns
-    -------
-    MscclAlgo
-        What was written (the same input gives byte-identical files).
-
-    Examples
-    --------
-    >>> import collsim, os, tempfile
-    >>> s = collsim.build("ring", "star", "allreduce", 1024, nodes=4)
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     algo = export_msccl(s, os.path.join(d, "ring.xml"))
-    ...     import_msccl(os.path.join(d, "ring.xml")).schedule.num_steps
-    6
-    """
+    """Write an electrical schedule as MSCCL algorithm XML, atomically, after checking the result."""
     algo = schedule_to_msccl(schedule, limits=limits, **options)
     check_algo(algo, limits, schedule.collective.root)
     write_xml(algo, path)

@@ -25,34 +25,7 @@ from .xml_model import RECVS, REDUCES, SENDS, MscclAlgo
 
 @dataclass(frozen=True)
 class Execution:
-    """What executing an algorithm symbolically found.
-
-    Parameters
-    ----------
-    transfers : list of tuple
-        ``(sender gpu, receiver gpu, chunk ids, reduce, send node, receive node)`` per matched pair.
-    accesses : list of tuple
-        ``(location, topological index, node, kind)``, kind ``R``, ``W`` or ``U`` (reduce into).
-    forwards : list of tuple
-        ``(incoming transfer, outgoing transfer)`` for steps that send what they receive.
-    final : dict
-        Location -> ``(chunk, contribution mask)`` at the end.
-    double : str or None
-        The first reduction that combined some contribution twice, described.
-    names : list of str
-        ``"gpu g, tb t, step s (type)"`` per node.
-    node_transfer_in, node_transfer_out : dict
-        Node -> the transfer it receives, sends.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.interop.msccl.writing import schedule_to_msccl
-    >>> from collsim.interop.msccl.rules import check_algo
-    >>> algo = schedule_to_msccl(collsim.build("ring", "star", "allgather", 64, nodes=3))
-    >>> len(execute(algo, check_algo(algo)).transfers)
-    6
-    """
+    """What executing an algorithm symbolically found."""
 
     transfers: list
     accesses: list
@@ -148,39 +121,7 @@ def _access(g, st) -> list:
 
 
 def execute(algo: MscclAlgo, lay: Layout) -> Execution:
-    """Build happens-before, refuse races and deadlocks, and execute the algorithm symbolically.
-
-    Parameters
-    ----------
-    algo : MscclAlgo
-        An algorithm that passed :func:`collsim.interop.msccl.rules.check_algo`.
-    lay : Layout
-        Its collective's buffers.
-
-    Returns
-    -------
-    Execution
-        The transfers (matched send and receive pairs), accesses and final buffer contents.
-
-    Raises
-    ------
-    MscclFormatError
-        A send without its receive, or a matched pair with different ``cnt``.
-    MscclDeadlockError, MscclRaceError, MissingDataError, ConflictingWriteError
-        A cycle, an unordered conflicting access, a step reading a location that holds
-        nothing, a reduction of two different chunks.
-    MemoryLimitError
-        If the happens-before closure would not fit in memory.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.interop.msccl.writing import schedule_to_msccl
-    >>> from collsim.interop.msccl.rules import check_algo
-    >>> algo = schedule_to_msccl(collsim.build("ring", "star", "allreduce", 64, nodes=3))
-    >>> execute(algo, check_algo(algo)).final[(1, "o", 0)]
-    (0, 7)
-    """
+    """Build happens-before, refuse races and deadlocks, and execute the algorithm symbolically."""
     total = algo.num_steps()
     check_memory(total * total / 8 * 1.5 + total * 400, f"the happens-before closure of {total} MSCCL steps",
                  "use an algorithm with fewer steps")

@@ -40,27 +40,7 @@ REDUCTIONS = frozenset(name for name in COLLECTIVES if TYPES[name].reduction)
 
 @dataclass(frozen=True)
 class Layout:
-    """A collective's buffers in MSCCL's chunks, and collsim's chunk ids in them.
-
-    Parameters
-    ----------
-    coll : str
-        One of :data:`COLLECTIVES`.
-    ngpus : int
-        Ranks N.
-    split : int
-        collsim chunks per block, s.
-    root : int or None
-        Root of broadcast and reduce.
-
-    Examples
-    --------
-    >>> lay = Layout("allgather", 4, 2, None)
-    >>> lay.nchunksperloop, lay.in_size, lay.out_size, lay.in_offset(1, [2, 3, 4]).tolist()
-    (8, 2, 8, [0, 1, -1])
-    >>> Layout("alltoall", 3, 1, None).out_offset(2, [2, 5, 8]).tolist()
-    [0, 1, 2]
-    """
+    """A collective's buffers in MSCCL's chunks, and collsim's chunk ids in them."""
 
     coll: str
     ngpus: int
@@ -102,99 +82,24 @@ class Layout:
         return self.type.chunk_count(self.ngpus, self.split)
 
     def in_offset(self, rank, chunks) -> np.ndarray:
-        """Input offsets of ``chunks`` on ``rank`` (-1 where not in its input), vectorised.
-
-        Parameters
-        ----------
-        rank, chunks : int or array_like
-            Ranks and chunk ids (broadcast together).
-
-        Returns
-        -------
-        numpy.ndarray
-            ``int64`` offsets.
-        """
+        """Input offsets of ``chunks`` on ``rank`` (-1 where not in its input), vectorised."""
         return self.type.buffer_offsets("input", self.ngpus, self.split, rank, chunks, self.root)
 
     def out_offset(self, rank, chunks) -> np.ndarray:
-        """Output offsets of ``chunks`` on ``rank`` (-1 where its output does not hold them).
-
-        Parameters
-        ----------
-        rank, chunks : int or array_like
-            Ranks and chunk ids (broadcast together).
-
-        Returns
-        -------
-        numpy.ndarray
-            ``int64`` offsets.
-        """
+        """Output offsets of ``chunks`` on ``rank`` (-1 where its output does not hold them)."""
         return self.type.buffer_offsets("output", self.ngpus, self.split, rank, chunks, self.root)
 
     def input_chunks(self, rank: int) -> np.ndarray:
-        """The chunk id at each input offset of ``rank`` (-1: nothing defined there).
-
-        Parameters
-        ----------
-        rank : int
-            The rank.
-
-        Returns
-        -------
-        numpy.ndarray
-            One id per offset, ``in_size`` long.
-        """
+        """The chunk id at each input offset of ``rank`` (-1: nothing defined there)."""
         return self.type.buffer_chunks("input", self.ngpus, self.split, rank, self.root)
 
     def output_chunks(self, rank: int) -> np.ndarray:
-        """The chunk id each output offset of ``rank`` must hold at the end (-1: nothing required).
-
-        Parameters
-        ----------
-        rank : int
-            The rank.
-
-        Returns
-        -------
-        numpy.ndarray
-            One id per offset, ``out_size`` long.
-        """
+        """The chunk id each output offset of ``rank`` must hold at the end (-1: nothing required)."""
         return self.type.buffer_chunks("output", self.ngpus, self.split, rank, self.root)
 
 
 def layout_of(coll: str, ngpus: int, nchunksperloop: int, root: int | None = None) -> Layout:
-    """The layout an MSCCL file's ``coll``, ``ngpus`` and ``nchunksperloop`` describe.
-
-    Parameters
-    ----------
-    coll : str
-        The ``coll`` attribute.
-    ngpus, nchunksperloop : int
-        The ``ngpus`` and ``nchunksperloop`` attributes.
-    root : int, optional
-        Root of broadcast and reduce.
-
-    Returns
-    -------
-    Layout
-        With ``split`` = nchunksperloop / N for all-gather, reduce-scatter and all-to-all, else nchunksperloop.
-
-    Raises
-    ------
-    UnsupportedError
-        For a collective outside :data:`COLLECTIVES`.
-    MscclFormatError
-        If ``nchunksperloop`` is not a positive multiple of N where it must be.
-
-    Examples
-    --------
-    >>> layout_of("reducescatter", 4, 8).split
-    2
-    >>> layout_of("alltoall", 4, 6)
-    Traceback (most recent call last):
-    ...
-    collsim.interop.msccl.errors.MscclFormatError: nchunksperloop=6 is not a multiple of ngpus=4 (alltoall divides every buffer among the ranks)
-    """
+    """The layout an MSCCL file's ``coll``, ``ngpus`` and ``nchunksperloop`` describe."""
     if not (coll in TYPES and TYPES[coll].msccl):
         raise UnsupportedError(f"MSCCL import covers {', '.join(COLLECTIVES)}, not coll={coll!r}")
     if nchunksperloop < 1:

@@ -50,63 +50,14 @@ PEERS = {
 
 
 def msccl_lower_bounds(algorithm: str, nodes: int, collective: str) -> tuple[int | None, int | None]:
-    """Least steps of a thread block and least thread blocks of a gpu the export of this instance makes.
-
-    Parameters
-    ----------
-    algorithm : str
-        Registered name (canonical, not an alias).
-    nodes : int
-        Ranks N.
-    collective : str
-        Canonical collective name.
-
-    Returns
-    -------
-    tuple
-        ``(steps, thread_blocks)``, each None where no closed form is known.
-
-    Examples
-    --------
-    >>> msccl_lower_bounds("ring", 5000, "allreduce"), msccl_lower_bounds("pairwise", 100, "alltoall")
-    ((9998, None), (None, 99))
-    """
+    """Least steps of a thread block and least thread blocks of a gpu the export of this instance makes."""
     steps = PAIR_TRANSFERS[algorithm][0](nodes, collective) if algorithm in PAIR_TRANSFERS else None
     tbs = PEERS[algorithm][0](nodes, collective) if algorithm in PEERS else None
     return steps, tbs
 
 
 def check_msccl_limits(algorithm: str, nodes: int, collective: str, limits: MscclLimits = MscclLimits()) -> None:
-    """Refuse, before building, an export whose closed-form counts exceed the executor's limits.
-
-    Parameters
-    ----------
-    algorithm : str
-        Registered name (canonical).
-    nodes : int
-        Ranks N.
-    collective : str
-        Canonical collective name.
-    limits : MscclLimits, optional
-        The executor's limits.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    MscclLimitError
-        Naming the limit, its option and the count.
-
-    Examples
-    --------
-    >>> check_msccl_limits("ring", 8, "allreduce")
-    >>> check_msccl_limits("ring", 5000, "allreduce")
-    Traceback (most recent call last):
-    ...
-    collsim.interop.msccl.errors.MscclLimitError: ring allreduce on 5000 gpus needs at least 9998 steps in one thread block (every transfer of rank v goes to v + 1, one step each), above the executor's limit of 64 steps per thread block (--max-steps; 64 in msccl-executor-nccl, 256 in RCCL); refused before building
-    """
+    """Refuse, before building, an export whose closed-form counts exceed the executor's limits."""
     steps, tbs = msccl_lower_bounds(algorithm, nodes, collective)
     if steps is not None and steps > limits.max_steps:
         raise MscclLimitError(
@@ -122,38 +73,7 @@ def check_msccl_limits(algorithm: str, nodes: int, collective: str, limits: Mscc
 
 def precheck_export(algorithm: str, system, collective: str, overrides: dict | None = None,
                     limits: MscclLimits = MscclLimits()) -> None:
-    """What ``collsim export msccl ALGORITHM`` checks before building: :func:`check_msccl_limits`.
-
-    Parameters
-    ----------
-    algorithm : str
-        Algorithm name or alias.
-    system : str or System
-        The ``--system`` value.
-    collective : str
-        Collective name.
-    overrides : dict, optional
-        System overrides (``nodes`` ...).
-    limits : MscclLimits, optional
-        The executor's limits.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    MscclLimitError
-        As :func:`check_msccl_limits`; nothing for an optical system or an algorithm that
-        cannot build the instance (building says why).
-
-    Examples
-    --------
-    >>> precheck_export("ring", "star", "allreduce", {"nodes": 1000})
-    Traceback (most recent call last):
-    ...
-    collsim.interop.msccl.errors.MscclLimitError: ring allreduce on 1000 gpus needs at least 1998 steps in one thread block (every transfer of rank v goes to v + 1, one step each), above the executor's limit of 64 steps per thread block (--max-steps; 64 in msccl-executor-nccl, 256 in RCCL); refused before building
-    """
+    """What ``collsim export msccl ALGORITHM`` checks before building: :func:`check_msccl_limits`."""
     from ...algorithms import get_algorithm
     from ...core.collective import canonical_collective
     from ...core.errors import CollsimError

@@ -32,27 +32,7 @@ from .xml_model import MscclAlgo, MscclLimits, read_xml
 
 @dataclass(frozen=True)
 class MscclImport:
-    """An imported MSCCL algorithm: the collsim schedule and what the file held.
-
-    Parameters
-    ----------
-    schedule : Schedule
-        The verified collsim schedule.
-    algo : MscclAlgo
-        The parsed algorithm.
-    thread_blocks, msccl_steps, nops : int
-        Thread blocks and steps (nops included) over all gpus, and nops.
-    time_s : float
-        The schedule's time under its system's model.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.interop.msccl.writing import schedule_to_msccl
-    >>> got = import_msccl(schedule_to_msccl(collsim.build("ring", "star", "allgather", 64, nodes=4)))
-    >>> got.schedule.num_steps, len(got.schedule), got.thread_blocks
-    (3, 12, 12)
-    """
+    """An imported MSCCL algorithm: the collsim schedule and what the file held."""
 
     schedule: Schedule
     algo: MscclAlgo
@@ -63,25 +43,7 @@ class MscclImport:
 
 
 def infer_root(algo: MscclAlgo) -> int | None:
-    """The root of a broadcast (the rank that reads its input) or a reduce (the rank that writes its output).
-
-    Parameters
-    ----------
-    algo : MscclAlgo
-        The algorithm.
-
-    Returns
-    -------
-    int or None
-        The root, or None for other collectives or when it is not one rank.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.interop.msccl.writing import schedule_to_msccl
-    >>> infer_root(schedule_to_msccl(collsim.build("binomial", "star", "broadcast", 64, nodes=4, root=2)))
-    2
-    """
+    """The root of a broadcast (the rank that reads its input) or a reduce (the rank that writes its output)."""
     t = TYPES.get(algo.coll)
     if t is None or not t.rooted:
         return None
@@ -155,42 +117,7 @@ def _steps(ex: Execution) -> np.ndarray:
 
 def import_msccl(source: str | os.PathLike | MscclAlgo, *, system=None, size_bytes: int = 1 << 20,
                  root: int | None = None, limits: MscclLimits = MscclLimits()) -> MscclImport:
-    """Read an MSCCL algorithm (any tool's), turn it into a collsim schedule and verify it.
-
-    Parameters
-    ----------
-    source : str, path or MscclAlgo
-        An XML file or a parsed algorithm.
-    system : System, str or None, optional
-        The electrical network to realise it on (default: a star of ngpus nodes).
-    size_bytes : int, optional
-        collsim's message size (``docs/units.md``; default 1 MiB): the XML has none.
-    root : int, optional
-        Root of broadcast and reduce (default: inferred, :func:`infer_root`); refused for another
-        collective or outside ``0..ngpus-1`` (:func:`collsim.core.placement.check_placement`).
-    limits : MscclLimits, optional
-        The executor's limits.
-
-    Returns
-    -------
-    MscclImport
-        The verified schedule and counts.
-
-    Raises
-    ------
-    MscclFormatError, MscclLimitError
-        A broken rule or limit (exit 2).
-    VerificationError
-        A race, a deadlock, or collsim's verifier's or MSCCL's own postcondition failing (exit 1).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.interop.msccl.writing import schedule_to_msccl
-    >>> got = import_msccl(schedule_to_msccl(collsim.build("ring", "star", "allreduce", 64, nodes=4)))
-    >>> got.schedule.collective.kind, got.schedule.num_steps
-    ('allreduce', 6)
-    """
+    """Read an MSCCL algorithm (any tool's), turn it into a collsim schedule and verify it."""
     from ...core.collective import make_collective
     from ...core.schedule import LogicalBuilder
     from ...pipeline import realize, verify

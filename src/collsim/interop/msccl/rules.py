@@ -25,38 +25,7 @@ def _fmt(g, tb=None, st=None) -> str:
 
 
 def check_algo(algo: MscclAlgo, limits: MscclLimits = MscclLimits(), root: int | None = None) -> Layout:
-    """Check every rule of the format and every limit of the executor; raise the first broken.
-
-    Parameters
-    ----------
-    algo : MscclAlgo
-        The parsed algorithm.
-    limits : MscclLimits, optional
-        The executor's limits.
-    root : int, optional
-        Root of broadcast and reduce (recorded in the returned layout).
-
-    Returns
-    -------
-    Layout
-        The collective's buffers (:mod:`.msccl_layout`).
-
-    Raises
-    ------
-    MscclFormatError
-        For a broken rule, naming the gpu, thread block and step.
-    MscclLimitError
-        For an exceeded limit, naming it, the gpu and the value.
-    UnsupportedError
-        For a collective other than the six MSCCL export covers.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.interop.msccl.writing import schedule_to_msccl
-    >>> check_algo(schedule_to_msccl(collsim.build("ring", "star", "allgather", 64, nodes=4))).split
-    1
-    """
+    """Check every rule of the format and every limit of the executor; raise the first broken."""
     n = algo.ngpus
     if algo.proto not in PROTOS:
         raise MscclFormatError(f"algo: proto={algo.proto!r} is not one of {', '.join(PROTOS)}")

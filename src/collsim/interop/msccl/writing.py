@@ -74,41 +74,7 @@ def _locations(schedule: Schedule, lay: Layout, limits: MscclLimits):
 
 def schedule_to_msccl(schedule: Schedule, *, limits: MscclLimits = MscclLimits(), proto: str = "Simple",
                       name: str | None = None, min_bytes: int = 0, max_bytes: int = 1 << 40) -> MscclAlgo:
-    """The MSCCL algorithm of an electrical collsim schedule (the mapping: module docstring).
-
-    Parameters
-    ----------
-    schedule : Schedule
-        A verified schedule of allgather, reducescatter, allreduce, alltoall, broadcast or reduce
-        on an electrical network.
-    limits : MscclLimits, optional
-        The executor's limits to respect.
-    proto : str, optional
-        ``Simple`` (default), ``LL`` or ``LL128``.
-    name : str, optional
-        The ``name`` attribute (default: algorithm, collective and ranks).
-    min_bytes, max_bytes : int, optional
-        Message sizes the algorithm is registered for (default 0 and 2^40).
-
-    Returns
-    -------
-    MscclAlgo
-        Out-of-place only (``inplace="0"``): input and output are distinct buffers.
-
-    Raises
-    ------
-    UnsupportedError
-        For an optical schedule or another collective.
-    MscclLimitError
-        If a limit would be exceeded (naming the limit, gpu and value).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> algo = schedule_to_msccl(collsim.build("ring", "star", "allgather", 1024, nodes=4))
-    >>> algo.coll, algo.nchunksperloop, [len(g.tbs) for g in algo.gpus], algo.num_steps()
-    ('allgather', 4, [3, 3, 3, 3], 28)
-    """
+    """The MSCCL algorithm of an electrical collsim schedule (the mapping: module docstring)."""
     require(schedule.system, "msccl", "MSCCL export (steps that move data between GPUs over NCCL connections)")
     if proto not in ("Simple", "LL", "LL128"):
         raise UnsupportedError(f"proto must be Simple, LL or LL128, not {proto!r}")

@@ -35,31 +35,7 @@ PROTOS = ("Simple", "LL", "LL128")
 
 @dataclass(frozen=True)
 class MscclLimits:
-    """The executor's limits, each an option where it depends on the executor's version.
-
-    Parameters
-    ----------
-    max_steps : int
-        Steps per thread block, nops included (``MSCCL_MAX_NUM_STEPS``: 64 in msccl-executor-nccl's
-        ``msccl_struct.h``, 256 in RCCL's and microsoft/msccl's ``msccl.h``).
-    max_thread_blocks : int
-        Thread blocks per gpu (``MSCCL_MAX_NUM_THREAD_BLOCKS``: 64 in one msccl-executor-nccl version,
-        32 x MAXCHANNELS in another, 216 in RCCL).
-    max_tbs_per_channel : int
-        Thread blocks with a send peer, and with a receive peer, per channel
-        (``MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL``, 32 everywhere).
-    max_channels : int
-        Channels (NCCL's ``MAXCHANNELS``, 32).
-    max_count : int
-        Chunks per step, ``cnt`` (below ``MSCCL_MAX_COUNT`` = 72: at most 71).
-    max_offset : int
-        Largest buffer offset (the executor stores offsets as int16: 32767).
-
-    Examples
-    --------
-    >>> MscclLimits().max_steps, MscclLimits(max_steps=256).max_steps
-    (64, 256)
-    """
+    """The executor's limits, each an option where it depends on the executor's version."""
 
     max_steps: int = 64
     max_thread_blocks: int = 64
@@ -78,30 +54,7 @@ class MscclLimits:
 
 @dataclass(frozen=True)
 class MscclStep:
-    """One ``<step>``: an instruction of a thread block.
-
-    Parameters
-    ----------
-    s : int
-        Its index in the thread block (nops included).
-    type : str
-        ``s``, ``r``, ``rcs``, ``rrs``, ``rrc``, ``rrcs``, ``cpy``, ``re`` or ``nop``.
-    srcbuf, dstbuf : str
-        ``i`` (input), ``o`` (output) or ``s`` (scratch).
-    srcoff, dstoff : int
-        Offsets in chunks.
-    cnt : int
-        Chunks moved.
-    depid, deps : int
-        Thread block and step this step waits for (-1: none).
-    hasdep : int
-        1 if another thread block waits for this step.
-
-    Examples
-    --------
-    >>> MscclStep(0, "s", "o", 0, "o", 0, 1, -1, -1, 0).type
-    's'
-    """
+    """One ``<step>``: an instruction of a thread block."""
 
     s: int
     type: str
@@ -117,24 +70,7 @@ class MscclStep:
 
 @dataclass(frozen=True)
 class MscclThreadBlock:
-    """One ``<tb>``: a thread block with at most one send and one receive peer, on one channel.
-
-    Parameters
-    ----------
-    id : int
-        Thread-block id on its gpu (0, 1, 2, ... without gaps).
-    send, recv : int
-        Peer ranks (-1: none).
-    chan : int
-        Channel.
-    steps : tuple of MscclStep
-        Its program, in order.
-
-    Examples
-    --------
-    >>> MscclThreadBlock(0, 1, -1, 0, ()).send
-    1
-    """
+    """One ``<tb>``: a thread block with at most one send and one receive peer, on one channel."""
 
     id: int
     send: int
@@ -145,22 +81,7 @@ class MscclThreadBlock:
 
 @dataclass(frozen=True)
 class MscclGpu:
-    """One ``<gpu>``: a rank's buffer sizes (in chunks) and thread blocks.
-
-    Parameters
-    ----------
-    id : int
-        Rank.
-    i_chunks, o_chunks, s_chunks : int
-        Input, output and scratch buffer sizes in chunks.
-    tbs : tuple of MscclThreadBlock
-        Its thread blocks, in file order.
-
-    Examples
-    --------
-    >>> MscclGpu(0, 1, 4, 0, ()).o_chunks
-    4
-    """
+    """One ``<gpu>``: a rank's buffer sizes (in chunks) and thread blocks."""
 
     id: int
     i_chunks: int
@@ -171,27 +92,7 @@ class MscclGpu:
 
 @dataclass(frozen=True)
 class MscclAlgo:
-    """One ``<algo>``: an MSCCL algorithm.
-
-    Parameters
-    ----------
-    name, proto, coll : str
-        Name, protocol (``Simple``, ``LL``, ``LL128``) and collective (``allgather`` ...).
-    nchannels, nchunksperloop, ngpus : int
-        Channels, chunks per loop (the buffers' unit) and ranks.
-    inplace, outofplace : int
-        1 if the algorithm serves in-place, out-of-place calls.
-    min_bytes, max_bytes : int
-        The message sizes it is registered for (``minBytes``, ``maxBytes``).
-    gpus : tuple of MscclGpu
-        One per rank, in file order.
-
-    Examples
-    --------
-    >>> a = MscclAlgo("x", "Simple", "allgather", 1, 2, 2, 0, 1, 0, 1 << 40, ())
-    >>> a.ngpus, a.outofplace
-    (2, 1)
-    """
+    """One ``<algo>``: an MSCCL algorithm."""
 
     name: str
     proto: str
@@ -211,26 +112,7 @@ class MscclAlgo:
 
 
 def to_xml(algo: MscclAlgo) -> str:
-    """The algorithm as MSCCL XML text (attributes in the executor's order, two-space indent).
-
-    Parameters
-    ----------
-    algo : MscclAlgo
-        The algorithm.
-
-    Returns
-    -------
-    str
-        The XML, without an XML declaration, ending with a newline.
-
-    Examples
-    --------
-    >>> step = MscclStep(0, "cpy", "i", 0, "o", 0, 1, -1, -1, 0)
-    >>> algo = MscclAlgo("demo", "Simple", "allreduce", 1, 1, 2, 0, 1, 0, 1 << 40,
-    ...                  tuple(MscclGpu(g, 1, 1, 0, (MscclThreadBlock(0, -1, -1, 0, (step,)),)) for g in (0, 1)))
-    >>> print(to_xml(algo).splitlines()[0])
-    <algo name="demo" proto="Simple" nchannels="1" nchunksperloop="1" ngpus="2" coll="allreduce" inplace="0" outofplace="1" minBytes="0" maxBytes="1099511627776">
-    """
+    """The algorithm as MSCCL XML text (attributes in the executor's order, two-space indent)."""
     root = ET.Element("algo", {"name": algo.name, "proto": algo.proto, "nchannels": str(algo.nchannels),
                                "nchunksperloop": str(algo.nchunksperloop), "ngpus": str(algo.ngpus),
                                "coll": algo.coll, "inplace": str(algo.inplace), "outofplace": str(algo.outofplace),
@@ -248,28 +130,7 @@ def to_xml(algo: MscclAlgo) -> str:
 
 
 def write_xml(algo: MscclAlgo, path: str | os.PathLike) -> None:
-    """Write the algorithm to ``path`` atomically (:func:`collsim.core.files.atomic_write`).
-
-    Parameters
-    ----------
-    algo : MscclAlgo
-        The algorithm.
-    path : str or path
-        Destination file.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> algo = MscclAlgo("empty", "Simple", "allgather", 1, 2, 2, 0, 1, 0, 1, ())
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     write_xml(algo, os.path.join(d, "a.xml"))
-    ...     open(os.path.join(d, "a.xml")).read().startswith("<algo")
-    True
-    """
+    """Write the algorithm to ``path`` atomically (:func:`collsim.core.files.atomic_write`)."""
     from ...core.files import atomic_write
     data = to_xml(algo).encode("ascii", "xmlcharrefreplace")
     atomic_write(path, lambda fh: fh.write(data))
@@ -294,35 +155,7 @@ def _ints(elem: ET.Element, names: tuple[str, ...], where: str) -> dict:
 
 
 def from_xml(text: str | bytes, source: str = "the XML") -> MscclAlgo:
-    """Parse MSCCL algorithm XML (every attribute the executor requires must be there).
-
-    Parameters
-    ----------
-    text : str or bytes
-        The XML.
-    source : str, optional
-        What to call it in messages (a file name).
-
-    Returns
-    -------
-    MscclAlgo
-        The algorithm, not yet checked against the format's rules
-        (:func:`collsim.interop.msccl.rules.check_algo`).
-
-    Raises
-    ------
-    MscclFormatError
-        For text that is not XML, a root other than ``<algo>``, or a missing or non-integer
-        attribute (naming the gpu, thread block and step).
-
-    Examples
-    --------
-    >>> from_xml('<algo name="a" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="2" coll="allgather" '
-    ...          'inplace="0" outofplace="1" minBytes="0"/>')
-    Traceback (most recent call last):
-    ...
-    collsim.interop.msccl.errors.MscclFormatError: the XML: algo: missing attribute 'maxBytes'
-    """
+    """Parse MSCCL algorithm XML (every attribute the executor requires must be there)."""
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
@@ -350,30 +183,7 @@ def from_xml(text: str | bytes, source: str = "the XML") -> MscclAlgo:
 
 
 def read_xml(path: str | os.PathLike) -> MscclAlgo:
-    """Read an MSCCL algorithm XML file.
-
-    Parameters
-    ----------
-    path : str or path
-        The file.
-
-    Returns
-    -------
-    MscclAlgo
-        The algorithm (parsed, not yet checked).
-
-    Raises
-    ------
-    MscclFormatError
-        For an unreadable file or malformed XML.
-
-    Examples
-    --------
-    >>> read_xml("/nonexistent.xml")
-    Traceback (most recent call last):
-    ...
-    collsim.interop.msccl.errors.MscclFormatError: cannot read /nonexistent.xml: it does not exist
-    """
+    """Read an MSCCL algorithm XML file."""
     from ...core.reading import read_bytes
     data = read_bytes(path, error=MscclFormatError)  # a regular file, never a device (core.files)
     return from_xml(data, str(path))

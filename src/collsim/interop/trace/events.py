@@ -47,34 +47,7 @@ _BLOCK = 1 << 15  # events formatted and written per block: bounded memory whate
 
 
 def check_trace_size(estimate_bytes: int, what: str, max_bytes: int = MAX_TRACE_BYTES) -> None:
-    """Refuse a trace whose JSON would exceed ``max_bytes`` (before anything is built).
-
-    Parameters
-    ----------
-    estimate_bytes : int
-        Estimated size of the file.
-    what : str
-        What the trace shows (for the message).
-    max_bytes : int, optional
-        The limit (default :data:`MAX_TRACE_BYTES`).
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    TraceTooLargeError
-        If the estimate is above the limit; it carries ``estimate_bytes`` and ``limit_bytes``.
-
-    Examples
-    --------
-    >>> check_trace_size(10**6, "a small trace")
-    >>> check_trace_size(2**31, "the trace of 16777216 transfers")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.TraceTooLargeError: the trace of 16777216 transfers would be about 2 GiB of JSON, above the 512 MiB collsim writes (max_bytes): trace a smaller instance
-    """
+    """Refuse a trace whose JSON would exceed ``max_bytes`` (before anything is built)."""
     if estimate_bytes > max_bytes:
         raise TraceTooLargeError(f"{what} would be about {_approx(estimate_bytes)} of JSON, above the "
                                  f"{_approx(max_bytes)} collsim writes (max_bytes): trace a smaller instance",
@@ -90,31 +63,7 @@ def _approx(n: int) -> str:
 
 @dataclass(frozen=True)
 class Slices:
-    """A set of complete events of one kind, column-wise (what a trace's layout hands the writer).
-
-    Parameters
-    ----------
-    pid : numpy.ndarray
-        Process (track group) of every slice, from 1.
-    group : numpy.ndarray
-        Sub-track inside the process before lanes are added (a wavelength; 0 if none).
-    start_s, end_s : numpy.ndarray
-        When the slice starts and ends, in seconds.
-    body : callable
-        ``body(rows)``: for an array of row indices, the JSON text of each slice's
-        ``"name"``, ``"cat"`` and ``"args"`` members (without braces), in that order.
-    thread_name : callable
-        ``thread_name(pid, group, lane)``: the name of that lane's thread.
-    bytes_per_slice : int
-        Estimated JSON bytes per slice (for :func:`check_trace_size`).
-
-    Examples
-    --------
-    >>> one = Slices(np.array([1]), np.array([0]), np.array([0.0]), np.array([1e-6]),
-    ...              lambda rows: ['"name":"x","cat":"c","args":{}'] * len(rows), lambda p, g, l: "t", 100)
-    >>> len(one)
-    1
-    """
+    """A set of complete events of one kind, column-wise (what a trace's layout hands the writer)."""
 
     pid: np.ndarray
     group: np.ndarray
@@ -130,24 +79,7 @@ class Slices:
 
 @dataclass(frozen=True)
 class TraceSummary:
-    """What :func:`write_trace` wrote.
-
-    Parameters
-    ----------
-    path : str
-        The file.
-    events : int
-        Complete events (slices).
-    processes, threads : int
-        Named processes and threads (tracks and their lanes).
-    size_bytes : int
-        Size of the file.
-
-    Examples
-    --------
-    >>> TraceSummary("t.json", 3, 1, 2, 900).events
-    3
-    """
+    """What :func:`write_trace` wrote."""
 
     path: str
     events: int
@@ -179,69 +111,13 @@ def _us(start_s: np.ndarray, end_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def estimate_bytes(slice_sets: list, processes: int, extra: int = 0) -> int:
-    """Estimated size of a trace's JSON.
-
-    Parameters
-    ----------
-    slice_sets : list of (int, int)
-        ``(count, bytes per slice)`` of every kind of slice.
-    processes : int
-        Named processes (each with a few metadata events).
-    extra : int, optional
-        Further bytes (``otherData``).
-
-    Returns
-    -------
-    int
-        Bytes.
-
-    Examples
-    --------
-    >>> estimate_bytes([(1000, 200)], 4)
-    202400
-    """
+    """Estimated size of a trace's JSON."""
     return int(sum(c * b for c, b in slice_sets) + processes * 344 + extra + 1024)
 
 
 def write_trace(path: str | Path, processes: dict, slice_sets: list, other: dict[str, Any], *,
                 display_time_unit: str = "ns") -> TraceSummary:
-    """Write a trace: lanes assigned, tracks named, slices formatted block by block, atomically.
-
-    Parameters
-    ----------
-    path : str or Path
-        The file (written through :func:`collsim.core.files.atomic_write`).
-    processes : dict
-        ``pid -> (name, sort_index)`` for every process a slice may name.
-    slice_sets : list of Slices
-        The slices.
-    other : dict
-        ``otherData``: what the trace shows (algorithm, collective, system, model ...).
-    display_time_unit : str, optional
-        ``"ns"`` or ``"ms"``: how viewers print times (``ts`` and ``dur`` are µs regardless).
-
-    Returns
-    -------
-    TraceSummary
-        Counts and the file's size.
-
-    Raises
-    ------
-    InputError
-        If the file cannot be written (the destination is then untouched).
-
-    Examples
-    --------
-    >>> import json, os, tempfile
-    >>> one = Slices(np.array([1, 1]), np.array([0, 0]), np.array([0.0, 0.0]), np.array([1e-6, 2e-6]),
-    ...              lambda rows: [f'"name":"t{r}","cat":"c","args":{{}}' for r in rows],
-    ...              lambda p, g, l: f"lane {l}", 100)
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     s = write_trace(os.path.join(d, "t.json"), {1: ("node", 0)}, [one], {"generator": "collsim"})
-    ...     doc = json.load(open(os.path.join(d, "t.json")))
-    >>> s.events, s.threads, [e["tid"] for e in doc["traceEvents"] if e["ph"] == "X"]
-    (2, 2, [1, 2])
-    """
+    """Write a trace: lanes assigned, tracks named, slices formatted block by block, atomically."""
     sets = [s for s in slice_sets if len(s)]
     # lanes: per (pid, group) track, over every set at once
     pid = np.concatenate([s.pid for s in sets]) if sets else np.zeros(0, np.int64)
@@ -309,48 +185,12 @@ def _m(what: str, pid: int, tid: int, args: dict) -> str:
 
 
 def json_str(text: str) -> str:
-    """A JSON string literal (ASCII, escaped as JSON requires).
-
-    Parameters
-    ----------
-    text : str
-        Any text.
-
-    Returns
-    -------
-    str
-        The literal, quotes included.
-
-    Examples
-    --------
-    >>> json_str('fiber 0 "cw" λ3')
-    '"fiber 0 \\\\"cw\\\\" \\\\u03bb3"'
-    """
+    """A JSON string literal (ASCII, escaped as JSON requires)."""
     return json.dumps(text)
 
 
 def first_chunk_ids(chunk_ptr: np.ndarray, chunk_idx: np.ndarray, rows: np.ndarray, k: int = 4) -> list[str]:
-    """Up to the first ``k`` chunk ids of every row, as JSON array text (``"[3,4]"``).
-
-    Parameters
-    ----------
-    chunk_ptr, chunk_idx : numpy.ndarray
-        A schedule's CSR payload.
-    rows : numpy.ndarray
-        Transfers.
-    k : int, optional
-        How many ids at most (default 4).
-
-    Returns
-    -------
-    list of str
-        One JSON array per row.
-
-    Examples
-    --------
-    >>> first_chunk_ids(np.array([0, 2, 8]), np.arange(8), np.array([0, 1]))
-    ['[0,1]', '[2,3,4,5]']
-    """
+    """Up to the first ``k`` chunk ids of every row, as JSON array text (``"[3,4]"``)."""
     lo = chunk_ptr[rows]
     n = np.minimum(chunk_ptr[rows + 1] - lo, k)
     pad = np.full((len(rows), k), -1, np.int64)

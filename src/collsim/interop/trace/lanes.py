@@ -29,29 +29,10 @@ def assign_lanes(track: np.ndarray, start_s: np.ndarray, end_s: np.ndarray) -> n
     once), one heap operation per interval of those clusters only.  Touching intervals
     (``end == start``) do not overlap.  Deterministic.
 
-    Parameters
-    ----------
-    track : numpy.ndarray
-        Integer track of every interval.
-    start_s, end_s : numpy.ndarray
-        Start and end (``end >= start``).
-
-    Returns
-    -------
-    numpy.ndarray
-        Lane (0, 1, ...) of every interval, in the input order.
-
     References
     ----------
     J. Kleinberg, É. Tardos, "Algorithm Design", Addison-Wesley, 2005, §4.1 (interval
     partitioning: the greedy in start order uses as many resources as the depth).
-
-    Examples
-    --------
-    >>> assign_lanes(np.array([0, 0, 0, 1]), np.array([0.0, 0.0, 2.0, 0.0]), np.array([2.0, 1.0, 3.0, 5.0])).tolist()
-    [1, 0, 0, 0]
-    >>> assign_lanes(np.array([0, 0, 0]), np.array([0.0, 1.0, 2.5]), np.array([2.0, 3.0, 4.0])).tolist()
-    [0, 1, 0]
     """
     n = len(track)
     lanes = np.zeros(n, np.int64)

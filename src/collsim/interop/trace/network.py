@@ -40,47 +40,7 @@ _NODE_BYTES, _HOP_BYTES, _LINK_BYTES, _STEP_BYTES = 230, 12, 130, 130  # JSON by
 
 def write_simulation_trace(path: str | Path, schedule: Schedule, result, *,
                            max_bytes: int = MAX_TRACE_BYTES) -> TraceSummary:
-    """Write the flow simulator's timeline of a schedule as a trace-event JSON file.
-
-    Parameters
-    ----------
-    path : str or Path
-        The file (written atomically).
-    schedule : Schedule
-        A schedule on an electrical network.
-    result : SimResult
-        ``collsim.sim.simulate(schedule, ...)``: every transfer's start and finish.
-    max_bytes : int, optional
-        Refuse (:class:`~collsim.core.errors.TraceTooLargeError`) a trace estimated larger.
-
-    Returns
-    -------
-    TraceSummary
-        Counts and the file's size.
-
-    Raises
-    ------
-    UnsupportedError
-        For a schedule without link routes (an optical one: :func:`write_schedule_trace`).
-    InputError
-        If ``result`` is not of this schedule, or the file cannot be written.
-
-    Examples
-    --------
-    >>> import json, os, tempfile, collsim
-    >>> from collsim.sim import simulate
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> s = collsim.build("ne", Ring(nodes=4), "allgather", "1KiB")
-    >>> r = simulate(s)
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     out = write_simulation_trace(os.path.join(d, "t.json"), s, r)
-    ...     doc = json.load(open(os.path.join(d, "t.json")))
-    >>> out.events == len(s) + int(s.hops.sum()) + s.num_steps, doc["otherData"]["model"]
-    (True, 'flow simulation, bulk')
-    >>> x = [e for e in doc["traceEvents"] if e.get("cat") == "transfer"][0]
-    >>> x["name"], x["args"]["route"], x["ts"] == float(r.transfer_start_s[0]) * 1e6
-    ('n0->n1', 'n0->n1', True)
-    """
+    """Write the flow simulator's timeline of a schedule as a trace-event JSON file."""
     _need_links(schedule)
     start, finish = result.transfer_start_s, result.transfer_finish_s
     if len(start) != len(schedule):
@@ -100,30 +60,6 @@ def write_alpha_beta_trace(path: str | Path, schedule: Schedule, *, max_bytes: i
     then pays its start-up and route latency (:func:`collsim.cost.network.alpha_beta_time_s`:
     a step lasts its slowest transfer).  How shared links divide their rate over time is
     left out (the flow simulator's timeline has it, :func:`write_simulation_trace`).
-
-    Parameters
-    ----------
-    path : str or Path
-        The file.
-    schedule : Schedule
-        A schedule on an electrical network.
-    max_bytes : int, optional
-        Refuse a trace estimated larger.
-
-    Returns
-    -------
-    TraceSummary
-        Counts and the file's size.
-
-    Examples
-    --------
-    >>> import os, tempfile, collsim
-    >>> from collsim.cost.network import alpha_beta_time_s
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> s = collsim.build("ring", Ring(nodes=4), "allgather", "1KiB")
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     write_alpha_beta_trace(os.path.join(d, "t.json"), s).processes   # steps, 4 nodes, 4 links
-    9
     """
     _need_links(schedule)
     wire = transfer_wire_s(schedule)  # its busiest link's bytes in the step (ECMP: shares) over its bandwidth

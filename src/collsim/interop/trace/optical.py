@@ -46,35 +46,7 @@ _LAMBDA = "\u03bb"
 
 
 def write_optical_trace(path: str | Path, schedule: Schedule, *, max_bytes: int = MAX_TRACE_BYTES) -> TraceSummary:
-    """Write an optical schedule's lightpaths, slot by slot, as a trace-event JSON file.
-
-    Parameters
-    ----------
-    path : str or Path
-        The file (written atomically).
-    schedule : Schedule
-        A schedule on an optical ring or torus (ring routes).
-    max_bytes : int, optional
-        Refuse (:class:`~collsim.core.errors.TraceTooLargeError`) a trace estimated larger.
-
-    Returns
-    -------
-    TraceSummary
-        Counts and the file's size.
-
-    Examples
-    --------
-    >>> import json, os, tempfile, collsim
-    >>> s = collsim.build("ring", "paper", "allgather", "4KiB", nodes=4, wavelengths=2)
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     out = write_optical_trace(os.path.join(d, "t.json"), s)
-    ...     doc = json.load(open(os.path.join(d, "t.json")))
-    >>> out.events == len(s) + s.num_steps + 1          # lightpaths, slots, one reconfiguration
-    True
-    >>> names = sorted({e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"})
-    >>> names[:3], doc["otherData"]["model"]
-    (['phases', 'slots', 'λ0'], 'optical step model')
-    """
+    """Write an optical schedule's lightpaths, slot by slot, as a trace-event JSON file."""
     require(schedule.system, "trace-lightpaths", "a lightpath timeline")  # else write_alpha_beta_trace
     s, system = schedule, schedule.system
     t, nsteps = len(s), s.num_steps
@@ -159,32 +131,7 @@ def write_optical_trace(path: str | Path, schedule: Schedule, *, max_bytes: int 
 
 
 def write_schedule_trace(path: str | Path, schedule: Schedule, *, max_bytes: int = MAX_TRACE_BYTES) -> TraceSummary:
-    """The timeline ``collsim schedule --trace`` writes: lightpaths (optical) or the α–β steps (electrical).
-
-    Parameters
-    ----------
-    path : str or Path
-        The file.
-    schedule : Schedule
-        Any verified schedule.
-    max_bytes : int, optional
-        Refuse a trace estimated larger.
-
-    Returns
-    -------
-    TraceSummary
-        Counts and the file's size.
-
-    Examples
-    --------
-    >>> import os, tempfile, collsim
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     a = write_schedule_trace(os.path.join(d, "a.json"), collsim.build("osm", "paper", "allgather", 64, nodes=4))
-    ...     b = write_schedule_trace(os.path.join(d, "b.json"), collsim.build("ring", Ring(nodes=4), "allgather", 64))
-    >>> a.events > 0, b.events > 0
-    (True, True)
-    """
+    """The timeline ``collsim schedule --trace`` writes: lightpaths (optical) or the α–β steps (electrical)."""
     if supports(schedule.system, "trace-lightpaths"):
         return write_optical_trace(path, schedule, max_bytes=max_bytes)
     return write_alpha_beta_trace(path, schedule, max_bytes=max_bytes)

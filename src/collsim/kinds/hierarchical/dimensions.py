@@ -33,26 +33,7 @@ DEFAULT_DIMS = ("switch:8:300GB/s", "switch:16:50GB/s")
 
 @dataclass(frozen=True)
 class Dimension:
-    """One dimension of a :class:`Hierarchical` system.
-
-    Parameters
-    ----------
-    topology : str
-        ``"switch"``, ``"ring"``, ``"line"`` or ``"full"``.
-    size : int
-        Nodes per group (>= 2).
-    bandwidth_bytes_per_s : float
-        Rate of each of the dimension's directed links.
-    latency_s : float
-        Latency of each of its links.
-
-    Examples
-    --------
-    >>> Dimension.read("ring:4:100Gb/s:500ns", 1e9, 1e-6)
-    Dimension(topology='ring', size=4, bandwidth_bytes_per_s=12500000000.0, latency_s=5e-07)
-    >>> Dimension.read({"topology": "switch", "size": 8}, 1e9, 1e-6).text()
-    'switch:8:1GB/s:1us'
-    """
+    """One dimension of a :class:`Hierarchical` system."""
 
     topology: str
     size: int
@@ -61,26 +42,7 @@ class Dimension:
 
     @classmethod
     def read(cls, spec: Any, bandwidth_bytes_per_s: float, latency_s: float) -> "Dimension":
-        """A dimension from ``topology:size[:bandwidth[:latency]]``, a mapping or a Dimension.
-
-        Parameters
-        ----------
-        spec : str, Mapping or Dimension
-            The text form, or a table with ``topology``, ``size`` and optionally ``bandwidth``
-            (``bandwidth_bytes_per_s``) and ``latency`` (``latency_s``), read by :mod:`collsim.core.units`.
-        bandwidth_bytes_per_s, latency_s : float
-            Defaults (the system's link bandwidth and latency).
-
-        Returns
-        -------
-        Dimension
-            The dimension.
-
-        Raises
-        ------
-        InputError
-            An unknown topology, a size below 2, or a bad bandwidth or latency.
-        """
+        """A dimension from ``topology:size[:bandwidth[:latency]]``, a mapping or a Dimension."""
         if isinstance(spec, Dimension):
             return spec
         if isinstance(spec, Mapping):
@@ -142,31 +104,7 @@ class Dimension:
 
 
 def read_dims(dims: Any, bandwidth_bytes_per_s: float, latency_s: float) -> tuple[Dimension, ...]:
-    """Dimensions from text (``"switch:8:300GB/s,switch:16:50GB/s"``, ``"8x16"``), a list or tables.
-
-    Parameters
-    ----------
-    dims : str, sequence or Mapping
-        Comma-separated dimensions (``8x16``: switches of 8 and 16 at the default bandwidth), or a
-        sequence of text forms, tables or :class:`Dimension`.
-    bandwidth_bytes_per_s, latency_s : float
-        Defaults for dimensions that give none.
-
-    Returns
-    -------
-    tuple of Dimension
-        Inner to outer.
-
-    Raises
-    ------
-    InputError
-        No dimension, or a bad one.
-
-    Examples
-    --------
-    >>> [d.size for d in read_dims("8x16", 1e9, 1e-6)]
-    [8, 16]
-    """
+    """Dimensions from text (``"switch:8:300GB/s,switch:16:50GB/s"``, ``"8x16"``), a list or tables."""
     if isinstance(dims, str):
         items = [p for p in re.split(r"[,;\s]+", dims.strip()) if p]
         if len(items) == 1 and ":" not in items[0] and re.fullmatch(r"\d+([x×]\d+)+", items[0]):
@@ -180,21 +118,7 @@ def read_dims(dims: Any, bandwidth_bytes_per_s: float, latency_s: float) -> tupl
 
 
 def network_kinds() -> tuple[str, ...]:
-    """The network kinds a dimension may be besides the four built-in topologies.
-
-    Returns
-    -------
-    tuple of str
-        Registered kinds of the hierarchical kind's own family (electrical networks) without
-        per-transfer route choices, other than hierarchical systems themselves and the
-        built-in topologies' names; one that a node count alone cannot build is refused when used
-        (:func:`group_system`).
-
-    Examples
-    --------
-    >>> {"fat-tree", "torus", "hypercube"} <= set(network_kinds())
-    True
-    """
+    """The network kinds a dimension may be besides the four built-in topologies."""
     from dataclasses import fields
     family = SYSTEM_KINDS["hierarchical"].family   # the hierarchical kind's own family: electrical networks
     return tuple(sorted(k for k, cls in SYSTEM_KINDS.items()
@@ -204,31 +128,7 @@ def network_kinds() -> tuple[str, ...]:
 
 @lru_cache(maxsize=64)
 def group_system(dim: Dimension):
-    """The network one group of a network-kind dimension is: the kind with the dimension's size and links.
-
-    Parameters
-    ----------
-    dim : Dimension
-        A dimension whose topology is a network kind (:func:`network_kinds`).
-
-    Returns
-    -------
-    Network
-        Built by the kind's ``from_options`` (or constructor) with ``nodes = dim.size`` and the
-        dimension's bandwidth and latency; its end nodes are the group's members in coordinate order,
-        its switches the group's own.
-
-    Raises
-    ------
-    InputError
-        A kind that cannot have ``dim.size`` end nodes, or whose links differ in bandwidth.
-
-    Examples
-    --------
-    >>> tree = group_system(Dimension("fat-tree", 16, 50e9, 1e-6))
-    >>> tree.nodes, tree.switches, len(tree.links)
-    (16, 20, 96)
-    """
+    """The network one group of a network-kind dimension is: the kind with the dimension's size and links."""
     cls = SYSTEM_KINDS[dim.topology]
     opts = {"nodes": dim.size, "link_bandwidth_bytes_per_s": dim.bandwidth_bytes_per_s,
             "link_latency_s": dim.latency_s, "name": f"{dim.topology}-dimension"}
@@ -244,23 +144,7 @@ def group_system(dim: Dimension):
 
 
 def default_dims(nodes: int) -> tuple[str, ...]:
-    """Boxes of the largest divisor of ``nodes`` in 2..8 that leaves >= 2 boxes (else one switch).
-
-    Parameters
-    ----------
-    nodes : int
-        The node count.
-
-    Returns
-    -------
-    tuple of str
-        Dimensions: boxes at 300 GB/s on a 50 GB/s switch.
-
-    Examples
-    --------
-    >>> default_dims(12), default_dims(7)
-    (('switch:6:300GB/s', 'switch:2:50GB/s'), ('switch:7:300GB/s',))
-    """
+    """Boxes of the largest divisor of ``nodes`` in 2..8 that leaves >= 2 boxes (else one switch)."""
     box = next((b for b in range(8, 1, -1) if nodes % b == 0 and nodes // b >= 2), None)
     if box is None:
         return (f"switch:{nodes}:300GB/s",)

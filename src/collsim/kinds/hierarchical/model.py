@@ -32,31 +32,7 @@ _CHUNK_CELLS = 1 << 22
 
 
 def dimension_bounds_s(system: Hierarchical, collective) -> dict[str, float]:
-    """Seconds of link time no schedule beats, per family of cuts of a hierarchical system.
-
-    Parameters
-    ----------
-    system : Hierarchical
-        The system.
-    collective : Collective
-        The collective.
-
-    Returns
-    -------
-    dict
-        ``"injection"``: the worst single node's demand over the bandwidth of all its links (every
-        dimension's); ``"dim d"``: the worst cut among those that cross only dimension ``d``'s links
-        (the block of nodes sharing coordinate ``d``, and for a ring or line dimension its slabs);
-        ``"dims d,e"``: blocks whose cut crosses several dimensions.  Demands are
-        :func:`collsim.kinds.network.cuts.cut_demand_bytes`'s, capacities the links crossing each way.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> h = Hierarchical(nodes=8, dimensions="switch:4:1GB/s,switch:2:1GB/s")
-    >>> {k: round(v * 1e6, 3) for k, v in dimension_bounds_s(h, make_collective("allgather", 8, 1000)).items()}
-    {'injection': 3.5, 'dim 0': 3.0, 'dim 1': 1.0}
-    """
+    """Seconds of link time no schedule beats, per family of cuts of a hierarchical system."""
     lt = system.links
     bw = lt.bandwidth_bytes_per_s
     n = system.nodes
@@ -90,26 +66,7 @@ def dimension_bounds_s(system: Hierarchical, collective) -> dict[str, float]:
 
 
 def dimension_busy_s(schedule) -> np.ndarray:
-    """Per dimension, the longest any one of its links is busy over the whole schedule.
-
-    Parameters
-    ----------
-    schedule : Schedule
-        A schedule on a :class:`~collsim.kinds.hierarchical.system.Hierarchical` system.
-
-    Returns
-    -------
-    numpy.ndarray
-        Seconds per dimension: the largest, over the dimension's links, of the bytes the schedule
-        sends over the link divided by its bandwidth (ECMP paths weighted by their share).
-
-    Examples
-    --------
-    >>> from collsim import build
-    >>> s = build("hier-allreduce", "hierarchical", "allreduce", "1MiB", nodes=16, pieces=1, orders="inner")
-    >>> [round(float(t) * 1e6, 3) for t in dimension_busy_s(s)]   # 2 x 7/8 MiB at 300 GB/s; 2 x 1/16 MiB at 50
-    [6.117, 2.621]
-    """
+    """Per dimension, the longest any one of its links is busy over the whole schedule."""
     system, routes = schedule.system, schedule.routes
     lt = system.links
     per_path = np.asarray(schedule.size_bytes, float)[routes.path_owner] * routes.weights
@@ -122,33 +79,7 @@ def dimension_busy_s(schedule) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HierarchicalPart(NetworkPart):
-    """The hierarchical system's fields of a result row: the network's, its dimensions and the binding cut.
-
-    Parameters
-    ----------
-    link_bandwidth_bytes_per_s, link_latency_s, max_link_load, alpha_beta_time_s, simulated_time_s : float
-        As for :class:`~collsim.kinds.network.model.NetworkPart` (the link parameters are the system's
-        defaults; each dimension has its own).
-    per_node_throughput_bytes_per_s : float or None
-        As for :class:`~collsim.kinds.network.model.NetworkPart`.
-    time_model : str
-        As for :class:`~collsim.kinds.network.model.NetworkPart`.
-    hierarchy : str
-        The dimensions, inner to outer (``switch:8:300GB/s:1us,switch:16:50GB/s:1us``).
-    bottleneck : str
-        The cut family of :func:`dimension_bounds_s` with the largest bound (``injection``,
-        ``dim 1`` ...).
-    busiest_dimension : int
-        The dimension whose busiest link is busy longest in this schedule (:func:`dimension_busy_s`).
-
-    Examples
-    --------
-    >>> from collsim import build
-    >>> s = build("hier-allreduce", "hierarchical", "allreduce", "1MiB", nodes=16)
-    >>> part = HierarchicalModel().row_part(s, None, {})
-    >>> part.bottleneck, part.title()
-    ('injection', 'switch:8:300GB/s:1us x switch:2:50GB/s:1us')
-    """
+    """The hierarchical system's fields of a result row: the network's, its dimensions and the binding cut."""
 
     hierarchy: str
     bottleneck: str
@@ -160,18 +91,7 @@ class HierarchicalPart(NetworkPart):
 
     @staticmethod
     def columns() -> list[Column]:
-        """The network's columns, then the binding cut family (wide tables).
-
-        Returns
-        -------
-        list of Column
-            Key, header, cell text and meaning of each.
-
-        Examples
-        --------
-        >>> [c.key for c in HierarchicalPart.columns()][-2:]
-        ['bottleneck', 'busiest_dimension']
-        """
+        """The network's columns, then the binding cut family (wide tables)."""
         return [*NetworkPart.columns(), *_COLUMNS]
 
 
@@ -188,16 +108,7 @@ _COLUMNS = (
 
 
 class HierarchicalModel(NetworkModel):
-    """Hierarchical systems: a network whose result rows name the binding per-dimension cut.
-
-    Examples
-    --------
-    >>> from collsim.kinds import model_for
-    >>> from collsim.systems import load_system
-    >>> m = model_for(load_system("dgx-16x8"))
-    >>> m.name, m.accepts
-    ('hierarchical', ('hierarchical', 'network'))
-    """
+    """Hierarchical systems: a network whose result rows name the binding per-dimension cut."""
 
     name = "hierarchical"
     part_class = HierarchicalPart

@@ -9,13 +9,7 @@ from .model import HierarchicalModel
 
 
 class HierarchicalView(NetworkView):
-    """The hierarchical kind's words (:class:`~collsim.kinds.view.KindView`).
-
-    Examples
-    --------
-    >>> HierarchicalView.instance_keys[-1]
-    'hierarchy'
-    """
+    """The hierarchical kind's words (:class:`~collsim.kinds.view.KindView`)."""
 
     legend_title = "compare on hierarchical systems"
     instance_keys = (*NetworkView.instance_keys, "hierarchy")

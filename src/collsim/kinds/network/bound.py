@@ -44,36 +44,11 @@ TIE = 1e-9
 class NetworkBound:
     """A collective's lower bound on a network, term by term (see :func:`network_bound`).
 
-    Parameters
-    ----------
-    time_s : float
-        ``startup_s + max(latency_s + bandwidth_s, chain_s)``: no schedule is faster.
-    binding : str
-        The term that sets it: ``"hop chain"`` or one of :data:`TERMS` (the first of those within
-        :data:`TIE` of the largest).
-    startup_s : float
-        The system's per-message start-up (0 if unset).
-    latency_s : float
-        The smallest link latency: the last byte still crosses a link.
-    chain_s : float
-        The route latency of the farthest pair the collective must connect (:func:`latency_chain_s`).
-    load_s : dict
-        Seconds of link time per bandwidth term (:data:`TERMS` that apply).
-
     References
     ----------
     E. Chan, M. Heimlich, A. Purkayastha, R. van de Geijn, "Collective communication: theory,
     practice, and experience", Concurrency and Computation: Practice and Experience 19(13), 2007;
     F. Shahrokhi, D. W. Matula, "The maximum concurrent flow problem", JACM 37(2), 1990.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.kinds.network.electrical import Star
-    >>> b = network_bound(Star(nodes=4, link_bandwidth_bytes_per_s=1e9, link_latency_s=1e-6),
-    ...                   make_collective("allgather", 4, 1000))
-    >>> b.binding, round(b.time_s * 1e6, 6), round(b.bandwidth_s * 1e6, 6)
-    ('cut', 4.0, 3.0)
     """
 
     time_s: float
@@ -93,25 +68,11 @@ class NetworkBound:
 class TermCertificate:
     """Why a node, total-link or hop-chain term bounds every schedule, in words.
 
-    Parameters
-    ----------
-    bound_s : float
-        The bound it certifies (:attr:`NetworkBound.time_s`).
-    term : str
-        The binding term.
-    certificate : str
-        The argument.
-
     References
     ----------
     R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
     Computing 20(3), 1994 (latency per message); E. Chan et al., Concurrency and Computation:
     Practice and Experience 19(13), 2007 (per-node and total-link bounds).
-
-    Examples
-    --------
-    >>> TermCertificate(1e-6, "hop chain", "n0's data must reach n7").term
-    'hop chain'
     """
 
     bound_s: float
@@ -133,24 +94,6 @@ class _PerByte(NamedTuple):
 
 def network_bound(system: Network, collective: Collective) -> NetworkBound:
     """Every lower bound collsim knows for a collective on a network, and which one binds.
-
-    Parameters
-    ----------
-    system : Network
-        The network.
-    collective : Collective
-        The collective.
-
-    Returns
-    -------
-    NetworkBound
-        ``startup + max(min link latency + load, hop chain)``, ``load`` the largest of: receive
-        (recv bytes over the largest node-in bandwidth), send (send bytes over the largest node-out
-        bandwidth), link crossings (bytes times links that must be crossed over the total link
-        bandwidth), cut (:func:`collsim.kinds.network.cuts.cut_bound_s`: every end node's ingress and egress,
-        the topology's closed-form cuts, every cut of small networks, the exact searches), and for
-        all-to-all the max-concurrent-flow bound ``m / λ*`` (:mod:`collsim.kinds.network.mcf`) where the rule
-        below solves it; ``hop chain`` is :func:`latency_chain_s`.
 
     Notes
     -----
@@ -176,21 +119,6 @@ def network_bound(system: Network, collective: Collective) -> NetworkBound:
     challenge for MPP: Intel Paragon and Meiko CS-2", Parallel Computing 20(3), 1994 (the
     latency term); F. Shahrokhi, D. W. Matula, "The maximum concurrent flow problem", Journal
     of the ACM 37(2), 1990.
-
-    Examples
-    --------
-    Two rings of 9 nodes joined by one link: none of the cuts evaluated without a search (single
-    nodes, a custom graph's access switches) is that bridge, but the flow LP finds it: 81 blocks
-    each way over one 1 GB/s link.
-
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.kinds.network.custom import CustomNetwork
-    >>> ring = lambda o: tuple((o + i, o + (i + 1) % 9) for i in range(9))
-    >>> net = CustomNetwork(nodes=18, link=ring(0) + ring(9) + ((0, 9),), link_bandwidth_bytes_per_s=1e9,
-    ...                     link_latency_s=0)
-    >>> b = network_bound(net, make_collective("alltoall", 18, 1000))
-    >>> b.binding, round(b.time_s * 1e6, 6), round(b.load_s["link crossings"] * 1e6, 3)
-    ('max-concurrent flow', 81.0, 32.684)
     """
     k = _per_byte(system, collective)
     m = float(collective.size_bytes)
@@ -207,31 +135,11 @@ def network_bound(system: Network, collective: Collective) -> NetworkBound:
 def network_lower_bound_s(system: Network, collective: Collective) -> float:
     """Lower bound on the time of a collective on an electrical network: :func:`network_bound`'s time.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-    collective : Collective
-        The collective.
-
-    Returns
-    -------
-    float
-        Seconds; no schedule is faster.
-
     References
     ----------
     E. Chan, M. Heimlich, A. Purkayastha, R. van de Geijn, "Collective communication:
     theory, practice, and experience", Concurrency and Computation: Practice and
     Experience 19(13), 2007.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.kinds.network.electrical import Star
-    >>> star = Star(nodes=4, link_bandwidth_bytes_per_s=1e9, link_latency_s=1e-6)
-    >>> network_lower_bound_s(star, make_collective("allgather", 4, 1000))   # 1 us + 3000 B in at 1 GB/s
-    4e-06
     """
     return network_bound(system, collective).time_s
 
@@ -239,32 +147,10 @@ def network_lower_bound_s(system: Network, collective: Collective) -> float:
 def bound_certificate(system: Network, collective: Collective) -> Any:
     """The certificate of the term that binds :func:`network_bound`.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-    collective : Collective
-        The collective.
-
-    Returns
-    -------
-    McfBound, CutCertificate or TermCertificate
-        The max-concurrent-flow optimum's dual argument (:class:`~collsim.kinds.network.mcf.McfBound`), the
-        cut attaining the cut bound (:func:`collsim.kinds.network.cuts.cut_certificate`), or the argument of a
-        node, total-link or hop-chain term in words.
-
     References
     ----------
     F. Shahrokhi, D. W. Matula, "The maximum concurrent flow problem", JACM 37(2), 1990; L. R.
     Ford, D. R. Fulkerson, "Maximal flow through a network", Canadian Journal of Mathematics 8, 1956.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> ring = Ring(nodes=64, link_latency_s=1e-6)
-    >>> print(bound_certificate(ring, make_collective("allgather", 64, 8)).certificate)
-    n0's data must reach n32, and the cheapest route between them has 32 µs of link latency: every chain of messages that carries it pays that
     """
     bound = network_bound(system, collective)
     if bound.binding == "max-concurrent flow":
@@ -397,25 +283,6 @@ def _chain(system: Network, collective: Collective) -> tuple[float, tuple[int, i
 def latency_chain_s(system: Network, collective: Collective) -> float:
     """Route latency some required delivery pays: the farthest pair a collective must connect.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-    collective : Collective
-        The collective.
-
-    Returns
-    -------
-    float
-        The largest shortest-path latency (summed link latencies) over pairs
-        ``(u, v)`` of end nodes such that ``v`` needs data of ``u``, taken over the
-        pairs from node 0 (all-gather, reduce-scatter, all-reduce, all-to-all, scan),
-        from the root (broadcast, scatter), to the root (reduce, gather), or from
-        node 0 to node q (shift).  Whatever chain of messages carries ``u``'s data to
-        ``v``, its routes together cross a path from ``u`` to ``v``, and every flow
-        pays the latency of the links it crosses; so no schedule ends before the
-        start-up plus this latency.
-
     References
     ----------
     R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2",
@@ -423,14 +290,6 @@ def latency_chain_s(system: Network, collective: Collective) -> float:
     A. Purkayastha, R. van de Geijn, "Collective communication: theory, practice, and
     experience", Concurrency and Computation: Practice and Experience 19(13), 2007
     (the log p and p-1 latency lower bounds this hop chain complements).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> ring = Ring(nodes=64, link_latency_s=1e-6)
-    >>> round(latency_chain_s(ring, make_collective("allgather", 64, 8)) * 1e6, 6)   # 32 hops away
-    32.0
     """
     return _chain(system, collective)[0]
 

@@ -38,18 +38,6 @@ _CHUNK_CELLS = 1 << 22
 def cut_demand_bytes(c: Collective, in_a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Bytes any schedule of ``c`` must move across each cut, in each direction.
 
-    Parameters
-    ----------
-    c : Collective
-        The collective (kind, node count, ``size_bytes``, root, shift).
-    in_a : numpy.ndarray
-        Boolean, shape ``(K, N)``: which end nodes are on side ``A`` of each of ``K`` cuts.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(a_to_b, b_to_a)`` bytes per cut (zero when one side has no end node).
-
     Notes
     -----
     With ``a`` end nodes in ``A`` and ``b`` in ``B`` and m the message size:
@@ -69,15 +57,6 @@ def cut_demand_bytes(c: Collective, in_a: np.ndarray) -> tuple[np.ndarray, np.nd
     Experience 19(13), 2007 (the per-node special case); F. T. Leighton, "Introduction
     to Parallel Algorithms and Architectures: Arrays, Trees, Hypercubes", Morgan
     Kaufmann, 1992 (bisection arguments).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> cut = np.array([[True, True, False, False]])
-    >>> [x.tolist() for x in cut_demand_bytes(make_collective("alltoall", 4, 10), cut)]
-    [[40.0], [40.0]]
-    >>> [x.tolist() for x in cut_demand_bytes(make_collective("scatter", 4, 10, root=0), cut)]
-    [[20.0], [0.0]]
     """
     return _demand(c.kind, c.nodes, float(c.size_bytes), c.root, c.shift, in_a)
 
@@ -109,30 +88,6 @@ def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAU
                 exact: bool = True) -> float:
     """Largest cut bound: max over the evaluated cuts of demand / capacity, either way.
 
-    Parameters
-    ----------
-    system : Network
-        The network (any link bandwidths; links may be one-way).
-    c : Collective
-        The collective.
-    exhaustive_vertices : int, optional
-        Evaluate every cut of networks with at most this many vertices (0: only the
-        single-node and closed-form cuts).
-    exact : bool, optional
-        All-gather, reduce-scatter, all-reduce, broadcast and reduce on larger networks: also
-        the exact maximum over every cut (:func:`collsim.kinds.network.exact_cut.max_cut_ratio`,
-        parametric max-flow; :func:`collsim.kinds.network.exact_cut.min_cut`).
-
-    Returns
-    -------
-    float
-        Seconds of link time (no latency) that no schedule beats: the maximum of
-        ``demand / capacity`` over every single-node cut (an end node's egress and
-        ingress), the topology's closed-form cuts (:mod:`collsim.kinds.network.cuts`), and
-        on small networks every cut (all-gather, reduce-scatter, all-reduce, broadcast and
-        reduce: on every network, with ``exact``).  Cuts with zero capacity are skipped.
-        :func:`cut_certificate` names the cut that attains it.
-
     References
     ----------
     L. R. Ford, D. R. Fulkerson, "Maximal flow through a network", Canadian Journal of
@@ -140,16 +95,6 @@ def cut_bound_s(system: Network, c: Collective, exhaustive_vertices: int = EXHAU
     "Introduction to Parallel Algorithms and Architectures: Arrays, Trees, Hypercubes",
     Morgan Kaufmann, 1992 (bisection widths of rings, meshes, tori and hypercubes).
     The demands are collsim's own (:func:`cut_demand_bytes`).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.kinds.network.mesh_torus import Mesh
-    >>> mesh = Mesh.from_dims((4, 4), link_bandwidth_bytes_per_s=1.0)
-    >>> cut_bound_s(mesh, make_collective("allgather", 16, 10))    # a corner takes 150 B on 2 links
-    75.0
-    >>> cut_bound_s(mesh, make_collective("alltoall", 16, 10))     # bisection: 8 x 8 x 10 B on 4 links
-    160.0
     """
     return _best_cut(system, c, exhaustive_vertices, exact).per_byte * float(c.size_bytes)
 
@@ -158,41 +103,10 @@ def cut_certificate(system: Network, c: Collective, exhaustive_vertices: int = E
                     exact: bool = True) -> CutCertificate:
     """The cut that attains :func:`cut_bound_s`: its receiving side, capacity and demand.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-    c : Collective
-        The collective.
-    exhaustive_vertices, exact
-        As for :func:`cut_bound_s`.
-
-    Returns
-    -------
-    CutCertificate
-        ``bound_s`` equals :func:`cut_bound_s`; ``side`` is a vertex set the demand must enter
-        (``direction = "in"``: over the links entering it) or leave (``"out"``: over the links
-        leaving it): a single end node, a topology's closed-form set, or an exact search's.
-
-    Raises
-    ------
-    InputError
-        If no cut with both an end node on each side and a positive capacity carries demand
-        (one end node: nothing must move).
-
     References
     ----------
     L. R. Ford, D. R. Fulkerson, "Maximal flow through a network", Canadian Journal of
     Mathematics 8, 1956.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.kinds.network.mesh_torus import Mesh
-    >>> cert = cut_certificate(Mesh.from_dims((4, 4), link_bandwidth_bytes_per_s=1.0),
-    ...                        make_collective("alltoall", 16, 10))
-    >>> cert.bound_s, cert.end_nodes_inside, cert.capacity_bytes_per_s, cert.demand_bytes
-    (160.0, 8, 4.0, 640.0)
     """
     best = _best_cut(system, c, exhaustive_vertices, exact)
     if best.side is None:

@@ -38,29 +38,7 @@ parent and link, kept for every hop, and the final routes)."""
 
 
 def hop_tables(links, vertices: int) -> tuple[np.ndarray, np.ndarray]:
-    """All-pairs next hop and hop distance, indexed ``[vertex, target]`` (-1: none / unreachable).
-
-    Parameters
-    ----------
-    links : LinkTable
-        Directed links (``src``, ``dst``).
-    vertices : int
-        Number of vertices.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(next_hop, dist)``, int32 ``V x V``: the lowest-id neighbour of ``vertex`` on a
-        minimum-hop path to ``target``, and the hop count.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.custom import CustomNetwork
-    >>> net = CustomNetwork(nodes=2, switches=2, link=((0, 2), (0, 3), (2, 1), (3, 1)))
-    >>> nh, dist = hop_tables(net.links, net.vertices)
-    >>> int(nh[0, 1]), int(dist[0, 1])      # two equal paths; the lowest next vertex (s0 = 2)
-    (2, 2)
-    """
+    """All-pairs next hop and hop distance, indexed ``[vertex, target]`` (-1: none / unreachable)."""
     from scipy.sparse import csr_array          # here: scipy.sparse takes 0.2 s to import, and most commands
     from scipy.sparse.csgraph import shortest_path   # never need hop tables
     nv = vertices
@@ -90,31 +68,7 @@ def hop_tables(links, vertices: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ecmp_next_links(links, dist: np.ndarray, targets: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every link on a minimum-hop path from each vertex towards each of the first ``targets`` vertices.
-
-    Parameters
-    ----------
-    links : LinkTable
-        Directed links.
-    dist : numpy.ndarray
-        Hop distances ``[vertex, target]`` (:func:`hop_tables`).
-    targets : int
-        Targets ``0..targets-1`` (the end nodes).
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        CSR ``(ptr, link)`` keyed by ``vertex * targets + target``: the links ``u -> w`` with
-        ``dist[w, t] = dist[u, t] - 1``, lowest next vertex first.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.custom import CustomNetwork
-    >>> net = CustomNetwork(nodes=2, switches=2, link=((0, 2), (0, 3), (2, 1), (3, 1)))
-    >>> ptr, nxt = ecmp_next_links(net.links, hop_tables(net.links, 4)[1], 2)
-    >>> [net.link_name(int(x)) for x in nxt[ptr[0 * 2 + 1]:ptr[0 * 2 + 2]]]     # from n0 towards n1
-    ['n0->s0', 'n0->s1']
-    """
+    """Every link on a minimum-hop path from each vertex towards each of the first ``targets`` vertices."""
     u, v = links.src, links.dst
     nv = links.vertices
     check_memory(8 * (nv * targets + 1), f"the ECMP next-hop table of a network of {nv} vertices",
@@ -138,47 +92,9 @@ def ecmp_routes(links, dist: np.ndarray, src: np.ndarray, dst: np.ndarray, *, na
                 kind: str = "network", table: tuple[np.ndarray, np.ndarray] | None = None) -> LinkRoutes:
     """Equal-cost multipath routes of many transfers at once (per-hop even split).
 
-    Parameters
-    ----------
-    links : LinkTable
-        Directed links.
-    dist : numpy.ndarray
-        Hop distances ``[vertex, target]`` (:func:`hop_tables`).
-    src, dst : numpy.ndarray
-        Endpoints per transfer (``src == dst`` gives one empty path).
-    name : callable, optional
-        Vertex name for error messages.
-    kind : str, optional
-        The network's kind, for error messages.
-    table : tuple of numpy.ndarray, optional
-        :func:`ecmp_next_links` towards the end nodes (built here when not given).
-
-    Returns
-    -------
-    LinkRoutes
-        Multipath routes (``path_ptr``, ``path_weight``); plain single-path routes when
-        no transfer has two minimum-hop paths.
-
-    Raises
-    ------
-    RouteError
-        If some destination cannot be reached.
-    MemoryLimitError
-        If the paths would not fit in memory (the message suggests single-path routing).
-
     References
     ----------
     C. Hopps, "Analysis of an Equal-Cost Multi-Path Algorithm", RFC 2992, IETF, 2000.
-
-    Examples
-    --------
-    Two hosts joined through two switches: the transfer is split half and half.
-
-    >>> from collsim.kinds.network.custom import CustomNetwork
-    >>> net = CustomNetwork(nodes=2, switches=2, link=((0, 2), (0, 3), (2, 1), (3, 1)))
-    >>> r = ecmp_routes(net.links, hop_tables(net.links, 4)[1], np.array([0]), np.array([1]))
-    >>> r.path_ptr.tolist(), r.path_weight.tolist(), [net.link_name(int(x)) for x in r.route_links]
-    ([0, 2], [0.5, 0.5], ['n0->s0', 's0->n1', 'n0->s1', 's1->n1'])
     """
     src = np.asarray(src, dtype=INDEX).reshape(-1)
     dst = np.asarray(dst, dtype=INDEX).reshape(-1)
@@ -247,29 +163,7 @@ def ecmp_routes(links, dist: np.ndarray, src: np.ndarray, dst: np.ndarray, *, na
 
 
 def min_hop_links(links, dist: np.ndarray, nodes: int) -> np.ndarray:
-    """Which directed links lie on some minimum-hop path between two distinct end nodes.
-
-    Parameters
-    ----------
-    links : LinkTable
-        Directed links.
-    dist : numpy.ndarray
-        Hop distances ``[vertex, target]`` (:func:`hop_tables`).
-    nodes : int
-        End nodes are vertices ``0..nodes-1``.
-
-    Returns
-    -------
-    numpy.ndarray
-        Boolean per link: the links an ECMP routing of all pairs uses.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.custom import CustomNetwork
-    >>> net = CustomNetwork(nodes=2, switches=2, link=((0, 2), (2, 3), (3, 1), (0, 1)))
-    >>> min_hop_links(net.links, hop_tables(net.links, 4)[1], 2).tolist()   # only the direct link
-    [False, False, False, False, False, False, True, True]
-    """
+    """Which directed links lie on some minimum-hop path between two distinct end nodes."""
     u, v = links.src, links.dst
     used = np.zeros(len(u), bool)
     block = max(1, min(nodes, (1 << 22) // max(1, len(u))))

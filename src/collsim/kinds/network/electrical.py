@@ -26,18 +26,7 @@ class _Arcs:
     cuts_are_exact: ClassVar[bool] = True
 
     def cut_masks(self) -> list[np.ndarray]:
-        """Arcs ``[0, L)`` for every L: one link each way on a line, two on a ring.
-
-        Returns
-        -------
-        list of numpy.ndarray
-            One ``(N - 1, V)`` mask array.
-
-        Examples
-        --------
-        >>> Line(nodes=4).cut_masks()[0].sum(axis=1).tolist(), Ring(nodes=4).cut_masks()[0].shape
-        ([1, 2, 3], (3, 4))
-        """
+        """Arcs ``[0, L)`` for every L: one link each way on a line, two on a ring."""
         return [np.arange(self.vertices)[None, :] < np.arange(1, self.nodes)[:, None]]
 
     def bound_memory_bytes(self) -> int:

@@ -40,33 +40,10 @@ _REL_TOL = 1e-12
 class CutCertificate:
     """The cut that attains the exact all-gather / reduce-scatter cut bound.
 
-    Parameters
-    ----------
-    bound_s : float
-        ``demand_bytes / capacity_bytes_per_s``: seconds of link time no schedule beats.
-    side : tuple of int
-        The vertex set ``S`` (end nodes ``0..N-1`` and switches), sorted.
-    end_nodes_inside : int
-        End nodes in ``S``.
-    capacity_bytes_per_s : float
-        Summed bandwidth of the links entering ``S`` (all-gather) or leaving it (reduce-scatter).
-    demand_bytes : float
-        ``(N - end_nodes_inside) * size_bytes``: bytes that must cross those links.
-    direction : str
-        ``"in"`` (all-gather: links entering ``S``) or ``"out"`` (reduce-scatter).
-
     References
     ----------
     L. R. Ford, D. R. Fulkerson, "Maximal flow through a network", Canadian Journal of
     Mathematics 8, 1956 (no schedule moves more than a cut's capacity across it).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.kinds.network.electrical import Line
-    >>> allgather_certificate(Line(nodes=3, link_bandwidth_bytes_per_s=10.0), make_collective("allgather", 3, 5))
-    CutCertificate(bound_s=1.0, side=(0,), end_nodes_inside=1, capacity_bytes_per_s=10.0, demand_bytes=10.0, \
-direction='in')
     """
 
     bound_s: float
@@ -224,40 +201,11 @@ def max_cut_ratio(system: Network, direction: str = "in",
                   max_work: int | None = None) -> tuple[float, tuple[int, ...], int, float]:
     """Exact ``max over S of (N - e(S)) / c(S)`` with ``c`` the bandwidth into (or out of) ``S``.
 
-    Parameters
-    ----------
-    system : Network
-        Any network; links of zero bandwidth are ignored.
-    direction : {"in", "out"}
-        ``"in"``: links entering ``S`` (all-gather); ``"out"``: leaving it (reduce-scatter).
-    max_work : int, optional
-        Give up (:class:`WorkLimitError`, an InputError) once the searches have scanned more
-        links than this (None: never; :func:`work_budget` is the bounds' budget).  Long rings are
-        the slow case: flow must go the long way round, O(N^2) searches or worse.
-
-    Returns
-    -------
-    tuple
-        ``(ratio, side, end_nodes_inside, capacity)``: blocks per byte/s, the sorted vertex set,
-        its end-node count and its capacity in bytes/s.
-
-    Raises
-    ------
-    InputError
-        An end node that some other end node cannot reach, a negative or non-finite bandwidth,
-        fewer than two end nodes, an unknown direction, or ``max_work`` exceeded.
-
     References
     ----------
     W. Dinkelbach, "On nonlinear fractional programming", Management Science 13(7), 1967;
     G. Gallo, M. D. Grigoriadis, R. E. Tarjan, "A fast parametric maximum flow algorithm and
     applications", SIAM Journal on Computing 18(1), 1989.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Line
-    >>> max_cut_ratio(Line(nodes=4, link_bandwidth_bytes_per_s=1.0))   # an end: 3 blocks over 1 link
-    (3.0, (0,), 1, 1.0)
     """
     if direction not in ("in", "out"):
         raise InputError(f"direction must be 'in' or 'out', not {direction!r}")
@@ -289,30 +237,6 @@ def min_cut(system: Network, first: int = 0, direction: str = "in",
             max_work: int | None = None) -> tuple[float, tuple[int, ...], int]:
     """Exact smallest capacity into (or out of) a vertex set ``S`` without ``first`` and with an end node.
 
-    Parameters
-    ----------
-    system : Network
-        Any network; links of zero bandwidth are ignored.
-    first : int, optional
-        An end node kept outside ``S`` (the root of a broadcast or reduce).
-    direction : {"in", "out"}
-        ``"in"``: links entering ``S``; ``"out"``: leaving it.
-    max_work : int, optional
-        As for :func:`max_cut_ratio`.
-
-    Returns
-    -------
-    tuple
-        ``(capacity, side, end_nodes_inside)``: bytes/s, the sorted vertex set and its end nodes.
-        ``m / capacity`` is the cut bound of a broadcast from ``first`` (``"in"``), a reduce to it
-        (``"out"``), and, the smaller of both directions, of an all-reduce (its demand is ``m``
-        across every cut with end nodes on both sides, :func:`collsim.kinds.network.cuts.cut_demand_bytes`).
-
-    Raises
-    ------
-    InputError
-        As :func:`max_cut_ratio`, or ``first`` not an end node.
-
     Notes
     -----
     The all-gather search with no super source: sinks in breadth-first order from ``first`` join
@@ -324,12 +248,6 @@ def min_cut(system: Network, first: int = 0, direction: str = "in",
     J. Hao, J. B. Orlin, "A faster algorithm for finding the minimum cut in a directed graph",
     Journal of Algorithms 17(3), 1994; L. R. Ford, D. R. Fulkerson, "Maximal flow through a
     network", Canadian Journal of Mathematics 8, 1956.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Line
-    >>> min_cut(Line(nodes=4, link_bandwidth_bytes_per_s=1.0), first=0)   # one link into node 3
-    (1.0, (3,), 1)
     """
     if direction not in ("in", "out"):
         raise InputError(f"direction must be 'in' or 'out', not {direction!r}")
@@ -358,27 +276,6 @@ def min_cut(system: Network, first: int = 0, direction: str = "in",
 def allgather_certificate(system: Network, collective: Collective) -> CutCertificate:
     """Exact cut bound of an all-gather or reduce-scatter on any network, with the cut attaining it.
 
-    Parameters
-    ----------
-    system : Network
-        Any network: end nodes ``0..N-1`` and switches, one-way and heterogeneous links.
-    collective : Collective
-        An ``allgather`` (links entering the side) or ``reducescatter`` (links leaving it)
-        on ``system.nodes`` nodes; ``size_bytes`` is each node's block.
-
-    Returns
-    -------
-    CutCertificate
-        ``bound_s`` is the largest ``(N - e(S)) m / c(S)`` over every vertex set ``S``
-        with ``1 <= e(S) <= N - 1`` end nodes -- the same value as the maximum over every cut
-        of :func:`collsim.kinds.network.cuts.cut_demand_bytes` / capacity -- and ``side`` a set
-        attaining it.
-
-    Raises
-    ------
-    InputError
-        Another collective, a node-count mismatch, or an end node some end node cannot reach.
-
     Notes
     -----
     Parametric max-flow with warm starts (module docstring): one augmenting-path max-flow per
@@ -399,15 +296,6 @@ def allgather_certificate(system: Network, collective: Collective) -> CutCertifi
     1994 (sinks joining the source one by one); L. Zhao et al., "ForestColl: Efficient
     collective communications on heterogeneous network fabrics", arXiv 2402.06787, 2024 (the
     same optimum as the all-gather throughput of spanning-tree packings).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.kinds.network.mesh_torus import Mesh
-    >>> mesh = Mesh.from_dims((5, 5), link_bandwidth_bytes_per_s=50 * 2**30)
-    >>> cert = allgather_certificate(mesh, make_collective("allgather", 25, 2**30 // 25))
-    >>> round(cert.bound_s * 1e3, 3), cert.end_nodes_inside, cert.capacity_bytes_per_s / 2**30
-    (9.6, 1, 100.0)
     """
     kind = collective.kind
     if collective.type.exact_cut != "ratio":

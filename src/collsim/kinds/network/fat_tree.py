@@ -45,25 +45,7 @@ from ...core.validate import integer
 
 
 def fat_tree_capacity(k: int, levels: int) -> int:
-    """Number of hosts of a full fat tree.
-
-    Parameters
-    ----------
-    k : int
-        Switch ports (even).
-    levels : int
-        2 (leaf–spine) or 3 (Al-Fares).
-
-    Returns
-    -------
-    int
-        ``k**2/2`` for 2 levels, ``k**3/4`` for 3.
-
-    Examples
-    --------
-    >>> fat_tree_capacity(16, 3), fat_tree_capacity(4, 2)
-    (1024, 8)
-    """
+    """Number of hosts of a full fat tree."""
     return k * k // 2 if levels == 2 else k ** 3 // 4
 
 

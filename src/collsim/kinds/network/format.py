@@ -35,21 +35,7 @@ def _network_route(tr: dict, system, step: int, t: int, where: str, out: list[in
 
 
 class LinkReader:
-    """Collects the vertex paths of network transfers as link ids (ECMP: ``paths`` and ``shares``).
-
-    Parameters
-    ----------
-    system : Network
-        The network the file's schedule runs on.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> r = LinkReader(Ring(nodes=4))
-    >>> r.add({"path": [0, 1, 2], "src": 0, "dst": 2}, 0, 0, "t0")
-    >>> r.finish(str).hops.tolist()
-    [2]
-    """
+    """Collects the vertex paths of network transfers as link ids (ECMP: ``paths`` and ``shares``)."""
 
     KEYS = frozenset({"path", "paths", "shares"})  # a transfer's route fields
 
@@ -94,28 +80,7 @@ class LinkReader:
 
 
 def link_fields(s: Schedule, t: int, with_path: bool) -> dict[str, Any]:
-    """Transfer ``t``'s route in a schedule file: its ``path`` of vertices, or ECMP ``paths`` and ``shares``.
-
-    Parameters
-    ----------
-    s : Schedule
-        A schedule on a network.
-    t : int
-        The transfer.
-    with_path : bool
-        Unused: a network route is always its vertices.
-
-    Returns
-    -------
-    dict
-        ``{"path": [...]}``, or ``{"paths": [...], "shares": [...]}`` for a split transfer.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> link_fields(collsim.build("ring", "star", "allgather", 1024, nodes=3), 0, True)
-    {'path': [0, 3, 1]}
-    """
+    """Transfer ``t``'s route in a schedule file: its ``path`` of vertices, or ECMP ``paths`` and ``shares``."""
     r = s.routes
     p0, p1 = (int(r.path_ptr[t]), int(r.path_ptr[t + 1])) if r.multipath else (t, t + 1)
     paths = [[int(s.src[t])] + s.system.links.dst[r.route_links[r.route_ptr[p]:r.route_ptr[p + 1]]].tolist()

@@ -53,25 +53,9 @@ MAX_CAPACITY_SPREAD = 1e12
 def lp_size(system) -> dict[str, int]:
     """Variables, rows and nonzeros of the max-concurrent-flow LP of a network, without building it.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-
-    Returns
-    -------
-    dict
-        ``variables``, ``rows``, ``nonzeros`` and ``bytes`` (the estimated peak memory of the solve).
-
     References
     ----------
     F. Shahrokhi, D. W. Matula, "The maximum concurrent flow problem", JACM 37(2), 1990.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> lp_size(Ring(nodes=4))
-    {'variables': 33, 'rows': 24, 'nonzeros': 112, 'bytes': 67200}
     """
     n, v = system.nodes, system.vertices
     links = system.link_count()
@@ -83,39 +67,9 @@ def lp_size(system) -> dict[str, int]:
 def check_lp_size(system, max_variables: int = MAX_VARIABLES) -> dict[str, int]:
     """Refuse, before building anything, an LP that would exceed memory or the variable limit.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-    max_variables : int, optional
-        Most flow variables allowed (default :data:`MAX_VARIABLES`).
-
-    Returns
-    -------
-    dict
-        :func:`lp_size`.
-
-    Raises
-    ------
-    MemoryLimitError
-        If the estimated memory exceeds collsim's limit, or the LP has more than ``max_variables``
-        variables (message with the estimate): refused before it starts, so ``compare`` skips the
-        algorithm and goes on.
-
     References
     ----------
     F. Shahrokhi, D. W. Matula, "The maximum concurrent flow problem", JACM 37(2), 1990.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> mesh = load_system("mesh", dims=(64, 64))
-    >>> lp_size(mesh)["variables"]
-    66060289
-    >>> check_lp_size(mesh)
-    Traceback (most recent call last):
-    ...
-    collsim.core.limits.MemoryLimitError: the all-to-all max-concurrent-flow LP of the mesh network of 4096 nodes has ...
     """
     size = lp_size(system)
     what = (f"the all-to-all max-concurrent-flow LP of the {system.kind} network of {system.nodes} nodes has "
@@ -131,29 +85,9 @@ def check_lp_size(system, max_variables: int = MAX_VARIABLES) -> dict[str, int]:
 class McfSolution:
     """An optimal max-concurrent flow of an all-to-all (see :func:`solve_mcf`).
 
-    Parameters
-    ----------
-    throughput_bytes_per_s : float
-        ``λ*``: the rate every ordered pair of end nodes can sustain at once.
-    flow : numpy.ndarray
-        ``(N, L)`` bytes/s of source ``s``'s commodity on each directed link.
-    length : numpy.ndarray
-        Dual link lengths ``d_e`` (the certificate), normalised to ``Σ c_e d_e = 1``.
-    solve_s : float
-        Wall time of the HiGHS solve.
-    size : dict
-        :func:`lp_size`.
-
     References
     ----------
     F. Shahrokhi, D. W. Matula, "The maximum concurrent flow problem", JACM 37(2), 1990.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Star
-    >>> sol = solve_mcf(Star(nodes=3, link_bandwidth_bytes_per_s=1e9))
-    >>> round(sol.throughput_bytes_per_s / 1e9, 6), sol.size["variables"]
-    (0.5, 19)
     """
 
     throughput_bytes_per_s: float
@@ -167,32 +101,9 @@ class McfSolution:
 class McfBound:
     """The all-to-all max-concurrent-flow lower bound (see :func:`mcf_bound`).
 
-    Parameters
-    ----------
-    time_s : float
-        ``bandwidth_time_s + latency_s``: no all-to-all schedule is faster.
-    bandwidth_time_s : float
-        ``size_bytes / throughput_bytes_per_s``.
-    latency_s : float
-        The smallest fixed cost of any transfer (start-up plus the lowest link latency): the
-        last byte still has to arrive.
-    throughput_bytes_per_s : float
-        ``λ*`` per ordered pair.
-    certificate : str
-        The dual argument in words, with the links of largest length.
-    solve_s : float
-        LP solve time.
-
     References
     ----------
     F. Shahrokhi, D. W. Matula, "The maximum concurrent flow problem", JACM 37(2), 1990.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Star
-    >>> b = mcf_bound(Star(nodes=3, link_bandwidth_bytes_per_s=1e9, link_latency_s=1e-6), 1000)
-    >>> round(b.bandwidth_time_s * 1e6, 6), b.latency_s, round(b.time_s * 1e6, 6)
-    (2.0, 1e-06, 3.0)
     """
 
     time_s: float
@@ -255,20 +166,6 @@ def _check_reachable(system) -> None:
 def solve_mcf(system, *, max_variables: int = MAX_VARIABLES, time_limit_s: float = TIME_LIMIT_S) -> McfSolution:
     """Solve the all-to-all max-concurrent-flow LP of a network with HiGHS (``scipy.optimize.linprog``).
 
-    Parameters
-    ----------
-    system : Network
-        The network (any kind: switches, heterogeneous bandwidths, one-way links).
-    max_variables : int, optional
-        Refuse larger LPs before building them (:func:`check_lp_size`).
-    time_limit_s : float, optional
-        HiGHS's time limit.
-
-    Returns
-    -------
-    McfSolution
-        ``λ*``, the per-source link flows and the dual link lengths.
-
     Notes
     -----
     The LP is first solved with each source's flow restricted to its minimum-hop links (a
@@ -277,30 +174,11 @@ def solve_mcf(system, *, max_variables: int = MAX_VARIABLES, time_limit_s: float
     (within 1e-6) it is the full optimum; otherwise the links on shortest ``d``-paths are
     added and the LP solved again, up to :data:`MAX_ROUNDS` times, then the full LP.
 
-    Raises
-    ------
-    InputError
-        An LP too large (with the estimate), fewer than two end nodes, or an end node that cannot
-        reach another (named).
-    UnsupportedError
-        Link bandwidths that span more than :data:`MAX_CAPACITY_SPREAD` (refused before solving:
-        the solver's tolerances are relative), or an LP HiGHS does not solve (time limit, numerics).
-
     References
     ----------
     F. Shahrokhi, D. W. Matula, "The maximum concurrent flow problem", JACM 37(2), 1990;
     Q. Huangfu, J. A. J. Hall, "Parallelizing the dual revised simplex method", Mathematical
     Programming Computation 10, 2018.
-
-    Examples
-    --------
-    A 4-node ring of 1 GB/s links: 8 pairs at 1 hop and 4 at 2 hops cross 16 links' worth of
-    ``λ`` over 8 links, so ``λ* = 1/2`` GB/s (every link full).
-
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> sol = solve_mcf(Ring(nodes=4, link_bandwidth_bytes_per_s=1e9))
-    >>> round(sol.throughput_bytes_per_s / 1e9, 6), sol.flow.shape
-    (0.5, (4, 8))
     """
     from scipy.optimize import linprog
     n = system.nodes
@@ -357,33 +235,9 @@ def solve_mcf(system, *, max_variables: int = MAX_VARIABLES, time_limit_s: float
 def mcf_bound(system, size_bytes: int, *, solution: McfSolution | None = None) -> McfBound:
     """The max-concurrent-flow lower bound on the time of an all-to-all of ``size_bytes`` per pair.
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-    size_bytes : int
-        Each (source, destination) block, as in collsim's all-to-all.
-    solution : McfSolution, optional
-        A solved LP of this network (:func:`solve_mcf`; solved here if not given).
-
-    Returns
-    -------
-    McfBound
-        Time, ``λ*`` and a certificate: the dual link lengths' argument.
-
     References
     ----------
     F. Shahrokhi, D. W. Matula, "The maximum concurrent flow problem", JACM 37(2), 1990.
-
-    Examples
-    --------
-    A star of 4 hosts (1 GB/s links, no latency): each host sends and receives 3 blocks through its
-    one link, so ``λ* = 1/3`` GB/s and 1000-byte blocks need 3 µs.
-
-    >>> from collsim.kinds.network.electrical import Star
-    >>> b = mcf_bound(Star(nodes=4, link_bandwidth_bytes_per_s=1e9, link_latency_s=0), 1000)
-    >>> round(b.time_s * 1e6, 6), round(b.throughput_bytes_per_s / 1e9, 6)
-    (3.0, 0.333333)
     """
     sol = solve_mcf(system) if solution is None else solution
     lt = system.links

@@ -30,40 +30,7 @@ _ANSWERS_S: dict[int, float] = {}  # id(schedule) -> its simulated time, while t
 
 @dataclass(frozen=True)
 class NetworkPart:
-    """The network's fields of a result row.
-
-    Parameters
-    ----------
-    link_bandwidth_bytes_per_s, link_latency_s : float
-        The network's link parameters: its default, which a custom network's links may each
-        override (the ranges below say what the links have).
-    max_link_load : int
-        The most flows sharing one directed link in one step.
-    alpha_beta_time_s : float
-        The alpha-beta estimate (:meth:`NetworkModel.time`): an algorithm's registered formula, which
-        ignores shared links and can be below the lower bound, or the schedule's, which counts every
-        link's load; never the row's answer.
-    simulated_time_s : float
-        The flow simulator's time (bulk-synchronous steps, max-min fair sharing): the row's
-        ``time_s``, kept under this name too.
-    per_node_throughput_bytes_per_s : float or None
-        All-to-all only: bytes each node sends to the others per simulated second.
-    time_model : str
-        Which closed form ``alpha_beta_time_s`` is.
-    min_link_bandwidth_bytes_per_s, max_link_bandwidth_bytes_per_s : float or None
-        The least and the most bandwidth of any link (:func:`link_ranges`; None in a row
-        stored without them: the default above).
-    min_link_latency_s, max_link_latency_s : float or None
-        The least and the most latency of any link.
-
-    Examples
-    --------
-    >>> from collsim import build
-    >>> s = build("ring", "ring", "allgather", 1024, nodes=4)
-    >>> part = NetworkModel().row_part(s, None, {})
-    >>> part.max_link_load, part.time_model, part.title()
-    (1, 'alpha-beta (schedule)', '12.5GB/s links, 1 µs latency')
-    """
+    """The network's fields of a result row."""
 
     link_bandwidth_bytes_per_s: float
     link_latency_s: float
@@ -78,19 +45,7 @@ class NetworkPart:
     max_link_latency_s: float | None
 
     def title(self) -> str:
-        """The system part of a comparison table's title: what the links have, a range where they differ.
-
-        Returns
-        -------
-        str
-            ``"12.5GB/s links, 1 µs latency"``; ``"12.5GB/s–50GB/s links, 1 µs–2 µs latency"`` on a
-            custom network whose links differ (never the default alone when no link has it).
-
-        Examples
-        --------
-        >>> NetworkPart(12.5e9, 1e-6, 1, 1.0, 1.0, None, "x", 12.5e9, 5e10, 1e-6, 2e-6).title()
-        '12.5GB/s–50GB/s links, 1 µs–2 µs latency'
-        """
+        """The system part of a comparison table's title: what the links have, a range where they differ."""
         def span(lo: float | None, hi: float | None, default: float, fmt) -> str:
             lo, hi = (default, default) if lo is None or hi is None else (lo, hi)
             return fmt(lo) if lo == hi else f"{fmt(lo)}\u2013{fmt(hi)}"
@@ -101,18 +56,7 @@ class NetworkPart:
 
     @staticmethod
     def columns() -> list[Column]:
-        """This kind's columns of a comparison table, in order (after ``block times``).
-
-        Returns
-        -------
-        list of Column
-            Key, header, cell text and meaning of each.
-
-        Examples
-        --------
-        >>> [c.key for c in NetworkPart.columns()][:3]
-        ['block_steps', 'max_hops', 'max_link_load']
-        """
+        """This kind's columns of a comparison table, in order (after ``block times``)."""
         return list(_COLUMNS)
 
 
@@ -129,54 +73,14 @@ def _alpha_beta(row) -> str:
 
 
 def below_bound(row) -> bool:
-    """Whether a network row's alpha-beta time is below the lower bound (an algorithm's formula can be).
-
-    Parameters
-    ----------
-    row : Result
-        A result row of an electrical network.
-
-    Returns
-    -------
-    bool
-        True when ``alpha_beta_time_s < lower_bound_s`` (by more than rounding): an algorithm's
-        closed form ignores that flows share links, so it promises a time no schedule can reach (the
-        schedule's own alpha-beta time counts them and never is).  The row's answer, ``time_s`` (the
-        simulated time), is never below the bound.
-
-    Examples
-    --------
-    >>> from collsim.pipeline import run
-    >>> from collsim.systems import load_system
-    >>> below_bound(run("pairwise", load_system("mesh", dims=(8, 8)), "alltoall", 2**20))
-    True
-    """
+    """Whether a network row's alpha-beta time is below the lower bound (an algorithm's formula can be)."""
     lb = getattr(row, "lower_bound_s", None)
     estimate = getattr(row, "alpha_beta_time_s", None)
     return lb is not None and estimate is not None and estimate < lb * (1 - 1e-9)
 
 
 def link_ranges(system) -> dict[str, float]:
-    """The least and the most bandwidth and latency of the network's links (vectorised over its link table).
-
-    Parameters
-    ----------
-    system : Network
-        The network.
-
-    Returns
-    -------
-    dict
-        ``min_link_bandwidth_bytes_per_s``, ``max_link_bandwidth_bytes_per_s``, ``min_link_latency_s``,
-        ``max_link_latency_s`` (the system's defaults when it has no link).
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.custom import CustomNetwork
-    >>> net = CustomNetwork(nodes=2, switches=1, link=({"a": 0, "b": 2, "bandwidth": "100Gb/s"}, (1, 2)))
-    >>> link_ranges(net)["min_link_bandwidth_bytes_per_s"], link_ranges(net)["max_link_bandwidth_bytes_per_s"]
-    (12500000000.0, 12500000000.0)
-    """
+    """The least and the most bandwidth and latency of the network's links (vectorised over its link table)."""
     lt = system.links
     bw, lat = lt.bandwidth_bytes_per_s, lt.latency_s
     if not len(bw):
@@ -235,25 +139,6 @@ def idle_note(system, collective: str | None = None) -> str | None:
     routing over two spines, D-mod-k on a partly filled fat tree) reads as inefficient when it is
     the routing, not the schedule, that wastes them (:meth:`Network.idle_resources`; networks
     with switches, and custom ones, up to 1024 end nodes).
-
-    Parameters
-    ----------
-    system : Network
-        The network.
-    collective : str, optional
-        Canonical collective name, for the wording (``"in this all-to-all"``).
-
-    Returns
-    -------
-    str or None
-        Idle switches first; idle links only when no switch is idle.
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.custom import CustomNetwork
-    >>> two = ((0, 2), (0, 3), (1, 2), (1, 3))
-    >>> print(idle_note(CustomNetwork(nodes=2, switches=2, link=two, routing="single-path"), "alltoall"))
-    warning: 1 of 2 switches carries no traffic in this all-to-all: s1 (no route crosses it under routing = "single-path"; -S routing=ecmp splits traffic over the equal-cost paths)
     """
     if not (system.switches or system.kind == "custom"):  # switchless grids: nothing to warn
         return None
@@ -275,16 +160,7 @@ def idle_note(system, collective: str | None = None) -> str | None:
 
 
 class NetworkModel(KindModel):
-    """Electrical networks (:class:`~collsim.kinds.network.network.Network` and every topology).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.kinds import model_for
-    >>> s = collsim.build("ring", "ring", "allgather", 1000, nodes=4)
-    >>> model_for(s.system).time(s).time_s > 0
-    True
-    """
+    """Electrical networks (:class:`~collsim.kinds.network.network.Network` and every topology)."""
 
     name = "network"
     part_class = NetworkPart
@@ -292,26 +168,7 @@ class NetworkModel(KindModel):
     route_format = LINK_FORMAT
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
-        """Route every transfer with the network's rule (route hints honoured); strategy unused.
-
-        Parameters
-        ----------
-        system : Network
-            The network.
-        logical : LogicalSchedule
-            The algorithm's rounds.
-        strategy : str or callable, optional
-            Ignored (networks have no channels to assign).
-        algorithm : str, optional
-            Name recorded in the schedule.
-        params : Mapping, optional
-            Parameters recorded.
-
-        Returns
-        -------
-        Schedule
-            With :class:`~collsim.kinds.network.routes.LinkRoutes`.
-        """
+        """Route every transfer with the network's rule (route hints honoured); strategy unused."""
         return realize_network(system, logical, algorithm=algorithm, params=params)
 
     def check_resources(self, schedule) -> None:

@@ -20,36 +20,12 @@ from ...core.route_base import Routes
 class LinkRoutes(Routes):
     """Routes of transfers on an electrical network: directed link ids in order, one or more paths each.
 
-    Parameters
-    ----------
-    route_ptr, route_links : numpy.ndarray
-        CSR over *paths*: path ``p`` crosses ``route_links[route_ptr[p]:route_ptr[p+1]]``.
-        Without ``path_ptr`` there is one path per transfer, so path ``t`` is transfer ``t``'s route.
-    path_ptr : numpy.ndarray or None
-        Multipath routes (ECMP): transfer ``t`` is split over paths ``path_ptr[t]:path_ptr[t+1]``
-        (at least one each).  None: one path per transfer.
-    path_weight : numpy.ndarray or None
-        Share of its transfer's bytes each path carries (a fluid split; each transfer's shares
-        sum to 1).  None: every path carries its whole transfer.
-
     Notes
     -----
     A multipath transfer is one transfer of the schedule (one row, one ``hops`` value: its
     longest path); what crosses a link is the share of its bytes on each path that crosses
     it.  Code that reads routes per transfer uses :attr:`path_owner` and :attr:`weights`
     (``arange`` and ones for single-path routes), so one code path serves both.
-
-    Examples
-    --------
-    >>> r = LinkRoutes(np.array([0, 1, 3]), np.array([5, 2, 7]))
-    >>> r.hops.tolist(), r.take(np.array([1])).route_links.tolist()
-    ([1, 2], [2, 7])
-    >>> m = LinkRoutes(np.array([0, 2, 4, 5]), np.array([1, 3, 2, 4, 9]), np.array([0, 2, 3]),
-    ...                np.array([0.5, 0.5, 1.0]))     # transfer 0 split over two paths
-    >>> len(m), m.multipath, m.hops.tolist(), m.path_owner.tolist()
-    (2, True, [2, 1], [0, 0, 1])
-    >>> m.take(np.array([1, 0])).route_links.tolist()
-    [9, 1, 3, 2, 4]
     """
 
     route_ptr: np.ndarray
@@ -106,18 +82,7 @@ class LinkRoutes(Routes):
         return out
 
     def path_bounds(self, transfer_bounds: np.ndarray) -> np.ndarray:
-        """Path index of transfer boundaries (identity for single-path routes).
-
-        Parameters
-        ----------
-        transfer_bounds : numpy.ndarray
-            Transfer indices (``0..len``), e.g. a schedule's step bounds.
-
-        Returns
-        -------
-        numpy.ndarray
-            The first path of each of those transfers (``paths`` at the end).
-        """
+        """Path index of transfer boundaries (identity for single-path routes)."""
         return np.asarray(transfer_bounds) if not self.multipath else self.path_ptr[transfer_bounds]
 
     def channels(self) -> np.ndarray:
@@ -125,18 +90,7 @@ class LinkRoutes(Routes):
         return np.ones(len(self), np.int32)
 
     def take(self, rows: np.ndarray) -> "LinkRoutes":
-        """Rows ``rows`` in that order.
-
-        Parameters
-        ----------
-        rows : numpy.ndarray
-            Row indices.
-
-        Returns
-        -------
-        LinkRoutes
-            The subset.
-        """
+        """Rows ``rows`` in that order."""
         if not self.multipath:
             return LinkRoutes(*permute_csr(self.hops, self.route_links, rows))
         pptr, pidx = permute_csr(np.diff(self.path_ptr), np.arange(self.paths, dtype=INDEX), rows)
@@ -193,24 +147,7 @@ class LinkRoutes(Routes):
             yield k + a * nlinks, (c.astype(INDEX) if w is None else c)
 
     def entry_link_loads(self, step_bounds: np.ndarray, system: Any, amount: np.ndarray):
-        """What every route entry's link carries in the entry's step, summed over the step's paths, block by block.
-
-        Parameters
-        ----------
-        step_bounds : numpy.ndarray
-            The schedule's step boundaries (transfers ``step_bounds[s]:step_bounds[s+1]`` are step ``s``).
-        system : Network
-            The network (its link count).
-        amount : numpy.ndarray
-            Per path, what it puts on each link it crosses (bytes: its transfer's size times its share).
-
-        Yields
-        ------
-        tuple
-            ``(first_path, end_path, loads)``: for the entries of paths ``first_path:end_path``
-            (``route_ptr[first_path]:route_ptr[end_path]``), the summed ``amount`` of every path of the
-            same step that crosses the same link.  Bounded temporaries, as :meth:`link_load_blocks`.
-        """
+        """What every route entry's link carries in the entry's step, summed over the step's paths, block by block."""
         nlinks = len(system.links)
         for _, first, end, local, w, dense in self._step_link_blocks(step_bounds, nlinks, amount):
             if dense:

@@ -26,42 +26,10 @@ def realize_network(system, logical: LogicalSchedule, *, algorithm: str = "custo
                     params: Mapping[str, Any] | None = None) -> Schedule:
     """Route every transfer on a network; logical round ``r`` becomes step ``r`` (empty rounds dropped).
 
-    Parameters
-    ----------
-    system : Network
-        The network.
-    logical : LogicalSchedule
-        Transfers in rounds (optional route hints in ``via``).
-    algorithm : str, optional
-        Name recorded in the schedule.
-    params : Mapping, optional
-        Parameters recorded in the schedule.
-
-    Returns
-    -------
-    Schedule
-        Physical schedule with :class:`~collsim.kinds.network.routes.LinkRoutes`.
-
-    Raises
-    ------
-    UnsupportedError
-        For wavelength bands (``stripe``), which electrical links do not have.
-    RouteError
-        If the network's routing fails.
-
     References
     ----------
     W. J. Dally, B. Towles, *Principles and Practices of Interconnection Networks*,
     Morgan Kaufmann 2004 (deterministic routing: dimension order, up/down).
-
-    Examples
-    --------
-    >>> from collsim.kinds.network.electrical import Ring
-    >>> from collsim.algorithms import build_logical
-    >>> net = Ring(nodes=4)
-    >>> s = realize_network(net, build_logical("ring", net, "allgather", 64)[0])
-    >>> s.num_steps, s.hops.tolist()[:4]
-    (3, [1, 1, 1, 1])
     """
     if logical.band is not None and (logical.band > 1).any():
         raise UnsupportedError(f"{system.kind} networks have no wavelength bands; stripe > 1 applies to "

@@ -23,27 +23,7 @@ def _int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
 
 
 def mlfm_counts(d: int, last_layer_servers: int | None = None) -> dict[str, int]:
-    """Structural counts of the whole MLFM machine (no graph is built).
-
-    Parameters
-    ----------
-    d : int
-        Half the switch radix: d layers of d + 1 leaves, d servers per leaf.
-    last_layer_servers : int, optional
-        Servers per leaf in the last layer, 1..d (default d).
-
-    Returns
-    -------
-    dict
-        ``servers, leaves, spines, switches, radix, layers, columns``, ports used per leaf
-        and spine, ``cables``.  E.g. ``mlfm_counts(18)``: 6156 servers, 342 leaves, 171 spines.
-
-    Examples
-    --------
-    >>> c = mlfm_counts(3, last_layer_servers=2)       # the seed's §3 test bed
-    >>> c["servers"], c["leaves"], c["spines"], c["cables"]
-    (32, 12, 6, 68)
-    """
+    """Structural counts of the whole MLFM machine (no graph is built)."""
     d = _int("d", d, 1)
     q = d if last_layer_servers is None else _int("last_layer_servers", last_layer_servers, 1, d)
     servers, leaves, spines = ((d - 1) * d + q) * (d + 1), d * (d + 1), d * (d + 1) // 2
@@ -59,23 +39,6 @@ def fat_tree_counts(radix: int, levels: int) -> dict[str, int]:
     Two levels: R leaves (R/2 hosts, R/2 up-links each) under R/2 spines of R ports:
     R²/2 hosts.  Three levels: R pods of R/2 edge and R/2 aggregation switches under
     (R/2)² cores, R/2 hosts per edge switch: R³/4 hosts.
-
-    Parameters
-    ----------
-    radix : int
-        Switch port count R, even.
-    levels : int
-        2 or 3.
-
-    Returns
-    -------
-    dict
-        ``levels, hosts, switches`` for ``radix`` R (even) and ``levels`` 2 or 3.
-
-    Examples
-    --------
-    >>> fat_tree_counts(36, 2), fat_tree_counts(4, 3)
-    ({'levels': 2, 'hosts': 648, 'switches': 54}, {'levels': 3, 'hosts': 16, 'switches': 20})
     """
     R = _int("radix", radix, 2)
     levels = integer("fat tree: levels", levels, lo=2, hi=3)
@@ -87,26 +50,7 @@ def fat_tree_counts(radix: int, levels: int) -> dict[str, int]:
 
 
 def compare_with_fat_tree(radix: int) -> dict[str, Any]:
-    """MLFM versus two- and three-level fat trees of one switch radix ([MLFM16] §1: 6156 vs 648 at R = 36).
-
-    Parameters
-    ----------
-    radix : int
-        Switch port count, even (MLFM uses d = radix/2).
-
-    Returns
-    -------
-    dict
-        Servers/hosts and switches of each (``mlfm_*``, ``fat_tree_2_*``, ``fat_tree_3_*``),
-        switches per server, ``servers_ratio_vs_fat_tree_2`` and
-        ``switch_saving_per_server_vs_fat_tree_3`` (3/R versus 5/R: 40 % for every R).
-
-    Examples
-    --------
-    >>> c = compare_with_fat_tree(36)
-    >>> c["mlfm_servers"], c["fat_tree_2_hosts"], c["fat_tree_3_hosts"]
-    (6156, 648, 11664)
-    """
+    """MLFM versus two- and three-level fat trees of one switch radix ([MLFM16] §1: 6156 vs 648 at R = 36)."""
     R = _int("radix", radix, 2)
     if R % 2:
         raise InputError(f"radix must be even (MLFM uses 2d-port switches), got {R}")

@@ -8,13 +8,7 @@ from .model import NetworkModel, below_bound, idle_note
 
 
 class NetworkView(KindView):
-    """The network kind's words (:class:`~collsim.kinds.view.KindView`).
-
-    Examples
-    --------
-    >>> NetworkView.legend_title
-    'compare on electrical networks'
-    """
+    """The network kind's words (:class:`~collsim.kinds.view.KindView`)."""
 
     legend_title = "compare on electrical networks"
     instance_keys = ("link_bandwidth_bytes_per_s", "link_latency_s", "min_link_bandwidth_bytes_per_s",

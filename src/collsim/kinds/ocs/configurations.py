@@ -16,25 +16,7 @@ import numpy as np
 
 
 def circuit_ids(u, v, nodes: int) -> np.ndarray:
-    """Link id of circuit ``u -> v`` in the OCS's complete digraph (``u (N-1) + v - [v > u]``).
-
-    Parameters
-    ----------
-    u, v : array_like of int
-        Distinct end nodes.
-    nodes : int
-        N.
-
-    Returns
-    -------
-    numpy.ndarray
-        Link ids in ``0 .. N(N-1)-1``.
-
-    Examples
-    --------
-    >>> circuit_ids([0, 0, 1, 3], [1, 3, 0, 2], 4).tolist()
-    [0, 2, 3, 11]
-    """
+    """Link id of circuit ``u -> v`` in the OCS's complete digraph (``u (N-1) + v - [v > u]``)."""
     u = np.asarray(u, dtype=np.int64)
     v = np.asarray(v, dtype=np.int64)
     return u * (nodes - 1) + v - (v > u)
@@ -88,28 +70,11 @@ def circuit_configurations(nodes: int, ports: int) -> tuple[tuple[str, np.ndarra
     Self-circuits and repeats are dropped; a candidate that leaves some node more than ``p``
     circuits in, or is not strongly connected, or repeats an earlier one, is left out.
 
-    Parameters
-    ----------
-    nodes, ports : int
-        N and p (``1 <= p <= N - 1``).
-
-    Returns
-    -------
-    tuple of (str, numpy.ndarray)
-        ``(name, circuit ids)`` (:func:`circuit_ids`) per configuration.
-
     References
     ----------
     M. Imase, M. Itoh, "A design for directed graphs with minimum diameter", IEEE Trans. Computers
     C-32(8), 1983; S. M. Reddy, D. K. Pradhan, J. G. Kuhl, "Directed graphs with minimal diameter
     and maximal connectivity", School of Engineering, Oakland University, 1980.
-
-    Examples
-    --------
-    >>> [(name, len(ids)) for name, ids in circuit_configurations(8, 2)]
-    [('circulant 1..2', 16), ('circulant spread', 16), ('Kautz-like', 14), ('de Bruijn-like', 14)]
-    >>> circuit_configurations(4, 1)[0][1].tolist()            # the ring 0 -> 1 -> 2 -> 3 -> 0
-    [0, 4, 8, 9]
     """
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components

@@ -20,31 +20,11 @@ from typing import Any
 def crossovers(rows: list[dict[str, Any]], lo_s: float = 4e-9, hi_s: float = 1e-2) -> list[tuple[float, float, str]]:
     """Where each candidate wins as ``r`` goes from ``lo_s`` to ``hi_s``: the lower envelope of lines.
 
-    Parameters
-    ----------
-    rows : list of dict
-        :func:`collsim.algorithms.ocs.candidate_times`.
-    lo_s, hi_s : float, optional
-        The range of reconfiguration delays (default 4 ns to 10 ms).
-
-    Returns
-    -------
-    list of tuple
-        ``(from_s, to_s, label)`` intervals of ``r``, in order; ``label`` is the algorithm with
-        its parameters (``pairwise-relay degree=2``).
-
     References
     ----------
     H. Ballani et al., SIGCOMM 2020 (nanosecond switching); N. P. Jouppi et al., "TPU v4: An Optically
     Reconfigurable Supercomputer for Machine Learning with Hardware Support for Embeddings", ISCA 2023
     (millisecond MEMS switching): the two ends of the range.
-
-    Examples
-    --------
-    >>> rows = [{"algorithm": "a", "params": {}, "comm_s": 1.0, "reconfigurations": 0},
-    ...         {"algorithm": "b", "params": {}, "comm_s": 0.5, "reconfigurations": 5}]
-    >>> crossovers(rows, 0.0, 1.0)
-    [(0.0, 0.1, 'b'), (0.1, 1.0, 'a')]
     """
     def label(row):
         extra = " ".join(f"{k}={v}" for k, v in sorted(row["params"].items()) if k in ("degree",))
@@ -68,27 +48,9 @@ def crossovers(rows: list[dict[str, Any]], lo_s: float = 4e-9, hi_s: float = 1e-
 def best_at(rows: list[dict[str, Any]], r: float) -> dict[str, Any]:
     """The row of :func:`collsim.algorithms.ocs.candidate_times` with the least time at ``r``; ties (1e-9) to fewer reconfigurations.
 
-    Parameters
-    ----------
-    rows : list of dict
-        :func:`collsim.algorithms.ocs.candidate_times`.
-    r : float
-        Reconfiguration delay, seconds.
-
-    Returns
-    -------
-    dict
-        The winning row.
-
     References
     ----------
     H. Ballani et al., SIGCOMM 2020 (the reconfiguration charge per phase change).
-
-    Examples
-    --------
-    >>> rows = [{"comm_s": 1.0, "reconfigurations": 0}, {"comm_s": 0.5, "reconfigurations": 5}]
-    >>> best_at(rows, 0.01)["reconfigurations"], best_at(rows, 0.1)["reconfigurations"]
-    (5, 0)
     """
     times = [row["comm_s"] + row["reconfigurations"] * r for row in rows]
     least = min(times)

@@ -42,22 +42,7 @@ __all__ = ["OCS", "OCSBound", "OCSModel", "OCSPart", "bound_terms", "moore_diame
 
 @dataclass(frozen=True)
 class OCSBound:
-    """The bound's terms for one number of configurations.
-
-    Parameters
-    ----------
-    configurations : int
-        ``c``.
-    latency_s, bandwidth_s, reconfiguration_s : float
-        ``s + H(c) h``, ``s + h + V(c)/(p b)`` and ``(c - 1) r``.
-    hops : int
-        ``H(c)``.
-
-    Examples
-    --------
-    >>> OCSBound(1, 3e-6, 2e-6, 0.0, 3).time_s
-    3e-06
-    """
+    """The bound's terms for one number of configurations."""
 
     configurations: int
     latency_s: float
@@ -80,31 +65,7 @@ class OCSBound:
 
 
 def bound_terms(system, collective: Collective, configurations: int) -> OCSBound:
-    """The bound's terms for schedules with exactly ``configurations`` configurations.
-
-    Parameters
-    ----------
-    system : OCS
-        The switch (``ports``, ``hop_latency_s``, ``startup_s``, ``link_bandwidth_bytes_per_s``,
-        ``reconfiguration_s``).
-    collective : Collective
-        The collective.
-    configurations : int
-        ``c >= 1``.
-
-    Returns
-    -------
-    OCSBound
-        Its terms.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> sw = OCS(nodes=8, ports=1, link_latency_s=1e-6, relay_latency_s=0, reconfiguration_s=1e-5)
-    >>> t = bound_terms(sw, make_collective("allgather", 8, 8), 1)
-    >>> t.hops, t.reconfiguration_s, bound_terms(sw, make_collective("allgather", 8, 8), 3).hops
-    (7, 0.0, 3)
-    """
+    """The bound's terms for schedules with exactly ``configurations`` configurations."""
     n, p, c = system.nodes, system.ports, configurations
     start, hop = system.startup_s or 0.0, system.hop_latency_s
     hops = 1 if collective.type.shifted else max(spread_rounds(n, p), moore_diameter(n, c * p))
@@ -120,27 +81,6 @@ def ocs_bound(system, collective: Collective) -> OCSBound:
     """The terms of the least bound over every number of configurations (the binding ``c``).
 
     ``c`` beyond ``ceil((N-1)/p)`` changes no term but the reconfiguration, so the search stops there.
-
-    Parameters
-    ----------
-    system : OCS
-        The switch.
-    collective : Collective
-        The collective.
-
-    Returns
-    -------
-    OCSBound
-        The minimising terms (the fewest configurations among ties).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> coll = make_collective("allgather", 8, 8)
-    >>> ocs_bound(OCS(nodes=8, ports=1, reconfiguration_s=1e-9), coll).configurations
-    2
-    >>> ocs_bound(OCS(nodes=8, ports=1, reconfiguration_s=1e-2), coll).configurations
-    1
     """
     last = max(1, -(-(system.nodes - 1) // system.ports)) + 1
     best = None
@@ -154,61 +94,13 @@ def ocs_bound(system, collective: Collective) -> OCSBound:
 
 
 def ocs_lower_bound_s(system, collective: Collective) -> float:
-    """No schedule of ``collective`` on the switch ends sooner (docs/derivations/ocs-bound.md).
-
-    Parameters
-    ----------
-    system : OCS
-        The switch.
-    collective : Collective
-        The collective.
-
-    Returns
-    -------
-    float
-        Seconds: :func:`ocs_bound`'s time.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> sw = OCS(nodes=4, ports=1, link_bandwidth_bytes_per_s=1e9, link_latency_s=1e-6, relay_latency_s=0,
-    ...          reconfiguration_s=1.0)
-    >>> round(ocs_lower_bound_s(sw, make_collective("allgather", 4, 1000)) * 1e6, 6)  # 1 us + 3000 B at 1 GB/s
-    4.0
-    """
+    """No schedule of ``collective`` on the switch ends sooner (docs/derivations/ocs-bound.md)."""
     return ocs_bound(system, collective).time_s
 
 
 @dataclass(frozen=True)
 class OCSPart(NetworkPart):
-    """The switch's fields of a result row: the network's, plus ports, phases and reconfiguration.
-
-    Parameters
-    ----------
-    link_bandwidth_bytes_per_s, link_latency_s, max_link_load, alpha_beta_time_s, simulated_time_s
-        As for :class:`~collsim.kinds.network.model.NetworkPart` (``alpha_beta_time_s`` is the OCS closed form
-        with its reconfigurations; ``simulated_time_s`` the row's answer, the flow simulator's time plus them).
-    per_node_throughput_bytes_per_s, time_model
-        As for :class:`~collsim.kinds.network.model.NetworkPart`.
-    ports : int
-        Ports per node.
-    phases : int
-        Configurations the schedule uses in turn.
-    reconfigurations : int
-        ``phases - 1``.
-    reconfiguration_s : float
-        The switch's ``r``.
-    reconfiguration_time_s : float
-        ``reconfigurations * r``.
-
-    Examples
-    --------
-    >>> from collsim import build
-    >>> s = build("recursive-doubling", OCS(nodes=8, ports=1), "allgather", "1MiB")
-    >>> part = OCSModel().row_part(s, None, {})
-    >>> part.phases, part.reconfigurations, part.title()
-    (3, 2, '1 port of 50GB/s per node, reconfiguration 10 µs')
-    """
+    """The switch's fields of a result row: the network's, plus ports, phases and reconfiguration."""
 
     ports: int = 1
     reconfiguration_s: float = 0.0
@@ -224,18 +116,7 @@ class OCSPart(NetworkPart):
 
     @staticmethod
     def columns() -> list[Column]:
-        """This kind's columns: the network's (the answer's legend says what it adds), then phases.
-
-        Returns
-        -------
-        list of Column
-            Key, header, cell text and meaning of each.
-
-        Examples
-        --------
-        >>> [c.key for c in OCSPart.columns()][-2:]
-        ['phases', 'reconfiguration_time_s']
-        """
+        """This kind's columns: the network's (the answer's legend says what it adds), then phases."""
         return list(_COLUMNS)
 
 
@@ -261,16 +142,7 @@ _COLUMNS = tuple(_replace_legend(c) for c in NetworkPart.columns()) + (
 
 
 class OCSModel(NetworkModel):
-    """Reconfigurable optical circuit switches (:class:`OCS`).
-
-    Examples
-    --------
-    >>> from collsim import build
-    >>> s = build("ring", OCS(nodes=8), "allgather", "1MiB")
-    >>> model = OCSModel()
-    >>> model.phases(s).tolist() == [0] * 7, model.time(s).model
-    (True, 'ocs (schedule)')
-    """
+    """Reconfigurable optical circuit switches (:class:`OCS`)."""
 
     name = "ocs"
     part_class = OCSPart
@@ -282,18 +154,7 @@ class OCSModel(NetworkModel):
         return ("ocs", "network")
 
     def phases(self, schedule) -> np.ndarray:
-        """The phase of every step (:func:`~collsim.kinds.ocs.system.group_phases`).
-
-        Parameters
-        ----------
-        schedule : Schedule
-            On an OCS.
-
-        Returns
-        -------
-        numpy.ndarray
-            Phase per step.
-        """
+        """The phase of every step (:func:`~collsim.kinds.ocs.system.group_phases`)."""
         routes = schedule.routes
         owner = np.repeat(routes.path_owner, np.diff(routes.route_ptr))
         return group_phases(schedule.step[owner], routes.route_links, schedule.system.nodes, schedule.system.ports)

@@ -41,36 +41,6 @@ def group_phases(step: np.ndarray, links: np.ndarray, nodes: int, ports: int) ->
     no node more than ``ports`` outgoing or incoming circuits; starting a new phase only when the
     next step does not fit gives the fewest phases for the steps' order (an exchange argument:
     any partition's k-th phase ends no later than the greedy one's).
-
-    Parameters
-    ----------
-    step : numpy.ndarray
-        Step of each circuit use (one entry per link crossed by a transfer), any order.
-    links : numpy.ndarray
-        The circuit (:func:`circuit_ids`) of each use.
-    nodes, ports : int
-        N and p.
-
-    Returns
-    -------
-    numpy.ndarray
-        Phase index (from 0) of every step ``0 .. max(step)``.
-
-    Raises
-    ------
-    ResourceError
-        A single step that needs more than ``ports`` circuits at some node, naming the step,
-        the node and the count.
-
-    Examples
-    --------
-    >>> ring = circuit_ids([0, 1, 2], [1, 2, 0], 3)   # the same circuits in two steps
-    >>> other = circuit_ids([0, 1, 2], [2, 0, 1], 3)
-    >>> steps = np.repeat([0, 1, 2], 3)
-    >>> group_phases(steps, np.concatenate([ring, ring, other]), 3, 1).tolist()
-    [0, 0, 1]
-    >>> group_phases(steps, np.concatenate([ring, ring, other]), 3, 2).tolist()
-    [0, 0, 0]
     """
     step = np.asarray(step, dtype=np.int64)
     links = np.asarray(links, dtype=np.int64)
@@ -118,27 +88,6 @@ def circuit_uses(system, n_transfers: int, routes, src, dst) -> tuple[np.ndarray
 
     Explicit routes (relaying; several weighted paths per transfer allowed), else one direct circuit
     per transfer.
-
-    Parameters
-    ----------
-    system : OCS
-        The switch.
-    n_transfers : int
-        Transfers.
-    routes : LinkRoutes or None
-        Their routes, or None.
-    src, dst : numpy.ndarray
-        Their endpoints (read when ``routes`` is None).
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(path_transfer, path_hops, path_weight, links)``; ``links`` lists each path's circuits in turn.
-
-    Examples
-    --------
-    >>> [a.tolist() for a in circuit_uses(OCS(nodes=3), 2, None, np.array([0, 2]), np.array([1, 0]))]
-    [[0, 1], [1, 1], [1.0, 1.0], [0, 4]]
     """
     if routes is None:
         ones = np.ones(n_transfers, np.int64)
@@ -148,33 +97,7 @@ def circuit_uses(system, n_transfers: int, routes, src, dst) -> tuple[np.ndarray
 
 
 def ocs_time_s(system, step, src, dst, size_bytes, routes=None) -> tuple[float, int]:
-    """The OCS closed form: per step, slowest route latency + busiest circuit's bytes / port bandwidth.
-
-    Parameters
-    ----------
-    system : OCS
-        The switch (``ports``, ``hop_latency_s``, ``startup_s``, ``link_bandwidth_bytes_per_s``,
-        ``reconfiguration_s``).
-    step, src, dst, size_bytes : numpy.ndarray
-        Per transfer: its step (or logical round), endpoints and bytes.
-    routes : LinkRoutes or None
-        Explicit circuit routes (relaying), or None: every transfer on its direct circuit.
-
-    Returns
-    -------
-    tuple
-        ``(seconds, reconfigurations)``: the steps' time plus ``r`` per reconfiguration, and the
-        number of reconfigurations (phases - 1, :func:`group_phases`).
-
-    Examples
-    --------
-    >>> sw = OCS(nodes=4, ports=1, link_bandwidth_bytes_per_s=1e9, link_latency_s=1e-6, relay_latency_s=0,
-    ...          reconfiguration_s=1e-5)
-    >>> src = np.array([0, 1, 2, 3, 0, 1, 2, 3]); dst = (src + np.repeat([1, 2], 4)) % 4
-    >>> t, k = ocs_time_s(sw, np.repeat([0, 1], 4), src, dst, np.full(8, 1000))
-    >>> round(t * 1e6, 6), k        # 2 x (1 us + 1 us) + one 10 us reconfiguration
-    (14.0, 1)
-    """
+    """The OCS closed form: per step, slowest route latency + busiest circuit's bytes / port bandwidth."""
     step = np.asarray(step, np.int64)
     if not len(step):
         return 0.0, 0

@@ -13,13 +13,7 @@ from .notes import crossover_notes, crossovers_by_size, trial_entries
 
 
 class OCSView(NetworkView):
-    """The circuit switch's words (:class:`~collsim.kinds.view.KindView`).
-
-    Examples
-    --------
-    >>> OCSView.instance_keys[-2:]
-    ('ports', 'reconfiguration_s')
-    """
+    """The circuit switch's words (:class:`~collsim.kinds.view.KindView`)."""
 
     legend_title = "compare on optical circuit switches"
     instance_keys = (*NetworkView.instance_keys, "ports", "reconfiguration_s")

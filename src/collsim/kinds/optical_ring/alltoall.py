@@ -49,35 +49,12 @@ __all__ = [
 class OneHopAllToAll:
     """One lightpath per ordered pair of a ring, with its wavelength (see :func:`uniform_alltoall_ring`).
 
-    Parameters
-    ----------
-    src, dst : numpy.ndarray of int64
-        End nodes, one entry per ordered pair ``src != dst``, sorted by
-        ``src`` then ``dst``.
-    direction : numpy.ndarray of int8
-        ``+1`` clockwise (``i -> i+1``), ``-1`` counter-clockwise.
-    hops : numpy.ndarray of int64
-        Shortest ring distance, so ``(src + direction * hops) % n == dst``.
-    wavelength : numpy.ndarray of int64
-        0-based wavelength, below ``wavelengths_per_direction``.  Wavelengths
-        of the two directions are independent resources.
-    wavelengths_per_direction : int
-        ``W(n)``; both directions use every wavelength ``0 .. W(n) - 1``.
-
     References
     ----------
     J. Opatrny, "Uniform multi-hop all-to-all optical routings in rings", Theoretical
     Computer Science 297 (2003) 385-397; F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree:
     An Efficient Algorithm for All-gather Operation in Optical Interconnect Systems",
     IEEE Open Journal of the Communications Society (2024), Lemma 1.
-
-    Examples
-    --------
-    >>> t = uniform_alltoall_ring(5)
-    >>> len(t), t.n, t.wavelengths_per_direction
-    (20, 5, 3)
-    >>> t.src[:4].tolist(), t.dst[:4].tolist(), t.direction[:4].tolist(), t.hops[:4].tolist()
-    ([0, 0, 0, 0], [1, 2, 3, 4], [1, 1, -1, -1], [1, 2, 2, 1])
     """
 
     src: np.ndarray
@@ -109,21 +86,6 @@ def uniform_alltoall_wavelengths(n: int) -> int:
     (with antipodal ties split evenly), so no assignment can use fewer, and
     :func:`uniform_alltoall_ring` uses exactly this many.
 
-    Parameters
-    ----------
-    n : int
-        Number of ring nodes.
-
-    Returns
-    -------
-    int
-        ``W(n)``.
-
-    Raises
-    ------
-    InputError
-        (a ``ValueError``) If ``n < 2`` or ``n`` is not an integer.
-
     References
     ----------
     .. [1] J. Opatrny, "Uniform multi-hop all-to-all optical routings in
@@ -131,11 +93,6 @@ def uniform_alltoall_wavelengths(n: int) -> int:
     .. [2] F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient
        Algorithm for All-gather Operation in Optical Interconnect Systems",
        IEEE Open Journal of the Communications Society (2024), Lemma 1.
-
-    Examples
-    --------
-    >>> [uniform_alltoall_wavelengths(n) for n in range(2, 9)]
-    [1, 1, 2, 3, 5, 6, 8]
     """
     n = _check_n(n)
     return -(-((n * n) // 4) // 2)
@@ -153,21 +110,6 @@ def uniform_alltoall_ring(n: int) -> OneHopAllToAll:
     :func:`uniform_alltoall_wavelengths` wavelengths are used, which is
     optimal.  Fully vectorised: O(n**2) time and memory.
 
-    Parameters
-    ----------
-    n : int
-        Number of ring nodes, ``n >= 2``.
-
-    Returns
-    -------
-    OneHopAllToAll
-        ``n * (n - 1)`` lightpaths sorted by ``(src, dst)``.
-
-    Raises
-    ------
-    InputError
-        (a ``ValueError``) If ``n < 2`` or ``n`` is not an integer.
-
     References
     ----------
     .. [1] J. Opatrny, "Uniform multi-hop all-to-all optical routings in
@@ -175,14 +117,6 @@ def uniform_alltoall_ring(n: int) -> OneHopAllToAll:
     .. [2] F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient
        Algorithm for All-gather Operation in Optical Interconnect Systems",
        IEEE Open Journal of the Communications Society (2024), Lemma 1.
-
-    Examples
-    --------
-    >>> r = uniform_alltoall_ring(5)
-    >>> r.wavelengths_per_direction, len(r)
-    (3, 20)
-    >>> r.dst[:4].tolist(), r.direction[:4].tolist(), r.wavelength[:4].tolist()
-    ([1, 2, 3, 4], [1, 1, -1, -1], [1, 2, 1, 2])
     """
     n = _check_n(n)
     m, p = n // 2, n - 1  # half ring, lightpaths per source

@@ -78,45 +78,16 @@ def _greedy(start: np.ndarray, length: np.ndarray, n: int, pick: str) -> np.ndar
 def first_fit(start: np.ndarray, length: np.ndarray, n: int) -> np.ndarray:
     """Colour arcs with the lowest-indexed free colour.
 
-    Parameters
-    ----------
-    start, length : numpy.ndarray
-        Arcs ``[start, start+length)`` modulo ``n``.
-    n : int
-        Number of links on the ring (one direction).
-
-    Returns
-    -------
-    numpy.ndarray
-        Colour per arc (0-based).
-
     References
     ----------
     I. Chlamtac, A. Ganz, G. Karmi, "Lightpath communications: an approach to high
     bandwidth optical WANs", IEEE Trans. Commun. 40(7), 1992.
-
-    Examples
-    --------
-    >>> first_fit(np.array([0, 1, 4]), np.array([2, 2, 2]), 8).tolist()
-    [0, 1, 0]
     """
     return _greedy(start, length, n, "first")
 
 
 def best_fit(start: np.ndarray, length: np.ndarray, n: int) -> np.ndarray:
     """Colour arcs with the free colour whose links are most occupied (tightest fit).
-
-    Parameters
-    ----------
-    start, length : numpy.ndarray
-        Arcs ``[start, start+length)`` modulo ``n``.
-    n : int
-        Number of links on the ring.
-
-    Returns
-    -------
-    numpy.ndarray
-        Colour per arc.
 
     References
     ----------
@@ -126,11 +97,6 @@ def best_fit(start: np.ndarray, length: np.ndarray, n: int) -> np.ndarray:
     F. Dai et al., "Efficient All-reduce for Distributed DNN Training in Optical
     Interconnect Systems", PPoPP '23 poster, 2023); the tightest-fit rule here is
     collsim's reading.
-
-    Examples
-    --------
-    >>> best_fit(np.array([0, 4, 2]), np.array([3, 2, 1]), 8).tolist()
-    [0, 0, 1]
     """
     return _greedy(start, length, n, "best")
 
@@ -138,27 +104,10 @@ def best_fit(start: np.ndarray, length: np.ndarray, n: int) -> np.ndarray:
 def most_used(start: np.ndarray, length: np.ndarray, n: int) -> np.ndarray:
     """Colour arcs with the free colour already carrying the most lightpaths.
 
-    Parameters
-    ----------
-    start, length : numpy.ndarray
-        Arcs ``[start, start+length)`` modulo ``n``.
-    n : int
-        Number of links on the ring.
-
-    Returns
-    -------
-    numpy.ndarray
-        Colour per arc.
-
     References
     ----------
     R. Subramaniam, R. A. Barry, "Wavelength assignment in fixed routing WDM
     networks", ICC 1997.
-
-    Examples
-    --------
-    >>> most_used(np.array([0, 3]), np.array([2, 2]), 8).tolist()
-    [0, 0]
     """
     return _greedy(start, length, n, "most")
 
@@ -175,22 +124,6 @@ ALIASES = {"ff": "first-fit", "firstfit": "first-fit", "bf": "best-fit", "bestfi
 def get_strategy(strategy: str | Strategy) -> Strategy:
     """Resolve a strategy name (or pass a callable through).
 
-    Parameters
-    ----------
-    strategy : str or callable
-        ``"first-fit"``, ``"best-fit"``, ``"most-used"`` (or ``ff``, ``bf``, ``mu``),
-        or a function ``(start, length, n) -> colours``.
-
-    Returns
-    -------
-    callable
-        The strategy function.
-
-    Raises
-    ------
-    UnknownNameError
-        For an unknown name.
-
     References
     ----------
     H. Zang, J. P. Jue, B. Mukherjee, "A review of routing and wavelength assignment
@@ -198,15 +131,6 @@ def get_strategy(strategy: str | Strategy) -> Strategy:
     1(1), 2000 (wavelength assignment as graph colouring; First-Fit, Most-Used);
     A. E. Ozdaglar, D. P. Bertsekas, "Routing and wavelength assignment in optical
     networks", IEEE/ACM Transactions on Networking 11(2), 2003 (seed 003's First Fit).
-
-    Examples
-    --------
-    >>> get_strategy("FF") is first_fit, get_strategy("bestfit") is best_fit
-    (True, True)
-    >>> get_strategy("random-fit")
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.UnknownNameError: unknown wavelength-assignment strategy 'random-fit'; known: first-fit, best-fit, most-used
     """
     if callable(strategy):
         return strategy

@@ -33,26 +33,12 @@ from .system import OpticalRing
 class StepTimes:
     """Per-step timing of a schedule (see :func:`step_times`).
 
-    Parameters
-    ----------
-    step_time_s : numpy.ndarray
-        Duration of each physical step.
-    reconfigured : numpy.ndarray
-        Whether each step paid the MRR reconfiguration delay.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024,
     eq. (3) and §V-A (25 µs MRR reconfiguration).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> t = step_times(collsim.build("ring", "paper", "allgather", 1024, nodes=4))
-    >>> t.reconfigured.tolist(), round(t.total_s * 1e6, 3)
-    ([True, False, False], 25.71)
     """
 
     step_time_s: np.ndarray
@@ -67,20 +53,6 @@ class StepTimes:
 def transfer_time_s(system: OpticalRing, size_bytes: np.ndarray, band=1) -> np.ndarray:
     """Serialisation plus O/E/O time of transfers, each over a band of wavelengths.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Provides rate, packet, flit and clock parameters.
-    size_bytes : numpy.ndarray
-        Payload of each transfer.
-    band : int or numpy.ndarray, optional
-        Wavelengths carrying each transfer in parallel (default 1).
-
-    Returns
-    -------
-    numpy.ndarray
-        Seconds per transfer.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
@@ -88,14 +60,6 @@ def transfer_time_s(system: OpticalRing, size_bytes: np.ndarray, band=1) -> np.n
     Society, 2024,
     eq. (3) (``d/B``) and §V-A (40 Gb/s per wavelength, 128-byte packets, 32-byte
     flits, one clock cycle of O/E/O per flit).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> float(transfer_time_s(OpticalRing(nodes=2), np.array([128]))[0])
-    2.96e-08
-    >>> float(transfer_time_s(OpticalRing(nodes=2), np.array([128]), band=4)[0])
-    7.4e-09
     """
     return system.transfer_time_s(size_bytes, band)
 
@@ -113,16 +77,6 @@ def _lightpath_keys(s: Schedule) -> np.ndarray:
 def step_times(s: Schedule) -> StepTimes:
     """Time every physical step with collsim's optical model.
 
-    Parameters
-    ----------
-    s : Schedule
-        A schedule on an :class:`OpticalRing`.
-
-    Returns
-    -------
-    StepTimes
-        Per-step durations and reconfiguration flags.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
@@ -131,15 +85,6 @@ def step_times(s: Schedule) -> StepTimes:
     eq. (3), which charges the reconfiguration on every step; collsim charges it only
     when the step's lightpaths change, and adds the system's ``slot_latency_s`` to
     every step (docs/cost-models.md).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> s = collsim.build("osm", "paper", "allgather", 1024, nodes=8, wavelengths=2)
-    >>> step_times(s).reconfigured.tolist()       # every step sets up new lightpaths
-    [True, True, True, True]
-    >>> step_times(collsim.build("ring", "paper", "allgather", 1024, nodes=4)).reconfigured.tolist()
-    [True, False, False]
     """
     system = s.system
     nsteps = s.num_steps
@@ -168,30 +113,10 @@ def step_times(s: Schedule) -> StepTimes:
 def paper_time_s(system: OpticalRing, size_bytes: int, steps: int | None) -> float | None:
     """The papers' eq. (3): ``S * (d/B + a)``.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Provides B, the reconfiguration delay and the O/E/O parameters.
-    size_bytes : int
-        ``d``, the per-node message.
-    steps : int or None
-        ``S``, the paper's closed-form step count (None: no paper model).
-
-    Returns
-    -------
-    float or None
-        Seconds, or None when ``steps`` is None.
-
     References
     ----------
     Seed 004, eq. (3) and Theorem 3.  Eq. 3 has no per-slot latency: the system's
     ``slot_latency_s`` is not charged here (collsim's :func:`step_times` charges it).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> round(paper_time_s(OpticalRing(nodes=2), 5_000_000, 2), 9)
-    0.0023625
     """
     if steps is None:
         return None

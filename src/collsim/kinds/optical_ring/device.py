@@ -33,50 +33,6 @@ class WdmDevice:
     A base of frozen system dataclasses (module docstring); its checks run after the system's own
     (``nodes``, ``name``).  Integer fields are stored as plain ints and numpy scalars of the
     others as plain floats; a ``physical`` mapping becomes :class:`PhysicalParams`.
-
-    Parameters
-    ----------
-    wavelengths : int
-        Wavelengths per fiber, w >= 1.
-    fibers : int
-        Fibers per direction, F >= 1.
-    wavelength_rate_bits_per_s : float
-        Line rate of one wavelength (40 Gb/s).
-    mrr_reconfig_s : float
-        Micro-ring reconfiguration delay (25 µs).
-    slot_latency_s : float
-        Fixed latency charged once per physical slot (0 by default, as in the papers).  A time
-        string (``"2us"``) is accepted.
-    oeo_cycles_per_flit : float
-        O/E/O conversion cost in clock cycles per flit (1).
-    clock_hz : float
-        Clock rate that converts cycles to time (1 GHz; not given by the papers).
-    flit_bytes : int
-        Flit size (32 bytes).
-    packet_bytes : int
-        Optical packet size; transfers are padded to whole packets (128 bytes).
-    max_tx_channels, max_rx_channels : int or None
-        Per-node limit of simultaneous transmit / receive lightpaths (None: unlimited).
-    physical : PhysicalParams or None
-        Device parameters of the insertion-loss and crosstalk checks; None means collsim's
-        documented defaults (docs/physical-layer.md).  A mapping is converted.
-
-    Raises
-    ------
-    InputError
-        A field out of range or of the wrong type.
-
-    Examples
-    --------
-    >>> dev = WdmDevice(wavelengths=4, fibers=2)
-    >>> dev.channels_per_direction, dev.bandwidth_bytes_per_s
-    (8, 5000000000.0)
-    >>> WdmDevice(slot_latency_s="2us").slot_latency_s
-    2e-06
-    >>> WdmDevice(wavelengths=0)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: wavelengths must be a positive integer, got 0
     """
 
     wavelengths: int = 64
@@ -154,23 +110,6 @@ class WdmDevice:
 
         ``wire(size) / (band * B) + ceil(ceil(size / flit) / band) * t_oeo``: the band's
         transceivers serialise and convert its flits in parallel (docs/cost-models.md).
-
-        Parameters
-        ----------
-        size_bytes : int or numpy.ndarray
-            Payload of each transfer.
-        band : int or numpy.ndarray, optional
-            Wavelengths carrying each transfer (default 1).
-
-        Returns
-        -------
-        numpy.ndarray
-            Seconds per transfer.
-
-        Examples
-        --------
-        >>> float(WdmDevice().transfer_time_s(np.array([128]))[0])
-        2.96e-08
         """
         size = np.asarray(size_bytes, dtype=np.int64)
         flits = -(-size // self.flit_bytes)

@@ -63,22 +63,7 @@ def _route(tr: dict, n: int, step: int, t: int, where: str) -> tuple[int, int]:
 
 
 class RingReader:
-    """Collects the route and channel fields of optical-ring transfers.
-
-    Parameters
-    ----------
-    system : OpticalRing or OpticalTorus
-        The system the file's schedule runs on.
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring import OpticalRing
-    >>> r = RingReader(OpticalRing(nodes=4))
-    >>> r.add({"dir": "cw", "hops": 2, "src": 0, "dst": 2, "fiber": 0, "wavelength": 1, "band": 2}, 0, 0, "t0")
-    >>> routes = r.finish(str)
-    >>> routes.direction.tolist(), routes.hops.tolist(), routes.band.tolist()
-    ([1], [2], [2])
-    """
+    """Collects the route and channel fields of optical-ring transfers."""
 
     KEYS = frozenset({"path", "dir", "hops", "fiber", "wavelength", "band"})  # a transfer's route fields
 
@@ -101,29 +86,7 @@ class RingReader:
 
 
 def ring_fields(s: Schedule, t: int, with_path: bool) -> dict[str, Any]:
-    """Transfer ``t``'s route and channel fields in a schedule file.
-
-    Parameters
-    ----------
-    s : Schedule
-        A schedule on an optical ring or torus.
-    t : int
-        The transfer.
-    with_path : bool
-        Write the nodes visited (``"path"``); False (very large schedules) writes ``"dir"`` and
-        ``"hops"``, as a torus always does.
-
-    Returns
-    -------
-    dict
-        ``path`` (or ``dir`` and ``hops``), ``fiber``, ``wavelength`` and ``band`` when not 1.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> ring_fields(collsim.build("ring", "paper", "allgather", 1024, nodes=3), 0, True)
-    {'path': [0, 1], 'fiber': 0, 'wavelength': 0}
-    """
+    """Transfer ``t``'s route and channel fields in a schedule file."""
     n = s.system.nodes
     src, d, h = int(s.src[t]), int(s.direction[t]), int(s.hops[t])
     out: dict[str, Any] = {}

@@ -28,37 +28,7 @@ from ..base import Column, KindModel, Timing, register_model
 
 @dataclass(frozen=True)
 class OpticalPart:
-    """The optical ring's fields of a result row.
-
-    Parameters
-    ----------
-    wavelengths, fibers : int
-        The ring's w and F.
-    wavelengths_used : int
-        Distinct wavelengths any band covers.
-    reconfigurations : int
-        Steps that paid the MRR reconfiguration.
-    paper_steps : int or None
-        The paper's closed-form step count (in block times), if the algorithm has one.
-    paper_time_s : float or None
-        The papers' eq. 3 at ``paper_steps``.
-    feasible : bool
-        Every lightpath meets the physical layer's power and BER limits.
-    max_feasible_hops : int
-        Longest lightpath the physical layer allows.
-    worst_ber : float or None
-        BER of the longest lightpath.
-    time_model : str, optional
-        ``"optical-step"``.
-
-    Examples
-    --------
-    >>> from collsim.pipeline import run
-    >>> from collsim.systems import load_system
-    >>> part = run("ring", load_system("paper", nodes=4), "allgather", 1024).part
-    >>> part.paper_steps, part.reconfigurations, part.feasible, part.title()
-    (3, 1, True, 'w=64, F=1')
-    """
+    """The optical ring's fields of a result row."""
 
     wavelengths: int
     fibers: int
@@ -72,29 +42,12 @@ class OpticalPart:
     time_model: str = "optical-step"
 
     def title(self) -> str:
-        """The system part of a comparison table's title.
-
-        Returns
-        -------
-        str
-            ``"w=64, F=1"``.
-        """
+        """The system part of a comparison table's title."""
         return f"w={self.wavelengths}, F={self.fibers}"
 
     @staticmethod
     def columns() -> list[Column]:
-        """This kind's columns of a comparison table, in order (after ``block times``).
-
-        Returns
-        -------
-        list of Column
-            Key, header, cell text and meaning of each.
-
-        Examples
-        --------
-        >>> [c.key for c in OpticalPart.columns()][:3]
-        ['paper_steps', 'wavelengths_used', 'max_hops']
-        """
+        """This kind's columns of a comparison table, in order (after ``block times``)."""
         return list(_COLUMNS)
 
 
@@ -149,17 +102,7 @@ _COLUMNS = (
 
 
 class OpticalRingModel(KindModel):
-    """Optical WDM rings (:class:`~collsim.kinds.optical_ring.system.OpticalRing`).
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.kinds import model_for
-    >>> s = collsim.build("ring", "paper", "allgather", "1MiB", nodes=8)
-    >>> model = model_for(s.system)
-    >>> model.check_resources(s); round(model.time(s).time_s * 1e3, 3)
-    1.722
-    """
+    """Optical WDM rings (:class:`~collsim.kinds.optical_ring.system.OpticalRing`)."""
 
     name = "optical-ring"
     part_class = OpticalPart
@@ -167,26 +110,7 @@ class OpticalRingModel(KindModel):
     route_format = RING_FORMAT
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
-        """Route (shortest or given direction), colour bands of channels, lay out slots.
-
-        Parameters
-        ----------
-        system : OpticalRing
-            The ring.
-        logical : LogicalSchedule
-            The algorithm's rounds.
-        strategy : str or callable, optional
-            Wavelength-assignment strategy.
-        algorithm : str, optional
-            Name recorded in the schedule.
-        params : Mapping, optional
-            Parameters recorded (the strategy is added when it has a name).
-
-        Returns
-        -------
-        Schedule
-            With :class:`~collsim.kinds.optical_ring.routes.RingRoutes`.
-        """
+        """Route (shortest or given direction), colour bands of channels, lay out slots."""
         params = dict(params or {})
         if isinstance(strategy, str):
             params.setdefault("strategy", strategy)

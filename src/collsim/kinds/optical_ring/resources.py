@@ -25,32 +25,7 @@ from ...verify.resources import _first
 
 @located
 def verify_ring_routes(s: Schedule) -> None:
-    """Check that each route is a one-direction arc from source to destination.
-
-    Parameters
-    ----------
-    s : Schedule
-        Schedule on a ring system.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    RouteError
-        Naming the step and transfer of the first bad route.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=4)
-    >>> verify_ring_routes(s)
-    >>> verify_ring_routes(s.replace(hops=s.hops + 1))
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.RouteError: bad route: route from 0 going cw for 2 hops ends at 2, not at destination 1 (steps[0].transfers[0])
-    """
+    """Check that each route is a one-direction arc from source to destination."""
     n = s.system.nodes
     i = _first((s.direction != 1) & (s.direction != -1))
     if i is not None:
@@ -90,35 +65,7 @@ def _segment_rows(group: np.ndarray, lo: np.ndarray, hi: np.ndarray, w: int):
 
 @located
 def verify_channels(s: Schedule) -> None:
-    """Check channel ranges and that no two transfers share a channel on a link in a step.
-
-    Parameters
-    ----------
-    s : Schedule
-        Schedule on an optical ring (routes already checked).
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    ChannelRangeError
-        Fiber, wavelength or band outside the system's range.
-    ChannelConflictError
-        Two transfers of one step share (direction, fiber, wavelength) on a link;
-        names the step, the later transfer, the link and the first shared wavelength.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=8, stripe=4)
-    >>> verify_channels(s)
-    >>> verify_channels(s.replace(wavelength=s.wavelength + 62))
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.ChannelRangeError: channel out of range: band 62..65 not in 0..63 (steps[0].transfers[0], wavelength 62)
-    """
+    """Check channel ranges and that no two transfers share a channel on a link in a step."""
     sysm = s.system
     n, w, f = sysm.nodes, sysm.wavelengths, sysm.fibers
     lo = s.wavelength.astype(np.int64)
@@ -190,32 +137,7 @@ def _raise_overlap(s: Schedule, rows: np.ndarray, key: np.ndarray, seg_lo: np.nd
 
 @located
 def verify_transceivers(s: Schedule) -> None:
-    """Check per-node limits on simultaneous transmit / receive channels.
-
-    Parameters
-    ----------
-    s : Schedule
-        Schedule on a system with optional ``max_tx_channels`` / ``max_rx_channels``.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    TransceiverLimitError
-        Naming the step and node that exceed a limit.
-
-    Examples
-    --------
-    >>> import collsim, dataclasses
-    >>> s = collsim.build("ring", "paper", "allgather", "1KiB", nodes=4, stripe=2)   # 2 channels per send
-    >>> verify_transceivers(s)
-    >>> verify_transceivers(s.replace(system=dataclasses.replace(s.system, max_tx_channels=1)))
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.TransceiverLimitError: transceiver limit: node 0 transmits on 2 channels, limit 1 (steps[0].transfers[0], node 0)
-    """
+    """Check per-node limits on simultaneous transmit / receive channels."""
     n = s.system.nodes
     for attr, col, what in (("max_tx_channels", s.src, "transmits"), ("max_rx_channels", s.dst, "receives")):
         limit = getattr(s.system, attr, None)
@@ -237,27 +159,7 @@ def verify_transceivers(s: Schedule) -> None:
 
 @located
 def verify_ring_resources(s: Schedule) -> None:
-    """All resource checks of an optical-ring schedule: arcs, channels and bands, transceivers.
-
-    Parameters
-    ----------
-    s : Schedule
-        Schedule with :class:`~collsim.kinds.optical_ring.routes.RingRoutes`.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    RouteError, ChannelRangeError, ChannelConflictError, TransceiverLimitError
-        The first violation, naming step, transfer, link, fiber and wavelength.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> verify_ring_resources(collsim.build("osm", "paper", "allgather", "1KiB", nodes=8))
-    """
+    """All resource checks of an optical-ring schedule: arcs, channels and bands, transceivers."""
     verify_ring_routes(s)
     verify_channels(s)
     verify_transceivers(s)

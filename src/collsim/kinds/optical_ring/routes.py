@@ -18,28 +18,7 @@ from ...core.route_base import Routes
 
 @dataclass(frozen=True, eq=False)
 class RingRoutes(Routes):
-    """Routes and channels of transfers on an optical ring.
-
-    Parameters
-    ----------
-    direction : numpy.ndarray
-        ``int8`` +1 (clockwise) or -1 (counter-clockwise).
-    hops : numpy.ndarray
-        Links on the arc, ``1 .. N-1``.
-    fiber : numpy.ndarray
-        ``int16`` fiber index in the direction, ``0 .. F-1``.
-    wavelength : numpy.ndarray
-        ``int32`` lowest wavelength of the band, ``0 .. w-1``.
-    band : numpy.ndarray
-        ``int32`` number of consecutive wavelengths, ``>= 1``; the band must fit on
-        its fiber (``wavelength + band <= w``).
-
-    Examples
-    --------
-    >>> r = RingRoutes.create(direction=[1, -1], hops=[1, 2], fiber=[0, 0], wavelength=[0, 4])
-    >>> r.band.tolist(), r.channels().tolist()
-    ([1, 1], [1, 1])
-    """
+    """Routes and channels of transfers on an optical ring."""
 
     direction: np.ndarray
     hops: np.ndarray
@@ -51,20 +30,7 @@ class RingRoutes(Routes):
 
     @classmethod
     def create(cls, *, direction, hops, fiber, wavelength, band=None) -> "RingRoutes":
-        """Build with the canonical dtypes (``band`` defaults to one wavelength).
-
-        Parameters
-        ----------
-        direction, hops, fiber, wavelength : array_like
-            Per-transfer columns.
-        band : array_like, optional
-            Band widths (default 1 everywhere).
-
-        Returns
-        -------
-        RingRoutes
-            The routes part.
-        """
+        """Build with the canonical dtypes (``band`` defaults to one wavelength)."""
         hops = np.asarray(hops, dtype=INDEX)
         band = np.ones(len(hops), np.int32) if band is None else np.asarray(band, dtype=np.int32)
         return cls(np.asarray(direction, dtype=np.int8), hops, np.asarray(fiber, dtype=np.int16),
@@ -79,18 +45,7 @@ class RingRoutes(Routes):
         return self.band
 
     def take(self, rows: np.ndarray) -> "RingRoutes":
-        """Rows ``rows`` in that order.
-
-        Parameters
-        ----------
-        rows : numpy.ndarray
-            Row indices.
-
-        Returns
-        -------
-        RingRoutes
-            The subset.
-        """
+        """Rows ``rows`` in that order."""
         return RingRoutes(*(getattr(self, c)[rows] for c in self.COLUMNS))
 
     def replace(self, **changes: Any) -> "RingRoutes":
@@ -112,21 +67,6 @@ def wavelengths_covered(wavelength: np.ndarray, band: np.ndarray) -> int:
     Where the wavelengths are few for the transfers, band starts and ends are counted per
     wavelength, in blocks of 4 M transfers; otherwise the bands are sorted by their start.
     Either way memory and time grow with the transfers, never with the wavelength count.
-
-    Parameters
-    ----------
-    wavelength, band : numpy.ndarray
-        :class:`RingRoutes` columns: the lowest wavelength and the width of every band.
-
-    Returns
-    -------
-    int
-        Wavelengths covered by at least one band (0 without bands).
-
-    Examples
-    --------
-    >>> wavelengths_covered(np.array([0, 2, 6]), np.array([4, 3, 1]))   # 0..3 and 2..4 overlap: 0..4 and 6
-    6
     """
     lo = wavelength
     if not len(lo):

@@ -127,43 +127,10 @@ def realize_ring(system, logical: LogicalSchedule, *, strategy: str | Strategy =
                  algorithm: str = "custom", params: Mapping[str, Any] | None = None) -> Schedule:
     """Route, assign bands of channels and lay out physical steps on an optical ring.
 
-    Parameters
-    ----------
-    system : OpticalRing
-        Target ring.
-    logical : LogicalSchedule
-        Transfers grouped into rounds (with optional directions, colours and bands).
-    strategy : str or callable, optional
-        Wavelength-assignment strategy for rounds whose arcs overlap (default first-fit).
-    algorithm : str, optional
-        Name recorded in the schedule.
-    params : Mapping, optional
-        Parameters recorded in the schedule.
-
-    Returns
-    -------
-    Schedule
-        Physical schedule with :class:`~collsim.kinds.optical_ring.routes.RingRoutes`, transfers sorted
-        by step (stable).
-
-    Raises
-    ------
-    InputError
-        A band wider than a fiber's wavelengths, or wider than a node's channel limit.
-
     References
     ----------
     I. Chlamtac, A. Ganz, G. Karmi, "Lightpath communications: an approach to high
     bandwidth optical WANs", IEEE Trans. Commun. 40(7), 1992 (lightpaths, RWA).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_ring.system import OpticalRing
-    >>> from collsim.algorithms import build_logical
-    >>> ring = OpticalRing(nodes=4, wavelengths=2)
-    >>> sched = realize_ring(ring, build_logical("ring", ring, "allgather", 64)[0])
-    >>> sched.num_steps
-    3
     """
     n = system.nodes
     strat = get_strategy(strategy)

@@ -10,13 +10,7 @@ from .model import OpticalRingModel
 
 
 class OpticalRingView(KindView):
-    """The optical ring's words (:class:`~collsim.kinds.view.KindView`); the optical torus uses them too.
-
-    Examples
-    --------
-    >>> OpticalRingView.instance_keys
-    ('wavelengths', 'fibers')
-    """
+    """The optical ring's words (:class:`~collsim.kinds.view.KindView`); the optical torus uses them too."""
 
     legend_title = "compare on optical rings"
     instance_keys = ("wavelengths", "fibers")

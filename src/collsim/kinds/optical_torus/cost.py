@@ -31,27 +31,11 @@ __all__ = ["torus_distance_sum", "torus_hop_bytes", "torus_lower_bound_s", "toru
 def torus_distance_sum(rows: int, cols: int) -> int:
     """Sum over ordered pairs of nodes of the torus distance (row plus column ring distances).
 
-    Parameters
-    ----------
-    rows, cols : int
-        Grid sides.
-
-    Returns
-    -------
-    int
-        ``C^2 * R floor(R^2/4) + R^2 * C floor(C^2/4)``: each ordered pair of rows is
-        met by ``C^2`` pairs of nodes, each pair of columns by ``R^2``.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024, Table 1 (the ring's distance sum behind the One-Stage model).
-
-    Examples
-    --------
-    >>> torus_distance_sum(1, 4), torus_distance_sum(2, 2)
-    (16, 16)
     """
     return cols * cols * ring_distance_sum(rows) + rows * rows * ring_distance_sum(cols)
 
@@ -59,33 +43,11 @@ def torus_distance_sum(rows: int, cols: int) -> int:
 def torus_hop_bytes(system, c: Collective) -> float:
     """Bytes x links that any schedule of ``c`` must carry on the torus.
 
-    Parameters
-    ----------
-    system : OpticalTorus
-        The torus.
-    c : Collective
-        The collective.
-
-    Returns
-    -------
-    float
-        All-to-all: the torus distance sum times the block; shift by ``q``: every
-        block's distance from node ``i`` to ``i + q``; otherwise the ring's bound of
-        :func:`collsim.cost.bounds.traffic_bound`, which only counts one link per
-        delivered byte and so holds on any topology.
-
     References
     ----------
     E. Chan, M. Heimlich, A. Purkayastha, R. van de Geijn, "Collective communication:
     theory, practice, and experience", Concurrency and Computation: Practice and
     Experience 19(13), 2007 (lower bounds per collective).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.kinds.optical_torus.system import OpticalTorus
-    >>> torus_hop_bytes(OpticalTorus(rows=2, cols=2), make_collective("alltoall", 4, 10))
-    160.0
     """
     m = float(c.size_bytes)
     if c.type.per_pair:   # all-to-all: one block per ordered pair, in closed form
@@ -103,33 +65,11 @@ def torus_hop_bytes(system, c: Collective) -> float:
 def torus_min_slots(system, c: Collective) -> int:
     """Fewest slots any schedule of ``c`` needs on the torus (module docstring).
 
-    Parameters
-    ----------
-    system : OpticalTorus
-        The torus.
-    c : Collective
-        The collective.
-
-    Returns
-    -------
-    int
-        2 when both sides are >= 2 and some data must reach a node outside its
-        source's row and column (every collective but a shift within rows or columns); else 1.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024, §VI-B (rows, then columns).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.kinds.optical_torus.system import OpticalTorus
-    >>> torus_min_slots(OpticalTorus(rows=2, cols=3), make_collective("allgather", 6, 8))
-    2
-    >>> torus_min_slots(OpticalTorus(rows=1, cols=6), make_collective("allgather", 6, 8))
-    1
     """
     if system.rows < 2 or system.cols < 2:
         return 1
@@ -143,36 +83,11 @@ def torus_min_slots(system, c: Collective) -> int:
 def torus_lower_bound_s(system, c: Collective) -> float:
     """Lower bound on any schedule's time on an optical torus under collsim's optical model.
 
-    Parameters
-    ----------
-    system : OpticalTorus
-        The torus.
-    c : Collective
-        The collective.
-
-    Returns
-    -------
-    float
-        ``t_reconf + S t_slot + tau max(recv / R_rx, send / R_tx, hop_bytes / (L F w))``
-        with ``S`` = :func:`torus_min_slots`, ``R_rx``, ``R_tx`` the node's channels
-        (``2 F w`` shared, ``4 F w`` not), ``L`` the directed links.
-
     References
     ----------
     F. Dai, Y. Chen, Z. Huang, H. Zhang, "OpTree: An Efficient Algorithm for All-gather
     Operation in Optical Interconnect Systems", IEEE Open Journal of the Communications
     Society, 2024, eq. (3) (``d/B`` per step plus the O/E/O and MRR delays) and §VI-B.
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.kinds.optical_torus.system import OpticalTorus
-    >>> t = OpticalTorus(rows=2, cols=2, wavelengths=1, mrr_reconfig_s=0, oeo_cycles_per_flit=0)
-    >>> torus_lower_bound_s(t, make_collective("allgather", 4, 5_000_000_000))   # 3 blocks over 2 channels
-    1.5
-    >>> torus_lower_bound_s(OpticalTorus(rows=2, cols=2, wavelengths=1, mrr_reconfig_s=0, oeo_cycles_per_flit=0,
-    ...                                  shared_transceivers=False), make_collective("allgather", 4, 5_000_000_000))
-    0.75
     """
     t = traffic_bound(c)
     tau = 1.0 / system.bandwidth_bytes_per_s + system.oeo_s_per_flit / system.flit_bytes

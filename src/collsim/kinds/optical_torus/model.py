@@ -25,44 +25,12 @@ class OpticalTorusModel(OpticalRingModel):
     The ring's model with the torus's realisation, resource check and bound; the step
     model, the realised facts and the result part (paper steps, feasibility, channel
     use) are the ring's, inherited.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> from collsim.kinds import model_for
-    >>> s = collsim.build("torus-striped", "optical-torus", "allgather", "1MiB", system_options={"rows": 4, "cols": 4})
-    >>> model = model_for(s.system)
-    >>> model.name, model.check_resources(s), s.num_steps
-    ('optical-torus', None, 6)
-    >>> from collsim.pipeline import run
-    >>> row = run("torus-striped", s.system, "allgather", 1024)
-    >>> type(row.part).__name__, row.part.feasible, row.slots, row.efficiency <= 1
-    ('OpticalPart', True, 6, True)
     """
 
     name = "optical-torus"
 
     def realize(self, system, logical, *, strategy="first-fit", algorithm="custom", params=None):
-        """Route on each transfer's row or column ring, colour per (round, ring, direction), lay out slots.
-
-        Parameters
-        ----------
-        system : OpticalTorus
-            The torus.
-        logical : LogicalSchedule
-            The algorithm's rounds.
-        strategy : str or callable, optional
-            Wavelength-assignment strategy.
-        algorithm : str, optional
-            Name recorded in the schedule.
-        params : Mapping, optional
-            Parameters recorded (the strategy is added when it has a name).
-
-        Returns
-        -------
-        Schedule
-            With :class:`~collsim.kinds.optical_ring.routes.RingRoutes` along each transfer's ring.
-        """
+        """Route on each transfer's row or column ring, colour per (round, ring, direction), lay out slots."""
         params = dict(params or {})
         if isinstance(strategy, str):
             params.setdefault("strategy", strategy)

@@ -33,33 +33,7 @@ def _first(mask: np.ndarray) -> int | None:
 
 @located
 def verify_torus_routes(s: Schedule) -> None:
-    """Check that every route is a one-direction arc of its row or column ring, ending at ``dst``.
-
-    Parameters
-    ----------
-    s : Schedule
-        Schedule on an :class:`~collsim.kinds.optical_torus.system.OpticalTorus`.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    RouteError
-        Naming the step and transfer of the first bad route.
-
-    Examples
-    --------
-    >>> from collsim import build
-    >>> s = build("torus-striped", "optical-torus", "allgather", "1KiB", wavelengths=2,
-    ...           system_options={"rows": 3, "cols": 4})
-    >>> verify_torus_routes(s)
-    >>> verify_torus_routes(s.replace(dst=(s.dst + 5) % 12))
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.RouteError: bad route: transfer 0->6 leaves its row and its column: a lightpath stays within one ring of the 3x4 torus (steps[0].transfers[0])
-    """
+    """Check that every route is a one-direction arc of its row or column ring, ending at ``dst``."""
     sysm = s.system
     dim, ring, a, b, length, ok = sysm.ring_coords(s.src, s.dst)
     i = _first(~ok)
@@ -88,37 +62,7 @@ def verify_torus_routes(s: Schedule) -> None:
 
 @located
 def verify_torus_channels(s: Schedule) -> None:
-    """Check channel ranges, and that no two transfers of a step share a channel on a link of one ring.
-
-    Parameters
-    ----------
-    s : Schedule
-        Torus schedule whose routes passed :func:`verify_torus_routes`.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    ChannelRangeError
-        Fiber, wavelength or band outside the system's range.
-    ChannelConflictError
-        Naming the step, the later transfer, the link (``row cw 5->6``), the fiber and
-        the first shared wavelength.
-
-    Examples
-    --------
-    >>> from collsim import build
-    >>> s = build("torus-striped", "optical-torus", "allgather", "1KiB", wavelengths=2,
-    ...           system_options={"rows": 3, "cols": 4})
-    >>> verify_torus_channels(s)
-    >>> rows = [1, 1, *range(2, len(s))]            # transfer 0 becomes a copy of transfer 1
-    >>> verify_torus_channels(s.replace(src=s.src[rows], dst=s.dst[rows]))
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.ChannelConflictError: wavelength conflict: steps[0].transfers[0] and steps[0].transfers[1] share a channel on a link (steps[0].transfers[1], link row cw 1->2, fiber 0, wavelength 0)
-    """
+    """Check channel ranges, and that no two transfers of a step share a channel on a link of one ring."""
     sysm = s.system
     w, f = sysm.wavelengths, sysm.fibers
     lo = s.wavelength.astype(np.int64)
@@ -183,28 +127,7 @@ class _LimitView:
 
 @located
 def verify_torus_resources(s: Schedule) -> None:
-    """All resource checks of an optical-torus schedule: ring routes, channels and bands, transceivers.
-
-    Parameters
-    ----------
-    s : Schedule
-        Schedule on an :class:`~collsim.kinds.optical_torus.system.OpticalTorus`.
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    RouteError, ChannelRangeError, ChannelConflictError, TransceiverLimitError
-        The first violation, naming step, transfer, link, fiber and wavelength (or node).
-
-    Examples
-    --------
-    >>> from collsim import build
-    >>> s = build("torus-optree", "optical-torus", "allgather", "1KiB", system_options={"rows": 4, "cols": 4})
-    >>> verify_torus_resources(s)
-    """
+    """All resource checks of an optical-torus schedule: ring routes, channels and bands, transceivers."""
     verify_torus_routes(s)
     verify_torus_channels(s)
     verify_transceivers(s.replace(system=_LimitView(s.system)))

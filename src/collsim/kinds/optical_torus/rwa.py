@@ -38,33 +38,10 @@ __all__ = ["realize_torus", "torus_arcs"]
 def torus_arcs(system, src, dst, direction=None):
     """Ring, direction, hops and arc start of every transfer on a torus (vectorised).
 
-    Parameters
-    ----------
-    system : OpticalTorus
-        The torus.
-    src, dst : numpy.ndarray
-        Endpoints (distinct, in one row or one column).
-    direction : numpy.ndarray, optional
-        +1 / -1 per transfer, 0 or None for the shortest way round.
-
-    Returns
-    -------
-    dict
-        ``dim``, ``ring``, ``length``, ``direction`` (int8), ``hops`` and ``start``
-        (the arc's start in its direction's position space, as :func:`collsim.core.ring.arc_start`),
-        and ``ok`` (False where a transfer leaves its row and column).
-
     References
     ----------
     I. Chlamtac, A. Ganz, G. Karmi, "Lightpath communications: an approach to high
     bandwidth optical WANs", IEEE Trans. Commun. 40(7), 1992 (lightpaths).
-
-    Examples
-    --------
-    >>> from collsim.kinds.optical_torus.system import OpticalTorus
-    >>> arcs = torus_arcs(OpticalTorus(rows=3, cols=4), np.array([0, 1]), np.array([3, 9]))
-    >>> arcs["dim"].tolist(), arcs["direction"].tolist(), arcs["hops"].tolist(), arcs["start"].tolist()
-    ([0, 1], [-1, -1], [1, 1], [0, 0])
     """
     dim, ring, a, b, length, ok = system.ring_coords(src, dst)
     if direction is None:
@@ -114,31 +91,6 @@ def realize_torus(system, logical: LogicalSchedule, *, strategy: str | Strategy 
                   algorithm: str = "custom", params: Mapping[str, Any] | None = None) -> Schedule:
     """Route every transfer on its row or column ring, assign bands of channels, lay out slots.
 
-    Parameters
-    ----------
-    system : OpticalTorus
-        Target torus.
-    logical : LogicalSchedule
-        Transfers grouped into rounds (optional directions, colours and bands).
-    strategy : str or callable, optional
-        Wavelength-assignment strategy for groups whose arcs overlap (default first-fit).
-    algorithm : str, optional
-        Name recorded in the schedule.
-    params : Mapping, optional
-        Parameters recorded in the schedule.
-
-    Returns
-    -------
-    Schedule
-        With :class:`~collsim.kinds.optical_ring.routes.RingRoutes` along each transfer's ring, sorted by step.
-
-    Raises
-    ------
-    UnsupportedError
-        A transfer between nodes that share neither a row nor a column, or route hints.
-    InputError
-        A band wider than a fiber, or than a node's channel limit.
-
     References
     ----------
     I. Chlamtac, A. Ganz, G. Karmi, "Lightpath communications: an approach to high
@@ -146,18 +98,6 @@ def realize_torus(system, logical: LogicalSchedule, *, strategy: str | Strategy 
     H. Zhang, "OpTree: An Efficient Algorithm for All-gather Operation in Optical
     Interconnect Systems", IEEE Open Journal of the Communications Society, 2024,
     §VI-B (an algorithm per row, then per column, of a torus).
-
-    Examples
-    --------
-    >>> from collsim.core.collective import make_collective
-    >>> from collsim.core.schedule import LogicalBuilder
-    >>> from collsim.kinds.optical_torus.system import OpticalTorus
-    >>> t = OpticalTorus(rows=2, cols=3, wavelengths=1)
-    >>> b = LogicalBuilder(make_collective("allgather", 6, 64))
-    >>> b.add(0, [0, 1, 3], [2, 2, 0], [[0], [1], [3]])   # into node 2 along row 0; 3 -> 0 up column 0
-    >>> s = realize_torus(t, b.build())
-    >>> s.direction.tolist(), s.hops.tolist(), s.num_steps
-    ([-1, 1, -1], [1, 1, 1], 1)
     """
     strat = get_strategy(strategy)
     src, dst = logical.src, logical.dst

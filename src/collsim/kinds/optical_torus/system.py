@@ -63,23 +63,7 @@ def _flag(name: str, value: Any) -> bool:
 
 
 def balanced_sides(nodes: int) -> tuple[int, int]:
-    """The most square ``rows x cols`` with ``rows <= cols`` and ``rows * cols = nodes``.
-
-    Parameters
-    ----------
-    nodes : int
-        Node count ``N >= 2``.
-
-    Returns
-    -------
-    tuple of int
-        ``(rows, cols)``; ``(1, N)`` for a prime ``N``.
-
-    Examples
-    --------
-    >>> balanced_sides(1024), balanced_sides(32), balanced_sides(7)
-    ((32, 32), (4, 8), (1, 7))
-    """
+    """The most square ``rows x cols`` with ``rows <= cols`` and ``rows * cols = nodes``."""
     rows = max(r for r in range(1, math.isqrt(nodes) + 1) if nodes % r == 0)
     return rows, nodes // rows
 

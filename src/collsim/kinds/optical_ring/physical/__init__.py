@@ -52,27 +52,7 @@ __all__ = [
 
 
 def params_from_mapping(d: Mapping[str, Any] | None) -> PhysicalParams:
-    """Build parameters from a mapping such as a ``[system.physical]`` TOML table.
-
-    Parameters
-    ----------
-    d : mapping or None
-        Field names to values; missing fields keep their defaults.
-
-    Returns
-    -------
-    PhysicalParams
-        Validated parameters (InputError on unknown keys or bad values).
-
-    Examples
-    --------
-    >>> params_from_mapping({"laser_power_dbm": 3}).laser_power_dbm
-    3.0
-    >>> params_from_mapping({"laser_dbm": 3})
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: unknown physical parameter(s) laser_dbm; valid: ...
-    """
+    """Build parameters from a mapping such as a ``[system.physical]`` TOML table."""
     d = {} if d is None else d
     if not isinstance(d, Mapping):
         raise InputError(f"physical parameters must be a table/mapping, got {type(d).__name__}")
@@ -85,30 +65,7 @@ def params_from_mapping(d: Mapping[str, Any] | None) -> PhysicalParams:
 
 @dataclass(frozen=True)
 class PhysicalReport:
-    """Physical-layer check of a schedule; the worst lightpath is the longest.
-
-    Parameters
-    ----------
-    max_hops : int
-        Longest lightpath in hops (0 for an empty schedule).
-    worst_loss_db, worst_snr_db, worst_ber : float
-        Loss, SNR and BER of the longest lightpath (NaN if empty).
-    power_ok, ber_ok, feasible : bool
-        Eq. (6) / ``BER < target`` / both hold for every lightpath.
-    max_feasible_hops : int
-        :func:`max_feasible_hops` of the parameters.
-    infeasible_lightpaths : int
-        Lightpaths longer than ``max_feasible_hops`` (a band counts each wavelength).
-    worst_index, worst_step : int or None
-        Transfer index and step of the first longest lightpath.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> r = check_schedule(collsim.build("ring", "paper", "allgather", "1KiB", nodes=8))
-    >>> r.max_hops, round(r.worst_loss_db, 2), r.feasible, r.infeasible_lightpaths, r.worst_step
-    (1, 1.64, True, 0, 0)
-    """
+    """Physical-layer check of a schedule; the worst lightpath is the longest."""
 
     max_hops: int
     worst_loss_db: float
@@ -129,29 +86,10 @@ def check_schedule(schedule, params: PhysicalParams = PhysicalParams()) -> Physi
     A transfer over a band of ``b`` wavelengths is ``b`` lightpaths of the same
     length, each checked (and counted) on its own.
 
-    Parameters
-    ----------
-    schedule : collsim.core.schedule.Schedule
-        Schedule on an optical system (else UnsupportedError).
-    params : PhysicalParams, optional
-        Device parameters.
-
-    Returns
-    -------
-    PhysicalReport
-        Worst lightpath and verdicts.
-
     References
     ----------
     Seed 004 §IV-B; §V-A assumes "the optical power can support the maximum
     communication length", which this check tests.
-
-    Examples
-    --------
-    >>> import collsim
-    >>> r = check_schedule(collsim.build("osm", "paper", "allgather", "4KiB", nodes=64))
-    >>> r.max_hops, r.max_feasible_hops, r.feasible, r.infeasible_lightpaths
-    (32, 25, False, 832)
     """
     require(schedule.system, "physical-layer", "the physical-layer check (power budget and BER of lightpaths)")
     band = schedule.routes.band

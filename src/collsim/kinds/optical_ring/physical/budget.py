@@ -31,43 +31,6 @@ class PhysicalParams:
     """Optical device parameters of an MRR-based WDM ring (powers per wavelength).
 
     Sources of the defaults, with caveats, in ``docs/physical-layer.md``.
-
-    Parameters
-    ----------
-    laser_power_dbm : float
-        P_laser into the Tx: 0 dBm, the input power of "Formal analysis of crosstalk
-        noise in mesh-based optical networks-on-chip with WDM", JLT 34(15), 2016.
-    modulator_loss_db : float
-        P_m: 1 dB, top of the 0-1 dB range in Batten et al., IEEE Micro 29(4), 2009.
-    pass_loss_db_per_node : float
-        P_pass: 0.32 dB = 64 off-resonance MRRs per interface (seed 004 §III-A)
-        x 0.005 dB (passing loss of Nikdast et al., IEEE TVLSI 23(11), 2015, the
-        model family of [36]).  Fiber-to-chip couplers are not included.
-    extinction_ratio_penalty_db : float
-        P_p: 1 dB, 10 log10((r+1)/(r-1)) = 0.87 dB for a 10 dB extinction ratio
-        (textbook formula, e.g. Agrawal), rounded up; the 10 dB ER is collsim's assumption.
-    receiver_sensitivity_dbm : float
-        S_rx, missing from eq. (6): -20 dBm (Batten et al., 2009).  0 gives eq. (6) literally.
-    crosstalk_db_per_interface : float
-        K_rx per passed interface, relative to the received signal: -35 dB, worst
-        crosstalk of a cascaded-MRR wavelength-selective switch (Photonics 9(2):60, 2022).
-    tx_crosstalk_db : float
-        K_tx, relative to the received signal: -25 dB, through-port leakage of an
-        on-resonance ring (Kp1 of Nikdast et al., 2015).
-    other_noise_dbm : float
-        P_O: -39 dBm, collsim's assumption: S_rx minus the 19.04 dB SNR eq. (9)
-        needs at 1e-9, so eqs. (6) and (9) agree on a crosstalk-free link.
-    ber_target : float
-        1e-9 (seed 004 §IV-B, after [37]); must lie in (0, 0.5).
-
-    Examples
-    --------
-    >>> PhysicalParams().pass_loss_db_per_node
-    0.32
-    >>> PhysicalParams(ber_target=0.7)
-    Traceback (most recent call last):
-    ...
-    collsim.core.errors.InputError: ber_target must be a number in (0, 0.5), got 0.7
     """
 
     laser_power_dbm: float = 0.0
@@ -118,26 +81,9 @@ def _lin(db) -> np.ndarray:
 def insertion_loss_db(hops, params: PhysicalParams = PhysicalParams()):
     """Insertion loss of a lightpath, eq. (5) with ``L_max -> h + 1``: ``P_m + (h+1) P_pass``.
 
-    Parameters
-    ----------
-    hops : int or array_like of int
-        Hop count(s) h.
-    params : PhysicalParams, optional
-        Device parameters.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        Loss in dB, shaped like ``hops``.
-
     References
     ----------
     Seed 004 §IV-B.1, eqs. (4)-(5).
-
-    Examples
-    --------
-    >>> round(insertion_loss_db(3), 2)      # 1 + 4 * 0.32
-    2.28
     """
     h, scalar = _hops(hops)
     return _out(params.modulator_loss_db + (h + 1.0) * params.pass_loss_db_per_node, scalar)
@@ -146,26 +92,9 @@ def insertion_loss_db(hops, params: PhysicalParams = PhysicalParams()):
 def power_feasible(hops, params: PhysicalParams = PhysicalParams()):
     """Power budget, eq. (6) with receiver sensitivity: ``P_laser - L_l - P_p >= S_rx``.
 
-    Parameters
-    ----------
-    hops : int or array_like of int
-        Hop count(s).
-    params : PhysicalParams, optional
-        Device parameters.
-
-    Returns
-    -------
-    bool or numpy.ndarray of bool
-        Whether each lightpath's power budget closes.
-
     References
     ----------
     Seed 004 §IV-B.1, eq. (6).
-
-    Examples
-    --------
-    >>> power_feasible(55), power_feasible(56)     # (h + 1) * 0.32 <= 18 dB
-    (True, False)
     """
     h, scalar = _hops(hops)
     margin = params.laser_power_dbm - insertion_loss_db(h, params) - params.extinction_ratio_penalty_db
@@ -175,27 +104,9 @@ def power_feasible(hops, params: PhysicalParams = PhysicalParams()):
 def snr_db(hops, params: PhysicalParams = PhysicalParams()):
     """Worst-case SNR, eqs. (7)-(8): ``10 log10(P_S / (((h+1) K_rx + K_tx) P_S + P_O))``.
 
-    Parameters
-    ----------
-    hops : int or array_like of int
-        Hop count(s); eq. (8)'s ``L_max`` becomes ``h + 1``.
-    params : PhysicalParams, optional
-        Device parameters.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        SNR in dB (``inf`` without any noise).
-
     References
     ----------
     Seed 004 §IV-B.2, eqs. (7)-(8); Duong et al., DATE 2015 [36].
-
-    Examples
-    --------
-    >>> p = PhysicalParams(tx_crosstalk_db=float("-inf"), other_noise_dbm=float("-inf"))
-    >>> round(snr_db(9, p), 9)           # 1 / (10 * 10**-3.5)
-    25.0
     """
     h, scalar = _hops(hops)
     ps_dbm = params.laser_power_dbm - insertion_loss_db(h, params)
@@ -208,24 +119,9 @@ def snr_db(hops, params: PhysicalParams = PhysicalParams()):
 def ber(snr_db):
     """Bit-error rate, eq. (9) on the linear SNR: ``exp(-10**(snr_db/10) / 4) / 2``.
 
-    Parameters
-    ----------
-    snr_db : float or array_like
-        SNR in dB as eq. (7) defines it.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        BER in [0, 0.5].
-
     References
     ----------
     Seed 004 §IV-B.2, eq. (9); Sarkar & Das, JLT 27(19), 2009 [37].
-
-    Examples
-    --------
-    >>> f"{ber(10 * math.log10(80)):.2e}"
-    '1.03e-09'
     """
     s = np.asarray(snr_db, dtype=np.float64)
     if np.any(np.isnan(s)):
@@ -236,24 +132,9 @@ def ber(snr_db):
 def required_snr_db(ber_target: float = 1e-9) -> float:
     """SNR in dB at which eq. (9) gives ``ber_target``: ``10 log10(4 ln(1/(2 BER)))``.
 
-    Parameters
-    ----------
-    ber_target : float, optional
-        Target BER in (0, 0.5).
-
-    Returns
-    -------
-    float
-        Required SNR in dB (19.04 dB at 1e-9, i.e. SNR_lin = 80.1).
-
     References
     ----------
     Seed 004 §IV-B.2, eq. (9).
-
-    Examples
-    --------
-    >>> round(required_snr_db(1e-9), 2)
-    19.04
     """
     ber_target = number("ber_target", ber_target, lo=0, lo_open=True, hi=0.5, hi_open=True)
     return 10.0 * math.log10(4.0 * math.log(1.0 / (2.0 * ber_target)))
@@ -262,26 +143,9 @@ def required_snr_db(ber_target: float = 1e-9) -> float:
 def lightpath_feasible(hops, params: PhysicalParams = PhysicalParams()):
     """Both constraints: eq. (6) and ``BER < ber_target`` (eqs. (7)-(9)).
 
-    Parameters
-    ----------
-    hops : int or array_like of int
-        Hop count(s).
-    params : PhysicalParams, optional
-        Device parameters.
-
-    Returns
-    -------
-    bool or numpy.ndarray of bool
-        Feasibility of each lightpath.
-
     References
     ----------
     Seed 004 §IV-B, eqs. (4)-(9).
-
-    Examples
-    --------
-    >>> lightpath_feasible([1, 25, 26]).tolist()
-    [True, True, False]
     """
     h, scalar = _hops(hops)
     ok = power_feasible(h, params) & (ber(snr_db(h, params)) < params.ber_target)
@@ -294,24 +158,9 @@ def max_feasible_hops(params: PhysicalParams = PhysicalParams()) -> int:
     Both constraints only tighten as h grows, so exponential search plus bisection
     finds the exact threshold; :data:`HOPS_CAP` is returned if nothing binds below it.
 
-    Parameters
-    ----------
-    params : PhysicalParams, optional
-        Device parameters.
-
-    Returns
-    -------
-    int
-        ``h`` such that ``h`` hops are feasible and ``h + 1`` are not.
-
     References
     ----------
     Seed 004 §IV-B: "we can estimate the maximum signal path length" from (4)-(6), (7)-(9).
-
-    Examples
-    --------
-    >>> max_feasible_hops(), max_feasible_hops(PhysicalParams(laser_power_dbm=-30.0))
-    (25, 0)
     """
     if not lightpath_feasible(1, params):
         return 0
