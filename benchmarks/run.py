@@ -419,7 +419,7 @@ def cli_version() -> dict:
 
 @workload("mlfm-congestion-2-8", "< 60 s")
 def mlfm_table() -> dict:
-    from collsim.experiments.mlfm_congestion import congestion_table
+    from collsim.experiments.papers.mlfm.congestion import congestion_table
     rows = congestion_table(range(2, _n(9, 4)))
     return {"selections": sum(r["checked"] for r in rows),
             "congestion_free_iff_corrected": all(r["ok_iff_correct"] for r in rows)}
@@ -427,7 +427,7 @@ def mlfm_table() -> dict:
 
 @workload("mlfm-d18", "< 60 s")
 def mlfm_d18() -> dict:
-    from collsim.experiments.mlfm_congestion import check_selection
+    from collsim.experiments.papers.mlfm.congestion import check_selection
     d = _n(18, 3)
     r = check_selection(d, d, d + 1, d)
     return {"selection": [d, d + 1, d], "servers": d * (d + 1) * d, "max_link_load": r.max_link_load,

@@ -227,12 +227,12 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
                "test-no-other": no_other}
 
     def add_failing_tables() -> None:
-        from collsim.experiments import reproduce
+        from collsim.experiments.papers import reproduce
         for name, fn in failing.items():
             reproduce.EXPERIMENTS[name] = (fn, "raises (test only)")
 
     def remove_failing_tables() -> None:
-        from collsim.experiments import reproduce
+        from collsim.experiments.papers import reproduce
         for name in failing:
             reproduce.EXPERIMENTS.pop(name)
 
@@ -255,7 +255,7 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
     def fill_the_cache() -> None:  # a cache whose disk fills midway
         import sqlite3
 
-        from collsim.experiments.store import Store
+        from collsim.experiments.sweep.store import Store
         real_put.append(Store.put)
 
         def put(self, point, result=None, *, error=None):
@@ -263,7 +263,7 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         Store.put = put
 
     def empty_the_cache() -> None:
-        from collsim.experiments.store import Store
+        from collsim.experiments.sweep.store import Store
         Store.put = real_put.pop()
 
     def write_calibrations() -> None:

@@ -166,7 +166,7 @@ def test_a_sweep_that_fills_the_disk_is_one_line_naming_the_store(disk, tmp_path
     assert proc.returncode == 2 and len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert errors[0].startswith("collsim: cannot write the results store disk/s.sqlite: database or disk is full; "
                                 "free some space"), errors
-    from collsim.experiments.store import Store
+    from collsim.experiments.sweep.store import Store
     with Store(store, create=False) as s:  # what was committed is there, whole: a rerun finishes the rest
         assert s.integrity() == "ok" and 0 < len(s.records()) < 72
 
@@ -355,7 +355,7 @@ def test_the_benchmarks_skip_the_mpi_workloads_without_mpiexec(monkeypatch, caps
 def test_a_repeated_grid_value_is_one_value_locally_and_over_mpi(tmp_path):
     (tmp_path / "grid.toml").write_text('[sweep]\nsystems = ["ring"]\nnodes = [8, 8]\n'
                                         'sizes = ["1KiB", "1024", "2KiB"]\nalgorithms = ["ring", "ring"]\n')
-    from collsim.experiments.store import Store
+    from collsim.experiments.sweep.store import Store
     stored = []
     for prefix, store in (("", "local.sqlite"), (f"'{mpiexec()}' -n 2 ", "mpi.sqlite")):
         extra = " --executor mpi" if prefix else ""

@@ -1,4 +1,4 @@
-"""The HTML report of ``reproduce all`` (collsim.experiments.html_report), issue #12.
+"""The HTML report of ``reproduce all`` (collsim.experiments.report.html), issue #12.
 
 Two kinds of test:
 
@@ -36,8 +36,8 @@ from pathlib import Path
 
 import pytest
 
-from collsim.experiments.html_report import NOT_A_CHECKOUT, environment, render_report, write_report
-from collsim.experiments.paperout import Comparison, PaperResult, pyplot, save_figure, write_csv
+from collsim.experiments.report.html import NOT_A_CHECKOUT, environment, render_report, write_report
+from collsim.experiments.report.paperout import Comparison, PaperResult, pyplot, save_figure, write_csv
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 RESOURCE_ATTRS = {"src", "href", "srcset", "poster", "data", "action", "formaction", "background", "xlink:href",
@@ -237,7 +237,7 @@ def test_no_disagreement_and_no_parameters(tmp_path):
 
 def test_counts_are_distinct_printed_numbers_per_model(tmp_path):
     """One printed number compared under two models and at two sizes counts once, per model; formulas apart."""
-    from collsim.experiments.paperout import TableTarget
+    from collsim.experiments.report.paperout import TableTarget
     rows = (Comparison("§3", "ratio, 16 MiB", "x", 2.2, 2.19, "sim A", claim="the 2.2x"),
             Comparison("§3", "ratio, 64 MiB", "x", 2.2, 2.21, "sim A", claim="the 2.2x"),
             Comparison("§3", "ratio, 16 MiB", "x", 2.2, 2.5, "sim B", "other routing", claim="the 2.2x"),
@@ -260,8 +260,8 @@ def test_counts_are_distinct_printed_numbers_per_model(tmp_path):
 
 def test_paths_are_relative_to_the_report(tmp_path):
     """Two runs into different folders give byte-identical reports (issue 24: no absolute path in the page)."""
-    from collsim.experiments.reproduce import reproduce_all
-    from collsim.experiments.store import Store
+    from collsim.experiments.papers.reproduce import reproduce_all
+    from collsim.experiments.sweep.store import Store
     pages = []
     for name in ("one", "elsewhere/two"):
         out = tmp_path / name

@@ -184,7 +184,7 @@ def test_validate_job_writes_the_table_figure_and_store(tmp_path: Path):
     assert (tmp_path / "v.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     star = load_system(str(tmp_path / "host.toml"))
     assert star.nodes == 2 and star.model is not None
-    from collsim.experiments.store import Store
+    from collsim.experiments.sweep.store import Store
     stored = Store(str(tmp_path / "r.sqlite")).records()
     assert sorted((r["result"]["algorithm"], r["result"]["size_bytes"]) for r in stored) == \
         sorted((r["algorithm"], r["size_bytes"]) for r in rows)

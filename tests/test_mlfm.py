@@ -14,9 +14,9 @@ from collsim.algorithms.mlfm import (largest_selection, mlfm_schedule, phase_des
 from collsim.core.errors import InputError, RouteError, UnsupportedError
 from collsim.kinds.network.network import Network
 from collsim.core.system import system_from_description
-from collsim.experiments.mlfm_congestion import (_phase_flows, all_selections, check_selection,
+from collsim.experiments.papers.mlfm.congestion import (_phase_flows, all_selections, check_selection,
                                                  congestion_table, format_table)
-from collsim.experiments.mlfm_throughput import (LINK_MIB_PER_S, SCALES, block_bytes, mlfm_testbed,
+from collsim.experiments.papers.mlfm.throughput import (LINK_MIB_PER_S, SCALES, block_bytes, mlfm_testbed,
                                                  pairwise_phase_loads, per_node_throughput, throughput_experiment)
 from collsim.kinds.network.fat_tree import FatTree
 from collsim.kinds.network.mlfm import MLFM, compare_with_fat_tree, fat_tree_counts, mlfm_counts

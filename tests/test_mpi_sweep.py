@@ -21,7 +21,7 @@ from pathlib import Path
 import mpi4py  # noqa: F401  (the [mpi] extra: a missing mpi4py fails here)
 import pytest
 
-from collsim.experiments.store import Store
+from collsim.experiments.sweep.store import Store
 from conftest import collsim_exe, mpiexec
 
 # 44 points, 12 of which fail (a torus of 8 nodes is not square): error records must match too.
@@ -94,7 +94,7 @@ def test_under_python_m_mpi4py_futures_the_workers_are_mpi4pys_own(folder):
 
 
 def test_the_python_api_returns_the_summary_on_rank_0_and_none_elsewhere(folder):
-    code = ("import json\nfrom mpi4py import MPI\nfrom collsim.experiments.sweep_grid import read_sweep\n"
+    code = ("import json\nfrom mpi4py import MPI\nfrom collsim.experiments.sweep.grid import read_sweep\n"
             "from collsim.mpi.distributed import run_sweep_mpi\n"
             "summary = run_sweep_mpi(read_sweep('mixed.toml'), 'api.sqlite')\n"
             "rank = MPI.COMM_WORLD.Get_rank()\n"

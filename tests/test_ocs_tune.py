@@ -21,7 +21,7 @@ import pytest
 from collsim.algorithms import get_algorithm
 from collsim.algorithms.ocs import crossovers
 from collsim.core.units import format_size, format_time
-from collsim.experiments.tune import Choice, Trial, tunable
+from collsim.experiments.tune.run import Choice, Trial, tunable
 from collsim.kinds.view import KindView, view_for
 from collsim.pipeline import run
 from collsim.systems import load_system
@@ -122,8 +122,8 @@ def test_a_network_tune_has_no_kind_notes_nor_keys(tmp_path):
 
 
 def test_trials_keep_their_kind_part_through_the_store(tmp_path):
-    from collsim.experiments.store import Store
-    from collsim.experiments.tune import tune
+    from collsim.experiments.sweep.store import Store
+    from collsim.experiments.tune.run import tune
     store = Store(tmp_path / "s.sqlite")
     try:
         fresh = tune("ocs", "alltoall", [4096], nodes=8, algorithms=["pairwise", "bruck"], store=store)

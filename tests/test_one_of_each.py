@@ -23,9 +23,9 @@ def test_one_reproduction_registry():
     from pathlib import Path
 
     from collsim.cli.paper_cmd import PAPER_DESCRIPTIONS
-    from collsim.experiments import reproduce
-    from collsim.experiments.reproduce import paper_names
-    from collsim.experiments.reproductions import REPRODUCTIONS, papers as paper_entries, tables
+    from collsim.experiments.papers import reproduce
+    from collsim.experiments.papers.reproduce import paper_names
+    from collsim.experiments.papers.registry import REPRODUCTIONS, papers as paper_entries, tables
     assert {k: v[1] for k, v in reproduce.EXPERIMENTS.items()} == {k: r.description for k, r in tables().items()}
     assert all(reproduce.EXPERIMENTS[k][0] is r.load() for k, r in tables().items())
     assert reproduce.SIZE_NOTES == {k: r.size_note for k, r in tables().items()}
@@ -33,9 +33,11 @@ def test_one_reproduction_registry():
     assert PAPER_DESCRIPTIONS == {k: r.description for k, r in paper_entries().items()} and paper_names()[-1] == "all"
     assert all(r.paper in paper_entries() for r in REPRODUCTIONS.values())
     # no other module spells a table's description: each is written once, in the registry
-    src = Path(reproduce.__file__).parent
-    for path in src.glob("*.py"):
-        if path.name != "reproductions.py":
+    src = Path(reproduce.__file__).parents[1]   # collsim/experiments
+    registry = Path(reproduce.__file__).with_name("registry.py")
+    assert registry.exists()
+    for path in src.rglob("*.py"):
+        if path != registry:
             text = path.read_text()
             assert not any(r.description in text for r in tables().values()), path.name
 

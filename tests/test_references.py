@@ -15,7 +15,7 @@ import pytest
 from collsim.algorithms import REGISTRY
 from collsim.algorithms.bibliography import BIBLIOGRAPHY, cited_keys, citations
 from collsim.core.errors import UnknownNameError
-from collsim.experiments.reproduce import EXPERIMENTS, SIZE_NOTES
+from collsim.experiments.papers.reproduce import EXPERIMENTS, SIZE_NOTES
 from conftest import raises_naming
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "references.md"

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from collsim.experiments import papers, reproduce
+from collsim.experiments.papers import tables as papers, reproduce
 
 
 @pytest.fixture(scope="module")

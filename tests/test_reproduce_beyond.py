@@ -1,4 +1,4 @@
-"""collsim's evaluation beyond the papers (issue #13): collsim.experiments.beyond, build_pool and reproduce_beyond.
+"""collsim's evaluation beyond the papers (issue #13): collsim.experiments.papers.beyond.grid, build_pool and reproduce_beyond.
 
 The bound must hold for every registered optical algorithm and every parameter set it
 proposes (efficiency <= 1), re-timing must equal a rebuild, "best" must be the fastest
@@ -12,8 +12,8 @@ import math
 
 import pytest
 
-from collsim.experiments.beyond import best_rows, candidates, efficiency_grid
-from collsim.experiments.slot_latency import crossovers, slot_latency_crossover
+from collsim.experiments.papers.beyond.grid import best_rows, candidates, efficiency_grid
+from collsim.experiments.papers.beyond.slot_latency import crossovers, slot_latency_crossover
 from collsim.pipeline import run
 from collsim.systems import load_system
 
@@ -95,7 +95,7 @@ def test_tuned_slot_latency_lines_contain_the_lower_envelope(size):
     """Brute force: every candidate's line; the kept lines' minimum must equal the true minimum."""
     from collsim.algorithms import get_algorithm
     from collsim.experiments.compare import applicable
-    from collsim.experiments.slot_latency import _label
+    from collsim.experiments.papers.beyond.slot_latency import _label
     from collsim.pipeline import build, verify
     from collsim.kinds.optical_ring.cost import step_times
     lats = (0.0, 1e-6, 3e-6, 1e-5)
@@ -125,8 +125,8 @@ def test_reproduce_beyond_quick_writes_its_files_and_a_second_run_reads_its_stor
     import subprocess
 
     from collsim.cli.paper_cmd import STORE_NAME
-    from collsim.experiments.reproduce_beyond import BEST_COLUMNS, reproduce
-    from collsim.experiments.store import Store
+    from collsim.experiments.papers.beyond.reproduce import BEST_COLUMNS, reproduce
+    from collsim.experiments.sweep.store import Store
     from conftest import collsim_exe
     out = tmp_path / "rb"
     logs: list[list[str]] = [[]]
@@ -165,9 +165,9 @@ def test_reproduce_beyond_quick_writes_its_files_and_a_second_run_reads_its_stor
 
 def test_a_second_run_reads_every_build_from_the_store(tmp_path, monkeypatch):
     """efficiency_grid and the tuned slot-latency lines keep their builds in the results store."""
-    import collsim.experiments.build_pool as build_pool
-    import collsim.experiments.slot_latency as sl
-    from collsim.experiments.store import Store
+    import collsim.experiments.papers.beyond.build_pool as build_pool
+    import collsim.experiments.papers.beyond.slot_latency as sl
+    from collsim.experiments.sweep.store import Store
     pts = [(8, 2, (1024, 1 << 16))]
     with Store(tmp_path / "r.sqlite") as store:
         first = efficiency_grid(pts, store=store)
@@ -192,7 +192,7 @@ def test_every_build_runs_in_a_process_that_ends_with_it(monkeypatch):
     """Nothing a build allocates (schedule, verifier state, caches, kept heap) outlives it in this process."""
     import os
 
-    import collsim.experiments.build_pool as build_pool
+    import collsim.experiments.papers.beyond.build_pool as build_pool
     monkeypatch.setattr(build_pool, "BATCH_BYTES", 0)  # one build per process
     monkeypatch.setattr(build_pool, "timed_build", lambda task, sizes: {"pid": os.getpid()})
     got: dict = {}
@@ -202,7 +202,7 @@ def test_every_build_runs_in_a_process_that_ends_with_it(monkeypatch):
 
 
 def test_builds_too_big_to_share_the_budget_run_one_at_a_time(tmp_path, monkeypatch):
-    import collsim.experiments.build_pool as build_pool
+    import collsim.experiments.papers.beyond.build_pool as build_pool
     log = tmp_path / "log"
 
     def logged(task, sizes):
@@ -224,8 +224,8 @@ def test_each_build_is_stored_as_it_finishes_and_a_dead_one_is_named(tmp_path, m
     import os
     import signal
 
-    import collsim.experiments.build_pool as build_pool
-    from collsim.experiments.store import Store
+    import collsim.experiments.papers.beyond.build_pool as build_pool
+    from collsim.experiments.sweep.store import Store
     real = build_pool.timed_build
 
     def dies_on_wrht(task, sizes):

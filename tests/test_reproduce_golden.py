@@ -1,6 +1,6 @@
 """Golden JSON for every ``collsim reproduce`` table (issue #10: tests that cannot pass vacuously).
 
-Each table of :data:`collsim.experiments.reproduce.EXPERIMENTS` is run through the
+Each table of :data:`collsim.experiments.papers.reproduce.EXPERIMENTS` is run through the
 *installed* console script, ``collsim reproduce NAME --json``, and the parsed
 output is compared with ``tests/golden/reproduce/NAME.json``:
 
@@ -50,7 +50,7 @@ MAX_SHOWN = 40
 
 def table_names() -> list[str]:
     """The tables ``collsim reproduce`` knows, in its own order."""
-    from collsim.experiments.reproduce import EXPERIMENTS
+    from collsim.experiments.papers.reproduce import EXPERIMENTS
     return list(EXPERIMENTS)
 
 

@@ -69,7 +69,7 @@ def golden_numbers(comparisons) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    from collsim.experiments.reproduce_optree import reproduce
+    from collsim.experiments.papers.optree import reproduce
     out = tmp_path_factory.mktemp("optree")
     return reproduce(out, quick=True, jobs=2)
 
@@ -143,8 +143,8 @@ def test_eq3_reproduces_every_printed_number_but_the_explained_ones(quick):
 
 def test_paper_numbers_are_truncated_step_ratios():
     """Table 2's printed entries are 1 − S_OpTree/S_X truncated to 2 decimals (N = 512 … 2048)."""
-    from collsim.experiments.reproduce_optree.data import eq3_steps
-    from collsim.experiments.reproduce_optree.tables import TABLE2_PRINTED
+    from collsim.experiments.papers.optree.data import eq3_steps
+    from collsim.experiments.papers.optree.tables import TABLE2_PRINTED
     for v, printed in TABLE2_PRINTED.items():
         for n, p in zip((512, 1024, 2048), printed):
             x = 100 * (1 - eq3_steps("optree", n, 64) / eq3_steps(v, n, 64))
@@ -155,7 +155,7 @@ def test_paper_numbers_are_truncated_step_ratios():
 def test_schedule_structure_does_not_depend_on_size(alg, n, w):
     """The shortcut behind the reproduction: build once, re-time per size == rebuild per size."""
     from collsim import build, schedule_time_s
-    from collsim.experiments.reproduce_optree.data import profile, retime
+    from collsim.experiments.papers.optree.data import profile, retime
     base = build(alg, "paper", "allgather", 4 << 20, nodes=n, wavelengths=w)
     prof = profile(base)
     for size in (32 << 10, 1 << 20, 4096 << 20):
@@ -173,7 +173,7 @@ def test_numbers_in_markdown_match_the_rows(quick):
 
 
 def _update() -> None:
-    from collsim.experiments.reproduce_optree import reproduce
+    from collsim.experiments.papers.optree import reproduce
     with tempfile.TemporaryDirectory() as tmp:
         result = reproduce(Path(tmp), jobs=2, progress=print)
     GOLDEN.mkdir(parents=True, exist_ok=True)
@@ -193,7 +193,7 @@ if __name__ == "__main__":
 def test_retime_handles_pieces_and_the_slot_latency(alg, coll):
     """A schedule cut into pieces (split > 1) retimes exactly at any size the pieces divide."""
     from collsim import build, schedule_time_s
-    from collsim.experiments.reproduce_optree.data import profile, retime
+    from collsim.experiments.papers.optree.data import profile, retime
     from collsim.systems import load_system
     system = load_system("paper", nodes=16, wavelengths=4, slot_latency_s=2e-6)
     prof = profile(build(alg, system, coll, 1 << 12))
@@ -225,7 +225,7 @@ def test_the_best_line_is_feasible_verified_and_far_below_optree(quick):
 
 def test_the_papers_pure_model_beside_collsims():
     """Issue 24: eq. (3) with a constant a and the bound (N-1)d/(2wB), derived here independently."""
-    from collsim.experiments.reproduce_optree.extra import pure_model_rows
+    from collsim.experiments.papers.optree.extra import pure_model_rows
     rows = {(r["nodes"], r["wavelengths"], r["algorithm"]): r for r in pure_model_rows(lambda *a: None)}
     d, b = 4 << 20, 40e9 / 8                       # 4 MiB; 40 Gb/s per wavelength
     r = rows[(1024, 64, "optree")]

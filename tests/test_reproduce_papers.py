@@ -55,8 +55,9 @@ def read_csv(path: Path) -> list[dict]:
 
 def run(paper: str, out: Path):
     """Run one reproduction, recording each figure's series per axes."""
-    from collsim.experiments import paperout
-    mod = importlib.import_module(f"collsim.experiments.reproduce_{paper}")
+    from collsim.experiments.report import paperout
+    from collsim.experiments.papers.reproduce import PAPERS
+    mod = importlib.import_module(PAPERS[paper])
     seen: dict[str, list] = {}
     original = mod.save_figure
 
@@ -136,7 +137,7 @@ def test_mlfm_reproduces_the_ratio(results):
 
 def test_mlfm_destination_routing_gives_the_spine_rule_ratio():
     """The notes say destination-based routing (InfiniBand's) gives the spine rule's ratios: check it."""
-    from collsim.experiments.mlfm_throughput import run_point
+    from collsim.experiments.papers.mlfm.throughput import run_point
     for scale in ("12", "24-A", "24-B"):
         a, b = run_point(scale, 16), run_point(scale, 16, pairwise_routing="destination")
         assert b.pairwise_time_s == pytest.approx(a.pairwise_time_s, rel=1e-12), scale
@@ -145,7 +146,7 @@ def test_mlfm_destination_routing_gives_the_spine_rule_ratio():
 
 
 def test_textbook_chapter_algorithms_match_their_formulas(results):
-    from collsim.experiments.reproduce_textbook import CHAPTER_ALGORITHMS, is_chapter_algorithm
+    from collsim.experiments.papers.textbook import CHAPTER_ALGORITHMS, is_chapter_algorithm
     result, _ = results("textbook")
     rows = read_csv(result.out_dir / "textbook-table.csv")
     chapter = {(t, op, a) for (t, op), algs in CHAPTER_ALGORITHMS.items()
@@ -169,7 +170,7 @@ def test_wrht_optical_retiming_equals_a_direct_build():
     """The claim behind the fast grid: a fixed schedule's optical time at another size follows in closed form."""
     import collsim
     from collsim.kinds.optical_ring.cost import step_times
-    from collsim.experiments import reproduce_wrht as w
+    from collsim.experiments.papers import wrht as w
     for alg, n in (("ring", 64), ("wrht", 256)):
         system = w._osys(n)
         profile = w.optical_profile(collsim.build(alg, system, "allreduce", w.REF_BYTES))
@@ -181,7 +182,7 @@ def test_wrht_optical_retiming_equals_a_direct_build():
 
 def test_wrht_electrical_fit_equals_a_direct_simulation():
     import collsim
-    from collsim.experiments import reproduce_wrht as w
+    from collsim.experiments.papers import wrht as w
     from collsim.sim import simulate
     for alg in ("ring", "rd"):
         fit = w.ElectricalFit.simulate(alg, 32)
@@ -192,7 +193,7 @@ def test_wrht_electrical_fit_equals_a_direct_simulation():
 
 
 def test_wrht_quick_grid_and_closed_forms_agree_on_the_electrical_side(tmp_path):
-    from collsim.experiments import reproduce_wrht as w
+    from collsim.experiments.papers import wrht as w
     r = w.reproduce(tmp_path, quick=True)
     assert r.figures == ("fig2", "reductions") and len(r.comparisons) == 7
     for row in read_csv(tmp_path / "wrht-fig2.csv"):

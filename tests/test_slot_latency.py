@@ -14,7 +14,7 @@ from collsim.core.collective import make_collective
 from collsim.core.errors import InputError
 from collsim.kinds.optical_ring.bound import optical_lower_bound_s
 from collsim.kinds.optical_ring.cost import paper_time_s, step_times
-from collsim.experiments.slot_latency import (crossovers, pair_crossovers, plot_slot_latency,
+from collsim.experiments.papers.beyond.slot_latency import (crossovers, pair_crossovers, plot_slot_latency,
                                               slot_latency_crossover)
 from collsim.pipeline import evaluate
 from collsim.systems import load_system

@@ -12,12 +12,12 @@ import time
 import pytest
 
 from collsim.core.errors import InputError
-from collsim.experiments import store as store_mod
-from collsim.experiments.store import Store, canonical_json, flat_record, point_key
-from collsim.experiments.store_schema import SCHEMA_VERSION
-from collsim.experiments.sweep import run_sweep
-from collsim.experiments.sweep_grid import expand_grid
-from collsim.experiments.sweep_point import normalize_point
+from collsim.experiments.sweep import store as store_mod
+from collsim.experiments.sweep.store import Store, canonical_json, flat_record, point_key
+from collsim.experiments.sweep.store_schema import SCHEMA_VERSION
+from collsim.experiments.sweep.run import run_sweep
+from collsim.experiments.sweep.grid import expand_grid
+from collsim.experiments.sweep.point import normalize_point
 from conftest import collsim_exe, names
 
 POINT = {"system": "ring", "nodes": 4, "size_bytes": 1024, "collective": "allgather", "algorithm": "ring"}

@@ -10,11 +10,11 @@ import pytest
 
 from collsim.core.errors import InputError, UnknownNameError
 from collsim.core.limits import MemoryLimitError
-from collsim.experiments.store import Store
-from collsim.experiments.sweep import run_point, run_sweep
-from collsim.experiments.sweep_grid import Grid, expand_grid, read_sweep
-from collsim.experiments.sweep_limits import check_sweep
-from collsim.experiments.sweep_point import normalize_point
+from collsim.experiments.sweep.store import Store
+from collsim.experiments.sweep.run import run_point, run_sweep
+from collsim.experiments.sweep.grid import Grid, expand_grid, read_sweep
+from collsim.experiments.sweep.limits import check_sweep
+from collsim.experiments.sweep.point import normalize_point
 from conftest import names, refusal
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sweep-small.toml"

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from collsim.algorithms import get_algorithm
 from collsim.core.size_sweep import sweep_sizes
 from collsim.experiments.compare import applicable
-from collsim.experiments.store import Store
-from collsim.experiments.tune import TIE_RTOL, tune
-from collsim.experiments.tune_figure import plot_tuning
-from collsim.experiments.tune_rules import crossovers, rules, rules_document
+from collsim.experiments.sweep.store import Store
+from collsim.experiments.tune.run import TIE_RTOL, tune
+from collsim.experiments.tune.figure import plot_tuning
+from collsim.experiments.tune.rules import crossovers, rules, rules_document
 from collsim.pipeline import run
 from collsim.systems import load_system
 
@@ -155,7 +155,7 @@ def test_the_counts_say_what_became_of_each_trial(tmp_path):
 
 def test_a_tuning_where_nothing_fits_in_memory_is_refused_before_any_trial(monkeypatch):
     from collsim.core.limits import MemoryLimitError
-    import collsim.experiments.tune as tune_module
+    import collsim.experiments.tune.run as tune_module
     tried = []
     monkeypatch.setattr(tune_module, "applicable", lambda *a: tried.append(a) or [])
     with pytest.raises(MemoryLimitError, match="memory limit"):

@@ -376,10 +376,10 @@ def reproduce_cmd(name, out_dir, jobs, quick, out: Output) -> None:
       collsim reproduce all --out evaluation --jobs 2
     """
     from ..core.errors import UnknownNameError
-    from ..experiments.reproduce import EXPERIMENTS, SIZE_NOTES, paper_names
+    from ..experiments.papers.reproduce import EXPERIMENTS, SIZE_NOTES, paper_names
     from .paper_cmd import PAPER_DESCRIPTIONS
     if name in paper_names():
-        from ..experiments.reproduce import available_cores  # noqa: PLC0415
+        from ..experiments.papers.reproduce import available_cores  # noqa: PLC0415
         from .paper_cmd import run_papers  # noqa: PLC0415
         run_papers(name, out_dir, jobs=available_cores() if jobs is None else jobs, quick=quick, out=out)
         return

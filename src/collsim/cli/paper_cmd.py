@@ -9,13 +9,13 @@ from .progress import progress_enabled
 
 
 def _descriptions() -> dict[str, str]:
-    from ..experiments.reproductions import papers
+    from ..experiments.papers.registry import papers
     return {name: r.description for name, r in papers().items()}
 
 
 PAPER_DESCRIPTIONS = _descriptions()
 """One line per paper for ``collsim reproduce`` with no name (from the one registry,
-:data:`collsim.experiments.reproductions.REPRODUCTIONS`)."""
+:data:`collsim.experiments.papers.registry.REPRODUCTIONS`)."""
 STORE_NAME = "results.sqlite"
 """The results store ``collsim reproduce PAPER --out DIR`` keeps in DIR, so a second run reuses its builds."""
 
@@ -23,8 +23,8 @@ STORE_NAME = "results.sqlite"
 def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: Output) -> None:
     """Run one paper's reproduction (or all) and print a summary per paper."""
     from ..core.files import naming, writable_folder
-    from ..experiments.reproduce import ALL, paper_names, reproduce_all, reproduce_paper
-    from ..experiments.store import Store
+    from ..experiments.papers.reproduce import ALL, paper_names, reproduce_all, reproduce_paper
+    from ..experiments.sweep.store import Store
     folder = Path(out_dir or f"reproduce-{name}")
     options = {"quick": True} if quick else {}
     store = None
@@ -47,7 +47,7 @@ def run_papers(name: str, out_dir: str | None, *, jobs: int, quick: bool, out: O
     finally:
         if store is not None:
             store.close()
-    from ..experiments.paperout import claim_counts
+    from ..experiments.report.paperout import claim_counts
     rows = []
     for r in results:
         k = claim_counts(r.comparisons)

@@ -58,10 +58,10 @@ def sweep_cmd(file, store_path, jobs, executor, max_points) -> None:
 
 def _sweep(file, store_path, jobs, pool, max_points: int = 100_000) -> None:
     from ..core.files import naming, writable_file
-    from ..experiments.store import Store
-    from ..experiments.sweep import run_sweep
-    from ..experiments.sweep_grid import read_sweep
-    from ..experiments.sweep_limits import check_sweep
+    from ..experiments.sweep.store import Store
+    from ..experiments.sweep.run import run_sweep
+    from ..experiments.sweep.grid import read_sweep
+    from ..experiments.sweep.limits import check_sweep
     from .progress import progress_enabled
     grid = read_sweep(file, max_points=max_points)
     check_sweep(grid, jobs if pool is None else 1)  # before the store is opened: bad input changes nothing
@@ -119,7 +119,7 @@ def results_cmd(store_path, system, collective, algorithm, nodes, status, out: O
     from ..algorithms import get_algorithm
     from ..core.collective import canonical_collective
     from ..core.units import format_size, format_time
-    from ..experiments.store import Store, flat_record
+    from ..experiments.sweep.store import Store, flat_record
     from ..systems import PRESETS, kind_names
     if system is not None and system.strip().lower() in (*PRESETS, *kind_names()):
         system = system.strip().lower()  # as the sweep stored it (a TOML file's path is kept as written)

@@ -1,6 +1,6 @@
 """``collsim tune``: the fastest feasible, verified schedule per size, a rules file and a figure.
 
-The engine is :mod:`collsim.experiments.tune` (figure: :mod:`collsim.experiments.tune_figure`);
+The engine is :mod:`collsim.experiments.tune.run` (figure: :mod:`collsim.experiments.tune.figure`);
 docs/tune.md describes the table, the rules file and the store.  Everything that can be
 wrong with the input is checked before any work is done or any file is opened, so a bad
 command line writes nothing.  The library is imported inside the command (tests/test_startup.py).
@@ -58,7 +58,7 @@ class _Cache:
         """The cache at ``where``, or None (said on stderr) if it cannot be opened."""
         from ..core.errors import InputError
         from ..core.files import os_reason
-        from ..experiments.store import Store
+        from ..experiments.sweep.store import Store
         if not where.is_absolute():  # no home folder: a cache in whatever folder tune runs in would be litter
             cls._warn(where, "no home folder to keep it in: set HOME or XDG_CACHE_HOME")
             return None
@@ -156,9 +156,9 @@ def tune_cmd(system, collective, min_size, max_size, factor, step, total, algori
     from ..core.totals import total_bytes
     from ..core.units import format_size, format_time, parse_size
     from ..core.files import naming
-    from ..experiments.store import Store
-    from ..experiments.tune import tunable, tune
-    from ..experiments.tune_rules import rules_document
+    from ..experiments.sweep.store import Store
+    from ..experiments.tune.run import tunable, tune
+    from ..experiments.tune.rules import rules_document
     from ..core.wording import counted, format_number
     from ..kinds.view import view_for
     from .sizes import SizeRequest
@@ -176,8 +176,8 @@ def tune_cmd(system, collective, min_size, max_size, factor, step, total, algori
     rules_file = rules_path and _writable(rules_path, "the rules file")
     figure_file = figure_path and _writable(figure_path, "the figure")
     if figure_file:
-        from ..experiments.paperout import pyplot
-        from ..experiments.tune_figure import FIGURE_SUFFIXES
+        from ..experiments.report.paperout import pyplot
+        from ..experiments.tune.figure import FIGURE_SUFFIXES
         if figure_file.suffix.lower() not in FIGURE_SUFFIXES:
             raise InputError(f"the figure {figure_file} must end in .png or .svg (the suffix chooses the format)")
         pyplot()  # matplotlib missing: say so before the work
@@ -205,7 +205,7 @@ def tune_cmd(system, collective, min_size, max_size, factor, step, total, algori
         text = json.dumps(doc, indent=1, sort_keys=rules_format == "collsim") + "\n"  # MPICH's order matters
         atomic_write(rules_file, lambda fh: fh.write(text.encode()))
     if figure_file:
-        from ..experiments.tune_figure import plot_tuning
+        from ..experiments.tune.figure import plot_tuning
         plot_tuning(result, figure_file)
     if all_trials:
         emit(out, [t.to_json() for t in result.trials])

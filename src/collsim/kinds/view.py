@@ -107,7 +107,7 @@ class KindView:
         system : System
             The tuned system, of this kind.
         trials : sequence of Trial
-            Every trial (:class:`~collsim.experiments.tune.Trial`); ``trial.part`` holds the row's fields
+            Every trial (:class:`~collsim.experiments.tune.run.Trial`); ``trial.part`` holds the row's fields
             of the model's ``part_class``, also when read back from tune's results store.
 
         Returns

@@ -3,8 +3,8 @@
 Launch every rank on the same command (``mpiexec -n P collsim sweep FILE --executor mpi``):
 :func:`mpi_executor` splits the world with :class:`mpi4py.futures.MPICommExecutor` into
 rank 0, which reads the sweep file, opens the store and hands points out, and P − 1
-workers, which run :func:`collsim.experiments.sweep.run_point` and send each record back.
-Rank 0 commits every record as it arrives (:func:`collsim.experiments.sweep.run_sweep`
+workers, which run :func:`collsim.experiments.sweep.run.run_point` and send each record back.
+Rank 0 commits every record as it arrives (:func:`collsim.experiments.sweep.run.run_sweep`
 with ``executor=``), so the store, the resume (points already stored are not sent out)
 and the kill-safety (each finished point committed at once) are those of a local sweep,
 and the records are the same, record for record.  ``mpiexec -n P python -m
@@ -50,8 +50,8 @@ def run_sweep_mpi(points: Iterable[Mapping[str, Any]], store_path: str | os.Path
                   progress: Callable[[int, int, dict | None], None] | None = None,
                   comm: Any = None) -> dict[str, Any] | None:
     """Run a sweep's points over MPI ranks into a store; every rank calls it, rank 0 writes."""
-    from ..experiments.store import Store
-    from ..experiments.sweep import run_sweep
+    from ..experiments.sweep.store import Store
+    from ..experiments.sweep.run import run_sweep
     with mpi_executor(comm) as pool:
         if pool is None:
             return None

@@ -54,13 +54,13 @@ def plot(rows: Sequence[ValidationRow], path: str, title: str) -> None:
 
 
 def store_rows(rows: Sequence[ValidationRow], path: str, calibration: str, system_name: str) -> int:
-    """Record the rows in the results store (SQLite, :class:`collsim.experiments.store.Store`).
+    """Record the rows in the results store (SQLite, :class:`collsim.experiments.sweep.store.Store`).
 
     Each row is a point ``{"experiment": "validate", "system", "calibration", "nodes", "collective",
     "algorithm", "size_bytes"}`` (``calibration`` a hash of the calibration file, so that two
     calibrations' validations are kept apart) whose result is :meth:`ValidationRow.to_json`.
     """
-    from ..experiments.store import Store
+    from ..experiments.sweep.store import Store
     store = Store(path)
     for r in rows:
         point = {"experiment": "validate", "system": system_name, "calibration": calibration, "nodes": r.nodes,

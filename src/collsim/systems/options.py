@@ -3,7 +3,7 @@
 The command line builds one from its system options (``--system``, ``-n``, ``-w``, ``-F``,
 ``--link-bandwidth``, ``--link-latency``, ``--startup``, ``--radix``, ``--select``, ``-S``,
 ``--strategy``: :func:`collsim.cli.options.system_options`) and passes it to the command as one
-argument; a sweep builds one per point (:mod:`collsim.experiments.sweep_point`);
+argument; a sweep builds one per point (:mod:`collsim.experiments.sweep.point`);
 :func:`collsim.systems.load_system` and the library functions that take a system accept it.
 Values are typed (bytes/s, seconds), never text with units: the command line reads the units.
 """

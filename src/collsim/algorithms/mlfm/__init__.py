@@ -7,7 +7,7 @@
 
 Importing the package registers the algorithm; its public names are re-exported here.
 The system is :mod:`collsim.kinds.network.mlfm`; the paper's experiments are
-:mod:`collsim.experiments.mlfm_congestion` and :mod:`collsim.experiments.mlfm_throughput`
+:mod:`collsim.experiments.papers.mlfm.congestion` and :mod:`collsim.experiments.papers.mlfm.throughput`
 (docs/mlfm.md).
 """
 

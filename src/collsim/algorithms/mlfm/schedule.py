@@ -26,7 +26,7 @@ spine; for ``m < l-1`` (excluded by the paper, yet its own 24-server pattern
 A, ``(3, 4, 2)``, is one) the rule is congestion-free.  The rule is
 congestion-free and a complete all-to-all iff ``1 <= m <= l-1 <= d`` (with
 ``1 <= n <= d``); proof in docs/mlfm.md, exhaustive check in
-:mod:`collsim.experiments.mlfm_congestion`.  This module enforces that corrected condition
+:mod:`collsim.experiments.papers.mlfm.congestion`.  This module enforces that corrected condition
 (:mod:`collsim.algorithms.mlfm.selection`).
 """
 

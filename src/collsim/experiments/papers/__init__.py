@@ -1,0 +1,1 @@
+"""The papers' reproductions: their registry, published tables and evaluations (one module or package per paper)."""

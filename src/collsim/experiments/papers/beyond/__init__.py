@@ -1,0 +1,1 @@
+"""Beyond the papers: every optical algorithm against the lower bound over the papers' grids."""
