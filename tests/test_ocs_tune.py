@@ -53,7 +53,7 @@ def _expected(collective: str, nodes: int, sizes: list[int]) -> dict[int, list[t
                     row = run(name, system, collective, size, **params)
                 except Exception:  # noqa: BLE001 - cannot build on this switch: tune's note says why
                     continue
-                if row.verified and row.time_s is not None and row.feasible is not False:
+                if row.verified and row.time_s is not None and getattr(row, "feasible", None) is not False:
                     label = " ".join([name, *(f"{k}={v}" for k, v in sorted(params.items()))])
                     lines.append({"algorithm": label, "params": {}, "reconfigurations": row.part.reconfigurations,
                                   "comm_s": row.time_s - row.part.reconfiguration_time_s})

@@ -19,7 +19,7 @@ class Result:
     ``slots`` counts physical time slots; ``block_steps`` is the time in the papers'
     unit (one block on one channel, :func:`collsim.cost.block_steps`) and is what
     ``paper_steps`` compares with.  The part's fields read as attributes of the row
-    (``r.feasible``, ``r.simulated_time_s``; another kind's field reads as None); :meth:`to_json`
+    (``r.feasible``, ``r.simulated_time_s``; another kind's field is an AttributeError); :meth:`to_json`
     flattens them, with no other kind's keys, and keeps ``steps`` as an alias of ``slots``.
     Times are seconds, bandwidths bytes/s.
 
@@ -70,8 +70,8 @@ class Result:
     >>> from collsim.pipeline import run
     >>> from collsim.systems import load_system
     >>> r = run("ring", load_system("ring", nodes=4), "allgather", 1024)
-    >>> r.verified, r.slots, type(r.part).__name__, r.max_link_load, r.wavelengths
-    (True, 3, 'NetworkPart', 1, None)
+    >>> r.verified, r.slots, type(r.part).__name__, r.max_link_load, hasattr(r, "wavelengths")
+    (True, 3, 'NetworkPart', 1, False)
     >>> r.to_json()["steps"], "wavelengths" in r.to_json()
     (3, False)
     """
@@ -117,9 +117,7 @@ class Result:
         part = self.part
         if part is not None and name in {f.name for f in fields(part)}:
             return getattr(part, name)
-        if name in part_keys():
-            return None  # another kind's field
-        raise AttributeError(name)
+        raise AttributeError(f"a {type(part).__name__ if part is not None else 'kind-less'} result row has no {name!r}")
 
     def to_json(self) -> dict[str, Any]:
         """The row as a JSON-able dict: the common keys and its own kind's part, no other kind's keys
@@ -143,8 +141,8 @@ def part_keys() -> tuple[str, ...]:
     Returns
     -------
     tuple of str
-        The union of the fields of every registered model's ``part_class``: the part keys of
-        :meth:`Result.to_json`, null where a row's kind lacks them.
+        The union of the fields of every registered model's ``part_class``: the keys a table or
+        CSV of rows of several kinds may hold (each row carries only its own kind's).
 
     Examples
     --------
