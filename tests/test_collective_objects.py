@@ -181,7 +181,7 @@ def test_no_branch_on_a_collective_name_outside_the_objects_and_algorithms():
 def test_the_counter_finds_each_form_of_branch():
     cb = _counter()
     src = ('REDS = ("reduce", "allreduce")\n'
-           'if coll.kind == "alltoall": pass\n'           # comparison
+           'if coll.name == "alltoall": pass\n'           # comparison
            'if kind in ("broadcast", "scatter"): pass\n'  # membership in a literal
            'if collective not in REDS: pass\n'            # membership in a module constant
            'x = {"scan": 1, "shift": 2}[k]\n'             # dict dispatch

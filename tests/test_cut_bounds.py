@@ -49,7 +49,7 @@ def _brute(system, c) -> float:
         in_a = [(code >> v) & 1 for v in range(system.vertices)]
         cab = sum(w for s, d, w in links if in_a[s] and not in_a[d])
         cba = sum(w for s, d, w in links if in_a[d] and not in_a[s])
-        ab, ba = _demand(c.kind, system.nodes, float(c.size_bytes), {i for i in range(system.nodes) if in_a[i]},
+        ab, ba = _demand(c.name, system.nodes, float(c.size_bytes), {i for i in range(system.nodes) if in_a[i]},
                          c.root, c.shift)
         best = max(best, ab / cab if cab else 0.0, ba / cba if cba else 0.0)
     return best
@@ -76,8 +76,8 @@ def test_bound_is_the_max_over_all_cuts_and_the_closed_forms_reach_it(system):
     and so do the single-node plus closed-form cuts alone (no search)."""
     for c in _collectives(system.nodes):
         want = _brute(system, c)
-        assert cut_bound_s(system, c) == pytest.approx(want, rel=1e-12), c.kind
-        assert cut_bound_s(system, c, exhaustive_vertices=0) == pytest.approx(want, rel=1e-12), c.kind
+        assert cut_bound_s(system, c) == pytest.approx(want, rel=1e-12), c.name
+        assert cut_bound_s(system, c, exhaustive_vertices=0) == pytest.approx(want, rel=1e-12), c.name
 
 
 def test_leaf_spine_closed_forms_reach_the_max_over_all_cuts():

@@ -138,7 +138,7 @@ def _old_copies(s):
     c = s.collective
     if s.reduce.any():
         t = int(np.flatnonzero(s.reduce)[0])
-        raise E.UnexpectedReductionError(f"the transfer reduces, but {c.kind} has no reduction; its transfers "
+        raise E.UnexpectedReductionError(f"the transfer reduces, but {c.name} has no reduction; its transfers "
                                          "copy (\"reduce\": false)", E.Where(step=int(s.step[t]), transfer=t))
     held = BitMatrix(c.nodes, c.chunks)
     held.set(c.pre_node, c.pre_chunk)

@@ -349,7 +349,7 @@ def evaluate(schedule: Schedule, *, report: VerifyReport | None = None, error: s
     lb = model.lower_bound_s(system, coll)
     algbw, busbw = bus_bandwidth(coll, reported)
     return Result(
-        algorithm=schedule.algorithm, collective=coll.kind, system=system.name, nodes=system.nodes,
+        algorithm=schedule.algorithm, collective=coll.name, system=system.name, nodes=system.nodes,
         size_bytes=coll.size_bytes, total_bytes=coll.total_bytes, root=coll.root if coll.rooted else None,
         shift=coll.shift if coll.type.shifted else None, rounds=schedule.num_rounds, slots=schedule.num_steps,
         block_steps=block_steps(schedule), transfers=len(schedule),

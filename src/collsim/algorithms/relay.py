@@ -104,7 +104,7 @@ def relay_logical(system, logical: LogicalSchedule, max_hops: int) -> LogicalSch
     """
     c = logical.collective
     if c.reduction or logical.reduce.any():
-        raise UnsupportedError(f"relaying {c.kind} is not supported: a relay stores a forwarded partial in "
+        raise UnsupportedError(f"relaying {c.name} is not supported: a relay stores a forwarded partial in "
                                f"its own buffer, which a copy overwrites (docs/derivations/hop-bounded.md)")
     h_max = _check_hops(system, max_hops)
     n, w = system.nodes, system.wavelengths

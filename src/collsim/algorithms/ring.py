@@ -13,6 +13,7 @@ import numpy as np
 from ..core.collective import make_collective
 from ..core.collectives import TYPES
 from ..core.errors import UnsupportedError
+from ..core.plugins import model_for
 from ..core.schedule import LogicalBuilder
 from ..core.validate import positive_integer
 from .common import stripe_band
@@ -26,7 +27,7 @@ def _paper_steps(system, collective, params):
 
 def _tune(system, collective, size_bytes):
     # collsim tune: bands of 1, 2, 4 ... w wavelengths on optical rings; pipeline depths for broadcast/reduce
-    w = getattr(system, "wavelengths", 0) if system.family == "optical-ring" else 0
+    w = getattr(system, "wavelengths", 0) if model_for(system).name == "optical-ring" else 0
     stripes = [{"stripe": s} for s in sorted({1 << j for j in range(w.bit_length())} | {w})] if w else [{}]
     depths = [{"chunks": c} for c in (1, 4, 16, 64, 256, 1024) if c <= min(size_bytes, (1 << 18) // system.nodes)] \
         if TYPES[collective].rooted else [{}]

@@ -168,7 +168,7 @@ def schedule_cmd(algorithm, system, collective, sizes, params, out, trace) -> No
             bar.update(description=f"writing {trace}")
             write_schedule_trace(trace, sched)
     from ..core.wording import counted
-    click.echo(f"wrote {where}: {sched.algorithm} {sched.collective.kind}, {counted(report.steps, 'step')} "
+    click.echo(f"wrote {where}: {sched.algorithm} {sched.collective.name}, {counted(report.steps, 'step')} "
                f"({'time slot' if report.steps == 1 else 'time slots'}), {counted(report.transfers, 'transfer')}, "
                "verified", err=out == "-")
 
@@ -205,7 +205,7 @@ def verify_cmd(file, out: Output) -> None:
     except CollsimError as exc:
         if out.format != "table":
             head = {"file": file} if sched is None else {
-                "file": file, "algorithm": sched.algorithm, "collective": sched.collective.kind,
+                "file": file, "algorithm": sched.algorithm, "collective": sched.collective.name,
                 "nodes": sched.system.nodes}
             emit_one(out, {**head, **error_record(exc)}, "")
         raise
@@ -213,7 +213,7 @@ def verify_cmd(file, out: Output) -> None:
     from ..core.wording import counted
     from ..kinds.view import view_for
     from ..pipeline import lower_bound_s
-    summary = {"file": file, "algorithm": sched.algorithm, "collective": sched.collective.kind,
+    summary = {"file": file, "algorithm": sched.algorithm, "collective": sched.collective.name,
                "nodes": sched.system.nodes, **asdict(report), "slots": report.slots,
                "block_steps": block_steps(sched), "time_s": report.time_s,
                "lower_bound_s": lower_bound_s(sched.system, sched.collective), "valid": True}
@@ -221,7 +221,7 @@ def verify_cmd(file, out: Output) -> None:
     facts = [counted(report.steps, "step") + (" (time slot)" if report.steps == 1 else " (time slots)"),
              f"{blocks:.6g} block time{'' if blocks == 1 else 's'}",
              counted(report.transfers, "transfer"), *view_for(sched.system).report_facts(sched, report)]
-    emit_one(out, summary, f"valid: {sched.collective.kind} on {sched.system.kind} N={sched.system.nodes}, "
+    emit_one(out, summary, f"valid: {sched.collective.name} on {sched.system.kind} N={sched.system.nodes}, "
                            f"{', '.join(facts)}, time {format_time(summary['time_s'])}, "
                            f"bound {format_time(summary['lower_bound_s'])}")
 
@@ -334,7 +334,7 @@ def simulate_cmd(target, system, collective, sizes, params, mode, trace, out: Ou
             if out.format != "table":
                 continue
             coll = sched.collective
-            echo(f"{sched.algorithm} {coll.kind} of {size_title(coll.kind, coll.nodes, coll.size_bytes)} on "
+            echo(f"{sched.algorithm} {coll.name} of {size_title(coll.name, coll.nodes, coll.size_bytes)} on "
                  f"{sched.system.kind} N={sched.system.nodes} ({mode}): "
                  f"simulated {format_time(result.total_time_s)}, "
                  f"alpha-beta {format_time(docs[-1]['alpha_beta_time_s'])}, "

@@ -77,7 +77,7 @@ def export_simgrid_cmd(system, out_dir, target, collective, sizes, params, max_r
         from ..sim import simulate
         report = verify(schedule)
         replay = write_replay(schedule, out_dir)
-        doc.update({"algorithm": schedule.algorithm, "collective": schedule.collective.kind,
+        doc.update({"algorithm": schedule.algorithm, "collective": schedule.collective.name,
                     "size_bytes": int(schedule.collective.size_bytes), "transfers": len(schedule.src),
                     "replay_dir": str(replay.replay_dir), "program": str(replay.program), "script": str(replay.script),
                     "smpirun": smpirun_command(sysm.nodes),

@@ -203,9 +203,9 @@ def iter_schedules(algorithm: str, system: Any, collective: str, request: SizeRe
 def schedule_facts(schedule) -> dict[str, Any]:
     """What a schedule's collective is, for result rows: sizes in both conventions, root and shift."""
     coll = schedule.collective
-    return {"algorithm": schedule.algorithm, "collective": coll.kind, "system": schedule.system.name,
+    return {"algorithm": schedule.algorithm, "collective": coll.name, "system": schedule.system.name,
             "nodes": coll.nodes, "size_bytes": coll.size_bytes,
-            "total_bytes": total_bytes(coll.kind, coll.nodes, coll.size_bytes), "root": coll.root,
+            "total_bytes": total_bytes(coll.name, coll.nodes, coll.size_bytes), "root": coll.root,
             "shift": coll.shift}
 
 

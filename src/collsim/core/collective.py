@@ -153,8 +153,8 @@ class Collective:
 
     Parameters
     ----------
-    kind : str
-        Canonical collective name.
+    name : str
+        Canonical collective name (schedule files store it under ``kind``).
     nodes : int
         Number of participating nodes.
     chunks : int
@@ -182,7 +182,7 @@ class Collective:
     [0, 0, 1, 1, 2, 2, 3, 3]
     """
 
-    kind: str
+    name: str
     nodes: int
     chunks: int
     size_bytes: int
@@ -195,31 +195,31 @@ class Collective:
     @property
     def type(self) -> CollectiveType:
         """The collective's object: its predicates (:mod:`collsim.core.collectives`)."""
-        return TYPES[self.kind]
+        return TYPES[self.name]
 
     @property
     def reduction(self) -> bool:
         """Whether buffers combine contributions."""
-        return TYPES[self.kind].reduction
+        return TYPES[self.name].reduction
 
     @property
     def rooted(self) -> bool:
         """Whether the collective has a root node."""
-        return TYPES[self.kind].rooted
+        return TYPES[self.name].rooted
 
     @property
     def split(self) -> int:
         """Chunks per block (per node block, per pair block, or per vector)."""
-        return TYPES[self.kind].split_of(self.nodes, self.chunks)
+        return TYPES[self.name].split_of(self.nodes, self.chunks)
 
     @property
     def total_bytes(self) -> int:
         """nccl-tests' size: the total buffer (:mod:`collsim.core.totals`)."""
-        return TYPES[self.kind].total_bytes(self.nodes, self.size_bytes)
+        return TYPES[self.name].total_bytes(self.nodes, self.size_bytes)
 
     def describe(self) -> dict:
         """Return the JSON-able description embedded in schedule files (``shift`` only for the shift)."""
-        out = {"kind": self.kind, "nodes": self.nodes, "size_bytes": self.size_bytes,
+        out = {"kind": self.name, "nodes": self.nodes, "size_bytes": self.size_bytes,
                "split": self.split, "root": self.root}
         if self.type.shifted:
             out["shift"] = self.shift

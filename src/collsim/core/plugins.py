@@ -135,7 +135,7 @@ def discover() -> None:
 
 
 def _nearest(table: dict[type, Any], system: Any) -> Any:
-    for cls in type(system).__mro__:
+    for cls in (system if isinstance(system, type) else type(system)).__mro__:
         if cls in table:
             return table[cls]
     return None
@@ -147,7 +147,7 @@ def model_for(system: Any) -> Any:
     Parameters
     ----------
     system : System
-        Any system.
+        Any system, or a system class.
 
     Returns
     -------

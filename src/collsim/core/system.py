@@ -58,7 +58,7 @@ class System:
     ``kind`` names the class (``"torus"``); the model that owns its behaviour is found by
     :func:`collsim.core.plugins.model_for` (:mod:`collsim.kinds`), and algorithms run on a system
     whose kind's model accepts one of their ``systems=`` tags (``"network"``) or whose ``kind``
-    they name.  ``family`` repeats the model's name for older callers.
+    they name.
 
     Examples
     --------
@@ -68,7 +68,6 @@ class System:
     """
 
     kind: ClassVar[str] = "abstract"
-    family: ClassVar[str] = "abstract"
     packet_bytes = 1  # the unit transfers are padded to; not a field: optical systems' packet_bytes field replaces it
 
     nodes: int

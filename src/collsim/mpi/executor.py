@@ -82,7 +82,7 @@ def run_schedule(schedule: Schedule | str | os.PathLike, comm: Any = None, *, it
     fault = fault if fault is not None else fault_from_env()
     rank, c = comm.Get_rank(), sched.collective
     lay = layout(c, np_dtype)
-    label = f"{sched.algorithm} {c.kind}"
+    label = f"{sched.algorithm} {c.name}"
     with Watchdog(comm, timeout_s, label) as dog:
         try:
             plan = plan_rank(sched, rank, np_dtype, op, comm)
@@ -103,8 +103,8 @@ def run_schedule(schedule: Schedule | str | os.PathLike, comm: Any = None, *, it
     check_result(comm, lay, rank, plan.post_chunks, plan.last_step, got, native, op)
     algbw, busbw = bus_bandwidth(c, mine.mean_s)
     from ..core.totals import total_bytes
-    return MpiResult(sched.algorithm, c.kind, sched.system.name, c.nodes, c.size_bytes,
-                     total_bytes(c.kind, c.nodes, c.size_bytes), np_dtype.name, op, iterations, warmup,
+    return MpiResult(sched.algorithm, c.name, sched.system.name, c.nodes, c.size_bytes,
+                     total_bytes(c.name, c.nodes, c.size_bytes), np_dtype.name, op, iterations, warmup,
                      sched.num_steps, mine.mean_s, mine.median_s, mine.min_s, mine.max_s, native.name,
                      theirs.mean_s, theirs.median_s, mine.mean_s / theirs.mean_s if theirs.mean_s > 0 else float("inf"),
                      algbw, busbw, True, mine.times_s, theirs.times_s)

@@ -105,7 +105,7 @@ def run_label(schedule: Schedule, dtype: str) -> str:
     """What a run is, for messages: ``running ring allreduce of 64GiB (int64) on 2 MPI ranks``."""
     from ..core.units import format_size
     c = schedule.collective
-    return f"running {schedule.algorithm} {c.kind} of {format_size(c.size_bytes)} ({dtype}) on {c.nodes} MPI ranks"
+    return f"running {schedule.algorithm} {c.name} of {format_size(c.size_bytes)} ({dtype}) on {c.nodes} MPI ranks"
 
 
 def check_schedules_memory(schedules: Iterable[Schedule], dtype: str, comm: Any) -> None:

@@ -56,14 +56,14 @@ def verify_dataflow(s: Schedule) -> None:
     """Check that the schedule moves data correctly and meets the postcondition."""
     _check_ranges(s)
     c = s.collective
-    what = (f"verifying the data flow of {c.kind} on {c.nodes} nodes ({c.chunks} chunks, "
+    what = (f"verifying the data flow of {c.name} on {c.nodes} nodes ({c.chunks} chunks, "
             f"{len(s.chunk_idx)} chunk deliveries)")
     if c.reduction:
         verify_reduction(s, what)
         return
     if s.reduce.any():
         t = int(np.flatnonzero(s.reduce)[0])
-        raise UnexpectedReductionError(f"the transfer reduces, but {c.kind} has no reduction; its transfers "
+        raise UnexpectedReductionError(f"the transfer reduces, but {c.name} has no reduction; its transfers "
                                        "copy (\"reduce\": false)",
                                        Where(step=int(s.step[t]), transfer=t))
     direct, _, est = plan(c.nodes, c.chunks, c.pre.num_explicit, len(s.chunk_idx), c.post.num_explicit, 9,

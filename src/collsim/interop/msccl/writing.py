@@ -79,7 +79,7 @@ def schedule_to_msccl(schedule: Schedule, *, limits: MscclLimits = MscclLimits()
     if proto not in ("Simple", "LL", "LL128"):
         raise UnsupportedError(f"proto must be Simple, LL or LL128, not {proto!r}")
     coll = schedule.collective
-    lay = Layout(coll.kind, coll.nodes, coll.split, coll.root)
+    lay = Layout(coll.name, coll.nodes, coll.split, coll.root)
     n, ids, cap = lay.ngpus, lay.chunk_ids, limits.max_count
     keys, buf, off, in_off, s_chunks, rows, reads, writes = _locations(schedule, lay, limits)
     ri, wi = np.searchsorted(keys, reads), np.searchsorted(keys, writes)
@@ -150,8 +150,8 @@ def schedule_to_msccl(schedule: Schedule, *, limits: MscclLimits = MscclLimits()
         tbs = tuple(MscclThreadBlock(int(tb_id[g]), int(tb_send[g]), int(tb_recv[g]), int(tb_chan[g]), steps[g])
                     for g in range(tb_base[v], tb_base[v + 1]))
         gpus.append(MscclGpu(v, lay.in_size, lay.out_size, int(s_chunks[v]), tbs))
-    name = name or f"collsim {schedule.algorithm} {coll.kind} N={n}"
-    return MscclAlgo(name, proto, coll.kind, int(tb_chan.max(initial=0)) + 1, lay.nchunksperloop, n, 0, 1,
+    name = name or f"collsim {schedule.algorithm} {coll.name} N={n}"
+    return MscclAlgo(name, proto, coll.name, int(tb_chan.max(initial=0)) + 1, lay.nchunksperloop, n, 0, 1,
                      int(min_bytes), int(max_bytes), tuple(gpus))
 
 

@@ -146,7 +146,7 @@ def _write(path, s: Schedule, start, send_end, finish, bulk: bool, model: str, t
     sets.append(Slices(link_base + ent_link, np.zeros(len(ent_t), np.int64), start[ent_t], send_end[ent_t],
                        link_body, lambda p, g, lane: "flows" if lane == 0 else f"flows #{lane + 1}", _LINK_BYTES))
     c = s.collective
-    other = {"generator": "collsim", "model": model, "algorithm": s.algorithm, "collective": c.kind,
+    other = {"generator": "collsim", "model": model, "algorithm": s.algorithm, "collective": c.name,
              "size_bytes": int(c.size_bytes), "system": system.name, "nodes": n, "steps": nsteps, "transfers": t,
              "total_time_s": total_s, "time_unit": "ts and dur in microseconds"}
     return write_trace(path, processes, sets, other, display_time_unit="ns" if total_s < 1e-3 else "ms")

@@ -124,7 +124,7 @@ def write_optical_trace(path: str | Path, schedule: Schedule, *, max_bytes: int 
     ]
     c = s.collective
     total = float(begin[-1])
-    other = {"generator": "collsim", "model": "optical step model", "algorithm": s.algorithm, "collective": c.kind,
+    other = {"generator": "collsim", "model": "optical step model", "algorithm": s.algorithm, "collective": c.name,
              "size_bytes": int(c.size_bytes), "system": system.name, "nodes": system.nodes, "slots": nsteps,
              "transfers": t, "total_time_s": total, "time_unit": "ts and dur in microseconds"}
     return write_trace(path, processes, sets, other, display_time_unit="ns" if total < 1e-3 else "ms")

@@ -120,9 +120,10 @@ def read_dims(dims: Any, bandwidth_bytes_per_s: float, latency_s: float) -> tupl
 def network_kinds() -> tuple[str, ...]:
     """The network kinds a dimension may be besides the four built-in topologies."""
     from dataclasses import fields
-    family = SYSTEM_KINDS["hierarchical"].family   # the hierarchical kind's own family: electrical networks
+    from ...core.plugins import model_for
+    from ..network.network import Network   # the kinds the network model owns: electrical networks
     return tuple(sorted(k for k, cls in SYSTEM_KINDS.items()
-                        if cls.family == family and k != family and not cls.route_hints and k not in TOPOLOGIES
+                        if model_for(cls) is model_for(Network) and k != Network.kind and not cls.route_hints and k not in TOPOLOGIES
                         and "dimensions" not in {f.name for f in fields(cls)}))
 
 

@@ -178,7 +178,7 @@ _CACHED = 16
 
 def _per_byte(system: Network, collective: Collective) -> _PerByte:
     """:func:`network_bound`'s terms for a 1-byte message, computed once per network and collective type."""
-    key = (system, collective.kind, collective.nodes, collective.root, collective.shift)
+    key = (system, collective.name, collective.nodes, collective.root, collective.shift)
     try:
         hit = _CACHE.get(key)
     except TypeError:                       # an unhashable system: no cache

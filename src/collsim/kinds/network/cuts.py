@@ -58,7 +58,7 @@ def cut_demand_bytes(c: Collective, in_a: np.ndarray) -> tuple[np.ndarray, np.nd
     to Parallel Algorithms and Architectures: Arrays, Trees, Hypercubes", Morgan
     Kaufmann, 1992 (bisection arguments).
     """
-    return _demand(c.kind, c.nodes, float(c.size_bytes), c.root, c.shift, in_a)
+    return _demand(c.name, c.nodes, float(c.size_bytes), c.root, c.shift, in_a)
 
 
 def _demand(k: str, n: int, m: float, root: int | None, shift: int | None,
@@ -110,7 +110,7 @@ def cut_certificate(system: Network, c: Collective, exhaustive_vertices: int = E
     """
     best = _best_cut(system, c, exhaustive_vertices, exact)
     if best.side is None:
-        raise InputError(f"no cut of the {system.kind} network carries demand of this {c.kind}")
+        raise InputError(f"no cut of the {system.kind} network carries demand of this {c.name}")
     m = float(c.size_bytes)
     side = tuple(int(x) for x in best.side)
     inside = sum(1 for x in side if x < system.nodes)
@@ -130,7 +130,7 @@ class _Best(NamedTuple):
 
 
 def _best_cut(system: Network, c: Collective, exhaustive_vertices: int, exact: bool) -> _Best:
-    key = (c.kind, c.nodes, c.root, c.shift, int(exhaustive_vertices), bool(exact))
+    key = (c.name, c.nodes, c.root, c.shift, int(exhaustive_vertices), bool(exact))
     try:
         return _per_byte(system, *key)
     except TypeError:                       # an unhashable system: no cache

@@ -297,7 +297,7 @@ def allgather_certificate(system: Network, collective: Collective) -> CutCertifi
     collective communications on heterogeneous network fabrics", arXiv 2402.06787, 2024 (the
     same optimum as the all-gather throughput of spanning-tree packings).
     """
-    kind = collective.kind
+    kind = collective.name
     if collective.type.exact_cut != "ratio":
         raise InputError(f"the exact cut certificate covers allgather and reducescatter, not {kind}")
     if collective.nodes != system.nodes:

@@ -65,7 +65,6 @@ class Network(System):
     """
 
     kind: ClassVar[str] = "network"
-    family: ClassVar[str] = "network"
     Routes: ClassVar[type] = LinkRoutes
     ROUTINGS: ClassVar[tuple[str, ...]] = ()
     """Values of the kind's ``routing`` field, default first (empty: the kind has one routing)."""

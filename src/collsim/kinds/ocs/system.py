@@ -151,7 +151,6 @@ class OCS(Network):
     """
 
     kind: ClassVar[str] = "ocs"
-    family: ClassVar[str] = "ocs"
     link_bandwidth_bytes_per_s: float = 50e9
     link_latency_s: float = 500e-9
     ports: int = 1

@@ -75,7 +75,6 @@ class OpticalRing(WdmDevice, System):
     """
 
     kind: ClassVar[str] = "optical-ring"
-    family: ClassVar[str] = "optical-ring"
     Routes: ClassVar[type] = RingRoutes
 
     @classmethod

@@ -135,7 +135,6 @@ class OpticalTorus(WdmDevice, _Sides, System):
     """
 
     kind: ClassVar[str] = "optical-torus"
-    family: ClassVar[str] = "optical-torus"
     Routes: ClassVar[type] = RingRoutes
     ring_paths: ClassVar[bool] = False
     """A route's nodes are not ``src + d k mod N``: files must give ``dir`` and ``hops`` (docs/optical-torus.md)."""
