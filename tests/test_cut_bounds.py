@@ -70,7 +70,7 @@ def _collectives(n):
             yield make_collective(kind, n, 1000, root=root, shift=2 if kind == "shift" else 1)
 
 
-@pytest.mark.parametrize("system", SMALL, ids=lambda s: f"{s.kind}{s.nodes}")
+@pytest.mark.parametrize("system", SMALL, ids=lambda s: f"{s.topology}{s.nodes}")
 def test_bound_is_the_max_over_all_cuts_and_the_closed_forms_reach_it(system):
     """Exhaustively on small networks: the implementation equals the brute-force max over every cut,
     and so do the single-node plus closed-form cuts alone (no search)."""
@@ -125,7 +125,7 @@ SIMULATED = [Ring(nodes=8), Line(nodes=6), Star(nodes=6), Mesh.from_dims((4, 4))
              Hypercube(nodes=16), FatTree(nodes=16, k=4), Ring(nodes=6, startup_s=3e-6)]
 
 
-@pytest.mark.parametrize("system", SIMULATED, ids=lambda s: f"{s.kind}{s.nodes}")
+@pytest.mark.parametrize("system", SIMULATED, ids=lambda s: f"{s.topology}{s.nodes}")
 @pytest.mark.parametrize("size", [64, 1 << 20])
 def test_no_verified_simulated_time_beats_the_bound(system, size):
     """Every registered algorithm that applies, verified and flow-simulated, is no faster than the bound."""

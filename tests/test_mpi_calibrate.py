@@ -36,7 +36,7 @@ def run_mpi(ranks: int, *args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 def check_calibration(path: Path, doc: dict, ranks: int, sizes: list[int], iterations: int) -> None:
     system = load_system(str(path))
-    assert (system.kind, system.nodes) == ("star", ranks)
+    assert (system.topology, system.nodes) == ("star", ranks)
     alpha, beta = doc["alpha_s"], doc["beta_bytes_per_s"]
     assert 1e-8 < alpha < 1e-3, alpha                  # 10 ns .. 1 ms: a message between processes
     assert 1e7 < beta < 1e12, beta                     # 10 MB/s .. 1 TB/s: a copy through memory

@@ -81,8 +81,8 @@ def test_round_trip_of_every_exportable_algorithm(name, coll):
             _check_attributes(to_xml(algo))
             got = import_msccl(from_xml(to_xml(algo)), system=system, size_bytes=sched.collective.size_bytes,
                                limits=limits)
-            assert _multiset(got.schedule) == _multiset(sched), (name, coll, n, system.kind)
-            assert got.schedule.num_steps <= sched.num_steps, (name, coll, n, system.kind)
+            assert _multiset(got.schedule) == _multiset(sched), (name, coll, n, system.topology)
+            assert got.schedule.num_steps <= sched.num_steps, (name, coll, n, system.topology)
             tried += 1
     assert tried, f"{name} {coll}: no instance exported"
 

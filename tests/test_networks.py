@@ -27,9 +27,9 @@ def test_all_pairs_route_and_check(system):
     ptr, links = system.route(s[keep], d[keep])
     check_network_routes(system, s[keep], d[keep], ptr, links, np.zeros(keep.sum(), np.int64))
     hops = np.diff(ptr)
-    if system.kind == "line":
+    if system.topology == "line":
         assert (hops == np.abs(s[keep] - d[keep])).all()
-    elif system.kind == "star":
+    elif system.topology == "star":
         assert (hops == 2).all()
     elif system.bidirectional:
         dist = np.abs(s[keep] - d[keep])

@@ -37,7 +37,7 @@ def test_loads_by_name_toml_and_options(tmp_path):
     f.write_text('[system]\nkind = "ocs"\nnodes = 8\nports = 2\nport_bandwidth_bytes_per_s = "400Gb/s"\n'
                  'reconfiguration_s = "20us"\nrelay_latency_s = "50ns"\n')
     sw = load_system(f)
-    assert (sw.kind, sw.nodes, sw.ports, sw.port_bandwidth_bytes_per_s) == ("ocs", 8, 2, 50e9)
+    assert (sw.topology, sw.nodes, sw.ports, sw.port_bandwidth_bytes_per_s) == ("ocs", 8, 2, 50e9)
     assert sw.reconfiguration_s == pytest.approx(20e-6) and sw.hop_latency_s == pytest.approx(550e-9)
     assert load_system("ocs").nodes == 16 and load_system("OCS", nodes=4, ports=3).ports == 3
     assert model_for(sw).name == "ocs" and model_for(sw).accepts == ("ocs", "network")

@@ -47,7 +47,7 @@ def torus(rows, cols, **kw):
 
 def test_loads_as_a_kind_with_rows_and_cols():
     t = load_system("optical-torus", rows=32, cols=32, wavelengths=64)
-    assert (t.kind, t.nodes, t.rows, t.cols, t.wavelengths, t.fibers) == ("optical-torus", 1024, 32, 32, 64, 1)
+    assert (t.topology, t.nodes, t.rows, t.cols, t.wavelengths, t.fibers) == ("optical-torus", 1024, 32, 32, 64, 1)
     assert load_system("optical-torus", nodes=32).rows == 4 and load_system("optical-torus", nodes=7).cols == 7
     assert load_system("optical-torus", nodes=12, rows=2).cols == 6
     assert model_for(t).name == "optical-torus"

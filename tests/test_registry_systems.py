@@ -103,7 +103,7 @@ def systems(draw, family: str):
 def test_algorithm_on_every_declared_family(name, collective, family, data, size):
     spec = REGISTRY[name]
     system = data.draw(systems(family), label="system")
-    assert spec.runs_on(system), (name, system.kind)
+    assert spec.runs_on(system), (name, system.topology)
     reason = spec.requires(system, collective) if spec.requires is not None else None
     if reason:
         assume(False)  # a declared constraint refuses this instance: not a pass
@@ -132,7 +132,7 @@ assert set(FIXED) == set(FAMILY_KINDS) and all(FIXED.values())
 def test_every_algorithm_builds_on_every_declared_family_and_refuses_the_others(name):
     spec = REGISTRY[name]
     for family, systems_ in FIXED.items():
-        assert all(family in (system.kind, model_for(system).name) for system in systems_), family
+        assert all(family in (system.topology, model_for(system).name) for system in systems_), family
         if family in spec.systems:
             built = 0
             for system in systems_:

@@ -176,7 +176,7 @@ def test_startup_with_zero_link_latency_is_ts_plus_twm():
 
 
 @pytest.mark.parametrize("system", [Ring(nodes=8), Star(nodes=8), Line(nodes=6), Ring(nodes=7, bidirectional=False),
-                                    Ring(nodes=6, startup_s=3e-6)], ids=lambda s: f"{s.kind}{s.nodes}")
+                                    Ring(nodes=6, startup_s=3e-6)], ids=lambda s: f"{s.topology}{s.nodes}")
 def test_every_network_algorithm_against_alpha_beta(system):
     """One flow per link per step: simulation == α–β; otherwise never faster."""
     for name, spec in REGISTRY.items():

@@ -110,7 +110,7 @@ def test_logical_schedule_equals_the_builder_construction(collective, n, w, f, t
     system = OpticalRing(nodes=n, wavelengths=w, fibers=f, max_tx_channels=tx)
     got, _ = build_logical("striped-ring", system, collective, 1000)
     want = _builder_reference(system, collective, 1000)
-    for attr in ("kind", "nodes", "chunks", "split", "size_bytes"):
+    for attr in ("name", "nodes", "chunks", "split", "size_bytes"):
         assert getattr(got.collective, attr) == getattr(want.collective, attr), attr
     for name in ("round", "src", "dst", "chunk_ptr", "chunk_idx", "reduce", "direction", "color", "band", "via"):
         a, b = getattr(got, name), getattr(want, name)

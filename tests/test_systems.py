@@ -66,7 +66,7 @@ def test_unknown_names_and_files(tmp_path):
 def test_overrides_and_network_kinds():
     assert load_system("terarack", nodes=32).nodes == 32
     ring = load_system("ring", nodes=12, link_latency_s=2e-6)
-    assert ring.kind == "ring" and ring.name == "ring" and ring.link_latency_s == 2e-6
+    assert ring.topology == "ring" and ring.name == "ring" and ring.link_latency_s == 2e-6
     with pytest.raises(InputError, match="no parameter wavelengths"):
         load_system("star", wavelengths=4)
 

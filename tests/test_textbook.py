@@ -230,8 +230,8 @@ def _sim_equals_closed_form(name, system, coll, m, **params):
     s = collsim.build(name, system, coll, m, **params)
     collsim.verify(s)
     closed = get_algorithm(name).alpha_beta(s.system, coll, m, dict(s.params))
-    assert s.max_link_load() == 1, (name, system.kind, coll, params)
-    assert simulate(s).total_time_s == pytest.approx(closed, rel=1e-9), (name, system.kind, coll, m, params)
+    assert s.max_link_load() == 1, (name, system.topology, coll, params)
+    assert simulate(s).total_time_s == pytest.approx(closed, rel=1e-9), (name, system.topology, coll, m, params)
     return closed
 
 

@@ -186,7 +186,7 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
     ...
     collsim.core.errors.InputError: root must be a node id in 0..8 (the system has 9 nodes), got 9
     """
-    sysm = load_system(system, **(system_options or {})) if not hasattr(system, "kind") else system
+    sysm = load_system(system, **(system_options or {})) if not hasattr(system, "topology") else system
     coll = canonical_collective(collective)
     if params is not None and not isinstance(params, Mapping):
         raise InputError(f"params must be a mapping of parameter names to values, got {params!r}")
@@ -197,7 +197,7 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
         raise UnsupportedError(_none_covers(coll))
     chosen, skipped = place_all(in_scope, sysm, coll, params, root=root, shift=shift, what="synthesizer")
     if not chosen:
-        raise UnsupportedError(f"no synthesizer applies to {coll} on this {sysm.kind} network: " + "; ".join(map(str, skipped)))
+        raise UnsupportedError(f"no synthesizer applies to {coll} on this {sysm.topology} network: " + "; ".join(map(str, skipped)))
     best, skipped = None, list(skipped)
     for name, (spec, placed) in chosen.items():
         mine = {k: v for k, v in placed.items() if k in spec.params}
@@ -215,7 +215,7 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
             if best is None or row.time_s < best[1].time_s:
                 best = (sched, row)
     if best is None:
-        raise UnsupportedError(f"no synthesizer could build {coll} on this {sysm.kind} network: " + "; ".join(map(str, skipped)))
+        raise UnsupportedError(f"no synthesizer could build {coll} on this {sysm.topology} network: " + "; ".join(map(str, skipped)))
     sched, row = best
     predicted = sched.params.get("predicted_time_s")
     cert = model_for(sysm).bound_certificate(sysm, sched.collective)  # of the term that binds the row's bound

@@ -74,7 +74,7 @@ def main() -> None:
         except collsim.CollsimError as exc:
             line.update(ok=False, built=False, error=type(exc).__name__, message=str(exc))
         else:
-            line["system"] = sched.system.kind
+            line["system"] = sched.system.topology
             verify = True
             if "tamper" in case:
                 sched = sched.take(np.flatnonzero(np.arange(len(sched)) != case["tamper"]))

@@ -12,4 +12,4 @@ from collsim.kinds.network.electrical import Ring
 class ToyRing(Ring):
     """A ring of point-to-point links, of kind ``toy-ring``."""
 
-    kind: ClassVar[str] = "toy-ring"
+    topology: ClassVar[str] = "toy-ring"

@@ -243,7 +243,7 @@ class AlgorithmSpec:
 
     def runs_on(self, system: System) -> bool:
         """Whether the system is in scope: its class's ``kind``, or a tag its kind's model accepts."""
-        return system.kind in self.systems or any(tag in self.systems for tag in model_for(system).accepts)
+        return system.topology in self.systems or any(tag in self.systems for tag in model_for(system).accepts)
 
     def check(self, system: System, collective: str) -> None:
         """Raise :class:`UnsupportedError` with the reason if it cannot build this instance."""
@@ -252,7 +252,7 @@ class AlgorithmSpec:
             raise UnsupportedError(f"{self.name} does not implement {coll} "
                                    f"(it implements {', '.join(self.collectives)})")
         if not self.runs_on(system):
-            raise UnsupportedError(f"{self.name} does not run on {system.kind} systems")
+            raise UnsupportedError(f"{self.name} does not run on {system.topology} systems")
         if self.requires is not None:
             reason = self.requires(system, coll)
             if reason:

@@ -89,7 +89,7 @@ def flow_paths(system, solution: McfSolution, tol: float = 1e-6) -> list[list[tu
                     v = u
                 if v != s:
                     if rem > 1e-3:
-                        raise InputError(f"{system.kind}: the LP flow of n{s} cannot be traced back from "
+                        raise InputError(f"{system.topology}: the LP flow of n{s} cannot be traced back from "
                                          f"n{t} ({rem:.3g} of the block left)")
                     break
                 amount = min(rem, min(g[x] for x in path))

@@ -50,7 +50,7 @@ def _requires(system, collective):
     dims = getattr(system, "dims", None)
     if dims is None or len(dims) != 2:
         return (f"the textbook mesh algorithms need a 2-D mesh or torus with dims (a, a); "
-                f"{system.kind} systems have {'no dims' if dims is None else f'dims {tuple(dims)}'}")
+                f"{system.topology} systems have {'no dims' if dims is None else f'dims {tuple(dims)}'}")
     if dims[0] != dims[1]:
         return f"the textbook mesh algorithms need a square sqrt(p) x sqrt(p) grid, got dims {tuple(dims)}"
     return None

@@ -221,7 +221,7 @@ def verify_cmd(file, out: Output) -> None:
     facts = [counted(report.steps, "step") + (" (time slot)" if report.steps == 1 else " (time slots)"),
              f"{blocks:.6g} block time{'' if blocks == 1 else 's'}",
              counted(report.transfers, "transfer"), *view_for(sched.system).report_facts(sched, report)]
-    emit_one(out, summary, f"valid: {sched.collective.name} on {sched.system.kind} N={sched.system.nodes}, "
+    emit_one(out, summary, f"valid: {sched.collective.name} on {sched.system.topology} N={sched.system.nodes}, "
                            f"{', '.join(facts)}, time {format_time(summary['time_s'])}, "
                            f"bound {format_time(summary['lower_bound_s'])}")
 
@@ -260,7 +260,7 @@ def topology_cmd(system_arg, system, out: Output) -> None:
         emit_json(info)
         return
     flat = flatten(info)
-    emit(out, [flat], lambda: print_table(f"{sysm.kind} ({sysm.name})", [
+    emit(out, [flat], lambda: print_table(f"{sysm.topology} ({sysm.name})", [
         TableColumn("field", [k.replace("_", " ") for k in flat], left=True),
         TableColumn("value", [text_of(v) for v in flat.values()])]))
 
@@ -335,7 +335,7 @@ def simulate_cmd(target, system, collective, sizes, params, mode, trace, out: Ou
                 continue
             coll = sched.collective
             echo(f"{sched.algorithm} {coll.name} of {size_title(coll.name, coll.nodes, coll.size_bytes)} on "
-                 f"{sched.system.kind} N={sched.system.nodes} ({mode}): "
+                 f"{sched.system.topology} N={sched.system.nodes} ({mode}): "
                  f"simulated {format_time(result.total_time_s)}, "
                  f"alpha-beta {format_time(docs[-1]['alpha_beta_time_s'])}, "
                  f"bound {format_time(docs[-1]['lower_bound_s'])}, "

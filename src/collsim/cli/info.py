@@ -142,8 +142,8 @@ def system_entries() -> list[dict[str, Any]]:
             value = getattr(built, pname) if built is not None and pname in fields else default
             kind, text = docs.get(pname, ("", ""))
             rows.append({"name": pname, "default": value, "type": kind, "description": _first_sentence(text)})
-        what = (f"the {name!r} preset of {cls.kind}: " if preset else "") + _summary(cls)
-        entries.append({"name": name, "kind": cls.kind, "preset": preset, "description": what, "parameters": rows})
+        what = (f"the {name!r} preset of {cls.topology}: " if preset else "") + _summary(cls)
+        entries.append({"name": name, "kind": cls.topology, "preset": preset, "description": what, "parameters": rows})
     return entries
 
 

@@ -135,12 +135,12 @@ def _import(file, system, size, root, out, limits, fmt: Output) -> None:
     sched = got.schedule
     if out is not None:
         write_schedule(sched, out)
-    rec = {**head, "system": sched.system.kind, "proto": algo.proto, "channels": algo.nchannels,
+    rec = {**head, "system": sched.system.topology, "proto": algo.proto, "channels": algo.nchannels,
            "thread_blocks": got.thread_blocks, "msccl_steps": got.msccl_steps, "nops": got.nops,
            "steps": sched.num_steps, "slots": sched.num_steps, "transfers": len(sched), "time_s": got.time_s,
            "valid": True}
     chans = f"{algo.nchannels} channel{'s' * (algo.nchannels != 1)}"
-    emit_one(fmt, rec, f"valid: {algo.coll} MSCCL XML on {algo.ngpus} gpus ({sched.system.kind}), "
+    emit_one(fmt, rec, f"valid: {algo.coll} MSCCL XML on {algo.ngpus} gpus ({sched.system.topology}), "
                        f"{chans}, {got.thread_blocks} thread blocks, {got.msccl_steps} MSCCL steps "
                        f"({got.nops} nop) -> {counted(sched.num_steps, 'step')} "
                        f"({'time slot' if sched.num_steps == 1 else 'time slots'}), {counted(len(sched), 'transfer')}, "

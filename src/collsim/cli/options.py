@@ -164,7 +164,7 @@ def check_scope(ctx: click.Context | None, spec: Any = None) -> None:
         presets = [p for p in PRESETS if preset_description(p)["kind"] in kinds]
         name = "/".join(param.opts)
         raise click.UsageError(
-            f"{name} does not apply to {spec} ({cls.kind} systems have no parameter {param.applies_to}); it applies "
+            f"{name} does not apply to {spec} ({cls.topology} systems have no parameter {param.applies_to}); it applies "
             f"to {', '.join(kinds)} systems" + (f" and the presets {', '.join(presets)}" if presets else ""), ctx)
 
 

@@ -69,7 +69,7 @@ def export_simgrid_cmd(system, out_dir, target, collective, sizes, params, max_r
     # with a schedule, routes for the pairs it uses (both ways), not for all N (N - 1) pairs
     pairs = None if schedule is None else schedule_pairs(schedule)
     files = write_platform(sysm, out_dir, max_route_entries=limit, pairs=pairs)
-    doc = {"system": sysm.name, "kind": sysm.kind, "nodes": sysm.nodes, "platform": str(files.platform),
+    doc = {"system": sysm.name, "kind": sysm.topology, "nodes": sysm.nodes, "platform": str(files.platform),
            "hosts": str(files.hosts), "routes": files.routes, "route_entries": files.route_entries}
     if target is not None:
         from ..interop.simgrid_replay import smpirun_command, write_replay
@@ -85,7 +85,7 @@ def export_simgrid_cmd(system, out_dir, target, collective, sizes, params, max_r
     if out.format == "json":
         emit_json(doc)
         return
-    echo(f"wrote {files.platform} ({sysm.kind}, {sysm.nodes} hosts, {files.routes} routes, "
+    echo(f"wrote {files.platform} ({sysm.topology}, {sysm.nodes} hosts, {files.routes} routes, "
          f"{files.route_entries} route entries) and {files.hosts}")
     if target is not None:
         echo(f"wrote {doc['replay_dir']}/ ({doc['transfers']} transfers of {doc['algorithm']} {doc['collective']}), "

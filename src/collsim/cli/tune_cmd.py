@@ -228,7 +228,7 @@ def tune_cmd(system, collective, min_size, max_size, factor, step, total, algori
                 cols += [TableColumn("lower\nbound", [format_time(c.best.lower_bound_s) if c.best else "-"
                                                       for c in ch]),
                          TableColumn("feasible /\ntried", [f"{c.eligible}/{c.tried}" for c in ch])]
-            kind = "" if sysm.kind == sysm.name else f" ({sysm.kind})"
+            kind = "" if sysm.topology == sysm.name else f" ({sysm.topology})"
             print_table(f"collsim tune: {coll} on {sysm.name}{kind}, N={sysm.nodes}, {len(ch)} sizes", cols)
             for note in _notes(result, rules_file, figure_file):  # under the table, wrapped as prose
                 echo(wrap_text(note, text_width()))

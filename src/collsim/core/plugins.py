@@ -170,7 +170,7 @@ def model_for(system: Any) -> Any:
         discover()
         found = _nearest(_MODELS, system)
     if found is None:
-        raise UnsupportedError(f"no system model for {type(system).__name__} ({getattr(system, 'kind', '?')}); "
+        raise UnsupportedError(f"no system model for {type(system).__name__} ({getattr(system, 'topology', '?')}); "
                                f"no installed plug-in of entry-point group {ENTRY_POINTS!r} registers one "
                                f"(is collsim installed? pip install -e .)")
     return found

@@ -295,7 +295,7 @@ class Schedule:
         try:
             return getattr(self.routes, name)
         except AttributeError:
-            raise AttributeError(f"a schedule on {self.system.kind} systems has no {name!r}") from None
+            raise AttributeError(f"a schedule on {self.system.topology} systems has no {name!r}") from None
 
     def __len__(self) -> int:
         return len(self.src)

@@ -38,7 +38,7 @@ def register_system_kind(cls: type["System"]) -> type["System"]:
     >>> SYSTEM_KINDS["ring"] is Ring        # Ring is decorated with register_system_kind
     True
     """
-    SYSTEM_KINDS[cls.kind] = cls
+    SYSTEM_KINDS[cls.topology] = cls
     return cls
 
 
@@ -55,19 +55,19 @@ class System:
 
     Notes
     -----
-    ``kind`` names the class (``"torus"``); the model that owns its behaviour is found by
-    :func:`collsim.core.plugins.model_for` (:mod:`collsim.kinds`), and algorithms run on a system
-    whose kind's model accepts one of their ``systems=`` tags (``"network"``) or whose ``kind``
-    they name.
+    ``topology`` names the class (``"torus"``; system descriptions, presets and TOML files give it as
+    ``kind``); the model that owns its behaviour is found by :func:`collsim.core.plugins.model_for`
+    (:mod:`collsim.kinds`), whose ``name`` is the model (``"network"``).  Algorithms run on a system
+    whose model accepts one of their ``systems=`` tags or whose topology they name.
 
     Examples
     --------
     >>> s = System(nodes=8, name="toy")
-    >>> s.kind, s.describe()
+    >>> s.topology, s.describe()
     ('abstract', {'kind': 'abstract', 'nodes': 8, 'name': 'toy'})
     """
 
-    kind: ClassVar[str] = "abstract"
+    topology: ClassVar[str] = "abstract"
     packet_bytes = 1  # the unit transfers are padded to; not a field: optical systems' packet_bytes field replaces it
 
     nodes: int
@@ -84,7 +84,7 @@ class System:
 
     def describe(self) -> dict[str, Any]:
         """Return a JSON-able description that :func:`system_from_description` reads back."""
-        out: dict[str, Any] = {"kind": self.kind}
+        out: dict[str, Any] = {"kind": self.topology}
         for f in fields(self):
             out[f.name] = getattr(self, f.name)
         return out
@@ -146,17 +146,17 @@ def system_from_description(desc: dict[str, Any]) -> System:
     names = {f.name for f in fields(cls)}
     unknown = sorted(set(desc) - names - {"kind"})
     if unknown:
-        raise ScheduleFormatError(f"{cls.kind} systems have no field(s) " + unknown_names(unknown, names))
+        raise ScheduleFormatError(f"{cls.topology} systems have no field(s) " + unknown_names(unknown, names))
     missing = [f.name for f in fields(cls)
                if f.default is MISSING and f.default_factory is MISSING and f.name not in desc]
     if missing:
-        raise ScheduleFormatError(f"{cls.kind} system description lacks {', '.join(missing)}")
+        raise ScheduleFormatError(f"{cls.topology} system description lacks {', '.join(missing)}")
     try:
         return cls(**{k: v for k, v in desc.items() if k != "kind"})
     except InputError as exc:
         raise ScheduleFormatError(f"bad system description: {exc}") from exc
     except TypeError as exc:  # a value of a type no check anticipated: name the fields, not Python's words
-        raise ScheduleFormatError(f"bad {cls.kind} system description: a field has the wrong type "
+        raise ScheduleFormatError(f"bad {cls.topology} system description: a field has the wrong type "
                                   f"({', '.join(sorted(k for k in desc if k != 'kind'))})") from exc
 
 

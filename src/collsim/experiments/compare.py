@@ -172,7 +172,7 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
         in_scope = [spec for _, spec in sorted(REGISTRY.items()) if spec.supports(sysm, coll)]
         chosen, skipped = place_all(in_scope, sysm, coll, params, root=root, shift=shift)
         if not chosen:
-            raise UnsupportedError(f"no registered algorithm implements {coll} on {sysm.kind} systems here"
+            raise UnsupportedError(f"no registered algorithm implements {coll} on {sysm.topology} systems here"
                                    + (f" ({'; '.join(map(str, skipped))})" if skipped and (root or shift) else ""))
     else:
         named = {spec.name: spec for spec in (get_algorithm(a) for a in algorithms)}  # each once, aliases too

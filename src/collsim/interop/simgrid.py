@@ -105,7 +105,7 @@ def _check_size(net: Network, max_route_entries: int, pairs=None) -> int:
     estimate = estimate_route_entries(net, pairs)
     if estimate > max_route_entries:
         routes = net.nodes * (net.nodes - 1) if pairs is None else len(pairs[0])
-        raise InputError(f"the SimGrid platform of a {net.kind} network with {net.nodes} nodes needs about "
+        raise InputError(f"the SimGrid platform of a {net.topology} network with {net.nodes} nodes needs about "
                          f"{estimate:,} route entries ({routes:,} routes), above the limit of "
                          f"{max_route_entries:,}: use fewer nodes, or raise the limit (--max-route-entries)")
     return estimate

@@ -124,7 +124,7 @@ def load_system(spec: str | os.PathLike | System, **overrides: Any) -> System:
     Examples
     --------
     >>> ring = load_system("paper", nodes=8, wavelengths=4)
-    >>> ring.kind, ring.nodes, ring.wavelengths
+    >>> ring.topology, ring.nodes, ring.wavelengths
     ('optical-ring', 8, 4)
     >>> load_system("Torus", dims=(4, 4)).nodes
     16
@@ -212,7 +212,7 @@ def _read_file(text: str) -> tuple[dict[str, Any], str]:
 
 def _no_parameter(cls, bad: list[str], known=None) -> str:
     known = sorted(known if known is not None else {f.name for f in dataclasses.fields(cls)})
-    return f"{cls.kind} systems have no parameter " + unknown_names(bad, known)
+    return f"{cls.topology} systems have no parameter " + unknown_names(bad, known)
 
 
 def _from_description(desc: dict[str, Any]) -> System:
@@ -257,7 +257,7 @@ def _from_options(cls, options: dict[str, Any]) -> System:
     bad = sorted(set(options) - known)
     if bad:
         raise InputError(_no_parameter(cls, bad, known))
-    options.setdefault("name", cls.kind)
+    options.setdefault("name", cls.topology)
     if options.get("nodes") is not None and not is_integer(options["nodes"]):
         shown = ",".join(map(str, options["nodes"])) if isinstance(options["nodes"], tuple) else repr(options["nodes"])
         raise InputError(f"nodes must be an integer >= 2, got {shown}")
@@ -268,7 +268,7 @@ def _from_options(cls, options: dict[str, Any]) -> System:
         options.setdefault("nodes", DEFAULT_NODES)
         return cls(**options)
     except TypeError as exc:  # a value of a type no check anticipated: name the parameters, not Python's words
-        raise InputError(f"{cls.kind}: a parameter has the wrong type "
+        raise InputError(f"{cls.topology}: a parameter has the wrong type "
                          f"({', '.join(f'{k}={v!r}' for k, v in sorted(options.items()) if k != 'name')})") from exc
 
 

@@ -148,9 +148,9 @@ def overlay(system, shifts, name: str, order: np.ndarray | None = None) -> Overl
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(f"synth-matching: no route with positive bandwidth from node {int(src[i])} to node "
-                         f"{int(dst[i])} on this {system.kind} network")
+                         f"{int(dst[i])} on this {system.topology} network")
     startup = float(getattr(system, "startup_s", None) or 0.0)
-    return Overlay(n, OverlayLinks(src, dst, rate, lat), startup, name, system.kind)
+    return Overlay(n, OverlayLinks(src, dst, rate, lat), startup, name, system.topology)
 
 
 def shift_sets(n: int) -> list[tuple[str, tuple[int, ...]]]:

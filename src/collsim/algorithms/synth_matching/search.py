@@ -191,7 +191,7 @@ def _networks(system, overlay_name: str | None) -> list[tuple[str | None, object
     """
     if system.vertices == system.nodes:
         if overlay_name is not None:
-            raise InputError(f"synth-matching: overlay applies to networks with switches; this {system.kind} "
+            raise InputError(f"synth-matching: overlay applies to networks with switches; this {system.topology} "
                              f"network joins its end nodes by direct links")
         return [(None, system)]
     n = system.nodes

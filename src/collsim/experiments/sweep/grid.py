@@ -162,7 +162,7 @@ def expand_grid(spec: Mapping[str, Any], *, base: str | os.PathLike | None = Non
                 spec_a = get_algorithm(algo)
                 if system is None and default is not None and not spec_a.supports(default, coll):
                     if explicit:
-                        note(f"{algo} does not run {coll} on {default.kind} systems ({where})")
+                        note(f"{algo} does not run {coll} on {default.topology} systems ({where})")
                     continue
                 if system is not None:
                     try:

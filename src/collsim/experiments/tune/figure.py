@@ -102,7 +102,7 @@ def plot_tuning(tuning: Tuning, path: str | Path) -> Path:
     note = (f"fastest feasible: {first.best.choice if first.best else 'none'} at {format_size(first.size_bytes)}"
             + (f" ({format_time(first.best.time_s)})" if first.best else "")
             + (f", {last.best.choice} at {format_size(last.size_bytes)}" if last.best and len(sizes) > 1 else ""))
-    ax.set_title(f"{tuning.collective} on {system.name} ({system.kind}, N={system.nodes}): time against size\n"
+    ax.set_title(f"{tuning.collective} on {system.name} ({system.topology}, N={system.nodes}): time against size\n"
                  f"{note}; rings mark the pick", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))

@@ -188,7 +188,7 @@ def tunable(system: System, collective: str, algorithms: Iterable[str] | None = 
         found = applicable(system, coll)
         names, skipped = [n for n, why in found if why is None], [why for _, why in found if why is not None]
         if not names:
-            raise UnsupportedError(f"no registered algorithm runs {coll} on this {system.kind} system"
+            raise UnsupportedError(f"no registered algorithm runs {coll} on this {system.topology} system"
                                    + (f" ({'; '.join(skipped)})" if skipped else ""))
         return names, skipped
     names = list(dict.fromkeys(get_algorithm(a).name for a in algorithms))

@@ -4,7 +4,7 @@ system, its dimensions and the per-dimension bounds.
 Importing any module of this package registers the kind (:mod:`.model`).
 
 >>> from collsim.kinds.hierarchical import Hierarchical
->>> Hierarchical.kind
+>>> Hierarchical.topology
 'hierarchical'
 """
 

@@ -123,7 +123,7 @@ def network_kinds() -> tuple[str, ...]:
     from ...core.plugins import model_for
     from ..network.network import Network   # the kinds the network model owns: electrical networks
     return tuple(sorted(k for k, cls in SYSTEM_KINDS.items()
-                        if model_for(cls) is model_for(Network) and k != Network.kind and not cls.route_hints and k not in TOPOLOGIES
+                        if model_for(cls) is model_for(Network) and k != Network.topology and not cls.route_hints and k not in TOPOLOGIES
                         and "dimensions" not in {f.name for f in fields(cls)}))
 
 

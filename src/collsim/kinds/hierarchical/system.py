@@ -65,7 +65,7 @@ class Hierarchical(Network):
     ['n0->n3', 'n3->s3', 's3->n7']
     """
 
-    kind: ClassVar[str] = "hierarchical"
+    topology: ClassVar[str] = "hierarchical"
     dimensions: tuple[Dimension, ...] = DEFAULT_DIMS
 
     def __post_init__(self) -> None:

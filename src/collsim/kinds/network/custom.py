@@ -91,7 +91,7 @@ class CustomNetwork(Network):
     ((0, 2, 10000000000.0, 1e-06, True), [10000000000.0, 10000000000.0, 12500000000.0, 12500000000.0])
     """
 
-    kind: ClassVar[str] = "custom"
+    topology: ClassVar[str] = "custom"
     ROUTINGS: ClassVar[tuple[str, ...]] = ("ecmp", "single-path")
     switches: int = 0
     link: tuple[LinkSpec, ...] = ()

@@ -110,7 +110,7 @@ def cut_certificate(system: Network, c: Collective, exhaustive_vertices: int = E
     """
     best = _best_cut(system, c, exhaustive_vertices, exact)
     if best.side is None:
-        raise InputError(f"no cut of the {system.kind} network carries demand of this {c.name}")
+        raise InputError(f"no cut of the {system.topology} network carries demand of this {c.name}")
     m = float(c.size_bytes)
     side = tuple(int(x) for x in best.side)
     inside = sum(1 for x in side if x < system.nodes)

@@ -51,7 +51,7 @@ class Line(_Arcs, Network):
     [3]
     """
 
-    kind: ClassVar[str] = "line"
+    topology: ClassVar[str] = "line"
 
     def link_count(self) -> int:
         """``2 (N - 1)``."""
@@ -90,7 +90,7 @@ class Ring(_Arcs, Network):
     [1, 4]
     """
 
-    kind: ClassVar[str] = "ring"
+    topology: ClassVar[str] = "ring"
     bidirectional: bool = True
 
     def __post_init__(self) -> None:
@@ -179,7 +179,7 @@ class Star(Network):
     ('loggp-piecewise', [2e-06])
     """
 
-    kind: ClassVar[str] = "star"
+    topology: ClassVar[str] = "star"
     cuts_are_exact: ClassVar[bool] = True  # its single nodes attain every cut's maximum
     model: LogGPPiecewise | None = None
 

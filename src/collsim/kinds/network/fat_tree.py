@@ -95,7 +95,7 @@ class FatTree(Network):
     ['n0->s0', 's0->s9', 's9->s19', 's19->s15', 's15->s7', 's7->n15']
     """
 
-    kind: ClassVar[str] = "fat-tree"
+    topology: ClassVar[str] = "fat-tree"
     ROUTINGS: ClassVar[tuple[str, ...]] = ("d-mod-k", "ecmp")
     ROUTING_ALIASES: ClassVar[dict[str, str]] = {"single-path": "d-mod-k"}
     k: int | None = None
@@ -354,7 +354,7 @@ class FatTree(Network):
         ``k`` ports, so the switch radix is ``k``; the diameter is ``2 x`` the LCA level of
         hosts 0 and N-1."""
         n = self.nodes
-        out = {"kind": self.kind, "nodes": n, "switches": self.switches, "links": self.link_count(),
+        out = {"kind": self.topology, "nodes": n, "switches": self.switches, "links": self.link_count(),
                "node_degree": 1, "switch_radix": self.k,
                "diameter": int(self.distance(np.array([0]), np.array([n - 1]))[0]) if n > 1 else 0}
         out.update({"k": self.k, "levels": self.levels, "capacity": self.capacity,

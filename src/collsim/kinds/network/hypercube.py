@@ -51,7 +51,7 @@ class Hypercube(Network):
     ['n0->n1', 'n1->n3', 'n3->n7']
     """
 
-    kind: ClassVar[str] = "hypercube"
+    topology: ClassVar[str] = "hypercube"
 
     def __post_init__(self) -> None:
         super().__post_init__()

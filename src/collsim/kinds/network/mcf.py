@@ -72,7 +72,7 @@ def check_lp_size(system, max_variables: int = MAX_VARIABLES) -> dict[str, int]:
     F. Shahrokhi, D. W. Matula, "The maximum concurrent flow problem", JACM 37(2), 1990.
     """
     size = lp_size(system)
-    what = (f"the all-to-all max-concurrent-flow LP of the {system.kind} network of {system.nodes} nodes has "
+    what = (f"the all-to-all max-concurrent-flow LP of the {system.topology} network of {system.nodes} nodes has "
             f"{size['variables']:,} variables and {size['nonzeros']:,} nonzeros")
     if size["variables"] > max_variables:
         raise MemoryLimitError(f"{what} (about {size['bytes'] / 2**30:.0f} GiB to solve), above the limit of "
@@ -159,7 +159,7 @@ def _check_reachable(system) -> None:
         seen[breadth_first_order(graph, 0, directed=True, return_predecessors=False)] = True
         lost = np.flatnonzero(~seen[:system.nodes])
         if lost.size:
-            raise InputError(f"{system.kind}: end node n{int(lost[0])} {what} over the links "
+            raise InputError(f"{system.topology}: end node n{int(lost[0])} {what} over the links "
                              f"({lost.size} such end node{'s' if lost.size > 1 else ''}): no all-to-all can complete")
 
 

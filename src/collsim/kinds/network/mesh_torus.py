@@ -72,7 +72,7 @@ def _construct(cls, **kw: Any):
     names = {f.name for f in fields(cls)}
     bad = sorted(set(kw) - names)
     if bad:
-        raise InputError(f"{cls.kind} systems have no parameter {', '.join(bad)}; "
+        raise InputError(f"{cls.topology} systems have no parameter {', '.join(bad)}; "
                          f"known: {', '.join(sorted(names))}")
     return cls(**kw)
 
@@ -81,7 +81,7 @@ def _construct(cls, **kw: Any):
 class _Grid(Network):
     """Shared machinery of :class:`Mesh` and :class:`Torus` (not a registered kind)."""
 
-    kind: ClassVar[str] = "grid"
+    topology: ClassVar[str] = "grid"
     wrap: ClassVar[bool] = False
     dims: tuple[int, ...] = field(kw_only=True)
 
@@ -89,9 +89,9 @@ class _Grid(Network):
         super().__post_init__()
         dims = _parse_dims(self.dims)
         if any(k < 2 for k in dims):
-            raise InputError(f"{self.kind}: every dimension needs at least 2 nodes, got dims {_show(dims)}")
+            raise InputError(f"{self.topology}: every dimension needs at least 2 nodes, got dims {_show(dims)}")
         if math.prod(dims) != self.nodes:
-            raise InputError(f"{self.kind}: nodes={self.nodes} does not match dims {_show(dims)} "
+            raise InputError(f"{self.topology}: nodes={self.nodes} does not match dims {_show(dims)} "
                              f"(product {math.prod(dims)}); use {self.__class__.__name__}.from_dims")
         object.__setattr__(self, "dims", dims)
 
@@ -158,16 +158,16 @@ class _Grid(Network):
             If the sizes do not fit, naming sizes that would.
         """
         if ndim is not None:
-            ndim = positive_integer(f"{cls.kind}: ndim", ndim)
+            ndim = positive_integer(f"{cls.topology}: ndim", ndim)
         if dims is not None:
             dims = _parse_dims(dims)
             if ndim is not None and ndim != len(dims):
-                raise InputError(f"{cls.kind}: ndim={ndim} but dims {_show(dims)} have {len(dims)}")
+                raise InputError(f"{cls.topology}: ndim={ndim} but dims {_show(dims)} have {len(dims)}")
             if nodes is not None and nodes != math.prod(dims):
-                raise InputError(f"{cls.kind}: nodes={nodes} but dims {_show(dims)} hold {math.prod(dims)} nodes")
+                raise InputError(f"{cls.topology}: nodes={nodes} but dims {_show(dims)} hold {math.prod(dims)} nodes")
             return cls.from_dims(dims, **opts)
-        nd = positive_integer(f"{cls.kind}: ndim", 2 if ndim is None else ndim)
-        n = integer(f"{cls.kind}: nodes", 16 if nodes is None else nodes, lo=2)
+        nd = positive_integer(f"{cls.topology}: ndim", 2 if ndim is None else ndim)
+        n = integer(f"{cls.topology}: nodes", 16 if nodes is None else nodes, lo=2)
         side = max(2, int(round(n ** (1 / nd))))
         if side ** nd == n:
             return cls.from_dims((side,) * nd, **opts)
@@ -175,7 +175,7 @@ class _Grid(Network):
         shape = {1: "", 2: "perfect square", 3: "perfect cube"}.get(nd, f"perfect {nd}th power")
         near = sorted({s ** nd for s in (lo, lo + 1) if s >= 2})
         hint = _balanced(n, nd)
-        raise InputError(f"{cls.kind}: {n} nodes is not a {shape}; use nodes "
+        raise InputError(f"{cls.topology}: {n} nodes is not a {shape}; use nodes "
                          f"{' or '.join(map(str, near))}, or give dims"
                          + (f" such as {'x'.join(map(str, hint))}" if hint else " explicitly"))
 
@@ -313,7 +313,7 @@ class Mesh(_Grid):
     ['n0->n1', 'n1->n2', 'n2->n3', 'n3->n7', 'n7->n11']
     """
 
-    kind: ClassVar[str] = "mesh"
+    topology: ClassVar[str] = "mesh"
 
 
 @register_system_kind
@@ -340,7 +340,7 @@ class Torus(_Grid):
     ['n0->n3', 'n3->n15']
     """
 
-    kind: ClassVar[str] = "torus"
+    topology: ClassVar[str] = "torus"
     wrap: ClassVar[bool] = True
 
     def translations(self) -> np.ndarray:

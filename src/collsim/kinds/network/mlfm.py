@@ -91,7 +91,7 @@ class MLFM(Network):
     (24, 32)
     """
 
-    kind: ClassVar[str] = "mlfm"
+    topology: ClassVar[str] = "mlfm"
     route_hints: ClassVar[bool] = True  # algorithms name same-column spines per transfer (via)
     d: int = 2
     last_layer_servers: int | None = None
@@ -389,7 +389,7 @@ class MLFM(Network):
     def summary(self) -> dict[str, Any]:
         """Base counts plus the MLFM structure; diameter 4 when two leaves exist."""
         out = super().summary() if self.nodes <= 1024 else {
-            "kind": self.kind, "nodes": self.nodes, "switches": self.switches,
+            "kind": self.topology, "nodes": self.nodes, "switches": self.switches,
             "links": 2 * self.nodes + 2 * self.leaves * self.d,  # access links, then leaf <-> spine
             "node_degree": 1, "switch_radix": 2 * self.d, "diameter": 4}
         out.update({f"machine_{k}": v for k, v in self.structure().items()})

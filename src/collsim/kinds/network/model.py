@@ -140,7 +140,7 @@ def idle_note(system, collective: str | None = None) -> str | None:
     the routing, not the schedule, that wastes them (:meth:`Network.idle_resources`; networks
     with switches, and custom ones, up to 1024 end nodes).
     """
-    if not (system.switches or system.kind == "custom"):  # switchless grids: nothing to warn
+    if not (system.switches or system.topology == "custom"):  # switchless grids: nothing to warn
         return None
     info = system.idle_resources()
     if not info or not (info["switches"] or info["links"]):

@@ -64,7 +64,7 @@ class Network(System):
     (4, 1000000000.0, 1e-06, None)
     """
 
-    kind: ClassVar[str] = "network"
+    topology: ClassVar[str] = "network"
     Routes: ClassVar[type] = LinkRoutes
     ROUTINGS: ClassVar[tuple[str, ...]] = ()
     """Values of the kind's ``routing`` field, default first (empty: the kind has one routing)."""
@@ -95,7 +95,7 @@ class Network(System):
             value = self.ROUTING_ALIASES.get(value, value) if isinstance(value, str) else value
             if value not in self.ROUTINGS:
                 known = ", ".join(f'"{r}"' for r in (*self.ROUTINGS, *self.ROUTING_ALIASES))
-                raise InputError(f"{self.kind}: routing must be one of {known}, got {value!r}")
+                raise InputError(f"{self.topology}: routing must be one of {known}, got {value!r}")
             object.__setattr__(self, "routing", value)
 
     def cut_masks(self) -> list[np.ndarray]:
@@ -231,7 +231,7 @@ class Network(System):
         """:meth:`System.check_tables`: the link table, from :meth:`link_count` (nothing built)."""
         count = self.link_count()
         if count is not None:
-            check_memory(count * BYTES_PER_LINK, f"the link table of a {self.kind} network with {self.vertices} "
+            check_memory(count * BYTES_PER_LINK, f"the link table of a {self.topology} network with {self.vertices} "
                          f"vertices and {count} directed links", "use a smaller network")
 
     @cached_property
@@ -276,7 +276,7 @@ class Network(System):
             If a route hint is given.
         """
         if via is not None and (np.asarray(via) >= 0).any():
-            raise UnsupportedError(f"{self.kind} networks take no route hints (via)")
+            raise UnsupportedError(f"{self.topology} networks take no route hints (via)")
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         t = len(src)
@@ -287,12 +287,12 @@ class Network(System):
         h = 0
         while active.size:
             if h > self.vertices:
-                raise RouteError(f"{self.kind}: routing from {int(src[active[0]])} to {int(dst[active[0]])} loops")
+                raise RouteError(f"{self.topology}: routing from {int(src[active[0]])} to {int(dst[active[0]])} loops")
             nxt = self.next_hop(cur[active], src[active], dst[active])
             link = lt.index(cur[active], nxt)
             if (link < 0).any():
                 i = int(active[np.flatnonzero(link < 0)[0]])
-                raise RouteError(f"{self.kind}: no link {self.vertex_name(int(cur[i]))}->"
+                raise RouteError(f"{self.topology}: no link {self.vertex_name(int(cur[i]))}->"
                                  f"{self.vertex_name(int(nxt[np.flatnonzero(link < 0)[0]]))}")
             rows.append(active)
             hops.append(np.full(active.size, h))
@@ -347,8 +347,8 @@ class Network(System):
         if not self.ecmp:
             return LinkRoutes(*self.route(src, dst, via))
         if via is not None and (np.asarray(via) >= 0).any():
-            raise UnsupportedError(f"{self.kind} networks with ECMP routing take no route hints (via)")
-        return ecmp_routes(self.links, self.hop_table[1], src, dst, name=self.vertex_name, kind=self.kind,
+            raise UnsupportedError(f"{self.topology} networks with ECMP routing take no route hints (via)")
+        return ecmp_routes(self.links, self.hop_table[1], src, dst, name=self.vertex_name, kind=self.topology,
                            table=self.ecmp_table)
 
     @cached_property
@@ -424,6 +424,6 @@ class Network(System):
             diameter = int(np.diff(ptr).max())
         else:
             diameter = None
-        return {"kind": self.kind, "nodes": n, "switches": self.switches, "links": len(lt),
+        return {"kind": self.topology, "nodes": n, "switches": self.switches, "links": len(lt),
                 "node_degree": int(deg[:n].max()), "switch_radix": int(sw.max()) if sw.size else None,
                 "diameter": diameter}

@@ -32,7 +32,7 @@ def realize_network(system, logical: LogicalSchedule, *, algorithm: str = "custo
     Morgan Kaufmann 2004 (deterministic routing: dimension order, up/down).
     """
     if logical.band is not None and (logical.band > 1).any():
-        raise UnsupportedError(f"{system.kind} networks have no wavelength bands; stripe > 1 applies to "
+        raise UnsupportedError(f"{system.topology} networks have no wavelength bands; stripe > 1 applies to "
                                f"optical rings")
     if logical.routes is not None:  # the algorithm chose every path itself
         if not isinstance(logical.routes, LinkRoutes) or len(logical.routes) != len(logical.src):
@@ -43,7 +43,7 @@ def realize_network(system, logical: LogicalSchedule, *, algorithm: str = "custo
     if hops is not None:  # refuse before routing what would not fit
         entries = int(hops.sum())
         check_memory(entries * BYTES_PER_ROUTE_ENTRY, f"routing {len(logical.src)} transfers ({entries} link "
-                     f"crossings) on the {system.kind} network of {system.nodes} nodes",
+                     f"crossings) on the {system.topology} network of {system.nodes} nodes",
                      "use fewer nodes or a collective with fewer transfers")
     routes = system.routes(logical.src, logical.dst, via=logical.via)  # ECMP: several paths per transfer
     return _schedule(system, logical, routes, algorithm, params)

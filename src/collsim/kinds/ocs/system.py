@@ -150,7 +150,7 @@ class OCS(Network):
     ([0, 1, 2], [2, 10])
     """
 
-    kind: ClassVar[str] = "ocs"
+    topology: ClassVar[str] = "ocs"
     link_bandwidth_bytes_per_s: float = 50e9
     link_latency_s: float = 500e-9
     ports: int = 1

@@ -5,7 +5,7 @@ Importing any module of this package registers the kind (:mod:`.model`), so a sy
 always finds its model.
 
 >>> from collsim.kinds.optical_ring import OpticalRing
->>> OpticalRing(nodes=8).kind
+>>> OpticalRing(nodes=8).topology
 'optical-ring'
 """
 

@@ -73,7 +73,7 @@ class RingReader:
 
     def add(self, tr: dict, step: int, t: int, where: str) -> None:
         if "path" in tr and not getattr(self.system, "ring_paths", True):
-            raise ScheduleFormatError(f"{where}: {self.system.kind} transfers give 'dir' and 'hops', not 'path'")
+            raise ScheduleFormatError(f"{where}: {self.system.topology} transfers give 'dir' and 'hops', not 'path'")
         d, h = _route(tr, self.system.nodes, step, t, where)
         band = optional(tr, "band", 1, where)
         for name, val in (("direction", d), ("hops", h), ("fiber", need(tr, "fiber", int, where)),

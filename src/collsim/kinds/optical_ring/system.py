@@ -74,7 +74,7 @@ class OpticalRing(WdmDevice, System):
     (5000000000.0, 4)
     """
 
-    kind: ClassVar[str] = "optical-ring"
+    topology: ClassVar[str] = "optical-ring"
     Routes: ClassVar[type] = RingRoutes
 
     @classmethod
@@ -124,7 +124,7 @@ class OpticalRing(WdmDevice, System):
     def summary(self) -> dict:
         """Counts for ``collsim topology``: nodes, links, channels, diameter."""
         n = self.nodes
-        return {"kind": self.kind, "nodes": n, "switches": 0, "links": 2 * n,
+        return {"kind": self.topology, "nodes": n, "switches": 0, "links": 2 * n,
                 "fibers_per_direction": self.fibers, "wavelengths_per_fiber": self.wavelengths,
                 "channels_per_link": self.channels_per_direction, "node_degree": 2,
                 "switch_radix": None, "diameter": n // 2}

@@ -134,7 +134,7 @@ class OpticalTorus(WdmDevice, _Sides, System):
     collsim.core.errors.InputError: optical-torus: rows must be an integer >= 1, got 0
     """
 
-    kind: ClassVar[str] = "optical-torus"
+    topology: ClassVar[str] = "optical-torus"
     Routes: ClassVar[type] = RingRoutes
     ring_paths: ClassVar[bool] = False
     """A route's nodes are not ``src + d k mod N``: files must give ``dir`` and ``hops`` (docs/optical-torus.md)."""
@@ -344,7 +344,7 @@ class OpticalTorus(WdmDevice, _Sides, System):
 
     def summary(self) -> dict:
         """Counts for ``collsim topology``: nodes, links, channels, diameter."""
-        return {"kind": self.kind, "nodes": self.nodes, "switches": 0, "links": self.link_count,
+        return {"kind": self.topology, "nodes": self.nodes, "switches": 0, "links": self.link_count,
                 "fibers_per_direction": self.fibers, "wavelengths_per_fiber": self.wavelengths,
                 "channels_per_link": self.channels_per_direction, "node_degree": 2 * self.rings_per_node,
                 "switch_radix": None, "diameter": self.rows // 2 + self.cols // 2,

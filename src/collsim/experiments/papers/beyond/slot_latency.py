@@ -46,7 +46,7 @@ def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str |
     if not lats:
         raise InputError("slot_latency_crossover needs at least one latency")
     ring = load_system(system, nodes=nodes, wavelengths=wavelengths)
-    if getattr(ring, "kind", None) != "optical-ring":
+    if getattr(ring, "topology", None) != "optical-ring":
         raise InputError(f"slot latency is an optical-ring parameter; {system!r} is not an optical ring")
     ring = dataclasses.replace(ring, slot_latency_s=0.0)
     size_bytes = parse_size(size) if isinstance(size, str) else size
