@@ -89,7 +89,7 @@ def ecmp_next_links(links, dist: np.ndarray, targets: int) -> tuple[np.ndarray, 
 
 
 def ecmp_routes(links, dist: np.ndarray, src: np.ndarray, dst: np.ndarray, *, name=str,
-                kind: str = "network", table: tuple[np.ndarray, np.ndarray] | None = None) -> LinkRoutes:
+                topology: str = "network", table: tuple[np.ndarray, np.ndarray] | None = None) -> LinkRoutes:
     """Equal-cost multipath routes of many transfers at once (per-hop even split).
 
     References
@@ -102,7 +102,7 @@ def ecmp_routes(links, dist: np.ndarray, src: np.ndarray, dst: np.ndarray, *, na
     nv = links.vertices
     if t and (dist[src, dst] < 0).any():
         i = int(np.flatnonzero(dist[src, dst] < 0)[0])
-        raise RouteError(f"{kind}: no path from {name(int(src[i]))} to {name(int(dst[i]))}")
+        raise RouteError(f"{topology}: no path from {name(int(src[i]))} to {name(int(dst[i]))}")
     targets = int(table[0].size - 1) // nv if table is not None else (int(dst.max()) + 1 if t else 1)
     nptr, nlink = table if table is not None else ecmp_next_links(links, dist, targets)
     owner, cur, weight = np.arange(t, dtype=INDEX), src.copy(), np.ones(t)
@@ -118,11 +118,11 @@ def ecmp_routes(links, dist: np.ndarray, src: np.ndarray, dst: np.ndarray, *, na
         branch = nptr[key + 1] - nptr[key]              # equal-cost next hops of every partial path
         if (branch == 0).any():                          # cannot happen with a consistent table
             i = int(act[np.flatnonzero(branch == 0)[0]])
-            raise RouteError(f"{kind}: routing towards {name(int(dst[owner[i]]))} is stuck at {name(int(cur[i]))}")
+            raise RouteError(f"{topology}: routing towards {name(int(dst[owner[i]]))} is stuck at {name(int(cur[i]))}")
         count = int(branch.sum())
         total += count
         check_memory(total * BYTES_PER_PARTIAL_PATH,
-                     f"ECMP routes of {t} transfers on a {kind} network ({count} partial paths at hop {level + 1})",
+                     f"ECMP routes of {t} transfers on a {topology} network ({count} partial paths at hop {level + 1})",
                      "use single-path routing (-S routing=single-path) or fewer transfers")
         rep = np.repeat(np.arange(act.size, dtype=INDEX), branch)
         cand = nlink[np.repeat(nptr[key] - (np.cumsum(branch) - branch), branch) + np.arange(count, dtype=INDEX)]

@@ -348,7 +348,7 @@ class Network(System):
             return LinkRoutes(*self.route(src, dst, via))
         if via is not None and (np.asarray(via) >= 0).any():
             raise UnsupportedError(f"{self.topology} networks with ECMP routing take no route hints (via)")
-        return ecmp_routes(self.links, self.hop_table[1], src, dst, name=self.vertex_name, kind=self.topology,
+        return ecmp_routes(self.links, self.hop_table[1], src, dst, name=self.vertex_name, topology=self.topology,
                            table=self.ecmp_table)
 
     @cached_property
