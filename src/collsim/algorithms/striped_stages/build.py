@@ -83,7 +83,7 @@ def _stage_blocks(plan: StagesPlan, j: int, first_round: int, w: int, f: int):
     aliases=("striped-multistage",), params=("radices", "stage"), tune=striped_stages_candidates,
     reference="[OpTree24] §IV-A (stages of all-to-alls over strided subsets); [Patarasuk09] (ring pipelines, "
               "all-reduce as reduce-scatter then all-gather); [Bruck97] (mixed-radix stages); striping every "
-              "stage over the channels left free, the windows and the balancing are collsim's own (issue #13)",
+              "stage over the channels left free, the windows and the balancing are collsim's own",
     summary="mixed-radix stages of ring pipelines (or direct sends), each over bands of the free channels",
 )
 def striped_stages(system, collective, size_bytes, *, radices=None, stage: str = "pipeline"):

@@ -25,7 +25,7 @@ from .grid import COLUMNS, best_rows, efficiency_grid
 from ...report.paperout import PaperResult, cached_figure, figure_digest, pyplot, write_csv
 from ..optree.data import LARGE_SIZES, MIB, NODE_SIZES, NODES, SMALL_SIZES, WAVELENGTHS
 
-TITLE = ("collsim beyond the papers (issue #13): every algorithm against collsim's lower bound on seed 004's "
+TITLE = ("collsim beyond the papers: every algorithm against collsim's lower bound on seed 004's "
          "grids [OpTree24]")
 ALLREDUCE_SIZES = tuple(MIB * 4 ** i for i in range(7))
 """1 MiB to 4⁶ MiB: the sizes of the all-reduce target."""
