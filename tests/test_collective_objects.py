@@ -129,7 +129,7 @@ def test_each_object_agrees_with_the_old_branches(case):
     assert min_deliveries(kind, n, s) == OLD_DELIVERIES[kind](n, s)
     assert t.busbw_factor(n) == OLD_BUSBW.get(kind, lambda n: (n - 1) / n)(n)
     nccl_n = kind in ("allgather", "reducescatter", "alltoall", "scatter", "gather")
-    assert c.total_bytes == m * (n if nccl_n else 1) and t.nccl_size_factor == ("n" if nccl_n else "1")
+    assert c.total_bytes == m * (n if nccl_n else 1) and t.nccl_blocks == nccl_n
     b = traffic_bound(c)
     assert (b.recv_bytes, b.send_bytes, b.hop_bytes_ring) == old_traffic(kind, n, float(m), q)
     cuts = np.random.default_rng(n * 100 + s).random((6, n)) < 0.5

@@ -17,9 +17,8 @@ from click.testing import CliRunner
 
 import collsim
 from collsim.core.binary import read_npz, write_npz
-from collsim.kinds.network.ecmp import ecmp_routes, hop_tables, min_hop_links
+from collsim.kinds.network.ecmp import hop_tables, min_hop_links
 from collsim.core.errors import InputError, RouteError, ScheduleFormatError, UnsupportedError
-from collsim.kinds.network.routes import LinkRoutes
 from collsim.core.serialize import dumps, loads
 from collsim.cost.network import alpha_beta_time_s
 from collsim.interop.simgrid import platform_xml

@@ -15,6 +15,7 @@ from collsim.kinds.optical_ring.cost import transfer_time_s
 from collsim.kinds.optical_ring.alltoall import uniform_alltoall_wavelengths
 from collsim.systems import load_system
 from collsim.kinds.optical_ring import OpticalRing
+from collsim.core.collective import collective_type
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 16, 17, 64, 100])
@@ -56,7 +57,7 @@ def test_osm_table1_value_is_inconsistent_with_its_formula():
     # schedule needs 2048 steps too: 131072 wavelengths per direction / 64.
     printed_in_paper = 128
     system = OpticalRing(nodes=1024, wavelengths=64)
-    formula = get_algorithm("osm").paper_steps(system, "allgather", {})
+    formula = get_algorithm("osm").paper_steps(system, collective_type("allgather"), {})
     assert formula == 2048 != printed_in_paper
     assert math.ceil(uniform_alltoall_wavelengths(1024) / 64) == formula
 

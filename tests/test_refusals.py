@@ -23,7 +23,7 @@ import collsim
 from collsim.algorithms.synth_matching import search
 from collsim.algorithms.synth_matching.effort import eccentricity, early_reason
 from collsim.algorithms.synth_matching.step import _direct_links, match
-from collsim.core.collective import make_collective
+from collsim.core.collective import make_collective, collective_type
 from collsim.core.errors import InputError, UnsupportedError
 from collsim.core.schedule import LogicalBuilder
 from collsim.core.time_limit import TimeLimitError, time_limit
@@ -237,7 +237,7 @@ def test_recursive_doubling_declares_its_deliveries_exactly(n, collective):
     from collsim.algorithms import get_algorithm
     ring = load_system("ring", nodes=n)
     sched = collsim.build("recursive-doubling", ring, collective, 1024)
-    assert get_algorithm("recursive-doubling").deliveries(ring, collective, {}) == len(sched.chunk_idx)
+    assert get_algorithm("recursive-doubling").deliveries(ring, collective_type(collective), {}) == len(sched.chunk_idx)
 
 
 def test_an_unforeseen_allocation_failure_gives_advice_that_fits_every_collective(monkeypatch, capsys):
@@ -274,4 +274,4 @@ def test_the_lane_schedules_deliveries_are_a_floor(dims, name, collective, param
     from collsim.algorithms import get_algorithm
     h = load_system("hierarchical", dims=dims)
     sched = collsim.build(name, h, collective, 4096, **params)
-    assert get_algorithm(name).deliveries(h, collective, params) <= len(sched.chunk_idx)
+    assert get_algorithm(name).deliveries(h, collective_type(collective), params) <= len(sched.chunk_idx)

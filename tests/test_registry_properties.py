@@ -15,6 +15,7 @@ from collsim import build, verify
 from collsim.algorithms import REGISTRY
 from collsim.systems import load_system
 from collsim.kinds.optical_ring import OpticalRing
+from collsim.core.collective import collective_type
 
 PRIMES = [2, 3, 5, 7, 11, 13, 17, 97, 127, 251, 293]
 
@@ -24,7 +25,7 @@ def accepted(name: str, collective: str, systems: st.SearchStrategy) -> st.Searc
     spec = REGISTRY[name]
     if spec.requires is None:
         return systems
-    return systems.filter(lambda system: not spec.requires(system, collective))
+    return systems.filter(lambda system: not spec.requires(system, collective_type(collective)))
 
 
 def test_registry_is_not_empty_and_names_work():

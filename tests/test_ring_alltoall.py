@@ -22,6 +22,7 @@ from collsim.experiments.compare import applicable
 from collsim.core.limits import MemoryLimitError
 from collsim.pipeline import run
 from collsim.kinds.optical_ring import OpticalRing
+from collsim.core.collective import collective_type
 
 NAME = "striped-relay-alltoall"
 
@@ -96,7 +97,7 @@ def test_memory_estimate_refuses_before_building():
         assert reasons["osm"] is None and "needs about 552 MiB" in reasons[NAME]
         # the builder itself refuses before allocating, too
         with pytest.raises(MemoryLimitError, match=r"8388608 chunk entries.*needs about 552 MiB"):
-            get_algorithm(NAME).builder(big, "alltoall", 1000)
+            get_algorithm(NAME).builder(big, collective_type("alltoall"), 1000)
         build(NAME, OpticalRing(nodes=64), "alltoall", 1000)           # 131072 entries: fine
     # docs/derivations/ring-alltoall.md: N = 256, F = 1: s = 2, E = 2 * 256 * 16384 = 8388608 entries, 65536
     # transfers; the verifier (direct) 9 * 256 * 131072 + 48 * 2^22 + 16 * 2 * 130560 = 507494400 bytes

@@ -136,7 +136,7 @@ ALGOS = sorted(name for name, spec in REGISTRY.items() if "network" in spec.syst
 def _accepted(name: str, system) -> list[str]:
     """The collectives the algorithm declares it can build on the system."""
     spec = REGISTRY[name]
-    return [c for c in spec.collectives if not (spec.requires and spec.requires(system, c))] \
+    return [c for c in spec.collectives if spec.refusal(system, c) is None] \
         if spec.runs_on(system) else []
 
 

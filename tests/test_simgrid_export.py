@@ -6,7 +6,6 @@ import dataclasses
 import json
 import os
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -178,7 +178,7 @@ def test_total_bytes_follows_nccl_tests(kind):
     factor = n if kind in ("allgather", "reducescatter", "alltoall", "scatter", "gather") else 1
     assert total_bytes(kind, n, 1000) == factor * 1000
     assert size_from_total(kind, n, factor * 1000) == 1000
-    assert TYPES[kind].nccl_size_factor == ("n" if factor == n else "1")
+    assert TYPES[kind].nccl_blocks == (factor == n)
 
 
 def test_a_total_that_does_not_divide_is_refused_with_the_nearest_valid_totals():

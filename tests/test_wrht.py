@@ -15,6 +15,7 @@ from collsim.core import errors as E
 from collsim.core.schedule import Schedule
 from collsim.kinds.optical_ring.alltoall import uniform_alltoall_wavelengths
 from collsim.kinds.optical_ring import OpticalRing
+from collsim.core.collective import collective_type
 
 STRATEGIES = ["first-fit", "best-fit", "most-used"]
 PRIMES = [2, 3, 5, 7, 11, 13, 17, 31, 61, 97, 127, 131, 251, 257, 293]
@@ -96,7 +97,7 @@ def test_golden_rounds(n, w, m, rounds, paper):
     s = wrht(n, w, m=m) if m else wrht(n, w)
     rep = verify(s)
     assert rep.rounds == rounds
-    assert get_algorithm("wrht").paper_steps(s.system, "allreduce", s.params) == paper
+    assert get_algorithm("wrht").paper_steps(s.system, collective_type("allreduce"), s.params) == paper
     if m is None:
         assert rep.steps == rep.rounds  # m = 2Fw+1: every round fits one physical step
 

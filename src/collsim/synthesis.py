@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from .algorithms import REGISTRY, AlgorithmSpec
 from .algorithms.placement import place_all
-from .core.collective import canonical_collective
+from .core.collective import canonical_collective, collective_type
 from .core.errors import CollsimError, InputError, UnsupportedError
 from .core.placement import check_placement
 from .core.schedule import Schedule
@@ -88,7 +88,7 @@ def _simulated_choices(spec, system, coll, size, fixed: dict, sched, row) -> lis
             or abs(float(predicted) - row.time_s) <= 1e-6 * row.time_s):
         return []
     out = []
-    for cand in spec.tune(system, coll, row.size_bytes):
+    for cand in spec.tune(system, collective_type(coll), row.size_bytes):
         if set(cand) & set(fixed) or all(sched.params.get(k) == v for k, v in cand.items()):
             continue
         other = build(spec.name, system, coll, size, **fixed, **cand)

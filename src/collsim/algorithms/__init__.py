@@ -8,23 +8,42 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.collective import canonical_collective
+from ..core.collective import CollectiveType, collective_type
 from ..core.errors import InputError
 from ..core.schedule import LogicalSchedule
 from ..core.system import System
 from . import (  # noqa: F401  (registration)
-    binomial, bruck, hierarchical, mlfm, neighbor_exchange, one_stage, optree, pairwise, rabenseifner,
-    recursive_doubling, relay, ring, ring_alltoall, striped_ring, striped_stages, synth_alltoall, synth_matching,
+    binomial,
+    bruck,
+    hierarchical,
+    mlfm,
+    neighbor_exchange,
+    ocs,  # noqa: F401  (registration: the optical circuit switch's algorithms)
+    one_stage,
+    optree,
+    pairwise,
+    rabenseifner,
+    recursive_doubling,
+    relay,
+    ring,
+    ring_alltoall,
+    striped_ring,
+    striped_stages,
+    synth_alltoall,
+    synth_matching,
     synth_trees,
-    textbook_hypercube, textbook_mesh, textbook_ring, torus, wrht,
+    textbook_hypercube,
+    textbook_mesh,
+    textbook_ring,
+    torus,
+    wrht,
 )
-from . import ocs  # noqa: F401  (registration: the optical circuit switch's algorithms)
 from .placement import check_fits, check_instance
 from .registry import REGISTRY, AlgorithmSpec, get_algorithm, register
 
 
-def build_logical(name: str | AlgorithmSpec, system: System, collective: str, size_bytes: int,
-                  **params: Any) -> tuple[LogicalSchedule, dict[str, Any]]:
+def build_logical(name: str | AlgorithmSpec, system: System, collective: str | CollectiveType,
+                  size_bytes: int, **params: Any) -> tuple[LogicalSchedule, dict[str, Any]]:
     """Check applicability and run an algorithm's builder.
 
     References
@@ -35,7 +54,7 @@ def build_logical(name: str | AlgorithmSpec, system: System, collective: str, si
     of :class:`AlgorithmSpec`, ``collsim algorithms``).
     """
     spec = name if isinstance(name, AlgorithmSpec) else get_algorithm(name)
-    coll = canonical_collective(collective)
+    coll = collective_type(collective)
     check_instance(system, coll)  # nothing can fit: refused before the checks build tables
     spec.check(system, coll)
     unknown = set(params) - set(spec.params)

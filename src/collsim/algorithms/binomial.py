@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
-from ..core.collectives import TYPES
+from ..core.collectives import CollectiveType
 from ..core.schedule import LogicalBuilder
 from .common import add_grouped, ceil_log2, check_root, ts_tw
 from .latency import rounds_ts_s
@@ -45,16 +45,15 @@ def binomial_rounds(n: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     return out
 
 
-def _alpha_beta(system, collective, size_bytes, params):
+def _alpha_beta(system, collective: CollectiveType, size_bytes, params):
     _, tw = ts_tw(system)
     n, m = system.nodes, size_bytes
     root = int(params.get("root", 0))
     tree = [((parent + root) % n, (child + root) % n) for parent, child, _ in binomial_rounds(n)]
-    t = TYPES[collective]
-    if t.direction == "out":                 # into the root (reduce, gather): children send to parents
+    if collective.direction == "out":                 # into the root (reduce, gather): children send to parents
         tree = [(child, parent) for parent, child in tree]
     ts = rounds_ts_s(system, tree)           # per round: start-up + the farthest message's route latency
-    if t.per_node:                   # scatter, gather: t_s log p + t_w m (p-1)
+    if collective.per_node:                   # scatter, gather: t_s log p + t_w m (p-1)
         return ts + tw * m * (n - 1)
     return ts + tw * m * ceil_log2(n)        # (t_s + t_w m) log p
 
@@ -67,7 +66,7 @@ def _alpha_beta(system, collective, size_bytes, params):
               "t_s log p + t_w m (p-1)",
     summary="binomial tree from the root over relative ranks: ceil(log2 N) rounds on any N",
 )
-def binomial(system, collective, size_bytes, *, root: int = 0):
+def binomial(system, collective: CollectiveType, size_bytes, *, root: int = 0):
     """Build binomial-tree broadcast, reduce, scatter or gather.
 
     Parameters
@@ -102,15 +101,14 @@ def binomial(system, collective, size_bytes, *, root: int = 0):
     root = check_root(root, n)
     b = LogicalBuilder(make_collective(collective, n, size_bytes, root=root))
     rounds = binomial_rounds(n)
-    t = TYPES[collective]
-    forward = t.direction == "in"   # out of the root (broadcast, scatter), else into it
+    forward = collective.direction == "in"   # out of the root (broadcast, scatter), else into it
     order = rounds if forward else rounds[::-1]
     for j, (parent, child, end) in enumerate(order):
         src, dst = (parent + root) % n, (child + root) % n
         if not forward:
             src, dst = dst, src
-        if t.whole_vector:   # broadcast, reduce: the whole vector
-            b.add(j, src, dst, np.zeros((len(src), 1), np.int64), reduce=t.reduction)
+        if collective.whole_vector:   # broadcast, reduce: the whole vector
+            b.add(j, src, dst, np.zeros((len(src), 1), np.int64), reduce=collective.reduction)
         else:  # blocks of the child's subtree, as node ids
             add_grouped(b, j, src, dst, end - child,
                         lambda rows, k, child=child: (child[rows, None] + np.arange(k)[None, :] + root) % n)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
+from ..core.collectives import CollectiveType
 from ..core.schedule import LogicalBuilder
 from .common import ceil_log2, ts_tw
 from .latency import rounds_ts_s
@@ -34,13 +35,13 @@ def alltoall_blocks_per_round(n: int) -> list[int]:
     return [int(((j >> k) & 1).sum()) for k in range(ceil_log2(n))]
 
 
-def _alpha_beta(system, collective, size_bytes, params):
+def _alpha_beta(system, collective: CollectiveType, size_bytes, params):
     _, tw = ts_tw(system)
     n, m = system.nodes, size_bytes
     i = np.arange(n)
-    sign = -1 if collective == "allgather" else 1   # all-gather: i -> i - 2^k; all-to-all: i -> i + 2^k
+    sign = -1 if collective.name == "allgather" else 1   # all-gather: i -> i - 2^k; all-to-all: i -> i + 2^k
     ts = rounds_ts_s(system, [(i, (i + sign * (1 << k)) % n) for k in range(ceil_log2(n))])  # start-up + hops
-    if collective == "allgather":  # ceil(lg p) t_s + (p-1) t_w m
+    if collective.name == "allgather":  # ceil(lg p) t_s + (p-1) t_w m
         return ts + tw * m * (n - 1)
     # all-to-all: ceil(lg p) t_s + t_w m * sum_k #{j : bit k of j}  (= (p/2) lg p for p = 2^d)
     return ts + tw * m * sum(alltoall_blocks_per_round(n))
@@ -53,7 +54,7 @@ def _alpha_beta(system, collective, size_bytes, params):
               "ceil(lg p) a + (p-1)/p n b) and §5 (Bruck all-to-all)",
     summary="ceil(log2 N) rounds at distances 2^k: all-gather (concatenation) and all-to-all (index) on any N",
 )
-def bruck(system, collective, size_bytes):
+def bruck(system, collective: CollectiveType, size_bytes):
     """Build Bruck all-gather or radix-2 all-to-all.
 
     Parameters
@@ -84,7 +85,7 @@ def bruck(system, collective, size_bytes):
     """
     n = system.nodes
     i = np.arange(n)
-    if collective == "allgather":
+    if collective.name == "allgather":
         b = LogicalBuilder(make_collective("allgather", n, size_bytes))
         for k in range(ceil_log2(n)):
             d = 1 << k

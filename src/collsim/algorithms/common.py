@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collectives import TYPES
-from ..core.schedule import LogicalBuilder
+from ..core.collectives import CollectiveType
 from ..core.placement import check_root, check_shift  # noqa: F401  (the builders' root and shift checks)
+from ..core.schedule import LogicalBuilder
 from ..core.validate import integer
 
 __all__ = ["stripe_band", "add_grouped", "ceil_log2", "check_root", "check_shift", "fold_ranks", "halving_rounds", "is_pow2",
@@ -115,7 +115,7 @@ def add_grouped(b: LogicalBuilder, rnd: int, src, dst, lengths, make, *, reduce=
             b.add(rnd, src[rows], dst[rows], make(rows, int(k)), reduce=reduce)
 
 
-def tree_schedule(b: LogicalBuilder, rounds, collective: str, *, count=None, chunks=None,
+def tree_schedule(b: LogicalBuilder, rounds, collective: CollectiveType, *, count=None, chunks=None,
                   first_round: int = 0) -> int:
     """Emit a halving tree as broadcast, reduce, scatter or gather.
 
@@ -124,14 +124,13 @@ def tree_schedule(b: LogicalBuilder, rounds, collective: str, *, count=None, chu
     Seed 002 (Grama et al.): one-to-all broadcast, all-to-one reduction (the broadcast
     reversed), scatter and gather (scatter reversed) on a hypercube.
     """
-    t = TYPES[collective]
-    forward = t.direction == "in"   # out of the root (broadcast, scatter), else into it
+    forward = collective.direction == "in"   # out of the root (broadcast, scatter), else into it
     order = rounds if forward else rounds[::-1]
     for j, (own, to, lo, hi) in enumerate(order):
         r = first_round + j
         src, dst = (own, to) if forward else (to, own)
-        if t.whole_vector:   # broadcast, reduce: the whole vector
-            b.add(r, src, dst, np.zeros((len(src), 1), np.int64), reduce=t.reduction)
+        if collective.whole_vector:   # broadcast, reduce: the whole vector
+            b.add(r, src, dst, np.zeros((len(src), 1), np.int64), reduce=collective.reduction)
         else:
             add_grouped(b, r, src, dst, count(lo, hi),
                         lambda rows, k, lo=lo, hi=hi: chunks(lo[rows], hi[rows], k))

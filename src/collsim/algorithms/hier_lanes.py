@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
+from ..core.collectives import CollectiveType
 from ..core.schedule import LogicalBuilder
 from .hier_stages import round_costs, stage_latency_s, stage_moves, template, templates
 
@@ -86,7 +87,7 @@ def integer_units(shares: np.ndarray, units: int) -> np.ndarray:
     return out.reshape(shares.shape)
 
 
-def default_units(n: int, collective: str, pieces: int) -> int:
+def default_units(n: int, collective: CollectiveType, pieces: int) -> int:
     """Units the data is cut into when the caller does not say: 64 per piece, within :data:`_MAX_UNITS` chunks.
 
     References
@@ -94,11 +95,11 @@ def default_units(n: int, collective: str, pieces: int) -> int:
     M. Cho, U. Finkler, D. Kung, H. Hunter, "BlueConnect: Decomposing all-reduce for deep learning on
     heterogeneous network hierarchy", SysML 2019 (the data cut per dimension).
     """
-    per_chunk = n if collective == "allreduce" else 1
+    per_chunk = n if collective.name == "allreduce" else 1
     return max(1, min(max(1, _MAX_UNITS // per_chunk), 64 * int(pieces)))
 
 
-def lane_deliveries(system, collective: str, params) -> int:
+def lane_deliveries(system, collective: CollectiveType, params) -> int:
     """Chunk deliveries a hierarchical (lane) schedule makes at least, before it is planned.
 
     Every block (every pair's, for an all-to-all) crosses at least one link, once per unit; an
@@ -111,10 +112,10 @@ def lane_deliveries(system, collective: str, params) -> int:
     """
     n = int(system.nodes)
     units = params.get("units") or default_units(n, collective, params.get("pieces") or 1)
-    return n * (n - 1) * int(units) * (2 if collective == "allreduce" else 1)
+    return n * (n - 1) * int(units) * (2 if collective.name == "allreduce" else 1)
 
 
-def lanes_schedule(system, collective: str, size_bytes: int, *, pieces: int | None, orders, ring: bool,
+def lanes_schedule(system, collective: CollectiveType, size_bytes: int, *, pieces: int | None, orders, ring: bool,
                    units: int | None = None):
     """Build a hierarchical collective as lanes (see the module docstring).
 
@@ -128,14 +129,14 @@ def lanes_schedule(system, collective: str, size_bytes: int, *, pieces: int | No
     temps = templates(system, collective, orders, ring)
     moves = [stage_moves(system, collective, t) for t in temps]
     costs = [round_costs(system, collective, t, m) for t, m in zip(temps, moves)]
-    block = size_bytes / n if collective == "allreduce" else size_bytes
+    block = size_bytes / n if collective.name == "allreduce" else size_bytes
     hop_s = 2 * max(d.latency_s for d in system.dimensions) + (system.startup_s or 0.0)
     plans = {p: plan_lanes(costs, p, 2 * len(system.dimensions)) for p in ([pieces] if pieces else (1, 2, 4, 8, 16))}
     pieces = min(plans, key=lambda p: plans[p][1] * block + (max(map(len, costs)) + p - 1) * hop_s)
     shares = plans[pieces][0]
     units = int(units) if units is not None else default_units(n, collective, pieces)
     whole = integer_units(shares, units)
-    if collective == "allreduce":
+    if collective.name == "allreduce":
         coll = make_collective("allreduce", n, size_bytes, split=units * n)
     else:
         coll = make_collective(collective, n, size_bytes, split=units)
@@ -157,14 +158,14 @@ def lanes_schedule(system, collective: str, size_bytes: int, *, pieces: int | No
     return sched, {"pieces": pieces, "lanes": ",".join(used), "units": units}
 
 
-def _add(b: LogicalBuilder, rnd: int, src, dst, blk, piece, collective: str, n: int, red: bool) -> None:
+def _add(b: LogicalBuilder, rnd: int, src, dst, blk, piece, collective: CollectiveType, n: int, red: bool) -> None:
     """Transfers of one round of one lane: every (src, dst) pair once, with all its blocks' pieces."""
     if not len(src):
         return
     order = np.lexsort((blk, dst, src))
     src, dst, blk = src[order], dst[order], blk[order]
     new = np.flatnonzero(np.concatenate([[True], (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])]))
-    if collective == "allreduce":       # chunk u N + b: unit u of block b
+    if collective.name == "allreduce":       # chunk u N + b: unit u of block b
         chunks = piece[None, :] * n + blk[:, None]
     else:                               # chunk b split + j: piece j of block (pair) b
         chunks = blk[:, None] * b.collective.split + piece[None, :]
@@ -176,7 +177,7 @@ def _add(b: LogicalBuilder, rnd: int, src, dst, blk, piece, collective: str, n: 
     b.add(rnd, src[new], dst[new], flat, chunk_ptr=np.concatenate([[0], np.cumsum(counts)]), reduce=red)
 
 
-def planned_time_s(system, collective: str, size_bytes: int, params, *, ring: bool) -> float | None:
+def planned_time_s(system, collective: CollectiveType, size_bytes: int, params, *, ring: bool) -> float | None:
     """The lane plan's time of a built schedule: per round its busiest resource, plus each round's latency.
 
     The closed form of the hierarchical algorithms on their kind (``closed_forms["hierarchical"]``):
@@ -211,7 +212,7 @@ def planned_time_s(system, collective: str, size_bytes: int, params, *, ring: bo
             for r in res:
                 busy[start + i, r] = busy.get((start + i, r), 0.0) + cost * count / total
             latency[start + i] = max(latency.get(start + i, 0.0), t)
-    block = size_bytes / n if collective == "allreduce" else size_bytes
+    block = size_bytes / n if collective.name == "allreduce" else size_bytes
     per_round: dict[int, float] = {}
     for (r, _), t in busy.items():
         per_round[r] = max(per_round.get(r, 0.0), t)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.collectives import CollectiveType
 from ..core.errors import InputError
 
 
@@ -53,7 +54,7 @@ class Stage:
         return k - 1 if self.ring else 1
 
 
-def templates(system, collective: str, orders, ring: bool) -> list[tuple[Stage, ...]]:
+def templates(system, collective: CollectiveType, orders, ring: bool) -> list[tuple[Stage, ...]]:
     """The stage sequences of a collective, one per dimension order.
 
     References
@@ -78,7 +79,7 @@ def templates(system, collective: str, orders, ring: bool) -> list[tuple[Stage, 
     return [template(collective, p, ring, sign) for p, sign in itertools.product(perms, (1, -1) if two_way else (1,))]
 
 
-def template(collective: str, order, ring: bool, sign: int = 1) -> tuple[Stage, ...]:
+def template(collective: CollectiveType, order, ring: bool, sign: int = 1) -> tuple[Stage, ...]:
     """The stages of one dimension order (all-reduce: reduce-scatter in order, all-gather back).
 
     References
@@ -86,10 +87,10 @@ def template(collective: str, order, ring: bool, sign: int = 1) -> tuple[Stage, 
     A. Sergeev, M. Del Balso, "Horovod: fast and easy distributed deep learning in TensorFlow",
     arXiv:1802.05799, 2018 (reduce-scatter inside, all-reduce across, all-gather back).
     """
-    if collective == "allreduce":
+    if collective.name == "allreduce":
         return tuple([Stage("rs", d, ring, sign) for d in order] + [Stage("ag", d, ring, sign)
                                                                      for d in reversed(order)])
-    return tuple(Stage("ag" if collective == "allgather" else "route", d, ring, sign) for d in order)
+    return tuple(Stage("ag" if collective.name == "allgather" else "route", d, ring, sign) for d in order)
 
 
 def stage_latency_s(system, st: Stage) -> float:
@@ -152,14 +153,14 @@ def dimension_rates(system) -> np.ndarray:
     return np.array(out)
 
 
-def _block_coords(system, collective: str, blocks: np.ndarray) -> np.ndarray:
+def _block_coords(system, collective: CollectiveType, blocks: np.ndarray) -> np.ndarray:
     """Coordinates that steer each block: its owner (all-reduce), source (all-gather) or destination."""
     n = system.nodes
-    key = blocks % n if collective == "alltoall" else blocks
+    key = blocks % n if collective.name == "alltoall" else blocks
     return system.coords(key)
 
 
-def stage_moves(system, collective: str, template: tuple[Stage, ...]) -> list[list[tuple]]:
+def stage_moves(system, collective: CollectiveType, template: tuple[Stage, ...]) -> list[list[tuple]]:
     """The block moves of every round of a template: per round, ``(src, dst, block, reduce)`` arrays.
 
     Blocks: all-reduce and all-gather, block ``b`` of the ``N`` (owner / source ``b``); all-to-all,
@@ -173,9 +174,9 @@ def stage_moves(system, collective: str, template: tuple[Stage, ...]) -> list[li
     """
     n = system.nodes
     v = np.arange(n, dtype=np.int64)
-    if collective == "allreduce":
+    if collective.name == "allreduce":
         hold_v, hold_b = np.repeat(v, n), np.tile(v, n)
-    elif collective == "allgather":
+    elif collective.name == "allgather":
         hold_v, hold_b = v.copy(), v.copy()
     else:
         s, t = np.divmod(np.arange(n * n, dtype=np.int64), n)
@@ -230,7 +231,7 @@ def stage_moves(system, collective: str, template: tuple[Stage, ...]) -> list[li
     return out
 
 
-def round_costs(system, collective: str, template, moves) -> list[tuple[tuple[int, ...], float]]:
+def round_costs(system, collective: CollectiveType, template, moves) -> list[tuple[tuple[int, ...], float]]:
     """Per round of a template: the resources it uses and its seconds per byte of one block.
 
     References

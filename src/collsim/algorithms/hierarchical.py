@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.collectives import CollectiveType
 from ..core.errors import InputError
 from .hier_lanes import lane_deliveries, lanes_schedule, planned_time_s
 from .registry import register
-
 
 _REFS = ("[Sergeev18] (Horovod's hierarchical all-reduce: reduce-scatter in the box, all-reduce across, "
          "all-gather back); [Cho19] (BlueConnect: all-reduce decomposed over the hierarchy's dimensions); "
@@ -32,7 +32,7 @@ _REFS = ("[Sergeev18] (Horovod's hierarchical all-reduce: reduce-scatter in the 
          "program are collsim's own")
 
 
-def _requires(system, collective):
+def _requires(system, collective: CollectiveType):
     if not hasattr(system, "dimensions"):
         return "needs a hierarchical system (dimensions)"
     return None
@@ -54,11 +54,11 @@ def _planned(ring: bool):
                                                                          ring=ring)
 
 
-def _tune(system, collective, size_bytes):
+def _tune(system, collective: CollectiveType, size_bytes):
     return [{"pieces": p, "orders": o} for p in (1, 2, 4, 8) for o in ("all", "inner")]
 
 
-def _tune_ring(system, collective, size_bytes):
+def _tune_ring(system, collective: CollectiveType, size_bytes):
     return [{"orders": o, "pieces": p} for o in ("all", "inner") for p in (1, 4)]
 
 
@@ -73,7 +73,7 @@ def _hier(collective_names, summary, name):
 
 @_hier(("allreduce",), "reduce-scatter per dimension, then all-gather back, pipelined lanes over "
        "dimension orders (an LP balances the dimensions)", "hier-allreduce")
-def hier_allreduce(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all",
+def hier_allreduce(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, orders: str = "all",
                    units: int | None = None):
     """Hierarchical all-reduce: direct reduce-scatter in each dimension, all-gather back, pipelined.
 
@@ -117,12 +117,12 @@ def hier_allreduce(system, collective, size_bytes, *, pieces: int | None = None,
     7
     """
     _check(pieces, orders, units)
-    return lanes_schedule(system, "allreduce", size_bytes, pieces=pieces, orders=orders, ring=False, units=units)
+    return lanes_schedule(system, collective, size_bytes, pieces=pieces, orders=orders, ring=False, units=units)
 
 
 @_hier(("allgather",), "all-gather one dimension at a time, pipelined lanes over dimension orders",
        "hier-allgather")
-def hier_allgather(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all",
+def hier_allgather(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, orders: str = "all",
                    units: int | None = None):
     """Hierarchical all-gather: direct all-gather in each dimension in turn, pipelined lanes.
 
@@ -155,12 +155,12 @@ def hier_allgather(system, collective, size_bytes, *, pieces: int | None = None,
     2
     """
     _check(pieces, orders, units)
-    return lanes_schedule(system, "allgather", size_bytes, pieces=pieces, orders=orders, ring=False, units=units)
+    return lanes_schedule(system, collective, size_bytes, pieces=pieces, orders=orders, ring=False, units=units)
 
 
 @_hier(("alltoall",), "all-to-all routed one dimension at a time (each block to its destination's "
        "coordinate), lanes over dimension orders", "hier-alltoall")
-def hier_alltoall(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all",
+def hier_alltoall(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, orders: str = "all",
                    units: int | None = None):
     """Hierarchical all-to-all: every block moves to its destination's coordinate, one dimension at a time.
 
@@ -194,7 +194,7 @@ def hier_alltoall(system, collective, size_bytes, *, pieces: int | None = None, 
     2
     """
     _check(pieces, orders, units)
-    return lanes_schedule(system, "alltoall", size_bytes, pieces=pieces, orders=orders, ring=False, units=units)
+    return lanes_schedule(system, collective, size_bytes, pieces=pieces, orders=orders, ring=False, units=units)
 
 
 def _md_ring_register(fn):
@@ -208,7 +208,7 @@ def _md_ring_register(fn):
 
 
 @_md_ring_register
-def md_ring(system, collective, size_bytes, *, pieces: int | None = None, orders: str = "all",
+def md_ring(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, orders: str = "all",
                    units: int | None = None):
     """Multi-dimensional ring: ring stages (``k - 1`` rounds each) one dimension after another.
 

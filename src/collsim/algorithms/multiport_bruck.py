@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
+from ..core.collectives import CollectiveType
 from ..core.errors import InputError
 from ..core.schedule import LogicalBuilder
 from .registry import register
@@ -39,7 +40,7 @@ def _rounds(n: int, q: int) -> int:
     return rounds
 
 
-def _requires(system, collective) -> str | None:
+def _requires(system, collective: CollectiveType) -> str | None:
     return None if getattr(system, "ports", None) else "bruck-multiport needs a system with ports (an ocs switch)"
 
 
@@ -49,7 +50,7 @@ def _requires(system, collective) -> str | None:
     reference="[Bruck97] k-port concatenation (all-gather) and index (all-to-all) algorithms",
     summary="ceil(log_{k+1} N) rounds; each node sends to k nodes per round (radix k+1 Bruck)",
 )
-def bruck_multiport(system, collective, size_bytes, *, ports: int | None = None):
+def bruck_multiport(system, collective: CollectiveType, size_bytes, *, ports: int | None = None):
     """Build Bruck's k-port all-gather or all-to-all (``k = ports``, default the switch's).
 
     Parameters
@@ -80,10 +81,11 @@ def bruck_multiport(system, collective, size_bytes, *, ports: int | None = None)
     Examples
     --------
     >>> from collsim.kinds.ocs.system import OCS
-    >>> logical, params = bruck_multiport(OCS(nodes=9, ports=2), "allgather", 64)
+    >>> from collsim.core.collectives import TYPES
+    >>> logical, params = bruck_multiport(OCS(nodes=9, ports=2), TYPES["allgather"], 64)
     >>> params, logical.rounds
     ({'ports': 2}, 2)
-    >>> bruck_multiport(OCS(nodes=10, ports=2), "alltoall", 64)[0].rounds
+    >>> bruck_multiport(OCS(nodes=10, ports=2), TYPES["alltoall"], 64)[0].rounds
     3
     """
     n = system.nodes
@@ -93,7 +95,7 @@ def bruck_multiport(system, collective, size_bytes, *, ports: int | None = None)
     q = int(k) + 1
     i = np.arange(n)
     b = LogicalBuilder(make_collective(collective, n, size_bytes))
-    if collective == "allgather":
+    if collective.name == "allgather":
         for j in range(_rounds(n, q)):
             d = q ** j
             for t in range(1, q):

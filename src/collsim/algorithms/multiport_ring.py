@@ -22,7 +22,7 @@ from math import gcd
 import numpy as np
 
 from ..core.collective import make_collective
-from ..core.collectives import TYPES
+from ..core.collectives import CollectiveType
 from ..core.errors import InputError
 from ..core.schedule import LogicalBuilder
 from .registry import register
@@ -45,7 +45,7 @@ def ring_strides(nodes: int, rings: int) -> list[int]:
     return out
 
 
-def _requires(system, collective) -> str | None:
+def _requires(system, collective: CollectiveType) -> str | None:
     return None if getattr(system, "ports", None) else "ring-multiport needs a system with ports (an ocs switch)"
 
 
@@ -58,7 +58,7 @@ def _requires(system, collective) -> str | None:
     summary="the ring on k disjoint cycles at once (strides 1, -1, 2 ...), a k-th of the data each: one "
             "configuration, every port busy",
 )
-def ring_multiport(system, collective, size_bytes, *, rings: int | None = None):
+def ring_multiport(system, collective: CollectiveType, size_bytes, *, rings: int | None = None):
     """Build the ring on ``rings`` cycles at once (default: the switch's ports).
 
     Parameters
@@ -89,7 +89,8 @@ def ring_multiport(system, collective, size_bytes, *, rings: int | None = None):
     Examples
     --------
     >>> from collsim.kinds.ocs.system import OCS
-    >>> logical, params = ring_multiport(OCS(nodes=8, ports=2), "allgather", 1024)
+    >>> from collsim.core.collectives import TYPES
+    >>> logical, params = ring_multiport(OCS(nodes=8, ports=2), TYPES["allgather"], 1024)
     >>> params, logical.rounds, len(logical.src)
     ({'rings': 2}, 7, 112)
     """
@@ -99,11 +100,10 @@ def ring_multiport(system, collective, size_bytes, *, rings: int | None = None):
         raise InputError(f"ring-multiport: rings must be an integer from 1 to {system.ports}, got {rings!r}")
     strides = ring_strides(n, int(want))
     k = len(strides)
-    t = TYPES[collective]
-    b = LogicalBuilder(make_collective(collective, n, size_bytes, split=n * k if t.composed_of else k))
+    b = LogicalBuilder(make_collective(collective, n, size_bytes, split=n * k if collective.composed_of else k))
     i = np.arange(n)
-    for p, phase in enumerate(t.phases):
-        red = TYPES[phase].reduction  # reduce-scatter: the partial of block i-s-r s; all-gather: block i-r s
+    for p, phase in enumerate(collective.phases):
+        red = phase.reduction  # reduce-scatter: the partial of block i-s-r s; all-gather: block i-r s
         for r in range(n - 1):
             for c, s in enumerate(strides):
                 b.add(p * (n - 1) + r, i, (i + s) % n, (((i - int(red) * s - r * s) % n) * k + c)[:, None],

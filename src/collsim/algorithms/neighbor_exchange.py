@@ -5,16 +5,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
+from ..core.collectives import CollectiveType
 from ..core.schedule import LogicalBuilder
-from .registry import register
 from .common import stripe_band
+from .registry import register
 
 
-def _even(system, collective):
+def _even(system, collective: CollectiveType):
     return None if system.nodes % 2 == 0 else f"needs an even number of nodes, got {system.nodes}"
 
 
-def _paper_steps(system, collective, params):
+def _paper_steps(system, collective: CollectiveType, params):
     return system.nodes // 2 if params.get("stripe", 1) == 1 else None
 
 
@@ -26,7 +27,7 @@ def _paper_steps(system, collective, params):
     summary="neighbour exchange: pairs swap 1 then 2 chunks with alternating neighbours, N/2 rounds",
     params=("stripe",),
 )
-def neighbor_exchange(system, collective, size_bytes, *, stripe: int = 1):
+def neighbor_exchange(system, collective: CollectiveType, size_bytes, *, stripe: int = 1):
     """Build the neighbour-exchange all-gather.
 
     Round 0: nodes ``2a`` and ``2a+1`` swap their own chunks.  Round ``s >= 1``:

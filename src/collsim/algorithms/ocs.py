@@ -34,10 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core.collective import make_collective
+from ..core.collective import collective_type, make_collective
+from ..core.collectives import CollectiveType
 from ..core.errors import InputError
-from ..kinds.network.routes import LinkRoutes
 from ..core.schedule import LogicalBuilder, LogicalSchedule
+from ..kinds.network.routes import LinkRoutes
 from ..kinds.ocs.crossovers import best_at, crossovers  # noqa: F401 - crossovers: part of this family's API
 from ..kinds.ocs.system import circuit_ids, ocs_time_s
 from . import multiport_bruck, multiport_ring  # noqa: F401  (register bruck-multiport and ring-multiport, candidates)
@@ -81,7 +82,7 @@ def _relay_base(nodes: int, degree: int) -> tuple[int, int]:
     return b, d
 
 
-def _relay_requires(system, collective) -> str | None:
+def _relay_requires(system, collective: CollectiveType) -> str | None:
     return None if getattr(system, "ports", None) else "pairwise-relay needs an optical circuit switch (ports)"
 
 
@@ -94,7 +95,7 @@ def _relay_requires(system, collective) -> str | None:
     summary="all-to-all over one fixed degree-d circulant (offsets 1, b, b^2 ...): N-1 rounds of "
             "multi-hop relayed routes, no reconfiguration",
 )
-def pairwise_relay(system, collective, size_bytes, *, degree: int | None = None):
+def pairwise_relay(system, collective: CollectiveType, size_bytes, *, degree: int | None = None):
     """Build pairwise all-to-all relayed over one fixed circulant of degree ``d``.
 
     Round ``k`` (``1 <= k <= N-1``): node ``i`` sends its block for ``i + k`` along the circuits of
@@ -129,7 +130,8 @@ def pairwise_relay(system, collective, size_bytes, *, degree: int | None = None)
     Examples
     --------
     >>> from collsim.kinds.ocs.system import OCS
-    >>> logical, params = pairwise_relay(OCS(nodes=9, ports=2), "alltoall", 64)
+    >>> from collsim.core.collectives import TYPES
+    >>> logical, params = pairwise_relay(OCS(nodes=9, ports=2), TYPES["alltoall"], 64)
     >>> params, logical.rounds, int(np.diff(logical.routes.route_ptr).max())
     ({'degree': 2, 'base': 3}, 8, 4)
     """
@@ -155,7 +157,7 @@ def pairwise_relay(system, collective, size_bytes, *, degree: int | None = None)
         {"degree": int(degree), "base": int(b)}
 
 
-def candidates(system, collective: str) -> list[tuple[str, dict[str, Any]]]:
+def candidates(system, collective: str | CollectiveType) -> list[tuple[str, dict[str, Any]]]:
     """``ocs-auto``'s candidates that run on this instance: ``(algorithm, params)`` pairs.
 
     References
@@ -163,8 +165,9 @@ def candidates(system, collective: str) -> list[tuple[str, dict[str, Any]]]:
     R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in MPICH",
     IJHPCA 19(1), 2005 (the candidates).
     """
+    collective = collective_type(collective)
     out = []
-    for name in CANDIDATES.get(collective, ()):
+    for name in CANDIDATES.get(collective.name, ()):
         spec = get_algorithm(name)
         if not spec.supports(system, collective) or (spec.requires and spec.requires(system, collective)):
             continue
@@ -177,7 +180,7 @@ def candidates(system, collective: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def candidate_times(system, collective: str, size_bytes: int) -> list[dict[str, Any]]:
+def candidate_times(system, collective: str | CollectiveType, size_bytes: int) -> list[dict[str, Any]]:
     """Every candidate's closed form, split into the part without ``r`` and its reconfigurations.
 
     References
@@ -185,6 +188,7 @@ def candidate_times(system, collective: str, size_bytes: int) -> list[dict[str, 
     R. Thakur, R. Rabenseifner, W. Gropp, IJHPCA 19(1), 2005; H. Ballani et al., "Sirius: A Flat Datacenter
     Network with Nanosecond Optical Switching", SIGCOMM 2020 (the reconfiguration charge).
     """
+    collective = collective_type(collective)
     rows = []
     for name, params in candidates(system, collective):
         logical, chosen = get_algorithm(name).builder(system, collective, size_bytes, **params)
@@ -194,7 +198,7 @@ def candidate_times(system, collective: str, size_bytes: int) -> list[dict[str, 
     return rows
 
 
-def _auto_tune(system, collective, size_bytes) -> list[dict[str, Any]]:
+def _auto_tune(system, collective: CollectiveType, size_bytes) -> list[dict[str, Any]]:
     return [{"choice": name, **params} for name, params in candidates(system, collective)]
 
 
@@ -207,7 +211,7 @@ def _auto_tune(system, collective, size_bytes) -> list[dict[str, Any]]:
     summary="reconfiguration-aware choice: the candidate (ring, recursive doubling/halving, Bruck, pairwise, "
             "relayed pairwise) with the least OCS closed-form time",
 )
-def ocs_auto(system, collective, size_bytes, *, choice: str | None = None, degree: int | None = None):
+def ocs_auto(system, collective: CollectiveType, size_bytes, *, choice: str | None = None, degree: int | None = None):
     """Build the candidate with the least :func:`ocs_time_s` (or the one ``choice`` names).
 
     Parameters
@@ -240,9 +244,10 @@ def ocs_auto(system, collective, size_bytes, *, choice: str | None = None, degre
     Examples
     --------
     >>> from collsim.kinds.ocs.system import OCS
-    >>> ocs_auto(OCS(nodes=8, ports=1, reconfiguration_s=1e-9), "allgather", 1024)[1]["choice"]
+    >>> from collsim.core.collectives import TYPES
+    >>> ocs_auto(OCS(nodes=8, ports=1, reconfiguration_s=1e-9), TYPES["allgather"], 1024)[1]["choice"]
     'recursive-doubling'
-    >>> ocs_auto(OCS(nodes=8, ports=1, reconfiguration_s=1e-2), "allgather", 1024)[1]["choice"]
+    >>> ocs_auto(OCS(nodes=8, ports=1, reconfiguration_s=1e-2), TYPES["allgather"], 1024)[1]["choice"]
     'ring'
     """
     names = [name for name, _ in candidates(system, collective)]

@@ -16,13 +16,14 @@ import math
 import numpy as np
 
 from ..core.collective import make_collective
+from ..core.collectives import CollectiveType
 from ..core.schedule import LogicalBuilder
 from ..kinds.optical_ring.alltoall import uniform_alltoall_ring
 from .registry import register
 
 
-def _paper_steps(system, collective, params):
-    if collective != "allgather":
+def _paper_steps(system, collective: CollectiveType, params):
+    if collective.name != "allgather":
         return None
     return math.ceil(system.nodes**2 / (8 * system.wavelengths * system.fibers))
 
@@ -33,7 +34,7 @@ def _paper_steps(system, collective, params):
     reference="[OpTree24] §III-B Lemma 1 and Table 1 (OSM, ceil(N^2/8w) steps); wavelength optimum: [Opatrny03]",
     summary="one-stage model: direct lightpaths between all pairs, optimal wavelength construction",
 )
-def one_stage(system, collective, size_bytes):
+def one_stage(system, collective: CollectiveType, size_bytes):
     """Build one-stage (single-hop) schedules.
 
     Parameters
@@ -61,21 +62,21 @@ def one_stage(system, collective, size_bytes):
     16
     """
     n = system.nodes
-    if collective in ("allgather", "alltoall", "reducescatter", "allreduce"):
-        split = {"allreduce": n}.get(collective, 1)
+    if collective.name in ("allgather", "alltoall", "reducescatter", "allreduce"):
+        split = {"allreduce": n}.get(collective.name, 1)
         coll = make_collective(collective, n, size_bytes, split=split)  # refuses oversized instances first
         a2a = uniform_alltoall_ring(n)
         s, d = a2a.src, a2a.dst
         color = a2a.wavelength
         direction = a2a.direction
         b = LogicalBuilder(coll)
-        if collective == "allgather":
+        if collective.name == "allgather":
             b.add(0, s, d, s[:, None], direction=direction, color=color)
-        elif collective == "alltoall":
+        elif collective.name == "alltoall":
             b.add(0, s, d, (s * n + d)[:, None], direction=direction, color=color)
         else:
             b.add(0, s, d, d[:, None], reduce=True, direction=direction, color=color)
-            if collective == "allreduce":
+            if collective.name == "allreduce":
                 b.add(1, s, d, s[:, None], direction=direction, color=color)
         return b.build(), {"wavelengths_per_direction": a2a.wavelengths_per_direction}
     root = 0
@@ -83,7 +84,7 @@ def one_stage(system, collective, size_bytes):
     b = LogicalBuilder(coll)
     others = np.arange(1, n)
     zeros = np.zeros((n - 1, 1), dtype=np.int64)
-    if collective == "broadcast":
+    if collective.name == "broadcast":
         b.add(0, np.full(n - 1, root), others, zeros)
     else:
         b.add(0, others, np.full(n - 1, root), zeros, reduce=True)

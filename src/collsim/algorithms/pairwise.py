@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
+from ..core.collectives import CollectiveType
 from ..core.errors import InputError, UnsupportedError
 from ..core.schedule import LogicalBuilder
 from .common import is_pow2, ts_tw
@@ -47,7 +48,7 @@ def rank_mapping(mapping, n: int) -> np.ndarray:
     return perm
 
 
-def _alpha_beta(system, collective, size_bytes, params):
+def _alpha_beta(system, collective: CollectiveType, size_bytes, params):
     _, tw = ts_tw(system)
     n = system.nodes
     node = rank_mapping(params.get("mapping"), n)
@@ -66,7 +67,7 @@ def _alpha_beta(system, collective, size_bytes, params):
               "i XOR j, (t_s + t_w m)(p-1)); [Thakur05] §5 (pairwise exchange)",
     summary="N-1 phases; phase p: rank r -> (r+p) mod N (shift) or r XOR p (xor)",
 )
-def pairwise(system, collective, size_bytes, *, exchange: str = "shift", mapping=None):
+def pairwise(system, collective: CollectiveType, size_bytes, *, exchange: str = "shift", mapping=None):
     """Build the pairwise all-to-all.
 
     Parameters

@@ -22,7 +22,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..core.collective import BYTES_PER_DELIVERY, canonical_collective, check_collective_memory
+from ..core.collective import (
+    BYTES_PER_DELIVERY,
+    CollectiveType,
+    canonical_collective,
+    check_collective_memory,
+)
 from ..core.errors import InputError, UnsupportedError
 from ..core.limits import check_memory
 from ..core.placement import check_placement
@@ -73,7 +78,7 @@ def place(spec: AlgorithmSpec, coll: str, params: dict[str, Any] | None = None, 
     return out
 
 
-def placement_params(name: str, collective: str, params: dict[str, Any] | None = None, *,
+def placement_params(name: str, collective: str | CollectiveType, params: dict[str, Any] | None = None, *,
                      root: int | None = None, shift: int | None = None, nodes: int | None = None) -> dict[str, Any]:
     """An algorithm's parameters with the collective's root and shift applied, or a refusal.
 
@@ -92,7 +97,7 @@ def placement_params(name: str, collective: str, params: dict[str, Any] | None =
     return place(get_algorithm(name), canonical_collective(collective), params, root=root, shift=shift, nodes=nodes)
 
 
-def check_instance(system: System, coll: str) -> None:
+def check_instance(system: System, coll: str | CollectiveType) -> None:
     """Refuse an instance that no algorithm can build in memory, before anything is built.
 
     Two floors, known from closed forms: every explicit schedule of the collective on this many
@@ -109,7 +114,7 @@ def check_instance(system: System, coll: str) -> None:
     system.check_tables()
 
 
-def check_fits(spec: AlgorithmSpec, system: System, coll: str, params: dict[str, Any]) -> None:
+def check_fits(spec: AlgorithmSpec, system: System, coll: CollectiveType, params: dict[str, Any]) -> None:
     """Refuse an algorithm whose schedule would not fit in memory, from its own closed form, before it is built.
 
     An algorithm that makes more chunk deliveries than the collective's floor declares how many
@@ -125,7 +130,7 @@ def check_fits(spec: AlgorithmSpec, system: System, coll: str, params: dict[str,
     """
     made = spec.deliveries(system, coll, params) if spec.deliveries is not None else None
     if made is not None:  # more than the collective's floor: refused before the builder allocates them
-        check_memory(made * BYTES_PER_DELIVERY, f"{spec.name}'s {coll} on {system.nodes} nodes ({made:.3g} chunk "
+        check_memory(made * BYTES_PER_DELIVERY, f"{spec.name}'s {coll.name} on {system.nodes} nodes ({made:.3g} chunk "
                      "deliveries)", "use fewer nodes or another algorithm")
 
 

@@ -17,23 +17,24 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
+from ..core.collectives import CollectiveType
 from ..core.schedule import LogicalBuilder
 from .common import fold_ranks, is_pow2, ts_tw
 from .latency import rounds_ts_s, xor_rounds
 from .registry import register
 
 
-def _requires(system, collective):
-    if collective == "reducescatter" and not is_pow2(system.nodes):
+def _requires(system, collective: CollectiveType):
+    if collective.name == "reducescatter" and not is_pow2(system.nodes):
         return f"recursive-halving reduce-scatter needs a power-of-two node count, got {system.nodes}"
     return None
 
 
-def _alpha_beta(system, collective, size_bytes, params):
+def _alpha_beta(system, collective: CollectiveType, size_bytes, params):
     # t_s per round: the start-up plus the latency of every link of the round's farthest message
     _, tw = ts_tw(system)
     n, m = system.nodes, size_bytes
-    if collective == "reducescatter":  # the chapter's all-to-all reduction: t_s log p + t_w m (p-1)
+    if collective.name == "reducescatter":  # the chapter's all-to-all reduction: t_s log p + t_w m (p-1)
         return rounds_ts_s(system, xor_rounds(n)) + tw * m * (n - 1)
     rem, real = fold_ranks(n)
     p2 = len(real)
@@ -55,7 +56,7 @@ def _alpha_beta(system, collective, size_bytes, params):
               "[Rabenseifner04]; reduce-scatter alone is [Grama03]'s all-to-all reduction on a hypercube",
     summary="all-reduce as recursive-halving reduce-scatter + recursive-doubling all-gather, 2 log2 p rounds",
 )
-def rabenseifner(system, collective, size_bytes):
+def rabenseifner(system, collective: CollectiveType, size_bytes):
     """Build Rabenseifner's all-reduce.
 
     Parameters
@@ -90,7 +91,7 @@ def rabenseifner(system, collective, size_bytes):
     rem, real = fold_ranks(n)
     p2 = len(real)
     d = p2.bit_length() - 1
-    if collective == "reducescatter":  # power of two: chunk v is node v's block
+    if collective.name == "reducescatter":  # power of two: chunk v is node v's block
         b = LogicalBuilder(make_collective("reducescatter", n, size_bytes))
         _halving(b, 0, d, p2, real)
         return b.build(), {}

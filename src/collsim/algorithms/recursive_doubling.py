@@ -26,9 +26,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
-from ..core.collectives import TYPES
+from ..core.collectives import CollectiveType
 from ..core.schedule import LogicalBuilder
-from .common import ceil_log2, check_root, fold_ranks, halving_rounds, is_pow2, tree_schedule, ts_tw
+from .common import (
+    ceil_log2,
+    check_root,
+    fold_ranks,
+    halving_rounds,
+    is_pow2,
+    tree_schedule,
+    ts_tw,
+)
 from .latency import rounds_ts_s, xor_rounds
 from .registry import register
 
@@ -36,43 +44,43 @@ SEED = "[Grama03] ch. 4"  # Grama, Gupta, Karypis & Kumar, 'Basic Communication 
 
 
 # --- registration -------------------------------------------------------------------------
-def _requires(system, collective):
+def _requires(system, collective: CollectiveType):
     n = system.nodes
-    if collective == "allgather" and not is_pow2(n):
+    if collective.name == "allgather" and not is_pow2(n):
         return (f"recursive-doubling all-gather exchanges with r XOR 2^i and needs a power-of-two "
                 f"node count, got {n} (use bruck for any N)")
     return None
 
 
-def _alpha_beta(system, collective, size_bytes, params):
+def _alpha_beta(system, collective: CollectiveType, size_bytes, params):
     # t_s per round is the start-up plus the latency of every link the round's farthest message
     # crosses (rounds_ts_s); t_w m as the sources give it
     _, tw = ts_tw(system)
     n, m = system.nodes, size_bytes
-    if collective == "allgather":          # t_s log p + t_w m (p-1)
+    if collective.name == "allgather":          # t_s log p + t_w m (p-1)
         return rounds_ts_s(system, xor_rounds(n)) + tw * m * (n - 1)
-    if collective == "allreduce":          # (t_s + t_w m) log p, + 2 fold steps if N is not 2^k
+    if collective.name == "allreduce":          # (t_s + t_w m) log p, + 2 fold steps if N is not 2^k
         rem, real = fold_ranks(n)
         fold = [(2 * np.arange(rem), 2 * np.arange(rem) + 1), (2 * np.arange(rem) + 1, 2 * np.arange(rem))]
         rounds = xor_rounds(len(real), real) + (fold if rem else [])
         return rounds_ts_s(system, rounds) + tw * m * len(rounds)
-    if collective == "scan":               # (t_s + t_w m) log p; round i: r -> r + 2^i
+    if collective.name == "scan":               # (t_s + t_w m) log p; round i: r -> r + 2^i
         rounds = [(np.arange(n - (1 << r)), np.arange(n - (1 << r)) + (1 << r)) for r in range(ceil_log2(n))]
         return rounds_ts_s(system, rounds) + tw * m * ceil_log2(n)
     tree = [(own, to) for own, to, _, _ in halving_rounds(n, int(params.get("root", 0)))]
-    if TYPES[collective].direction == "out":  # into the root (reduce, gather): the tree backwards
+    if collective.direction == "out":  # into the root (reduce, gather): the tree backwards
         tree = [(to, own) for own, to in tree]
-    if TYPES[collective].per_node:    # scatter, gather: t_s log p + t_w m (p-1)
+    if collective.per_node:    # scatter, gather: t_s log p + t_w m (p-1)
         return rounds_ts_s(system, tree) + tw * m * (n - 1)
     return rounds_ts_s(system, tree) + tw * m * ceil_log2(n)    # broadcast, reduce
 
 
-def _deliveries(system, collective, params) -> int | None:
+def _deliveries(system, collective: CollectiveType, params) -> int | None:
     """Chunk deliveries of the all-reduce and the scan (a log factor above their floors); None otherwise."""
     n = system.nodes
-    if collective == "scan":     # round r: every node from 2^r on receives one
+    if collective.name == "scan":     # round r: every node from 2^r on receives one
         return sum(n - (1 << r) for r in range(ceil_log2(n)))
-    if collective == "allreduce":  # p = 2^floor(log2 N) real ranks exchange log2 p times; the rest fold in and out
+    if collective.name == "allreduce":  # p = 2^floor(log2 N) real ranks exchange log2 p times; the rest fold in and out
         p = 1 << (n.bit_length() - 1)
         return p * (p.bit_length() - 1) + 2 * (n - p)
     return None
@@ -90,7 +98,7 @@ def _deliveries(system, collective, params) -> int | None:
               "all-reduce); scan: [KoggeStone73]",
     summary="log p rounds over label bits: hypercube all-gather/all-reduce/broadcast/reduce/scatter/gather/scan",
 )
-def recursive_doubling(system, collective, size_bytes, *, root: int = 0):
+def recursive_doubling(system, collective: CollectiveType, size_bytes, *, root: int = 0):
     """Build recursive-doubling (hypercube) schedules.
 
     * all-gather: round ``i`` node ``r`` exchanges with ``r XOR 2**i`` the ``2**i``
@@ -143,16 +151,16 @@ def recursive_doubling(system, collective, size_bytes, *, root: int = 0):
     """
     n = system.nodes
     i = np.arange(n)
-    if collective == "allgather":
+    if collective.name == "allgather":
         b = LogicalBuilder(make_collective("allgather", n, size_bytes))
         for r in range(ceil_log2(n)):
             w = 1 << r
             base = (i >> r) << r
             b.add(r, i, i ^ w, base[:, None] + np.arange(w)[None, :])
         return b.build(), {}
-    if collective == "allreduce":
+    if collective.name == "allreduce":
         return _allreduce(n, size_bytes), {}
-    if collective == "scan":
+    if collective.name == "scan":
         b = LogicalBuilder(make_collective("scan", n, size_bytes))
         for r in range(ceil_log2(n)):
             src = np.arange(n - (1 << r))

@@ -17,8 +17,14 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..core.collective import canonical_collective
-from ..core.errors import InputError, UnknownNameError, UnsupportedError, close_matches, did_you_mean
+from ..core.collective import CollectiveType, canonical_collective, collective_type
+from ..core.errors import (
+    InputError,
+    UnknownNameError,
+    UnsupportedError,
+    close_matches,
+    did_you_mean,
+)
 from ..core.plugins import model_for
 from ..core.schedule import LogicalSchedule
 from ..core.system import System
@@ -37,7 +43,10 @@ class AlgorithmSpec:
     name : str
         Registry name used on the command line.
     builder : callable
-        ``builder(system, collective, size_bytes, **params) -> (LogicalSchedule, params)``.
+        ``builder(system, collective, size_bytes, **params) -> (LogicalSchedule, params)``.  Every
+        hook (``builder``, ``requires``, ``paper_steps``, ``alpha_beta``, ``tune``, ``deliveries``
+        and ``closed_forms``) receives the collective as its object
+        (:class:`~collsim.core.collectives.CollectiveType`), never its name.
     collectives : tuple of str
         Canonical names of the collectives it implements.
     systems : tuple of str
@@ -114,15 +123,15 @@ class AlgorithmSpec:
     reference: str
     summary: str
     aliases: tuple[str, ...] = ()
-    requires: Callable[[System, str], str | None] | None = None
-    paper_steps: Callable[[System, str, dict], int | None] | None = None
+    requires: Callable[[System, CollectiveType], str | None] | None = None
+    paper_steps: Callable[[System, CollectiveType, dict], int | None] | None = None
     constraints: str = ""
     params: tuple[str, ...] = field(default=())
-    alpha_beta: Callable[[System, str, int, dict], float] | None = None
+    alpha_beta: Callable[[System, CollectiveType, int, dict], float] | None = None
     realised: tuple[str, ...] = ()
-    tune: Callable[[System, str, int], list[dict[str, Any]]] | None = None
+    tune: Callable[[System, CollectiveType, int], list[dict[str, Any]]] | None = None
     closed_forms: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
-    deliveries: Callable[[System, str, Mapping[str, Any]], int | None] | None = None
+    deliveries: Callable[[System, CollectiveType, Mapping[str, Any]], int | None] | None = None
 
     def __post_init__(self) -> None:
         forms = dict(self.closed_forms)
@@ -131,15 +140,16 @@ class AlgorithmSpec:
                 forms.setdefault(kind, form)
         object.__setattr__(self, "closed_forms", MappingProxyType(forms))
 
-    def candidates(self, system: System, collective: str, size_bytes: int) -> list[dict[str, Any]]:
+    def candidates(self, system: System, collective: str | CollectiveType,
+                   size_bytes: int) -> list[dict[str, Any]]:
         """Parameter sets a tuner should try on this instance (``[{}]``, the defaults, if none declared).
 
         Parameters
         ----------
         system : System
             Target system.
-        collective : str
-            Collective name.
+        collective : str or CollectiveType
+            The collective, or its name.
         size_bytes : int
             Message size.
 
@@ -156,7 +166,7 @@ class AlgorithmSpec:
         """
         if self.tune is None:
             return [{}]
-        found = [dict(p) for p in self.tune(system, canonical_collective(collective), int(size_bytes))]
+        found = [dict(p) for p in self.tune(system, collective_type(collective), int(size_bytes))]
         return found or [{}]
 
     def parameters(self) -> dict[str, Any]:
@@ -237,7 +247,7 @@ class AlgorithmSpec:
         """The bibliography entries ``reference`` cites as ``[Key]`` (:mod:`.bibliography`)."""
         return citations(self.reference)
 
-    def supports(self, system: System, collective: str) -> bool:
+    def supports(self, system: System, collective: str | CollectiveType) -> bool:
         """Whether the collective and system kind are in this algorithm's scope."""
         return canonical_collective(collective) in self.collectives and self.runs_on(system)
 
@@ -245,18 +255,28 @@ class AlgorithmSpec:
         """Whether the system is in scope: its class's ``kind``, or a tag its kind's model accepts."""
         return system.topology in self.systems or any(tag in self.systems for tag in model_for(system).accepts)
 
-    def check(self, system: System, collective: str) -> None:
-        """Raise :class:`UnsupportedError` with the reason if it cannot build this instance."""
-        coll = canonical_collective(collective)
-        if coll not in self.collectives:
-            raise UnsupportedError(f"{self.name} does not implement {coll} "
-                                   f"(it implements {', '.join(self.collectives)})")
+    def refusal(self, system: System, collective: str | CollectiveType) -> str | None:
+        """Why it cannot build this instance (out of scope, or its ``requires``), or None if it can.
+
+        Examples
+        --------
+        >>> from collsim.kinds.optical_ring.system import OpticalRing
+        >>> get_algorithm("ne").refusal(OpticalRing(nodes=7), "allgather")
+        'ne cannot build allgather here: needs an even number of nodes, got 7'
+        """
+        coll = collective_type(collective)
+        if coll.name not in self.collectives:
+            return f"{self.name} does not implement {coll.name} (it implements {', '.join(self.collectives)})"
         if not self.runs_on(system):
-            raise UnsupportedError(f"{self.name} does not run on {system.topology} systems")
-        if self.requires is not None:
-            reason = self.requires(system, coll)
-            if reason:
-                raise UnsupportedError(f"{self.name} cannot build {coll} here: {reason}")
+            return f"{self.name} does not run on {system.topology} systems"
+        reason = self.requires(system, coll) if self.requires is not None else None
+        return f"{self.name} cannot build {coll.name} here: {reason}" if reason else None
+
+    def check(self, system: System, collective: str | CollectiveType) -> None:
+        """Raise :class:`UnsupportedError` with the reason (:meth:`refusal`) if it cannot build this instance."""
+        reason = self.refusal(system, collective)
+        if reason:
+            raise UnsupportedError(reason)
 
 
 _EXPECTED: dict[str, tuple[str, Callable[[Any], bool]]] = {
@@ -335,7 +355,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
     ...           reference="none (a demo)", summary="every node sends to every node in one round")
     ... def direct(system, collective, size_bytes):
     ...     src, dst = np.nonzero(~np.eye(system.nodes, dtype=bool))
-    ...     b = LogicalBuilder(make_collective("allgather", system.nodes, size_bytes))
+    ...     b = LogicalBuilder(make_collective(collective, system.nodes, size_bytes))  # the object
     ...     b.add(0, src, dst, src[:, None])
     ...     return b.build(), {}
     >>> from collsim import build, verify

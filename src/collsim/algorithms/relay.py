@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import BYTES_PER_DELIVERY
+from ..core.collectives import CollectiveType
 from ..core.errors import InputError, UnsupportedError
 from ..core.limits import check_memory
 from ..core.ring import arc_start
@@ -283,23 +284,23 @@ BASES = {"allgather": ("optree", "wrht", "osm"), "alltoall": ("osm",), "broadcas
 _BASE_PARAMS = {"optree": ("tree", "k", "radices"), "wrht": ("m",), "osm": ()}
 
 
-def _base_for(collective: str, base) -> str:
+def _base_for(collective: CollectiveType, base) -> str:
     if base is None:
-        return BASES[collective][0]
+        return BASES[collective.name][0]
     name = str(base).strip().lower()
     name = {"one-stage": "osm", "op-tree": "optree"}.get(name, name)
     if name not in _BASE_PARAMS:
         raise InputError(f"relay: unknown base {base!r}; it relays {', '.join(sorted(_BASE_PARAMS))}")
-    if name not in BASES[collective]:
-        raise UnsupportedError(f"relay cannot relay {name} for {collective}: its bases for {collective} are "
-                               f"{', '.join(BASES[collective])}")
+    if name not in BASES[collective.name]:
+        raise UnsupportedError(f"relay cannot relay {name} for {collective.name}: its bases for {collective.name} are "
+                               f"{', '.join(BASES[collective.name])}")
     return name
 
 
-def _tune(system, collective, size_bytes):
+def _tune(system, collective: CollectiveType, size_bytes):
     h = default_max_hops(system)
     out: list[dict] = []
-    for base in BASES.get(collective, ()):
+    for base in BASES.get(collective.name, ()):
         found = get_algorithm(base).candidates(system, collective, size_bytes)
         if base == "optree":                    # relaying makes long final stages dear: try deeper trees
             found += [{"k": k} for k in range(2, min(6, max(2, (system.nodes - 1).bit_length())) + 1)]
@@ -315,7 +316,7 @@ def _tune(system, collective, size_bytes):
           tune=_tune, constraints="base: optree, wrht or osm (all-gather), osm (all-to-all, broadcast)",
           reference="[OpTree24] §III-B (OSM), §IV-A (OpTree), §IV-A.2 and [WRHT23] §2 (WRHT): the bases; " + _REF,
           summary="a base (OpTree, WRHT, OSM) with every lightpath longer than max_hops relayed through O/E/O")
-def relay(system, collective, size_bytes, *, base: str | None = None, max_hops: int | None = None,
+def relay(system, collective: CollectiveType, size_bytes, *, base: str | None = None, max_hops: int | None = None,
           tree: str | None = None, k: int | None = None, radices=None, m: int | None = None):
     """Build a base algorithm's schedule with lightpaths of at most ``max_hops`` hops.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
-from ..core.collectives import TYPES
+from ..core.collectives import CollectiveType
 from ..core.errors import UnsupportedError
 from ..core.plugins import model_for
 from ..core.schedule import LogicalBuilder
@@ -20,17 +20,17 @@ from .common import stripe_band
 from .registry import register
 
 
-def _paper_steps(system, collective, params):
+def _paper_steps(system, collective: CollectiveType, params):
     # the paper's Ring sends each block on one wavelength; a striped ring has no paper formula
-    return system.nodes - 1 if collective == "allgather" and params.get("stripe", 1) == 1 else None
+    return system.nodes - 1 if collective.name == "allgather" and params.get("stripe", 1) == 1 else None
 
 
-def _tune(system, collective, size_bytes):
+def _tune(system, collective: CollectiveType, size_bytes):
     # collsim tune: bands of 1, 2, 4 ... w wavelengths on optical rings; pipeline depths for broadcast/reduce
     w = getattr(system, "wavelengths", 0) if model_for(system).name == "optical-ring" else 0
     stripes = [{"stripe": s} for s in sorted({1 << j for j in range(w.bit_length())} | {w})] if w else [{}]
     depths = [{"chunks": c} for c in (1, 4, 16, 64, 256, 1024) if c <= min(size_bytes, (1 << 18) // system.nodes)] \
-        if TYPES[collective].rooted else [{}]
+        if collective.rooted else [{}]
     return [{**s, **c} for s in stripes for c in depths]
 
 
@@ -42,7 +42,7 @@ def _tune(system, collective, size_bytes):
               "all-reduce: [Patarasuk09], and [Grama03] (the slides' ring all-reduce in ML training)",
     summary="neighbour ring: N-1 rounds per phase, one wavelength",
 )
-def ring(system, collective, size_bytes, *, chunks: int = 1, stripe: int = 1):
+def ring(system, collective: CollectiveType, size_bytes, *, chunks: int = 1, stripe: int = 1):
     """Build ring schedules.
 
     Round ``r`` of all-gather: node ``i`` sends chunk ``(i - r) mod N`` to ``i + 1``.
@@ -89,14 +89,13 @@ def ring(system, collective, size_bytes, *, chunks: int = 1, stripe: int = 1):
     band = stripe_band(system, stripe)
     extra = {"stripe": band} if band > 1 else {}
     k = positive_integer("chunks", chunks)
-    t = TYPES[collective]
-    if k != 1 and not t.rooted:  # never silently ignore a parameter
-        raise UnsupportedError(f"ring: chunks={k} pipelines broadcast and reduce; {collective} sends one block "
+    if k != 1 and not collective.rooted:  # never silently ignore a parameter
+        raise UnsupportedError(f"ring: chunks={k} pipelines broadcast and reduce; {collective.name} sends one block "
                                f"(or one N-th of the vector) per transfer")
-    if not t.rooted:   # all-gather, reduce-scatter, or the two in sequence over N chunks (all-reduce)
-        b = LogicalBuilder(make_collective(collective, n, size_bytes, split=n if t.composed_of else 1))
-        for p, phase in enumerate(t.phases):
-            reduce = TYPES[phase].reduction   # reduce-scatter: the partial of chunk i-1-r; all-gather: chunk i-r
+    if not collective.rooted:   # all-gather, reduce-scatter, or the two in sequence over N chunks (all-reduce)
+        b = LogicalBuilder(make_collective(collective, n, size_bytes, split=n if collective.composed_of else 1))
+        for p, phase in enumerate(collective.phases):
+            reduce = phase.reduction   # reduce-scatter: the partial of chunk i-1-r; all-gather: chunk i-r
             for r in range(n - 1):
                 b.add(p * (n - 1) + r, i, (i + 1) % n, ((i - int(reduce) - r) % n)[:, None], reduce=reduce, direction=1,
                       band=band)
@@ -108,7 +107,7 @@ def ring(system, collective, size_bytes, *, chunks: int = 1, stripe: int = 1):
     for r in range(k + n - 2):
         c = r - j
         ok = (c >= 0) & (c < k)
-        if not t.reduction:   # broadcast: chain root -> root+1 -> ...
+        if not collective.reduction:   # broadcast: chain root -> root+1 -> ...
             b.add(r, (root + j[ok]) % n, (root + j[ok] + 1) % n, c[ok][:, None], direction=1, band=band)
         else:  # reduce: chain root+1 -> ... -> root-1 -> root
             b.add(r, (root + 1 + j[ok]) % n, (root + 2 + j[ok]) % n, c[ok][:, None], reduce=True, direction=1,

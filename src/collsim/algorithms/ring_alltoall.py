@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective, split_bytes
+from ..core.collectives import CollectiveType
 from ..core.limits import check_memory, limit_error, memory_limit_bytes
 from ..core.schedule import INDEX, LogicalBuilder
 from .registry import register
@@ -99,7 +100,7 @@ def _what(n: int, f: int) -> str:
     return f"the store-and-forward all-to-all on {n} nodes ({entries} chunk entries, {transfers} transfers)"
 
 
-def _requires(system, collective):
+def _requires(system, collective: CollectiveType):
     """The memory refusal as a declared constraint, so ``compare`` skips the row instead of stopping."""
     n, f = system.nodes, system.fibers
     if ring_alltoall_memory_bytes(n, f) > memory_limit_bytes():
@@ -115,7 +116,7 @@ def _requires(system, collective):
                          "and bands over every channel are collsim's own",
     summary="store-and-forward all-to-all over every channel of both directions, at the bisection bound",
 )
-def ring_alltoall(system, collective, size_bytes):
+def ring_alltoall(system, collective: CollectiveType, size_bytes):
     """Build the bidirectional store-and-forward ring all-to-all.
 
     Chunk ``(a N + b) s + p`` is piece ``p`` of block ``(a, b)``, ``s = F`` (odd N)

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import make_collective
-from ..core.collectives import TYPES
+from ..core.collective import collective_type, make_collective
+from ..core.collectives import CollectiveType
 from ..core.csr import INDEX
 from ..core.schedule import LogicalSchedule
 from .registry import register
@@ -48,11 +48,11 @@ def striped_ring_band(system) -> int:
     return band
 
 
-def _slots(collective: str, n: int) -> int:
-    return len(TYPES[collective].phases) * (n - 1)   # N-1 per phase (all-reduce: two)
+def _slots(collective: CollectiveType, n: int) -> int:
+    return len(collective.phases) * (n - 1)   # N-1 per phase (all-reduce: two)
 
 
-def striped_ring_time_s(system, collective: str, size_bytes: int) -> float:
+def striped_ring_time_s(system, collective: str | CollectiveType, size_bytes: int) -> float:
     """Closed-form time of :func:`striped_ring` under collsim's optical step model.
 
     References
@@ -61,8 +61,9 @@ def striped_ring_time_s(system, collective: str, size_bytes: int) -> float:
     Workstations", JPDC 69(2), 2009 (2(N-1) steps of m/N).  The band and
     reconfiguration terms are collsim's model (docs/cost-models.md).
     """
+    collective = collective_type(collective)
     n, f = system.nodes, system.fibers
-    pieces = 2 * f * (n if TYPES[collective].composed_of else 1)   # all-reduce: N blocks
+    pieces = 2 * f * (n if collective.composed_of else 1)   # all-reduce: N blocks
     piece = -(-int(size_bytes) // pieces)
     t_piece = float(np.asarray(system.transfer_time_s(np.array([piece]), striped_ring_band(system))).ravel()[0])
     t_slot = float(getattr(system, "slot_latency_s", 0.0))   # per-slot latency, where the system has one
@@ -77,7 +78,7 @@ def striped_ring_time_s(system, collective: str, size_bytes: int) -> float:
               "directions, every fiber and a band of all w wavelengths is collsim's own",
     summary="ring over every channel: 2F pieces per block, both directions, fixed lightpaths",
 )
-def striped_ring(system, collective, size_bytes):
+def striped_ring(system, collective: CollectiveType, size_bytes):
     """Build striped bidirectional ring schedules.
 
     Chunk ``2F b + p`` is piece ``p`` of block ``b``.  Clockwise, piece ``p < F``
@@ -121,9 +122,9 @@ def striped_ring(system, collective, size_bytes):
     band = striped_ring_band(system)
     per_fiber = system.wavelengths // band
     k = 2 * f
-    split = k * n if TYPES[collective].composed_of else k   # all-reduce: N blocks
+    split = k * n if collective.composed_of else k   # all-reduce: N blocks
     coll = make_collective(collective, n, size_bytes, split=split)
-    phases = TYPES[collective].phases   # all-reduce: reduce-scatter, then all-gather
+    phases = collective.phases   # all-reduce: reduce-scatter, then all-gather
     rounds = len(phases) * (n - 1)
     t = rounds * 2 * n * f
     # Every column is written in place into its final array, viewed as (round, direction, node, fiber):
@@ -144,13 +145,13 @@ def striped_ring(system, collective, size_bytes):
     direction[:, 0] = 1
     direction[:, 1] = -1
     reduce = np.zeros(t, bool)
-    if TYPES[phases[0]].reduction:
+    if phases[0].reduction:
         reduce[:t // len(phases)] = True
     # chunk 2F b + p: clockwise pieces p < F, counter-clockwise F + p, one chunk per transfer
     chunks = np.empty(t, INDEX).reshape(shape)
     node = i[:, 0]
     for ph, phase in enumerate(phases):
-        shift = int(TYPES[phase].reduction)   # reduce-scatter sends the partial of block i-1-r
+        shift = int(phase.reduction)   # reduce-scatter sends the partial of block i-1-r
         for r in range(n - 1):
             out = chunks[ph * (n - 1) + r]
             np.add(((node - shift - r) % n * k)[:, None], p, out=out[0])

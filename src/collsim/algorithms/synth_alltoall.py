@@ -29,11 +29,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
-from ..core.errors import InputError
+from ..core.collectives import CollectiveType
 from ..core.csr import INDEX
-from ..kinds.network.routes import LinkRoutes
+from ..core.errors import InputError
 from ..core.schedule import LogicalSchedule
 from ..kinds.network.mcf import MAX_VARIABLES, McfSolution, solve_mcf
+from ..kinds.network.routes import LinkRoutes
 from .registry import register
 
 DEFAULT_SPLIT = 16
@@ -152,7 +153,7 @@ def congestion_s(system, routes: LinkRoutes, size_bytes: int) -> float:
     return float((load / lt.bandwidth_bytes_per_s).max()) if len(load) else 0.0
 
 
-def _requires(system, collective: str) -> str | None:
+def _requires(system, collective: CollectiveType) -> str | None:
     if system.nodes < 2:
         return "needs at least two end nodes"
     return None
@@ -166,7 +167,7 @@ def _requires(system, collective: str) -> str | None:
               "(max-min fairness: why equal sub-flows)",
     summary="one step; each pair's block split over the paths of the max-concurrent-flow LP (HiGHS)",
 )
-def synth_alltoall(system, collective, size_bytes, *, split: int = DEFAULT_SPLIT,
+def synth_alltoall(system, collective: CollectiveType, size_bytes, *, split: int = DEFAULT_SPLIT,
                    max_variables: int = MAX_VARIABLES):
     """Build the all-to-all from the network's max-concurrent-flow LP.
 

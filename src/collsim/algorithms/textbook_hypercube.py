@@ -15,20 +15,21 @@ import math
 import numpy as np
 
 from ..core.collective import make_collective
+from ..core.collectives import CollectiveType
 from ..core.schedule import LogicalBuilder
 from .common import is_pow2, ts_tw
 from .latency import rounds_ts_s, xor_rounds
 from .registry import register
 
 
-def _requires(system, collective):
+def _requires(system, collective: CollectiveType):
     n = system.nodes
     if not is_pow2(n):
         return f"dimension exchange pairs r with r XOR 2^i and needs a power-of-two node count, got {n}"
     return None
 
 
-def _alpha_beta(system, collective, size_bytes, params):
+def _alpha_beta(system, collective: CollectiveType, size_bytes, params):
     _, tw = ts_tw(system)
     p = system.nodes
     return rounds_ts_s(system, xor_rounds(p)) + tw * size_bytes * p / 2 * math.log2(p)   # (t_s + t_w m p/2) log p
@@ -42,7 +43,7 @@ def _alpha_beta(system, collective, size_bytes, params):
               "T = (t_s + t_w m p/2) log p)",
     summary="all-to-all by dimension exchange: log p steps, p/2 blocks per message",
 )
-def hypercube_personalized(system, collective, size_bytes):
+def hypercube_personalized(system, collective: CollectiveType, size_bytes):
     """Build the dimension-exchange all-to-all.
 
     Block ``(s, d)`` before step ``i`` sits at the node whose bits ``0..i-1`` are

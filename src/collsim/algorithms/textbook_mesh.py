@@ -29,10 +29,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
-from ..core.collectives import TYPES
+from ..core.collectives import CollectiveType
 from ..core.errors import InputError
 from ..core.schedule import LogicalBuilder
-from .common import ceil_log2, check_root, check_shift, halving_rounds, tree_schedule, ts_tw
+from .common import (
+    ceil_log2,
+    check_root,
+    check_shift,
+    halving_rounds,
+    tree_schedule,
+    ts_tw,
+)
 from .latency import logical_rounds, rounds_ts_s
 from .registry import register
 
@@ -46,7 +53,7 @@ def _side(system) -> int | None:
     return int(dims[0])
 
 
-def _requires(system, collective):
+def _requires(system, collective: CollectiveType):
     dims = getattr(system, "dims", None)
     if dims is None or len(dims) != 2:
         return (f"the textbook mesh algorithms need a 2-D mesh or torus with dims (a, a); "
@@ -69,7 +76,7 @@ def shift_rounds(a: int, q: int) -> tuple[int, int, int]:
     return min(qc, a - qc), int(qc > 0), min(qr, a - qr)
 
 
-def _alpha_beta(system, collective, size_bytes, params):
+def _alpha_beta(system, collective: CollectiveType, size_bytes, params):
     # t_s per round: the start-up plus the latency of every link of the round's farthest message
     # (rounds_ts_s over the rounds the builder emits; the chapter's t_s counts are its round counts)
     _, tw = ts_tw(system)
@@ -77,15 +84,15 @@ def _alpha_beta(system, collective, size_bytes, params):
     t_s = rounds_ts_s(system, logical_rounds(logical))
     a = _side(system)
     p, m = a * a, size_bytes
-    if collective in ("broadcast", "reduce"):        # (t_s + t_w m) log p  (2 log sqrt(p))
+    if collective.name in ("broadcast", "reduce"):        # (t_s + t_w m) log p  (2 log sqrt(p))
         return t_s + tw * m * 2 * ceil_log2(a)
-    if collective in ("scatter", "gather"):          # t_s log p + t_w m (p-1)
+    if collective.name in ("scatter", "gather"):          # t_s log p + t_w m (p-1)
         return t_s + tw * m * (p - 1)
-    if collective in ("allgather", "reducescatter"):  # 2 t_s (sqrt(p)-1) + t_w m (p-1)
+    if collective.name in ("allgather", "reducescatter"):  # 2 t_s (sqrt(p)-1) + t_w m (p-1)
         return t_s + tw * m * (p - 1)
-    if collective == "allreduce":                    # the above twice, on blocks of m/p
+    if collective.name == "allreduce":                    # the above twice, on blocks of m/p
         return t_s + 2 * tw * (m / p) * (p - 1)
-    if collective == "alltoall":                     # (2 t_s + t_w m p)(sqrt(p)-1)
+    if collective.name == "alltoall":                     # (2 t_s + t_w m p)(sqrt(p)-1)
         return t_s + tw * m * p * (a - 1)
     return t_s + tw * m * sum(shift_rounds(a, params.get("shift", 1)))  # <= (t_s + t_w m)(sqrt(p)+1)
 
@@ -103,7 +110,7 @@ def _alpha_beta(system, collective, size_bytes, params):
               "all-gather (the slides' ML-training section)",
     summary="square-mesh textbook algorithms: row phase, then column phase",
 )
-def mesh(system, collective, size_bytes, *, root: int = 0, shift: int = 1):
+def mesh(system, collective: CollectiveType, size_bytes, *, root: int = 0, shift: int = 1):
     """Build the textbook's square-mesh schedules.
 
     Parameters
@@ -149,7 +156,7 @@ def mesh(system, collective, size_bytes, *, root: int = 0, shift: int = 1):
     row, col = np.divmod(node, a)
     right, down = row * a + (col + 1) % a, ((row + 1) % a) * a + col
     cols = np.arange(a)
-    t = TYPES[collective]
+    t = collective
     if t.rooted:
         root = check_root(root, p)
         b = LogicalBuilder(make_collective(collective, p, size_bytes, root=root))
@@ -176,7 +183,7 @@ def mesh(system, collective, size_bytes, *, root: int = 0, shift: int = 1):
         return _alltoall(size_bytes, a), {}
     b = LogicalBuilder(make_collective(collective, p, size_bytes, split=p if t.composed_of else 1))
     for phase, r0 in zip(t.phases, (0, 2 * (a - 1))):   # all-reduce: reduce-scatter, then all-gather
-        if TYPES[phase].reduction:
+        if phase.reduction:
             for k in range(a - 1):  # columns: partial sums of the a blocks of destination row g
                 g = (row - 1 - k) % a
                 b.add(r0 + k, node, down, g[:, None] * a + cols[None, :], reduce=True)

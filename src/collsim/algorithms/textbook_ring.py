@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
+from ..core.collectives import CollectiveType
 from ..core.schedule import LogicalBuilder
 from .common import check_shift, ts_tw
 from .latency import rounds_ts_s
@@ -28,7 +29,7 @@ from .registry import register
 SEED = "[Grama03] ch. 4"  # Grama, Gupta, Karypis & Kumar, 'Basic Communication Operations' (and its slides)
 
 
-def _personalized_ab(system, collective, size_bytes, params):
+def _personalized_ab(system, collective: CollectiveType, size_bytes, params):
     _, tw = ts_tw(system)
     p = system.nodes
     r = np.arange(p)
@@ -43,7 +44,7 @@ def _personalized_ab(system, collective, size_bytes, params):
               "m(p-i) words, T = (t_s + t_w m p/2)(p-1))",
     summary="all-to-all on a ring: forward undelivered blocks to the neighbour, p-1 shrinking steps",
 )
-def ring_personalized(system, collective, size_bytes):
+def ring_personalized(system, collective: CollectiveType, size_bytes):
     """Build the textbook ring all-to-all personalized communication.
 
     Step ``k`` (``0 <= k < p-1``): node ``r`` sends to ``r + 1`` the blocks that
@@ -89,7 +90,7 @@ def _shift_steps(p: int, q: int) -> int:
     return min(q, p - q)
 
 
-def _ring_shift_ab(system, collective, size_bytes, params):
+def _ring_shift_ab(system, collective: CollectiveType, size_bytes, params):
     _, tw = ts_tw(system)
     p, q = system.nodes, params.get("shift", 1)
     r = np.arange(p)
@@ -104,7 +105,7 @@ def _ring_shift_ab(system, collective, size_bytes, params):
     reference=f"{SEED}: circular shift on a ring, min(q, p-q) neighbour communications",
     summary="circular q-shift by min(q, p-q) neighbour steps in the shorter direction",
 )
-def ring_shift(system, collective, size_bytes, *, shift: int = 1):
+def ring_shift(system, collective: CollectiveType, size_bytes, *, shift: int = 1):
     """Build the ring circular q-shift.
 
     For ``q <= p/2`` every node passes the block it holds clockwise ``q`` times;
@@ -148,7 +149,7 @@ def ring_shift(system, collective, size_bytes, *, shift: int = 1):
     return b.build(), {"shift": q}
 
 
-def _direct_ab(system, collective, size_bytes, params):
+def _direct_ab(system, collective: CollectiveType, size_bytes, params):
     _, tw = ts_tw(system)
     p = system.nodes
     r = np.arange(p)   # hypercube with E-cube routing: t_s + t_w m; t_s with the route's hops
@@ -161,7 +162,7 @@ def _direct_ab(system, collective, size_bytes, params):
     reference=f"{SEED}: circular shift on a hypercube with E-cube routing, T = t_s + t_w m",
     summary="circular q-shift in one step: node i sends straight to (i+q) mod p",
 )
-def direct(system, collective, size_bytes, *, shift: int = 1):
+def direct(system, collective: CollectiveType, size_bytes, *, shift: int = 1):
     """Build the one-step circular q-shift.
 
     Parameters

@@ -33,9 +33,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.collective import make_collective
-from ..core.collectives import TYPES
-from ..core.errors import InputError
+from ..core.collectives import TYPES, CollectiveType
 from ..core.csr import INDEX
+from ..core.errors import InputError
 from ..core.schedule import LogicalSchedule
 from .optree import optree
 from .registry import register
@@ -112,9 +112,9 @@ def lift_phases(system, collective, stages) -> LogicalSchedule:
                            cols["reduce"], direction=cols["direction"], color=cols["color"], band=cols["band"])
 
 
-def _dims(system, collective: str) -> list[int]:
+def _dims(system, collective: CollectiveType) -> list[int]:
     dims = [d for d, n in ((0, system.cols), (1, system.rows)) if n >= 2]
-    return dims[::-1] if TYPES[collective].direction == "out" else dims   # reduce-scatter: the other way
+    return dims[::-1] if collective.direction == "out" else dims   # reduce-scatter: the other way
 
 
 def _reference() -> str:
@@ -132,7 +132,7 @@ def _orders_default(system, orders):
     return orders if both else 1
 
 
-def _tune_orders(system, collective, size_bytes):
+def _tune_orders(system, collective: CollectiveType, size_bytes):
     return [{"orders": 1}, {"orders": 2}] if system.rows >= 2 and system.cols >= 2 else [{}]
 
 
@@ -142,7 +142,7 @@ def _tune_orders(system, collective, size_bytes):
     reference="[Patarasuk09] (ring reduce-scatter and all-gather); " + _reference(),
     summary="striped bidirectional ring on every row, then on every column (units of a row's blocks)",
 )
-def torus_striped(system, collective, size_bytes, *, orders: int | None = None):
+def torus_striped(system, collective: CollectiveType, size_bytes, *, orders: int | None = None):
     """Build the striped ring on the rows then the columns of an optical torus.
 
     All-gather: the striped ring all-gather (:func:`~collsim.algorithms.striped_ring.striped_ring`,
@@ -187,7 +187,7 @@ def torus_striped(system, collective, size_bytes, *, orders: int | None = None):
     orders = _orders_default(system, orders)
     n, k = system.nodes, 2 * system.fibers
     s = k * orders
-    composed = bool(TYPES[collective].composed_of)   # all-reduce: the vector cut into N blocks
+    composed = bool(collective.composed_of)   # all-reduce: the vector cut into N blocks
     coll = make_collective(collective, n, size_bytes, split=s * n if composed else s)
     block = max(1, size_bytes // n) if composed else size_bytes
 
@@ -196,15 +196,15 @@ def torus_striped(system, collective, size_bytes, *, orders: int | None = None):
         units = 1 if first else (system.cols if dim == 1 else system.rows)
         return striped_ring(ring, kind, block * units)[0], dim, first, offset
 
-    def stages(kind, dims):   # dims in time order; the last stage of a reduce-scatter holds own blocks
-        own = (lambda i: i == len(dims) - 1) if TYPES[kind].reduction else (lambda i: i == 0)
+    def stages(kind: CollectiveType, dims):   # dims in time order; the last stage of a reduce-scatter holds own blocks
+        own = (lambda i: i == len(dims) - 1) if kind.reduction else (lambda i: i == 0)
         out = [[phase(d, kind, own(i))] for i, d in enumerate(dims)]
         if orders == 2:   # the other half, the other way round, at the same time
             for i, d in enumerate(dims[::-1]):
                 out[i].append(phase(d, kind, own(i), k))
         return out
 
-    plan = [stage for phase in TYPES[collective].phases for stage in stages(phase, _dims(system, phase))]
+    plan = [stage for kind in collective.phases for stage in stages(kind, _dims(system, kind))]
     return lift_phases(system, coll, plan), {"orders": orders}
 
 
@@ -214,7 +214,7 @@ def torus_striped(system, collective, size_bytes, *, orders: int | None = None):
     reference="[OpTree24] §IV-A (OpTree on a ring), " + _reference(),
     summary="OpTree all-gather on every row at once, then on every column with units of a row's blocks",
 )
-def torus_optree(system, collective, size_bytes, *, tree: str = "search", orders: int = 1):
+def torus_optree(system, collective: CollectiveType, size_bytes, *, tree: str = "search", orders: int = 1):
     """Build OpTree on the rows, then on the columns, of an optical torus (seed 004 §VI-B).
 
     The row phase is OpTree's all-gather on a ring of ``C`` nodes (tree chosen for blocks of
@@ -269,11 +269,11 @@ def torus_optree(system, collective, size_bytes, *, tree: str = "search", orders
     def phase(dim, first, offset, name):
         ring = system.row_ring if dim == 0 else system.col_ring
         units = 1 if first else (system.cols if dim == 1 else system.rows)
-        logical, chosen = optree(ring, "allgather", part * units, tree=tree)
+        logical, chosen = optree(ring, TYPES["allgather"], part * units, tree=tree)
         params[name] = chosen["radices"]
         return logical, dim, first, offset
 
-    dims = _dims(system, "allgather")
+    dims = _dims(system, TYPES["allgather"])
     names = {(0, True): "row_radices", (1, False): "col_radices", (1, True): "col_first_radices",
              (0, False): "row_second_radices"}
     stages = [[phase(d, i == 0, 0, names[d, i == 0])] for i, d in enumerate(dims)]

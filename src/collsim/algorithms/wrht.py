@@ -34,10 +34,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.collective import make_collective
-from ..core.collectives import TYPES
+from ..core.collectives import CollectiveType
 from ..core.schedule import LogicalBuilder
 from ..core.validate import integer
-from ..kinds.optical_ring.alltoall import uniform_alltoall_ring, uniform_alltoall_wavelengths
+from ..kinds.optical_ring.alltoall import (
+    uniform_alltoall_ring,
+    uniform_alltoall_wavelengths,
+)
 from .registry import register
 
 _REF003 = "[WRHT23] §2 'The WRHT Scheme' and Figure 1 (full paper: [WRHT-ICPP23])"
@@ -110,10 +113,10 @@ def paper_allgather_steps(nodes: int, wavelengths: int, m: int | None = None) ->
     return gather + (theta - 1 if -(-m_star * m_star // 8) <= w else theta) * top
 
 
-def _paper_steps(system, collective, params):
+def _paper_steps(system, collective: CollectiveType, params):
     c = system.channels_per_direction
     m = params.get("m")
-    if TYPES[collective].reduction:   # all-reduce (WRHT's other collective is all-gather)
+    if collective.reduction:   # all-reduce (WRHT's other collective is all-gather)
         return paper_allreduce_steps(system.nodes, c, m)
     return paper_allgather_steps(system.nodes, c, m)
 
@@ -166,7 +169,7 @@ def _ranges(lo: np.ndarray, hi: np.ndarray, n: int, complement: bool = False) ->
     return np.split(idx, ptr[1:-1])
 
 
-def _tune(system, collective, size_bytes):
+def _tune(system, collective: CollectiveType, size_bytes):
     # collsim tune: group sizes 3, 5, 9, 17 ... up to the default 2Fw+1 (smaller groups, shorter lightpaths)
     top = group_size(system.channels_per_direction)
     return [{"m": m} for m in sorted({(1 << j) + 1 for j in range(1, top.bit_length()) if (1 << j) + 1 < top} | {top})]
@@ -178,7 +181,7 @@ def _tune(system, collective, size_bytes):
     reference=_REF003 + "; all-gather extension and its step formula: [OpTree24] §IV-A.2 and Table 1",
     summary="hierarchical groups of m = 2Fw+1 around middle representatives, all-to-all at the top",
 )
-def wrht(system, collective, size_bytes, *, m: int | None = None):
+def wrht(system, collective: CollectiveType, size_bytes, *, m: int | None = None):
     """Build WRHT all-reduce or all-gather as an explicit logical schedule.
 
     Rounds ``0 .. L-1`` gather group members into representatives (reducing
@@ -230,7 +233,7 @@ def wrht(system, collective, size_bytes, *, m: int | None = None):
     m = group_size(channels) if m is None else _check_int("m", m, 2)
     fanout = min(system.tx_channels, system.rx_channels)
     levels, top, top_lo, top_hi = _plan(n, m, channels, fanout)
-    reduce = TYPES[collective].reduction   # all-reduce; else all-gather
+    reduce = collective.reduction   # all-reduce; else all-gather
     coll = make_collective(collective, n, size_bytes, split=1)
     b = LogicalBuilder(coll)
     a2a = uniform_alltoall_ring(len(top)) if len(top) > 1 else None

@@ -101,7 +101,6 @@ class _Cache:
 
 
 def _ratio(best, other) -> str:
-    from ..core.wording import format_number
     if best is None or other is None:
         return "-"
     return f"{other.choice} \u00d7{other.time_s / best.time_s:.2f}"

@@ -55,7 +55,7 @@ ALIASES = {
 }
 
 
-def canonical_collective(name: str) -> str:
+def canonical_collective(name: str | CollectiveType) -> str:
     """Return the canonical collective name for ``name`` or an alias.
 
     Parameters
@@ -78,6 +78,8 @@ def canonical_collective(name: str) -> str:
     >>> canonical_collective("all-reduce")
     'allreduce'
     """
+    if isinstance(name, CollectiveType):
+        return name.name
     key = str(name).strip().lower()
     key = ALIASES.get(key, key)
     if key not in TYPES:

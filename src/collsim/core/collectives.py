@@ -126,11 +126,6 @@ class CollectiveType:
 
     # -- chunking and sizes -------------------------------------------------------------------
     @property
-    def nccl_size_factor(self) -> str:
-        """``"n"`` if nccl-tests' size is N times collsim's, else ``"1"`` (older spelling)."""
-        return "n" if self.nccl_blocks else "1"
-
-    @property
     def per_pair(self) -> bool:
         """Whether every ordered pair of nodes has its own block (personalised exchange: all-to-all)."""
         return self.blocks == "pair"
@@ -146,9 +141,9 @@ class CollectiveType:
         return self.blocks == "vector"
 
     @property
-    def phases(self) -> tuple[str, ...]:
-        """The collectives run one after the other to make this one: :attr:`composed_of`, or itself."""
-        return self.composed_of or (self.name,)
+    def phases(self) -> tuple[CollectiveType, ...]:
+        """The collectives run one after the other to make this one (:attr:`composed_of`), or itself."""
+        return tuple(TYPES[name] for name in self.composed_of) or (self,)
 
     def block_count(self, nodes: int) -> int:
         """Number of blocks on ``nodes`` nodes (N, N^2 or 1)."""

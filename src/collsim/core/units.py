@@ -32,7 +32,6 @@ from fractions import Fraction
 
 from .errors import InputError
 from .numbers import ascii_digits as _ascii_digits
-from .numbers import parse_number
 from .validate import is_integer, is_number, positive_integer
 
 MAX_SIZE_BYTES = 2**63 - 1

@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..algorithms import REGISTRY, AlgorithmSpec, get_algorithm
 from ..algorithms.placement import check_fits, place_all, placement_params
 from ..algorithms.skip import Skip
-from ..core.collective import canonical_collective, make_collective
+from ..core.collective import canonical_collective, collective_type, make_collective
 from ..core.errors import CollsimError, InputError, ScheduleFormatError, UnsupportedError
 from ..core.limits import MemoryLimitError
 from ..core.system import System
@@ -180,7 +180,7 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     results, failures = [], []
     for name, (spec, placed_params) in list(chosen.items()):  # what cannot fit, refused before any work
         try:
-            check_fits(spec, sysm, coll, {k: v for k, v in placed_params.items() if k in spec.params})
+            check_fits(spec, sysm, collective_type(coll), {k: v for k, v in placed_params.items() if k in spec.params})
         except MemoryLimitError as exc:
             failures.append(exc)
             skipped.append(Skip(name, f"{name} failed on this instance: {exc}", failed=True))

@@ -14,8 +14,15 @@ The system is :mod:`collsim.kinds.network.mlfm`; the paper's experiments are
 from __future__ import annotations
 
 from .schedule import mlfm_alltoall, mlfm_logical, mlfm_schedule, phase_destinations
-from .selection import (CORRECT_CONDITION, PAPER_CONDITION, correct_condition_holds, largest_selection,
-                        paper_condition_holds, parse_select, validate_select)
+from .selection import (
+                        CORRECT_CONDITION,
+                        PAPER_CONDITION,
+                        correct_condition_holds,
+                        largest_selection,
+                        paper_condition_holds,
+                        parse_select,
+                        validate_select,
+)
 
 __all__ = ["CORRECT_CONDITION", "PAPER_CONDITION", "correct_condition_holds", "largest_selection",
            "mlfm_alltoall", "mlfm_logical", "mlfm_schedule", "paper_condition_holds", "parse_select",

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ...core.collective import make_collective
+from ...core.collectives import CollectiveType
 from ...core.errors import InputError
 from ...core.schedule import LogicalBuilder, LogicalSchedule, Schedule
 from ...kinds.network.routing import realize_network
@@ -65,7 +66,7 @@ def phase_destinations(n: int, l: int, m: int, s, t, u, i, j, k):
     return i2, j2, k2, via
 
 
-def _requires(system, collective):
+def _requires(system, collective: CollectiveType):
     if system.selection is None and system.last_layer_servers not in (None, system.d):
         return (f"its {system.nodes} servers are not an n x l x m box (the last layer has "
                 f"{system.last_layer_servers} servers per leaf); build the MLFM with a selection, e.g. "
@@ -124,7 +125,7 @@ def mlfm_logical(system, size_bytes: int, select=None) -> tuple[LogicalSchedule,
     constraints="the system's end nodes are an (n, l, m) box with 1 <= m <= l-1 <= d, 1 <= n <= d "
                 "(the paper states 1 <= l-1 <= m <= d, which congests for m >= l)",
 )
-def mlfm_alltoall(system, collective, size_bytes, select=None):
+def mlfm_alltoall(system, collective: CollectiveType, size_bytes, select=None):
     """Build the MLFM all-to-all among the selected servers (seed 001 §2).
 
     Parameters

@@ -23,12 +23,25 @@ public names are re-exported here.  Its tests sit beside it, in ``tests/``.
 
 from __future__ import annotations
 
+from ...core.collectives import CollectiveType
 from ..registry import register
 from .build import optree
 from .colours import arrange_colours, divisor_blocks
-from .cost import StageCost, TreeCost, evaluate_tree, regular_tree_cost, uniform_stage_cost
-from .formulas import (algorithm1_steps, algorithm1_time, lemma3_k, theorem1_k, theorem1_proof_steps,
-                       theorem1_steps)
+from .cost import (
+    StageCost,
+    TreeCost,
+    evaluate_tree,
+    regular_tree_cost,
+    uniform_stage_cost,
+)
+from .formulas import (
+    algorithm1_steps,
+    algorithm1_time,
+    lemma3_k,
+    theorem1_k,
+    theorem1_proof_steps,
+    theorem1_steps,
+)
 from .layout import StageTemplate, line_alltoall_colours, stage_templates
 from .search import TREE_MODES, choose_tree, integral_radices, search_tree
 from .tree import block_sizes, enumerate_trees, max_depth, validate_radices
@@ -40,13 +53,13 @@ __all__ = ["optree", "TREE_MODES", "choose_tree", "integral_radices", "search_tr
            "max_depth", "block_sizes", "validate_radices", "enumerate_trees"]
 
 
-def _paper_steps(system, collective, params):
-    if collective != "allgather" or "k" not in params:
+def _paper_steps(system, collective: CollectiveType, params):
+    if collective.name != "allgather" or "k" not in params:
         return None
     return theorem1_steps(system.nodes, system.channels_per_direction, params["k"])
 
 
-def _tune(system, collective, size_bytes):
+def _tune(system, collective: CollectiveType, size_bytes):
     # collsim tune: the best tree of every depth, since a deeper tree has shorter lightpaths and may be
     # feasible where the fastest is not.  Every tree's stage 1 spans about N/2 hops (its longest
     # lightpath, (m-1)N/m hops, taken the short way round), so beyond twice the physical layer's reach

@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from ...core.collective import make_collective
+from ...core.collectives import CollectiveType
 from ...core.csr import INDEX
 from ...core.schedule import LogicalSchedule
 from .colours import arrange_colours
@@ -36,7 +37,7 @@ from .search import choose_tree
 __all__ = ["optree"]
 
 
-def optree(system, collective, size_bytes, *, tree: str = "search", k: int | None = None, radices=None):
+def optree(system, collective: CollectiveType, size_bytes, *, tree: str = "search", k: int | None = None, radices=None):
     """Build the OpTree all-gather as an explicit logical schedule.
 
     Stage ``j`` (one logical round) sends, for every subset pair ``u -> v``,

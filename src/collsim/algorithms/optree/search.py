@@ -16,8 +16,15 @@ import itertools
 import math
 
 from ...core.errors import InputError
-from .cost import (StageCost, TreeCost, _ring_classes, _transfer_time, evaluate_tree, regular_tree_cost,
-                   uniform_stage_cost)
+from .cost import (
+    StageCost,
+    TreeCost,
+    _ring_classes,
+    _transfer_time,
+    evaluate_tree,
+    regular_tree_cost,
+    uniform_stage_cost,
+)
 from .formulas import _TOL, _check, _root, lemma3_k, theorem1_k
 from .tree import block_sizes, enumerate_trees, max_depth, validate_radices
 

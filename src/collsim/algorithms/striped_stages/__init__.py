@@ -47,8 +47,15 @@ from __future__ import annotations
 
 from .build import striped_stages
 from .cost import choose_radices, striped_stages_candidates, striped_stages_time_s
-from .plan import (STAGE_MODES, StagePlan, StagesPlan, arc_colours, ordered_factorisations, parse_radices,
-                   plan_stages)
+from .plan import (
+                   STAGE_MODES,
+                   StagePlan,
+                   StagesPlan,
+                   arc_colours,
+                   ordered_factorisations,
+                   parse_radices,
+                   plan_stages,
+)
 
 __all__ = ["striped_stages", "striped_stages_time_s", "choose_radices", "striped_stages_candidates",
            "STAGE_MODES", "StagePlan", "StagesPlan", "parse_radices", "ordered_factorisations", "arc_colours",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.collective import make_collective
-from ...core.collectives import TYPES
+from ...core.collectives import CollectiveType
 from ...core.schedule import LogicalBuilder
 from ..registry import register
 from .cost import choose_radices, striped_stages_candidates
@@ -86,7 +86,7 @@ def _stage_blocks(plan: StagesPlan, j: int, first_round: int, w: int, f: int):
               "stage over the channels left free, the windows and the balancing are collsim's own",
     summary="mixed-radix stages of ring pipelines (or direct sends), each over bands of the free channels",
 )
-def striped_stages(system, collective, size_bytes, *, radices=None, stage: str = "pipeline"):
+def striped_stages(system, collective: CollectiveType, size_bytes, *, radices=None, stage: str = "pipeline"):
     """Build striped multi-stage all-gather, reduce-scatter or all-reduce schedules.
 
     Chunk ``s b + p`` is piece ``p`` of block ``b`` (``s = halves * F`` pieces per
@@ -138,8 +138,7 @@ def striped_stages(system, collective, size_bytes, *, radices=None, stage: str =
         plan_stages(system, collective, size_bytes, (n,), stage)          # raises the InputError
     rad = parse_radices(n, radices) if radices is not None else choose_radices(system, collective, size_bytes, stage)
     plan = plan_stages(system, collective, size_bytes, rad, stage)
-    t = TYPES[collective]
-    split = plan.split * (n if t.composed_of else 1)   # all-reduce: N blocks
+    split = plan.split * (n if collective.composed_of else 1)   # all-reduce: N blocks
     b = LogicalBuilder(make_collective(collective, n, size_bytes, split=split))
     rounds = sum(s.rounds for s in plan.stages)
     blocks = []
@@ -148,8 +147,8 @@ def striped_stages(system, collective, size_bytes, *, radices=None, stage: str =
         blocks += list(_stage_blocks(plan, j, first, system.wavelengths, system.fibers))
         first += st.rounds
     shift = 0
-    for phase in t.phases:   # all-reduce: reduce-scatter, then all-gather
-        if TYPES[phase].reduction:   # the all-gather's rounds reversed, every transfer reducing
+    for phase in collective.phases:   # all-reduce: reduce-scatter, then all-gather
+        if phase.reduction:   # the all-gather's rounds reversed, every transfer reducing
             for rnd, src, dst, chunks, direction, colour, band in blocks:
                 b.add(rounds - 1 - rnd, dst, src, chunks, reduce=True, direction=-direction, color=colour, band=band)
             shift = rounds

@@ -11,16 +11,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.collectives import TYPES
+from ...core.collective import collective_type
+from ...core.collectives import CollectiveType
 from ...core.errors import UnsupportedError
 from ...kinds.optical_ring.physical import max_feasible_hops
-from .plan import (StagePlan, StagesPlan, _direct_colours, _piece_groups, _unit_bytes, arc_colours,
-                   ordered_factorisations, plan_stages)
+from .plan import (
+    StagePlan,
+    StagesPlan,
+    _direct_colours,
+    _piece_groups,
+    _unit_bytes,
+    arc_colours,
+    ordered_factorisations,
+    plan_stages,
+)
 
 __all__ = ["striped_stages_time_s", "choose_radices", "striped_stages_candidates"]
 
 
-def _ranked(system, collective: str, size_bytes: int, modes, max_factors: int) -> list[tuple]:
+def _ranked(system, collective: CollectiveType, size_bytes: int, modes, max_factors: int) -> list[tuple]:
     """(sort key, radices, mode) of every candidate, best first."""
     n = system.nodes
     hops = max_feasible_hops(system.physical_params())
@@ -34,7 +43,7 @@ def _ranked(system, collective: str, size_bytes: int, modes, max_factors: int) -
     return out
 
 
-def choose_radices(system, collective: str, size_bytes: int, stage: str = "pipeline") -> tuple[int, ...]:
+def choose_radices(system, collective: str | CollectiveType, size_bytes: int, stage: str = "pipeline") -> tuple[int, ...]:
     """Default radices: the fastest by closed-form time, physically feasible ones first.
 
     References
@@ -42,10 +51,11 @@ def choose_radices(system, collective: str, size_bytes: int, stage: str = "pipel
     F. Dai et al., OpTree, IEEE OJ-COMS 2024, §V-B (the depth chosen by time) and §IV-B
     (the longest feasible lightpath).
     """
+    collective = collective_type(collective)
     return _ranked(system, collective, size_bytes, (stage,), 4)[0][1]
 
 
-def striped_stages_candidates(system, collective: str, size_bytes: int) -> list[dict]:
+def striped_stages_candidates(system, collective: str | CollectiveType, size_bytes: int) -> list[dict]:
     """The ``tune=`` hook: radices and stage modes worth building and timing.
 
     References
@@ -53,6 +63,7 @@ def striped_stages_candidates(system, collective: str, size_bytes: int) -> list[
     R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
     operations in MPICH", IJHPCA 19(1), 2005 (choosing among algorithms per instance).
     """
+    collective = collective_type(collective)
     pipe = _ranked(system, collective, size_bytes, ("pipeline",), 3)[:9]
     direct = _ranked(system, collective, size_bytes, ("direct",), 3)[:3]
     return [{"radices": rad, "stage": mode} for _, rad, mode in sorted(pipe + direct, key=lambda e: e[0])]
@@ -79,7 +90,7 @@ def _substep_classes(plan: StagesPlan, stage: StagePlan, cap: int, uneven: bool)
     return low.tolist()
 
 
-def _stage_slots(plan: StagesPlan, stage: StagePlan, collective: str, size_bytes: int, system, j: int):
+def _stage_slots(plan: StagesPlan, stage: StagePlan, collective: CollectiveType, size_bytes: int, system, j: int):
     """(busy seconds, signature) of each slot of one all-gather stage, in order."""
     n, split = plan.nodes, plan.split
     cap = system.fibers * (system.wavelengths // stage.band)
@@ -90,7 +101,7 @@ def _stage_slots(plan: StagesPlan, stage: StagePlan, collective: str, size_bytes
         top = np.max([_unit_bytes(collective, n, size_bytes, split, stage.held, g, cls) for g in groups], axis=0)
         return np.broadcast_to(system.transfer_time_s(top, stage.band), (stage.substeps,)).tolist()
 
-    uneven = bool(TYPES[collective].composed_of) and size_bytes % (n * split) != 0   # all-reduce's N blocks
+    uneven = bool(collective.composed_of) and size_bytes % (n * split) != 0   # all-reduce's N blocks
     classes = np.asarray(_substep_classes(plan, stage, cap, uneven)) if uneven else np.zeros(1, np.int64)
     full = busy(False, classes)
     if stage.mode == "direct":        # one round, its sub-steps in turn
@@ -105,7 +116,8 @@ def _stage_slots(plan: StagesPlan, stage: StagePlan, collective: str, size_bytes
     return out
 
 
-def striped_stages_time_s(system, collective: str, size_bytes: int, radices, stage: str = "pipeline") -> float:
+def striped_stages_time_s(system, collective: str | CollectiveType, size_bytes: int, radices,
+                          stage: str = "pipeline") -> float:
     """Closed-form time of ``striped-stages`` under collsim's optical step model.
 
     References
@@ -113,6 +125,7 @@ def striped_stages_time_s(system, collective: str, size_bytes: int, radices, sta
     F. Dai et al., OpTree, IEEE OJ-COMS 2024, eq. (3) and §V-A; collsim's step model
     (docs/cost-models.md).
     """
+    collective = collective_type(collective)
     plan = plan_stages(system, collective, size_bytes, radices, stage)
     if not plan.exact:
         raise UnsupportedError("striped-stages: the transceiver limits split slots, so the closed form does "
@@ -120,14 +133,13 @@ def striped_stages_time_s(system, collective: str, size_bytes: int, radices, sta
     return _plan_time(plan, system, collective, size_bytes)
 
 
-def _plan_time(plan: StagesPlan, system, collective: str, size_bytes: int) -> float:
+def _plan_time(plan: StagesPlan, system, collective: CollectiveType, size_bytes: int) -> float:
     slots = []
     for j, st in enumerate(plan.stages):
         slots += _stage_slots(plan, st, collective, size_bytes, system, j)
-    t = TYPES[collective]
-    if t.reduction and not t.composed_of:   # reduce-scatter: the all-gather's slots reversed
+    if collective.reduction and not collective.composed_of:   # reduce-scatter: the all-gather's slots reversed
         slots = slots[::-1]
-    elif t.composed_of:                     # all-reduce: reduce-scatter, then all-gather
+    elif collective.composed_of:                     # all-reduce: reduce-scatter, then all-gather
         first = plan.stages[0]
         cap = system.fibers * (system.wavelengths // first.band)
         # group 0 of a direct stage holds no longest arc when those colours come after it

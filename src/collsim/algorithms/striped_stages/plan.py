@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.collective import split_bytes
-from ...core.collectives import TYPES
+from ...core.collective import collective_type, split_bytes
+from ...core.collectives import CollectiveType
 from ...core.errors import InputError
 from ...core.numbers import parse_number
 
@@ -181,13 +181,13 @@ class StagesPlan:
         """Longest lightpath."""
         return max(s.max_hops for s in self.stages)
 
-    def slots(self, collective: str) -> int:
+    def slots(self, collective: CollectiveType) -> int:
         """Physical slots of the collective (twice the all-gather's for all-reduce)."""
         one = sum(s.slots for s in self.stages)
-        return len(TYPES[collective].phases) * one
+        return len(collective.phases) * one
 
 
-def _unit_bytes(collective: str, n: int, m: int, split: int, held: int, pieces, cls=0):
+def _unit_bytes(collective: CollectiveType, n: int, m: int, split: int, held: int, pieces, cls=0):
     """Largest payload of a transfer carrying ``pieces`` of a unit of ``held`` blocks.
 
     For all-reduce the chunks of low vector positions are one byte larger, so the
@@ -195,7 +195,7 @@ def _unit_bytes(collective: str, n: int, m: int, split: int, held: int, pieces, 
     class among the slot's senders carries the most.  ``cls`` may be an array (one result each).
     """
     pieces = np.asarray(pieces, np.int64)
-    if not TYPES[collective].composed_of:
+    if not collective.composed_of:
         return int(held * split_bytes(m, split)[pieces].sum())
     base, extra = divmod(int(m), n * split)
     delta = n // held                     # the unit is one residue class of blocks mod delta
@@ -215,7 +215,7 @@ def _piece_groups(split: int, halves: int, pieces: int, half: int | None):
     return [g[half::halves] for g in groups]
 
 
-def plan_stages(system, collective: str, size_bytes: int, radices, mode: str = "pipeline") -> StagesPlan:
+def plan_stages(system, collective: str | CollectiveType, size_bytes: int, radices, mode: str = "pipeline") -> StagesPlan:
     """Plan every stage: windows, rounds, pieces, bands and slots.
 
     References
@@ -223,6 +223,7 @@ def plan_stages(system, collective: str, size_bytes: int, radices, mode: str = "
     F. Dai et al., OpTree, IEEE OJ-COMS 2024, §IV-A (stages); P. Patarasuk, X. Yuan,
     JPDC 69(2), 2009 (ring pipelines).
     """
+    collective = collective_type(collective)
     if mode not in STAGE_MODES:
         raise InputError(f"striped-stages stage must be one of {', '.join(STAGE_MODES)}, got {mode!r}")
     n = system.nodes

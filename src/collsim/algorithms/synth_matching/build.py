@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.collective import make_collective
-from ...core.collectives import TYPES
+from ...core.collectives import CollectiveType
 from ...core.errors import InputError
 from ...core.schedule import LogicalBuilder
 from ...core.time_limit import TimeLimitError
@@ -48,6 +48,7 @@ from .effort import early_reason
 from .overlays import Overlay
 from .search import _best_over, _choices, _floor_s, _networks, _once, best_plan
 from .step import Plan, _direct_links
+
 
 def _unreachable(system) -> str | None:
     """Why some end node cannot reach, or be reached from, node 0 over the network's links, or None."""
@@ -68,7 +69,7 @@ def _unreachable(system) -> str | None:
     return None
 
 
-def requires(system, collective) -> str | None:
+def requires(system, collective: CollectiveType) -> str | None:
     """Why the matching cannot run here: end nodes not strongly connected, too many of them, or links
     the network cannot hold all at once.
 
@@ -85,14 +86,14 @@ def requires(system, collective) -> str | None:
                 "once (synth-trees packs one configuration)")
     return early_reason(system, collective) or _unreachable(system)
 
-def _tune(system, collective, size_bytes):
+def _tune(system, collective: CollectiveType, size_bytes):
     n = system.nodes
     if system.vertices != system.nodes:  # through switches the choice that matters is the overlay
         return [{"overlay": name} for name, _ in _networks(system, None)]
     else:
         src, _, _, _ = _direct_links(system)
         degree = int(np.bincount(src, minlength=n).max())
-    rooted = TYPES[collective].rooted
+    rooted = collective.rooted
     return [{"chunks": k, "capacity": q} for k, q in _choices(n, degree, rooted)]
 
 def owner_weights(net) -> np.ndarray:
@@ -142,8 +143,9 @@ def _ownerships(net, fixed: str | None) -> list[tuple[str, object]]:
               "and reduce, and circulant overlays of switched networks (docs/synthesis.md)",
     summary="synthesized from the graph: per step, each link carries pieces its head lacks, rarest first",
 )
-def synth_matching(system, collective, size_bytes, *, chunks: int | None = None, capacity: int | None = None,
-                   seed: int | None = None, root: int = 0, overlay: str | None = None, ownership: str | None = None):
+def synth_matching(system, collective: CollectiveType, size_bytes, *, chunks: int | None = None,
+                   capacity: int | None = None, seed: int | None = None, root: int = 0, overlay: str | None = None,
+                   ownership: str | None = None):
     """Synthesize an all-gather, reduce-scatter, all-reduce, broadcast or reduce for this network.
 
     Parameters
@@ -189,23 +191,22 @@ def synth_matching(system, collective, size_bytes, *, chunks: int | None = None,
     ('direct', 12)
     """
     n = system.nodes
-    t = TYPES[collective]
     optional_integer("synth-matching: seed", seed, lo=0)  # numpy's generators take no negative seed
-    if ownership is not None and not t.composed_of:
+    if ownership is not None and not collective.composed_of:
         raise InputError(f"synth-matching: ownership applies to allreduce (who keeps which share between its "
-                         f"reduce-scatter and all-gather), not to {collective}")
+                         f"reduce-scatter and all-gather), not to {collective.name}")
     nets = _networks(system, None if overlay is None else str(overlay))
     kw = dict(chunks=chunks, capacity=capacity, seed=seed)
-    if t.rooted:   # broadcast, or reduce (the broadcast reversed, reducing)
+    if collective.rooted:   # broadcast, or reduce (the broadcast reversed, reducing)
         root = check_root(root, n)
         sizes = lambda k: make_collective(collective, n, size_bytes, split=k, root=root).bytes_of(  # noqa: E731
             np.arange(k))
-        plan, chosen, _ = _best_over(nets, sizes, reverse=t.reduction, root=root, **kw)
+        plan, chosen, _ = _best_over(nets, sizes, reverse=collective.reduction, root=root, **kw)
         b = LogicalBuilder(make_collective(collective, n, size_bytes, split=chosen["chunks"], root=root))
-        _add(b, plan, reduce=t.reduction, offset=0)
+        _add(b, plan, reduce=collective.reduction, offset=0)
         chosen.update(root=root, predicted_time_s=plan.predicted_time_s)
         return b.build(), chosen
-    if t.composed_of:   # all-reduce: a reduce-scatter and an all-gather on one overlay
+    if collective.composed_of:   # all-reduce: a reduce-scatter and an all-gather on one overlay
         block = lambda k: make_collective("allreduce", n, size_bytes, split=n * k).bytes_of(  # noqa: E731
             np.arange(n * k))
         best, refused = None, None
@@ -236,10 +237,10 @@ def synth_matching(system, collective, size_bytes, *, chunks: int | None = None,
         chosen["predicted_time_s"] = rs.predicted_time_s + ag.predicted_time_s
         return b.build(), chosen
     block = lambda k: make_collective(collective, n, size_bytes, split=k).bytes_of(np.arange(n * k))  # noqa: E731
-    plan, chosen, _ = _best_over(nets, block, reverse=t.reduction, **kw)   # reduce-scatter: all-gather reversed
+    plan, chosen, _ = _best_over(nets, block, reverse=collective.reduction, **kw)   # reduce-scatter: reversed
     coll = make_collective(collective, n, size_bytes, split=chosen["chunks"])
     b = LogicalBuilder(coll)
-    _add(b, plan, reduce=t.reduction, offset=0)
+    _add(b, plan, reduce=collective.reduction, offset=0)
     chosen["predicted_time_s"] = plan.predicted_time_s
     return b.build(), chosen
 

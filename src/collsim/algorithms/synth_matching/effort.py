@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.collectives import TYPES
+from ...core.collective import collective_type
+from ...core.collectives import CollectiveType
 from ...core.limits import limit_error, memory_limit_bytes
 from ...core.time_limit import time_limit, time_limit_error
 
@@ -83,7 +84,7 @@ def _closed_form_eccentricity(system, reverse: bool) -> int | None:
     return far
 
 
-def early_reason(system, collective: str) -> str | None:
+def early_reason(system, collective: str | CollectiveType) -> str | None:
     """Why even the cheapest matching of ``collective`` would exceed the memory or time limit, from closed forms.
 
     Made before the link table (or an overlay) is built: the node x piece state of whole blocks
@@ -99,25 +100,25 @@ def early_reason(system, collective: str) -> str | None:
     W. Won, M. Elavazhagan, S. Srinivasan, S. Gupta, T. Krishna, "TACOS: Topology-Aware
     Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.05301, 2023.
     """
+    collective = collective_type(collective)
     n = int(system.nodes)
-    t = TYPES[collective]
-    cells = n * (1 if t.rooted else n)         # the node x piece state of whole blocks (search.best_plan's estimate)
+    cells = n * (1 if collective.rooted else n)   # the node x piece state of whole blocks (search.best_plan)
     if cells * STATE_BYTES_PER_CELL > memory_limit_bytes():   # through switches too: before the overlays are built
-        return str(limit_error(cells * STATE_BYTES_PER_CELL, f"synthesizing {collective} on {n} nodes (a node x "
+        return str(limit_error(cells * STATE_BYTES_PER_CELL, f"synthesizing {collective.name} on {n} nodes (a node x "
                                                               f"piece state of {cells:.3g} cells)", "use fewer nodes"))
     try:
         links = system.link_count() if system.vertices == n else None
-        ecc = None if links is None else _closed_form_eccentricity(system, reverse=t.direction == "out"
-                                                                    and not t.rooted)
+        ecc = None if links is None else _closed_form_eccentricity(system, reverse=collective.direction == "out"
+                                                                    and not collective.rooted)
     except AttributeError:  # a network given as a bare link table, without closed forms
         return None
     if ecc is None:
         return None
-    steps = (ecc + 1) // 2 if t.rooted else ecc
-    pieces = 1 if t.rooted else n
-    runs = 2 if t.composed_of else 1           # all-reduce: a reduce-scatter and an all-gather
-    estimate = runs * floor_s(n, links, pieces, steps, t.rooted)
+    steps = (ecc + 1) // 2 if collective.rooted else ecc
+    pieces = 1 if collective.rooted else n
+    runs = 2 if collective.composed_of else 1           # all-reduce: a reduce-scatter and an all-gather
+    estimate = runs * floor_s(n, links, pieces, steps, collective.rooted)
     if estimate <= time_limit()[0]:
         return None
-    return str(time_limit_error(estimate, f"synthesizing {collective} on {n} nodes (at least {steps} steps of "
+    return str(time_limit_error(estimate, f"synthesizing {collective.name} on {n} nodes (at least {steps} steps of "
                                           f"{(n + links) * pieces:.3g} node x piece cells)", "use fewer nodes"))

@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.collective import canonical_collective, make_collective
-from ...core.collectives import TYPES
-from ...core.csr import permute_csr
+from ...core.collective import make_collective
+from ...core.collectives import CollectiveType
+from ...core.csr import INDEX, permute_csr
 from ...core.errors import InputError, UnsupportedError
-from ...core.csr import INDEX
-from ...kinds.network.routes import LinkRoutes
 from ...core.schedule import LogicalSchedule
 from ...core.validate import optional_integer
+from ...kinds.network.routes import LinkRoutes
 from ..common import check_root
 from ..registry import register
 from .packing import pack, planned_roots
@@ -54,7 +53,7 @@ programme a row per link orbit): the 10x10 torus's all-gather builds in 4 s.  Be
 chunk deliveries leaves a block too few pieces (a 16x16 torus: 15, 0.93 of the bound)."""
 
 
-def requires(system, collective) -> str | None:
+def requires(system, collective: CollectiveType) -> str | None:
     """Why the packing cannot run here, or None.
 
     References
@@ -67,7 +66,7 @@ def requires(system, collective) -> str | None:
         return (f"the tree packing takes about N^4 operations (N = {system.nodes} end nodes); "
                 f"collsim packs trees on up to {MAX_END_NODES} end nodes, {MAX_TRANSLATED_END_NODES} "
                 f"on networks whose translations keep their links")
-    if system.nodes > MAX_END_NODES and TYPES[canonical_collective(collective)].rooted:
+    if system.nodes > MAX_END_NODES and collective.rooted:
         return (f"a root's trees are packed on up to {MAX_END_NODES} end nodes (N = {system.nodes}): "
                 f"translations do not move a rooted collective's trees")
     if system.nodes > MAX_END_NODES and planned_roots(system) > MAX_END_NODES:
@@ -82,7 +81,7 @@ TIMINGS = ("auto", "pipeline", "timed")
 """The ``timing`` parameter's values."""
 
 
-def _tune(system, collective, size_bytes):
+def _tune(system, collective: CollectiveType, size_bytes):
     """Both plans: the prediction behind ``auto`` bounds the simulated time from above (every round at
     its most loaded link plus its slowest latency), but a round's short paths finish early, so the
     plan predicted slower can simulate faster (a 16-host dragonfly: pipeline 0.894, timed 0.886 of
@@ -137,7 +136,7 @@ def _logical(coll, phases) -> LogicalSchedule:
               "collsim's pricing through the switches, translations and round pipelining (docs/synthesis.md)",
     summary="synthesized from the graph: spanning trees packed at the cut bound's rate, pipelined",
 )
-def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, rounds: int | None = None,
+def synth_trees(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, rounds: int | None = None,
                 root: int = 0, timing: str = "auto"):
     """Synthesize a collective from arborescences packed at the optimal rate.
 
@@ -189,7 +188,7 @@ def synth_trees(system, collective, size_bytes, *, pieces: int | None = None, ro
         raise InputError(f"synth-trees: timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     optional_integer("synth-trees: pieces", pieces, lo=1)
     optional_integer("synth-trees: rounds", rounds, lo=1)
-    if collective in TYPES and TYPES[collective].rooted:
+    if collective.rooted:
         root = check_root(root, system.nodes)
     configs = system.configurations()
     if configs is None:
@@ -227,28 +226,26 @@ def _symmetric(system, links) -> bool:
     return bool(np.isin(ids, links).all())
 
 
-def _floor_s(system, collective: str, size_bytes, links) -> float:
+def _floor_s(system, collective: CollectiveType, size_bytes, links) -> float:
     """No schedule on ``links`` beats this: the blocks into (all-gather, broadcast) or out of
     (reduce-scatter, reduce) the end node with the least bandwidth that way; all-reduce both."""
     n, lk = system.nodes, system.links
     bw = np.asarray(lk.bandwidth_bytes_per_s, float)[links]
     into = np.bincount(lk.dst[links], weights=bw, minlength=system.vertices)[:n]
     out = np.bincount(lk.src[links], weights=bw, minlength=system.vertices)[:n]
-    t = TYPES[collective]
-    if t.composed_of:
+    if collective.composed_of:
         block = float(make_collective("allreduce", n, size_bytes, split=n).bytes_of(np.arange(n)).mean())
         return (n - 1) * block * (1 / out.min() + 1 / into.min())
-    probe = make_collective(collective, n, size_bytes, split=1, **({"root": 0} if t.rooted else {}))
+    probe = make_collective(collective, n, size_bytes, split=1, **({"root": 0} if collective.rooted else {}))
     block = float(probe.bytes_of([0])[0])
-    blocks = 1 if t.rooted else n - 1
-    return blocks * block / (out.min() if t.reduction else into.min())
+    blocks = 1 if collective.rooted else n - 1
+    return blocks * block / (out.min() if collective.reduction else into.min())
 
 
 def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, links, beat_s=np.inf):
     """The schedule packed on ``links`` (None: every link), its parameters and predicted time
     (rounds timed only where they could beat ``beat_s``, :func:`_plan`)."""
     n = system.nodes
-    t = TYPES[collective]
 
     def packed(roots, reverse):
         packing = pack(system, roots, reverse=reverse, links=links)
@@ -258,8 +255,8 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
                 lambda: pack(system, roots, reverse=reverse, links=links, layered=True, target_z=packing.z,
                              rel_tol=LAYERED_TOLERANCE, max_iterations=LAYERED_ITERATIONS))
 
-    if t.rooted:
-        reverse = t.reduction
+    if collective.rooted:
+        reverse = collective.reduction
         packing, layered = packed([root], reverse)
         probe = make_collective(collective, n, size_bytes, split=1, root=root)
         plan, p, k, time_s, chosen, packing = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces,
@@ -267,7 +264,7 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
         coll = make_collective(collective, n, size_bytes, split=p, root=root)
         logical = _logical(coll, [_emit(system, packing, plan, reverse, 0)])
         params = {"root": root}
-    elif t.composed_of:
+    elif collective.composed_of:
         rs_pack, rs_layered = packed(None, True)
         ag_pack, ag_layered = packed(None, False)
         probe = make_collective("allreduce", n, size_bytes, split=n)
@@ -283,7 +280,7 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
         packing, time_s = ag_pack, t_rs + t_ag
         params = {}
     else:
-        reverse = t.reduction
+        reverse = collective.reduction
         packing, layered = packed(None, reverse)
         probe = make_collective(collective, n, size_bytes, split=1)
         plan, p, k, time_s, chosen, packing = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces,

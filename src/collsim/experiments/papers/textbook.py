@@ -134,7 +134,8 @@ def run_table(p: int = P, side: int = SIDE) -> list[dict]:
                     except UnsupportedError:
                         continue
                     sim = simulate(sched, report=verify(sched)).total_time_s
-                    own = spec.alpha_beta(sched.system, op, M, dict(sched.params)) if spec.alpha_beta else None
+                    own = (spec.alpha_beta(sched.system, sched.collective.type, M, dict(sched.params))
+                           if spec.alpha_beta else None)
                     fi = _FORMULA_INDEX.get((topo, op, name), 0)
                     text, value = formulas[fi] if formulas else (None, None)
                     rows.append({"topology": topo, "operation": op, "algorithm": label, "p": p, "m_bytes": M,

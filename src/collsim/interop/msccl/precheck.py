@@ -25,7 +25,7 @@ __all__ = ["PAIR_TRANSFERS", "PEERS", "check_msccl_limits", "msccl_lower_bounds"
 def _ring(n: int, coll: str) -> int | None:
     """N - 1 transfers per all-gather or reduce-scatter phase (all-reduce has both); None for others."""
     phases = TYPES[coll].phases
-    return (n - 1) * len(phases) if all(TYPES[p].per_node and not TYPES[p].rooted for p in phases) else None
+    return (n - 1) * len(phases) if all(p.per_node and not p.rooted for p in phases) else None
 
 
 def _only(algorithm: str, f):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from pathlib import Path
 
 from ...core.errors import InputError
 from .errors import MscclFormatError

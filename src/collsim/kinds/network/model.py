@@ -183,7 +183,7 @@ class NetworkModel(KindModel):
             return Timing(loggp_time_s(schedule), "loggp-piecewise (closed form)")
         coll = schedule.collective
         alpha_beta = self.closed_form(spec)  # ``(system, collective, size_bytes, params) -> seconds``
-        closed = alpha_beta(schedule.system, coll.name, coll.size_bytes, dict(schedule.params)) \
+        closed = alpha_beta(schedule.system, coll.type, coll.size_bytes, dict(schedule.params)) \
             if alpha_beta is not None else None
         if closed is not None:
             return Timing(float(closed), "alpha-beta (closed form)")

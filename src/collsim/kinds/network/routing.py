@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import numpy as np
 
 from ...core.errors import UnsupportedError
 from ...core.limits import check_memory

@@ -179,7 +179,7 @@ class OCSModel(NetworkModel):
         """The algorithm's ``closed_forms["ocs"]`` if it has one, else :func:`~collsim.kinds.ocs.system.ocs_time_s`."""
         form = self.closed_form(spec)
         coll = schedule.collective
-        closed = form(schedule.system, coll.name, coll.size_bytes, dict(schedule.params)) if form else None
+        closed = form(schedule.system, coll.type, coll.size_bytes, dict(schedule.params)) if form else None
         if closed is not None:
             return Timing(float(closed), "ocs (closed form)")
         total, _ = ocs_time_s(schedule.system, schedule.step, schedule.src, schedule.dst, schedule.size_bytes,

@@ -142,7 +142,7 @@ class OpticalRingModel(KindModel):
         system = schedule.system
         coll = schedule.collective
         paper_steps = self.closed_form(spec)  # the paper's step count: ``(system, collective, params) -> int``
-        pst = paper_steps(system, coll.name, chosen) if paper_steps is not None else None
+        pst = paper_steps(system, coll.type, chosen) if paper_steps is not None else None
         phys = check_schedule(schedule, system.physical_params())
         return OpticalPart(
             wavelengths=system.wavelengths, fibers=system.fibers, wavelengths_used=schedule.wavelengths_used(),

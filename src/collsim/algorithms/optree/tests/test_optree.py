@@ -11,12 +11,20 @@ import pytest
 import collsim.algorithms.optree as ot
 from collsim import build, verify
 from collsim.algorithms import get_algorithm
-from collsim.algorithms.optree import (enumerate_trees, evaluate_tree, line_alltoall_colours, regular_tree_cost,
-                                       search_tree, stage_templates, uniform_stage_cost)
+from collsim.algorithms.optree import (
+    enumerate_trees,
+    evaluate_tree,
+    line_alltoall_colours,
+    regular_tree_cost,
+    search_tree,
+    stage_templates,
+    uniform_stage_cost,
+)
+from collsim.core.collective import collective_type
 from collsim.core.errors import InputError
 from collsim.core.ring import first_overlap
-from collsim.kinds.optical_ring.cost import step_times
 from collsim.kinds.optical_ring import OpticalRing
+from collsim.kinds.optical_ring.cost import step_times
 
 PRIMES = [2, 3, 5, 7, 11, 13, 17, 31, 97, 127, 251, 293]
 SIZE = 4 << 20
@@ -206,7 +214,7 @@ def test_table1_n1024_w64():
     sched = build("optree", system, "allgather", SIZE, tree="lemma3-ceil")
     assert sched.params["k"] == 7 and sched.params["radices"] == [4, 4, 4, 2, 2, 2, 2]
     assert verify(sched).steps == 72                 # integral radices: 8+16+16+8+8+8+8
-    assert get_algorithm("optree").paper_steps(system, "allgather", sched.params) == 70
+    assert get_algorithm("optree").paper_steps(system, collective_type("allgather"), sched.params) == 70
 
 
 # --------------------------------------------------------------------- parameters
