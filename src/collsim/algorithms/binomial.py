@@ -73,7 +73,7 @@ def binomial(system, collective: CollectiveType, size_bytes, *, root: int = 0):
     ----------
     system : Network
         Target network.
-    collective : str
+    collective : CollectiveType
         ``broadcast``, ``reduce``, ``scatter`` or ``gather``.
     size_bytes : int
         The vector (broadcast, reduce) or each node's block (scatter, gather).

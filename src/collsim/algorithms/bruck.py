@@ -61,7 +61,7 @@ def bruck(system, collective: CollectiveType, size_bytes):
     ----------
     system : Network
         Target network.
-    collective : str
+    collective : CollectiveType
         ``"allgather"`` or ``"alltoall"``.
     size_bytes : int
         Each node's block (all-gather) or each (source, destination) block (all-to-all).

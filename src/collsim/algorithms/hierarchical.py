@@ -81,7 +81,7 @@ def hier_allreduce(system, collective: CollectiveType, size_bytes, *, pieces: in
     ----------
     system : Hierarchical
         The system.
-    collective : str
+    collective : CollectiveType
         ``"allreduce"``.
     size_bytes : int
         The vector.
@@ -130,7 +130,7 @@ def hier_allgather(system, collective: CollectiveType, size_bytes, *, pieces: in
     ----------
     system : Hierarchical
         The system.
-    collective : str
+    collective : CollectiveType
         ``"allgather"``.
     size_bytes : int
         Each node's block.
@@ -168,7 +168,7 @@ def hier_alltoall(system, collective: CollectiveType, size_bytes, *, pieces: int
     ----------
     system : Hierarchical
         The system.
-    collective : str
+    collective : CollectiveType
         ``"alltoall"``.
     size_bytes : int
         Each pair's block.
@@ -216,7 +216,7 @@ def md_ring(system, collective: CollectiveType, size_bytes, *, pieces: int | Non
     ----------
     system : Hierarchical
         The system.
-    collective : str
+    collective : CollectiveType
         ``"allreduce"`` or ``"allgather"``.
     size_bytes : int
         The vector (all-reduce) or each node's block.

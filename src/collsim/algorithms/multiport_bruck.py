@@ -57,7 +57,7 @@ def bruck_multiport(system, collective: CollectiveType, size_bytes, *, ports: in
     ----------
     system : OCS
         The switch.
-    collective : str
+    collective : CollectiveType
         ``"allgather"`` or ``"alltoall"``.
     size_bytes : int
         Each node's block (all-gather) or each (source, destination) block (all-to-all).

@@ -65,7 +65,7 @@ def ring_multiport(system, collective: CollectiveType, size_bytes, *, rings: int
     ----------
     system : OCS
         The switch.
-    collective : str
+    collective : CollectiveType
         ``"allgather"``, ``"reducescatter"`` or ``"allreduce"``.
     size_bytes : int
         Each node's block (all-gather, reduce-scatter) or the vector (all-reduce).

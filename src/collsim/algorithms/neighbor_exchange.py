@@ -40,7 +40,7 @@ def neighbor_exchange(system, collective: CollectiveType, size_bytes, *, stripe:
     ----------
     system : OpticalRing
         Target ring with an even node count.
-    collective : str
+    collective : CollectiveType
         ``"allgather"``.
     size_bytes : int
         Each node's contribution.

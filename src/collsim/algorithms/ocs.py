@@ -106,7 +106,7 @@ def pairwise_relay(system, collective: CollectiveType, size_bytes, *, degree: in
     ----------
     system : OCS
         The switch.
-    collective : str
+    collective : CollectiveType
         ``"alltoall"``.
     size_bytes : int
         Each (source, destination) block.
@@ -218,7 +218,7 @@ def ocs_auto(system, collective: CollectiveType, size_bytes, *, choice: str | No
     ----------
     system : OCS
         The switch.
-    collective : str
+    collective : CollectiveType
         One of :data:`CANDIDATES`.
     size_bytes : int
         Message size.

@@ -41,7 +41,7 @@ def one_stage(system, collective: CollectiveType, size_bytes):
     ----------
     system : OpticalRing
         Target ring.
-    collective : str
+    collective : CollectiveType
         Canonical collective name.
     size_bytes : int
         Message size.

@@ -74,7 +74,7 @@ def pairwise(system, collective: CollectiveType, size_bytes, *, exchange: str = 
     ----------
     system : Network
         Target network.
-    collective : str
+    collective : CollectiveType
         ``"alltoall"``.
     size_bytes : int
         Each (source, destination) block.

@@ -63,7 +63,7 @@ def rabenseifner(system, collective: CollectiveType, size_bytes):
     ----------
     system : Network
         Target network (a hypercube makes every exchange one hop).
-    collective : str
+    collective : CollectiveType
         ``"allreduce"``, or ``"reducescatter"`` (the recursive-halving half alone: seed
         002's all-to-all reduction on a hypercube, log p rounds, N a power of two).
     size_bytes : int

@@ -117,7 +117,7 @@ def recursive_doubling(system, collective: CollectiveType, size_bytes, *, root: 
     ----------
     system : Network
         Target network (a hypercube makes every exchange one hop).
-    collective : str
+    collective : CollectiveType
         Canonical collective name.
     size_bytes : int
         Message size m (per node block; whole vector for all-reduce, broadcast, reduce, scan).

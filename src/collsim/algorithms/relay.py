@@ -324,7 +324,7 @@ def relay(system, collective: CollectiveType, size_bytes, *, base: str | None = 
     ----------
     system : OpticalRing
         Target ring.
-    collective : str
+    collective : CollectiveType
         ``allgather``, ``alltoall`` or ``broadcast``.
     size_bytes : int
         Message size.

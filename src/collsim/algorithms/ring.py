@@ -55,7 +55,7 @@ def ring(system, collective: CollectiveType, size_bytes, *, chunks: int = 1, str
     ----------
     system : OpticalRing
         Target ring.
-    collective : str
+    collective : CollectiveType
         Canonical collective name.
     size_bytes : int
         Message size.

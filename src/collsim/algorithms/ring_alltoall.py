@@ -131,7 +131,7 @@ def ring_alltoall(system, collective: CollectiveType, size_bytes):
     ----------
     system : OpticalRing
         Target ring.
-    collective : str
+    collective : CollectiveType
         ``alltoall``.
     size_bytes : int
         Each pair's block m.

@@ -95,7 +95,7 @@ def striped_ring(system, collective: CollectiveType, size_bytes):
     ----------
     system : OpticalRing
         Target ring.
-    collective : str
+    collective : CollectiveType
         ``allgather``, ``reducescatter`` or ``allreduce``.
     size_bytes : int
         Message size.

@@ -175,7 +175,7 @@ def synth_alltoall(system, collective: CollectiveType, size_bytes, *, split: int
     ----------
     system : Network
         Any electrical network (switches, heterogeneous and one-way links included).
-    collective : str
+    collective : CollectiveType
         ``"alltoall"``.
     size_bytes : int
         Each (source, destination) block.

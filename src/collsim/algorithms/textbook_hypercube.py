@@ -54,7 +54,7 @@ def hypercube_personalized(system, collective: CollectiveType, size_bytes):
     ----------
     system : Network
         Target network with a power-of-two node count (one hop per message on a hypercube).
-    collective : str
+    collective : CollectiveType
         ``"alltoall"``.
     size_bytes : int
         Each (source, destination) block m.

@@ -117,7 +117,7 @@ def mesh(system, collective: CollectiveType, size_bytes, *, root: int = 0, shift
     ----------
     system : Mesh or Torus
         A 2-D grid with ``dims == (a, a)``.
-    collective : str
+    collective : CollectiveType
         Canonical collective name.
     size_bytes : int
         Message size m (see :mod:`collsim.core.collective`).

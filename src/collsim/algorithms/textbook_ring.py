@@ -55,7 +55,7 @@ def ring_personalized(system, collective: CollectiveType, size_bytes):
     ----------
     system : Network or OpticalRing
         Target ring (any network: node r talks to node r+1 mod p).
-    collective : str
+    collective : CollectiveType
         ``"alltoall"``.
     size_bytes : int
         Each (source, destination) block m.
@@ -115,7 +115,7 @@ def ring_shift(system, collective: CollectiveType, size_bytes, *, shift: int = 1
     ----------
     system : Network or OpticalRing
         Target ring.
-    collective : str
+    collective : CollectiveType
         ``"shift"``.
     size_bytes : int
         Each node's block m.
@@ -170,7 +170,7 @@ def direct(system, collective: CollectiveType, size_bytes, *, shift: int = 1):
     system : Network or OpticalRing
         Target system; on a hypercube (E-cube routing) no link carries two blocks,
         on a ring each link carries up to ``min(q, p-q)``.
-    collective : str
+    collective : CollectiveType
         ``"shift"``.
     size_bytes : int
         Each node's block m.

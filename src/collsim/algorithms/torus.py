@@ -158,7 +158,7 @@ def torus_striped(system, collective: CollectiveType, size_bytes, *, orders: int
     ----------
     system : OpticalTorus
         Target torus.
-    collective : str
+    collective : CollectiveType
         ``allgather``, ``reducescatter`` or ``allreduce``.
     size_bytes : int
         Message size (all-gather: each node's block).
@@ -227,7 +227,7 @@ def torus_optree(system, collective: CollectiveType, size_bytes, *, tree: str = 
     ----------
     system : OpticalTorus
         Target torus.
-    collective : str
+    collective : CollectiveType
         ``"allgather"``.
     size_bytes : int
         Each node's block.

@@ -193,7 +193,7 @@ def wrht(system, collective: CollectiveType, size_bytes, *, m: int | None = None
     ----------
     system : OpticalRing
         Target ring (``F`` fibers per direction, ``w`` wavelengths each).
-    collective : str
+    collective : CollectiveType
         ``"allreduce"`` (one chunk for the whole vector) or ``"allgather"``.
     size_bytes : int
         Message size.

@@ -133,7 +133,7 @@ def mlfm_alltoall(system, collective: CollectiveType, size_bytes, select=None):
     system : MLFM
         Network whose end nodes are the selection (``MLFM(..., selection=(n, l, m))``, or a full
         machine, which is the selection ``(d, d+1, d)``).
-    collective : str
+    collective : CollectiveType
         ``"alltoall"``.
     size_bytes : int
         Block size per (source, destination) pair.

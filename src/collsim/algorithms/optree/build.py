@@ -51,7 +51,7 @@ def optree(system, collective: CollectiveType, size_bytes, *, tree: str = "searc
     ----------
     system : OpticalRing
         Target ring.
-    collective : str
+    collective : CollectiveType
         ``"allgather"``.
     size_bytes : int
         Each node's block ``d`` (one chunk per node).

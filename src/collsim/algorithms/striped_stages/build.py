@@ -100,7 +100,7 @@ def striped_stages(system, collective: CollectiveType, size_bytes, *, radices=No
     ----------
     system : OpticalRing
         Target ring.
-    collective : str
+    collective : CollectiveType
         ``allgather``, ``reducescatter`` or ``allreduce``.
     size_bytes : int
         Message size m.

@@ -153,7 +153,7 @@ def synth_matching(system, collective: CollectiveType, size_bytes, *, chunks: in
     system : Network
         A network: end nodes joined by direct links, or through switches (then the plan is made
         on circulant overlays of logical links, :mod:`collsim.algorithms.synth_matching.overlays`).
-    collective : str
+    collective : CollectiveType
         ``allgather``, ``reducescatter``, ``allreduce``, ``broadcast`` or ``reduce``.
     size_bytes : int
         Message size (collsim's meaning per collective: all-gather's total output).

@@ -147,7 +147,7 @@ def synth_trees(system, collective: CollectiveType, size_bytes, *, pieces: int |
         where translations keep its links (switches, one-way and
         heterogeneous links included; on a reconfigurable one, each configuration it offers
         is packed and the fastest kept).
-    collective : str
+    collective : CollectiveType
         ``allgather``, ``reducescatter``, ``allreduce``, ``broadcast`` or ``reduce``.
     size_bytes : int
         Message size (collsim's meaning per collective).
