@@ -725,6 +725,32 @@ def hier_allreduce_16x8() -> dict:
     return out
 
 
+@workload("compare-hier-1024", "collsim compare, 1,024 GPUs (boxes of 8 on a 128-port fat tree), all-reduce 256 MiB: "
+          "every applicable algorithm, hier-allreduce included, verified and simulated in <= 30 s and <= 4 GiB")
+def compare_hier_1024() -> dict:
+    """The command of the 1,024-GPU target (smoke: 4 boxes of 8, 1 MiB)."""
+    boxes, size = (4, "1MiB") if SMOKE else (128, "256MiB")
+    proc, wall = _cli("compare", "--system", "hierarchical", "-S", f"dims=switch:8:300GB/s,fat-tree:{boxes}:50GB/s",
+                      "-c", "allreduce", "-s", size, "--json")
+    rows = [r for r in json.loads(proc.stdout) if r["verification"] != "not run"]  # skipped rows say why
+    best = max(rows, key=lambda r: r["efficiency"])
+    return {"wall_s": wall, "rows": len(rows), "verified": all(r["verified"] for r in rows),
+            "algorithms": sorted(r["algorithm"] for r in rows), "best": best["algorithm"],
+            "best_efficiency": best["efficiency"],
+            "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+@workload("scaling", "time and peak memory against N: ring all-reduce (optical ring, 256-65,536), hier-allreduce "
+          "(boxes of 8, 128-65,536), pairwise all-to-all (fat tree, 64-4,096); fitted exponents")
+def scaling() -> dict:
+    """``benchmarks/scaling.py --json`` (smoke: two small points a family); the figure is drawn by hand."""
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent / "scaling.py"), "--json"]
+                          + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
+    rec = json.loads(proc.stdout)
+    return {"fits": rec["fits"], "points": len(rec["points"]),
+            "refused": [f"{p['family']} N={p['nodes']}" for p in rec["points"] if "refused" in p]}
+
+
 def _command(args: list[str], expect: int) -> dict:
     """The console script on ``args`` in its own process: its exit status, last line, wall time and peak memory."""
     exe = Path(sys.executable).parent / "collsim"

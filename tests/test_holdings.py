@@ -612,7 +612,12 @@ def star_reduce(n, split):
 def test_reduction_state_is_batched_or_refused(monkeypatch):
     s = star_reduce(4096, 16)  # 65536 tracked pairs x 64 words: 32 MiB of contributor sets
     monkeypatch.setenv(ENV_VAR, "16MiB")
-    verify_dataflow(s)  # in chunk batches
+    assert verify_dataflow(s) == "fingerprint"  # by default: 16 bytes a pair, no batches
+    bad = _replace(s, chunk_idx=np.where(np.arange(len(s.chunk_idx)) == 9000, 3, s.chunk_idx))
+    with pytest.raises(E.PostconditionError, match="4097 of 4096 contributions"):
+        verify_dataflow(bad)
+    monkeypatch.setattr(reduction, "_FORCE_METHOD", "exact")  # exact sets, in chunk batches
+    verify_dataflow(s)
     bad = _replace(s, chunk_idx=np.where(np.arange(len(s.chunk_idx)) == 9000, 3, s.chunk_idx))
     with pytest.raises(E.DoubleCountError) as info:
         verify_dataflow(bad)

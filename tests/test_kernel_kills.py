@@ -129,10 +129,13 @@ c = make_collective("reduce", n, 64 * split, split=split)
 t = n - 1
 s = Sched(c, np.arange(t), np.arange(1, n), np.zeros(t, np.int64), np.arange(t + 1) * split,
           np.tile(np.arange(split), t), np.ones(t, bool))
+if sys.argv[1:] == ["exact"]:  # exact contributor sets, every chunk on its own
+    from collsim.verify import classes
+    reduction._FORCE_METHOD, classes.MIN_ROWS = "exact", 2**62
 batches = []
 real = reduction._Batch
 reduction._Batch = lambda *a: batches.append(a[-1]) or real(*a)
-verify_dataflow(s)            # 4.2 M pairs x 64 words: 2 GiB of contributor sets
+print(verify_dataflow(s))     # 4.2 M pairs x 64 words: 2 GiB of contributor sets
 s.chunk_idx[5000] = 3         # a contribution counted twice, in the fifth step
 try:
     verify_dataflow(s)
@@ -147,13 +150,27 @@ def test_reduction_sets_are_checked_in_bounded_blocks(tmp_path):
     numpy under a 10 GiB address-space limit); in blocks of at most 256 MiB they fit in 1.5 GiB."""
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (3 * GiB // 2, 3 * GiB // 2))
+    proc = subprocess.run([sys.executable, "-c", REDUCE_SCRIPT, "exact"], cwd=tmp_path, capture_output=True,
+                          text=True, preexec_fn=cap, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    method, err, batches = proc.stdout.strip().splitlines()
+    assert method == "exact" and err.startswith("DoubleCountError"), err
+    names(err, "node 0", "chunk 3", "steps[4].transfers[0]")
+    assert int(batches) >= 2 * 8  # two runs, each in at least 2 GiB / 256 MiB chunk batches
+
+
+def test_by_default_the_same_reduction_is_checked_once_by_fingerprints(tmp_path):
+    """The same 4,096-node reduction by default: its 1,024 chunks travel together (one class) and the
+    sets would take 2 GiB, so fingerprints of one representative: one pass, the double count still caught."""
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (3 * GiB // 2, 3 * GiB // 2))
     proc = subprocess.run([sys.executable, "-c", REDUCE_SCRIPT], cwd=tmp_path, capture_output=True, text=True,
                           preexec_fn=cap, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    err, batches = proc.stdout.strip().splitlines()
-    assert err.startswith("DoubleCountError"), err
-    names(err, "node 0", "chunk 3", "steps[4].transfers[0]")
-    assert int(batches) >= 2 * 8  # two runs, each in at least 2 GiB / 256 MiB chunk batches
+    method, err, batches = proc.stdout.strip().splitlines()
+    assert method == "exact" and int(batches) == 2  # one class of 1,024 chunks: exact sets of 4,096 pairs
+    assert err.startswith("PostconditionError") or err.startswith("DoubleCountError"), err
+    names(err, "node 0")
 
 
 def test_compare_lists_an_algorithm_numpy_could_not_allocate_as_skipped(monkeypatch):

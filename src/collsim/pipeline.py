@@ -154,14 +154,14 @@ def verify(schedule: Schedule | str | os.PathLike, *, dataflow: bool = True, res
     2
     """
     schedule = _schedule(schedule, "verify")
-    _check(schedule, dataflow, resources)
+    data_flow = _check(schedule, dataflow, resources)
     model = model_for(schedule.system)
     closed = model.time(schedule, _spec(schedule))
     return VerifyReport(steps=schedule.num_steps, rounds=schedule.num_rounds, transfers=len(schedule),
                         wavelengths_used=schedule.wavelengths_used(),
                         max_hops=int(schedule.hops.max()) if len(schedule) else 0,
                         time_s=model.answer_time_s(schedule, closed) if answer else math.nan,
-                        closed_form_time_s=closed.time_s)
+                        closed_form_time_s=closed.time_s, data_flow=data_flow)
 
 
 def _schedule(schedule: Schedule | str | os.PathLike, what: str) -> Schedule:
@@ -170,13 +170,12 @@ def _schedule(schedule: Schedule | str | os.PathLike, what: str) -> Schedule:
     return load_schedule(schedule, what=what)
 
 
-def _check(schedule: Schedule, dataflow: bool = True, resources: bool = True) -> None:
-    """The checks of :func:`verify`, without the report."""
+def _check(schedule: Schedule, dataflow: bool = True, resources: bool = True) -> str:
+    """The checks of :func:`verify`, without the report; returns how the data flow was checked."""
     verify_endpoints(schedule)
     if resources:
         model_for(schedule.system).check_resources(schedule)
-    if dataflow:
-        verify_dataflow(schedule)
+    return verify_dataflow(schedule) if dataflow else "not checked"
 
 
 def schedule_time_s(schedule: Schedule | str | os.PathLike, *, report: VerifyReport | None = None) -> float:

@@ -129,6 +129,8 @@ _ENTRIES = (
     Citation("BangJensen95", "J. Bang-Jensen, A. Frank, B. Jackson",
              "Preserving and increasing local edge-connectivity in mixed graphs",
              "SIAM Journal on Discrete Mathematics 8(2)", 1995, "pp. 155-178"),
+    Citation("Schwartz80", "J. T. Schwartz", "Fast probabilistic algorithms for verification of polynomial identities",
+             "Journal of the ACM", 1980, "27(4)"),
     Citation("DantzigWolfe60", "G. B. Dantzig, P. Wolfe", "Decomposition principle for linear programs",
              "Operations Research 8(1)", 1960, "pp. 101-111"),
     Citation("FordFulkerson58", "L. R. Ford, D. R. Fulkerson", "Constructing maximal dynamic flows from static flows",

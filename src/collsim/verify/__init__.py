@@ -46,6 +46,10 @@ class VerifyReport:
         The kind's closed-form time: the same as ``time_s`` on optical systems; on networks the
         alpha-beta estimate (an algorithm's own formula, which ignores shared links and can be below
         the lower bound, or the schedule's, which counts every link's load and never is).
+    data_flow : str, optional
+        How the data flow was checked: ``"exact"`` (holdings, or exact contributor sets of a
+        reduction), ``"fingerprint"`` (a large reduction checked on random data, wrong with
+        probability below 2^-95: :mod:`collsim.verify.fingerprint`) or ``"not checked"``.
 
     Examples
     --------
@@ -67,6 +71,7 @@ class VerifyReport:
     max_hops: int
     time_s: float = field(default=math.nan, repr=False)  # the counts are the report's repr
     closed_form_time_s: float = field(default=math.nan, repr=False)
+    data_flow: str = field(default="exact", repr=False)
 
     @property
     def slots(self) -> int:

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import MissingDataError, PostconditionError, UnexpectedReductionError, Where
+from ..core.errors import DataFlowError, MissingDataError, PostconditionError, UnexpectedReductionError, Where
 from ..core.limits import check_memory
 from ..core.errors import located
 from ..core.schedule import Schedule
 from . import pairs
+from .classes import quotient
 from .pairs import INDEX, PairIndex, first_absent, plan
-from .reduction import HINT, verify_reduction
+from .reduction import HINT, choose_method, state_bytes_per_pair, verify_reduction
 
 _NEVER = np.iinfo(INDEX).max
 
@@ -46,21 +47,40 @@ def _check_ranges(s: Schedule) -> None:
 def dataflow_memory_bytes(s: Schedule) -> int:
     """Estimated peak bytes of :func:`verify_dataflow` on ``s``, computed without allocating."""
     c = s.collective
-    state = (c.nodes + 63) // 64 * 8 if c.reduction else 9
+    state = 9
+    if c.reduction:
+        r = len(s.chunk_idx)
+        direct, _, _ = plan(c.nodes, c.chunks, c.pre.num_explicit, r, c.post.num_explicit, 16)
+        pairs = c.nodes * c.chunks if direct else min(c.pre.num_explicit + 2 * r + c.post.num_explicit,
+                                                      c.nodes * c.chunks)
+        state = state_bytes_per_pair(c.nodes, choose_method(c.nodes, pairs))
     return plan(c.nodes, c.chunks, c.pre.num_explicit, len(s.chunk_idx), c.post.num_explicit, state,
                 copies=not c.reduction)[2]
 
 
 @located
-def verify_dataflow(s: Schedule) -> None:
-    """Check that the schedule moves data correctly and meets the postcondition."""
+def verify_dataflow(s: Schedule) -> str:
+    """Check that the schedule moves data correctly and meets the postcondition.
+
+    Returns how: ``"exact"`` (every collective without a reduction, and reductions with exact
+    contributor sets) or ``"fingerprint"`` (large reductions, :mod:`collsim.verify.fingerprint`).
+    """
     _check_ranges(s)
+    q = quotient(s)
+    if q is None:
+        return _verify_dataflow(s)
+    try:  # chunks that always travel together: one representative per class (exact, collsim.verify.classes)
+        return _verify_dataflow(q.schedule)
+    except DataFlowError as exc:
+        raise q.original_error(exc) from None
+
+
+def _verify_dataflow(s: Schedule) -> str:
     c = s.collective
     what = (f"verifying the data flow of {c.name} on {c.nodes} nodes ({c.chunks} chunks, "
             f"{len(s.chunk_idx)} chunk deliveries)")
     if c.reduction:
-        verify_reduction(s, what)
-        return
+        return verify_reduction(s, what)
     if s.reduce.any():
         t = int(np.flatnonzero(s.reduce)[0])
         raise UnexpectedReductionError(f"the transfer reduces, but {c.name} has no reduction; its transfers "
@@ -73,6 +93,7 @@ def verify_dataflow(s: Schedule) -> None:
         _verify_copies_direct(s)
     else:
         _verify_copies(s, PairIndex(s))
+    return "exact"
 
 
 def _row_blocks(s: Schedule):

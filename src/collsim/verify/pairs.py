@@ -182,6 +182,29 @@ class PairIndex:
         return row
 
 
+def stable_order(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, ids[order])``: a stable ascending order of non-negative ``ids``.
+
+    The position rides in the low bits of one ``int64`` key, so a plain (SIMD) sort is stable;
+    several times faster than ``argsort(kind="stable")`` on millions of ids.
+
+    >>> stable_order(np.array([3, 1, 3, 0]))[0].tolist()
+    [3, 1, 0, 2]
+    """
+    k = len(ids)
+    top = int(ids.max()) if k else 0
+    pbits = max(k - 1, 1).bit_length()
+    if k < 2 or top.bit_length() + pbits > 62:
+        order = np.argsort(ids, kind="stable")
+        return order, ids[order]
+    key = ids.astype(INDEX) << pbits
+    key |= np.arange(k, dtype=INDEX)
+    key.sort()
+    order = key & ((1 << pbits) - 1)
+    key >>= pbits
+    return order, key.astype(ids.dtype, copy=False)
+
+
 def first_absent(nodes: int, every_post: np.ndarray, thr: np.ndarray, pnode: np.ndarray,
                  pchunk: np.ndarray) -> tuple[int, int] | None:
     """First failing untouched pair of the every-node postcondition chunks, node-major.

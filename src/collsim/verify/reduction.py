@@ -24,7 +24,8 @@ from ..core.errors import ConflictingWriteError, DoubleCountError, MissingDataEr
 from ..core.limits import check_memory, limit_error, memory_budget
 from ..core.errors import located
 from ..core.schedule import Schedule
-from .pairs import INDEX, PairIndex, first_absent, plan
+from . import fingerprint
+from .pairs import INDEX, PairIndex, first_absent, plan, stable_order
 
 BLOCK_BYTES = 256 << 20
 """Most bytes of contributor bitsets held at once: larger states are verified in chunk batches (in one
@@ -35,6 +36,7 @@ refused as too slow (about a minute per million)."""
 _NEVER = np.iinfo(INDEX).max
 _POST_BATCH = 1 << 18
 _BATCH_PAIRS = 0  # > 0: verify in chunk batches of at most this many pairs (for tests)
+_FORCE_METHOD: str | None = None  # tests: "exact" or "fingerprint" whatever the size
 HINT = "verify fewer nodes or chunks, or raise the limit"
 
 
@@ -146,27 +148,83 @@ class _Batch:
         return g if self.gids is None else self.loc[g]
 
 
-def _run_steps(s: Schedule, b: _Batch, state: np.ndarray, stop_step: int):
-    """Propagate one batch; return ``(order key, error)`` of its first violation, or None."""
+def _steps(b: _Batch, stop_step: int):
+    """Yield ``(step, lo, hi)``: the batch's rows ``lo:hi`` of each step up to ``stop_step``."""
     if not len(b.step):
-        return None
+        return
     cut = np.flatnonzero(b.step[1:] != b.step[:-1]) + 1
     bounds = np.concatenate(([0], cut, [len(b.step)])).tolist()
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         step = int(b.step[lo])
         if step > stop_step:
+            return
+        yield step, lo, hi
+
+
+class _Writes:
+    """The writes of one step's rows, grouped by destination buffer (rows sorted stably by it)."""
+
+    def __init__(self, s: Schedule, b: _Batch, step: int, lo: int, hi: int, payload: np.ndarray) -> None:
+        self.s, self.b, self.step, self.lo = s, b, step, lo
+        self.did, self.t, self.ch = b.dst[lo:hi], b.t[lo:hi], b.ch[lo:hi]
+        self.red = s.reduce[self.t]
+        self.payload = payload
+        self.order, self.did_o = stable_order(self.did)
+        self.unique = len(self.did_o) < 2 or bool((self.did_o[1:] != self.did_o[:-1]).all())
+
+    def group(self) -> None:
+        """Group the rows by destination (several write one buffer)."""
+        self.red_o = self.red[self.order]
+        self.starts = np.flatnonzero(np.concatenate([[True], self.did_o[1:] != self.did_o[:-1]]))
+        self.ends = np.append(self.starts[1:], len(self.order))
+        self.gred = self.red_o[self.starts]
+        self.gdid = self.did_o[self.starts]
+        self.pay_o = self.payload[self.order]
+
+    def mixed(self):
+        """A buffer both copied into and reduced into in this step: ``(order key, error)`` or None."""
+        st, red_o = self.starts, self.red_o
+        mixed = np.logical_or.reduceat(red_o, st) & ~np.logical_and.reduceat(red_o, st)
+        if not mixed.any():
             return None
-        sid, did, t, ch = b.src[lo:hi], b.dst[lo:hi], b.t[lo:hi], b.ch[lo:hi]
-        payload = state[sid]                                   # (rows, words), read at step start
-        empty = ~payload.any(axis=1)
-        if empty.any():
-            i = int(np.argmax(empty))
-            return (step, 0, b.row(lo + i), 0), _missing(s, step, int(t[i]), int(ch[i]))
-        red = s.reduce[t]
-        order = np.argsort(did, kind="stable")
-        did_o = did[order]
-        if len(did_o) < 2 or bool((did_o[1:] != did_o[:-1]).all()):
-            # one write per buffer: only a reduction into a buffer that already holds it double-counts
+        gi = int(np.argmax(mixed))
+        i = int(self.order[st[gi]])
+        return (self.step, 1, int(self.b.glob(self.did_o[st[gi]])), 0), _conflict(
+            self.s, self.step, int(self.t[i]), int(self.ch[i]),
+            "a buffer is both copied into and reduced into in one step")
+
+    def differing_copies(self):
+        """Copies into one buffer in this step that differ: ``(order key, error)`` or None."""
+        if self.gred.all():
+            return None
+        group_of = np.repeat(np.arange(len(self.starts)), self.ends - self.starts)
+        differ = (self.pay_o != self.pay_o[self.starts][group_of]).any(axis=1) & ~self.red_o
+        if not differ.any():
+            return None
+        k = int(np.argmax(differ))
+        i = int(self.order[k])
+        return (self.step, 3, int(self.b.glob(self.did_o[k])), self.b.row(self.lo + i)), _conflict(
+            self.s, self.step, int(self.t[i]), int(self.ch[i]), "two different buffers are copied to one place in one step")
+
+
+def _empty(s: Schedule, b: _Batch, step: int, lo: int, empty: np.ndarray):
+    """A row that sends an empty buffer: ``(order key, error)`` or None."""
+    if not empty.any():
+        return None
+    i = int(np.argmax(empty))
+    return (step, 0, b.row(lo + i), 0), _missing(s, step, int(b.t[lo + i]), int(b.ch[lo + i]))
+
+
+def _run_steps(s: Schedule, b: _Batch, state: np.ndarray, stop_step: int):
+    """Propagate one batch of contributor sets; return ``(order key, error)`` of its first violation, or None."""
+    for step, lo, hi in _steps(b, stop_step):
+        payload = state[b.src[lo:hi]]                          # (rows, words), read at step start
+        found = _empty(s, b, step, lo, ~payload.any(axis=1))
+        if found:
+            return found
+        w = _Writes(s, b, step, lo, hi, payload)
+        did, red = w.did, w.red
+        if w.unique:  # one write per buffer: only a reduction into a buffer that already holds it double-counts
             if red.any():
                 current = state[did]
                 dup = red & (current & payload).any(axis=1)
@@ -174,47 +232,64 @@ def _run_steps(s: Schedule, b: _Batch, state: np.ndarray, stop_step: int):
                     rows = np.flatnonzero(dup)
                     i = int(rows[np.argmin(did[rows])])
                     return ((step, 2, int(b.glob(did[i])), 0),
-                            _double(s, step, int(t[i]), int(ch[i]), "already holds"))
+                            _double(s, step, int(w.t[i]), int(w.ch[i]), "already holds"))
                 state[did] = np.where(red[:, None], current | payload, payload)
             else:
                 state[did] = payload
             continue
-        red_o = red[order]
-        starts = np.flatnonzero(np.concatenate([[True], did_o[1:] != did_o[:-1]]))
-        ends = np.append(starts[1:], len(order))
-        mixed = np.logical_or.reduceat(red_o, starts) & ~np.logical_and.reduceat(red_o, starts)
-        if mixed.any():
-            gi = int(np.argmax(mixed))
-            i = int(order[starts[gi]])
-            return (step, 1, int(b.glob(did_o[starts[gi]])), 0), _conflict(
-                s, step, int(t[i]), int(ch[i]), "a buffer is both copied into and reduced into in one step")
-        gred = red_o[starts]
-        pay_o = payload[order]
-        union = np.bitwise_or.reduceat(pay_o, starts, axis=0)
-        gdid = did_o[starts]
-        current = state[gdid]
-        if gred.any():  # incoming sets pairwise disjoint and disjoint from the buffer
-            counts = np.add.reduceat(_popcount(pay_o), starts)
+        w.group()
+        found = w.mixed()
+        if found:
+            return found
+        union = np.bitwise_or.reduceat(w.pay_o, w.starts, axis=0)
+        current = state[w.gdid]
+        if w.gred.any():  # incoming sets pairwise disjoint and disjoint from the buffer
+            counts = np.add.reduceat(_popcount(w.pay_o), w.starts)
             overlap = (current & union).any(axis=1)
-            bad = gred & ((counts != _popcount(union)) | overlap)
+            bad = w.gred & ((counts != _popcount(union)) | overlap)
             if bad.any():
                 gi = int(np.argmax(bad))
-                i = int(order[ends[gi] - 1])
+                i = int(w.order[w.ends[gi] - 1])
                 what = "already holds" if overlap[gi] else "receives twice in one step"
-                return (step, 2, int(b.glob(gdid[gi])), 0), _double(s, step, int(t[i]), int(ch[i]), what)
-        if (~gred).any():  # all copies to one buffer in one step must agree
-            group_of = np.repeat(np.arange(len(starts)), ends - starts)
-            differ = (pay_o != pay_o[starts][group_of]).any(axis=1) & ~red_o
-            if differ.any():
-                k = int(np.argmax(differ))
-                i = int(order[k])
-                return (step, 3, int(b.glob(did_o[k])), b.row(lo + i)), _conflict(
-                    s, step, int(t[i]), int(ch[i]), "two different buffers are copied to one place in one step")
-        state[gdid] = np.where(gred[:, None], current | union, union)
+                return (step, 2, int(b.glob(w.gdid[gi])), 0), _double(s, step, int(w.t[i]), int(w.ch[i]), what)
+        found = w.differing_copies()
+        if found:
+            return found
+        state[w.gdid] = np.where(w.gred[:, None], current | union, union)
     return None
 
 
-def _check_post(c, idx: PairIndex, b: _Batch, state: np.ndarray, need: _Need, post_n, post_c, post_in):
+def _run_steps_fingerprint(s: Schedule, b: _Batch, state: np.ndarray, stop_step: int):
+    """Propagate one batch of fingerprints (:mod:`collsim.verify.fingerprint`): as :func:`_run_steps`,
+    with sums for unions and no check for contributions counted twice (the result check sees those)."""
+    for step, lo, hi in _steps(b, stop_step):
+        payload = state[b.src[lo:hi]]
+        found = _empty(s, b, step, lo, fingerprint.count(payload) == 0)
+        if found:
+            return found
+        w = _Writes(s, b, step, lo, hi, payload)
+        if w.unique:
+            did, red = w.did, w.red
+            state[did] = np.where(red[:, None], fingerprint.add(state[did], payload), payload) if red.any() else payload
+            continue
+        w.group()
+        found = w.mixed() or w.differing_copies()
+        if found:
+            return found
+        new = w.pay_o[w.starts]
+        if w.gred.any():
+            new = np.where(w.gred[:, None], fingerprint.add(state[w.gdid], fingerprint.group_sums(w.pay_o, w.starts)),
+                           new)
+        state[w.gdid] = new
+    return None
+
+
+def _bits_post_error(c, v: int, k: int, final: np.ndarray, want: np.ndarray) -> PostconditionError:
+    return _post_error(c, v, k, int(_popcount(final)), int(_popcount(want)))
+
+
+def _check_post(c, idx: PairIndex, b: _Batch, state: np.ndarray, need, post_n, post_c, post_in,
+                post_error=_bits_post_error):
     """First failing explicit post pair (by index) and every-node pair (by (node, chunk)) of a batch."""
     first_expl = first_every = None
     sel = np.arange(idx.q) if post_in is None else np.flatnonzero(post_in)
@@ -224,8 +299,7 @@ def _check_post(c, idx: PairIndex, b: _Batch, state: np.ndarray, need: _Need, po
         wrong = (final != want).any(axis=1)
         if wrong.any():
             i = int(np.argmax(wrong))
-            first_expl = (int(j[i]), _post_error(c, int(post_n[j[i]]), int(post_c[j[i]]),
-                                                 int(_popcount(final[i])), int(_popcount(want[i]))))
+            first_expl = (int(j[i]), post_error(c, int(post_n[j[i]]), int(post_c[j[i]]), final[i], want[i]))
             break
     if c.post.every is None:
         return first_expl, None
@@ -242,8 +316,7 @@ def _check_post(c, idx: PairIndex, b: _Batch, state: np.ndarray, need: _Need, po
         wrong = (final != want).any(axis=1)
         if wrong.any():
             i = int(np.argmax(wrong))
-            first_every = ((int(gn[i]), int(gc[i])), _post_error(
-                c, int(gn[i]), int(gc[i]), int(_popcount(final[i])), int(_popcount(want[i]))))
+            first_every = ((int(gn[i]), int(gc[i])), post_error(c, int(gn[i]), int(gc[i]), final[i], want[i]))
             break
     return first_expl, first_every
 
@@ -274,80 +347,87 @@ def _chunk_batches(idx: PairIndex, chunks: int, fit: int, refuse, max_batches: i
     return list(zip(edges[:-1], edges[1:]))
 
 
-@located
-def verify_reduction(s: Schedule, what: str) -> None:
-    """Propagate exact contributor sets through a reduction's schedule and check its postcondition."""
+def choose_method(nodes: int, pairs: int, budget_bytes: float | None = None) -> str:
+    """``"exact"`` (contributor sets) or ``"fingerprint"`` (:mod:`collsim.verify.fingerprint`) for a reduction.
+
+    Exact sets are kept wherever they are no larger than fingerprints (up to 128 nodes) or
+    their whole state fits in one block of :data:`BLOCK_BYTES` (and in ``budget_bytes``);
+    above that, fingerprints: :data:`~collsim.verify.fingerprint.PAIR_BYTES` a pair whatever N.
+
+    >>> choose_method(64, 10**9), choose_method(1024, 1000), choose_method(1024, 10**7)
+    ('exact', 'exact', 'fingerprint')
+    """
+    words = (nodes + 63) // 64
+    if words * 8 <= fingerprint.PAIR_BYTES:
+        return "exact"
+    limit = BLOCK_BYTES if budget_bytes is None else min(BLOCK_BYTES, budget_bytes)
+    return "exact" if pairs * words * 8 <= limit else "fingerprint"
+
+
+def state_bytes_per_pair(nodes: int, method: str) -> int:
+    """Bytes of verifier state per (node, chunk) pair under ``method``.
+
+    >>> state_bytes_per_pair(1024, "exact"), state_bytes_per_pair(1024, "fingerprint")
+    (128, 16)
+    """
+    return (nodes + 63) // 64 * 8 if method == "exact" else fingerprint.PAIR_BYTES
+
+
+def _plan_run(s: Schedule, what: str, method: str | None):
+    """Choose the method, build the pair index and the chunk batches (refusing what would not fit)."""
     c = s.collective
     n = c.nodes
-    words = (n + 63) // 64
     r, p, q = len(s.chunk_idx), c.pre.num_explicit, c.post.num_explicit
     per_step = _rows_per_step(s)
+    # the index's shape, then the method: exact sets where they are small or fit at once
+    direct0, _, _ = plan(n, c.chunks, p, r, q, 16)
+    est_pairs = n * c.chunks if direct0 else min(p + 2 * r + q, n * c.chunks)
+    method = method or _FORCE_METHOD or choose_method(n, est_pairs, memory_budget()[0])
+    exact = method == "exact"
+    words = (n + 63) // 64 if exact else fingerprint.HASHES + 1
+    item = 8 if exact else 4
+    row_bytes = words * item
     # per-step temporaries (payload, sorted payload, unions, current, new ...) and post-check batches
     post_rows = min(_POST_BATCH, max(q, p + 2 * r + q if c.post.every is not None else 0))
-    temps = ((int(per_step.max()) if per_step.size else 0) * 8 + 3 * post_rows) * words * 8
-    direct, index_bytes, _ = plan(n, c.chunks, p, r, q, words * 8)
+    temps = ((int(per_step.max()) if per_step.size else 0) * (8 if exact else 12) + 3 * post_rows) * row_bytes
+    direct, index_bytes, _ = plan(n, c.chunks, p, r, q, row_bytes)
     check_memory(index_bytes + temps, what, HINT)
     idx = PairIndex(s, direct)
     # allocated while the state lives: group ids, group keys and first elements, row columns
     fixed = (p + 2 * r + q) * idx.read.itemsize + (0 if direct else 16 * idx.groups) + 24 * r + temps
-    state_bytes = idx.groups * words * 8
+    state_bytes = idx.groups * row_bytes
 
     # the index is allocated: what is left is measured (the default limit minus resident memory,
     # and the machine's available memory); the row steps and per-step temporaries come first
     budget, held_counted = memory_budget()
     rest = budget - (8 * r + temps if held_counted else fixed)
     steps = len(per_step)
+    sets = "exact contributor sets" if exact else "fingerprints"
 
     def refuse():
-        return limit_error(fixed + state_bytes, f"{what}: exact contributor sets of {idx.groups} pairs over {n} "
+        return limit_error(fixed + state_bytes, f"{what}: {sets} of {idx.groups} pairs over {n} "
                            f"nodes", HINT + f" (this process may allocate about {max(rest, 0) >> 20} MiB more; "
                            f"split into chunk batches that fit, they would replay the {steps} steps more than "
                            f"{MAX_PASS_STEPS} times, or one chunk alone does not fit)")
 
     if _BATCH_PAIRS:  # tests: force batches
         spans = _chunk_batches(idx, c.chunks, _BATCH_PAIRS, None)
-    elif state_bytes <= min(BLOCK_BYTES, rest):
+    elif state_bytes <= min(BLOCK_BYTES if exact else 4 * BLOCK_BYTES, rest):
         spans = [None]
-    else:  # chunk batches: bitsets of at most BLOCK_BYTES, each with its rows' columns (and an id map)
-        per_pair = words * 8 + 48 * r / max(idx.groups, 1)
+    else:  # chunk batches: state of at most BLOCK_BYTES, each with its rows' columns (and an id map)
+        per_pair = row_bytes + 48 * r / max(idx.groups, 1)
         room = rest - (0 if idx.direct and idx.universe is None else 9 * idx.groups)
-        fit = int(min(BLOCK_BYTES // (words * 8), room // per_pair))
+        fit = int(min((BLOCK_BYTES if exact else 4 * BLOCK_BYTES) // row_bytes, room // per_pair))
         if fit < 1:
             raise refuse()
         spans = _chunk_batches(idx, c.chunks, fit, refuse, max(1, MAX_PASS_STEPS // max(steps, 1)))
-    row_step = s.step[idx.row_t]
-    need = _Need(c, words)
-    post_n, post_c = c.post.explicit()
+    return method, exact, words, idx, spans
+
+
+def _untouched(c, idx: PairIndex, need, exact: bool, best_every):
+    """The first failing every-node postcondition pair, counting the pairs no element mentions."""
+    n = c.nodes
     pre_every = c.pre.every_mask
-    best_step = best_expl = best_every = None
-    pre_held = idx.pre_held()
-    for span in spans:
-        b = _Batch(idx, s, row_step, span)
-        state = np.zeros((b.size, words), dtype=np.uint64)
-        g = b.glob(np.arange(b.size))
-        gn = idx.node_of(g)
-        init = np.flatnonzero(pre_held[g] | pre_every[idx.chunk_of(g)])
-        state[init, gn[init] >> 6] = np.left_shift(np.uint64(1), (gn[init] & 63).astype(np.uint64))
-        del g, gn, init
-        found = _run_steps(s, b, state, _NEVER if best_step is None else best_step[0][0])
-        if found is not None and (best_step is None or found[0] < best_step[0]):
-            best_step = found
-        if best_step is None:
-            expl, every = _check_post(c, idx, b, state, need, post_n, post_c,
-                                      None if span is None else (post_c >= span[0]) & (post_c < span[1]))
-            if expl is not None and (best_expl is None or expl[0] < best_expl[0]):
-                best_expl = expl
-            if every is not None and (best_every is None or every[0] < best_every[0]):
-                best_every = every
-        del state, b
-    if best_step is not None:
-        raise best_step[1]
-    if best_expl is not None:
-        raise best_expl[1]
-    if c.post.every is None or idx.direct:  # direct mode: no pair is untouched
-        if best_every is not None:
-            raise best_every[1]
-        return
     # untouched pairs of every-node chunks keep their initial set: {v} if pre-held, else empty
     if c.prefix:
         minh = np.full(c.chunks, n, dtype=INDEX)
@@ -360,7 +440,68 @@ def verify_reduction(s: Schedule, what: str) -> None:
     absent = first_absent(n, c.post.every, thr, idx.node_of(g), idx.chunk_of(g))
     if absent is not None and (best_every is None or absent < best_every[0]):
         v, k = absent
-        want = int(_popcount(need(np.array([v]), np.array([k]))[0]))
-        best_every = (absent, _post_error(c, v, k, 1 if pre_every[k] else 0, want))
+        want = need(np.array([v]), np.array([k]))[0]
+        want_count = int(_popcount(want)) if exact else int(fingerprint.count(want))
+        best_every = (absent, _post_error(c, v, k, 1 if pre_every[k] else 0, want_count))
+    return best_every
+
+
+@located
+def verify_reduction(s: Schedule, what: str, method: str | None = None) -> str:
+    """Propagate contributor sets (or fingerprints) through a reduction's schedule and check its postcondition.
+
+    Returns the method used: ``"exact"`` or ``"fingerprint"`` (``method`` None chooses by
+    :func:`choose_method`).
+    """
+    c = s.collective
+    n = c.nodes
+    method, exact, words, idx, spans = _plan_run(s, what, method)
+    row_step = s.step[idx.row_t]
+    if exact:
+        need, post_error = _Need(c, words), _bits_post_error
+    else:
+        x = fingerprint.draw_values(n)
+        need, post_error = fingerprint.Need(c, x), fingerprint.post_error
+    post_n, post_c = c.post.explicit()
+    pre_every = c.pre.every_mask
+    best_step = best_expl = best_every = None
+    pre_held = idx.pre_held()
+    for span in spans:
+        b = _Batch(idx, s, row_step, span)
+        g = b.glob(np.arange(b.size))
+        gn = idx.node_of(g)
+        init = np.flatnonzero(pre_held[g] | pre_every[idx.chunk_of(g)])
+        stop = _NEVER if best_step is None else best_step[0][0]
+        if exact:
+            state = np.zeros((b.size, words), dtype=np.uint64)
+            state[init, gn[init] >> 6] = np.left_shift(np.uint64(1), (gn[init] & 63).astype(np.uint64))
+            del g, gn, init
+            found = _run_steps(s, b, state, stop)
+        else:
+            state = np.zeros((b.size, words), dtype=np.uint32)
+            state[init] = x[gn[init]]
+            del g, gn, init
+            found = _run_steps_fingerprint(s, b, state, stop)
+        if found is not None and (best_step is None or found[0] < best_step[0]):
+            best_step = found
+        if best_step is None:
+            expl, every = _check_post(c, idx, b, state, need, post_n, post_c,
+                                      None if span is None else (post_c >= span[0]) & (post_c < span[1]),
+                                      post_error)
+            if expl is not None and (best_expl is None or expl[0] < best_expl[0]):
+                best_expl = expl
+            if every is not None and (best_every is None or every[0] < best_every[0]):
+                best_every = every
+        del state, b
+    if best_step is not None:
+        raise best_step[1]
+    if best_expl is not None:
+        raise best_expl[1]
+    if c.post.every is None or idx.direct:  # direct mode: no pair is untouched
+        if best_every is not None:
+            raise best_every[1]
+        return method
+    best_every = _untouched(c, idx, need, exact, best_every)
     if best_every is not None:
         raise best_every[1]
+    return method
