@@ -275,3 +275,21 @@ def test_the_lane_schedules_deliveries_are_a_floor(dims, name, collective, param
     h = load_system("hierarchical", dims=dims)
     sched = collsim.build(name, h, collective, 4096, **params)
     assert get_algorithm(name).deliveries(h, collective_type(collective), params) <= len(sched.chunk_idx)
+
+
+def test_a_logical_schedule_too_large_to_realise_is_refused_before_realising(monkeypatch):
+    """Realising holds the logical schedule and its physical copy at once (a ring all-reduce on 8,192
+    nodes peaked at 18.6 GB before the verifier refused it): the estimate refuses it first."""
+    import collsim.pipeline as pipeline
+    from collsim.core.limits import ENV_VAR, MemoryLimitError
+    from collsim.systems import load_system
+    system = load_system("paper", nodes=256, wavelengths=8)
+    logical, _ = collsim.algorithms.build_logical(collsim.algorithms.get_algorithm("ring"), system, "allreduce", 1 << 20)
+    need = pipeline.realise_bytes(logical)
+    assert need >= 2 * (logical.src.nbytes + logical.chunk_idx.nbytes) + 32 * len(logical.src)
+    monkeypatch.setenv(ENV_VAR, str(need - 1))
+    monkeypatch.setattr(pipeline, "realize", lambda *a, **k: pytest.fail("realised although refused"))
+    with pytest.raises(MemoryLimitError, match=r"realising ring's allreduce on 256 nodes \(130560 transfers"):
+        collsim.build("ring", system, "allreduce", "1MiB")
+    monkeypatch.undo()  # the default limit: it is realised
+    assert len(collsim.build("ring", system, "allreduce", "1MiB")) == len(logical.src)

@@ -192,9 +192,11 @@ def stable_order(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     [3, 1, 0, 2]
     """
     k = len(ids)
-    top = int(ids.max()) if k else 0
+    if k < 2 or bool((ids[1:] >= ids[:-1]).all()):  # already in order (ring-like steps): nothing to sort
+        return np.arange(k), ids
+    top = int(ids.max())
     pbits = max(k - 1, 1).bit_length()
-    if k < 2 or top.bit_length() + pbits > 62:
+    if top.bit_length() + pbits > 62:
         order = np.argsort(ids, kind="stable")
         return order, ids[order]
     key = ids.astype(INDEX) << pbits

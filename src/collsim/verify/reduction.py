@@ -1,7 +1,10 @@
-"""Data flow of reductions: exact contributor sets per tracked pair.
+"""Data flow of reductions: exact contributor sets, or fingerprints, per tracked pair.
 
 Every pair of the :class:`~collsim.verify.pairs.PairIndex` carries a bitset over
-nodes: the contributions combined in that buffer.  Step by step, every row
+nodes: the contributions combined in that buffer.  Above 128 nodes, where those
+sets would not fit in one block, it carries fingerprints instead (16 bytes a pair:
+:mod:`collsim.verify.fingerprint`, :func:`choose_method`), propagated by the same
+steps with sums for unions.  Step by step, every row
 reads its source's set at the start of the step; a reduction ORs the incoming
 set into the destination and fails if any contribution would be counted twice
 (against the buffer or against another reduction into it in the same step);
