@@ -42,8 +42,9 @@ result is caught, at the end, as a wrong postcondition.
 
 The verdict does not depend on the draw except with the probability above, so
 results stay deterministic.  Exact contributor sets are used whenever they take no
-more memory than fingerprints (up to 128 nodes) or fit in memory at once;
-fingerprints otherwise (:func:`collsim.verify.reduction.verify_reduction`).
+more memory than fingerprints (up to 128 nodes) or fit in one block of
+:data:`~collsim.verify.reduction.BLOCK_BYTES` at once; fingerprints otherwise
+(:func:`collsim.verify.reduction.choose_method`).
 
 References
 ----------
