@@ -743,7 +743,7 @@ def compare_hier_1024() -> dict:
 @workload("scaling", "time and peak memory against N: ring all-reduce (optical ring, 256-65,536), hier-allreduce "
           "(boxes of 8, 128-65,536), pairwise all-to-all (fat tree, 64-4,096); fitted exponents")
 def scaling() -> dict:
-    """``benchmarks/scaling.py --json`` (smoke: two small points a family); the figure is drawn by hand."""
+    """``benchmarks/scaling.py --json`` (smoke: one small point a family); ``scaling.py --figure`` draws the figure."""
     proc = subprocess.run([sys.executable, str(Path(__file__).parent / "scaling.py"), "--json"]
                           + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
     rec = json.loads(proc.stdout)

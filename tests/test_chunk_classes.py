@@ -54,7 +54,7 @@ def test_single_chunk_transfers_have_no_quotient():
     assert classes.quotient(collsim.build("ring", "line", "allgather", "1KiB", nodes=8), min_rows=0) is None
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.sampled_from(GROUPED), st.integers(0, 4), st.integers(0, 2**32 - 1))
 def test_the_quotient_reaches_the_whole_schedules_verdict_on_random_mutants(case, kind, seed):
     """Drop a chunk from a transfer (splitting a class), change a chunk, a sender or a receiver, or repeat a

@@ -114,7 +114,7 @@ def _mutants():
     return st.tuples(st.sampled_from(small), st.integers(0, 4), st.integers(0, 2**32 - 1))
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(_mutants())
 def test_fingerprints_reach_the_oracles_verdict_on_random_mutants(case):
     """Change a chunk, a sender, a receiver or a reduce flag, or repeat a transfer: same verdict as the oracle."""
@@ -193,7 +193,7 @@ def test_sums_wrap_modulo_p_and_counts_saturate():
         [fingerprint.P - 2, 2, 2, 2], [fingerprint.P - 3, 3, 3, 3]]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.data(), st.sampled_from([0, 1, 3]), st.sampled_from([None, True, False]))
 def test_fingerprints_in_batches_and_either_index_mode_reach_the_oracles_verdict(data, batch, direct):
     """Random reductions (every built-in kind, explicit holders, scan's prefixes): chunk batches and both
