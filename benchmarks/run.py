@@ -740,6 +740,20 @@ def compare_hier_1024() -> dict:
             "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
+@workload("compare-ring-65536", "collsim compare -n 65536 -c allreduce -s 256MiB (optical ring): ring all-reduce "
+          "verified and timed through the ring's rotations, the others built in full or refused with their estimate")
+def compare_ring_65536() -> dict:
+    """65,536 nodes on the optical ring (smoke: ring alone on 2,048 nodes, 8.4 M transfers: on its orbits too)."""
+    extra = ["-n", "2048", "-a", "ring"] if SMOKE else ["-n", "65536"]
+    proc, wall = _cli("compare", *extra, "-c", "allreduce", "-s", "256MiB", "--json")
+    rows = [r for r in json.loads(proc.stdout) if r["verification"] != "not run"]
+    ring = next(r for r in rows if r["algorithm"] == "ring")
+    return {"wall_s": wall, "rows": len(rows), "verified": all(r["verified"] for r in rows),
+            "algorithms": sorted(r["algorithm"] for r in rows), "ring_transfers": ring["transfers"],
+            "ring_efficiency": ring["efficiency"],
+            "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
 @workload("scaling", "time and peak memory against N: ring all-reduce (optical ring, 256-65,536), hier-allreduce "
           "(boxes of 8, 128-65,536), pairwise all-to-all (fat tree, 64-4,096); fitted exponents")
 def scaling() -> dict:

@@ -6,7 +6,9 @@ Three families, each point in its own interpreter (its peak resident memory is i
 verify + time (the answer every command reports):
 
 * ``ring-allreduce``: ring all-reduce on the optical ring (``paper``, w = 64), 1 MiB,
-  N = 256 ... 65,536;
+  N = 256 ... 65,536, built in full (:func:`collsim.build`);
+* ``ring-allreduce-orbits``: the same through the ring's rotations (:func:`collsim.build_symmetric`:
+  node 0's transfers and the group, verified and timed on the orbits);
 * ``hier-allreduce``: ``hier-allreduce`` on boxes of 8 GPUs (NVSwitch, 300 GB/s) joined by a fat
   tree (50 GB/s), 256 MiB, N = 128 ... 65,536;
 * ``pairwise-alltoall``: pairwise all-to-all on a fat tree, 64 KiB a pair, N = 64 ... 4,096.
@@ -30,10 +32,11 @@ from pathlib import Path
 
 FAMILIES = {
     "ring-allreduce": [256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
+    "ring-allreduce-orbits": [256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
     "hier-allreduce": [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
     "pairwise-alltoall": [64, 128, 256, 512, 1024, 2048, 4096],
 }
-SMOKE = {"ring-allreduce": [16], "hier-allreduce": [16], "pairwise-alltoall": [8]}
+SMOKE = {"ring-allreduce": [16], "ring-allreduce-orbits": [16], "hier-allreduce": [16], "pairwise-alltoall": [8]}
 
 POINT = r'''
 import json, resource, sys, time
@@ -43,7 +46,7 @@ from collsim.core.errors import CollsimError
 family, n = sys.argv[1], int(sys.argv[2])
 out = {"family": family, "nodes": n}
 try:
-    if family == "ring-allreduce":
+    if family.startswith("ring-allreduce"):
         system, alg, coll, size = collsim.systems.load_system("paper", nodes=n, wavelengths=64), "ring", "allreduce", "1MiB"
     elif family == "hier-allreduce":
         system = collsim.systems.load_system("hierarchical", dims=f"switch:8:300GB/s,fat-tree:{n // 8}:50GB/s")
@@ -51,11 +54,13 @@ try:
     else:
         system = collsim.systems.load_system("fat-tree", nodes=n)
         alg, coll, size = "pairwise", "alltoall", "64KiB"
-    s = collsim.build(alg, system, coll, size)
+    orbits = family.endswith("-orbits")
+    s = (collsim.build_symmetric if orbits else collsim.build)(alg, system, coll, size)
     t1 = time.perf_counter()
     report = collsim.verify(s)
     t2 = time.perf_counter()
-    out.update(transfers=len(s), deliveries=int(len(s.chunk_idx)), data_flow=report.data_flow,
+    out.update(transfers=report.transfers, deliveries=int(len(s.chunk_idx)) if not orbits else
+               int(len(s.reps.chunk_idx)) * n, data_flow=report.data_flow,
                time_s=report.time_s, build_s=t1 - t0, verify_and_time_s=t2 - t1)
 except CollsimError as exc:
     out["refused"] = str(exc).splitlines()[0]
@@ -106,7 +111,7 @@ def figure(points: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
     for (ax, key, label) in ((axes[0], "wall_s", "wall time (s)"), (axes[1], "peak_rss_mib", "peak memory (MiB)")):
-        for family, marker in zip(FAMILIES, "osd"):
+        for family, marker in zip(FAMILIES, "o^sd"):
             ran = [p for p in points if p["family"] == family and "wall_s" in p and "refused" not in p]
             line, = ax.plot([p["nodes"] for p in ran], [p[key] for p in ran], marker=marker, label=family)
             stop = [p for p in points if p["family"] == family and ("refused" in p or "timeout_s" in p)]

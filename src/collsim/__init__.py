@@ -21,6 +21,7 @@ from ._version import __version__  # a literal in a module importing nothing: ``
 _LAZY = {
     # build, check and time schedules
     "build": ".pipeline",
+    "build_symmetric": ".pipeline",
     "verify": ".pipeline",
     "evaluate": ".pipeline",
     "run": ".pipeline",
@@ -39,6 +40,7 @@ _LAZY = {
     "load_system": ".systems",
     "OpticalRing": ".kinds.optical_ring",
     "Schedule": ".core.schedule",
+    "SymmetricSchedule": ".core.symmetry",
     "Collective": ".core.collective",
     "make_collective": ".core.collective",
     # errors (every one collsim raises is a CollsimError)
@@ -57,7 +59,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these come from __g
     from .core.schedule import Schedule
     from .core.serialize import load, save
     from .experiments.compare import compare
-    from .pipeline import Result, build, evaluate, lower_bound_s, run, schedule_time_s, verify
+    from .core.symmetry import SymmetricSchedule
+    from .pipeline import Result, build, build_symmetric, evaluate, lower_bound_s, run, schedule_time_s, verify
     from .sim import SimResult, simulate
     from .systems import load_system
     from .kinds.optical_ring import OpticalRing
@@ -108,8 +111,8 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 __all__ = [
-    "build", "verify", "evaluate", "run", "compare", "simulate", "synthesize", "schedule_time_s", "lower_bound_s",
+    "build", "build_symmetric", "verify", "evaluate", "run", "compare", "simulate", "synthesize", "schedule_time_s", "lower_bound_s",
     "load", "save", "load_system", "make_collective",
-    "Collective", "OpticalRing", "Result", "Schedule", "SimResult", "Synthesis", "VerifyReport",
+    "Collective", "OpticalRing", "Result", "Schedule", "SimResult", "SymmetricSchedule", "Synthesis", "VerifyReport",
     "CollsimError", "InputError", "ScheduleFormatError", "UnknownNameError", "UnsupportedError", "VerificationError",
 ]

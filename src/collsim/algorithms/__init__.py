@@ -53,17 +53,51 @@ def build_logical(name: str | AlgorithmSpec, system: System, collective: str | C
     applicable to some instances.  Each algorithm cites its own source (``reference``
     of :class:`AlgorithmSpec`, ``collsim algorithms``).
     """
+    spec, coll = _checked(name, system, collective, params, explicit=True)
+    check_fits(spec, system, coll, params)  # more deliveries than the floor: refused before they are made
+    return spec.builder(system, coll, size_bytes, **params)
+
+
+def _checked(name, system, collective, params, *, explicit: bool) -> tuple[AlgorithmSpec, CollectiveType]:
     spec = name if isinstance(name, AlgorithmSpec) else get_algorithm(name)
     coll = collective_type(collective)
-    check_instance(system, coll)  # nothing can fit: refused before the checks build tables
+    if explicit:
+        check_instance(system, coll)  # nothing explicit can fit: refused before the checks build tables
+    else:
+        system.check_tables()
     spec.check(system, coll)
     unknown = set(params) - set(spec.params)
     if unknown:
         raise InputError(f"{spec.name} takes no parameter(s) {', '.join(sorted(unknown))}"
                          + (f"; it takes {', '.join(spec.params)}" if spec.params else ""))
     spec.check_params(params)
-    check_fits(spec, system, coll, params)  # more deliveries than the floor: refused before they are made
-    return spec.builder(system, coll, size_bytes, **params)
+    return spec, coll
 
 
-__all__ = ["REGISTRY", "AlgorithmSpec", "build_logical", "get_algorithm", "register"]
+def build_orbits(name: str | AlgorithmSpec, system: System, collective: str | CollectiveType,
+                 size_bytes: int, **params: Any) -> tuple[LogicalSchedule, dict[str, Any]] | None:
+    """The transfers into node 0 of an algorithm's schedule, where it declares them symmetric.
+
+    Checked as :func:`build_logical` checks, except the full schedule's deliveries: only the
+    representatives are made (:mod:`collsim.core.symmetry`).
+
+    Returns
+    -------
+    tuple or None
+        ``(LogicalSchedule, params)`` of the representatives, or None where the algorithm
+        declares no symmetry for this instance.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> ls, _ = build_orbits("ring", load_system("paper", nodes=8), "allgather", 1024)
+    >>> ls.dst.tolist(), ls.src.tolist()
+    ([0, 0, 0, 0, 0, 0, 0], [7, 7, 7, 7, 7, 7, 7])
+    """
+    spec, coll = _checked(name, system, collective, params, explicit=False)
+    if spec.orbits is None:
+        return None
+    return spec.orbits(system, coll, size_bytes, **params)
+
+
+__all__ = ["REGISTRY", "AlgorithmSpec", "build_logical", "build_orbits", "get_algorithm", "register"]

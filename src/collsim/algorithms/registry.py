@@ -93,6 +93,12 @@ class AlgorithmSpec:
         of tree all-reduces and scans, the units of a hierarchical schedule);
         :func:`collsim.algorithms.build_logical` checks them against the memory limit before the
         builder runs.  None: the floor is what it makes.
+    orbits : callable or None
+        ``orbits(system, collective, size_bytes, **params) -> (LogicalSchedule, params) | None``: the
+        same schedule's transfers into node 0 alone, where it is invariant under the system's
+        translation group (:meth:`collsim.kinds.base.KindModel.symmetry_group`), else None;
+        :func:`collsim.pipeline.build_symmetric` realises them as a
+        :class:`~collsim.core.symmetry.SymmetricSchedule`.  None: the algorithm declares no symmetry.
 
     References
     ----------
@@ -132,6 +138,7 @@ class AlgorithmSpec:
     tune: Callable[[System, CollectiveType, int], list[dict[str, Any]]] | None = None
     closed_forms: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     deliveries: Callable[[System, CollectiveType, Mapping[str, Any]], int | None] | None = None
+    orbits: Builder | None = None
 
     def __post_init__(self) -> None:
         forms = dict(self.closed_forms)
@@ -297,7 +304,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
              constraints: str = "", params: tuple[str, ...] = (),
              alpha_beta=None, realised: tuple[str, ...] = (), tune=None,
              closed_forms: Mapping[str, Callable[..., Any]] | None = None,
-             deliveries=None) -> Callable[[Builder], Builder]:
+             deliveries=None, orbits=None) -> Callable[[Builder], Builder]:
     """Decorator registering an algorithm builder.
 
     Parameters
@@ -327,6 +334,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         ``alpha_beta`` fill the optical ring's and the network's.
     deliveries : callable, optional
         Chunk deliveries in closed form, checked before building (see :class:`AlgorithmSpec`).
+    orbits : callable, optional
+        The transfers into node 0 of a schedule invariant under translations (see :class:`AlgorithmSpec`).
 
     Returns
     -------
@@ -367,7 +376,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         colls = tuple(canonical_collective(c) for c in collectives)
         spec = AlgorithmSpec(name, fn, colls, tuple(systems), reference, summary, tuple(aliases),
                              requires, paper_steps, constraints, tuple(params), alpha_beta, tuple(realised), tune,
-                             dict(closed_forms or {}), deliveries)
+                             dict(closed_forms or {}), deliveries, orbits)
         for key in (name, *aliases):
             if key in REGISTRY or key in _ALIASES:
                 raise InputError(f"algorithm name {key!r} registered twice")

@@ -34,10 +34,28 @@ def _tune(system, collective: CollectiveType, size_bytes):
     return [{**s, **c} for s in stripes for c in depths]
 
 
+def _orbits(system, collective: CollectiveType, size_bytes, *, chunks: int = 1, stripe: int = 1):
+    # the transfers into node 0 of ring's all-gather, reduce-scatter and all-reduce: in round r,
+    # node N-1 sends chunk (N-1-r) mod N (all-gather) or its partial of (N-2-r) mod N (reduce-scatter);
+    # rotating them gives every node's (node i sends chunk i-r to i+1)
+    if collective.rooted or positive_integer("chunks", chunks) != 1:
+        return None
+    n = system.nodes
+    band = stripe_band(system, stripe)
+    b = LogicalBuilder(make_collective(collective, n, size_bytes, split=n if collective.composed_of else 1,
+                                       explicit=False))
+    r = np.arange(n - 1)
+    for p, phase in enumerate(collective.phases):
+        reduce = phase.reduction
+        b.add(p * (n - 1) + r, np.full(n - 1, n - 1), np.zeros(n - 1, np.int64),
+              ((n - 1 - int(reduce) - r) % n)[:, None], reduce=reduce, direction=1, band=band)
+    return b.build(), ({"stripe": band} if band > 1 else {})
+
+
 @register(
     "ring", collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
     systems=("optical-ring", "network"), aliases=("ring-allgather",), paper_steps=_paper_steps,
-    params=("chunks", "stripe"), tune=_tune,
+    params=("chunks", "stripe"), tune=_tune, orbits=_orbits,
     reference="[OpTree24] §IV-A.2 and Table 1 (Ring all-gather, N-1 steps, after [Chen05b]); ring "
               "all-reduce: [Patarasuk09], and [Grama03] (the slides' ring all-reduce in ML training)",
     summary="neighbour ring: N-1 rounds per phase, one wavelength",

@@ -70,9 +70,40 @@ def striped_ring_time_s(system, collective: str | CollectiveType, size_bytes: in
     return float(system.mrr_reconfig_s + _slots(collective, n) * (t_piece + t_slot))
 
 
+def _orbits(system, collective: CollectiveType, size_bytes):
+    # the transfers into node 0: clockwise from node N-1 (pieces p < F of block N-1-shift-r),
+    # counter-clockwise from node 1 (pieces F + p of block 1+shift+r), each on fiber p
+    n, f = system.nodes, system.fibers
+    band = striped_ring_band(system)
+    k = 2 * f
+    coll = make_collective(collective, n, size_bytes, split=k * n if collective.composed_of else k, explicit=False)
+    phases = collective.phases
+    rounds = len(phases) * (n - 1)
+    shape = (rounds, 2, f)
+    r = np.tile(np.arange(n - 1, dtype=INDEX), len(phases))
+    shift = np.repeat(np.array([int(ph.reduction) for ph in phases], dtype=INDEX), n - 1)
+    p = np.arange(f, dtype=INDEX)
+    chunks = np.empty(shape, INDEX)
+    chunks[:, 0] = ((n - 1 - shift - r) % n * k)[:, None] + p
+    chunks[:, 1] = ((1 + shift + r) % n * k + f)[:, None] + p
+    rnd = np.repeat(np.arange(rounds, dtype=INDEX), 2 * f)
+    src = np.empty(shape, INDEX)
+    src[:, 0], src[:, 1] = n - 1, 1
+    direction = np.empty(shape, np.int8)
+    direction[:, 0], direction[:, 1] = 1, -1
+    reduce = np.repeat(np.array([ph.reduction for ph in phases]), (n - 1) * 2 * f)
+    t = rounds * 2 * f
+    color = np.empty(shape, INDEX)
+    color[:] = p * (system.wavelengths // band)
+    logical = LogicalSchedule(coll, rnd, src.reshape(-1), np.zeros(t, INDEX), np.arange(t + 1, dtype=INDEX),
+                              chunks.reshape(-1), reduce, direction=direction.reshape(-1), color=color.reshape(-1),
+                              band=np.full(t, band, np.int32))
+    return logical, {}
+
+
 @register(
     "striped-ring", collectives=("allgather", "reducescatter", "allreduce"), systems=("optical-ring",),
-    aliases=("bidirectional-striped-ring",), params=(),
+    aliases=("bidirectional-striped-ring",), params=(), orbits=_orbits,
     reference="[Patarasuk09] (ring reduce-scatter and all-gather, all-reduce as the two in sequence); "
               "[OpTree24] §IV-A.2 (Ring all-gather on one wavelength); splitting each block over both "
               "directions, every fiber and a band of all w wavelengths is collsim's own",

@@ -369,7 +369,7 @@ def check_collective_memory(kind: str, nodes: int, split: int = 1) -> None:
 
 
 def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
-                    root: int | None = None, shift: int = 1) -> Collective:
+                    root: int | None = None, shift: int = 1, explicit: bool = True) -> Collective:
     """Build a collective's pre- and postconditions.
 
     Parameters
@@ -388,6 +388,10 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
         Root of broadcast, reduce, scatter and gather (default 0).
     shift : int, optional
         q of the circular q-shift (default 1; 1 <= q < nodes).
+    explicit : bool, optional
+        For an explicit schedule (default): refuse the collective when the fewest chunk
+        deliveries any explicit schedule needs would not fit.  False (a symmetric schedule's
+        representatives, :mod:`collsim.core.symmetry`) checks the collective's own memory only.
 
     Returns
     -------
@@ -426,7 +430,10 @@ def make_collective(kind: str, nodes: int, size_bytes: int, *, split: int = 1,
     if int(size_bytes) * (c // s) * n > 2**63 - 1:  # whole data x N: what schedules sum in int64
         raise InputError(f"{kind} of {int(size_bytes)} bytes on {n} nodes is too large for collsim's 64-bit byte "
                          f"counts (whole data x nodes < 2^63): " + (f"use at most {top} bytes" if (top := (2**63 - 1) // (c // s * n)) else "use fewer nodes"))
-    check_collective_memory(kind, n, s)
+    if explicit:
+        check_collective_memory(kind, n, s)
+    else:
+        check_memory(collective_memory_bytes(kind, n, s), f"{kind} on {n} nodes with {c} chunks")
     pre, post = spec.holdings(n, s, root, int(shift) if spec.shifted else None)
     return Collective(kind, n, c, int(size_bytes), root, pre, post, prefix=spec.prefix,
                       shift=int(shift) if spec.shifted else None)

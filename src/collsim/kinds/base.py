@@ -259,5 +259,34 @@ class KindModel:
         """No part (a row with only the common fields)."""
         return None
 
+    # -- symmetric schedules (collsim.core.symmetry); a kind without them expands every schedule --
+    def symmetry_group(self, system) -> Any:
+        """The translation group that maps the system onto itself, or None (the default).
+
+        Returns
+        -------
+        Translations or None
+            A group (:class:`~collsim.core.symmetry.Translations`) whose every element keeps every
+            link, channel and limit of the system, so that a schedule invariant under it uses
+            the system alike at every node.
+        """
+        return None
+
+    def translate_routes(self, system, group, routes, rows, elements):
+        """Routes of representative ``rows`` moved by ``elements`` (kinds with a group write it)."""
+        raise UnsupportedError(f"the {self.name} kind has no symmetric schedules")
+
+    def check_orbit_resources(self, schedule) -> None:
+        """:meth:`check_resources` of a symmetric schedule's expansion, on its representatives."""
+        raise UnsupportedError(f"the {self.name} kind has no symmetric schedules")
+
+    def orbit_schedule(self, schedule) -> Schedule:
+        """A schedule whose :meth:`time`, :meth:`row_part` and facts are the expansion's.
+
+        A kind whose time and row depend on each step's transfers only through maxima and sets
+        that every orbit shares (an optical ring's step model) returns the representatives.
+        """
+        raise UnsupportedError(f"the {self.name} kind has no symmetric schedules")
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

@@ -21,7 +21,8 @@ from .cost import paper_time_s, step_times
 from .physical import check_schedule
 from .rwa import realize_ring
 from .system import OpticalRing
-from .resources import verify_ring_resources
+from .resources import verify_ring_orbit_resources, verify_ring_resources
+from ...core.symmetry import Translations
 from ...core.wording import format_number
 from ..base import Column, KindModel, Timing, register_model
 
@@ -136,6 +137,24 @@ class OpticalRingModel(KindModel):
         """``steps`` (slots) and ``reconfigurations`` of the realised schedule."""
         return {"steps": schedule.num_steps,
                 "reconfigurations": int(step_times(schedule).reconfigured.sum())}
+
+    def symmetry_group(self, system) -> Translations:
+        """The ring's rotations: every node has the same fibers, wavelengths and transceivers."""
+        return Translations((system.nodes,))
+
+    def translate_routes(self, system, group, routes, rows, elements):
+        """A rotated arc keeps its direction, hop count, fiber and band."""
+        return routes.take(rows)
+
+    def check_orbit_resources(self, schedule) -> None:
+        """Channels and transceivers of the rotations (:func:`verify_ring_orbit_resources`)."""
+        verify_ring_orbit_resources(schedule)
+
+    def orbit_schedule(self, schedule):
+        """The representatives: a step's time is a maximum over its transfers, its reconfiguration
+        a comparison of lightpath sets (a rotation-invariant set is equal iff its transfers into
+        node 0 are), and the physical layer and wavelengths used read maxima and sets."""
+        return schedule.reps
 
     def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> OpticalPart:
         """Paper model, physical feasibility and channel use of a verified schedule."""

@@ -163,3 +163,64 @@ def verify_ring_resources(s: Schedule) -> None:
     verify_ring_routes(s)
     verify_channels(s)
     verify_transceivers(s)
+
+
+def verify_ring_orbit_resources(sym) -> None:
+    """The resource checks of a symmetric schedule's expansion, on its representatives.
+
+    Under the ring's rotations an orbit is its representative's arc at every offset, so a
+    channel (direction, fiber, elementary wavelength segment) of a step carries, on every
+    link alike, the sum of the hop counts of the representatives that hold it: the channel is
+    shared on some link iff that sum exceeds 1.  Each node sends and receives one transfer of
+    every orbit, so its channels per step are the representatives' bands summed.
+
+    Parameters
+    ----------
+    sym : SymmetricSchedule
+        Representatives (transfers into node 0) and the rotation group.
+
+    Raises
+    ------
+    collsim.core.errors.VerificationError
+        A route, channel or transceiver violation, naming the representative.
+
+    Examples
+    --------
+    >>> from collsim import build_symmetric
+    >>> verify_ring_orbit_resources(build_symmetric("ring", "paper", "allgather", "1KiB", nodes=8))
+    """
+    _orbit_resources(sym.reps)
+
+
+@located
+def _orbit_resources(s: Schedule) -> None:
+    """:func:`verify_ring_orbit_resources` on the representatives (errors located in them)."""
+    sysm = s.system
+    n = sysm.nodes
+    verify_ring_routes(s)
+    verify_channels(s)       # ranges, and two representatives on one channel of a link
+    if len(s):
+        lo = s.wavelength.astype(np.int64)
+        fibers = int(s.fiber.max()) + 1
+        group = (s.step.astype(np.int64) * 2 + (s.direction > 0)) * fibers + s.fiber
+        rows, key, seg_lo = _segment_rows(group, lo, lo + s.band, int((lo + s.band).max()))
+        keys, inv = np.unique(key, return_inverse=True)
+        load = np.bincount(inv.reshape(-1), weights=s.hops[rows])
+        if (load > 1).any():
+            j = int(np.argmax(load > 1))
+            t = int(rows[np.flatnonzero(inv.reshape(-1) == j)[0]])
+            link = int(link_id(arc_start(s.src[t:t + 1], s.direction[t:t + 1], n), s.direction[t:t + 1], n)[0])
+            raise ChannelConflictError(
+                f"the rotations of {schedule_position(s, t)} and of the transfers on its channel cross "
+                f"{int(load[j])} links of the ring's {n} at every offset: two of them share every link",
+                Where(step=int(s.step[t]), transfer=t, link=sysm.link_name(link), fiber=int(s.fiber[t]), wavelength=int(seg_lo[rows == t][0])))
+    for attr, what in (("max_tx_channels", "transmits"), ("max_rx_channels", "receives")):
+        limit = getattr(sysm, attr, None)
+        if limit is None or not len(s):
+            continue
+        counts = np.bincount(s.step, weights=s.routes.channels(), minlength=s.num_steps)
+        j = _first(counts > limit)
+        if j is not None:
+            t = _first(s.step == j)
+            raise TransceiverLimitError(f"every node {what} on {int(counts[j])} channels, limit {limit}",
+                                        Where(step=int(j), transfer=t, node=0))

@@ -1,0 +1,277 @@
+"""Symmetric schedules: representative transfers plus the group that moves them.
+
+Ring all-reduce on 65,536 nodes is 8.6 x 10^9 transfers, but one step pattern repeated under
+the ring's rotations.  A *translation group* acts on the nodes ``0..N-1`` written in mixed radix
+``(n_1, ..., n_k)`` (``n_1 * ... * n_k = N``): the element ``g`` (a node too) sends node ``u`` to
+``u + g``, digit by digit modulo each radix.  One radix ``(N,)`` is a ring's rotations, ``(a, b, c)``
+a torus's translations, ``(2,) * k`` the XOR group of recursive halving.  The group acts
+*regularly*: exactly one element takes node 0 to each node.  It acts on chunks through their
+*anchor*: with ``m = chunks / N`` chunks an anchor, chunk ``a * m + j`` goes to
+``(a + g) * m + j`` (all-gather's chunk of node ``a``, the ``a``-th block of an all-reduce).
+
+A schedule invariant under such a group is stored as its transfers *into node 0*, one per orbit:
+an orbit has exactly ``N`` transfers (only the identity fixes a receiver), and exactly one of them
+ends at node 0.  :class:`SymmetricSchedule` holds those representatives (a
+:class:`~collsim.core.schedule.Schedule` on the full system and collective) and the group;
+:meth:`SymmetricSchedule.expand` gives the ordinary schedule back.  Its data flow is checked on
+node 0 alone (:mod:`collsim.verify.orbits`) and its resources and time by the system's kind, on
+the orbits; the argument is in ``docs/model.md``, "Symmetric schedules".
+
+References
+----------
+W. Burnside, *Theory of Groups of Finite Order*, 2nd ed., Cambridge University Press, 1911
+(groups acting on sets, their orbits and regular actions).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from .collective import Collective
+from .errors import InputError
+from .holdings import Holdings
+from .schedule import Schedule
+from .system import System
+
+
+@dataclass(frozen=True)
+class Translations:
+    """The translations of a mixed-radix lattice of nodes: a group acting regularly on them.
+
+    Parameters
+    ----------
+    radices : tuple of int
+        ``(n_1, ..., n_k)``, each at least 1; node ``u`` has the digits of
+        :func:`numpy.unravel_index` (the last digit varies fastest).
+
+    Examples
+    --------
+    >>> ring = Translations((8,))
+    >>> ring.order, ring.act(3, [0, 6]).tolist(), ring.inverse(3)
+    (8, [3, 1], 5)
+    >>> torus = Translations((2, 3))
+    >>> torus.act(4, [0, 5]).tolist()    # (1, 1) + (1, 2) = (0, 0)
+    [4, 0]
+    """
+
+    radices: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if not self.radices or any(int(r) < 1 for r in self.radices):
+            raise InputError(f"a translation group needs radices of at least 1, got {self.radices!r}")
+        object.__setattr__(self, "radices", tuple(int(r) for r in self.radices))
+
+    @property
+    def order(self) -> int:
+        """Number of elements, which is also the number of nodes it acts on."""
+        return math.prod(self.radices)
+
+    def act(self, g, nodes) -> np.ndarray:
+        """Images ``g + u`` of ``nodes`` (``g`` a scalar or an array broadcast against them).
+
+        Examples
+        --------
+        >>> Translations((4,)).act([1, 2], [3, 3]).tolist()
+        [0, 1]
+        """
+        g = np.asarray(g, dtype=np.int64)
+        u = np.asarray(nodes, dtype=np.int64)
+        if len(self.radices) == 1:
+            return (u + g) % self.radices[0]
+        gd = np.unravel_index(g, self.radices)
+        ud = np.unravel_index(u, self.radices)
+        return np.ravel_multi_index(tuple((a + b) % r for a, b, r in zip(gd, ud, self.radices)),
+                                    self.radices).astype(np.int64)
+
+    def inverse(self, g):
+        """The element undoing ``g`` (scalar in, scalar out).
+
+        Examples
+        --------
+        >>> Translations((2, 4)).inverse(5)    # (1, 1) -> (1, 3)
+        7
+        """
+        g = np.asarray(g, dtype=np.int64)
+        digits = np.unravel_index(g, self.radices)
+        out = np.ravel_multi_index(tuple((-d) % r for d, r in zip(digits, self.radices)), self.radices)
+        return int(out) if out.ndim == 0 else out.astype(np.int64)
+
+    def generators(self) -> tuple[int, ...]:
+        """One unit translation per digit of radix above 1: they generate the group.
+
+        Examples
+        --------
+        >>> Translations((2, 1, 3)).generators()
+        (3, 1)
+        """
+        strides = np.cumprod((1,) + self.radices[:0:-1])[::-1]
+        return tuple(int(s) for s, r in zip(strides, self.radices) if r > 1)
+
+    def act_chunks(self, g, chunks, per_anchor: int) -> np.ndarray:
+        """Images of chunk ids: chunk ``a * per_anchor + j`` goes to ``act(g, a) * per_anchor + j``.
+
+        Examples
+        --------
+        >>> Translations((4,)).act_chunks(1, [0, 1, 7], 2).tolist()
+        [2, 3, 1]
+        """
+        c = np.asarray(chunks, dtype=np.int64)
+        return self.act(g, c // per_anchor) * per_anchor + c % per_anchor
+
+
+def _invariant(h: Holdings, group: Translations, per_anchor: int) -> int | None:
+    """A generator that does not map ``h`` onto itself, or None (then no element does)."""
+    if h.ptr is not None:
+        return group.generators()[0] if group.generators() else None  # explicit sets: not checked, refused
+    chunks = np.arange(h.chunks, dtype=np.int64)
+    every = h.every_mask
+    for g in group.generators():
+        image = group.act_chunks(g, chunks, per_anchor)
+        if not np.array_equal(every[image], every):
+            return g
+        held = h.holder >= 0
+        moved = np.where(held, group.act(g, np.maximum(h.holder, 0)), -1)
+        if not np.array_equal(h.holder[image].astype(np.int64), moved):
+            return g
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class SymmetricSchedule:
+    """A schedule stored as its transfers into node 0 and the translation group that moves them.
+
+    Parameters
+    ----------
+    reps : Schedule
+        The representatives: every transfer of the schedule that ends at node 0, on the full
+        system and collective, with its step, chunks and route.
+    group : Translations
+        A group of order ``N`` acting on the nodes and, through anchors, on the chunks; the
+        system's kind must map it onto the system
+        (:meth:`collsim.kinds.base.KindModel.symmetry_group`).
+
+    Raises
+    ------
+    InputError
+        If a representative does not end at node 0, the group's order is not the node count,
+        the chunks do not divide evenly among the anchors, the collective's pre- or
+        postcondition or its chunk sizes are not invariant under the group.
+
+    Examples
+    --------
+    >>> from collsim import build_symmetric, verify
+    >>> s = build_symmetric("ring", "paper", "allreduce", "1MiB", nodes=8)
+    >>> len(s.reps), s.transfers, len(s.expand()), verify(s).transfers
+    (14, 112, 112, 112)
+    """
+
+    reps: Schedule
+    group: Translations
+
+    def __post_init__(self) -> None:
+        s, g = self.reps, self.group
+        n = s.system.nodes
+        if g.order != n:
+            raise InputError(f"a translation group of order {g.order} cannot act on {n} nodes")
+        if len(s) and (s.dst != 0).any():
+            t = int(np.flatnonzero(s.dst != 0)[0])
+            raise InputError(f"representative transfer {t} ends at node {int(s.dst[t])}: "
+                             "a symmetric schedule keeps the transfers into node 0")
+        c = s.collective
+        if c.chunks % n:
+            raise InputError(f"{c.chunks} chunks do not divide among {n} nodes: no chunk action")
+        m = c.chunks // n
+        for what, h in (("precondition", c.pre), ("postcondition", c.post)):
+            bad = _invariant(h, g, m)
+            if bad is not None:
+                raise InputError(f"{c.name}'s {what} is not invariant under translation by {bad}")
+        if c.prefix:
+            raise InputError(f"{c.name} needs node v to combine nodes 0..v: it is not invariant under translations")
+        sizes = c.chunk_bytes
+        if (sizes.reshape(n, m) != sizes[:m]).any():
+            raise InputError(f"{c.name}'s chunk sizes differ between nodes ({int(sizes.min())} to "
+                             f"{int(sizes.max())} bytes): its transfers are not all alike")
+
+    # -- what the pipeline and the reports read -------------------------------------------------
+    @property
+    def system(self) -> System:
+        """The system."""
+        return self.reps.system
+
+    @property
+    def collective(self) -> Collective:
+        """The collective."""
+        return self.reps.collective
+
+    @property
+    def algorithm(self) -> str:
+        """The algorithm that built it."""
+        return self.reps.algorithm
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """The algorithm's parameters."""
+        return self.reps.params
+
+    @property
+    def per_anchor(self) -> int:
+        """Chunks per anchor node (``chunks / N``)."""
+        return self.collective.chunks // self.system.nodes
+
+    @property
+    def transfers(self) -> int:
+        """Transfers of the expanded schedule: ``N`` per representative."""
+        return len(self.reps) * self.group.order
+
+    @property
+    def num_steps(self) -> int:
+        """Physical steps (every orbit lies in one step)."""
+        return self.reps.num_steps
+
+    @property
+    def num_rounds(self) -> int:
+        """Logical rounds."""
+        return self.reps.num_rounds
+
+    def nbytes(self) -> int:
+        """Memory held: the representatives' columns."""
+        return self.reps.nbytes()
+
+    def expand(self) -> Schedule:
+        """The ordinary schedule: every representative moved by every element, step by step.
+
+        Within a step the transfers are element-major (all representatives moved by ``0``,
+        then by ``1`` ...); the system's kind moves the routes
+        (:meth:`~collsim.kinds.base.KindModel.translate_routes`).
+        """
+        from .plugins import model_for
+        s, g = self.reps, self.group
+        n = g.order
+        bounds = s.step_bounds
+        per = np.diff(bounds)
+        # row r of step k, moved by element e, goes to bounds[k]*n + e*per[k] + (r - bounds[k])
+        rows = np.arange(len(s), dtype=np.int64)
+        step_of = s.step.astype(np.int64)
+        base = np.repeat(bounds[:-1], per)
+        out_rows = np.repeat(rows, n)
+        elem = np.tile(np.arange(n, dtype=np.int64), len(s))
+        order = np.argsort(base[out_rows] * n + elem * per[step_of[out_rows]] + (out_rows - base[out_rows]),
+                           kind="stable")
+        out_rows, elem = out_rows[order], elem[order]
+        lengths = np.diff(s.chunk_ptr)[out_rows]
+        ptr = np.zeros(len(out_rows) + 1, dtype=s.chunk_ptr.dtype)
+        np.cumsum(lengths, out=ptr[1:])
+        src_rows = np.repeat(out_rows, lengths)
+        first = s.chunk_ptr[:-1][out_rows]
+        within = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], lengths)
+        idx = g.act_chunks(np.repeat(elem, lengths), s.chunk_idx[np.repeat(first, lengths) + within],
+                           self.per_anchor)
+        del src_rows
+        routes = model_for(s.system).translate_routes(s.system, g, s.routes, out_rows, elem)
+        return Schedule(s.system, s.collective, s.algorithm, dict(s.params), s.step[out_rows],
+                        s.round[out_rows], g.act(elem, s.src[out_rows]), g.act(elem, s.dst[out_rows]),
+                        ptr, idx.astype(s.chunk_idx.dtype), s.reduce[out_rows], routes)
