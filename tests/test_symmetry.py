@@ -165,7 +165,7 @@ def test_refusals():
     reps = build_symmetric("ring", "paper", "allgather", 1024, nodes=8).reps
     with pytest.raises(InputError, match="ends at node"):
         SymmetricSchedule(reps.replace(dst=np.ones(len(reps), np.int64)), Translations((8,)))
-    with pytest.raises(InputError, match="order 4"):
+    with pytest.raises(InputError, match="of 4 nodes"):
         SymmetricSchedule(reps, Translations((4,)))
 
 

@@ -20,7 +20,7 @@ from .algorithms import REGISTRY, AlgorithmSpec, build_logical, build_orbits, ge
 from .algorithms.placement import place
 from .core.collective import Collective
 from .core.errors import InputError, UnsupportedError, VerificationError
-from .core.limits import check_memory
+from .core.limits import check_memory, memory_limit_bytes
 from .core.schedule import LogicalSchedule, Schedule
 from .core.schedule_file import what_it_is
 from .core.symmetry import SymmetricSchedule
@@ -33,7 +33,7 @@ from .systems import load_system
 from .systems.options import SystemOptions
 from .verify import VerifyReport  # the one report class (collsim.VerifyReport)
 from .verify import verify_dataflow, verify_endpoints
-from .verify.orbits import verify_orbits
+from .verify.orbits import orbit_memory_bytes, verify_orbits
 
 
 def realize(system: System, logical: LogicalSchedule, *, strategy: str | Callable = "first-fit",
@@ -130,12 +130,13 @@ def build_symmetric(algorithm: str | AlgorithmSpec, system: str | System, collec
                     **params: Any) -> SymmetricSchedule:
     """Build an algorithm's schedule as representatives and a group, never expanded.
 
-    The algorithm builds only its transfers into node 0 (its ``orbits`` builder); the system's
-    kind realises them and supplies its translation group
+    The algorithm builds only its transfers into node 0 (its ``orbits`` builder; or into the
+    domain of a subgroup it names, which the kind must accept); the system's kind realises them
+    and supplies its translation group
     (:meth:`~collsim.kinds.base.KindModel.symmetry_group`).  :func:`verify` and :func:`evaluate`
     take the result as they take a :class:`~collsim.core.schedule.Schedule`, with the same
     verdict, time and row as its expansion (:meth:`SymmetricSchedule.expand`), in memory that
-    grows with node 0's share: ring all-reduce on 65,536 nodes is 131,070 representatives
+    grows with the domain's share: ring all-reduce on 65,536 nodes is 131,070 representatives
     instead of 8.6 x 10^9 transfers.
 
     Parameters
@@ -171,7 +172,12 @@ def build_symmetric(algorithm: str | AlgorithmSpec, system: str | System, collec
     made = build_orbits(spec, sysm, collective, size_bytes, **params)
     if made is None:
         raise UnsupportedError(f"{spec.name} declares no symmetry for {collective} here; build expands it")
-    logical, chosen = made
+    logical, chosen, *declared = made
+    if declared:  # the algorithm's own group (a subgroup: rotations by multiples of a stride ...)
+        group = declared[0]
+        if not model.accepts_group(sysm, group):
+            raise UnsupportedError(f"{spec.name}: the {model.name} kind cannot check schedules under the "
+                                   f"translations {group}; build expands it")
     if strategy is None:
         strategy = system.strategy if isinstance(system, SystemOptions) else "first-fit"
     reps = realize(sysm, logical, strategy=strategy, algorithm=spec.name, params=chosen)
@@ -523,7 +529,8 @@ def run(algorithm: str | AlgorithmSpec, system: System, collective: str, size_by
             sym = build_symmetric(spec, system, collective, size_bytes, strategy=strategy, **params)
         except (UnsupportedError, InputError):
             sym = None  # not symmetric here (chunk sizes that differ between nodes): built in full below
-        if sym is not None and sym.transfers >= SYMMETRIC_ABOVE_TRANSFERS:
+        if sym is not None and sym.transfers >= SYMMETRIC_ABOVE_TRANSFERS \
+                and orbit_memory_bytes(sym) <= memory_limit_bytes():   # else built in full, or refused, as before
             return evaluate(sym)
     sched = build(spec, system, collective, size_bytes, strategy=strategy, **params)
     return evaluate(sched)  # verifies it

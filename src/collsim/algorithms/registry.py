@@ -94,9 +94,10 @@ class AlgorithmSpec:
         :func:`collsim.algorithms.build_logical` checks them against the memory limit before the
         builder runs.  None: the floor is what it makes.
     orbits : callable or None
-        ``orbits(system, collective, size_bytes, **params) -> (LogicalSchedule, params) | None``: the
-        same schedule's transfers into node 0 alone, where it is invariant under the system's
-        translation group (:meth:`collsim.kinds.base.KindModel.symmetry_group`), else None;
+        ``orbits(system, collective, size_bytes, **params) -> (LogicalSchedule, params[, group]) | None``:
+        the same schedule's transfers into the group's domain alone (node 0 under the system's
+        translation group, :meth:`collsim.kinds.base.KindModel.symmetry_group`; or the domain of
+        the ``group`` it returns, a subgroup the kind accepts), where it is invariant, else None;
         :func:`collsim.pipeline.build_symmetric` realises them as a
         :class:`~collsim.core.symmetry.SymmetricSchedule`.  None: the algorithm declares no symmetry.
 

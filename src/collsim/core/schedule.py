@@ -106,6 +106,10 @@ class LogicalBuilder:
     ----------
     collective : Collective
         The collective being implemented.
+    receivers : int, optional
+        Keep only the transfers into nodes ``0..receivers-1``: the representatives of a
+        schedule invariant under rotations by multiples of ``receivers``
+        (:mod:`collsim.core.symmetry`), built by the same code as the whole schedule.
 
     Examples
     --------
@@ -116,8 +120,9 @@ class LogicalBuilder:
     1
     """
 
-    def __init__(self, collective: Collective) -> None:
+    def __init__(self, collective: Collective, *, receivers: int | None = None) -> None:
         self.collective = collective
+        self.receivers = receivers
         self._blocks: list[tuple] = []
         self._optional = {"direction": False, "color": False, "band": False, "via": False}
 
@@ -183,6 +188,21 @@ class LogicalBuilder:
                 self._optional[name] = True
                 value = np.broadcast_to(np.asarray(value, dtype=self._FILL[name][0]), (t,))
             extra[name] = value
+        if self.receivers is not None:  # a symmetric schedule's representatives: the transfers into the domain
+            keep = dst < self.receivers
+            if not keep.all():
+                rows = np.flatnonzero(keep)
+                if isinstance(ptr, int):
+                    idx = idx.reshape(t, ptr)[rows].reshape(-1)
+                else:
+                    lengths = np.diff(ptr)[rows]
+                    idx = idx[np.repeat(ptr[:-1][rows], lengths) + np.arange(int(lengths.sum()))
+                              - np.repeat(np.cumsum(lengths) - lengths, lengths)]
+                    ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(INDEX)
+                rnd, src, dst, red = rnd[rows], src[rows], dst[rows], red[rows]
+                extra = {k: None if v is None else v[rows] for k, v in extra.items()}
+                if not len(rows):
+                    return
         self._blocks.append((rnd, src, dst, ptr, idx, red, extra))
 
     def build(self) -> LogicalSchedule:

@@ -3,19 +3,22 @@
 Ring all-reduce on 65,536 nodes is 8.6 x 10^9 transfers, but one step pattern repeated under
 the ring's rotations.  A *translation group* acts on the nodes ``0..N-1`` written in mixed radix
 ``(n_1, ..., n_k)`` (``n_1 * ... * n_k = N``): the element ``g`` (a node too) sends node ``u`` to
-``u + g``, digit by digit modulo each radix.  One radix ``(N,)`` is a ring's rotations, ``(a, b, c)``
-a torus's translations, ``(2,) * k`` the XOR group of recursive halving.  The group acts
-*regularly*: exactly one element takes node 0 to each node.  It acts on chunks through their
-*anchor*: with ``m = chunks / N`` chunks an anchor, chunk ``a * m + j`` goes to
-``(a + g) * m + j`` (all-gather's chunk of node ``a``, the ``a``-th block of an all-reduce).
+``u + g``, digit by digit modulo each radix, on the digits it *moves*.  One radix ``(N,)`` is a
+ring's rotations, ``(a, b, c)`` a torus's translations, ``(2,) * k`` the XOR group of recursive
+halving; ``(N/D, D)`` with the first digit moving is the ring's rotations by multiples of ``D``.
+The group acts *freely*: only the identity fixes a node.  The nodes whose moving digits are 0 are
+its *domain*, one node of every orbit (node 0 alone when every digit moves: a *regular* action).
+It acts on chunks through their *anchor*: with ``m = chunks / N`` chunks an anchor, chunk
+``a * m + j`` goes to ``(a + g) * m + j`` (all-gather's chunk of node ``a``, the ``a``-th block
+of an all-reduce).
 
-A schedule invariant under such a group is stored as its transfers *into node 0*, one per orbit:
-an orbit has exactly ``N`` transfers (only the identity fixes a receiver), and exactly one of them
-ends at node 0.  :class:`SymmetricSchedule` holds those representatives (a
+A schedule invariant under such a group is stored as its transfers *into the domain*, one per
+orbit: an orbit has one transfer per element (only the identity fixes a receiver), and exactly
+one of them ends in the domain.  :class:`SymmetricSchedule` holds those representatives (a
 :class:`~collsim.core.schedule.Schedule` on the full system and collective) and the group;
 :meth:`SymmetricSchedule.expand` gives the ordinary schedule back.  Its data flow is checked on
-node 0 alone (:mod:`collsim.verify.orbits`) and its resources and time by the system's kind, on
-the orbits; the argument is in ``docs/model.md``, "Symmetric schedules".
+the domain alone (:mod:`collsim.verify.orbits`) and its resources and time by the system's kind,
+on the orbits; the argument is in ``docs/model.md``, "Symmetric schedules".
 
 References
 ----------
@@ -40,13 +43,23 @@ from .system import System
 
 @dataclass(frozen=True)
 class Translations:
-    """The translations of a mixed-radix lattice of nodes: a group acting regularly on them.
+    """Translations of some digits of a mixed-radix lattice of nodes: a group acting freely on them.
 
     Parameters
     ----------
     radices : tuple of int
         ``(n_1, ..., n_k)``, each at least 1; node ``u`` has the digits of
         :func:`numpy.unravel_index` (the last digit varies fastest).
+    moving : tuple of bool, optional
+        Which digits the group translates (default: all, a group acting *regularly*: one element
+        takes node 0 to each node).  The others stay put: the nodes whose moving digits are 0
+        form the *domain*, one node of every orbit (boxes of 8 translated as wholes keep the
+        8 nodes of box 0; a ring rotated by multiples of ``D`` keeps nodes ``0..D-1``).
+
+    Notes
+    -----
+    An element is named by the node it takes node 0 to (its fixed digits are 0), so
+    :meth:`act` adds digit by digit in every case.
 
     Examples
     --------
@@ -56,19 +69,43 @@ class Translations:
     >>> torus = Translations((2, 3))
     >>> torus.act(4, [0, 5]).tolist()    # (1, 1) + (1, 2) = (0, 0)
     [4, 0]
+    >>> by4 = Translations((2, 4), moving=(True, False))   # rotations of 8 nodes by multiples of 4
+    >>> by4.order, by4.domain().tolist(), by4.elements().tolist(), by4.act(4, [1, 6]).tolist()
+    (2, [0, 1, 2, 3], [0, 4], [5, 2])
     """
 
     radices: tuple[int, ...]
+    moving: tuple[bool, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.radices or any(int(r) < 1 for r in self.radices):
             raise InputError(f"a translation group needs radices of at least 1, got {self.radices!r}")
         object.__setattr__(self, "radices", tuple(int(r) for r in self.radices))
+        moving = (True,) * len(self.radices) if self.moving is None else tuple(bool(m) for m in self.moving)
+        if len(moving) != len(self.radices):
+            raise InputError(f"moving names {len(moving)} digits, the radices {len(self.radices)}")
+        object.__setattr__(self, "moving", moving)
+
+    @property
+    def nodes(self) -> int:
+        """Number of nodes it acts on."""
+        return math.prod(self.radices)
 
     @property
     def order(self) -> int:
-        """Number of elements, which is also the number of nodes it acts on."""
-        return math.prod(self.radices)
+        """Number of elements (the size of every orbit of nodes)."""
+        return math.prod(r for r, m in zip(self.radices, self.moving) if m)
+
+    @property
+    def regular(self) -> bool:
+        """Whether every digit moves (one orbit of nodes)."""
+        return all(self.moving)
+
+    def _digits(self, u) -> tuple[np.ndarray, ...]:
+        return np.unravel_index(np.asarray(u, dtype=np.int64), self.radices)
+
+    def _node(self, digits) -> np.ndarray:
+        return np.ravel_multi_index(tuple(digits), self.radices).astype(np.int64)
 
     def act(self, g, nodes) -> np.ndarray:
         """Images ``g + u`` of ``nodes`` (``g`` a scalar or an array broadcast against them).
@@ -82,10 +119,7 @@ class Translations:
         u = np.asarray(nodes, dtype=np.int64)
         if len(self.radices) == 1:
             return (u + g) % self.radices[0]
-        gd = np.unravel_index(g, self.radices)
-        ud = np.unravel_index(u, self.radices)
-        return np.ravel_multi_index(tuple((a + b) % r for a, b, r in zip(gd, ud, self.radices)),
-                                    self.radices).astype(np.int64)
+        return self._node((a + b) % r for a, b, r in zip(self._digits(g), self._digits(u), self.radices))
 
     def inverse(self, g):
         """The element undoing ``g`` (scalar in, scalar out).
@@ -95,13 +129,39 @@ class Translations:
         >>> Translations((2, 4)).inverse(5)    # (1, 1) -> (1, 3)
         7
         """
-        g = np.asarray(g, dtype=np.int64)
-        digits = np.unravel_index(g, self.radices)
-        out = np.ravel_multi_index(tuple((-d) % r for d, r in zip(digits, self.radices)), self.radices)
-        return int(out) if out.ndim == 0 else out.astype(np.int64)
+        out = self._node((-d) % r for d, r in zip(self._digits(g), self.radices))
+        return int(out) if out.ndim == 0 else out
+
+    def element_of(self, nodes) -> np.ndarray:
+        """The element taking a domain node to each node: its moving digits.
+
+        Examples
+        --------
+        >>> Translations((2, 4), moving=(True, False)).element_of([5, 2]).tolist()
+        [4, 0]
+        """
+        return self._node(d if m else np.zeros_like(d) for d, m in zip(self._digits(nodes), self.moving))
+
+    def domain_of(self, nodes) -> np.ndarray:
+        """The domain node in each node's orbit: its fixed digits.
+
+        Examples
+        --------
+        >>> Translations((2, 4), moving=(True, False)).domain_of([5, 2]).tolist()
+        [1, 2]
+        """
+        return self._node(np.zeros_like(d) if m else d for d, m in zip(self._digits(nodes), self.moving))
+
+    def domain(self) -> np.ndarray:
+        """The domain: the nodes whose moving digits are 0, one per orbit, in order."""
+        return np.unique(self.domain_of(np.arange(self.nodes)))
+
+    def elements(self) -> np.ndarray:
+        """Every element, in order (the nodes whose fixed digits are 0)."""
+        return np.unique(self.element_of(np.arange(self.nodes)))
 
     def generators(self) -> tuple[int, ...]:
-        """One unit translation per digit of radix above 1: they generate the group.
+        """One unit translation per moving digit of radix above 1: they generate the group.
 
         Examples
         --------
@@ -109,7 +169,7 @@ class Translations:
         (3, 1)
         """
         strides = np.cumprod((1,) + self.radices[:0:-1])[::-1]
-        return tuple(int(s) for s, r in zip(strides, self.radices) if r > 1)
+        return tuple(int(s) for s, r, m in zip(strides, self.radices, self.moving) if r > 1 and m)
 
     def act_chunks(self, g, chunks, per_anchor: int) -> np.ndarray:
         """Images of chunk ids: chunk ``a * per_anchor + j`` goes to ``act(g, a) * per_anchor + j``.
@@ -142,22 +202,23 @@ def _invariant(h: Holdings, group: Translations, per_anchor: int) -> int | None:
 
 @dataclass(frozen=True, eq=False)
 class SymmetricSchedule:
-    """A schedule stored as its transfers into node 0 and the translation group that moves them.
+    """A schedule stored as its transfers into a domain and the translation group that moves them.
 
     Parameters
     ----------
     reps : Schedule
-        The representatives: every transfer of the schedule that ends at node 0, on the full
-        system and collective, with its step, chunks and route.
+        The representatives: every transfer of the schedule that ends in the group's domain
+        (node 0 for a regular group), on the full system and collective, with its step, chunks
+        and route.
     group : Translations
-        A group of order ``N`` acting on the nodes and, through anchors, on the chunks; the
+        A group acting freely on the ``N`` nodes and, through anchors, on the chunks; the
         system's kind must map it onto the system
-        (:meth:`collsim.kinds.base.KindModel.symmetry_group`).
+        (:meth:`collsim.kinds.base.KindModel.accepts_group`).
 
     Raises
     ------
     InputError
-        If a representative does not end at node 0, the group's order is not the node count,
+        If a representative does not end in the domain, the group acts on another node count,
         the chunks do not divide evenly among the anchors, the collective's pre- or
         postcondition or its chunk sizes are not invariant under the group.
 
@@ -175,11 +236,14 @@ class SymmetricSchedule:
     def __post_init__(self) -> None:
         s, g = self.reps, self.group
         n = s.system.nodes
-        if g.order != n:
-            raise InputError(f"a translation group of order {g.order} cannot act on {n} nodes")
-        if len(s) and (s.dst != 0).any():
-            t = int(np.flatnonzero(s.dst != 0)[0])
-            raise InputError(f"representative transfer {t} ends at node {int(s.dst[t])}: "
+        if g.nodes != n:
+            raise InputError(f"a translation group of {g.nodes} nodes cannot act on {n} nodes")
+        outside = g.element_of(s.dst) != 0 if len(s) else np.zeros(0, bool)
+        if outside.any():
+            t = int(np.flatnonzero(outside)[0])
+            raise InputError(f"representative transfer {t} ends at node {int(s.dst[t])}: a symmetric schedule "
+                             f"keeps the transfers into its domain (nodes {g.domain()[:4].tolist()}...)"
+                             if not g.regular else f"representative transfer {t} ends at node {int(s.dst[t])}: "
                              "a symmetric schedule keeps the transfers into node 0")
         c = s.collective
         if c.chunks % n:
@@ -258,10 +322,10 @@ class SymmetricSchedule:
         step_of = s.step.astype(np.int64)
         base = np.repeat(bounds[:-1], per)
         out_rows = np.repeat(rows, n)
-        elem = np.tile(np.arange(n, dtype=np.int64), len(s))
+        elem = np.tile(np.arange(n, dtype=np.int64), len(s))   # element positions, named below
         order = np.argsort(base[out_rows] * n + elem * per[step_of[out_rows]] + (out_rows - base[out_rows]),
                            kind="stable")
-        out_rows, elem = out_rows[order], elem[order]
+        out_rows, elem = out_rows[order], g.elements()[elem[order]]
         lengths = np.diff(s.chunk_ptr)[out_rows]
         ptr = np.zeros(len(out_rows) + 1, dtype=s.chunk_ptr.dtype)
         np.cumsum(lengths, out=ptr[1:])

@@ -272,6 +272,11 @@ class KindModel:
         """
         return None
 
+    def accepts_group(self, system, group) -> bool:
+        """Whether ``group`` (a :class:`~collsim.core.symmetry.Translations`) maps the system onto itself
+        and this kind checks and times schedules under it (default: none does)."""
+        return False
+
     def translate_routes(self, system, group, routes, rows, elements):
         """Routes of representative ``rows`` moved by ``elements`` (kinds with a group write it)."""
         raise UnsupportedError(f"the {self.name} kind has no symmetric schedules")

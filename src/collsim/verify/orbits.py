@@ -1,21 +1,22 @@
-"""Data flow of a symmetric schedule, checked on node 0 alone.
+"""Data flow of a symmetric schedule, checked on the group's domain alone.
 
 A :class:`~collsim.core.symmetry.SymmetricSchedule` is invariant under a translation group
-that acts regularly on the nodes and, through anchors, on the chunks; its collective is
-invariant too.  Then so is the state the schedule reaches after every step (induction on the
-steps: the state before step ``k`` is invariant, and step ``k``'s writes are a union of
-orbits), so the state of node ``u`` is node 0's moved by ``u``:
+that acts freely on the nodes and, through anchors, on the chunks; its collective is invariant
+too.  Then so is the state the schedule reaches after every step (induction on the steps: the
+state before step ``k`` is invariant, and step ``k``'s writes are a union of orbits), so the
+state of node ``u = g . r`` (``r`` in the domain, ``g`` the element taking it to ``u``) is
+``r``'s moved by ``g``:
 
-    state(u, c) = u . state(0, (-u) . c)
+    state(g . r, c) = g . state(r, (-g) . c)
 
-where a contributor set is moved node by node.  Node 0's buffers are written exactly by the
-representatives (the transfers into node 0), and each reads its sender's state through the
+where a contributor set is moved node by node.  The domain's buffers are written exactly by the
+representatives (the transfers into the domain), and each reads its sender's state through the
 formula above.  Every check of :mod:`collsim.verify.dataflow` on the expansion (missing data,
 a contribution counted twice, conflicting writes, the postcondition) fails at some node iff it
-fails at node 0, because the failing node's violation moved by its inverse is node 0's.  The
-contributor sets are exact bitsets of ``N`` bits per chunk of node 0: ``chunks * N / 8`` bytes,
-against ``N`` times that for the expansion.  The argument is in ``docs/model.md``,
-"Symmetric schedules".
+fails in the domain, because the failing node's violation moved by its element's inverse is a
+domain node's.  The contributor sets are exact bitsets of ``N`` bits per (domain node, chunk):
+``|domain| * chunks * N / 8`` bytes, against ``N / |domain|`` times that for the expansion.  The
+argument is in ``docs/model.md``, "Symmetric schedules".
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ _MOVE_ELEMENTS = 1 << 24
 
 
 def orbit_memory_bytes(sym: SymmetricSchedule) -> int:
-    """Estimated peak bytes of :func:`verify_orbits`: node 0's state and one block of moved sets."""
+    """Estimated peak bytes of :func:`verify_orbits`: the domain's state and one block of moved sets."""
     c = sym.collective
+    pairs = c.chunks * (c.nodes // sym.group.order)    # the domain's nodes times the chunks
     if not c.reduction:
-        return 2 * c.chunks + (1 << 20)
+        return 2 * pairs + 16 * len(sym.reps.chunk_idx) + (1 << 20)
     words = (c.nodes + 63) // 64
-    return 8 * c.chunks * words + 10 * min(_MOVE_ELEMENTS, max(c.nodes, 1) * max(len(sym.reps.chunk_idx), 1)) \
+    return 8 * pairs * words + 24 * len(sym.reps.chunk_idx) + 10 * min(_MOVE_ELEMENTS, max(c.nodes, 1) * max(len(sym.reps.chunk_idx), 1)) \
         + (1 << 20)
 
 
@@ -75,7 +77,7 @@ def _missing(s, t: int, chunk: int) -> MissingDataError:
 
 
 def verify_orbits(sym: SymmetricSchedule) -> str:
-    """Check a symmetric schedule's data flow on node 0 (the expansion's verdict, exactly).
+    """Check a symmetric schedule's data flow on its domain (the expansion's verdict, exactly).
 
     Parameters
     ----------
@@ -90,7 +92,7 @@ def verify_orbits(sym: SymmetricSchedule) -> str:
     Raises
     ------
     collsim.core.errors.DataFlowError
-        The first violation at node 0, naming the representative (``transfer``) at fault.
+        The first violation in the domain, naming the representative (``transfer``) at fault.
 
     Examples
     --------
@@ -109,7 +111,7 @@ def _verify(s, sym: SymmetricSchedule) -> str:
     n = c.nodes
     _check_ranges(s)
     what = (f"verifying the data flow of {c.name} on {n} nodes through its symmetry ({c.chunks} chunks "
-            f"of node 0, {len(s.chunk_idx)} chunk deliveries into it)")
+            f"on each of {n // group.order} nodes, {len(s.chunk_idx)} chunk deliveries into them)")
     check_memory(orbit_memory_bytes(sym), what, HINT)
     if not c.reduction and s.reduce.any():
         t = int(np.flatnonzero(s.reduce)[0])
@@ -117,65 +119,76 @@ def _verify(s, sym: SymmetricSchedule) -> str:
                                        "copy (\"reduce\": false)", Where(step=int(s.step[t]), transfer=t))
     lengths = np.diff(s.chunk_ptr)
     row_t = np.repeat(np.arange(len(s), dtype=np.int64), lengths)
+    dom = group.domain()
+    nc = c.chunks
+    # chunk x at node u = g.r (r in the domain) is r's chunk (-g).x, moved by g
     row_src = s.src[row_t].astype(np.int64)
-    # chunk x at node u is node 0's chunk (-u).x, moved by u
+    elem = group.element_of(row_src)
     back = np.empty(len(row_src), np.int64)
-    for u in np.unique(row_src).tolist():
-        sel = row_src == u
-        back[sel] = group.act_chunks(group.inverse(u), s.chunk_idx[sel], m)
-    holds0 = c.pre.every_mask | (c.pre.holder == 0)
+    for g in np.unique(elem).tolist():
+        sel = elem == g
+        back[sel] = group.act_chunks(group.inverse(g), s.chunk_idx[sel], m)
+    back += np.searchsorted(dom, group.domain_of(row_src)) * nc
+    dest = np.searchsorted(dom, s.dst[row_t]) * nc + s.chunk_idx
+    holds = (c.pre.every_mask[None, :] | (c.pre.holder[None, :] == dom[:, None])).reshape(-1)
     bounds = np.searchsorted(row_t, s.step_bounds) if len(row_t) else np.zeros(s.num_steps + 1, np.int64)
     if not c.reduction:
-        _copies(s, holds0, back, row_t, bounds)
+        _copies(s, dom, holds, back, dest, row_t, bounds)
         return "orbits"
     words = (n + 63) // 64
-    state = np.zeros((c.chunks, words), dtype=np.uint64)
-    state[holds0, 0] = np.uint64(1)  # node 0's own contribution
+    state = np.zeros((len(dom) * nc, words), dtype=np.uint64)
+    own = np.flatnonzero(holds)
+    np.bitwise_or.at(state, (own, dom[own // nc] >> 6), np.left_shift(np.uint64(1), (dom[own // nc] & 63).astype(np.uint64)))
     for k in range(s.num_steps):
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         if lo < hi:
-            payload = _move_sets(group, state[back[lo:hi]], row_src[lo:hi], n)   # read at the step's start
-            _write(s, k, state, payload, s.chunk_idx[lo:hi].astype(np.int64), row_t[lo:hi])
-    _check_post(c, state, words)
+            payload = _move_sets(group, state[back[lo:hi]], elem[lo:hi], n)   # read at the step's start
+            _write(s, k, state, payload, dest[lo:hi], row_t[lo:hi], nc)
+    _check_post(c, dom, state, words)
     return "orbits"
 
 
-def _copies(s, holds0: np.ndarray, back: np.ndarray, row_t: np.ndarray, bounds: np.ndarray) -> None:
-    """Copies: node 0 holds a chunk from the step after it is first written into it."""
+def _copies(s, dom, holds: np.ndarray, back: np.ndarray, dest: np.ndarray, row_t: np.ndarray,
+            bounds: np.ndarray) -> None:
+    """Copies: a domain node holds a chunk from the step after it is first written into it."""
     c = s.collective
-    held = holds0.copy()
+    held = holds.copy()
     for k in range(s.num_steps):
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         ok = held[back[lo:hi]]
         if not ok.all():
             i = lo + int(np.argmin(ok))
             raise _missing(s, int(row_t[i]), int(s.chunk_idx[i]))
-        held[s.chunk_idx[lo:hi]] = True
-    bad = np.flatnonzero((c.post.every_mask | (c.post.holder == 0)) & ~held)
+        held[dest[lo:hi]] = True
+    need = (c.post.every_mask[None, :] | (c.post.holder[None, :] == dom[:, None])).reshape(-1)
+    bad = np.flatnonzero(need & ~held)
     if bad.size:
-        k = int(bad[0])
-        raise PostconditionError(f"node 0 lacks chunk {k}", Where(node=0, chunk=k))
+        v, k = int(dom[bad[0] // c.chunks]), int(bad[0] % c.chunks)
+        raise PostconditionError(f"node {v} lacks chunk {k}", Where(node=v, chunk=k))
 
 
-def _write(s, k: int, state: np.ndarray, payload: np.ndarray, dest: np.ndarray, row_t: np.ndarray) -> None:
-    """Step ``k``'s writes into node 0's buffers, with :mod:`collsim.verify.reduction`'s checks in its order."""
+def _write(s, k: int, state: np.ndarray, payload: np.ndarray, dest: np.ndarray, row_t: np.ndarray,
+           nc: int) -> None:
+    """Step ``k``'s writes into the domain's buffers (ids ``position * chunks + chunk``), with
+    :mod:`collsim.verify.reduction`'s checks in its order."""
     empty = ~payload.any(axis=1)
     if empty.any():
         i = int(np.argmax(empty))
-        raise _missing(s, int(row_t[i]), int(dest[i]))
+        raise _missing(s, int(row_t[i]), int(dest[i] % nc))
     red = s.reduce[row_t]
     order = np.argsort(dest, kind="stable")
     d_o, red_o, pay_o = dest[order], red[order], payload[order]
     starts = np.flatnonzero(np.concatenate([[True], d_o[1:] != d_o[:-1]]))
     ends = np.append(starts[1:], len(d_o))
 
-    def where(i: int, chunk: int) -> Where:
-        return Where(step=k, transfer=int(row_t[i]), node=0, chunk=chunk)
+    def where(i: int) -> Where:
+        t = int(row_t[i])
+        return Where(step=k, transfer=t, node=int(s.dst[t]), chunk=int(dest[i] % nc))
 
     mixed = np.logical_or.reduceat(red_o, starts) & ~np.logical_and.reduceat(red_o, starts)
     if mixed.any():
         i = int(order[starts[int(np.argmax(mixed))]])
-        raise ConflictingWriteError("a buffer is both copied into and reduced into in one step", where(i, int(dest[i])))
+        raise ConflictingWriteError("a buffer is both copied into and reduced into in one step", where(i))
     gred, gdest = red_o[starts], d_o[starts]
     union = np.bitwise_or.reduceat(pay_o, starts, axis=0)
     current = state[gdest]
@@ -185,28 +198,28 @@ def _write(s, k: int, state: np.ndarray, payload: np.ndarray, dest: np.ndarray, 
         if bad.any():
             gi = int(np.argmax(bad))
             why = "already holds" if overlap[gi] else "receives twice in one step"
-            raise DoubleCountError(f"node 0 {why} a contribution to chunk {int(gdest[gi])}",
-                                   where(int(order[ends[gi] - 1]), int(gdest[gi])))
+            at = where(int(order[ends[gi] - 1]))
+            raise DoubleCountError(f"node {at.node} {why} a contribution to chunk {at.chunk}", at)
     if not gred.all():
         differ = (pay_o != pay_o[starts][np.repeat(np.arange(len(starts)), ends - starts)]).any(axis=1) & ~red_o
         if differ.any():
             i = int(order[int(np.argmax(differ))])
-            raise ConflictingWriteError("two different buffers are copied to one place in one step",
-                                        where(i, int(dest[i])))
+            raise ConflictingWriteError("two different buffers are copied to one place in one step", where(i))
     state[gdest] = np.where(gred[:, None], current | union, union)
 
 
-def _check_post(c, state: np.ndarray, words: int) -> None:
-    """Node 0's postcondition buffers hold exactly the contributions they need."""
-    chunks = np.flatnonzero(c.post.every_mask | (c.post.holder == 0))
+def _check_post(c, dom: np.ndarray, state: np.ndarray, words: int) -> None:
+    """The domain's postcondition buffers hold exactly the contributions they need."""
+    nc = c.chunks
+    ids = np.flatnonzero((c.post.every_mask[None, :] | (c.post.holder[None, :] == dom[:, None])).reshape(-1))
     need = _Need(c, words)
-    for lo in range(0, len(chunks), 1 << 16):
-        x = chunks[lo:lo + (1 << 16)]
-        want = need(np.zeros(len(x), np.int64), x)
+    for lo in range(0, len(ids), 1 << 16):
+        x = ids[lo:lo + (1 << 16)]
+        want = need(dom[x // nc], x % nc)
         bad = (state[x] != want).any(axis=1)
         if bad.any():
             j = int(np.argmax(bad))
-            k = int(x[j])
-            raise PostconditionError(f"node 0 ends with {int(_popcount(state[k:k + 1])[0])} of "
+            v, k = int(dom[x[j] // nc]), int(x[j] % nc)
+            raise PostconditionError(f"node {v} ends with {int(_popcount(state[x[j]:x[j] + 1])[0])} of "
                                      f"{int(_popcount(want[j:j + 1])[0])} contributions to chunk {k}",
-                                     Where(node=0, chunk=k))
+                                     Where(node=v, chunk=k))

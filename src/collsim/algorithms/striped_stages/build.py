@@ -14,6 +14,7 @@ import numpy as np
 from ...core.collective import make_collective
 from ...core.collectives import CollectiveType
 from ...core.schedule import LogicalBuilder
+from ...core.symmetry import Translations
 from ..registry import register
 from .cost import choose_radices, striped_stages_candidates
 from .plan import STAGE_MODES, StagesPlan, arc_colours, parse_radices, plan_stages
@@ -78,9 +79,57 @@ def _stage_blocks(plan: StagesPlan, j: int, first_round: int, w: int, f: int):
                        _colour(cls, g, st.pieces, per_fiber), st.band)
 
 
+def _plan(system, collective: CollectiveType, size_bytes, radices, stage: str):
+    n = system.nodes
+    if stage not in STAGE_MODES:
+        plan_stages(system, collective, size_bytes, (n,), stage)          # raises the InputError
+    rad = parse_radices(n, radices) if radices is not None else choose_radices(system, collective, size_bytes, stage)
+    return rad, plan_stages(system, collective, size_bytes, rad, stage)
+
+
+def _orbits(system, collective: CollectiveType, size_bytes, *, radices=None, stage: str = "pipeline"):
+    """The transfers into nodes ``0..d_1-1``: pipeline stages are invariant under rotations by multiples
+    of the longest stride ``d_1`` (every stride divides it, and a transfer's channel class is its
+    sender mod its stride).  Direct stages colour arcs by position: not invariant."""
+    if stage != "pipeline":
+        return None
+    n = system.nodes
+    _, plan = _plan(system, collective, size_bytes, radices, stage)
+    d = plan.stages[0].stride
+    group = Translations((n,)) if d == 1 else Translations((n // d, d), moving=(True, False))
+    return (*_build(system, collective, size_bytes, radices, stage, receivers=d), group)
+
+
+def _build(system, collective: CollectiveType, size_bytes, radices, stage: str, receivers: int | None = None):
+    n = system.nodes
+    rad, plan = _plan(system, collective, size_bytes, radices, stage)
+    split = plan.split * (n if collective.composed_of else 1)   # all-reduce: N blocks
+    b = LogicalBuilder(make_collective(collective, n, size_bytes, split=split, explicit=receivers is None),
+                       receivers=receivers)
+    rounds = sum(s.rounds for s in plan.stages)
+    blocks = []
+    first = 0
+    for j, st in enumerate(plan.stages):
+        blocks += list(_stage_blocks(plan, j, first, system.wavelengths, system.fibers))
+        first += st.rounds
+    shift = 0
+    for phase in collective.phases:   # all-reduce: reduce-scatter, then all-gather
+        if phase.reduction:   # the all-gather's rounds reversed, every transfer reducing
+            for rnd, src, dst, chunks, direction, colour, band in blocks:
+                b.add(rounds - 1 - rnd, dst, src, chunks, reduce=True, direction=-direction, color=colour, band=band)
+            shift = rounds
+        else:
+            for rnd, src, dst, chunks, direction, colour, band in blocks:
+                b.add(rnd + shift, src, dst, chunks, direction=direction, color=colour, band=band)
+    params = {"radices": "x".join(map(str, rad)), "stage": stage,
+              "strides": [s.stride for s in plan.stages], "bands": [s.band for s in plan.stages],
+              "pieces": [s.pieces for s in plan.stages]}
+    return b.build(), params
+
+
 @register(
     "striped-stages", collectives=("allgather", "reducescatter", "allreduce"), systems=("optical-ring",),
-    aliases=("striped-multistage",), params=("radices", "stage"), tune=striped_stages_candidates,
+    aliases=("striped-multistage",), params=("radices", "stage"), tune=striped_stages_candidates, orbits=_orbits,
     reference="[OpTree24] §IV-A (stages of all-to-alls over strided subsets); [Patarasuk09] (ring pipelines, "
               "all-reduce as reduce-scatter then all-gather); [Bruck97] (mixed-radix stages); striping every "
               "stage over the channels left free, the windows and the balancing are collsim's own",
@@ -133,29 +182,4 @@ def striped_stages(system, collective: CollectiveType, size_bytes, *, radices=No
     >>> verify(s).steps, sorted(set(s.band.tolist())), int(s.hops.max())
     (4, [16, 64], 4)
     """
-    n = system.nodes
-    if stage not in STAGE_MODES:
-        plan_stages(system, collective, size_bytes, (n,), stage)          # raises the InputError
-    rad = parse_radices(n, radices) if radices is not None else choose_radices(system, collective, size_bytes, stage)
-    plan = plan_stages(system, collective, size_bytes, rad, stage)
-    split = plan.split * (n if collective.composed_of else 1)   # all-reduce: N blocks
-    b = LogicalBuilder(make_collective(collective, n, size_bytes, split=split))
-    rounds = sum(s.rounds for s in plan.stages)
-    blocks = []
-    first = 0
-    for j, st in enumerate(plan.stages):
-        blocks += list(_stage_blocks(plan, j, first, system.wavelengths, system.fibers))
-        first += st.rounds
-    shift = 0
-    for phase in collective.phases:   # all-reduce: reduce-scatter, then all-gather
-        if phase.reduction:   # the all-gather's rounds reversed, every transfer reducing
-            for rnd, src, dst, chunks, direction, colour, band in blocks:
-                b.add(rounds - 1 - rnd, dst, src, chunks, reduce=True, direction=-direction, color=colour, band=band)
-            shift = rounds
-        else:
-            for rnd, src, dst, chunks, direction, colour, band in blocks:
-                b.add(rnd + shift, src, dst, chunks, direction=direction, color=colour, band=band)
-    params = {"radices": "x".join(map(str, rad)), "stage": stage,
-              "strides": [s.stride for s in plan.stages], "bands": [s.band for s in plan.stages],
-              "pieces": [s.pieces for s in plan.stages]}
-    return b.build(), params
+    return _build(system, collective, size_bytes, radices, stage)

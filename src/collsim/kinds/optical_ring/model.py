@@ -142,6 +142,13 @@ class OpticalRingModel(KindModel):
         """The ring's rotations: every node has the same fibers, wavelengths and transceivers."""
         return Translations((system.nodes,))
 
+    def accepts_group(self, system, group) -> bool:
+        """Rotations of the ring: all of them, ``(N,)``, or those by multiples of ``D``, ``(N/D, D)``
+        with the first digit moving."""
+        n = system.nodes
+        return group.nodes == n and (group.radices == (n,) and group.regular
+                                     or len(group.radices) == 2 and group.moving == (True, False))
+
     def translate_routes(self, system, group, routes, rows, elements):
         """A rotated arc keeps its direction, hop count, fiber and band."""
         return routes.take(rows)

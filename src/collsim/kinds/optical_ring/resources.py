@@ -168,16 +168,19 @@ def verify_ring_resources(s: Schedule) -> None:
 def verify_ring_orbit_resources(sym) -> None:
     """The resource checks of a symmetric schedule's expansion, on its representatives.
 
-    Under the ring's rotations an orbit is its representative's arc at every offset, so a
-    channel (direction, fiber, elementary wavelength segment) of a step carries, on every
-    link alike, the sum of the hop counts of the representatives that hold it: the channel is
-    shared on some link iff that sum exceeds 1.  Each node sends and receives one transfer of
-    every orbit, so its channels per step are the representatives' bands summed.
+    The group rotates the ring by multiples of ``D`` (``D = 1``: every rotation), so an orbit is
+    its representative's arc at every offset ``D g``.  Link ``e`` lies on the orbit's arcs as many
+    times as the arc has positions congruent to ``e`` mod ``D``: folding every arc onto a ring of
+    ``D`` positions, a channel (direction, fiber, elementary wavelength segment) of a step is
+    shared on some link of the expansion iff an arc is longer than ``D`` or two folded arcs with
+    that channel overlap.  Node ``u`` sends one transfer of every orbit whose representative's
+    sender is congruent to ``u`` mod ``D`` (and receives likewise), so its channels per step are
+    those representatives' bands summed.
 
     Parameters
     ----------
     sym : SymmetricSchedule
-        Representatives (transfers into node 0) and the rotation group.
+        Representatives (transfers into nodes ``0..D-1``) and the rotations.
 
     Raises
     ------
@@ -189,38 +192,51 @@ def verify_ring_orbit_resources(sym) -> None:
     >>> from collsim import build_symmetric
     >>> verify_ring_orbit_resources(build_symmetric("ring", "paper", "allgather", "1KiB", nodes=8))
     """
-    _orbit_resources(sym.reps)
+    _orbit_resources(sym.reps, sym.system.nodes // sym.group.order)
 
 
 @located
-def _orbit_resources(s: Schedule) -> None:
+def _orbit_resources(s: Schedule, d: int) -> None:
     """:func:`verify_ring_orbit_resources` on the representatives (errors located in them)."""
     sysm = s.system
     n = sysm.nodes
     verify_ring_routes(s)
     verify_channels(s)       # ranges, and two representatives on one channel of a link
     if len(s):
+        long = np.flatnonzero(s.hops > d)
+        if long.size:
+            t = int(long[0])
+            raise ChannelConflictError(
+                f"the rotations of {schedule_position(s, t)} by multiples of {d} overlap: its arc of "
+                f"{int(s.hops[t])} hops is longer than {d}", _at(s, t, int(s.wavelength[t])))
         lo = s.wavelength.astype(np.int64)
         fibers = int(s.fiber.max()) + 1
         group = (s.step.astype(np.int64) * 2 + (s.direction > 0)) * fibers + s.fiber
         rows, key, seg_lo = _segment_rows(group, lo, lo + s.band, int((lo + s.band).max()))
-        keys, inv = np.unique(key, return_inverse=True)
-        load = np.bincount(inv.reshape(-1), weights=s.hops[rows])
-        if (load > 1).any():
-            j = int(np.argmax(load > 1))
-            t = int(rows[np.flatnonzero(inv.reshape(-1) == j)[0]])
-            link = int(link_id(arc_start(s.src[t:t + 1], s.direction[t:t + 1], n), s.direction[t:t + 1], n)[0])
+        start = arc_start(s.src[rows], s.direction[rows], n) % d
+        hit = first_overlap(key, start, s.hops[rows], d)
+        if hit is not None:
+            ra, rb, _ = hit
+            a, b = sorted((int(rows[ra]), int(rows[rb])))
             raise ChannelConflictError(
-                f"the rotations of {schedule_position(s, t)} and of the transfers on its channel cross "
-                f"{int(load[j])} links of the ring's {n} at every offset: two of them share every link",
-                Where(step=int(s.step[t]), transfer=t, link=sysm.link_name(link), fiber=int(s.fiber[t]), wavelength=int(seg_lo[rows == t][0])))
-    for attr, what in (("max_tx_channels", "transmits"), ("max_rx_channels", "receives")):
+                f"the rotations of {schedule_position(s, a)} and of {schedule_position(s, b)} by multiples of "
+                f"{d} share a channel on a link", _at(s, b, int(seg_lo[rb])))
+    for attr, col, what in (("max_tx_channels", s.src, "transmits"), ("max_rx_channels", s.dst, "receives")):
         limit = getattr(sysm, attr, None)
         if limit is None or not len(s):
             continue
-        counts = np.bincount(s.step, weights=s.routes.channels(), minlength=s.num_steps)
+        key = s.step.astype(np.int64) * d + col % d
+        counts = np.bincount(key, weights=s.routes.channels(), minlength=s.num_steps * d)
         j = _first(counts > limit)
         if j is not None:
-            t = _first(s.step == j)
-            raise TransceiverLimitError(f"every node {what} on {int(counts[j])} channels, limit {limit}",
-                                        Where(step=int(j), transfer=t, node=0))
+            step, node = divmod(j, d)
+            t = _first(key == j)
+            raise TransceiverLimitError(f"node {node} (and its rotations) {what} on {int(counts[j])} channels, "
+                                        f"limit {limit}", Where(step=int(step), transfer=t, node=node))
+
+
+def _at(s: Schedule, t: int, wavelength: int) -> Where:
+    link = int(link_id(arc_start(s.src[t:t + 1], s.direction[t:t + 1], s.system.nodes), s.direction[t:t + 1],
+                       s.system.nodes)[0])
+    return Where(step=int(s.step[t]), transfer=t, link=s.system.link_name(link), fiber=int(s.fiber[t]),
+                 wavelength=wavelength)
