@@ -203,3 +203,36 @@ def test_compare_switches_to_orbits_with_the_same_rows(monkeypatch):
     rows_sym, _ = compare("paper", "allreduce", 64 * 12, nodes=12, algorithms="ring")
     assert calls == ["SymmetricSchedule"]
     assert [r.to_json() for r in rows_sym] == [r.to_json() for r in rows_full]
+
+
+def _plain(x):
+    """A result record with numpy arrays as lists (for equality)."""
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x.tolist() if isinstance(x, np.ndarray) else x
+
+
+def test_reproduction_points_alike_on_orbits(monkeypatch):
+    """`collsim reproduce` builds its large points through build_compact: same records either way."""
+    from collsim.experiments.papers.beyond.build_pool import build_profile
+    from collsim.experiments.papers.optree.data import build_point
+    optree = [("ring", 12, 4, 1200, None), ("striped-stages", 12, 4, 1200, (3, 4)), ("ne", 12, 4, 1200, None)]
+    beyond = [("striped-ring", {}, 12, 4, "allreduce", 12 * 96, "paper"),
+              ("striped-stages", {"radices": (4, 3)}, 12, 4, "allgather", 96, "paper")]
+    before = [_plain(build_point(t)) for t in optree] + [_plain(build_profile(t)) for t in beyond]
+    calls = []
+    real = pipeline.build_symmetric
+    monkeypatch.setattr(pipeline, "SYMMETRIC_ABOVE_TRANSFERS", 1)
+    monkeypatch.setattr(pipeline, "build_symmetric", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    after = [_plain(build_point(t)) for t in optree] + [_plain(build_profile(t)) for t in beyond]
+    assert len(calls) == 4          # every point but ne's went through its orbits
+    assert after == before
+
+
+@pytest.mark.parametrize("name", SYMMETRIC)
+def test_representatives_stay_small_at_65536_nodes(name):
+    """Only the domain's transfers are made: never a row per node and round (a full build is 8.6e9)."""
+    n = 65536
+    s = build_symmetric(name, "paper", "allreduce", "256MiB", nodes=n)
+    assert s.transfers == len(s.reps) * s.group.order
+    assert len(s.reps) <= 8 * n and s.transfers >= 2 * (n - 1) * n

@@ -173,6 +173,8 @@ def build_symmetric(algorithm: str | AlgorithmSpec, system: str | System, collec
     if made is None:
         raise UnsupportedError(f"{spec.name} declares no symmetry for {collective} here; build expands it")
     logical, chosen, *declared = made
+    check_memory(realise_bytes(logical), f"realising {spec.name}'s {logical.collective.name} representatives on "
+                 f"{sysm.nodes} nodes ({len(logical.src)} transfers)", "use fewer nodes or another algorithm")
     if declared:  # the algorithm's own group (a subgroup: rotations by multiples of a stride ...)
         group = declared[0]
         if not model.accepts_group(sysm, group):
@@ -522,6 +524,34 @@ def run(algorithm: str | AlgorithmSpec, system: System, collective: str, size_by
     >>> run("osm", load_system("paper", nodes=8), "allgather", 1024).verified
     True
     """
+    return evaluate(build_compact(algorithm, system, collective, size_bytes, strategy=strategy, **params))
+
+
+def build_compact(algorithm: str | AlgorithmSpec, system: str | System, collective: str, size_bytes: int | str, *,
+                  strategy: str | Callable = "first-fit", **params: Any) -> Schedule | SymmetricSchedule:
+    """The schedule in the smallest form collsim checks: symmetric where that pays, else explicit.
+
+    An algorithm that declares its symmetry on a kind with a group is built by
+    :func:`build_symmetric` when its expansion has :data:`SYMMETRIC_ABOVE_TRANSFERS` transfers or
+    more and its domain's state fits the memory limit; anything else by :func:`build`.  Either
+    verifies, times and reports alike (:func:`verify`, :func:`evaluate`).
+
+    Parameters
+    ----------
+    algorithm, system, collective, size_bytes, strategy, **params
+        As :func:`build`.
+
+    Returns
+    -------
+    Schedule or SymmetricSchedule
+
+    Examples
+    --------
+    >>> type(build_compact("ring", "paper", "allreduce", "4MiB", nodes=2048)).__name__
+    'SymmetricSchedule'
+    >>> type(build_compact("ring", "paper", "allreduce", "4MiB", nodes=16)).__name__
+    'Schedule'
+    """
     spec = algorithm if isinstance(algorithm, AlgorithmSpec) else get_algorithm(algorithm)
     system = system if isinstance(system, System) else load_system(system)
     if spec.orbits is not None and model_for(system).symmetry_group(system) is not None:
@@ -531,9 +561,8 @@ def run(algorithm: str | AlgorithmSpec, system: System, collective: str, size_by
             sym = None  # not symmetric here (chunk sizes that differ between nodes): built in full below
         if sym is not None and sym.transfers >= SYMMETRIC_ABOVE_TRANSFERS \
                 and orbit_memory_bytes(sym) <= memory_limit_bytes():   # else built in full, or refused, as before
-            return evaluate(sym)
-    sched = build(spec, system, collective, size_bytes, strategy=strategy, **params)
-    return evaluate(sched)  # verifies it
+            return sym
+    return build(spec, system, collective, size_bytes, strategy=strategy, **params)
 
 
 SYMMETRIC_ABOVE_TRANSFERS = 1 << 22
@@ -543,5 +572,5 @@ full schedule is cheap and every path stays the one it has always been; the verd
 are the same either way (``tests/test_symmetry.py``)."""
 
 
-__all__ = ["Result", "VerifyReport", "build", "build_symmetric", "evaluate", "lower_bound_s", "realize", "run", "schedule_time_s",
+__all__ = ["Result", "VerifyReport", "build", "build_compact", "build_symmetric", "evaluate", "lower_bound_s", "realize", "run", "schedule_time_s",
            "verify"]

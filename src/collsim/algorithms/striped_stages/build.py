@@ -32,8 +32,11 @@ def _colour(cls: np.ndarray, g: int, pieces: int, per_fiber: int) -> np.ndarray:
     return cls + g * per_fiber if pieces > 1 else cls
 
 
-def _stage_blocks(plan: StagesPlan, j: int, first_round: int, w: int, f: int):
-    """Yield (round, src, dst, chunks, direction, colour, band) blocks of all-gather stage j."""
+def _stage_blocks(plan: StagesPlan, j: int, first_round: int, w: int, f: int, into: tuple[str, int] | None = None):
+    """Yield (round, src, dst, chunks, direction, colour, band) blocks of all-gather stage j.
+
+    ``into = ("dst", D)`` (or ``("src", D)``) makes only the pipeline transfers whose receiver (or
+    sender) is below ``D``: a symmetric schedule's representatives, without the other nodes' rows."""
     st = plan.stages[j]
     n, d, held, split = plan.nodes, st.stride, st.held, plan.split
     delta = n // held
@@ -47,8 +50,11 @@ def _stage_blocks(plan: StagesPlan, j: int, first_round: int, w: int, f: int):
         for direction, count in ((1, st.back), (-1, st.ahead)):
             if count == 0:
                 continue
-            q = np.repeat(np.arange(count), n)                               # round within the group
-            src = np.tile(x, count)
+            xs = x
+            if into is not None:  # the senders whose transfers end (or start) below D, in order
+                xs = np.arange(into[1]) if into[0] == "src" else np.sort((np.arange(into[1]) - direction * d) % n)
+            q = np.repeat(np.arange(count), len(xs))                         # round within the group
+            src = np.tile(xs, count)
             owner = (src - direction * q * d) % n                             # unit forwarded in round q
             blocks = (owner[:, None] + member[None, :]) % n
             group = (src % d) // cap if st.substeps > 1 else 0                # classes take turns by groups
@@ -107,13 +113,19 @@ def _build(system, collective: CollectiveType, size_bytes, radices, stage: str, 
     b = LogicalBuilder(make_collective(collective, n, size_bytes, split=split, explicit=receivers is None),
                        receivers=receivers)
     rounds = sum(s.rounds for s in plan.stages)
-    blocks = []
-    first = 0
-    for j, st in enumerate(plan.stages):
-        blocks += list(_stage_blocks(plan, j, first, system.wavelengths, system.fibers))
-        first += st.rounds
+
+    def stage_blocks(into):
+        blocks, first = [], 0
+        for j, st in enumerate(plan.stages):
+            blocks += list(_stage_blocks(plan, j, first, system.wavelengths, system.fibers, into))
+            first += st.rounds
+        return blocks
+
+    blocks = stage_blocks(None) if receivers is None else None
     shift = 0
     for phase in collective.phases:   # all-reduce: reduce-scatter, then all-gather
+        if receivers is not None:  # representatives: the rows into nodes 0..D-1 (reversed: from them)
+            blocks = stage_blocks(("src" if phase.reduction else "dst", receivers))
         if phase.reduction:   # the all-gather's rounds reversed, every transfer reducing
             for rnd, src, dst, chunks, direction, colour, band in blocks:
                 b.add(rounds - 1 - rnd, dst, src, chunks, reduce=True, direction=-direction, color=colour, band=band)

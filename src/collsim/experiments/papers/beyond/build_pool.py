@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 
 from ....core.errors import CollsimError
 from ....core.collective import min_deliveries
+from ....core.schedule import Schedule
 from ...sweep.store import canonical_json
 
 BUILD_BYTES_PER_DELIVERY = 400
@@ -52,11 +53,12 @@ def build_profile(task: tuple) -> dict[str, Any]:
     """Build, verify, evaluate and profile one (algorithm, parameters) on one ring."""
     from ....core.errors import CollsimError
     from ....core.limits import MemoryLimitError
-    from ....pipeline import build, evaluate, verify
+    from ....kinds import model_for
+    from ....pipeline import build_compact, evaluate, verify
     from ..optree.data import profile
     alg, params, n, w, coll, size, system = task
-    try:
-        sched = build(alg, _system(n, w, system), coll, int(size), **params)
+    try:  # symmetric where that pays (collsim.pipeline.build_compact): the same verdict, row and profile
+        sched = build_compact(alg, _system(n, w, system), coll, int(size), **params)
     except CollsimError as exc:
         return {"algorithm": alg, "params": dict(params), "error": str(exc)}
     try:
@@ -65,7 +67,7 @@ def build_profile(task: tuple) -> dict[str, Any]:
         return {"algorithm": alg, "params": dict(params), "error": str(exc)}
     row = evaluate(sched, report=report)
     try:
-        prof = profile(sched)
+        prof = profile(sched if isinstance(sched, Schedule) else model_for(sched.system).orbit_schedule(sched))
     except ValueError:  # pieces that do not scale (unequal at this size): time it per size instead
         prof = None
     return {"algorithm": alg, "params": dict(params), "slots": int(row.slots), "max_hops": int(row.max_hops),
