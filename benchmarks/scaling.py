@@ -2,7 +2,7 @@
 
 Run:  python benchmarks/scaling.py [--smoke] [--json] [--figure docs/figures/scaling.png] [--timeout 600]
 
-Three families, each point in its own interpreter (its peak resident memory is its own), build +
+Five families, each point in its own interpreter (its peak resident memory is its own), build +
 verify + time (the answer every command reports):
 
 * ``ring-allreduce``: ring all-reduce on the optical ring (``paper``, w = 64), 1 MiB,
@@ -11,6 +11,8 @@ verify + time (the answer every command reports):
   node 0's transfers and the group, verified and timed on the orbits);
 * ``hier-allreduce``: ``hier-allreduce`` on boxes of 8 GPUs (NVSwitch, 300 GB/s) joined by a fat
   tree (50 GB/s), 256 MiB, N = 128 ... 65,536;
+* ``hier-allreduce-orbits``: the same through the translations of the GPUs' coordinate (the transfers
+  into GPU 0 of every box, verified on them and flow-simulated on the quotient network);
 * ``pairwise-alltoall``: pairwise all-to-all on a fat tree, 64 KiB a pair, N = 64 ... 4,096.
 
 A point collsim refuses (memory or time estimated above its limits) is recorded with the first line
@@ -34,9 +36,11 @@ FAMILIES = {
     "ring-allreduce": [256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
     "ring-allreduce-orbits": [256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
     "hier-allreduce": [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
+    "hier-allreduce-orbits": [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
     "pairwise-alltoall": [64, 128, 256, 512, 1024, 2048, 4096],
 }
-SMOKE = {"ring-allreduce": [16], "ring-allreduce-orbits": [16], "hier-allreduce": [16], "pairwise-alltoall": [8]}
+SMOKE = {"ring-allreduce": [16], "ring-allreduce-orbits": [16], "hier-allreduce": [16], "hier-allreduce-orbits": [16],
+         "pairwise-alltoall": [8]}
 
 POINT = r'''
 import json, resource, sys, time
@@ -48,7 +52,7 @@ out = {"family": family, "nodes": n}
 try:
     if family.startswith("ring-allreduce"):
         system, alg, coll, size = collsim.systems.load_system("paper", nodes=n, wavelengths=64), "ring", "allreduce", "1MiB"
-    elif family == "hier-allreduce":
+    elif family.startswith("hier-allreduce"):
         system = collsim.systems.load_system("hierarchical", dims=f"switch:8:300GB/s,fat-tree:{n // 8}:50GB/s")
         alg, coll, size = "hier-allreduce", "allreduce", "256MiB"
     else:
@@ -60,7 +64,7 @@ try:
     report = collsim.verify(s)
     t2 = time.perf_counter()
     out.update(transfers=report.transfers, deliveries=int(len(s.chunk_idx)) if not orbits else
-               int(len(s.reps.chunk_idx)) * n, data_flow=report.data_flow,
+               int(len(s.reps.chunk_idx)) * s.group.order, data_flow=report.data_flow,
                time_s=report.time_s, build_s=t1 - t0, verify_and_time_s=t2 - t1)
 except CollsimError as exc:
     out["refused"] = str(exc).splitlines()[0]
@@ -109,9 +113,9 @@ def figure(points: list[dict], path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), constrained_layout=True)
     for (ax, key, label) in ((axes[0], "wall_s", "wall time (s)"), (axes[1], "peak_rss_mib", "peak memory (MiB)")):
-        for family, marker in zip(FAMILIES, "o^sd"):
+        for family, marker in zip(FAMILIES, "o^sDd"):
             ran = [p for p in points if p["family"] == family and "wall_s" in p and "refused" not in p]
             line, = ax.plot([p["nodes"] for p in ran], [p[key] for p in ran], marker=marker, label=family)
             stop = [p for p in points if p["family"] == family and ("refused" in p or "timeout_s" in p)]
@@ -123,7 +127,8 @@ def figure(points: list[dict], path: Path) -> None:
         ax.set_xlabel("accelerators N")
         ax.set_ylabel(label)
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(title="x: refused or over the time limit", fontsize=8)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=5, fontsize=8,
+               title="x: refused or over the time limit", title_fontsize=8)
     fig.suptitle("collsim: build + verify + time, 2-core machine")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.png")

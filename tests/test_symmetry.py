@@ -48,11 +48,14 @@ def _size(coll: str, n: int, unit: int) -> int:
     return unit * n if coll == "allreduce" else unit
 
 
-SYMMETRIC = sorted(name for name, spec in REGISTRY.items() if spec.orbits is not None)
+SYMMETRIC = sorted(name for name, spec in REGISTRY.items() if spec.orbits is not None and "optical-ring" in spec.systems)
+"""The symmetric algorithms of optical rings (hierarchical ones: tests/test_symmetry_hierarchical.py)."""
 
 
 def test_the_symmetric_algorithms():
     assert {"ring", "striped-ring"} <= set(SYMMETRIC)
+    assert {name for name, spec in REGISTRY.items() if spec.orbits is not None} <= \
+        set(SYMMETRIC) | {"hier-allreduce", "hier-allgather", "hier-alltoall", "md-ring"}
 
 
 @st.composite

@@ -172,10 +172,11 @@ def build_symmetric(algorithm: str | AlgorithmSpec, system: str | System, collec
     made = build_orbits(spec, sysm, collective, size_bytes, **params)
     if made is None:
         raise UnsupportedError(f"{spec.name} declares no symmetry for {collective} here; build expands it")
-    logical, chosen, *declared = made
+    logical, chosen, *declared = made   # optionally the algorithm's own group, and its chunk layout
     check_memory(realise_bytes(logical), f"realising {spec.name}'s {logical.collective.name} representatives on "
                  f"{sysm.nodes} nodes ({len(logical.src)} transfers)", "use fewer nodes or another algorithm")
-    if declared:  # the algorithm's own group (a subgroup: rotations by multiples of a stride ...)
+    interleaved = len(declared) > 1 and bool(declared[1])
+    if declared and declared[0] is not None:  # the algorithm's own group (a subgroup: rotations by multiples of a stride ...)
         group = declared[0]
         if not model.accepts_group(sysm, group):
             raise UnsupportedError(f"{spec.name}: the {model.name} kind cannot check schedules under the "
@@ -183,11 +184,12 @@ def build_symmetric(algorithm: str | AlgorithmSpec, system: str | System, collec
     if strategy is None:
         strategy = system.strategy if isinstance(system, SystemOptions) else "first-fit"
     reps = realize(sysm, logical, strategy=strategy, algorithm=spec.name, params=chosen)
-    sym = SymmetricSchedule(reps, group)
+    sym = SymmetricSchedule(reps, group, interleaved)
     stale = [k for k in spec.realised if k in reps.params]
     if stale:
         facts = model.realised_facts(model.orbit_schedule(sym))
-        sym = SymmetricSchedule(reps.replace(params={**reps.params, **{k: facts[k] for k in stale}}), group)
+        sym = SymmetricSchedule(reps.replace(params={**reps.params, **{k: facts[k] for k in stale}}), group,
+                                interleaved)
     return sym
 
 
@@ -532,8 +534,8 @@ def build_compact(algorithm: str | AlgorithmSpec, system: str | System, collecti
     """The schedule in the smallest form collsim checks: symmetric where that pays, else explicit.
 
     An algorithm that declares its symmetry on a kind with a group is built by
-    :func:`build_symmetric` when its expansion has :data:`SYMMETRIC_ABOVE_TRANSFERS` transfers or
-    more and its domain's state fits the memory limit; anything else by :func:`build`.  Either
+    :func:`build_symmetric` when its expansion has :data:`SYMMETRIC_ABOVE_TRANSFERS` transfers or chunk
+    deliveries or more and its domain's state fits the memory limit; anything else by :func:`build`.  Either
     verifies, times and reports alike (:func:`verify`, :func:`evaluate`).
 
     Parameters
@@ -559,7 +561,7 @@ def build_compact(algorithm: str | AlgorithmSpec, system: str | System, collecti
             sym = build_symmetric(spec, system, collective, size_bytes, strategy=strategy, **params)
         except (UnsupportedError, InputError):
             sym = None  # not symmetric here (chunk sizes that differ between nodes): built in full below
-        if sym is not None and sym.transfers >= SYMMETRIC_ABOVE_TRANSFERS \
+        if sym is not None and max(sym.transfers, len(sym.reps.chunk_idx) * sym.group.order) >= SYMMETRIC_ABOVE_TRANSFERS \
                 and orbit_memory_bytes(sym) <= memory_limit_bytes():   # else built in full, or refused, as before
             return sym
     return build(spec, system, collective, size_bytes, strategy=strategy, **params)
@@ -567,7 +569,8 @@ def build_compact(algorithm: str | AlgorithmSpec, system: str | System, collecti
 
 SYMMETRIC_ABOVE_TRANSFERS = 1 << 22
 """Where :func:`run` (and ``collsim compare``) verifies and times a symmetric algorithm's schedule
-on its orbits instead of in full: from 4 M transfers (ring all-reduce on 1,449 nodes).  Below, the
+on its orbits instead of in full: from 4 M transfers or chunk deliveries (ring all-reduce on 1,449
+nodes; ``hier-allreduce`` on 128 boxes of 8, 2.7 M transfers carrying 67 M chunks).  Below, the
 full schedule is cheap and every path stays the one it has always been; the verdict and the row
 are the same either way (``tests/test_symmetry.py``)."""
 

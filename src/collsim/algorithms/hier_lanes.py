@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collective import make_collective
+from ..core.collective import BYTES_PER_DELIVERY, make_collective
 from ..core.collectives import CollectiveType
 from ..core.schedule import LogicalBuilder
 from .hier_stages import round_costs, stage_latency_s, stage_moves, template, templates
@@ -115,9 +115,32 @@ def lane_deliveries(system, collective: CollectiveType, params) -> int:
     return n * (n - 1) * int(units) * (2 if collective.name == "allreduce" else 1)
 
 
+MOVES_BYTES_PER_HOLDING = 128
+"""Peak bytes of :func:`~collsim.algorithms.hier_stages.stage_moves` per (node, block) holding,
+every template's moves kept at once (measured: 8.9 GB held by the moves of an all-reduce on
+8,192 nodes, ``N^2`` holdings, before any transfer was made)."""
+
+
+def representatives_bytes(system, collective: CollectiveType, params, order: int) -> int:
+    """Peak bytes of building the lanes' transfers into a group's domain (``order`` = the group's)
+    and checking them: every node's moves, then a ``1 / order`` share of the deliveries.
+
+    References
+    ----------
+    W. Burnside, *Theory of Groups of Finite Order*, 2nd ed., 1911 (an orbit of a free action has
+    one element a point).
+    """
+    n = int(system.nodes)
+    holdings = n * n if collective.name in ("allreduce", "allgather") else n * (n - 1)
+    return MOVES_BYTES_PER_HOLDING * holdings + BYTES_PER_DELIVERY * lane_deliveries(system, collective, params) // order
+
+
 def lanes_schedule(system, collective: CollectiveType, size_bytes: int, *, pieces: int | None, orders, ring: bool,
-                   units: int | None = None):
+                   units: int | None = None, receivers: np.ndarray | None = None):
     """Build a hierarchical collective as lanes (see the module docstring).
+
+    ``receivers`` (a mask of nodes) keeps only the transfers into those nodes: the
+    representatives of the schedule under a translation group whose domain it is.
 
     References
     ----------
@@ -136,11 +159,12 @@ def lanes_schedule(system, collective: CollectiveType, size_bytes: int, *, piece
     shares = plans[pieces][0]
     units = int(units) if units is not None else default_units(n, collective, pieces)
     whole = integer_units(shares, units)
+    explicit = receivers is None      # the representatives: the explicit floor is the whole schedule's, not theirs
     if collective.name == "allreduce":
-        coll = make_collective("allreduce", n, size_bytes, split=units * n)
+        coll = make_collective("allreduce", n, size_bytes, split=units * n, explicit=explicit)
     else:
-        coll = make_collective(collective, n, size_bytes, split=units)
-    b = LogicalBuilder(coll)
+        coll = make_collective(collective, n, size_bytes, split=units, explicit=explicit)
+    b = LogicalBuilder(coll, receivers=receivers)
     first = 0
     used, work = [], []
     for (t, s), count in np.ndenumerate(whole):
@@ -153,6 +177,9 @@ def lanes_schedule(system, collective: CollectiveType, size_bytes: int, *, piece
         rounds = [rnd for stage in moves[t] for rnd in stage]
         work.extend((s + i, len(work), piece, rnd) for i, rnd in enumerate(rounds))
     for r, _, piece, (src, dst, blk, red) in sorted(work, key=lambda w: w[:2]):   # in round order: no re-sort
+        if receivers is not None:    # the domain's transfers alone, before they are sorted
+            keep = receivers[dst]
+            src, dst, blk = src[keep], dst[keep], blk[keep]
         _add(b, r, src, dst, blk, piece, collective, n, red)
     sched = b.build()
     return sched, {"pieces": pieces, "lanes": ",".join(used), "units": units}

@@ -23,7 +23,8 @@ import numpy as np
 
 from ..core.collectives import CollectiveType
 from ..core.errors import InputError
-from .hier_lanes import lane_deliveries, lanes_schedule, planned_time_s
+from ..core.limits import check_memory
+from .hier_lanes import lane_deliveries, lanes_schedule, planned_time_s, representatives_bytes
 from .registry import register
 
 _REFS = ("[Sergeev18] (Horovod's hierarchical all-reduce: reduce-scatter in the box, all-reduce across, "
@@ -62,12 +63,35 @@ def _tune_ring(system, collective: CollectiveType, size_bytes):
     return [{"orders": o, "pieces": p} for o in ("all", "inner") for p in (1, 4)]
 
 
+def _orbits(ring: bool):
+    """The lanes' transfers into the domain of the system's translation group
+    (:mod:`collsim.kinds.hierarchical.symmetry`): every stage moves data between coordinates by
+    their differences (a ring step, or every member at once), so translating coordinates maps the
+    schedule onto itself, with an all-reduce's chunk ``u N + b`` (unit ``u`` of block ``b``) moving
+    with its block (``interleaved``).  An all-to-all's blocks belong to pairs, not anchors: none."""
+    def orbits(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, orders: str = "all",
+               units: int | None = None):
+        from ..kinds import model_for
+        _check(pieces, orders, units)
+        group = model_for(system).symmetry_group(system) if not collective.per_pair else None
+        if group is None:
+            return None
+        check_memory(representatives_bytes(system, collective, {"units": units, "pieces": pieces}, group.order),
+                     f"building {'md-ring' if ring else 'the hierarchical lanes'}' {collective.name} representatives "
+                     f"on {system.nodes} nodes (every node's moves, then 1/{group.order} of the deliveries)",
+                     "use fewer nodes")
+        logical, params = lanes_schedule(system, collective, size_bytes, pieces=pieces, orders=orders, ring=ring,
+                                         units=units, receivers=group.element_of(np.arange(system.nodes)) == 0)
+        return logical, params, None, collective.name == "allreduce"
+    return orbits
+
+
 def _hier(collective_names, summary, name):
     def deco(fn):
         return register(name, collectives=collective_names, systems=("hierarchical",),
                         params=("pieces", "orders", "units"), closed_forms={"hierarchical": _planned(False)},
                         requires=_requires, constraints="a hierarchical system", tune=_tune, reference=_REFS,
-                        summary=summary, deliveries=lane_deliveries)(fn)
+                        summary=summary, deliveries=lane_deliveries, orbits=_orbits(False))(fn)
     return deco
 
 
@@ -201,7 +225,7 @@ def _md_ring_register(fn):
     return register("md-ring", collectives=("allreduce", "allgather"), systems=("hierarchical",),
                     closed_forms={"hierarchical": _planned(True)},
                     params=("pieces", "orders", "units"), requires=_requires, constraints="a hierarchical system",
-                    tune=_tune_ring, deliveries=lane_deliveries, reference="[Cho19] (ring reduce-scatter and all-gather per dimension); "
+                    tune=_tune_ring, deliveries=lane_deliveries, orbits=_orbits(True), reference="[Cho19] (ring reduce-scatter and all-gather per dimension); "
                     "[Rashidi20] (ASTRA-sim's multi-dimensional ring); [Patarasuk09] (the ring)",
                     summary="multi-dimensional ring: ring reduce-scatter (all-gather) one dimension at a time, "
                             "lanes over dimension orders and ring directions")(fn)

@@ -94,10 +94,12 @@ class AlgorithmSpec:
         :func:`collsim.algorithms.build_logical` checks them against the memory limit before the
         builder runs.  None: the floor is what it makes.
     orbits : callable or None
-        ``orbits(system, collective, size_bytes, **params) -> (LogicalSchedule, params[, group]) | None``:
+        ``orbits(system, collective, size_bytes, **params) -> (LogicalSchedule, params[, group[, interleaved]]) | None``:
         the same schedule's transfers into the group's domain alone (node 0 under the system's
         translation group, :meth:`collsim.kinds.base.KindModel.symmetry_group`; or the domain of
-        the ``group`` it returns, a subgroup the kind accepts), where it is invariant, else None;
+        the ``group`` it returns, a subgroup the kind accepts, None for the kind's own), where it
+        is invariant, else None; ``interleaved`` says its chunks are numbered unit-major
+        (:meth:`~collsim.core.symmetry.Translations.act_chunks`);
         :func:`collsim.pipeline.build_symmetric` realises them as a
         :class:`~collsim.core.symmetry.SymmetricSchedule`.  None: the algorithm declares no symmetry.
 

@@ -221,7 +221,7 @@ def verify_cmd(file, out: Output) -> None:
     facts = [counted(report.steps, "step") + (" (time slot)" if report.steps == 1 else " (time slots)"),
              f"{blocks:.6g} block time{'' if blocks == 1 else 's'}",
              counted(report.transfers, "transfer"), *view_for(sched.system).report_facts(sched, report)]
-    if report.data_flow == "fingerprint":  # docs/model.md, "Fingerprints for large reductions"
+    if "fingerprint" in report.data_flow:  # docs/model.md, "Fingerprints for large reductions"
         facts.append("data flow checked by fingerprints (a wrong result passes with probability < 2^-95)")
     emit_one(out, summary, f"valid: {sched.collective.name} on {sched.system.topology} N={sched.system.nodes}, "
                            f"{', '.join(facts)}, time {format_time(summary['time_s'])}, "

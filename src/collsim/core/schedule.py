@@ -106,10 +106,11 @@ class LogicalBuilder:
     ----------
     collective : Collective
         The collective being implemented.
-    receivers : int, optional
-        Keep only the transfers into nodes ``0..receivers-1``: the representatives of a
-        schedule invariant under rotations by multiples of ``receivers``
-        (:mod:`collsim.core.symmetry`), built by the same code as the whole schedule.
+    receivers : int or array of bool, optional
+        Keep only the transfers into nodes ``0..receivers-1`` (or into the nodes whose entry is
+        True): the representatives of a schedule invariant under rotations by multiples of
+        ``receivers``, or under a group whose domain the mask is (:mod:`collsim.core.symmetry`),
+        built by the same code as the whole schedule.
 
     Examples
     --------
@@ -120,9 +121,10 @@ class LogicalBuilder:
     1
     """
 
-    def __init__(self, collective: Collective, *, receivers: int | None = None) -> None:
+    def __init__(self, collective: Collective, *, receivers: int | np.ndarray | None = None) -> None:
         self.collective = collective
-        self.receivers = receivers
+        self.receivers = receivers if receivers is None or isinstance(receivers, (int, np.integer)) \
+            else np.asarray(receivers, dtype=bool)
         self._blocks: list[tuple] = []
         self._optional = {"direction": False, "color": False, "band": False, "via": False}
 
@@ -189,7 +191,7 @@ class LogicalBuilder:
                 value = np.broadcast_to(np.asarray(value, dtype=self._FILL[name][0]), (t,))
             extra[name] = value
         if self.receivers is not None:  # a symmetric schedule's representatives: the transfers into the domain
-            keep = dst < self.receivers
+            keep = dst < self.receivers if isinstance(self.receivers, (int, np.integer)) else self.receivers[dst]
             if not keep.all():
                 rows = np.flatnonzero(keep)
                 if isinstance(ptr, int):

@@ -171,26 +171,35 @@ class Translations:
         strides = np.cumprod((1,) + self.radices[:0:-1])[::-1]
         return tuple(int(s) for s, r, m in zip(strides, self.radices, self.moving) if r > 1 and m)
 
-    def act_chunks(self, g, chunks, per_anchor: int) -> np.ndarray:
+    def act_chunks(self, g, chunks, per_anchor: int, interleaved: bool = False) -> np.ndarray:
         """Images of chunk ids: chunk ``a * per_anchor + j`` goes to ``act(g, a) * per_anchor + j``.
+
+        ``interleaved``: the anchor is the chunk id modulo ``N`` instead (chunk ``j * N + a``, unit
+        ``j`` of block ``a``, as the hierarchical algorithms number an all-reduce's chunks), and
+        goes to ``j * N + act(g, a)``.
 
         Examples
         --------
         >>> Translations((4,)).act_chunks(1, [0, 1, 7], 2).tolist()
         [2, 3, 1]
+        >>> Translations((4,)).act_chunks(1, [0, 1, 7], 2, interleaved=True).tolist()
+        [1, 2, 4]
         """
         c = np.asarray(chunks, dtype=np.int64)
+        if interleaved:
+            n = self.nodes
+            return c - c % n + self.act(g, c % n)
         return self.act(g, c // per_anchor) * per_anchor + c % per_anchor
 
 
-def _invariant(h: Holdings, group: Translations, per_anchor: int) -> int | None:
+def _invariant(h: Holdings, group: Translations, per_anchor: int, interleaved: bool = False) -> int | None:
     """A generator that does not map ``h`` onto itself, or None (then no element does)."""
     if h.ptr is not None:
         return group.generators()[0] if group.generators() else None  # explicit sets: not checked, refused
     chunks = np.arange(h.chunks, dtype=np.int64)
     every = h.every_mask
     for g in group.generators():
-        image = group.act_chunks(g, chunks, per_anchor)
+        image = group.act_chunks(g, chunks, per_anchor, interleaved)
         if not np.array_equal(every[image], every):
             return g
         held = h.holder >= 0
@@ -214,6 +223,9 @@ class SymmetricSchedule:
         A group acting freely on the ``N`` nodes and, through anchors, on the chunks; the
         system's kind must map it onto the system
         (:meth:`collsim.kinds.base.KindModel.accepts_group`).
+    interleaved : bool, optional
+        Chunk ``j * N + a`` belongs to anchor ``a`` (unit ``j`` of block ``a``) instead of chunk
+        ``a * m + j`` (:meth:`Translations.act_chunks`); default False.
 
     Raises
     ------
@@ -232,6 +244,7 @@ class SymmetricSchedule:
 
     reps: Schedule
     group: Translations
+    interleaved: bool = False
 
     def __post_init__(self) -> None:
         s, g = self.reps, self.group
@@ -250,13 +263,13 @@ class SymmetricSchedule:
             raise InputError(f"{c.chunks} chunks do not divide among {n} nodes: no chunk action")
         m = c.chunks // n
         for what, h in (("precondition", c.pre), ("postcondition", c.post)):
-            bad = _invariant(h, g, m)
+            bad = _invariant(h, g, m, self.interleaved)
             if bad is not None:
                 raise InputError(f"{c.name}'s {what} is not invariant under translation by {bad}")
         if c.prefix:
             raise InputError(f"{c.name} needs node v to combine nodes 0..v: it is not invariant under translations")
-        sizes = c.chunk_bytes
-        if (sizes.reshape(n, m) != sizes[:m]).any():
+        sizes = c.chunk_bytes.reshape(m, n).T if self.interleaved else c.chunk_bytes.reshape(n, m)
+        if (sizes != sizes[:1]).any():
             raise InputError(f"{c.name}'s chunk sizes differ between nodes ({int(sizes.min())} to "
                              f"{int(sizes.max())} bytes): its transfers are not all alike")
 
@@ -285,6 +298,10 @@ class SymmetricSchedule:
     def per_anchor(self) -> int:
         """Chunks per anchor node (``chunks / N``)."""
         return self.collective.chunks // self.system.nodes
+
+    def act_chunks(self, g, chunks) -> np.ndarray:
+        """Images of chunk ids under the element(s) ``g`` (:meth:`Translations.act_chunks`)."""
+        return self.group.act_chunks(g, chunks, self.per_anchor, self.interleaved)
 
     @property
     def transfers(self) -> int:
@@ -332,8 +349,7 @@ class SymmetricSchedule:
         src_rows = np.repeat(out_rows, lengths)
         first = s.chunk_ptr[:-1][out_rows]
         within = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], lengths)
-        idx = g.act_chunks(np.repeat(elem, lengths), s.chunk_idx[np.repeat(first, lengths) + within],
-                           self.per_anchor)
+        idx = self.act_chunks(np.repeat(elem, lengths), s.chunk_idx[np.repeat(first, lengths) + within])
         del src_rows
         routes = model_for(s.system).translate_routes(s.system, g, s.routes, out_rows, elem)
         return Schedule(s.system, s.collective, s.algorithm, dict(s.params), s.step[out_rows],

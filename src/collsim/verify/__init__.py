@@ -49,7 +49,8 @@ class VerifyReport:
     data_flow : str, optional
         How the data flow was checked: ``"exact"`` (holdings, or exact contributor sets of a
         reduction), ``"fingerprint"`` (a large reduction checked on random data, wrong with
-        probability below 2^-95: :mod:`collsim.verify.fingerprint`) or ``"not checked"``.
+        probability below 2^-95: :mod:`collsim.verify.fingerprint`), ``"not checked"``, or for a
+        symmetric schedule ``"orbits"`` or ``"orbits, fingerprint"`` (:mod:`collsim.verify.orbits`).
 
     Examples
     --------

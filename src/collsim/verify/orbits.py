@@ -11,7 +11,10 @@ state of node ``u = g . r`` (``r`` in the domain, ``g`` the element taking it to
 
 where a contributor set is moved node by node.  The domain's buffers are written exactly by the
 representatives (the transfers into the domain), and each reads its sender's state through the
-formula above.  Every check of :mod:`collsim.verify.dataflow` on the expansion (missing data,
+formula above.  Contributor sets are held *relative to their chunk's anchor* (node ``v`` of the
+set of chunk ``c`` is stored as ``v - anchor(c)``, digit by digit): moving a set and its chunk by
+``g`` moves the nodes and the anchor alike, so the formula becomes ``rel(g . r, c) = rel(r, (-g) . c)``
+and a representative reads its sender's set with no moving at all.  Every check of :mod:`collsim.verify.dataflow` on the expansion (missing data,
 a contribution counted twice, conflicting writes, the postcondition) fails at some node iff it
 fails in the domain, because the failing node's violation moved by its element's inverse is a
 domain node's.  The contributor sets are exact bitsets of ``N`` bits per (domain node, chunk):
@@ -27,8 +30,9 @@ from ..core.errors import (ConflictingWriteError, DoubleCountError, MissingDataE
                            UnexpectedReductionError, Where, located)
 from ..core.limits import check_memory
 from ..core.symmetry import SymmetricSchedule
+from . import fingerprint
 from .dataflow import _check_ranges
-from .reduction import HINT, _Need, _popcount
+from .reduction import HINT, _Need, _popcount, choose_method
 
 _MOVE_ELEMENTS = 1 << 24
 """Most (row, node) entries moved at once when contributor sets are translated."""
@@ -40,6 +44,9 @@ def orbit_memory_bytes(sym: SymmetricSchedule) -> int:
     pairs = c.chunks * (c.nodes // sym.group.order)    # the domain's nodes times the chunks
     if not c.reduction:
         return 2 * pairs + 16 * len(sym.reps.chunk_idx) + (1 << 20)
+    if _method(sym) == "fingerprint":   # state and a step's payload of 16 bytes a pair, and the indices
+        return (fingerprint.PAIR_BYTES * pairs + (24 + 3 * fingerprint.PAIR_BYTES) * len(sym.reps.chunk_idx)
+                + (1 << 20))
     words = (c.nodes + 63) // 64
     return 8 * pairs * words + 24 * len(sym.reps.chunk_idx) + 10 * min(_MOVE_ELEMENTS, max(c.nodes, 1) * max(len(sym.reps.chunk_idx), 1)) \
         + (1 << 20)
@@ -49,7 +56,8 @@ def _move_sets(group, bits: np.ndarray, elements: np.ndarray, nodes: int) -> np.
     """Contributor bitsets ``bits`` (rows of uint64 words) moved by ``elements``, one per row.
 
     Node ``v + e`` receives the bit of node ``v``: a roll of the unpacked bits along each digit's
-    axis by that digit of ``e``, rows with one element at once.
+    axis by that digit of ``e`` (every digit: a node's offset, not only the group's), rows with
+    one element at once.
     """
     out = np.zeros_like(bits)
     radices = group.radices
@@ -87,7 +95,9 @@ def verify_orbits(sym: SymmetricSchedule) -> str:
     Returns
     -------
     str
-        ``"orbits"``.
+        ``"orbits"`` (exact contributor sets), or ``"orbits, fingerprint"`` where a reduction's
+        domain state is checked on random data (:mod:`collsim.verify.fingerprint`, chosen as
+        :func:`~collsim.verify.reduction.choose_method` chooses for the domain's pairs).
 
     Raises
     ------
@@ -106,7 +116,7 @@ def verify_orbits(sym: SymmetricSchedule) -> str:
 @located
 def _verify(s, sym: SymmetricSchedule) -> str:
     """:func:`verify_orbits` with the representatives first (errors located in them)."""
-    group, m = sym.group, sym.per_anchor
+    group = sym.group
     c = s.collective
     n = c.nodes
     _check_ranges(s)
@@ -124,10 +134,7 @@ def _verify(s, sym: SymmetricSchedule) -> str:
     # chunk x at node u = g.r (r in the domain) is r's chunk (-g).x, moved by g
     row_src = s.src[row_t].astype(np.int64)
     elem = group.element_of(row_src)
-    back = np.empty(len(row_src), np.int64)
-    for g in np.unique(elem).tolist():
-        sel = elem == g
-        back[sel] = group.act_chunks(group.inverse(g), s.chunk_idx[sel], m)
+    back = sym.act_chunks(np.atleast_1d(group.inverse(elem)), s.chunk_idx.astype(np.int64))
     back += np.searchsorted(dom, group.domain_of(row_src)) * nc
     dest = np.searchsorted(dom, s.dst[row_t]) * nc + s.chunk_idx
     holds = (c.pre.every_mask[None, :] | (c.pre.holder[None, :] == dom[:, None])).reshape(-1)
@@ -135,17 +142,107 @@ def _verify(s, sym: SymmetricSchedule) -> str:
     if not c.reduction:
         _copies(s, dom, holds, back, dest, row_t, bounds)
         return "orbits"
-    words = (n + 63) // 64
-    state = np.zeros((len(dom) * nc, words), dtype=np.uint64)
     own = np.flatnonzero(holds)
-    np.bitwise_or.at(state, (own, dom[own // nc] >> 6), np.left_shift(np.uint64(1), (dom[own // nc] & 63).astype(np.uint64)))
+    rel = group.act(_toward_anchor(sym, own % nc), dom[own // nc])
+    if _method(sym) == "fingerprint":
+        return _fingerprints(s, sym, dom, own, rel, back, dest, row_t, bounds)
+    words = (n + 63) // 64
+    state = np.zeros((len(dom) * nc, words), dtype=np.uint64)      # sets relative to their chunk's anchor
+    np.bitwise_or.at(state, (own, rel >> 6), np.left_shift(np.uint64(1), (rel & 63).astype(np.uint64)))
+    for k in range(s.num_steps):
+        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        if lo < hi:   # read at the step's start: relative sets need no moving
+            _write(s, k, state, state[back[lo:hi]], dest[lo:hi], row_t[lo:hi], nc)
+    _check_post(c, sym, dom, state, words)
+    return "orbits"
+
+
+def _method(sym: SymmetricSchedule) -> str:
+    """Exact sets, or fingerprints (:func:`collsim.verify.reduction.choose_method` on the domain's
+    pairs) where every chunk's result needs every node (its relative set is then every offset)."""
+    c = sym.collective
+    if not c.reduction:
+        return "exact"
+    method = _FORCE_METHOD or choose_method(c.nodes, c.chunks * (c.nodes // sym.group.order))
+    return method if c.pre.every_mask.all() else "exact"
+
+
+_FORCE_METHOD: str | None = None  # tests: "exact" or "fingerprint" whatever the size
+
+
+def _fingerprints(s, sym: SymmetricSchedule, dom, own, rel, back, dest, row_t, bounds) -> str:
+    """:func:`_verify`'s reduction on fingerprints (:mod:`collsim.verify.fingerprint`): offset ``o``'s
+    contribution is the random value of node ``o``; a contribution counted twice shows in the result."""
+    c = s.collective
+    nc = c.chunks
+    x = fingerprint.draw_values(c.nodes)
+    state = np.zeros((len(dom) * nc, fingerprint.HASHES + 1), dtype=np.uint32)
+    state[own] = x[rel]
     for k in range(s.num_steps):
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         if lo < hi:
-            payload = _move_sets(group, state[back[lo:hi]], elem[lo:hi], n)   # read at the step's start
-            _write(s, k, state, payload, dest[lo:hi], row_t[lo:hi], nc)
-    _check_post(c, dom, state, words)
-    return "orbits"
+            _write_fingerprints(s, k, state, state[back[lo:hi]], dest[lo:hi], row_t[lo:hi], nc)
+    ids = np.flatnonzero((c.post.every_mask[None, :] | (c.post.holder[None, :] == dom[:, None])).reshape(-1))
+    want = fingerprint.Need(c, x)(np.zeros(1, np.int64), np.zeros(1, np.int64))[0]   # every node's: every offset
+    for lo in range(0, len(ids), 1 << 18):
+        part = ids[lo:lo + (1 << 18)]
+        bad = (state[part] != want).any(axis=1)
+        if bad.any():
+            j = int(part[int(np.argmax(bad))])
+            raise fingerprint.post_error(c, int(dom[j // nc]), int(j % nc), state[j], want)
+    return "orbits, fingerprint"
+
+
+def _write_fingerprints(s, k: int, state, payload, dest, row_t, nc: int) -> None:
+    """Step ``k``'s writes of fingerprints, with :func:`_write`'s checks but the double count's."""
+    w = _Writes(s, k, payload, fingerprint.count(payload) == 0, dest, row_t, nc)
+    w.differing_copies()
+    new = w.pay_o[w.starts]
+    if w.gred.any():
+        new = np.where(w.gred[:, None], fingerprint.add(state[w.gdest], fingerprint.group_sums(w.pay_o, w.starts)),
+                       new)
+    state[w.gdest] = new
+
+
+class _Writes:
+    """One step's deliveries into the domain grouped by buffer, after the checks that come first:
+    no empty payload (missing data), no buffer both copied and reduced into."""
+
+    def __init__(self, s, k: int, payload, empty, dest, row_t, nc: int) -> None:
+        if empty.any():
+            i = int(np.argmax(empty))
+            raise _missing(s, int(row_t[i]), int(dest[i] % nc))
+        self.s, self.k, self.dest, self.row_t, self.nc = s, k, dest, row_t, nc
+        self.order = np.argsort(dest, kind="stable")
+        d_o, self.red_o, self.pay_o = dest[self.order], s.reduce[row_t][self.order], payload[self.order]
+        self.starts = np.flatnonzero(np.concatenate([[True], d_o[1:] != d_o[:-1]]))
+        self.ends = np.append(self.starts[1:], len(d_o))
+        mixed = np.logical_or.reduceat(self.red_o, self.starts) & ~np.logical_and.reduceat(self.red_o, self.starts)
+        if mixed.any():
+            raise ConflictingWriteError("a buffer is both copied into and reduced into in one step",
+                                        self.where(int(self.order[self.starts[int(np.argmax(mixed))]])))
+        self.gred, self.gdest = self.red_o[self.starts], d_o[self.starts]
+
+    def where(self, i: int) -> Where:
+        t = int(self.row_t[i])
+        return Where(step=self.k, transfer=t, node=int(self.s.dst[t]), chunk=int(self.dest[i] % self.nc))
+
+    def differing_copies(self) -> None:
+        """Two different payloads copied into one buffer in one step."""
+        if self.gred.all():
+            return
+        first = self.pay_o[self.starts][np.repeat(np.arange(len(self.starts)), self.ends - self.starts)]
+        differ = (self.pay_o != first).any(axis=1) & ~self.red_o
+        if differ.any():
+            raise ConflictingWriteError("two different buffers are copied to one place in one step",
+                                        self.where(int(self.order[int(np.argmax(differ))])))
+
+
+def _toward_anchor(sym: SymmetricSchedule, chunks: np.ndarray) -> np.ndarray:
+    """The translation (every digit) taking each chunk's anchor to node 0: ``v -> v - anchor``."""
+    n = sym.collective.nodes
+    anchor = chunks % n if sym.interleaved else chunks // sym.per_anchor
+    return np.atleast_1d(sym.group.inverse(anchor))
 
 
 def _copies(s, dom, holds: np.ndarray, back: np.ndarray, dest: np.ndarray, row_t: np.ndarray,
@@ -171,51 +268,32 @@ def _write(s, k: int, state: np.ndarray, payload: np.ndarray, dest: np.ndarray, 
            nc: int) -> None:
     """Step ``k``'s writes into the domain's buffers (ids ``position * chunks + chunk``), with
     :mod:`collsim.verify.reduction`'s checks in its order."""
-    empty = ~payload.any(axis=1)
-    if empty.any():
-        i = int(np.argmax(empty))
-        raise _missing(s, int(row_t[i]), int(dest[i] % nc))
-    red = s.reduce[row_t]
-    order = np.argsort(dest, kind="stable")
-    d_o, red_o, pay_o = dest[order], red[order], payload[order]
-    starts = np.flatnonzero(np.concatenate([[True], d_o[1:] != d_o[:-1]]))
-    ends = np.append(starts[1:], len(d_o))
-
-    def where(i: int) -> Where:
-        t = int(row_t[i])
-        return Where(step=k, transfer=t, node=int(s.dst[t]), chunk=int(dest[i] % nc))
-
-    mixed = np.logical_or.reduceat(red_o, starts) & ~np.logical_and.reduceat(red_o, starts)
-    if mixed.any():
-        i = int(order[starts[int(np.argmax(mixed))]])
-        raise ConflictingWriteError("a buffer is both copied into and reduced into in one step", where(i))
-    gred, gdest = red_o[starts], d_o[starts]
-    union = np.bitwise_or.reduceat(pay_o, starts, axis=0)
-    current = state[gdest]
-    if gred.any():  # incoming sets pairwise disjoint and disjoint from the buffer
+    w = _Writes(s, k, payload, ~payload.any(axis=1), dest, row_t, nc)
+    union = np.bitwise_or.reduceat(w.pay_o, w.starts, axis=0)
+    current = state[w.gdest]
+    if w.gred.any():  # incoming sets pairwise disjoint and disjoint from the buffer
         overlap = (current & union).any(axis=1)
-        bad = gred & ((np.add.reduceat(_popcount(pay_o), starts) != _popcount(union)) | overlap)
+        bad = w.gred & ((np.add.reduceat(_popcount(w.pay_o), w.starts) != _popcount(union)) | overlap)
         if bad.any():
             gi = int(np.argmax(bad))
             why = "already holds" if overlap[gi] else "receives twice in one step"
-            at = where(int(order[ends[gi] - 1]))
+            at = w.where(int(w.order[w.ends[gi] - 1]))
             raise DoubleCountError(f"node {at.node} {why} a contribution to chunk {at.chunk}", at)
-    if not gred.all():
-        differ = (pay_o != pay_o[starts][np.repeat(np.arange(len(starts)), ends - starts)]).any(axis=1) & ~red_o
-        if differ.any():
-            i = int(order[int(np.argmax(differ))])
-            raise ConflictingWriteError("two different buffers are copied to one place in one step", where(i))
-    state[gdest] = np.where(gred[:, None], current | union, union)
+    w.differing_copies()
+    state[w.gdest] = np.where(w.gred[:, None], current | union, union)
 
 
-def _check_post(c, dom: np.ndarray, state: np.ndarray, words: int) -> None:
-    """The domain's postcondition buffers hold exactly the contributions they need."""
+def _check_post(c, sym: SymmetricSchedule, dom: np.ndarray, state: np.ndarray, words: int) -> None:
+    """The domain's postcondition buffers hold exactly the contributions they need (relative to the anchors)."""
     nc = c.chunks
     ids = np.flatnonzero((c.post.every_mask[None, :] | (c.post.holder[None, :] == dom[:, None])).reshape(-1))
     need = _Need(c, words)
     for lo in range(0, len(ids), 1 << 16):
         x = ids[lo:lo + (1 << 16)]
         want = need(dom[x // nc], x % nc)
+        part = ~(want == need.all).all(axis=1)     # every node's contribution: the same set in any frame
+        if part.any():
+            want[part] = _move_sets(sym.group, want[part], _toward_anchor(sym, x[part] % nc), c.nodes)
         bad = (state[x] != want).any(axis=1)
         if bad.any():
             j = int(np.argmax(bad))

@@ -1,0 +1,182 @@
+"""Translations of a hierarchical system's coordinates, and its links' orbits under them.
+
+A hierarchical system (:mod:`.system`) joins every group of nodes that differ in coordinate ``d``
+by dimension ``d``'s topology.  Adding ``g_d`` (mod ``k_d``) to coordinate ``d`` of every node
+maps the system onto itself when that topology is a ``switch`` (a star), a ``ring``, a ``full``
+mesh or a line of two: it maps the dimension's groups onto themselves with their links, and the
+groups of every other dimension onto each other, switches and routes with them (a network kind in
+another dimension, a fat tree say, is moved as a whole, its switches keeping their positions in
+their group).  So the system's *translation group* moves every such coordinate, the others stay
+(:class:`~collsim.core.symmetry.Translations` with the dimensions outer to inner as its digits):
+boxes of 8 on a fat tree keep their GPUs' coordinate moving, boxes on rails (two ``switch``
+dimensions) have a regular group.  A fat tree, a line of three or more, or a torus network kind
+is not translated: their coordinates are fixed, and the group's domain holds one node of every
+value of them.
+
+The group acts freely on the links: every link has an end node as an endpoint, which every
+element but the identity moves, or lies inside a network kind's group, which every element but
+the identity moves to another group (its coordinate is fixed, so an element moving nothing else is
+the identity).  So every orbit of links has one link per element, and a link's canonical
+representative is its image under the element taking its *anchor* (an end-node endpoint; for a
+link between two switches, the group's member of coordinate 0) into the domain.  A flow
+simulation on those representatives is the whole schedule's (docs/model.md, "Symmetric schedules
+on hierarchical systems").
+
+References
+----------
+W. Burnside, *Theory of Groups of Finite Order*, 2nd ed., Cambridge University Press, 1911 (groups
+acting on sets, orbits); D. Bertsekas, R. Gallager, "Data Networks", 2nd ed., Prentice Hall, 1992,
+ch. 6 (max-min fairness, unique, hence invariant under a group that maps the flows onto themselves).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.symmetry import Translations
+
+TRANSLATED = ("switch", "ring", "full")
+"""Topologies whose coordinate the translation group moves (and ``line`` of two nodes)."""
+
+
+def _moves(dim) -> bool:
+    return dim.size > 1 and (dim.topology in TRANSLATED or dim.topology == "line" and dim.size == 2)
+
+
+def translation_group(system) -> Translations | None:
+    """The translations of every coordinate whose topology they map onto itself, or None.
+
+    Examples
+    --------
+    >>> from collsim.kinds.hierarchical.system import Hierarchical
+    >>> translation_group(Hierarchical(nodes=16, dimensions="switch:8,line:2"))
+    Translations(radices=(2, 8), moving=(True, True))
+    >>> translation_group(Hierarchical(nodes=24, dimensions="switch:8,line:3")).domain().tolist()
+    [0, 8, 16]
+    """
+    dims = system.dimensions[::-1]                       # outer first: the last digit varies fastest
+    moving = tuple(_moves(d) for d in dims)
+    if not any(moving):
+        return None
+    return Translations(tuple(d.size for d in dims), moving)
+
+
+def accepts(system, group) -> bool:
+    """Whether ``group`` is a translation group of the system's coordinates this module moves."""
+    dims = system.dimensions[::-1]
+    return (isinstance(group, Translations) and group.radices == tuple(d.size for d in dims)
+            and all(_moves(d) or not m for d, m in zip(dims, group.moving)))
+
+
+def vertex_images(system, group: Translations, elements, vertices) -> np.ndarray:
+    """The image of every vertex (end node or switch) under its element (both arrays, broadcast).
+
+    A switch of dimension ``d`` keeps its position in its group and goes to the group of its
+    member of coordinate 0's image.
+    """
+    elements, vertices = np.broadcast_arrays(np.asarray(elements, np.int64), np.asarray(vertices, np.int64))
+    n = system.nodes
+    out = np.empty(vertices.shape, np.int64)
+    node = vertices < n
+    out[node] = group.act(elements[node], vertices[node])
+    for d, base in enumerate(system._switch_base):
+        if base < 0:
+            continue
+        per = system.dimensions[d].switches_per_group()
+        end = base + n // system.sizes[d] * per
+        sel = (vertices >= base) & (vertices < end)
+        if not sel.any():
+            continue
+        grp, local = np.divmod(vertices[sel] - base, per)
+        member = system._members(d, grp, np.zeros_like(grp))
+        out[sel] = base + system.group_of(d, group.act(elements[sel], member)) * per + local
+    return out
+
+
+def _link_keys(system) -> tuple[np.ndarray, np.ndarray]:
+    lt = system.links
+    key = lt.src.astype(np.int64) * system.vertices + lt.dst
+    order = np.argsort(key, kind="stable")
+    return key[order], order
+
+
+def link_images(system, group: Translations, elements, links) -> np.ndarray:
+    """The image of every link under its element (both arrays, broadcast); -1 where none exists."""
+    lt = system.links
+    elements, links = np.broadcast_arrays(np.asarray(elements, np.int64), np.asarray(links, np.int64))
+    src = vertex_images(system, group, elements, lt.src[links])
+    dst = vertex_images(system, group, elements, lt.dst[links])
+    keys, order = _link_keys(system)
+    want = src * system.vertices + dst
+    at = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+    return np.where(keys[at] == want, order[at], -1)
+
+
+def maps_links(system, group: Translations) -> bool:
+    """Whether every generator maps the links one to one onto links of the same bandwidth and latency."""
+    lt = system.links
+    ids = np.arange(len(lt.src), dtype=np.int64)
+    for g in group.generators():
+        image = link_images(system, group, g, ids)
+        if (image < 0).any() or len(np.unique(image)) != len(ids):
+            return False
+        if not (np.array_equal(lt.bandwidth_bytes_per_s[image], lt.bandwidth_bytes_per_s)
+                and np.array_equal(lt.latency_s[image], lt.latency_s)):
+            return False
+    return True
+
+
+def _anchors(system, links: np.ndarray) -> np.ndarray:
+    """An end node of every link that its orbit's links share through the group (see the module docstring)."""
+    lt = system.links
+    n = system.nodes
+    src, dst = lt.src[links].astype(np.int64), lt.dst[links].astype(np.int64)
+    out = np.where(src < n, src, dst)
+    inner = out >= n
+    if inner.any():   # switch to switch: inside a network kind's group, whose coordinate is fixed
+        sw = out[inner]
+        res = np.empty(len(sw), np.int64)
+        for d, base in enumerate(system._switch_base):
+            if base < 0:
+                continue
+            per = system.dimensions[d].switches_per_group()
+            sel = (sw >= base) & (sw < base + n // system.sizes[d] * per)
+            if sel.any():
+                res[sel] = system._members(d, (sw[sel] - base) // per, np.zeros(int(sel.sum()), np.int64))
+        out[inner] = res
+    return out
+
+
+def orbit_representatives(system, group: Translations, links) -> np.ndarray:
+    """The canonical representative of every link's orbit: its image by the element taking its
+    anchor into the domain (equal for every link of one orbit)."""
+    links = np.asarray(links, np.int64)
+    if not len(links):
+        return links
+    back = group.inverse(group.element_of(_anchors(system, links)))
+    return link_images(system, group, np.atleast_1d(back), links)
+
+
+def translate_routes(system, group: Translations, routes, rows, elements):
+    """Routes of representative ``rows``, each moved by its element (links mapped one by one)."""
+    moved = routes.take(np.asarray(rows, np.int64))
+    owner = moved.path_owner if moved.multipath else np.arange(len(moved), dtype=np.int64)
+    per_entry = np.repeat(np.asarray(elements, np.int64)[owner], moved.path_hops)
+    return moved.replace(route_links=link_images(system, group, per_entry, moved.route_links)
+                         .astype(moved.route_links.dtype))
+
+
+def orbit_routes(system, group: Translations, routes):
+    """The routes with every link replaced by its orbit's representative: the quotient network's.
+
+    Under max-min fairness every flow of an orbit gets the same rate, and a link carries, from
+    each orbit of flows, as many flows as the orbit's representative has links in its orbit, so
+    simulating the representatives with their links so replaced gives every flow's rate and
+    every link's load (docs/model.md).
+    """
+    return routes.replace(route_links=orbit_representatives(system, group, routes.route_links)
+                          .astype(routes.route_links.dtype))
+
+
+__all__ = ["TRANSLATED", "accepts", "link_images", "maps_links", "orbit_representatives",
+           "orbit_routes", "translate_routes", "translation_group", "vertex_images"]

@@ -1,0 +1,212 @@
+"""Symmetric schedules on hierarchical systems: translations of coordinates (kinds/hierarchical/symmetry.py).
+
+The representatives' expansion must be the schedule the algorithm builds in full, and the two must
+verify and simulate alike: the orbit verifier's verdict is the expansion's, and the flow simulation
+on the quotient network (every link replaced by its orbit's representative) gives the expansion's
+row, time and link loads.  The golden counts here are derived: a group of order ``|G|`` acting
+freely has ``L / |G|`` orbits of links and ``T / |G|`` representatives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import collsim.pipeline as pipeline
+from collsim.verify import orbits
+from collsim import build, build_symmetric, evaluate, verify
+from collsim.algorithms import REGISTRY
+from collsim.core.errors import ScheduleFormatError, VerificationError
+from collsim.core.symmetry import SymmetricSchedule
+from collsim.experiments.compare import compare
+from collsim.kinds.hierarchical import symmetry
+from collsim.kinds.hierarchical.system import Hierarchical
+from collsim.sim.flow import simulate
+
+HIER = sorted(name for name, spec in REGISTRY.items() if spec.orbits is not None and "hierarchical" in spec.systems)
+SIZES = {"switch": [2, 3, 4], "ring": [3, 4, 5], "full": [2, 3], "line": [2, 3], "fat-tree": [16]}
+
+
+def test_the_hierarchical_symmetric_algorithms():
+    assert set(HIER) == {"hier-allreduce", "hier-allgather", "hier-alltoall", "md-ring"}
+
+
+def _rows(s):
+    """Every transfer as a sortable tuple: step, ends, reduction, its chunks as a set, its route."""
+    cp, rp = s.chunk_ptr, s.routes.route_ptr
+    return sorted((int(s.step[t]), int(s.src[t]), int(s.dst[t]), bool(s.reduce[t]),
+                   tuple(sorted(s.chunk_idx[cp[t]:cp[t + 1]].tolist())),
+                   tuple(s.routes.route_links[rp[t]:rp[t + 1]].tolist())) for t in range(len(s)))
+
+
+@st.composite
+def _systems(draw):
+    """A random hierarchical system of two or three dimensions, at most 64 nodes."""
+    dims = []
+    for _ in range(draw(st.integers(2, 3))):
+        topo = draw(st.sampled_from(sorted(SIZES)))
+        dims.append((topo, draw(st.sampled_from(SIZES[topo]))))
+    if np.prod([k for _, k in dims]) > 64:
+        dims = dims[:2]
+    if np.prod([k for _, k in dims]) > 64:
+        dims = [("switch", 2), dims[1]]
+    n = int(np.prod([k for _, k in dims]))
+    return Hierarchical(nodes=n, dimensions=",".join(f"{t}:{k}" for t, k in dims))
+
+
+@st.composite
+def _cases(draw):
+    system = draw(_systems())
+    name = draw(st.sampled_from([a for a in HIER if a != "hier-alltoall"]))
+    coll = draw(st.sampled_from(REGISTRY[name].collectives))
+    units = draw(st.sampled_from([1, 2, 4]))
+    pieces = draw(st.sampled_from([None, 1, 2]))
+    unit_bytes = draw(st.integers(1, 64)) * 8
+    size = unit_bytes * units * (system.nodes if coll == "allreduce" else 1)
+    return system, name, coll, size, {"units": units, "pieces": pieces}
+
+
+@settings(max_examples=25, deadline=None)
+@given(case=_cases())
+def test_symmetric_equals_expanded_and_full_build(case):
+    system, name, coll, size, params = case
+    group = symmetry.translation_group(system)
+    sym = build_symmetric(name, system, coll, size, **params) if group is not None else None
+    if sym is None:
+        return     # no coordinate moves (lines of three and fat trees only): nothing symmetric to compare
+    full = build(name, system, coll, size, **params)
+    assert sym.transfers == len(full) == len(sym.reps) * group.order
+    assert _rows(sym.expand()) == _rows(full)
+    a, b = verify(sym), verify(full)
+    assert a.data_flow == "orbits" and b.data_flow != "orbits"
+    assert (a.steps, a.rounds, a.transfers, a.max_hops, a.time_s, a.closed_form_time_s) == \
+        (b.steps, b.rounds, b.transfers, b.max_hops, b.time_s, b.closed_form_time_s)
+    ra, rb = evaluate(sym, report=a), evaluate(full, report=b)
+    assert ra.verified and rb.verified
+    assert ra.to_json() == rb.to_json()
+
+
+@pytest.mark.parametrize("dims", ["ring:5,switch:2", "ring:4,ring:3", "switch:3,full:3,ring:3"])
+def test_quotient_simulation_is_the_expansions(dims):
+    """Routes of two or more hops in one ring cross two links of one orbit: the quotient counts both."""
+    n = int(np.prod([int(d.split(":")[1]) for d in dims.split(",")]))
+    system = Hierarchical(nodes=n, dimensions=dims)
+    sym = build_symmetric("hier-allgather", system, "allgather", 4096, pieces=2)   # direct: 2 hops in a ring
+    quotient = pipeline.model_for(system).orbit_schedule(sym)
+    a, b = simulate(quotient, check=False), simulate(sym.expand(), check=False)
+    assert a.total_time_s == b.total_time_s
+    assert np.array_equal(a.step_time_s, b.step_time_s)
+    assert (sym.reps.routes.path_hops > 1).any()
+    reps = np.unique(quotient.routes.route_links)
+    assert np.array_equal(a.link_bytes[reps], b.link_bytes[reps])      # an orbit's links all carry the same
+    orbit_of = symmetry.orbit_representatives(system, sym.group, np.arange(len(system.links.src)))
+    assert np.array_equal(b.link_bytes, b.link_bytes[orbit_of])
+
+
+@pytest.mark.parametrize("dims, order, moving", [
+    ("switch:8,switch:4", 32, (True, True)),          # boxes on rails: a regular group
+    ("switch:4,fat-tree:16", 4, (False, True)),       # a fat tree's coordinate stays
+    ("ring:4,switch:2,line:3", 8, (False, True, True)),
+    ("full:3,ring:5", 15, (True, True)),
+])
+def test_translation_group_acts_freely_on_links(dims, order, moving):
+    n = int(np.prod([int(d.split(":")[1]) for d in dims.split(",")]))
+    system = Hierarchical(nodes=n, dimensions=dims)
+    g = symmetry.translation_group(system)
+    assert g.order == order and g.moving == moving
+    assert symmetry.maps_links(system, g) and pipeline.model_for(system).accepts_group(system, g)
+    ids = np.arange(len(system.links.src))
+    reps = symmetry.orbit_representatives(system, g, ids)
+    assert len(np.unique(reps)) * order == len(ids)       # free: every orbit has |G| links
+    for e in g.elements()[1:]:
+        image = symmetry.link_images(system, g, e, ids)
+        assert (image >= 0).all() and (image != ids).all()
+        assert np.array_equal(np.sort(image), ids)
+        assert np.array_equal(symmetry.orbit_representatives(system, g, image), reps)   # canonical
+
+
+def test_no_group_without_a_translated_coordinate():
+    system = Hierarchical(nodes=48, dimensions="line:3,fat-tree:16")
+    assert symmetry.translation_group(system) is None
+    assert build_compact_is_full(system)
+
+
+def build_compact_is_full(system) -> bool:
+    return not isinstance(pipeline.build_compact("hier-allreduce", system, "allreduce", 48 * 64), SymmetricSchedule)
+
+
+def _verdict(s):
+    try:
+        return "passed", verify(s).steps
+    except VerificationError as exc:
+        return type(exc).__name__, exc.where.step if exc.where else None
+    except ScheduleFormatError as exc:
+        return type(exc).__name__, None
+
+
+def _mutants(reps, rng):
+    t = int(rng.integers(len(reps)))
+    c = reps.collective.chunks
+    chunk_idx = reps.chunk_idx.copy()
+    j = int(reps.chunk_ptr[t])
+    chunk_idx[j] = (chunk_idx[j] + int(rng.integers(1, c))) % c
+    yield "chunk", reps.replace(chunk_idx=chunk_idx)
+    yield "dropped", reps.take(np.delete(np.arange(len(reps)), t))
+    red = reps.reduce.copy()
+    red[t] = ~red[t]
+    yield "reduce", reps.replace(reduce=red)
+    links = reps.routes.route_links.copy()
+    k = int(reps.routes.route_ptr[t])
+    links[k] = (links[k] + 1) % len(reps.system.links.src)
+    yield "route", reps.replace(route_links=links)
+    yield "duplicate", reps.take(np.sort(np.r_[np.arange(len(reps)), t]))
+
+
+@settings(max_examples=20, deadline=None)
+@given(system=_systems(), coll=st.sampled_from(["allreduce", "allgather"]), seed=st.integers(0, 2**32 - 1))
+def test_mutants_rejected_alike(system, coll, seed):
+    """A mutant of the representatives fails on its orbits iff its expansion fails, in the same way."""
+    if symmetry.translation_group(system) is None:
+        return
+    name = "hier-allreduce" if coll == "allreduce" else "hier-allgather"
+    sym = build_symmetric(name, system, coll, 64 * (system.nodes if coll == "allreduce" else 1), units=1)
+    rng = np.random.default_rng(seed)
+    rejected = 0
+    for what, reps in _mutants(sym.reps, rng):
+        mutant = SymmetricSchedule(reps, sym.group, sym.interleaved)
+        a, b = _verdict(mutant), _verdict(mutant.expand())
+        if a[0] == "passed":
+            assert b[0] == "passed", what
+            continue
+        rejected += 1
+        assert a == b, what
+    assert rejected >= 3      # the chunk, the dropped transfer, the route at least
+
+
+def test_fingerprints_on_the_orbits(monkeypatch):
+    system = Hierarchical(nodes=32, dimensions="switch:8,switch:4")
+    sym = build_symmetric("hier-allreduce", system, "allreduce", 32 * 64, units=2)
+    monkeypatch.setattr(orbits, "_FORCE_METHOD", "fingerprint")
+    assert verify(sym).data_flow == "orbits, fingerprint"
+    dropped = SymmetricSchedule(sym.reps.take(np.arange(1, len(sym.reps))), sym.group, sym.interleaved)
+    with pytest.raises(VerificationError):
+        verify(dropped)
+    flipped = sym.reps.reduce.copy()
+    flipped[flipped.argmax()] = False       # a reduction turned into a copy: contributions lost
+    with pytest.raises(VerificationError):
+        verify(SymmetricSchedule(sym.reps.replace(reduce=flipped), sym.group, sym.interleaved))
+
+
+def test_compare_switches_to_orbits_with_the_same_rows(monkeypatch):
+    kw = dict(dims="switch:4:300GB/s,fat-tree:16:50GB/s")
+    algs = "hier-allreduce,md-ring,rabenseifner"
+    rows_full, _ = compare("hierarchical", "allreduce", 64 * 64, algorithms=algs, **kw)
+    monkeypatch.setattr(pipeline, "SYMMETRIC_ABOVE_TRANSFERS", 1)
+    built = []
+    real = pipeline.build_symmetric
+    monkeypatch.setattr(pipeline, "build_symmetric", lambda *a, **k: built.append(a[0]) or real(*a, **k))
+    rows_sym, _ = compare("hierarchical", "allreduce", 64 * 64, algorithms=algs, **kw)
+    assert {getattr(s, "name", s) for s in built} == {"hier-allreduce", "md-ring"}
+    assert [r.to_json() for r in rows_full] == [r.to_json() for r in rows_sym]
