@@ -690,7 +690,11 @@ def synth_trees_families() -> dict:
     fast = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--speed", "--json"]
                           + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
     speed = {c["network"]: round(c["total_cpu_s"], 2) for c in json.loads(fast.stdout)["cases"]}
+    filled = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--fill", "--json"]
+                            + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
+    fill = json.loads(filled.stdout)
     return {"cases": len(rec["cases"]), "worst": rec["worst"], "min_efficiency": min(rec["worst"].values()),
+            "bulk_synchronous_ceiling": round(fill["best_efficiency"], 4),
             "issue_table": table.stdout.strip().splitlines(),
             "translated_worst": translated["worst"], "translated_cases": len(translated["cases"]),
             "translated_all_verified": all(c["verified"] and c["translated"] for c in translated["cases"]),
