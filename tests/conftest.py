@@ -101,3 +101,29 @@ def raises_naming(error: type[BaseException], *facts: str):
     with pytest.raises(error) as info:
         yield info
     names(str(info.value), *facts)
+
+
+def rejected_alike(sym, mutants) -> int:
+    """Verify every ``(what, representatives)`` mutant of the symmetric schedule ``sym`` on its orbits
+    and expanded: both pass, or both fail with the same error class in the same step.  Returns how
+    many were rejected (a test asserts enough were, so that it checks something)."""
+    from collsim import verify
+    from collsim.core.errors import ScheduleFormatError, VerificationError
+    from collsim.core.symmetry import SymmetricSchedule
+
+    def verdict(s):
+        try:
+            verify(s)
+            return ("passed",)
+        except VerificationError as exc:
+            return type(exc).__name__, exc.where.step if exc.where else None
+        except ScheduleFormatError as exc:
+            return type(exc).__name__, None
+
+    rejected = 0
+    for what, reps in mutants:
+        mutant = SymmetricSchedule(reps, sym.group, sym.interleaved)
+        a, b = verdict(mutant), verdict(mutant.expand())
+        assert a == b, what
+        rejected += a[0] != "passed"
+    return rejected
