@@ -149,7 +149,19 @@ def _anchors(system, links: np.ndarray) -> np.ndarray:
 
 def orbit_representatives(system, group: Translations, links) -> np.ndarray:
     """The canonical representative of every link's orbit: its image by the element taking its
-    anchor into the domain (equal for every link of one orbit)."""
+    anchor into the domain (equal for every link of one orbit).
+
+    Examples
+    --------
+    >>> from collsim.kinds.hierarchical.system import Hierarchical
+    >>> h = Hierarchical(nodes=8, dimensions="switch:4,switch:2")     # 2 boxes of 4 on 4 rails
+    >>> g = translation_group(h)
+    >>> ids = np.arange(len(h.links.src))
+    >>> len(ids), len(np.unique(orbit_representatives(h, g, ids)))   # free: 32 links, 4 orbits of 8
+    (32, 4)
+    >>> [h.link_name(int(x)) for x in np.unique(orbit_representatives(h, g, ids))]
+    ['n0->s0', 's0->n0', 'n0->s2', 's2->n0']
+    """
     links = np.asarray(links, np.int64)
     if not len(links):
         return links
