@@ -16,7 +16,7 @@ as many steps as its wavelength assignment needs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
@@ -430,7 +430,8 @@ class Schedule:
         return out.replace(**changes) if changes else out
 
     def replace(self, **changes: Any) -> "Schedule":
-        """Copy with some columns replaced (routes columns go to the routes part; caches dropped).
+        """Copy with some columns replaced (routes columns go to the routes part; caches dropped unless
+        only ``params`` or ``algorithm`` change).
 
         Parameters
         ----------
@@ -444,10 +445,31 @@ class Schedule:
         """
         kw = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "_cache"}
         route_changes = {k: changes.pop(k) for k in list(changes) if k in ROUTE_COLUMNS}
+        labels_only = not route_changes and set(changes) <= {"params", "algorithm"}
         kw.update(changes)
         if route_changes:
             kw["routes"] = kw["routes"].replace(**route_changes)
-        return Schedule(**kw)
+        out = Schedule(**kw)
+        if labels_only:   # the same transfers: what was computed from them still holds
+            out._cache.update(self._cache)
+        return out
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A value derived from the transfers, computed by ``compute()`` once per schedule object.
+
+        Schedules are never mutated, so a kind's model may keep what it derives from one (the
+        optical step model's times are read by the time, the realised facts and the row).
+
+        Examples
+        --------
+        >>> from collsim import build
+        >>> s = build("ring", "paper", "allgather", 1024, nodes=4)
+        >>> s.memo("answer", lambda: 42), s.memo("answer", lambda: 0)
+        (42, 42)
+        """
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
 
     def nbytes(self) -> int:
         """Memory held by the schedule's columns (without caches)."""

@@ -84,8 +84,14 @@ def step_times(s: Schedule) -> StepTimes:
     Society, 2024,
     eq. (3), which charges the reconfiguration on every step; collsim charges it only
     when the step's lightpaths change, and adds the system's ``slot_latency_s`` to
-    every step (docs/cost-models.md).
+    every step (docs/cost-models.md).  Computed once per schedule object (schedules are never
+    mutated): its time, its realised facts and its result row all read it.
     """
+    return s.memo("step_times", lambda: _step_times(s))
+
+
+def _step_times(s: Schedule) -> StepTimes:
+    """:func:`step_times`, computed; its arrays read-only (every caller of the schedule shares them)."""
     system = s.system
     nsteps = s.num_steps
     per = transfer_time_s(system, s.size_bytes, s.band if (s.band > 1).any() else 1)
@@ -107,7 +113,9 @@ def step_times(s: Schedule) -> StepTimes:
         if counts[k] == counts[k - 1]:
             a, b, c = bounds[k - 1], bounds[k], bounds[k + 1]
             reconf[k] = not np.array_equal(keys[a:b], keys[b:c])
-    return StepTimes(busy + reconf * system.mrr_reconfig_s + system.slot_latency_s, reconf)
+    out = StepTimes(busy + reconf * system.mrr_reconfig_s + system.slot_latency_s, reconf)
+    out.step_time_s.flags.writeable = out.reconfigured.flags.writeable = False
+    return out
 
 
 def paper_time_s(system: OpticalRing, size_bytes: int, steps: int | None) -> float | None:
