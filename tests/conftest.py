@@ -127,3 +127,56 @@ def rejected_alike(sym, mutants) -> int:
         assert a == b, what
         rejected += a[0] != "passed"
     return rejected
+
+
+def representative_mutants(reps, rng):
+    """Five mutants of representative transfers (a chunk changed, a transfer dropped, a reduction
+    flipped, a route's link changed, a transfer duplicated), each as ``(what, representatives)``."""
+    import numpy as np
+    t = int(rng.integers(len(reps)))
+    c = reps.collective.chunks
+    chunk_idx = reps.chunk_idx.copy()
+    j = int(reps.chunk_ptr[t])
+    chunk_idx[j] = (chunk_idx[j] + int(rng.integers(1, c))) % c
+    yield "chunk", reps.replace(chunk_idx=chunk_idx)
+    yield "dropped", reps.take(np.delete(np.arange(len(reps)), t))
+    red = reps.reduce.copy()
+    red[t] = ~red[t]
+    yield "reduce", reps.replace(reduce=red)
+    links = reps.routes.route_links.copy()
+    k = int(reps.routes.route_ptr[t])
+    links[k] = (links[k] + 1) % len(reps.system.links.src)
+    yield "route", reps.replace(route_links=links)
+    yield "duplicate", reps.take(np.sort(np.r_[np.arange(len(reps)), t]))
+
+
+def quotient_is_expansion(sym, symmetry) -> None:
+    """The flow simulation of ``sym``'s quotient schedule is its expansion's: the total and every
+    step's time, every orbit representative's bytes, and every link of an orbit carrying the same
+    (``symmetry``: the kind's module, with ``orbit_representatives``)."""
+    import numpy as np
+    from collsim.kinds import model_for
+    from collsim.sim.flow import simulate
+    system = sym.system
+    quotient = model_for(system).orbit_schedule(sym)
+    a, b = simulate(quotient, check=False), simulate(sym.expand(), check=False)
+    assert a.total_time_s == b.total_time_s
+    assert np.array_equal(a.step_time_s, b.step_time_s)
+    reps = np.unique(quotient.routes.route_links)
+    assert np.array_equal(a.link_bytes[reps], b.link_bytes[reps])
+    orbit_of = symmetry.orbit_representatives(system, sym.group, np.arange(len(system.links.src)))
+    assert np.array_equal(b.link_bytes, b.link_bytes[orbit_of])
+
+
+def acts_freely_on_links(system, group, symmetry) -> None:
+    """``group`` maps the links one to one, moves every link (free: ``L / |G|`` orbits) and has
+    canonical orbit representatives (``symmetry``: the kind's module)."""
+    import numpy as np
+    ids = np.arange(len(system.links.src))
+    reps = symmetry.orbit_representatives(system, group, ids)
+    assert len(np.unique(reps)) * group.order == len(ids)
+    for e in group.elements()[1:]:
+        image = symmetry.link_images(system, group, e, ids)
+        assert (image >= 0).all() and (image != ids).all()
+        assert np.array_equal(np.sort(image), ids)
+        assert np.array_equal(symmetry.orbit_representatives(system, group, image), reps)

@@ -42,13 +42,14 @@ def _size(coll: str, n: int, unit: int) -> int:
 
 
 SYMMETRIC = sorted(name for name, spec in REGISTRY.items() if spec.orbits is not None and "optical-ring" in spec.systems)
-"""The symmetric algorithms of optical rings (hierarchical ones: tests/test_symmetry_hierarchical.py)."""
+"""The symmetric algorithms of optical rings (hierarchical ones: tests/test_symmetry_hierarchical.py;
+networks': tests/test_symmetry_network.py)."""
 
 
 def test_the_symmetric_algorithms():
     assert {"ring", "striped-ring"} <= set(SYMMETRIC)
     assert {name for name, spec in REGISTRY.items() if spec.orbits is not None} <= \
-        set(SYMMETRIC) | {"hier-allreduce", "hier-allgather", "hier-alltoall", "md-ring"}
+        set(SYMMETRIC) | {"hier-allreduce", "hier-allgather", "hier-alltoall", "md-ring", "synth-trees"}
 
 
 @st.composite
@@ -146,8 +147,10 @@ def test_unequal_chunks_are_not_symmetric():
 def test_refusals():
     with pytest.raises(UnsupportedError, match="declares no symmetry"):
         build_symmetric("ring", "paper", "broadcast", 1024, nodes=8)
-    with pytest.raises(UnsupportedError, match="no symmetric schedules"):
-        build_symmetric("ring", "ring", "allgather", 1024, nodes=8)   # an electrical ring network: no group here
+    with pytest.raises(UnsupportedError, match="no translation group"):
+        build_symmetric("ring", "mesh", "allgather", 1024, system_options={"dims": (2, 4)})   # reflections only
+    with pytest.raises(UnsupportedError, match="no translation group"):
+        build_symmetric("ring", "ocs", "allgather", 1024, nodes=8)    # circuits: phases are not checked on orbits
     with pytest.raises(UnsupportedError, match="declares no symmetry"):
         build_symmetric("ne", "paper", "allgather", 1024, nodes=8)
     reps = build_symmetric("ring", "paper", "allgather", 1024, nodes=8).reps

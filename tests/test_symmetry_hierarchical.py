@@ -25,7 +25,7 @@ from collsim.kinds.hierarchical import symmetry
 from collsim.kinds.hierarchical.system import Hierarchical
 from collsim.sim.flow import simulate
 
-from conftest import rejected_alike
+from conftest import acts_freely_on_links, quotient_is_expansion, rejected_alike, representative_mutants
 
 HIER = sorted(name for name, spec in REGISTRY.items() if spec.orbits is not None and "hierarchical" in spec.systems)
 SIZES = {"switch": [2, 3, 4], "ring": [3, 4, 5], "full": [2, 3], "line": [2, 3], "fat-tree": [16]}
@@ -96,15 +96,8 @@ def test_quotient_simulation_is_the_expansions(dims):
     n = int(np.prod([int(d.split(":")[1]) for d in dims.split(",")]))
     system = Hierarchical(nodes=n, dimensions=dims)
     sym = build_symmetric("hier-allgather", system, "allgather", 4096, pieces=2)   # direct: 2 hops in a ring
-    quotient = pipeline.model_for(system).orbit_schedule(sym)
-    a, b = simulate(quotient, check=False), simulate(sym.expand(), check=False)
-    assert a.total_time_s == b.total_time_s
-    assert np.array_equal(a.step_time_s, b.step_time_s)
     assert (sym.reps.routes.path_hops > 1).any()
-    reps = np.unique(quotient.routes.route_links)
-    assert np.array_equal(a.link_bytes[reps], b.link_bytes[reps])      # an orbit's links all carry the same
-    orbit_of = symmetry.orbit_representatives(system, sym.group, np.arange(len(system.links.src)))
-    assert np.array_equal(b.link_bytes, b.link_bytes[orbit_of])
+    quotient_is_expansion(sym, symmetry)
 
 
 @pytest.mark.parametrize("dims, order, moving", [
@@ -119,14 +112,7 @@ def test_translation_group_acts_freely_on_links(dims, order, moving):
     g = symmetry.translation_group(system)
     assert g.order == order and g.moving == moving
     assert symmetry.maps_links(system, g) and pipeline.model_for(system).accepts_group(system, g)
-    ids = np.arange(len(system.links.src))
-    reps = symmetry.orbit_representatives(system, g, ids)
-    assert len(np.unique(reps)) * order == len(ids)       # free: every orbit has |G| links
-    for e in g.elements()[1:]:
-        image = symmetry.link_images(system, g, e, ids)
-        assert (image >= 0).all() and (image != ids).all()
-        assert np.array_equal(np.sort(image), ids)
-        assert np.array_equal(symmetry.orbit_representatives(system, g, image), reps)   # canonical
+    acts_freely_on_links(system, g, symmetry)
 
 
 def test_no_group_without_a_translated_coordinate():
@@ -139,24 +125,6 @@ def build_compact_is_full(system) -> bool:
     return not isinstance(pipeline.build_compact("hier-allreduce", system, "allreduce", 48 * 64), SymmetricSchedule)
 
 
-def _mutants(reps, rng):
-    t = int(rng.integers(len(reps)))
-    c = reps.collective.chunks
-    chunk_idx = reps.chunk_idx.copy()
-    j = int(reps.chunk_ptr[t])
-    chunk_idx[j] = (chunk_idx[j] + int(rng.integers(1, c))) % c
-    yield "chunk", reps.replace(chunk_idx=chunk_idx)
-    yield "dropped", reps.take(np.delete(np.arange(len(reps)), t))
-    red = reps.reduce.copy()
-    red[t] = ~red[t]
-    yield "reduce", reps.replace(reduce=red)
-    links = reps.routes.route_links.copy()
-    k = int(reps.routes.route_ptr[t])
-    links[k] = (links[k] + 1) % len(reps.system.links.src)
-    yield "route", reps.replace(route_links=links)
-    yield "duplicate", reps.take(np.sort(np.r_[np.arange(len(reps)), t]))
-
-
 @settings(max_examples=20, deadline=None)
 @given(system=_systems(), coll=st.sampled_from(["allreduce", "allgather"]), seed=st.integers(0, 2**32 - 1))
 def test_mutants_rejected_alike(system, coll, seed):
@@ -166,7 +134,7 @@ def test_mutants_rejected_alike(system, coll, seed):
     name = "hier-allreduce" if coll == "allreduce" else "hier-allgather"
     sym = build_symmetric(name, system, coll, 64 * (system.nodes if coll == "allreduce" else 1), units=1)
     rng = np.random.default_rng(seed)
-    assert rejected_alike(sym, _mutants(sym.reps, rng)) >= 3      # the chunk, the dropped transfer, the route
+    assert rejected_alike(sym, representative_mutants(sym.reps, rng)) >= 3      # the chunk, the dropped transfer, the route
 
 
 def test_fingerprints_on_the_orbits(monkeypatch):

@@ -168,7 +168,8 @@ def build_symmetric(algorithm: str | AlgorithmSpec, system: str | System, collec
     model = model_for(sysm)
     group = model.symmetry_group(sysm)
     if group is None:
-        raise UnsupportedError(f"{spec.name}: the {model.name} kind has no symmetric schedules; build expands them")
+        raise UnsupportedError(f"{spec.name}: this {model.name} system has no translation group for symmetric "
+                               "schedules; build expands them")
     made = build_orbits(spec, sysm, collective, size_bytes, **params)
     if made is None:
         raise UnsupportedError(f"{spec.name} declares no symmetry for {collective} here; build expands it")

@@ -17,9 +17,10 @@ from .core.collective import canonical_collective, collective_type
 from .core.errors import CollsimError, InputError, UnsupportedError
 from .core.placement import check_placement
 from .core.schedule import Schedule
+from .core.symmetry import SymmetricSchedule
 from .kinds import model_for
 from .kinds.result import Result
-from .pipeline import build, evaluate, verify
+from .pipeline import build, build_compact, evaluate, verify
 from .systems import load_system
 
 SYNTHESIZERS = ("synth-trees", "synth-matching", "synth-alltoall")
@@ -32,8 +33,10 @@ class Synthesis:
 
     Parameters
     ----------
-    schedule : Schedule
-        The verified schedule.
+    schedule : Schedule or SymmetricSchedule
+        The verified schedule: on a large network with a translation group, its representatives
+        and the group (:func:`~collsim.pipeline.build_compact`), verified and timed on the orbits
+        with the expansion's verdict and row.
     result : Result
         Its row: ``time_s`` (flow-simulated), ``lower_bound_s``, ``efficiency``.
     predicted_time_s : float or None
@@ -57,7 +60,7 @@ class Synthesis:
     (True, (0,))
     """
 
-    schedule: Schedule
+    schedule: Schedule | SymmetricSchedule
     result: Result
     predicted_time_s: float | None
     certificate: Any
@@ -119,7 +122,7 @@ def _registered(system, coll: str, size, root, shift) -> list:
     out = []
     for name, (spec, placed) in chosen.items():
         try:
-            sched = build(spec, system, coll, size, **{k: v for k, v in placed.items() if k in spec.params})
+            sched = build_compact(spec, system, coll, size, **{k: v for k, v in placed.items() if k in spec.params})
             out.append((sched, evaluate(sched, report=verify(sched))))
         except CollsimError:
             continue
@@ -202,7 +205,7 @@ def synthesize(system, collective: str, size, *, system_options: dict | None = N
     for name, (spec, placed) in chosen.items():
         mine = {k: v for k, v in placed.items() if k in spec.params}
         try:
-            sched = build(spec, sysm, coll, size, **mine)
+            sched = build_compact(spec, sysm, coll, size, **mine)
         except UnsupportedError as exc:     # e.g. a step that needs more circuits than the switch has ports
             skipped.append(f"{name}: {exc}")
             continue

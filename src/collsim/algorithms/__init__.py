@@ -84,13 +84,14 @@ def build_orbits(name: str | AlgorithmSpec, system: System, collective: str | Co
     Returns
     -------
     tuple or None
-        ``(LogicalSchedule, params)`` of the representatives, or None where the algorithm
+        ``(LogicalSchedule, params[, group[, interleaved]])`` of the representatives (the group
+        when the algorithm names its own, a ring's rotations say), or None where the algorithm
         declares no symmetry for this instance.
 
     Examples
     --------
     >>> from collsim.systems import load_system
-    >>> ls, _ = build_orbits("ring", load_system("paper", nodes=8), "allgather", 1024)
+    >>> ls, _, group = build_orbits("ring", load_system("paper", nodes=8), "allgather", 1024)
     >>> ls.dst.tolist(), ls.src.tolist()
     ([0, 0, 0, 0, 0, 0, 0], [7, 7, 7, 7, 7, 7, 7])
     """

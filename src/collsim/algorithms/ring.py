@@ -14,6 +14,7 @@ from ..core.collective import make_collective
 from ..core.collectives import CollectiveType
 from ..core.errors import UnsupportedError
 from ..core.plugins import model_for
+from ..core.symmetry import Translations
 from ..core.schedule import LogicalBuilder
 from ..core.validate import positive_integer
 from .common import stripe_band
@@ -49,7 +50,7 @@ def _orbits(system, collective: CollectiveType, size_bytes, *, chunks: int = 1, 
         reduce = phase.reduction
         b.add(p * (n - 1) + r, np.full(n - 1, n - 1), np.zeros(n - 1, np.int64),
               ((n - 1 - int(reduce) - r) % n)[:, None], reduce=reduce, direction=1, band=band)
-    return b.build(), ({"stripe": band} if band > 1 else {})
+    return b.build(), ({"stripe": band} if band > 1 else {}), Translations((n,))   # the ring's rotations
 
 
 @register(

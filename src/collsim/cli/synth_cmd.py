@@ -70,6 +70,7 @@ def synthesize_cmd(system, collective, sizes, params, out_file: str | None, synt
     """
     from ..core.files import writable_file
     from ..synthesis import synthesize
+    from ..core.symmetry import SymmetricSchedule
     from .io import write_schedule
     sysm = load(system)
     if out_file:
@@ -81,11 +82,12 @@ def synthesize_cmd(system, collective, sizes, params, out_file: str | None, synt
                            registered=not synthesizers_only)
     took_s = time.perf_counter() - start
     if out_file:
-        write_schedule(found.schedule, out_file)
+        sched = found.schedule
+        write_schedule(sched.expand() if isinstance(sched, SymmetricSchedule) else sched, out_file)
     r = found.result
     record = {"algorithm": r.algorithm, "collective": r.collective, "nodes": r.nodes, "size_bytes": r.size_bytes,
               "params": {k: v for k, v in found.schedule.params.items() if k != "predicted_time_s"},
-              "steps": found.schedule.num_steps, "transfers": len(found.schedule), "time_s": r.time_s,
+              "steps": found.schedule.num_steps, "transfers": found.result.transfers, "time_s": r.time_s,
               "predicted_time_s": found.predicted_time_s, "lower_bound_s": found.bound_s,
               "efficiency": found.efficiency, "verified": r.verified,
               "certificate": _certificate_json(found.certificate), "skipped": list(found.skipped)}

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -85,6 +85,50 @@ class Translations:
         if len(moving) != len(self.radices):
             raise InputError(f"moving names {len(moving)} digits, the radices {len(self.radices)}")
         object.__setattr__(self, "moving", moving)
+
+    @classmethod
+    def of_permutations(cls, perm) -> "Translations | None":
+        """The regular translation group a table of permutations is, in the nodes' own numbering, or None.
+
+        ``perm[g]`` is a permutation of the nodes taking node 0 to node ``g`` (a group acting
+        regularly, as :meth:`collsim.kinds.network.network.Network.translations` finds).  It is
+        this class's group when some radices make every row ``u -> u + g`` digit by digit: the
+        last radix is the cycle of node 0 under row 1, the next under the row of that radix, and
+        so on; then the whole table is compared.
+
+        Examples
+        --------
+        >>> t = Translations((2, 3))
+        >>> table = np.stack([t.act(g, np.arange(6)) for g in range(6)])
+        >>> Translations.of_permutations(table)
+        Translations(radices=(2, 3), moving=(True, True))
+        >>> Translations.of_permutations(np.array([[0, 1, 2, 3], [1, 0, 3, 2], [2, 3, 1, 0], [3, 2, 0, 1]]))  # no
+        """
+        perm = np.asarray(perm)
+        n = len(perm)
+        if perm.ndim != 2 or perm.shape[1] < n or n == 0 or not np.array_equal(perm[:, 0], np.arange(n)):
+            return None
+        radices: list[int] = []
+        stride = 1
+        while stride < n:
+            steps = [0]
+            for _ in range(n):       # node 0's cycle under the unit of the next digit: 0, s, 2s, ...
+                nxt = int(perm[stride, steps[-1]])
+                if nxt == 0:
+                    break
+                steps.append(nxt)
+            r = len(steps)
+            if r < 2 or steps != list(range(0, r * stride, stride)) or n % (r * stride):
+                return None
+            radices.insert(0, r)
+            stride *= r
+        group = cls(tuple(radices) or (1,))
+        nodes = np.arange(n)
+        for lo in range(0, n, max(1, (1 << 22) // n)):
+            g = np.arange(lo, min(n, lo + max(1, (1 << 22) // n)))
+            if not np.array_equal(group.act(g[:, None], nodes[None, :]), perm[g, :n]):
+                return None
+        return group
 
     @property
     def nodes(self) -> int:
@@ -192,6 +236,35 @@ class Translations:
         return self.act(g, c // per_anchor) * per_anchor + c % per_anchor
 
 
+def moved_routes(routes, rows, elements, link_images: Callable):
+    """Link routes of rows ``rows``, each moved by its element: ``link_images(elements, links)`` maps
+    every link of a route (a kind's translations of its links)."""
+    moved = routes.take(np.asarray(rows, np.int64))
+    owner = moved.path_owner if moved.multipath else np.arange(len(moved), dtype=np.int64)
+    per_entry = np.repeat(np.asarray(elements, np.int64)[owner], moved.path_hops)
+    return moved.replace(route_links=link_images(per_entry, moved.route_links).astype(moved.route_links.dtype))
+
+
+def maps_links_alike(links, group: "Translations", link_images: Callable) -> bool:
+    """Whether every generator of ``group`` maps the link table ``links`` one to one onto links of the
+    same bandwidth and latency (``link_images(g, ids)``: the kind's images, -1 where none)."""
+    ids = np.arange(len(links.src), dtype=np.int64)
+    bw, lat = np.asarray(links.bandwidth_bytes_per_s), np.asarray(links.latency_s)
+    for g in group.generators():
+        image = link_images(g, ids)
+        if (image < 0).any() or len(np.unique(image)) != len(ids):
+            return False
+        if not (np.array_equal(bw[image], bw) and np.array_equal(lat[image], lat)):
+            return False
+    return True
+
+
+def quotient_routes(routes, representatives: Callable):
+    """Link routes with every link replaced by ``representatives(links)``, its orbit's representative:
+    the quotient network's routes, on which one flow per orbit is simulated (docs/model.md)."""
+    return routes.replace(route_links=representatives(routes.route_links).astype(routes.route_links.dtype))
+
+
 def _invariant(h: Holdings, group: Translations, per_anchor: int, interleaved: bool = False) -> int | None:
     """A generator that does not map ``h`` onto itself, or None (then no element does)."""
     if h.ptr is not None:
@@ -207,6 +280,11 @@ def _invariant(h: Holdings, group: Translations, per_anchor: int, interleaved: b
         if not np.array_equal(h.holder[image].astype(np.int64), moved):
             return g
     return None
+
+
+EXPANDED_BYTES_PER_TRANSFER = 160
+"""What :meth:`SymmetricSchedule.expand` holds a transfer at its peak, besides chunks and routes
+(the columns, the permutation that orders them and its keys)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -329,9 +407,14 @@ class SymmetricSchedule:
         then by ``1`` ...); the system's kind moves the routes
         (:meth:`~collsim.kinds.base.KindModel.translate_routes`).
         """
+        from .limits import check_memory
         from .plugins import model_for
         s, g = self.reps, self.group
         n = g.order
+        check_memory(n * (EXPANDED_BYTES_PER_TRANSFER * len(s) + 24 * len(s.chunk_idx) + 3 * s.routes.nbytes()),
+                     f"expanding {s.algorithm}'s {s.collective.name} on {s.system.nodes} nodes ({self.transfers} "
+                     f"transfers, {n * len(s.chunk_idx)} chunk deliveries)",
+                     "verify and time it on its orbits (compare, run), or use fewer nodes")
         bounds = s.step_bounds
         per = np.diff(bounds)
         # row r of step k, moved by element e, goes to bounds[k]*n + e*per[k] + (r - bounds[k])

@@ -31,13 +31,15 @@ from ...core.collective import make_collective
 from ...core.collectives import CollectiveType
 from ...core.csr import INDEX, permute_csr
 from ...core.errors import InputError, UnsupportedError
+from ...core.limits import check_memory
 from ...core.schedule import LogicalSchedule
 from ...core.validate import optional_integer
 from ...kinds.network.routes import LinkRoutes
 from ..common import check_root
 from ..registry import register
 from .packing import pack, planned_roots
-from .pipeline import Deliveries
+from .pipeline import Deliveries, transfer_columns
+from .orbits import emit_representatives, expand, group_of
 from .plan import LAYERED_ITERATIONS, LAYERED_TOLERANCE, _physical_paths, _plan
 
 MAX_END_NODES = 32
@@ -49,8 +51,17 @@ faster."""
 
 MAX_TRANSLATED_END_NODES = 128
 """Largest network packed by translations (one root's trees moved to every root; its timing
-programme a row per link orbit): the 10x10 torus's all-gather builds in 4 s.  Beyond, the cap on
-chunk deliveries leaves a block too few pieces (a 16x16 torus: 15, 0.93 of the bound)."""
+programme a row per link orbit) whose kind does not accept them as a translation group (a
+search found a regular group that is not abelian, or the translations keep bandwidths but not
+latencies): the whole schedule is built, and beyond this the cap on chunk deliveries leaves a
+block too few pieces (a 16x16 torus: 15, 0.93 of the bound).  Where the kind accepts the group,
+:data:`MAX_SYMMETRIC_END_NODES` applies."""
+
+
+MAX_SYMMETRIC_END_NODES = 4096
+"""Largest network packed when its kind's translation group keeps every link alike
+(:mod:`~collsim.algorithms.synth_trees.orbits`): one root's trees are built, moved so that node 0
+receives, and verified and timed on their orbits."""
 
 
 def requires(system, collective: CollectiveType) -> str | None:
@@ -62,10 +73,13 @@ def requires(system, collective: CollectiveType) -> str | None:
     fabrics", arXiv 2402.06787, 2024.
     """
     from ..synth_matching.build import _unreachable
-    if system.nodes > MAX_TRANSLATED_END_NODES:
+    if system.nodes > MAX_TRANSLATED_END_NODES and (system.nodes > MAX_SYMMETRIC_END_NODES or collective.rooted
+                                                    or group_of(system) is None):
         return (f"the tree packing takes about N^4 operations (N = {system.nodes} end nodes); "
                 f"collsim packs trees on up to {MAX_END_NODES} end nodes, {MAX_TRANSLATED_END_NODES} "
-                f"on networks whose translations keep their links")
+                f"on networks whose translations keep their links, and {MAX_SYMMETRIC_END_NODES} where "
+                f"those translations keep every link's bandwidth and latency (its schedule is then "
+                f"verified and timed on its orbits)")
     if system.nodes > MAX_END_NODES and collective.rooted:
         return (f"a root's trees are packed on up to {MAX_END_NODES} end nodes (N = {system.nodes}): "
                 f"translations do not move a rooted collective's trees")
@@ -102,14 +116,7 @@ def _emit(system, packing, plan: Deliveries, reverse: bool, offset: int):
     rnd, src, dst = plan.round, plan.src, plan.dst
     if reverse:
         rnd, src, dst = plan.rounds - 1 - rnd, dst, src
-    hops = np.array([len(p) for p in paths], INDEX)
-    sizes = np.diff(plan.chunk_ptr)
-    split = hops[plan.path] > 1
-    rows = np.repeat(np.arange(len(sizes)), np.where(split, sizes, 1))
-    cptr = np.r_[0, np.cumsum(np.where(split[rows], 1, sizes[rows]))].astype(INDEX)
-    route_ptr, route_links = permute_csr(hops, np.concatenate(paths).astype(INDEX), plan.path[rows])
-    return (rnd[rows] + offset, src[rows], dst[rows], cptr, plan.chunk_idx, np.full(len(rows), reverse),
-            route_ptr, route_links)
+    return transfer_columns(rnd, src, dst, plan, paths, reverse, offset)
 
 
 def _logical(coll, phases) -> LogicalSchedule:
@@ -123,12 +130,39 @@ def _logical(coll, phases) -> LogicalSchedule:
                            cptr, cidx, red[order], routes=LinkRoutes(rptr, rlinks))
 
 
+EXPANDED_DELIVERY_BYTES = 64
+"""Bytes a chunk delivery of an explicit schedule costs to build and verify (:data:`MAX_DELIVERIES`)."""
+
+
+def _orbits(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, rounds: int | None = None,
+            root: int = 0, timing: str = "auto"):
+    """The transfers into node 0 on a network with a translation group
+    (:mod:`~collsim.algorithms.synth_trees.orbits`); None elsewhere (a rooted collective's trees
+    belong to its root, a circuit switch's configurations are chosen one by one)."""
+    if collective.rooted or system.configurations() is not None:
+        return None
+    group = group_of(system)
+    if group is None:
+        return None
+    _check(pieces, rounds, timing)
+    logical, params = _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, None, group=group)[:2]
+    return logical, params, group
+
+
+def _check(pieces, rounds, timing) -> None:
+    if timing not in TIMINGS:
+        raise InputError(f"synth-trees: timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
+    optional_integer("synth-trees: pieces", pieces, lo=1)
+    optional_integer("synth-trees: rounds", rounds, lo=1)
+
+
 @register(
     "synth-trees", aliases=("forestcoll-like",),
     collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
     systems=("network",), params=("pieces", "rounds", "root", "timing"), requires=requires, tune=_tune,
+    orbits=_orbits,
     constraints=f"end nodes strongly connected; up to {MAX_END_NODES} end nodes ({MAX_TRANSLATED_END_NODES} with "
-                f"translations)",
+                f"translations, {MAX_SYMMETRIC_END_NODES} where they keep every link alike)",
     reference="[ForestColl24] (spanning-tree packing at the cut bound's rate); [Edmonds73] (arborescence "
               "packing); [BangJensen95] (splitting off at switches); [DantzigWolfe60] (column generation); "
               "[ChuLiu65], [Edmonds67] (the pricing's minimum arborescence); [FordFulkerson58] (rounds timed "
@@ -144,7 +178,9 @@ def synth_trees(system, collective: CollectiveType, size_bytes, *, pieces: int |
     ----------
     system : Network
         Any network of up to :data:`MAX_END_NODES` end nodes, :data:`MAX_TRANSLATED_END_NODES`
-        where translations keep its links (switches, one-way and
+        where translations keep its links, :data:`MAX_SYMMETRIC_END_NODES` where its kind accepts
+        them as its translation group (built as its transfers into node 0, moved by every
+        translation: :mod:`~collsim.algorithms.synth_trees.orbits`) (switches, one-way and
         heterogeneous links included; on a reconfigurable one, each configuration it offers
         is packed and the fastest kept).
     collective : CollectiveType
@@ -184,13 +220,19 @@ def synth_trees(system, collective: CollectiveType, size_bytes, *, pieces: int |
     >>> collsim.verify(s).steps > 0
     True
     """
-    if timing not in TIMINGS:
-        raise InputError(f"synth-trees: timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
-    optional_integer("synth-trees: pieces", pieces, lo=1)
-    optional_integer("synth-trees: rounds", rounds, lo=1)
+    _check(pieces, rounds, timing)
     if collective.rooted:
         root = check_root(root, system.nodes)
     configs = system.configurations()
+    group = group_of(system) if configs is None and not collective.rooted else None
+    if group is not None:     # its transfers into node 0, moved by every translation
+        logical, params = _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, None,
+                                       group=group)[:2]
+        check_memory(system.nodes * (EXPANDED_DELIVERY_BYTES * len(logical.chunk_idx) + 128 * len(logical.src)),
+                     f"expanding synth-trees' {collective.name} on {system.nodes} end nodes "
+                     f"({system.nodes} x {len(logical.chunk_idx)} chunk deliveries)",
+                     "compare and run verify and time it on its orbits; or use fewer pieces")
+        return expand(system, group, logical), params
     if configs is None:
         return _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, None)[:2]
     best = None
@@ -242,18 +284,27 @@ def _floor_s(system, collective: CollectiveType, size_bytes, links) -> float:
     return blocks * block / (out.min() if collective.reduction else into.min())
 
 
-def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, links, beat_s=np.inf):
+def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, links, beat_s=np.inf, group=None):
     """The schedule packed on ``links`` (None: every link), its parameters and predicted time
-    (rounds timed only where they could beat ``beat_s``, :func:`_plan`)."""
+    (rounds timed only where they could beat ``beat_s``, :func:`_plan`).  ``group``: the network's
+    translation group, and the schedule is its transfers into node 0
+    (:mod:`~collsim.algorithms.synth_trees.orbits`)."""
     n = system.nodes
+    expand = group is None
 
     def packed(roots, reverse):
-        packing = pack(system, roots, reverse=reverse, links=links)
+        packing = pack(system, roots, reverse=reverse, links=links, expand=expand)
         if roots is not None:      # a root's shallowest trees all take its every link: one tree's rate
             return packing, None
         return (packing,
                 lambda: pack(system, roots, reverse=reverse, links=links, layered=True, target_z=packing.z,
-                             rel_tol=LAYERED_TOLERANCE, max_iterations=LAYERED_ITERATIONS))
+                             rel_tol=LAYERED_TOLERANCE, max_iterations=LAYERED_ITERATIONS, expand=expand))
+
+    def emit(packing, plan, reverse, offset, per_anchor):
+        if group is None:
+            return _emit(system, packing, plan, reverse, offset)
+        return emit_representatives(system, group, plan, _physical_paths(system, packing, reverse), reverse,
+                                    offset, per_anchor)
 
     if collective.rooted:
         reverse = collective.reduction
@@ -272,11 +323,18 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
         base = np.arange(n, dtype=np.int64)
         rs, p, k, t_rs, chosen, rs_pack = _plan(system, rs_pack, True, block, pieces, rounds, base, timing,
                                                 layered=rs_layered)
+        if group is not None and pieces is None and size_bytes % n == 0 and (size_bytes // n) % p:
+            # every node's block cut alike (a symmetric schedule's chunks are equal at every anchor):
+            # the most pieces up to the plan's that divide the block
+            d = np.arange(1, p + 1)
+            p = int(d[(size_bytes // n) % d == 0].max())
+            rs, p, k, t_rs, chosen, rs_pack = _plan(system, rs_pack, True, block, p, rounds, base, timing,
+                                                    layered=rs_layered)
         ag, _, _, t_ag, chosen_ag, ag_pack = _plan(system, ag_pack, False, block, p, rounds, base, timing,
                                                    layered=ag_layered)
         chosen = chosen if chosen == chosen_ag else "mixed"
-        coll = make_collective("allreduce", n, size_bytes, split=n * p)
-        logical = _logical(coll, [_emit(system, rs_pack, rs, True, 0), _emit(system, ag_pack, ag, False, rs.rounds)])
+        coll = make_collective("allreduce", n, size_bytes, split=n * p, explicit=expand)
+        logical = _logical(coll, [emit(rs_pack, rs, True, 0, p), emit(ag_pack, ag, False, rs.rounds, p)])
         packing, time_s = ag_pack, t_rs + t_ag
         params = {}
     else:
@@ -285,8 +343,9 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
         probe = make_collective(collective, n, size_bytes, split=1)
         plan, p, k, time_s, chosen, packing = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces,
                                                     rounds, np.arange(n, dtype=np.int64), timing, beat_s, layered)
-        coll = make_collective(collective, n, size_bytes, split=p)
-        logical = _logical(coll, [_emit(system, packing, plan, reverse, 0)])
+        coll = make_collective(collective, n, size_bytes, split=p, explicit=expand)
+        logical = _logical(coll, [emit(packing, plan, reverse, 0, p)])
         params = {}
-    params.update(pieces=p, rounds=k, trees=int(len(packing.root)), predicted_time_s=time_s, timing=chosen)
+    trees = len(packing.root) * (1 if packing.expanded else len(packing.group))
+    params.update(pieces=p, rounds=k, trees=int(trees), predicted_time_s=time_s, timing=chosen)
     return logical, params, time_s

@@ -59,14 +59,25 @@ class Packing:
     link_ids: np.ndarray
     group: np.ndarray | None = None
     link_group: np.ndarray | None = None
+    expanded: bool = True
 
     def base(self) -> "Packing":
         """The planned roots' trees alone when the packing is moved by a group (itself otherwise)."""
-        if self.group is None:
+        if self.group is None or not self.expanded:
             return self
         t0 = len(self.root) // len(self.group)
         return Packing(self.root[:t0], self.parent[:t0], self.path[:t0], self.weight[:t0], self.paths, self.z,
                        self.iterations, self.load[:t0], self.link_ids)
+
+    def link_load(self, per: np.ndarray) -> np.ndarray:
+        """Every usable link's load when tree ``t`` carries ``per[t]``: on a packing not expanded, a
+        link carries its orbit's load from the planned root's trees (the images of the trees
+        crossing the orbit's other links: one per element, the group acting freely and regularly)."""
+        load = per @ self.load
+        if self.expanded or self.link_group is None:
+            return load
+        row_of = self.link_rows()[0]
+        return np.bincount(row_of, weights=load, minlength=int(row_of.max()) + 1)[row_of]
 
     def link_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Link orbits under the translations (:func:`link_orbits`)."""
@@ -159,8 +170,12 @@ def layered_tree(cost: np.ndarray, level: np.ndarray, root: int) -> np.ndarray:
 
 
 def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool = False,  # noqa: C901, PLR0915
-         max_iterations: int = 500, target_z: float | None = None, rel_tol: float = 1e-6) -> Packing:
+         max_iterations: int = 500, target_z: float | None = None, rel_tol: float = 1e-6,
+         expand: bool = True) -> Packing:
     """Pack spanning arborescences from ``roots`` at the optimal rate.
+
+    ``expand=False``: on a network with translations, the planned root's trees alone (not moved to
+    every root; ``expanded`` False), for a schedule built as its representatives.
 
     References
     ----------
@@ -286,14 +301,17 @@ def pack(system, roots=None, *, reverse: bool = False, links=None, layered: bool
     weight = y[keep]
     root = np.asarray(cols_root)[keep]
     parent, path, load = np.asarray(cols_parent)[keep], np.asarray(cols_path)[keep], np.asarray(cols_load)[keep]
-    if group is not None:                               # every kept tree's images under the group
+    expanded = expand or group is None or len(roots) > 1 or len(gv) != n   # regular translations only
+    if not expanded:                                    # one planned root: its trees stand for every root's
+        all_roots = roots
+    elif group is not None:                             # every kept tree's images under the group
         parent, path, load, root, weight = translates(gv[:, :n], gl, parent, path, load, weight, paths, path_ids)
     for r in all_roots:                                   # each root's shares sum to exactly 1
         m = root == r
         weight[m] /= weight[m].sum()
     return Packing(root=root, parent=parent, path=path, weight=weight, paths=tuple(paths), z=z / cap_max,
                    iterations=it, load=load, link_ids=pr.ids, group=None if group is None else gv[:, :n],
-                   link_group=gl)
+                   link_group=gl, expanded=expanded)
 
 
 def planned_roots(system) -> int:

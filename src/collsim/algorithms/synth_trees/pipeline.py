@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...core.csr import INDEX, permute_csr
 from .packing import Packing
 
 
@@ -117,3 +118,26 @@ def merge(rnd, src, dst, path, chunk, rounds: int) -> Deliveries:
                                | (path[1:] != path[:-1])])
     return Deliveries(rnd[new], src[new], dst[new], path[new], np.r_[new, len(chunk)].astype(np.int64),
                       chunk, rounds)
+
+
+def transfer_columns(rnd, src, dst, plan: Deliveries, paths, reduce: bool, offset: int):
+    """Columns (round, src, dst, chunk_ptr, chunk_idx, reduce, route_ptr, route_links) of deliveries
+    already oriented as the schedule runs (``plan`` gives their pieces and path ids, ``paths`` the
+    link ids of each path).
+
+    A transfer whose path crosses a switch is sent as one transfer per piece (see
+    ``build._emit``); a one-link transfer keeps its pieces together.
+
+    References
+    ----------
+    L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
+    fabrics", arXiv 2402.06787, 2024.
+    """
+    hops = np.array([len(p) for p in paths], INDEX)
+    sizes = np.diff(plan.chunk_ptr)
+    split = hops[plan.path] > 1
+    rows = np.repeat(np.arange(len(sizes)), np.where(split, sizes, 1))
+    cptr = np.r_[0, np.cumsum(np.where(split[rows], 1, sizes[rows]))].astype(INDEX)
+    route_ptr, route_links = permute_csr(hops, np.concatenate(paths).astype(INDEX), plan.path[rows])
+    return (rnd[rows] + offset, src[rows], dst[rows], cptr, plan.chunk_idx, np.full(len(rows), reduce),
+            route_ptr, route_links)

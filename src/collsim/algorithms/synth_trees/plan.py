@@ -39,19 +39,36 @@ def _physical_paths(system, packing: Packing, reverse: bool) -> list[np.ndarray]
     return [keep[p][::-1] if reverse else keep[p] for p in packing.paths]
 
 
-def _round_times(d: Deliveries, paths: list[np.ndarray], bw, lat, startup, piece_bytes) -> np.ndarray:
-    """Each round's time: most loaded link's bytes over its bandwidth, plus the slowest latency."""
+def _round_times(d: Deliveries, paths: list[np.ndarray], bw, lat, startup, piece_bytes,
+                 orbit_of: np.ndarray | None = None) -> np.ndarray:
+    """Each round's time: most loaded link's bytes over its bandwidth, plus the slowest latency.
+
+    ``orbit_of`` (link id to its orbit's representative): ``d`` holds the planned root's deliveries
+    alone (:func:`link_orbits_of`), and a link carries its orbit's pieces from them."""
     hops = np.array([len(p) for p in paths], np.int64)
     plat = np.array([float(lat[p].sum()) for p in paths])
-    nbytes = np.diff(d.chunk_ptr).astype(float) * piece_bytes
+    pieces = np.diff(d.chunk_ptr).astype(float)       # whole pieces: sums exact in any order
     per = hops[d.path]
     links = np.concatenate([paths[p] for p in d.path]) if len(d.path) else np.zeros(0, np.int64)
+    if orbit_of is not None:
+        links = orbit_of[links]
     rnd = np.repeat(d.round, per)
-    load = np.bincount(rnd * len(bw) + links, weights=np.repeat(nbytes, per), minlength=d.rounds * len(bw))
-    busy = (load.reshape(d.rounds, len(bw)) / bw[None, :]).max(axis=1)
+    load = np.bincount(rnd * len(bw) + links, weights=np.repeat(pieces, per), minlength=d.rounds * len(bw))
+    busy = (load.reshape(d.rounds, len(bw)) * piece_bytes / bw[None, :]).max(axis=1)
     wait = np.zeros(d.rounds)
     np.maximum.at(wait, d.round, plat[d.path])
     return busy + wait + startup
+
+
+def link_orbits_of(system, packing: Packing) -> np.ndarray | None:
+    """Every link's orbit representative (a link id) when ``packing`` is the planned root's trees
+    alone (not expanded), else None."""
+    if packing.expanded or packing.link_group is None:
+        return None
+    row_of, reps, _ = packing.link_rows()
+    out = np.arange(len(system.links.src), dtype=np.int64)
+    out[packing.link_ids] = packing.link_ids[reps[row_of]]
+    return out
 
 
 MAX_PER_ROUND = 64
@@ -79,6 +96,7 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
     alpha = max(float(lat[p].sum()) for p in paths) + startup
     receivers = max(n - 1, 1) * len(np.unique(packing.root))
     cap = max(1, MAX_DELIVERIES // receivers)
+    orbit_of = link_orbits_of(system, packing)
     depth = packing.depth().max(axis=1)
     fixed = (pieces or 0) or (rounds or 0)
     if fixed * receivers > 16 * MAX_DELIVERIES:
@@ -88,6 +106,39 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
     if pieces is not None and rounds is not None and pieces % rounds:
         raise InputError(f"synth-trees: pieces ({pieces}) must be a multiple of rounds ({rounds}): every "
                          f"round carries the same pieces")
+    # built as representatives (a packing not expanded): a block may have N times the pieces, and
+    # the plan within the whole schedule's cap is tried too, so that none is predicted slower
+    caps = [cap] if packing.expanded else sorted({max(1, cap // n), cap})
+    best = None
+    for c in caps:
+        m, k, per = _pipeline_choice(packing, depth, cap_bw, block_bytes, pieces, rounds, alpha, c)
+        plan = pipeline(packing, per, k, chunk_base * (k * m))
+        time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / (k * m), orbit_of).sum())
+        if best is None or time_s < best[0]:
+            best = (time_s, plan, k * m, k, "pipeline", packing)
+    time_s = best[0]
+    if rounds is None and mode != "pipeline":
+        limit = np.inf if mode == "timed" else min(time_s, beat_s)
+        if packing.z * block_bytes + startup >= limit:   # no plan on these links can beat it: no more packing
+            layered = None
+        for pool in ([] if layered is None else [layered]) + [packing]:   # the shallow trees first: cheaper
+            pool = pool if isinstance(pool, Packing) else pool()
+            paths = _physical_paths(system, pool, reverse)
+            alpha = max(float(lat[p].sum()) for p in paths) + startup
+            timed_best = _timed_plan(pool, cap_bw, paths, (bw, lat, startup), block_bytes, pieces, caps, alpha,
+                                     chunk_base, limit, floor_z=packing.z, orbit_of=link_orbits_of(system, pool))
+            if timed_best is not None and (best[4] == "pipeline" and mode == "timed" or timed_best[0] < best[0]):
+                best = (*timed_best[:4], "timed", pool)
+                limit = min(limit, timed_best[0])
+            if timed_best is not None and timed_best[4] - packing.z * block_bytes <= BANDWIDTH_RTOL * timed_best[0]:
+                break                 # the shallow trees' rounds run at the packing's rate: nothing left to gain
+    time_s, plan, p, k, chosen, used = best
+    return plan, p, k, time_s, chosen, used
+
+
+def _pipeline_choice(packing: Packing, depth, cap_bw, block_bytes: float, pieces, rounds, alpha: float, cap: int):
+    """The uniform pipeline's pieces a round ``m``, rounds ``K`` and every tree's pieces a round, as
+    :func:`_plan` predicts them best within ``cap`` pieces a block."""
     if pieces is not None and rounds is not None:
         ms = [pieces // rounds]
     elif pieces is not None:
@@ -97,7 +148,7 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
     best = None
     for m in ms:
         per = per_round(packing, m)
-        link_s = float(((per @ packing.load) / cap_bw).max()) * block_bytes / m   # a round's bytes x K
+        link_s = float((packing.link_load(per) / cap_bw).max()) * block_bytes / m   # a round's bytes x K
         d = int(depth[per > 0].max())
         if pieces is not None:
             ks = [pieces // m]
@@ -111,27 +162,7 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
             t = (k + d - 1) * (link_s / k + alpha)
             if best is None or t < best[0]:
                 best = (t, m, k, per)
-    _, m, k, per = best
-    plan = pipeline(packing, per, k, chunk_base * (k * m))
-    time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / (k * m)).sum())
-    best = (time_s, plan, k * m, k, "pipeline", packing)
-    if rounds is None and mode != "pipeline":
-        limit = np.inf if mode == "timed" else min(time_s, beat_s)
-        if packing.z * block_bytes + startup >= limit:   # no plan on these links can beat it: no more packing
-            layered = None
-        for pool in ([] if layered is None else [layered]) + [packing]:   # the shallow trees first: cheaper
-            pool = pool if isinstance(pool, Packing) else pool()
-            paths = _physical_paths(system, pool, reverse)
-            alpha = max(float(lat[p].sum()) for p in paths) + startup
-            timed_best = _timed_plan(pool, cap_bw, paths, (bw, lat, startup), block_bytes, pieces, cap, alpha,
-                                     chunk_base, limit, floor_z=packing.z)
-            if timed_best is not None and (best[4] == "pipeline" and mode == "timed" or timed_best[0] < best[0]):
-                best = (*timed_best[:4], "timed", pool)
-                limit = min(limit, timed_best[0])
-            if timed_best is not None and timed_best[4] - packing.z * block_bytes <= BANDWIDTH_RTOL * timed_best[0]:
-                break                 # the shallow trees' rounds run at the packing's rate: nothing left to gain
-    time_s, plan, p, k, chosen, used = best
-    return plan, p, k, time_s, chosen, used
+    return best[1], best[2], best[3]
 
 
 LAYERED_TOLERANCE = 1e-4
@@ -152,7 +183,8 @@ between rounds, and how much that costs depends on the count, not monotonically 
 ports: 0.972 at 128, 0.953 at 512)."""
 
 
-def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, chunk_base, beat_s, floor_z=None):
+def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha, chunk_base, beat_s, floor_z=None,
+                orbit_of=None):
     """The fastest timed-rounds plan (:mod:`~collsim.algorithms.synth_trees.timing`) that can beat ``beat_s``.
 
     Rounds from the least every root's trees need upward, each solved per arc while the programme
@@ -169,7 +201,7 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, 
     depth = packing.depth().max(axis=1)
     roots = np.unique(packing.root)
     s0 = int(max(depth[packing.root == r].min() for r in roots))
-    arc_cap, level_cap = ((timing.ARC_VARIABLES, timing.LEVEL_VARIABLES) if len(roots) > 1
+    arc_cap, level_cap = ((timing.ARC_VARIABLES, timing.LEVEL_VARIABLES) if len(roots) > 1 or not packing.expanded
                           else (timing.ROOTED_VARIABLES, timing.ROOTED_VARIABLES))
     floor_s = max(packing.z if floor_z is None else floor_z, 0.0) * block_bytes
     best = None
@@ -192,13 +224,13 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, cap, alpha, 
             continue
         if t.bandwidth_s + s0 * alpha >= limit:     # rounding can leave rounds empty: s0 of them pay latency
             continue
-        piece_counts = sorted({pieces} if pieces else {min(cap, m * s) for m in TIMED_PIECES_PER_ROUND})
+        piece_counts = sorted({pieces} if pieces else {min(c, m * s) for m in TIMED_PIECES_PER_ROUND for c in caps})
         for p, rounding in ((p, r) for p in piece_counts for r in timing.ROUNDINGS):
             try:
                 plan = timing.deliveries(packing, t, p, chunk_base * p, rounding)
             except timing.RoundingError:
                 continue
-            time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / p).sum())
+            time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / p, orbit_of).sum())
             if time_s < (beat_s if best is None else min(beat_s, best[0])):
                 best = (time_s, plan, p, s, t.bandwidth_s)
         own_s = max(floor_s, packing.z * block_bytes)    # no rounds on these trees beat their own rate

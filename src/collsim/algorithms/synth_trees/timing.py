@@ -235,7 +235,7 @@ def timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: floa
     weight = np.zeros(len(packing.root))
     weight[keep] = np.maximum(res.x[w0:tau0], 0.0)
     first_arc, cum = level - 1, cum[unit_of]
-    if full.group is not None:         # every image of the planned roots' arcs, with their shares
+    if full.group is not None and full.expanded:   # every image of the planned roots' arcs, with their shares
         g = len(full.group)
         tree = (np.arange(g)[:, None] * len(packing.root) + tree[None, :]).ravel()
         node = full.group[:, node].ravel()

@@ -17,14 +17,12 @@ Practice and Experience 19(13), 2007 (per-node bandwidth bounds).
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
 import numpy as np
 
 from ..network.cuts import cut_demand_bytes
-from ...verify.resources import verify_network_resources
 from . import symmetry
 from .system import Hierarchical
 from ..base import Column, register_model
@@ -115,6 +113,7 @@ class HierarchicalModel(NetworkModel):
 
     name = "hierarchical"
     part_class = HierarchicalPart
+    symmetry = symmetry    # translations of the coordinates (collsim.kinds.hierarchical.symmetry)
 
     @property
     def accepts(self) -> tuple[str, ...]:
@@ -131,37 +130,6 @@ class HierarchicalModel(NetworkModel):
                                 busiest_dimension=int(np.argmax(dimension_busy_s(schedule))))
 
 
-    # -- symmetric schedules: translations of the coordinates (collsim.kinds.hierarchical.symmetry) --
-    def symmetry_group(self, system):
-        """Translations of every coordinate whose topology is a switch, a ring or a full mesh (or None)."""
-        return symmetry.translation_group(system)
-
-    def accepts_group(self, system, group) -> bool:
-        """A translation group of those coordinates that maps every link onto a link alike."""
-        return symmetry.accepts(system, group) and symmetry.maps_links(system, group)
-
-    def translate_routes(self, system, group, routes, rows, elements):
-        """Every link of a representative's route moved by its element."""
-        return symmetry.translate_routes(system, group, routes, rows, elements)
-
-    def check_orbit_resources(self, schedule) -> None:
-        """The representatives' routes are walks of existing links; their images are too."""
-        verify_network_resources(schedule.reps)
-
-    def orbit_schedule(self, schedule):
-        """The representatives on the quotient network: every link of their routes replaced by its
-        orbit's representative, so that the flow simulator's rates, times and link loads are the
-        expansion's (:func:`~collsim.kinds.hierarchical.symmetry.orbit_routes`).  One object per
-        symmetric schedule, so that its simulation is shared by verify and evaluate."""
-        out = _QUOTIENTS.get(schedule)
-        if out is None:
-            reps = schedule.reps
-            out = reps.replace(routes=symmetry.orbit_routes(reps.system, schedule.group, reps.routes))
-            _QUOTIENTS[schedule] = out
-        return out
-
-
-_QUOTIENTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 register_model(Hierarchical, HierarchicalModel())

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.symmetry import Translations
+from ...core.symmetry import Translations, maps_links_alike
 
 TRANSLATED = ("switch", "ring", "full")
 """Topologies whose coordinate the translation group moves (and ``line`` of two nodes)."""
@@ -62,10 +62,11 @@ def translation_group(system) -> Translations | None:
 
 
 def accepts(system, group) -> bool:
-    """Whether ``group`` is a translation group of the system's coordinates this module moves."""
+    """Whether ``group`` is a translation group of the system's coordinates this module moves, mapping
+    every link onto a link alike (:func:`maps_links`)."""
     dims = system.dimensions[::-1]
     return (isinstance(group, Translations) and group.radices == tuple(d.size for d in dims)
-            and all(_moves(d) or not m for d, m in zip(dims, group.moving)))
+            and all(_moves(d) or not m for d, m in zip(dims, group.moving)) and maps_links(system, group))
 
 
 def vertex_images(system, group: Translations, elements, vertices) -> np.ndarray:
@@ -114,16 +115,7 @@ def link_images(system, group: Translations, elements, links) -> np.ndarray:
 
 def maps_links(system, group: Translations) -> bool:
     """Whether every generator maps the links one to one onto links of the same bandwidth and latency."""
-    lt = system.links
-    ids = np.arange(len(lt.src), dtype=np.int64)
-    for g in group.generators():
-        image = link_images(system, group, g, ids)
-        if (image < 0).any() or len(np.unique(image)) != len(ids):
-            return False
-        if not (np.array_equal(lt.bandwidth_bytes_per_s[image], lt.bandwidth_bytes_per_s)
-                and np.array_equal(lt.latency_s[image], lt.latency_s)):
-            return False
-    return True
+    return maps_links_alike(system.links, group, lambda g, ids: link_images(system, group, g, ids))
 
 
 def _anchors(system, links: np.ndarray) -> np.ndarray:
@@ -169,26 +161,5 @@ def orbit_representatives(system, group: Translations, links) -> np.ndarray:
     return link_images(system, group, np.atleast_1d(back), links)
 
 
-def translate_routes(system, group: Translations, routes, rows, elements):
-    """Routes of representative ``rows``, each moved by its element (links mapped one by one)."""
-    moved = routes.take(np.asarray(rows, np.int64))
-    owner = moved.path_owner if moved.multipath else np.arange(len(moved), dtype=np.int64)
-    per_entry = np.repeat(np.asarray(elements, np.int64)[owner], moved.path_hops)
-    return moved.replace(route_links=link_images(system, group, per_entry, moved.route_links)
-                         .astype(moved.route_links.dtype))
-
-
-def orbit_routes(system, group: Translations, routes):
-    """The routes with every link replaced by its orbit's representative: the quotient network's.
-
-    Under max-min fairness every flow of an orbit gets the same rate, and a link carries, from
-    each orbit of flows, as many flows as the orbit's representative has links in its orbit, so
-    simulating the representatives with their links so replaced gives every flow's rate and
-    every link's load (docs/model.md).
-    """
-    return routes.replace(route_links=orbit_representatives(system, group, routes.route_links)
-                          .astype(routes.route_links.dtype))
-
-
 __all__ = ["TRANSLATED", "accepts", "link_images", "maps_links", "orbit_representatives",
-           "orbit_routes", "translate_routes", "translation_group", "vertex_images"]
+           "translation_group", "vertex_images"]

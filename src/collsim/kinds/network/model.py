@@ -14,6 +14,8 @@ from typing import Any, Mapping
 
 from ...core.collectives import TYPES
 from .format import LINK_FORMAT
+from . import symmetry
+from ...core.symmetry import moved_routes, quotient_routes
 from .network import Network
 from ...core.units import format_bandwidth, format_time
 from ...cost.loggp import loggp_time_s, system_model
@@ -224,6 +226,40 @@ class NetworkModel(KindModel):
         """``steps`` of the realised schedule (networks never reconfigure)."""
         return {"steps": schedule.num_steps, "reconfigurations": 0}
 
+    # -- symmetric schedules: the kind's translations (``symmetry``: a module of this subpackage's
+    # shape, collsim.kinds.network.symmetry here, collsim.kinds.hierarchical.symmetry there) --
+    symmetry = symmetry
+
+    def symmetry_group(self, system):
+        """The network's translation group (a torus's shifts, boxes on rails moved box by box and GPU
+        by GPU), or None."""
+        return self.symmetry.translation_group(system)
+
+    def accepts_group(self, system, group) -> bool:
+        """That group alone, mapping every link onto a link alike."""
+        return self.symmetry.accepts(system, group)
+
+    def translate_routes(self, system, group, routes, rows, elements):
+        """Every link of a representative's route moved by its element."""
+        return moved_routes(routes, rows, elements, lambda e, links: self.symmetry.link_images(system, group, e, links))
+
+    def check_orbit_resources(self, schedule) -> None:
+        """The representatives' routes are walks of existing links; their images are too."""
+        verify_network_resources(schedule.reps)
+
+    def orbit_schedule(self, schedule):
+        """The representatives on the quotient network: every link of their routes replaced by its
+        orbit's representative, so that the flow simulator's rates, times and link loads are the
+        expansion's (:func:`~collsim.core.symmetry.quotient_routes`).  One object per symmetric schedule, so that its
+        simulation is shared by verify and evaluate."""
+        out = _QUOTIENTS.get(schedule)
+        if out is None:
+            reps = schedule.reps
+            out = reps.replace(routes=quotient_routes(
+                reps.routes, lambda links: self.symmetry.orbit_representatives(reps.system, schedule.group, links)))
+            _QUOTIENTS[schedule] = out
+        return out
+
     def row_part(self, schedule, spec, chosen: Mapping[str, Any]) -> NetworkPart:
         """Link parameters, link load, the alpha-beta estimate and the flow-simulated time (the row's answer)."""
         system = schedule.system
@@ -236,6 +272,9 @@ class NetworkModel(KindModel):
             link_bandwidth_bytes_per_s=system.link_bandwidth_bytes_per_s, link_latency_s=system.link_latency_s,
             max_link_load=schedule.max_link_load(), alpha_beta_time_s=timing.time_s, simulated_time_s=sim_s,
             per_node_throughput_bytes_per_s=throughput, time_model=timing.model, **link_ranges(system))
+
+
+_QUOTIENTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 register_model(Network, NetworkModel())

@@ -170,6 +170,11 @@ class OCSModel(NetworkModel):
                                    f"node: {exc}") from None
         return schedule
 
+    def symmetry_group(self, system):
+        """None: a step's circuits must fit the ports, and grouping steps into phases of one
+        configuration is not checked on orbits; every schedule is expanded."""
+        return None
+
     def check_resources(self, schedule) -> None:
         """Routes are walks of circuits, and every step's circuits fit the ports (phase, node and count named)."""
         super().check_resources(schedule)

@@ -1,0 +1,215 @@
+"""Symmetric schedules on networks: a network's translations (kinds/network/symmetry.py), and
+``synth-trees`` built as its transfers into node 0 (algorithms/synth_trees/orbits.py).
+
+The representatives' expansion must be the schedule the packing builds root by root (the path
+that moves every tree to every root, then pipelines all of them), and the two must verify and
+simulate alike.  Derived golden counts: a group of order ``|G|`` acting freely has ``L / |G|``
+orbits of links.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import collsim.pipeline as pipeline
+from collsim import build, build_symmetric, evaluate, verify
+from collsim.algorithms.synth_trees import build as trees
+from collsim.algorithms.synth_trees.orbits import expand, group_of
+from collsim.core.collective import collective_type
+from collsim.core.errors import UnsupportedError
+from collsim.core.symmetry import SymmetricSchedule, Translations
+from collsim.experiments.network_families import dragonfly, hetero_mesh, rail_boxes
+from collsim.kinds.network import symmetry
+from collsim.sim.flow import simulate
+from collsim.synthesis import synthesize
+from collsim.systems import load_system
+
+from conftest import acts_freely_on_links, quotient_is_expansion, rejected_alike, representative_mutants
+
+
+def _rows(s):
+    """Every transfer as a sortable tuple: round, ends, reduction, its chunks as a set, its route."""
+    cp, rp = s.chunk_ptr, s.routes.route_ptr
+    return sorted((int(s.round[t]), int(s.src[t]), int(s.dst[t]), bool(s.reduce[t]),
+                   tuple(sorted(s.chunk_idx[cp[t]:cp[t + 1]].tolist())),
+                   tuple(s.routes.route_links[rp[t]:rp[t + 1]].tolist())) for t in range(len(s.src)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(radices=st.lists(st.integers(1, 5), min_size=1, max_size=3))
+def test_a_table_of_translations_is_recognised(radices):
+    group = Translations(tuple(radices))
+    n = group.nodes
+    table = np.stack([group.act(g, np.arange(n)) for g in range(n)])
+    found = Translations.of_permutations(table)
+    assert found is not None
+    assert np.array_equal(np.stack([found.act(g, np.arange(n)) for g in range(n)]), table)
+
+
+def test_other_regular_groups_are_not_translations():
+    # the symmetric group S3 acting on itself (6 nodes): regular, not abelian
+    import itertools
+    perms = list(itertools.permutations(range(3)))
+    def compose(a, b):
+        return tuple(a[b[i]] for i in range(3))
+    index = {p: i for i, p in enumerate(perms)}
+    table = np.array([[index[compose(g, h)] for h in perms] for g in perms])
+    table = table[np.argsort(table[:, 0])]           # row g takes node 0 (the identity) to g
+    assert Translations.of_permutations(table) is None
+    relabelled = np.array([[1, 0, 3, 2], [0, 1, 2, 3]])   # row 0 is not the identity
+    assert Translations.of_permutations(relabelled) is None
+
+
+NETWORKS = {
+    "torus 3x4": (lambda: load_system("torus", dims=(3, 4)), (3, 4)),
+    "hetero torus 4x6": (lambda: hetero_mesh(4, 6, 8.0, torus=True), (4, 6)),
+    "hypercube 16": (lambda: load_system("hypercube", nodes=16), (2, 2, 2, 2)),
+    "ring 8": (lambda: load_system("ring", nodes=8), (8,)),
+    "4 boxes of 8 on 2 rails": (lambda: rail_boxes(4, rails=2), (4, 8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NETWORKS))
+def test_translation_group_acts_freely_on_links(name):
+    make, radices = NETWORKS[name]
+    system = make()
+    g = symmetry.translation_group(system)
+    assert g is not None and g.radices == radices and g.regular
+    assert pipeline.model_for(system).accepts_group(system, g)
+    acts_freely_on_links(system, g, symmetry)
+
+
+@pytest.mark.parametrize("system", [load_system("mesh", dims=(3, 4)), dragonfly(4, 4)], ids=["mesh", "dragonfly"])
+def test_no_group_without_translations(system):
+    assert symmetry.translation_group(system) is None
+    assert group_of(system) is None
+    with pytest.raises(UnsupportedError, match="no translation group"):
+        build_symmetric("synth-trees", system, "allgather", 4096)
+
+
+def test_a_group_that_keeps_bandwidths_but_not_latencies_is_refused():
+    """The packing reads bandwidths only; the orbits need every link of an orbit alike."""
+    from collsim.kinds.network.custom import CustomNetwork
+    edges = [(r * 4 + c, r * 4 + (c + 1) % 4) for r in range(3) for c in range(4)] + \
+            [(r * 4 + c, ((r + 1) % 3) * 4 + c) for r in range(3) for c in range(4)]   # a 3x4 torus
+    links = tuple((a, b, 50e9, 1e-6 * (1 + i / len(edges)), True) for i, (a, b) in enumerate(edges))
+    system = CustomNetwork(nodes=12, link=links)
+    assert symmetry.translation_group(load_system("torus", dims=(3, 4))) is not None
+    g = symmetry.translation_group(system)
+    assert g is None or not pipeline.model_for(system).accepts_group(system, g)
+    assert group_of(system) is None
+
+
+@st.composite
+def _networks(draw):
+    kind = draw(st.sampled_from(["torus", "rails", "hypercube"]))
+    if kind == "torus":
+        return hetero_mesh(draw(st.integers(2, 4)), draw(st.integers(3, 5)),
+                           float(draw(st.sampled_from([1, 2, 4, 8]))), torus=True)
+    if kind == "rails":
+        return rail_boxes(draw(st.integers(2, 3)), gpus=draw(st.sampled_from([2, 4])), rails=draw(st.sampled_from([1, 2])))
+    return load_system("hypercube", nodes=draw(st.sampled_from([4, 8])))
+
+
+@settings(max_examples=20, deadline=None)
+@given(system=_networks(), coll=st.sampled_from(["allgather", "reducescatter", "allreduce"]),
+       plan=st.sampled_from([(2, 1, "auto"), (4, 2, "auto"), (4, None, "auto"), (8, None, "timed"), (6, None, "pipeline")]))
+def test_representatives_expand_to_the_root_by_root_schedule(system, coll, plan):
+    """The representatives, moved by every element, are the schedule built by moving every tree to
+    every root and pipelining all of them; and they verify and time alike on their orbits."""
+    pieces, rounds, timing = plan
+    group = group_of(system)
+    assume(group is not None)    # 3 boxes of 2 on 2 rails: the regular group found is not abelian
+    assert group.order == system.nodes
+    size = 3 * 2**20 * (system.nodes if coll == "allreduce" else 1) * 8
+    ct = collective_type(coll)
+    whole = trees._synthesized(system, ct, size, pieces, rounds, 0, timing, None)
+    reps = trees._synthesized(system, ct, size, pieces, rounds, 0, timing, None, group=group)
+    assert whole[1] == reps[1]            # pieces, rounds, trees, timing and the predicted time
+    assert (reps[0].dst == 0).all()
+    assert _rows(expand(system, group, reps[0])) == _rows(whole[0])
+    sym = build_symmetric("synth-trees", system, coll, size, pieces=pieces, rounds=rounds, timing=timing)
+    full = build("synth-trees", system, coll, size, pieces=pieces, rounds=rounds, timing=timing)
+    assert sym.transfers == len(full)
+    a, b = verify(sym), verify(full)
+    assert a.data_flow == "orbits" and b.data_flow != "orbits"
+    ra, rb = evaluate(sym, report=a), evaluate(full, report=b)
+    assert ra.verified and rb.verified
+    assert ra.to_json() == rb.to_json()
+
+
+@settings(max_examples=10, deadline=None)
+@given(system=_networks(), coll=st.sampled_from(["allreduce", "allgather", "reducescatter"]),
+       seed=st.integers(0, 2**32 - 1))
+def test_mutants_rejected_alike(system, coll, seed):
+    """A mutant of the representatives fails on its orbits iff its expansion fails, in the same way."""
+    assume(group_of(system) is not None)
+    size = 2**16 * (system.nodes if coll == "allreduce" else 1)
+    sym = build_symmetric("synth-trees", system, coll, size, pieces=2, rounds=1)
+    rng = np.random.default_rng(seed)
+    assert rejected_alike(sym, representative_mutants(sym.reps, rng)) >= 3
+
+
+def test_quotient_simulation_is_the_expansions():
+    """Boxes on rails: every path between boxes crosses switches, two links of one orbit at times."""
+    system = rail_boxes(4, gpus=4, rails=2)
+    sym = build_symmetric("synth-trees", system, "allgather", 2**20, pieces=8)
+    assert (sym.reps.routes.path_hops > 1).any()
+    quotient_is_expansion(sym, symmetry)
+
+
+def test_ring_on_a_network_ring_is_symmetric_and_on_a_torus_is_not():
+    ring = load_system("ring", nodes=8)
+    sym = build_symmetric("ring", ring, "allreduce", 8 * 4096)
+    full = build("ring", ring, "allreduce", 8 * 4096)
+    assert _rows(sym.expand()) == _rows(full)
+    assert evaluate(sym).to_json() == evaluate(full).to_json()
+    with pytest.raises(UnsupportedError, match="cannot check"):      # rotations of 0..11 move no torus onto itself
+        build_symmetric("ring", load_system("torus", dims=(3, 4)), "allgather", 4096)
+
+
+def test_compare_switches_to_orbits_with_the_same_rows(monkeypatch):
+    from collsim.experiments.compare import compare
+    kw = dict(dims=(3, 4))
+    algs = "synth-trees,ring,bruck"
+    rows_full, _ = compare("torus", "allgather", 2**20, algorithms=algs, **kw)
+    monkeypatch.setattr(pipeline, "SYMMETRIC_ABOVE_TRANSFERS", 1)
+    rows_sym, _ = compare("torus", "allgather", 2**20, algorithms=algs, **kw)
+    assert [r.to_json() for r in rows_full] == [r.to_json() for r in rows_sym]
+
+
+def test_above_128_end_nodes_with_translations():
+    """A 12x12 torus (144 end nodes) is packed through its translations and verified on its orbits;
+    a 12x12 mesh (reflections only) is refused with the reason."""
+    torus = hetero_mesh(12, 12, 2.0, torus=True)
+    assert trees.requires(torus, collective_type("allgather")) is None
+    sym = pipeline.build_compact("synth-trees", torus, "allgather", 2**20, pieces=4)
+    assert isinstance(sym, SymmetricSchedule) or len(sym) > 0
+    sym = build_symmetric("synth-trees", torus, "allgather", 2**20, pieces=4)
+    assert sym.transfers == len(sym.reps) * 144
+    row = evaluate(sym)
+    assert row.verified and row.lower_bound_s <= row.time_s
+    assert "end nodes" in trees.requires(hetero_mesh(12, 12, 2.0), collective_type("allgather"))
+    assert "end nodes" in trees.requires(torus, collective_type("broadcast"))
+
+
+def test_synthesize_may_answer_with_representatives(monkeypatch):
+    monkeypatch.setattr(pipeline, "SYMMETRIC_ABOVE_TRANSFERS", 1)
+    out = synthesize("torus", "allgather", 2**20, system_options={"dims": (3, 4)}, registered=False)
+    assert out.result.verified
+    if out.schedule.algorithm == "synth-trees":
+        assert isinstance(out.schedule, SymmetricSchedule)
+        assert out.result.transfers == out.schedule.transfers
+
+
+def test_an_all_reduce_cuts_every_block_alike():
+    """A 12-MiB vector on 12 nodes: the plan's pieces are brought down to a divisor of each node's
+    1 MiB block, so that the schedule is symmetric (chunk sizes equal at every anchor)."""
+    torus = load_system("torus", dims=(3, 4))
+    sym = build_symmetric("synth-trees", torus, "allreduce", 12 * 2**20)
+    assert 2**20 % sym.params["pieces"] == 0
+    assert verify(sym).data_flow == "orbits"
+    assert evaluate(sym).to_json() == evaluate(build("synth-trees", torus, "allreduce", 12 * 2**20)).to_json()
