@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collsim.core.automorphisms import regular_translations
+from collsim.core.automorphisms import numbered_translations, regular_translations
 from collsim.experiments import network_families as nf
 
 
@@ -32,8 +32,9 @@ def _check_regular(group, nodes, vertices, src, dst, bw, lat):
         assert tuple(a[b].tolist()) in rows                 # closed under composition
 
 
-def _cayley(seed: int):
-    """A Cayley digraph of a random abelian group, random connection set and labels, renumbered."""
+def _cayley(seed: int, renumber: bool = True):
+    """A Cayley digraph of a random abelian group, random connection set and labels, renumbered
+    (or numbered in mixed radix, the last digit fastest)."""
     rng = np.random.default_rng(seed)
     dims = [int(x) for x in rng.integers(2, 6, size=int(rng.integers(1, 4)))]
     elems = np.array(list(itertools.product(*[range(d) for d in dims])))
@@ -53,7 +54,7 @@ def _cayley(seed: int):
         src, dst, bw = np.concatenate([src, dst]), np.concatenate([dst, src]), np.concatenate([bw, bw])
     uk, inv = np.unique(src * n + dst, return_inverse=True)  # parallel arcs: one, bandwidths summed
     bw = np.bincount(inv.ravel(), weights=bw)
-    perm = rng.permutation(n)
+    perm = rng.permutation(n) if renumber else np.arange(n)
     return n, perm[uk // n], perm[uk % n], bw
 
 
@@ -65,6 +66,41 @@ def test_a_cayley_graph_of_a_random_abelian_group_is_recognised_under_any_number
     group = regular_translations(n, n, src, dst, bw, lat)
     assert group is not None
     _check_regular(group, n, n, src, dst, bw, lat)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_the_numbering_s_own_translations_are_found(seed):
+    n, src, dst, bw = _cayley(seed, renumber=False)
+    lat = np.ones_like(bw)
+    group = numbered_translations(n, n, src, dst, bw, lat)
+    assert group is not None
+    _check_regular(group, n, n, src, dst, bw, lat)
+
+
+@pytest.mark.parametrize("boxes, gpus, rails", [(16, 8, 1), (16, 8, 2), (16, 8, 4), (8, 8, 8), (3, 2, 2), (5, 4, 2)])
+def test_boxes_on_rails_keep_their_numbering_s_translations(boxes, gpus, rails):
+    """The search can miss these among the automorphisms moving one box's GPUs alone (128 boxes of 8
+    on 1, 2 or 4 rails; 3 boxes of 2 on 2 rails it answered with a group that does not commute)."""
+    net = nf.rail_boxes(boxes, gpus=gpus, rails=rails)
+    lk = net.links
+    args = (net.nodes, net.vertices, lk.src, lk.dst, lk.bandwidth_bytes_per_s, lk.latency_s)
+    group = numbered_translations(*args)
+    assert group is not None
+    _check_regular(group, *args)
+    assert np.array_equal(net.translations(), group)
+
+
+def test_a_renumbered_torus_is_left_to_the_search():
+    n, src, dst, bw = _cayley(7)
+    lat = np.ones_like(bw)
+    found = numbered_translations(n, n, src, dst, bw, lat)
+    if found is not None:                       # a renumbering can still be some mixed radix's
+        _check_regular(found, n, n, src, dst, bw, lat)
+    assert regular_translations(n, n, src, dst, bw, lat) is not None
+    mesh = nf.hetero_mesh(3, 4, 2.0)             # corners and middles differ: no group at all
+    lk = mesh.links
+    assert numbered_translations(12, 12, lk.src, lk.dst, lk.bandwidth_bytes_per_s, lk.latency_s) is None
 
 
 @pytest.mark.parametrize("net", [nf.hetero_mesh(4, 6, 4.0, torus=True), nf.hetero_mesh(3, 5, 8.0, torus=True),

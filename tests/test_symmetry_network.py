@@ -213,3 +213,17 @@ def test_an_all_reduce_cuts_every_block_alike():
     assert 2**20 % sym.params["pieces"] == 0
     assert verify(sym).data_flow == "orbits"
     assert evaluate(sym).to_json() == evaluate(build("synth-trees", torus, "allreduce", 12 * 2**20)).to_json()
+
+
+def test_an_explicit_build_too_large_to_expand_is_planned_within_the_explicit_cap(monkeypatch):
+    """``build`` expands the representatives where they fit; beyond, it plans within a million chunk
+    deliveries as on a network without translations, while the representatives keep more pieces."""
+    torus = hetero_mesh(5, 6, 2.0, torus=True)
+    size = 2**30 // 30
+    sym = build_symmetric("synth-trees", torus, "allgather", size)
+    assert len(sym.reps.chunk_idx) * 30 > trees.MAX_DELIVERIES        # more than an explicit plan may hold
+    monkeypatch.setattr(trees, "EXPLICIT_DELIVERIES", 1000)
+    full = build("synth-trees", torus, "allgather", size)
+    assert len(full.chunk_idx) <= trees.MAX_DELIVERIES < len(sym.reps.chunk_idx) * 30
+    assert full.params["pieces"] < sym.params["pieces"]
+    assert verify(full).transfers == len(full)

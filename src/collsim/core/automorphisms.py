@@ -8,6 +8,10 @@ vertices that keep every link with its bandwidth and latency, exactly one of the
 to each end node (a group acting *regularly* on the end nodes; its elements need not commute).
 Where none exists (a mesh's reflections keep its corners corners), :func:`automorphism_group`
 finds a group with fewer orbits of end nodes than end nodes, and synthesis plans one per orbit.
+Before searching, :func:`numbered_translations` tries the translations of the end nodes' own
+numbering (mixed radix, one to three digits), extending each to the switches by refinement: boxes
+of GPUs on rails and tori numbered as usual have them, and the search can miss them among the
+many automorphisms that move one box's GPUs alone.
 
 The search is individualisation–refinement, as in nauty [McKay14]: colour refinement (the
 one-dimensional Weisfeiler–Leman method) of two copies of the network, one with an end node
@@ -209,6 +213,84 @@ def regular_translations(nodes: int, vertices: int, src: np.ndarray, dst: np.nda
     budget = _Budget(min(20_000, WORK // (vertices + graph.src.size)))
     group = _grow(graph, whole, [], np.arange(vertices)[None], nodes, budget)
     return None if group is None else group[np.argsort(group[:, 0])]
+
+
+def numbered_translations(nodes: int, vertices: int, src: np.ndarray, dst: np.ndarray,
+                          bandwidth_bytes_per_s: np.ndarray, latency_s: np.ndarray,
+                          max_entries: int = 1 << 26) -> np.ndarray | None:
+    """The translations of the end nodes' own numbering, if they extend to automorphisms, or None.
+
+    For every way of writing ``N`` as a product of one to three radices (fewest first), node ``u``
+    in mixed radix, the unit translation of each digit is tried: end nodes moved by it, each
+    singled out with its image, and the switches' images found by colour refinement (they must
+    come out one to one), then the links checked exactly.  The first radices whose every unit
+    translation is an automorphism give the group: ``(N, V)`` vertex permutations, row ``g``
+    taking node 0 to node ``g``.  Boxes of GPUs on rails, tori and rings numbered as usual have
+    such a group, which the search of :func:`regular_translations` can miss among the many
+    automorphisms that move one box's GPUs alone.
+
+    Examples
+    --------
+    >>> src, dst = np.array([0, 1, 2, 3, 1, 2, 3, 0]), np.array([1, 2, 3, 0, 0, 1, 2, 3])   # a ring of 4
+    >>> numbered_translations(4, 4, src, dst, np.ones(8), np.ones(8))[1].tolist()
+    [1, 2, 3, 0]
+    """
+    n, v = int(nodes), int(vertices)
+    if n < 2 or n * v > max_entries or np.size(src) == 0:
+        return None
+    graph, whole = _prepared(n, v, src, dst, bandwidth_bytes_per_s, latency_s)
+    if np.unique(whole[:n]).size > 1:
+        return None
+    for radices in _factorisations(n):
+        units = []
+        stride = 1
+        for r in reversed(radices):
+            units.append((stride, r))
+            stride *= r
+        sigmas = []
+        for stride, r in units:
+            digit = np.arange(n) // stride % r
+            image = np.arange(n) + np.where(digit == r - 1, -(r - 1) * stride, stride)
+            sigma = _extend(graph, image)
+            if sigma is None:
+                break
+            sigmas.append((stride, r, sigma))
+        else:
+            table = np.empty((n, v), np.int64)
+            table[0] = np.arange(v)
+            for g in range(1, n):
+                stride, r, sigma = next(x for x in sigmas if g // x[0] % x[1])   # the lowest nonzero digit
+                table[g] = sigma[table[g - stride]]
+            return table
+    return None
+
+
+def _factorisations(n: int) -> Iterator[tuple[int, ...]]:
+    """Ordered products of one to three radices of at least 2 equal to ``n``, fewest radices first."""
+    yield (n,)
+    divisors = [d for d in range(2, n) if n % d == 0]
+    for a in divisors:
+        yield (a, n // a)
+    for a in divisors:
+        for b in divisors:
+            if (n // a) % b == 0 and n // a // b >= 2:
+                yield (a, b, n // a // b)
+
+
+def _extend(graph: _Graph, image: np.ndarray) -> np.ndarray | None:
+    """The automorphism moving the end nodes by ``image``, the switches by refinement, or None."""
+    n, v = graph.nodes, graph.v
+    colour = np.zeros(2 * v, np.int64)
+    colour[:n] = 2 + np.arange(n)
+    colour[v + image] = 2 + np.arange(n)
+    colour[n:v] = colour[v + n:] = 1
+    colour = graph.refine(colour)
+    first, second = colour[:v], colour[v:]
+    order = np.argsort(second, kind="stable")
+    if not np.array_equal(np.sort(first), second[order]) or np.unique(first).size != v:
+        return None
+    sigma = order[np.searchsorted(second[order], first)]
+    return sigma if graph.is_automorphism(sigma) else None
 
 
 def _grow(graph: _Graph, whole: np.ndarray, gens: list[np.ndarray], group: np.ndarray, nodes: int,

@@ -31,7 +31,7 @@ from ...core.collective import make_collective
 from ...core.collectives import CollectiveType
 from ...core.csr import INDEX, permute_csr
 from ...core.errors import InputError, UnsupportedError
-from ...core.limits import check_memory
+from ...core.limits import memory_limit_bytes
 from ...core.schedule import LogicalSchedule
 from ...core.validate import optional_integer
 from ...kinds.network.routes import LinkRoutes
@@ -40,7 +40,7 @@ from ..registry import register
 from .packing import pack, planned_roots
 from .pipeline import Deliveries, transfer_columns
 from .orbits import emit_representatives, expand, group_of
-from .plan import LAYERED_ITERATIONS, LAYERED_TOLERANCE, _physical_paths, _plan
+from .plan import LAYERED_ITERATIONS, LAYERED_TOLERANCE, MAX_DELIVERIES, _physical_paths, _plan
 
 MAX_END_NODES = 32
 """Largest network the packing is tried on without translations.  Each column-generation round
@@ -58,10 +58,12 @@ block too few pieces (a 16x16 torus: 15, 0.93 of the bound).  Where the kind acc
 :data:`MAX_SYMMETRIC_END_NODES` applies."""
 
 
-MAX_SYMMETRIC_END_NODES = 4096
+MAX_SYMMETRIC_END_NODES = 2048
 """Largest network packed when its kind's translation group keeps every link alike
 (:mod:`~collsim.algorithms.synth_trees.orbits`): one root's trees are built, moved so that node 0
-receives, and verified and timed on their orbits."""
+receives, and verified and timed on their orbits.  A 32x64 torus's all-gather takes 19 s and
+1.4 GB (docs/synthesis.md); the search for translations stops at 2,048 vertices
+(:data:`collsim.core.automorphisms.MAX_VERTICES`)."""
 
 
 def requires(system, collective: CollectiveType) -> str | None:
@@ -75,11 +77,13 @@ def requires(system, collective: CollectiveType) -> str | None:
     from ..synth_matching.build import _unreachable
     if system.nodes > MAX_TRANSLATED_END_NODES and (system.nodes > MAX_SYMMETRIC_END_NODES or collective.rooted
                                                     or group_of(system) is None):
+        why = ("above that" if system.nodes > MAX_SYMMETRIC_END_NODES else "a root's trees are not moved"
+               if collective.rooted else "no such translations were found here")
         return (f"the tree packing takes about N^4 operations (N = {system.nodes} end nodes); "
                 f"collsim packs trees on up to {MAX_END_NODES} end nodes, {MAX_TRANSLATED_END_NODES} "
                 f"on networks whose translations keep their links, and {MAX_SYMMETRIC_END_NODES} where "
-                f"those translations keep every link's bandwidth and latency (its schedule is then "
-                f"verified and timed on its orbits)")
+                f"they form a translation group keeping every link alike, its schedule verified and "
+                f"timed on its orbits ({why})")
     if system.nodes > MAX_END_NODES and collective.rooted:
         return (f"a root's trees are packed on up to {MAX_END_NODES} end nodes (N = {system.nodes}): "
                 f"translations do not move a rooted collective's trees")
@@ -132,6 +136,11 @@ def _logical(coll, phases) -> LogicalSchedule:
 
 EXPANDED_DELIVERY_BYTES = 64
 """Bytes a chunk delivery of an explicit schedule costs to build and verify (:data:`MAX_DELIVERIES`)."""
+
+EXPLICIT_DELIVERIES = 16 * MAX_DELIVERIES
+"""Most chunk deliveries of an explicit ``synth-trees`` schedule expanded from its representatives
+(``build``, ``-o``): beyond, the explicit schedule is planned within :data:`MAX_DELIVERIES` as on a
+network without translations, and ``compare``, ``run`` and ``synthesize`` use the representatives."""
 
 
 def _orbits(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, rounds: int | None = None,
@@ -225,14 +234,14 @@ def synth_trees(system, collective: CollectiveType, size_bytes, *, pieces: int |
         root = check_root(root, system.nodes)
     configs = system.configurations()
     group = group_of(system) if configs is None and not collective.rooted else None
-    if group is not None:     # its transfers into node 0, moved by every translation
+    if group is not None:     # its transfers into node 0, moved by every translation, where they fit
         logical, params = _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, None,
                                        group=group)[:2]
-        check_memory(system.nodes * (EXPANDED_DELIVERY_BYTES * len(logical.chunk_idx) + 128 * len(logical.src)),
-                     f"expanding synth-trees' {collective.name} on {system.nodes} end nodes "
-                     f"({system.nodes} x {len(logical.chunk_idx)} chunk deliveries)",
-                     "compare and run verify and time it on its orbits; or use fewer pieces")
-        return expand(system, group, logical), params
+        need = system.nodes * (EXPANDED_DELIVERY_BYTES * len(logical.chunk_idx) + 128 * len(logical.src))
+        if need <= memory_limit_bytes() and system.nodes * len(logical.chunk_idx) <= EXPLICIT_DELIVERIES:
+            return expand(system, group, logical), params
+        # else an explicit schedule is planned within the explicit cap (compare, run and synthesize
+        # check the representatives' on their orbits)
     if configs is None:
         return _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, None)[:2]
     best = None

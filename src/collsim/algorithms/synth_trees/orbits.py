@@ -29,12 +29,33 @@ from .pipeline import Deliveries, merge, transfer_columns
 
 
 def group_of(system):
-    """The system's translation group if its kind accepts it and it acts regularly, else None."""
+    """The system's translation group if its kind accepts it, it acts regularly and it is the group
+    the packing moves trees by (:meth:`~collsim.kinds.network.network.Network.symmetries`: the
+    same permutation of every end node and link for each generator), else None.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> group_of(load_system("torus", dims=(3, 4))), group_of(load_system("mesh", dims=(3, 4)))
+    (Translations(radices=(3, 4), moving=(True, True)), None)
+    """
     from ...kinds import model_for
     model = model_for(system)
     group = model.symmetry_group(system)
     if group is None or not group.regular or not model.accepts_group(system, group):
         return None
+    table = system.symmetries()
+    n, lk = system.nodes, system.links
+    if table is None or len(table) != n:
+        return None
+    ids = np.arange(len(lk.src), dtype=np.int64)
+    every = LinkRoutes(np.arange(len(ids) + 1, dtype=INDEX), ids.astype(INDEX))
+    for g in group.generators():
+        if not np.array_equal(table[g, :n], group.act(g, np.arange(n))):
+            return None
+        moved = model.translate_routes(system, group, every, ids, np.full(len(ids), g)).route_links
+        if not np.array_equal(moved, lk.index(table[g, lk.src], table[g, lk.dst])):
+            return None
     return group
 
 

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...core.automorphisms import MAX_VERTICES, automorphism_group, regular_translations
+from ...core.automorphisms import MAX_VERTICES, automorphism_group, numbered_translations, regular_translations
 from .ecmp import ecmp_next_links, ecmp_routes, hop_tables, min_hop_links
 from ...core.errors import InputError, RouteError, UnsupportedError
 from ...core.limits import MemoryLimitError, check_memory
@@ -35,6 +35,10 @@ walk keeps row, hop and link per entry, then sorts them; arithmetic routes need 
 BYTES_PER_LINK = 112
 """Peak bytes per directed link while the link table is built: its four columns, the sort
 keys of :meth:`LinkTable.index` and the topology's temporary edge arrays."""
+
+
+NUMBERED_ENTRIES = 1 << 26
+"""Largest ``end nodes x vertices`` table of translations kept (8 bytes an entry: 512 MiB)."""
 
 
 @dataclass(frozen=True)
@@ -178,8 +182,11 @@ class Network(System):
         """``(N, V)`` vertex permutations keeping the links, row ``g`` taking node 0 to end node ``g``
         (a torus's shifts), for synthesis to plan one node's part and move it; None: none found.
 
-        Topologies with a closed form override this; the base class searches the link table for
-        such a group once (:func:`collsim.core.automorphisms.regular_translations`).
+        Topologies with a closed form override this; the base class tries the translations of the
+        end nodes' own numbering (:func:`collsim.core.automorphisms.numbered_translations`), then
+        searches the link table for such a group once
+        (:func:`collsim.core.automorphisms.regular_translations`, up to
+        :data:`~collsim.core.automorphisms.MAX_VERTICES` vertices).
 
         Examples
         --------
@@ -212,9 +219,16 @@ class Network(System):
 
     @cached_property
     def _found_translations(self) -> np.ndarray | None:
-        lk = self.links if self.vertices <= MAX_VERTICES else None
-        return None if lk is None else regular_translations(self.nodes, self.vertices, lk.src, lk.dst,
-                                                             lk.bandwidth_bytes_per_s, lk.latency_s)
+        # the numbering's own translations first (boxes on rails, tori), then the search
+        if self.nodes * self.vertices > NUMBERED_ENTRIES:
+            return None
+        lk = self.links
+        found = numbered_translations(self.nodes, self.vertices, lk.src, lk.dst, lk.bandwidth_bytes_per_s,
+                                      lk.latency_s)
+        if found is not None or self.vertices > MAX_VERTICES:
+            return found
+        return regular_translations(self.nodes, self.vertices, lk.src, lk.dst, lk.bandwidth_bytes_per_s,
+                                    lk.latency_s)
 
     # --- shared machinery -----------------------------------------------------------
     @property
