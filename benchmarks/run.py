@@ -693,7 +693,14 @@ def synth_trees_families() -> dict:
     filled = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--fill", "--json"]
                             + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
     fill = json.loads(filled.stdout)
+    big = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--large", "--json"]
+                         + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
+    large = json.loads(big.stdout)
     return {"cases": len(rec["cases"]), "worst": rec["worst"], "min_efficiency": min(rec["worst"].values()),
+            "large_worst": large["worst"], "large_cases": len(large["cases"]),
+            "large_refused": sum("refused" in c for c in large["cases"]),
+            "large_all_verified_on_orbits": all(c["verified"] and c["symmetric"] for c in large["cases"]
+                                                if "refused" not in c),
             "bulk_synchronous_ceiling": round(fill["best_efficiency"], 4),
             "issue_table": table.stdout.strip().splitlines(),
             "translated_worst": translated["worst"], "translated_cases": len(translated["cases"]),

@@ -5,6 +5,8 @@ Run:  python benchmarks/synth_trees.py [--smoke] [--json]   (--smoke: two instan
       python benchmarks/synth_trees.py --ocs [--smoke] [--json]  (circuit switches of every port count)
       python benchmarks/synth_trees.py --translated [--smoke] [--json]  (networks with translations found
                                                                          by search, up to 128 end nodes)
+      python benchmarks/synth_trees.py --large [--smoke] [--json]  (256 to 1,024 end nodes with a translation
+                                                                    group: built and checked on their orbits)
       python benchmarks/synth_trees.py --fill [--smoke] [--json]   (bulk-synchronous rounds against the bound,
                                                                     the worst heterogeneous torus)
       python benchmarks/synth_trees.py --speed [--smoke] [--json]  (CPU of synth-trees' all-gather: ForestColl's
@@ -161,9 +163,13 @@ def translated_family(smoke: bool = False, as_json: bool = False) -> None:
 
     Thirty random heterogeneous tori (seeds 0-2, ten each: rows 2-8, columns 3-8, the rows 1, 2, 4
     or 8 times faster), then boxes of 8 GPUs on rails (64 and 128 GPUs), leaf-spines of 32 and 128
-    hosts and 8x8 and 10x10 tori; each built by synth-trees, verified and flow-simulated.  Prints
+    hosts and 8x8 and 10x10 tori; each built by synth-trees as ``compare`` builds it (as its
+    transfers into node 0 where the expansion would hold 4 M chunk deliveries or more and the kind
+    has a translation group: ``pipeline.build_compact``), verified and flow-simulated.  Prints
     one line per case and the worst.  Smoke: a 3x4 torus and two boxes on two rails.
     """
+    from collsim import pipeline
+    from collsim.core.symmetry import SymmetricSchedule
     from collsim.experiments.network_families import fat_tree_oversubscribed, hetero_mesh, rail_boxes
     nets = []
     for seed in range(3):
@@ -179,21 +185,94 @@ def translated_family(smoke: bool = False, as_json: bool = False) -> None:
     out, worst = [], 1.0
     for net in nets:
         t0 = time.process_time()
-        s = collsim.build("synth-trees", net, "allgather", 2**30 // net.nodes)
+        s = pipeline.build_compact("synth-trees", net, "allgather", 2**30 // net.nodes)
         row = collsim.evaluate(s, report=collsim.verify(s))
         rec = {"network": net.name, "nodes": net.nodes, "translated": net.translations() is not None,
+               "orbits": isinstance(s, SymmetricSchedule),
                "verified": row.verified, "efficiency": row.lower_bound_s / row.time_s,
                "rounds": s.params["rounds"], "pieces": s.params["pieces"], "cpu_s": time.process_time() - t0}
         worst = min(worst, rec["efficiency"])
         out.append(rec)
         if not as_json:
-            print(f"{net.name:30s} N={net.nodes:4d} translated={rec['translated']!s:5s} efficiency "
+            print(f"{net.name:30s} N={net.nodes:4d} translated={rec['translated']!s:5s} orbits={rec['orbits']!s:5s} efficiency "
                   f"{rec['efficiency']:.4f}  rounds {rec['rounds']:3d}  pieces {rec['pieces']:5d}  cpu "
                   f"{rec['cpu_s']:5.1f} s", flush=True)
     if as_json:
         print(json.dumps({"cases": out, "worst": worst}))
     else:
         print(f"worst: {worst:.4f}")
+
+
+def _large_networks(smoke: bool):
+    """Seeded networks of 256 to 1,024 end nodes whose kind has a translation group: per seed a
+    heterogeneous torus (dimensions drawn with 256 to 1,024 nodes, the rows 1, 2, 4 or 8 times
+    faster) and boxes of 8 GPUs on rails (32 to 128 boxes, 1, 2, 4 or 8 rails); and hypercubes."""
+    from collsim.experiments.network_families import hetero_mesh, rail_boxes
+    from collsim.systems import load_system
+    if smoke:
+        return [("torus", hetero_mesh(12, 12, 4.0, torus=True))]
+    nets = []
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        while True:
+            r, c = int(rng.integers(8, 33)), int(rng.integers(8, 33))
+            if 256 <= r * c <= 1024:
+                break
+        nets.append(("torus", hetero_mesh(r, c, float(rng.choice([1, 2, 4, 8])), torus=True)))
+        nets.append(("rails", rail_boxes(int(rng.choice([32, 64, 128])), rails=int(rng.choice([1, 2, 4, 8])))))
+    nets += [("hypercube", load_system("hypercube", nodes=256)), ("hypercube", load_system("hypercube", nodes=1024))]
+    return nets
+
+
+def large(smoke: bool = False, as_json: bool = False) -> None:
+    """All-gather and reduce-scatter (1 GiB of total output) and all-reduce (a vector of the most
+    whole MiB a node within 1 GiB, so that every node's block is cut alike: 1 GiB on 256 and
+    1,024 nodes, 667 MiB on 667) on
+    256 to 1,024 end nodes (:func:`_large_networks`), each built by synth-trees as its transfers
+    into node 0 and verified and flow-simulated on its orbits (``pipeline.build_compact``).  Prints
+    one line per case (efficiency against the bound every command reports, CPU seconds of the
+    build and of the check) and the worst per class and collective, a refusal counting as 0.  Smoke: a 12x12 torus, 1 MiB.
+    """
+    from collsim import pipeline
+    from collsim.core.symmetry import SymmetricSchedule
+    out, worst = [], {}
+    for family, net in _large_networks(smoke):
+        for coll in ("allgather", "reducescatter", "allreduce"):
+            size = 2**20 if smoke else 2**30
+            if coll == "allreduce":    # every node's block alike: the most whole MiB a node within 1 GiB
+                size = net.nodes * (size // net.nodes // 2**20) * 2**20 if not smoke else net.nodes * 2**12
+            else:
+                size //= net.nodes
+            t0 = time.process_time()
+            try:
+                s = pipeline.build_compact("synth-trees", net, coll, size)
+            except collsim.CollsimError as exc:      # refused (no translation group found): a miss
+                out.append({"family": family, "network": net.name, "nodes": net.nodes, "collective": coll,
+                            "refused": str(exc)})
+                worst[f"{family} {coll}"] = 0.0
+                if not as_json:
+                    print(f"{net.name:32s} N={net.nodes:5d} {coll:13s} refused: {exc}", flush=True)
+                continue
+            t1 = time.process_time()
+            row = collsim.evaluate(s, report=collsim.verify(s))
+            rec = {"family": family, "network": net.name, "nodes": net.nodes, "collective": coll,
+                   "symmetric": isinstance(s, SymmetricSchedule), "verified": row.verified,
+                   "efficiency": row.lower_bound_s / row.time_s, "rounds": s.params["rounds"],
+                   "pieces": s.params["pieces"], "timing": s.params["timing"], "build_cpu_s": t1 - t0,
+                   "check_cpu_s": time.process_time() - t1}
+            key = f"{family} {coll}"
+            worst[key] = min(worst.get(key, 1.0), rec["efficiency"])
+            out.append(rec)
+            if not as_json:
+                print(f"{net.name:32s} N={net.nodes:5d} {coll:13s} orbits={rec['symmetric']!s:5s} efficiency "
+                      f"{rec['efficiency']:.4f}  rounds {rec['rounds']:3d}  pieces {rec['pieces']:5d} "
+                      f"{rec['timing']:8s} build {rec['build_cpu_s']:5.1f} s  check {rec['check_cpu_s']:5.1f} s",
+                      flush=True)
+    if as_json:
+        print(json.dumps({"cases": out, "worst": worst}))
+    else:
+        for key, value in sorted(worst.items()):
+            print(f"worst {key}: {value:.4f}")
 
 
 def speed(smoke: bool = False, as_json: bool = False) -> None:
@@ -278,6 +357,8 @@ if __name__ == "__main__":
         speed(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])
     elif "--translated" in sys.argv[1:]:
         translated_family(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])
+    elif "--large" in sys.argv[1:]:
+        large(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])
     elif "--fill" in sys.argv[1:]:
         fill(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])
     elif "--ocs" in sys.argv[1:]:
