@@ -183,8 +183,8 @@ def relay_logical(system, logical: LogicalSchedule, max_hops: int) -> LogicalSch
 
 def _group_max(key: np.ndarray, value: np.ndarray) -> np.ndarray:
     out = np.zeros(int(key.max()) + 1, np.int64)
-    # one dtype throughout: numpy's fast path for ufunc.at (a narrower value, int8 bands, took
-    # 14 times as long: 2.8 s of `collsim compare -n 4096`)
+    # one dtype throughout: numpy's fast path for ufunc.at (int32 values into an int64 result miss it:
+    # 2.8 s of `collsim compare -n 4096` went there)
     np.maximum.at(out, np.asarray(key, np.intp), np.asarray(value, np.int64))
     return out
 
