@@ -5,6 +5,8 @@ from __future__ import annotations
 import doctest
 import importlib
 import inspect
+import json
+import os
 import pkgutil
 import re
 import subprocess
@@ -19,10 +21,41 @@ MODULES = sorted(m.name for m in pkgutil.walk_packages(collsim.__path__, "collsi
                  if not m.name.endswith("__main__"))
 
 
-@pytest.mark.parametrize("name", MODULES)
-def test_every_module_imports_in_a_fresh_interpreter(name):
-    proc = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True, text=True)
+@pytest.fixture(scope="module")
+def fresh_imports() -> dict[str, str | None]:
+    """Each module imported first in a process with no collsim module loaded (tests/helpers/fresh_imports.py:
+    one interpreter forks a child per module), with its traceback where it failed."""
+    script = Path(__file__).parent / "helpers" / "fresh_imports.py"
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}  # no thread pool across fork
+    proc = subprocess.run([sys.executable, str(script), *MODULES], capture_output=True, text=True, env=env,
+                          cwd=Path(__file__).parent)
     assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_module_imports_in_a_fresh_interpreter(name, fresh_imports):
+    assert name in fresh_imports
+    assert fresh_imports[name] is None, fresh_imports[name]
+
+
+def test_a_module_that_imports_only_after_another_fails_in_the_fresh_import_check(tmp_path):
+    """The fork-per-module check catches what a fresh interpreter does: a module that uses a name another
+    module must have loaded first, and a circle entered from its second module."""
+    pkg = tmp_path / "circ"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from circ.b import B\nA = 1\n")
+    (pkg / "b.py").write_text("from circ.a import A\nB = 2\n")
+    (pkg / "c.py").write_text("import circ\nX = circ.a.A\n")  # works only once circ.a is loaded
+    script = Path(__file__).parent / "helpers" / "fresh_imports.py"
+    proc = subprocess.run([sys.executable, str(script), "circ", "circ.a", "circ.c"], capture_output=True,
+                          text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert found["circ"] is None
+    assert "ImportError" in found["circ.a"]
+    assert "AttributeError" in found["circ.c"]
 
 
 @pytest.mark.parametrize("name", MODULES)
