@@ -172,7 +172,7 @@ def test_a_sweep_that_fills_the_disk_is_one_line_naming_the_store(disk, tmp_path
 
 
 def test_a_tune_cache_on_a_full_disk_is_left_and_the_tuning_goes_on(small_disk, tmp_path):
-    proc = _sh("COLLSIM tune --system ring -n 8 -b 1KiB -e 4KiB --json", tmp_path,
+    proc = _sh("COLLSIM tune --system ring -n 8 -b 1KiB -e 4KiB --json -a ring,recursive-doubling,bruck", tmp_path,
                env={"XDG_CACHE_HOME": str(small_disk)})
     assert proc.returncode == 0, proc.stderr
     assert len(json.loads(proc.stdout)) == 3
@@ -202,7 +202,7 @@ def test_sqlite_and_os_errors_are_named_in_process():
 
 def test_tune_with_a_cache_folder_that_cannot_exist_tunes_without_it(tmp_path):
     (tmp_path / "afile").write_text("x")
-    proc = _sh("COLLSIM tune --system ring -n 8 -b 1KiB -e 4KiB --format csv", tmp_path,
+    proc = _sh("COLLSIM tune --system ring -n 8 -b 1KiB -e 4KiB --format csv -a ring,recursive-doubling,bruck", tmp_path,
                env={"XDG_CACHE_HOME": str(tmp_path / "afile" / "cache")})
     assert proc.returncode == 0, proc.stderr
     assert len(proc.stdout.strip().splitlines()) == 4  # the header and three sizes
@@ -219,7 +219,7 @@ def test_tune_keeps_no_cache_in_the_folder_it_runs_in(tmp_path, env, home):
     run = tmp_path / "run"
     run.mkdir()
     full_env = {"HOME": str(tmp_path / "home"), **env}
-    proc = _sh("COLLSIM tune --system ring -n 4 -b 1KiB -e 1KiB --json", run, env=full_env)
+    proc = _sh("COLLSIM tune --system ring -n 4 -b 1KiB -e 1KiB --json -a ring,recursive-doubling,bruck", run, env=full_env)
     assert proc.returncode == 0, proc.stderr
     assert os.listdir(run) == []  # no relcache/, no .cache/ where tune ran
     if home:
