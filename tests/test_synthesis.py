@@ -294,3 +294,42 @@ def test_all_reduce_on_a_mesh_leaves_more_of_the_vector_on_the_corners():
     assert ru.time_s >= 0.96 * size / bw and rw.time_s >= 0.75 * size / bw  # the limits derived above
     assert rw.time_s <= 0.75 * size / bw / 0.95 < ru.time_s  # within 5 % of its limit, and faster
     assert rw.lower_bound_s == pytest.approx(0.6 * size / bw, rel=1e-3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(1, 12), cols=st.integers(1, 200), data=st.data())
+def test_the_bitset_pick_takes_each_rows_first_candidates_in_column_order(rows, cols, data):
+    """The matching keeps candidates as 64-bit words; each row's first ``cap`` set columns are the
+    picks, whatever the width (the first-bit scans up to 8, the word counts above)."""
+    from collsim.algorithms.synth_matching.step import _pack, _pick_in_order, _unpack
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    rng = np.random.default_rng(seed)
+    cand = rng.random((rows, cols)) < data.draw(st.sampled_from([0.02, 0.3, 0.9]), label="density")
+    cap = rng.integers(1, data.draw(st.sampled_from([2, 9, 70, cols + 2]), label="widest"), rows)
+    words = _pack(cand)
+    assert (_unpack(words, cols) == cand).all() and words.shape == (rows, -(-cols // 64))
+    r, c = _pick_in_order(words.copy(), cap, cols)
+    want = [(i, j) for i in range(rows) for j in np.flatnonzero(cand[i])[: cap[i]]]
+    assert list(zip(r.tolist(), c.tolist())) == want
+
+
+@pytest.mark.parametrize("kind, options", [("fat-tree", {"nodes": 16, "k": 4}), ("mlfm", {"d": 3}),
+                                           ("star", {"nodes": 5})])
+def test_an_overlays_kept_routes_are_the_networks_routes(kind, options):
+    """synth-matching hands its overlay's routes to the schedule instead of routing every transfer again:
+    row for row they are the network's own routes of the same pairs."""
+    from collsim.algorithms.synth_matching.overlays import by_name, overlay
+    net = load_system(kind, **options)
+    n = net.nodes
+    for name in ("ring", "doubling", "direct"):
+        ov = overlay(net, by_name(n, name), name)
+        rng = np.random.default_rng(len(name))
+        rows = rng.integers(0, len(ov.links.src), 40)
+        src, dst = ov.links.src[rows], ov.links.dst[rows]
+        kept, fresh = ov.routes_of(src, dst), net.routes(src, dst)
+        for col in fresh.columns():
+            assert np.array_equal(getattr(kept, col), getattr(fresh, col)), (name, col)
+    with pytest.raises(ValueError, match="no logical link"):
+        overlay(net, by_name(n, "ring"), "ring").routes_of(np.array([0]), np.array([2]))
+    s = collsim.build("synth-matching", kind, "allgather", "64KiB", system_options=options)
+    assert collsim.verify(s).transfers > 0

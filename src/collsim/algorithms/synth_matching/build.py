@@ -34,12 +34,14 @@ Collective Algorithm Synthesizer for Distributed Machine Learning", arXiv 2304.0
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ...core.collective import make_collective
 from ...core.collectives import CollectiveType
 from ...core.errors import InputError
-from ...core.schedule import LogicalBuilder
+from ...core.schedule import LogicalBuilder, LogicalSchedule
 from ...core.time_limit import TimeLimitError
 from ...core.validate import optional_integer
 from ..common import check_root
@@ -201,11 +203,11 @@ def synth_matching(system, collective: CollectiveType, size_bytes, *, chunks: in
         root = check_root(root, n)
         sizes = lambda k: make_collective(collective, n, size_bytes, split=k, root=root).bytes_of(  # noqa: E731
             np.arange(k))
-        plan, chosen, _ = _best_over(nets, sizes, reverse=collective.reduction, root=root, **kw)
+        plan, chosen, net = _best_over(nets, sizes, reverse=collective.reduction, root=root, **kw)
         b = LogicalBuilder(make_collective(collective, n, size_bytes, split=chosen["chunks"], root=root))
         _add(b, plan, reduce=collective.reduction, offset=0)
         chosen.update(root=root, predicted_time_s=plan.predicted_time_s)
-        return b.build(), chosen
+        return _routed(b.build(), net), chosen
     if collective.composed_of:   # all-reduce: a reduce-scatter and an all-gather on one overlay
         block = lambda k: make_collective("allreduce", n, size_bytes, split=n * k).bytes_of(  # noqa: E731
             np.arange(n * k))
@@ -226,23 +228,30 @@ def synth_matching(system, collective: CollectiveType, size_bytes, *, chunks: in
                     chosen["overlay"] = name
                 chosen["ownership"] = label
                 if best is None or rs.predicted_time_s + ag.predicted_time_s < best[0]:
-                    best = (rs.predicted_time_s + ag.predicted_time_s, rs, ag, chosen)
+                    best = (rs.predicted_time_s + ag.predicted_time_s, rs, ag, chosen, net)
         if best is None:
             raise refused
-        _, rs, ag, chosen = best
+        _, rs, ag, chosen, net = best
         coll = make_collective("allreduce", n, size_bytes, split=n * chosen["chunks"])
         b = LogicalBuilder(coll)
         _add(b, rs, reduce=True, offset=0)
         _add(b, ag, reduce=False, offset=rs.steps)
         chosen["predicted_time_s"] = rs.predicted_time_s + ag.predicted_time_s
-        return b.build(), chosen
+        return _routed(b.build(), net), chosen
     block = lambda k: make_collective(collective, n, size_bytes, split=k).bytes_of(np.arange(n * k))  # noqa: E731
-    plan, chosen, _ = _best_over(nets, block, reverse=collective.reduction, **kw)   # reduce-scatter: reversed
+    plan, chosen, net = _best_over(nets, block, reverse=collective.reduction, **kw)   # reduce-scatter: reversed
     coll = make_collective(collective, n, size_bytes, split=chosen["chunks"])
     b = LogicalBuilder(coll)
     _add(b, plan, reduce=collective.reduction, offset=0)
     chosen["predicted_time_s"] = plan.predicted_time_s
-    return b.build(), chosen
+    return _routed(b.build(), net), chosen
+
+
+def _routed(logical: LogicalSchedule, net) -> LogicalSchedule:
+    """The schedule with the routes its overlay already holds (a network of direct links: routed later)."""
+    if not isinstance(net, Overlay) or net.routes is None:
+        return logical
+    return replace(logical, routes=net.routes_of(logical.src, logical.dst))
 
 
 def _add(b: LogicalBuilder, plan: Plan, *, reduce: bool, offset: int) -> None:

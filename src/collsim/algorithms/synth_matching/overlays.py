@@ -75,6 +75,23 @@ class Overlay:
     startup_s: float
     name: str
     kind: str
+    routes: object = None
+    """The network's routes of the logical links, one row per link (None: not kept)."""
+
+    def routes_of(self, src: np.ndarray, dst: np.ndarray):
+        """The kept routes of transfers along logical links ``src -> dst``, one row per transfer.
+
+        The network routes every pair the same way each time, so these rows are what routing the
+        transfers again would give; the schedule carries them instead of routing its transfers twice.
+        """
+        key = self.links.src * self.nodes + self.links.dst
+        order = np.argsort(key, kind="stable")
+        want = np.asarray(src, INDEX) * self.nodes + np.asarray(dst, INDEX)
+        at = np.searchsorted(key, want, sorter=order)
+        rows = order[np.minimum(at, len(order) - 1)]
+        if len(want) and not (key[rows] == want).all():
+            raise ValueError("a transfer runs along no logical link of the overlay")
+        return self.routes.take(rows)
 
     @property
     def vertices(self) -> int:
@@ -150,7 +167,7 @@ def overlay(system, shifts, name: str, order: np.ndarray | None = None) -> Overl
         raise InputError(f"synth-matching: no route with positive bandwidth from node {int(src[i])} to node "
                          f"{int(dst[i])} on this {system.topology} network")
     startup = float(getattr(system, "startup_s", None) or 0.0)
-    return Overlay(n, OverlayLinks(src, dst, rate, lat), startup, name, system.topology)
+    return Overlay(n, OverlayLinks(src, dst, rate, lat), startup, name, system.topology, routes)
 
 
 def shift_sets(n: int) -> list[tuple[str, tuple[int, ...]]]:

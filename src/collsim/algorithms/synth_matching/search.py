@@ -212,8 +212,9 @@ def _networks(system, overlay_name: str | None) -> list[tuple[str | None, object
         check_memory(need[name], _overlay_what(n, name, shifts), "use fewer nodes")
     dfs = dfs_order(system)
     orders = [("", None)] + ([("/dfs", dfs)] if (dfs != np.arange(n)).any() else [])
+    # every shift in another order is the same logical links, and the same one-step plan: direct only once
     return [(name + tag, overlay(system, shifts, name + tag, order)) for tag, order in orders
-            for name, shifts in fits]
+            for name, shifts in fits if not (tag and name == "direct")]
 
 
 OVERLAY_BYTES_PER_LINK = 100

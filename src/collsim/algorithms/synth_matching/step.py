@@ -76,6 +76,7 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
              else np.asarray(owners))
     has[first, np.arange(total)] = True
     holders = has.sum(axis=0)
+    order = np.arange(total)  # for an all-gather ``has`` is kept with its columns in the last step's order
     piece_bytes = (np.asarray(block_bytes(chunks), dtype=float) if callable(block_bytes)
                    else np.full(total, block_bytes / chunks))
     startup = float(getattr(system, "startup_s", None) or 0.0)
@@ -86,9 +87,11 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
         if missing == 0:
             break
         tie = rng.permutation(total)
-        if root is None:  # the rarest-first order is fixed for the step: work in permuted columns
+        if root is None:  # the rarest-first order is fixed for the step: work in permuted columns, as bits
             pi = np.lexsort((tie, holders))
-            before_p = has[:, pi]
+            where = np.empty_like(order)
+            where[order] = np.arange(total)  # piece p is column where[p] of ``has``
+            before_p = _pack(np.take(has, where[pi], axis=1))  # C order, unlike has[:, ...]: packbits runs along rows
             blocked_p = before_p.copy()  # held before the step, or brought in this step
         else:
             before = has.copy()
@@ -100,10 +103,10 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
             if root is None:
                 cand = before_p[u]
                 cand &= ~blocked_p[v]
-                r, piece = _pick_in_order(cand, cap[ids])
+                r, piece = _pick_in_order(cand, cap[ids], total)
                 if not r.size:
                     continue
-                blocked_p[v[r], piece] = True
+                np.bitwise_or.at(blocked_p, (v[r], piece >> 6), np.left_shift(_ONE, (piece & 63).astype(np.uint64)))
                 piece = pi[piece]
             else:
                 cand = before[u] & ~before[v] & ~taken[v]
@@ -130,13 +133,13 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
         if got == 0:  # cannot happen on a strongly connected graph, which the builder checks first
             raise UnsupportedError(f"the matching stalled in step {step}: no link could carry any of the "
                                    f"{missing} missing deliveries")
-        if root is None:
-            inverse = np.empty_like(pi)
-            inverse[pi] = np.arange(total)
-            has = blocked_p[:, inverse]
+        if root is None:  # the holdings stay in this step's order: the next step's order is taken from it
+            has, order = _unpack(blocked_p, total), pi
+            holders = np.empty_like(holders)
+            holders[pi] = has.sum(axis=0)
         else:
             has |= taken
-        holders = has.sum(axis=0)
+            holders = has.sum(axis=0)
         time_s += step_s + startup
         step += 1
         if time_s > stop_after_s:
@@ -145,34 +148,68 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
     return Plan(*cols, steps=step, predicted_time_s=time_s)
 
 
-def _pick_in_order(cand: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+_ONE = np.uint64(1)
+_WORD = np.dtype("<u8")
+"""The matching's node x piece sets are bits, 64 pieces a little-endian word (bit ``j`` of word ``w``
+is piece ``64 w + j``): the per-link gathers of every step move an eighth of the bytes of booleans."""
+
+
+def _pack(cells: np.ndarray) -> np.ndarray:
+    """Boolean rows as rows of 64-bit words (the padding bits past the last column are 0)."""
+    rows, cols = cells.shape
+    words = -(-cols // 64)
+    packed = np.zeros((rows, words * 8), np.uint8)
+    packed[:, : -(-cols // 8)] = np.packbits(cells, axis=1, bitorder="little")
+    return packed.view(_WORD)
+
+
+def _unpack(words: np.ndarray, cols: int) -> np.ndarray:
+    """The boolean rows of :func:`_pack`'s words, ``cols`` columns."""
+    return np.unpackbits(words.view(np.uint8), axis=1, count=cols, bitorder="little").view(bool)
+
+
+def _pick_in_order(cand: np.ndarray, cap: np.ndarray, cols: int) -> tuple[np.ndarray, np.ndarray]:
     """Each row's first ``cap[row]`` candidates (columns are already in preference order).
 
+    ``cand`` holds each row's candidate columns as bits (:func:`_pack`), ``cols`` of them.
     Returns the row and column of every pick.
     """
     width = int(cap.max())
-    if width <= 8:  # a few first-true scans beat a running count over the whole row
+    if width <= 8:  # a few first-set-bit scans beat a running count over the whole row
         rows_all = np.arange(len(cap))
         out_r, out_c = [], []
         live = cand if width == 1 else cand.copy()
         for j in range(width):
-            first = live.argmax(axis=1)
-            r = rows_all[live[rows_all, first] & (cap > j)]
+            first = (live != 0).argmax(axis=1)           # the first word with a candidate left
+            word = live[rows_all, first]
+            ok = (word != 0) & (cap > j)
+            r = rows_all[ok]
             if not r.size:
                 break
+            word, first = word[ok], first[r]
+            low = word & (~word + _ONE)                    # its lowest set bit, alone
+            bit = np.frexp(low.astype(np.float64))[1] - 1  # 2**b is exact in a double: frexp gives b + 1
             out_r.append(r)
-            out_c.append(first[r])
+            out_c.append(first * 64 + bit)
             if j + 1 < width:
-                live[r, first[r]] = False
+                live[r, first] &= ~low
         if not out_r:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        r, c = np.concatenate(out_r), np.concatenate(out_c)
+        r, c = np.concatenate(out_r), np.concatenate(out_c).astype(np.int64)
         order = np.lexsort((c, r))
         return r[order], c[order]
-    if int(cap.min()) >= cand.shape[1]:  # flooding: every candidate goes
-        return np.nonzero(cand)
-    rank = np.cumsum(cand, axis=1, dtype=np.int32)
-    return np.nonzero(cand & (rank <= cap[:, None]))
+    # wider: count each word's candidates, keep the words before a row's cap is reached, and in the
+    # word that reaches it only its lowest bits
+    count = np.bitwise_count(cand).astype(np.int64)
+    before = np.cumsum(count, axis=1) - count            # a row's candidates in its earlier words
+    room = cap[:, None] - before                         # picks a word may still make
+    r, w = np.nonzero((count > 0) & (room > 0))          # in row-major order: by row, then column
+    if not r.size:
+        return r, w
+    bits = _unpack(cand[r, w][:, None], 64)              # those words' bits, lowest first
+    rank = np.cumsum(bits, axis=1, dtype=np.int32)
+    k, b = np.nonzero(bits & (rank <= room[r, w][:, None]))
+    return r[k], w[k] * 64 + b
 
 
 def _direct_plan(net, chunks: int, block_bytes, *, reverse: bool = False, root: int | None = None,
