@@ -227,3 +227,29 @@ def test_representatives_stay_small_at_65536_nodes(name):
     s = build_symmetric(name, "paper", "allreduce", "256MiB", nodes=n)
     assert s.transfers == len(s.reps) * s.group.order
     assert len(s.reps) <= 8 * n and s.transfers >= 2 * (n - 1) * n
+
+
+@settings(max_examples=40, deadline=None)
+@given(radices=st.lists(st.integers(1, 6), min_size=1, max_size=3), data=st.data())
+def test_the_lookup_tables_equal_the_digit_arithmetic(radices, data):
+    """Large calls read tables (every pair's sum, every node's inverse, element and domain node); small
+    ones add digit by digit.  Both give the same images."""
+    import collsim.core.symmetry as sym
+    moving = tuple(data.draw(st.lists(st.booleans(), min_size=len(radices), max_size=len(radices)), label="moving"))
+    group = sym.Translations(tuple(radices), moving)
+    n = group.nodes
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    g, u = rng.integers(0, n, 50), rng.integers(0, n, 50)
+    small = (group.act(g, u), group.inverse(g), group.element_of(u), group.domain_of(u),
+             group.act(g[:, None], u[None, :]))
+    before = sym.LOOKUP_MIN_VALUES
+    sym.LOOKUP_MIN_VALUES = 1
+    try:
+        fresh = sym.Translations(tuple(radices), moving)
+        large = (fresh.act(g, u), fresh.inverse(g), fresh.element_of(u), fresh.domain_of(u),
+                 fresh.act(g[:, None], u[None, :]))
+        assert "_per_node" in vars(fresh)   # the tables were read
+    finally:
+        sym.LOOKUP_MIN_VALUES = before
+    for a, b in zip(small, large):
+        assert np.array_equal(a, b)

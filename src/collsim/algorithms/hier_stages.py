@@ -160,6 +160,17 @@ def _block_coords(system, collective: CollectiveType, blocks: np.ndarray) -> np.
     return system.coords(key)
 
 
+def _by_round(key: np.ndarray, first: int, count: int) -> list[np.ndarray]:
+    """For ``r`` in ``0..count-1``, the positions where ``key == first + r``, in increasing order.
+
+    One stable sort instead of a comparison of the whole array per round (a ring stage of ``k``
+    members has ``k - 1`` rounds over every holding).
+    """
+    order = np.argsort(key, kind="stable")
+    bounds = np.searchsorted(key[order], np.arange(first, first + count + 1))
+    return [order[bounds[r]:bounds[r + 1]] for r in range(count)]
+
+
 def stage_moves(system, collective: CollectiveType, template: tuple[Stage, ...]) -> list[list[tuple]]:
     """The block moves of every round of a template: per round, ``(src, dst, block, reduce)`` arrays.
 
@@ -195,8 +206,7 @@ def stage_moves(system, collective: CollectiveType, template: tuple[Stage, ...])
             hold_v = w
         elif st.op == "rs":                     # ring: round r, the block of coordinate c - r - 1 moves on
             nxt = system.with_coord(d, hold_v, (cv + st.sign) % k)
-            for r in range(k - 1):
-                go = (st.sign * (cv - cb)) % k == r + 1
+            for go in _by_round((st.sign * (cv - cb)) % k, 1, k - 1):
                 rounds.append((hold_v[go], nxt[go], hold_b[go], True))
             hold_v = system.with_coord(d, hold_v, cb)
         elif st.op == "route" and not st.ring:  # each block to its destination's coordinate
@@ -220,8 +230,7 @@ def stage_moves(system, collective: CollectiveType, template: tuple[Stage, ...])
                 rounds.append((np.repeat(hold_v, k)[go], ev[go], eb[go], False))
             else:                               # ring: round r, the block of coordinate c - r moves on
                 cev, ceb = system.coords(ev)[:, d], np.repeat(cb, k)
-                for r in range(k - 1):
-                    go = (st.sign * (cev - ceb)) % k == r
+                for go in _by_round((st.sign * (cev - ceb)) % k, 0, k - 1):
                     rounds.append((ev[go], system.with_coord(d, ev[go], (cev[go] + st.sign) % k), eb[go], False))
             hold_v, hold_b = ev, eb
         if st.op == "rs":   # every owner holds one (partial) copy of each of its blocks

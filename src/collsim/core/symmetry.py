@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -39,6 +40,16 @@ from .errors import InputError
 from .holdings import Holdings
 from .schedule import Schedule
 from .system import System
+
+
+LOOKUP_MIN_VALUES = 1 << 15
+"""Calls on at least this many values read precomputed tables (below it, the digit arithmetic is as fast)."""
+
+LOOKUP_MAX_NODES = 1 << 22
+"""Groups of at most this many nodes keep each node's inverse, element and domain node (8 bytes each)."""
+
+SUM_TABLE_NODES = 2048
+"""Groups of at most this many nodes keep ``act(g, u)`` for every pair (at most 32 MiB)."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +159,28 @@ class Translations:
     def _digits(self, u) -> tuple[np.ndarray, ...]:
         return np.unravel_index(np.asarray(u, dtype=np.int64), self.radices)
 
+    @cached_property
+    def _sums(self) -> np.ndarray:
+        """``act(g, u)`` for every pair, ``(N, N)``: one gather instead of a division per digit."""
+        n = self.nodes
+        table = np.empty((n, n), np.int64)
+        u = np.arange(n, dtype=np.int64)
+        for lo in range(0, n, 256):
+            g = np.arange(lo, min(n, lo + 256), dtype=np.int64)
+            table[lo:lo + len(g)] = self._node((a + b) % r for a, b, r in zip(self._digits(g[:, None]),
+                                                                            self._digits(u[None, :]), self.radices))
+        return table
+
+    @cached_property
+    def _per_node(self) -> dict[str, np.ndarray]:
+        """:meth:`inverse`, :meth:`element_of` and :meth:`domain_of` of every node, for lookups."""
+        u = np.arange(self.nodes, dtype=np.int64)
+        return {"inverse": self._inverse(u), "element_of": self._element_of(u), "domain_of": self._domain_of(u)}
+
+    def _looked_up(self, values) -> bool:
+        """Whether a call on ``values`` reads a table (many values, a table of bounded size)."""
+        return np.size(values) >= LOOKUP_MIN_VALUES and self.nodes <= LOOKUP_MAX_NODES
+
     def _node(self, digits) -> np.ndarray:
         return np.ravel_multi_index(tuple(digits), self.radices).astype(np.int64)
 
@@ -163,6 +196,8 @@ class Translations:
         u = np.asarray(nodes, dtype=np.int64)
         if len(self.radices) == 1:
             return (u + g) % self.radices[0]
+        if max(g.size, u.size) >= LOOKUP_MIN_VALUES and self.nodes <= SUM_TABLE_NODES:
+            return self._sums[g, u]
         return self._node((a + b) % r for a, b, r in zip(self._digits(g), self._digits(u), self.radices))
 
     def inverse(self, g):
@@ -173,8 +208,11 @@ class Translations:
         >>> Translations((2, 4)).inverse(5)    # (1, 1) -> (1, 3)
         7
         """
-        out = self._node((-d) % r for d, r in zip(self._digits(g), self.radices))
+        out = self._per_node["inverse"][np.asarray(g, np.int64)] if self._looked_up(g) else self._inverse(g)
         return int(out) if out.ndim == 0 else out
+
+    def _inverse(self, g) -> np.ndarray:
+        return self._node((-d) % r for d, r in zip(self._digits(g), self.radices))
 
     def element_of(self, nodes) -> np.ndarray:
         """The element taking a domain node to each node: its moving digits.
@@ -184,6 +222,11 @@ class Translations:
         >>> Translations((2, 4), moving=(True, False)).element_of([5, 2]).tolist()
         [4, 0]
         """
+        if self._looked_up(nodes):
+            return self._per_node["element_of"][np.asarray(nodes, np.int64)]
+        return self._element_of(nodes)
+
+    def _element_of(self, nodes) -> np.ndarray:
         return self._node(d if m else np.zeros_like(d) for d, m in zip(self._digits(nodes), self.moving))
 
     def domain_of(self, nodes) -> np.ndarray:
@@ -194,6 +237,11 @@ class Translations:
         >>> Translations((2, 4), moving=(True, False)).domain_of([5, 2]).tolist()
         [1, 2]
         """
+        if self._looked_up(nodes):
+            return self._per_node["domain_of"][np.asarray(nodes, np.int64)]
+        return self._domain_of(nodes)
+
+    def _domain_of(self, nodes) -> np.ndarray:
         return self._node(np.zeros_like(d) if m else d for d, m in zip(self._digits(nodes), self.moving))
 
     def domain(self) -> np.ndarray:

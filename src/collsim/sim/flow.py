@@ -422,7 +422,7 @@ def _repeats(ptr: np.ndarray, links: np.ndarray, *columns: np.ndarray) -> np.nda
         entry = np.arange(ptr[lo], ptr[hi])
         owner = np.repeat(np.arange(lo, hi), hops[lo:hi])
         differ = links[entry] != links[np.maximum(entry - hops[owner], 0)]
-        same[np.unique(owner[differ])] = False
+        same[owner[differ]] = False  # repeated indices are fine: no sort needed
     return same
 
 
