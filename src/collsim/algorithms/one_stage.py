@@ -69,6 +69,15 @@ def one_stage(system, collective: CollectiveType, size_bytes):
         s, d = a2a.src, a2a.dst
         color = a2a.wavelength
         direction = a2a.direction
+        # in the order of the slots the colours fall in (a slot holds every fibre's wavelengths), keeping the
+        # construction's order within a slot: realisation then lays the slots out without permuting the
+        # transfers, so the physical schedule shares the logical one's columns instead of copying them
+        slot = color // (system.fibers * system.wavelengths)
+        if len(slot) > 1 and not (slot[1:] >= slot[:-1]).all():
+            order = np.argsort(slot, kind="stable")
+            s, d, color, direction = s[order], d[order], color[order], direction[order]
+            del order
+        del slot
         b = LogicalBuilder(coll)
         if collective.name == "allgather":
             b.add(0, s, d, s[:, None], direction=direction, color=color)
