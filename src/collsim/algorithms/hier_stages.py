@@ -153,11 +153,11 @@ def dimension_rates(system) -> np.ndarray:
     return np.array(out)
 
 
-def _block_coords(system, collective: CollectiveType, blocks: np.ndarray) -> np.ndarray:
-    """Coordinates that steer each block: its owner (all-reduce), source (all-gather) or destination."""
+def _block_coord(system, collective: CollectiveType, blocks: np.ndarray, d: int) -> np.ndarray:
+    """Coordinate ``d`` of what steers each block: its owner (all-reduce), source (all-gather) or destination."""
     n = system.nodes
     key = blocks % n if collective.name == "alltoall" else blocks
-    return system.coords(key)
+    return system.coord(d, key)
 
 
 def _by_round(key: np.ndarray, first: int, count: int) -> list[np.ndarray]:
@@ -196,8 +196,8 @@ def stage_moves(system, collective: CollectiveType, template: tuple[Stage, ...])
     out = []
     for st in template:
         d, k = st.dim, system.sizes[st.dim]
-        cv = system.coords(hold_v)[:, d]
-        cb = _block_coords(system, collective, hold_b)[:, d]
+        cv = system.coord(d, hold_v)
+        cb = _block_coord(system, collective, hold_b, d)
         rounds = []
         if st.op == "rs" and not st.ring:       # each block to its owner's coordinate, combined there
             w = system.with_coord(d, hold_v, cb)
@@ -221,7 +221,7 @@ def stage_moves(system, collective: CollectiveType, template: tuple[Stage, ...])
                 rounds.append((hold_v[go], nxt, hold_b[go], False))
                 hold_v = hold_v.copy()
                 hold_v[go] = nxt
-                cv = system.coords(hold_v)[:, d]
+                cv = system.coord(d, hold_v)
         else:                                   # ag: every group member ends with every held block
             ev = system.with_coord(d, np.repeat(hold_v, k), np.tile(np.arange(k), len(hold_v)))
             eb = np.repeat(hold_b, k)
@@ -229,7 +229,7 @@ def stage_moves(system, collective: CollectiveType, template: tuple[Stage, ...])
                 go = ev != np.repeat(hold_v, k)
                 rounds.append((np.repeat(hold_v, k)[go], ev[go], eb[go], False))
             else:                               # ring: round r, the block of coordinate c - r moves on
-                cev, ceb = system.coords(ev)[:, d], np.repeat(cb, k)
+                cev, ceb = system.coord(d, ev), np.repeat(cb, k)
                 for go in _by_round((st.sign * (cev - ceb)) % k, 0, k - 1):
                     rounds.append((ev[go], system.with_coord(d, ev[go], (cev[go] + st.sign) % k), eb[go], False))
             hold_v, hold_b = ev, eb

@@ -139,6 +139,10 @@ class Hierarchical(Network):
         nodes = np.asarray(nodes, dtype=np.int64)
         return (nodes[:, None] // self.strides[None, :]) % np.array(self.sizes)[None, :]
 
+    def coord(self, d: int, nodes: np.ndarray) -> np.ndarray:
+        """Coordinate ``d`` of end nodes (one column of :meth:`coords`, without the others)."""
+        return (np.asarray(nodes, dtype=np.int64) // int(self.strides[d])) % self.sizes[d]
+
     def group_of(self, d: int, nodes: np.ndarray) -> np.ndarray:
         """Index of each node's group in dimension ``d`` (0 .. N/k_d - 1)."""
         nodes = np.asarray(nodes, dtype=np.int64)
