@@ -81,7 +81,9 @@ class PairIndex:
         n, nc = c.nodes, c.chunks
         p, r, q = c.pre.num_explicit, len(s.chunk_idx), c.post.num_explicit
         self.p, self.r, self.q = p, r, q
-        self.row_t = np.repeat(np.arange(len(s.src), dtype=INDEX), np.diff(s.chunk_ptr))
+        # transfers and, in direct mode, pair keys as int32 while they fit: the index's largest arrays
+        self.row_t = np.repeat(np.arange(len(s.src), dtype=np.int32 if len(s.src) < 2**31 else INDEX),
+                               np.diff(s.chunk_ptr))
         ch = s.chunk_idx
         self.direct = direct
         if direct or n * nc < KEY_SPACE:
@@ -96,7 +98,7 @@ class PairIndex:
         k = p + 2 * r + q
         pbits = max(k - 1, 1).bit_length()
         packed = not direct and (n * self.width - 1).bit_length() + pbits <= 63
-        keys = np.empty(k, dtype=INDEX)
+        keys = np.empty(k, dtype=np.int32 if direct and n * self.width < 2**31 else INDEX)
         parts = (lambda: c.pre.explicit(), lambda: (s.dst[self.row_t], ch), lambda: (s.src[self.row_t], ch),
                  lambda: c.post.explicit())
         for lo, part in zip((0, p, p + r, p + 2 * r), parts):  # one part's pairs alive at a time

@@ -460,6 +460,8 @@ def verify_reduction(s: Schedule, what: str, method: str | None = None) -> str:
     n = c.nodes
     method, exact, words, idx, spans = _plan_run(s, what, method)
     row_step = s.step[idx.row_t]
+    if len(row_step) and int(s.step[-1]) < 2**31:   # steps are non-decreasing: the last is the largest
+        row_step = row_step.astype(np.int32)
     if exact:
         need, post_error = _Need(c, words), _bits_post_error
     else:
