@@ -333,3 +333,19 @@ def test_an_overlays_kept_routes_are_the_networks_routes(kind, options):
         overlay(net, by_name(n, "ring"), "ring").routes_of(np.array([0]), np.array([2]))
     s = collsim.build("synth-matching", kind, "allgather", "64KiB", system_options=options)
     assert collsim.verify(s).transfers > 0
+
+
+@pytest.mark.parametrize("chunks, capacity", [(1, 1), (2, 3), (3, 12), (1, 64)])
+def test_the_matching_plans_the_same_with_its_sets_as_bits_or_as_booleans(monkeypatch, chunks, capacity):
+    """From ``BITS_FROM_PIECES`` pieces the matching keeps its node x piece sets as 64-bit words; either
+    form picks the same pieces on the same links in the same steps."""
+    from collsim.algorithms.synth_matching import step
+    from collsim.experiments.network_families import hetero_mesh
+    net = hetero_mesh(5, 6, 4.0, torus=True)
+    plans = []
+    for threshold in (1, 10**9):
+        monkeypatch.setattr(step, "BITS_FROM_PIECES", threshold)
+        for reverse in (False, True):
+            p = step.match(net, chunks, capacity, 3, 1e6, reverse=reverse)
+            plans.append((p.step.tolist(), p.src.tolist(), p.dst.tolist(), p.piece.tolist(), p.predicted_time_s))
+    assert plans[:2] == plans[2:] and plans[0][0]

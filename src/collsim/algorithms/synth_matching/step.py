@@ -77,6 +77,7 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
     has[first, np.arange(total)] = True
     holders = has.sum(axis=0)
     order = np.arange(total)  # for an all-gather ``has`` is kept with its columns in the last step's order
+    bits = total >= BITS_FROM_PIECES
     piece_bytes = (np.asarray(block_bytes(chunks), dtype=float) if callable(block_bytes)
                    else np.full(total, block_bytes / chunks))
     startup = float(getattr(system, "startup_s", None) or 0.0)
@@ -91,7 +92,9 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
             pi = np.lexsort((tie, holders))
             where = np.empty_like(order)
             where[order] = np.arange(total)  # piece p is column where[p] of ``has``
-            before_p = _pack(np.take(has, where[pi], axis=1))  # C order, unlike has[:, ...]: packbits runs along rows
+            before_p = np.take(has, where[pi], axis=1)  # C order, unlike has[:, ...]: packbits runs along rows
+            if bits:
+                before_p = _pack(before_p)
             blocked_p = before_p.copy()  # held before the step, or brought in this step
         else:
             before = has.copy()
@@ -103,10 +106,13 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
             if root is None:
                 cand = before_p[u]
                 cand &= ~blocked_p[v]
-                r, piece = _pick_in_order(cand, cap[ids], total)
+                r, piece = _pick_in_order(cand, cap[ids], total) if bits else _pick_in_cells(cand, cap[ids])
                 if not r.size:
                     continue
-                np.bitwise_or.at(blocked_p, (v[r], piece >> 6), np.left_shift(_ONE, (piece & 63).astype(np.uint64)))
+                if bits:
+                    np.bitwise_or.at(blocked_p, (v[r], piece >> 6), np.left_shift(_ONE, (piece & 63).astype(np.uint64)))
+                else:
+                    blocked_p[v[r], piece] = True
                 piece = pi[piece]
             else:
                 cand = before[u] & ~before[v] & ~taken[v]
@@ -134,7 +140,7 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
             raise UnsupportedError(f"the matching stalled in step {step}: no link could carry any of the "
                                    f"{missing} missing deliveries")
         if root is None:  # the holdings stay in this step's order: the next step's order is taken from it
-            has, order = _unpack(blocked_p, total), pi
+            has, order = (_unpack(blocked_p, total) if bits else blocked_p), pi
             holders = np.empty_like(holders)
             holders[pi] = has.sum(axis=0)
         else:
@@ -147,6 +153,10 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
     cols = [np.concatenate(x) for x in zip(*rows)] if rows else [np.zeros(0, np.int64)] * 4
     return Plan(*cols, steps=step, predicted_time_s=time_s)
 
+
+BITS_FROM_PIECES = 256
+"""From this many pieces in flight an all-gather's matching keeps its sets as bits (below, as booleans:
+a row of a few words gains less from packing than the packing costs)."""
 
 _ONE = np.uint64(1)
 _WORD = np.dtype("<u8")
@@ -166,6 +176,33 @@ def _pack(cells: np.ndarray) -> np.ndarray:
 def _unpack(words: np.ndarray, cols: int) -> np.ndarray:
     """The boolean rows of :func:`_pack`'s words, ``cols`` columns."""
     return np.unpackbits(words.view(np.uint8), axis=1, count=cols, bitorder="little").view(bool)
+
+
+def _pick_in_cells(cand: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's first ``cap[row]`` candidates, ``cand`` as booleans (columns in preference order)."""
+    width = int(cap.max())
+    if width <= 8:  # a few first-true scans beat a running count over the whole row
+        rows_all = np.arange(len(cap))
+        out_r, out_c = [], []
+        live = cand if width == 1 else cand.copy()
+        for j in range(width):
+            first = live.argmax(axis=1)
+            r = rows_all[live[rows_all, first] & (cap > j)]
+            if not r.size:
+                break
+            out_r.append(r)
+            out_c.append(first[r])
+            if j + 1 < width:
+                live[r, first[r]] = False
+        if not out_r:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        r, c = np.concatenate(out_r), np.concatenate(out_c)
+        order = np.lexsort((c, r))
+        return r[order], c[order]
+    if int(cap.min()) >= cand.shape[1]:  # flooding: every candidate goes
+        return np.nonzero(cand)
+    rank = np.cumsum(cand, axis=1, dtype=np.int32)
+    return np.nonzero(cand & (rank <= cap[:, None]))
 
 
 def _pick_in_order(cand: np.ndarray, cap: np.ndarray, cols: int) -> tuple[np.ndarray, np.ndarray]:
