@@ -255,17 +255,30 @@ def _packed_colours(rnd, d, band, src, length, n, w) -> np.ndarray:
     rank = np.empty(s, it)
     rank[order] = np.arange(s, dtype=it) - np.repeat(first.astype(it), np.diff(np.append(first, s)))
     del order, first
-    ckey = group * (2 * n) + cls
+    ckey = np.asarray(group * (2 * n) + cls, np.intp)
     del group, cls
-    uk, inv = np.unique(ckey, return_inverse=True)
-    del ckey
-    count = np.zeros(len(uk), np.int64)
-    np.maximum.at(count, np.asarray(inv, np.intp).ravel(), (rank + 1).astype(np.int64))
+    size = int(ckey.max()) + 1
+    if size <= 2 * s + 1024:  # keys dense enough: count in a table instead of sorting them (np.unique)
+        count = np.zeros(size, np.int64)
+        np.maximum.at(count, ckey, (rank + 1).astype(np.int64))
+        uk = np.flatnonzero(count)                             # the classes present, ascending
+        count = count[uk]
+    else:
+        uk, inv = np.unique(ckey, return_inverse=True)
+        count = np.zeros(len(uk), np.int64)
+        np.maximum.at(count, np.asarray(inv, np.intp).ravel(), (rank + 1).astype(np.int64))
     before = np.cumsum(count) - count                          # colours of earlier classes, all groups
     gstart = np.flatnonzero(np.concatenate([[True], uk[1:] // (2 * n) != uk[:-1] // (2 * n)]))
     base = np.repeat(before[gstart], np.diff(np.append(gstart, len(uk))))
-    out = (before - base)[inv]
-    del inv
+    offset = before - base                                     # a class's first colour within its group
+    if size <= 2 * s + 1024:
+        table = np.zeros(size, np.int64)
+        table[uk] = offset
+        out = table[ckey]
+    else:
+        out = offset[inv]
+        del inv
+    del ckey
     out += rank
     return out
 
