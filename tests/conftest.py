@@ -180,3 +180,18 @@ def acts_freely_on_links(system, group, symmetry) -> None:
         assert (image >= 0).all() and (image != ids).all()
         assert np.array_equal(np.sort(image), ids)
         assert np.array_equal(symmetry.orbit_representatives(system, group, image), reps)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Longest files first: the items of files marked ``schedule_first(seconds)`` move ahead, longest first.
+
+    pytest-xdist (``--dist loadfile --no-loadscope-reorder``, pyproject.toml) hands files to its workers
+    in this order, one file at a time as each worker frees up: longest-processing-time-first scheduling,
+    so the suite never waits at its end on one long file while the other worker idles.  The sort is
+    stable and runs after pytest-randomly's shuffle (its hook wraps this one), so the files' own order,
+    and every other file's, stays the seeded random one; every worker computes the same order.
+    """
+    def weight(item) -> float:
+        mark = item.get_closest_marker("schedule_first")
+        return -float(mark.args[0]) if mark is not None else 0.0
+    items.sort(key=weight)

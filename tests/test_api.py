@@ -17,6 +17,8 @@ import pytest
 
 import collsim
 
+pytestmark = pytest.mark.schedule_first(65)  # about 65 s of work: handed out early (tests/conftest.py)
+
 MODULES = sorted(m.name for m in pkgutil.walk_packages(collsim.__path__, "collsim.")
                  if not m.name.endswith("__main__"))
 

@@ -25,6 +25,8 @@ from collsim.core import files, serialize
 from collsim.core.errors import InputError
 from collsim.core.serialize import dumps, load, save
 
+pytestmark = pytest.mark.schedule_first(26)  # about 26 s of work: handed out early (tests/conftest.py)
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 

@@ -13,6 +13,8 @@ import json
 
 import pytest
 
+pytestmark = pytest.mark.schedule_first(55)  # about 55 s of work: handed out early (tests/conftest.py)
+
 FILES = {
     "torus_strnodes.toml": '[system]\nkind = "torus"\nnodes = "sixteen"\ndims = [4, 4]\n',
     "ring_neglat.toml": '[system]\nkind = "ring"\nnodes = 8\nlink_latency_s = -1\n',

@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.schedule_first(40)  # about 40 s of work: handed out early (tests/conftest.py)
+
 RUN = Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"
 
 

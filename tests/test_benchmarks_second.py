@@ -7,7 +7,11 @@ tests/test_benchmarks_reproduce.py the reproductions: three files, so that the s
 
 from __future__ import annotations
 
+import pytest
+
 from test_benchmarks import smoke, workloads
+
+pytestmark = pytest.mark.schedule_first(38)  # about 38 s of work: handed out early (tests/conftest.py)
 
 
 def test_the_second_half_of_the_benchmark_workloads_runs_at_a_small_size():

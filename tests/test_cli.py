@@ -10,6 +10,8 @@ import pytest
 
 from conftest import collsim_exe
 
+pytestmark = pytest.mark.schedule_first(45)  # about 45 s of work: handed out early (tests/conftest.py)
+
 COMMON = {"algorithm", "collective", "system", "nodes", "size_bytes", "rounds", "steps", "time_s", "lower_bound_s",
           "verified", "params", "efficiency", "algbw_bytes_per_s", "busbw_bytes_per_s", "max_hops"}
 KEYS = COMMON | {"wavelengths", "wavelengths_used", "paper_time_s", "paper_steps"}   # an optical ring's row

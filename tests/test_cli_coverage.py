@@ -44,6 +44,8 @@ from typing import Callable
 
 import pytest
 
+pytestmark = pytest.mark.schedule_first(25)  # about 25 s of work: handed out early (tests/conftest.py)
+
 # Per module of collsim/cli (file name), the least line coverage in percent, a few points below
 # what `python tests/test_cli_coverage.py` measured when they were set: __init__ 100 (no
 # statements), commands 99.4 (169/170; missed: compare's exit 1 for an unverified row), main

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+pytestmark = pytest.mark.schedule_first(40)  # about 40 s of work: handed out early (tests/conftest.py)
+
 RING8 = ("--system", "ring", "-n", "8")
 
 

@@ -14,6 +14,8 @@ from collsim.kinds.network.fat_tree import FatTree
 from collsim.kinds.network.hypercube import Hypercube
 from collsim.kinds.network.mesh_torus import Mesh, Torus
 
+pytestmark = pytest.mark.schedule_first(40)  # about 40 s of work: handed out early (tests/conftest.py)
+
 KINDS = ["allgather", "reducescatter", "allreduce", "alltoall", "broadcast", "reduce", "scatter", "gather",
          "scan", "shift"]
 ROOTED = ("broadcast", "reduce", "scatter", "gather")

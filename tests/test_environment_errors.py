@@ -25,6 +25,8 @@ from collsim.core import files, reading
 from collsim.core.errors import InputError, ScheduleFormatError
 from conftest import collsim_exe, mpiexec, names, refusal
 
+pytestmark = pytest.mark.schedule_first(25)  # about 25 s of work: handed out early (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -23,6 +23,8 @@ from collsim.systems import load_system
 from conftest import collsim_exe, names, refusal
 from test_mpi_calibrate import run_mpi
 
+pytestmark = pytest.mark.schedule_first(28)  # about 28 s of work: handed out early (tests/conftest.py)
+
 SIZES = [2**k for k in range(6, 25)]
 
 

@@ -31,6 +31,8 @@ from collsim.mpi.native import NATIVE
 from collsim.mpi.plan import pack, plan_rank, unpack
 from conftest import collsim_exe, mpiexec, names, refusal
 
+pytestmark = pytest.mark.schedule_first(60)  # about 60 s of work: handed out early (tests/conftest.py)
+
 JOB = Path(__file__).resolve().parent / "mpi_jobs" / "run_cases.py"
 NATIVE_OF = NATIVE
 

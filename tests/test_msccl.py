@@ -25,6 +25,8 @@ from collsim.interop.msccl.files import (MscclLimits, check_algo, export_msccl, 
 from collsim.interop.msccl.xml_model import ALGO_ATTRS, GPU_ATTRS, STEP_ATTRS, TB_ATTRS
 from collsim.systems import load_system
 
+pytestmark = pytest.mark.schedule_first(28)  # about 28 s of work: handed out early (tests/conftest.py)
+
 DATA = Path(__file__).parent / "data" / "msccl"
 SIX = ("allgather", "reducescatter", "allreduce", "alltoall", "broadcast", "reduce")
 RCCL = MscclLimits(max_steps=256, max_thread_blocks=216)

@@ -21,6 +21,8 @@ from collsim.core.units import format_time
 from collsim.core.wording import format_number
 from conftest import collsim_exe, names
 
+pytestmark = pytest.mark.schedule_first(65)  # about 65 s of work: handed out early (tests/conftest.py)
+
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "output.md"
 CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 

@@ -23,6 +23,8 @@ from collsim.algorithms.placement import place_all, placement_params
 from collsim.core.errors import InputError, UnsupportedError
 from collsim.systems import PRESETS, kind_names, load_system
 
+pytestmark = pytest.mark.schedule_first(45)  # about 45 s of work: handed out early (tests/conftest.py)
+
 MESH9 = ("--system", "mesh", "-S", "dims=3,3")
 STAR8 = ("--system", "star", "-n", "8")
 

@@ -17,6 +17,8 @@ from collsim.systems import load_system
 from collsim.kinds.optical_ring import OpticalRing
 from collsim.core.collective import collective_type
 
+pytestmark = pytest.mark.schedule_first(70)  # about 70 s of work: handed out early (tests/conftest.py)
+
 PRIMES = [2, 3, 5, 7, 11, 13, 17, 97, 127, 251, 293]
 
 

@@ -26,6 +26,8 @@ from collsim.systems import load_system
 from collsim.kinds.optical_ring import OpticalRing
 from collsim.core.collective import collective_type
 
+pytestmark = pytest.mark.schedule_first(40)  # about 40 s of work: handed out early (tests/conftest.py)
+
 # family name in ``spec.systems`` -> system kinds drawn for it (each with its own strategy below)
 FAMILY_KINDS = {
     "optical-ring": ["optical-ring"],

@@ -17,6 +17,8 @@ from collsim.experiments.papers.beyond.slot_latency import crossovers, slot_late
 from collsim.pipeline import run
 from collsim.systems import load_system
 
+pytestmark = pytest.mark.schedule_first(20)  # about 20 s of work: handed out early (tests/conftest.py)
+
 SMALL = [(6, 2, (1024, 1 << 16)), (8, 4, (1024, 1 << 16)), (9, 1, (1024, 1 << 16)), (16, 64, (4096, 1 << 20))]
 
 

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.schedule_first(30)  # about 30 s of work: handed out early (tests/conftest.py)
+
 GOLDEN = Path(__file__).parent / "golden" / "papers" / "optree"
 FILES = {"Table 1": "table1", "Fig. 4": "fig4", "abstract / Fig. 5": "abstract", "abstract": "abstract",
          "Table 2": "table2", "Fig. 6 (d)": "fig6", "Table 3": "table3", "Table 3 / §V-E": "table3",

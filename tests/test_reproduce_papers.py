@@ -26,6 +26,8 @@ import pytest
 
 from test_reproduce_golden import json_diff
 
+pytestmark = pytest.mark.schedule_first(22)  # about 22 s of work: handed out early (tests/conftest.py)
+
 GOLDEN = Path(__file__).parent / "golden" / "papers"
 PAPERS = ("mlfm", "textbook", "wrht")
 UPDATE_ENV = "COLLSIM_UPDATE_GOLDEN"

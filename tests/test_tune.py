@@ -18,6 +18,8 @@ from collsim.experiments.tune.rules import crossovers, rules, rules_document
 from collsim.pipeline import run
 from collsim.systems import load_system
 
+pytestmark = pytest.mark.schedule_first(25)  # about 25 s of work: handed out early (tests/conftest.py)
+
 
 def _reported(row) -> float:
     return getattr(row, "simulated_time_s", None) or row.time_s
