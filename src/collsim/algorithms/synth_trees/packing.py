@@ -79,6 +79,16 @@ class Packing:
         row_of = self.link_rows()[0]
         return np.bincount(row_of, weights=load, minlength=int(row_of.max()) + 1)[row_of]
 
+    def folded_load(self) -> np.ndarray:
+        """``(trees, links)``: the load matrix with which ``link_load(per) == per @ folded_load()``."""
+        if self.expanded or self.link_group is None:
+            return np.asarray(self.load, float)
+        row_of = self.link_rows()[0]
+        rows = int(row_of.max()) + 1
+        folded = np.zeros((len(self.load), rows))
+        np.add.at(folded.T, row_of, np.asarray(self.load, float).T)
+        return folded[:, row_of]
+
     def link_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Link orbits under the translations (:func:`link_orbits`)."""
         return link_orbits(self.link_group, len(self.link_ids))

@@ -49,7 +49,8 @@ pipeline."""
 ROOTED_VARIABLES = 5_000
 """Largest programme (per arc, or per level) solved for one root's trees (broadcast, reduce):
 Edmonds' packing from one root has deep trees, and in the families benchmark no programme above
-6,000 unknowns moved a broadcast (rails 0.780, dragonflies 0.895 with caps of 6,000 and of 24,000)."""
+6,000 unknowns moved a broadcast (rails 0.780, dragonflies 0.895 with caps of 6,000 and of 24,000,
+measured with at most 64 pieces a round)."""
 
 IPM_OPTIONS = {"ipm_optimality_tolerance": 1e-6}
 """HiGHS's interior point to a relative gap of 1e-6 (the default is 1e-8), then crossover to a
