@@ -261,6 +261,32 @@ def test_memory_refusal_before_starting(monkeypatch):
         collsim.build("synth-matching", _tacos("mesh", (16, 16), 50, 0.5e-6), "allgather", "1MiB")
 
 
+def test_overlays_whose_schedule_cannot_fit_are_left_out_before_planning(monkeypatch):
+    """32 GPUs in 4 boxes on a fat tree, all-gather: 992 deliveries.  The ring overlay's routes
+    average 2.375 links (992 x (114 + 8 x 2.375) = 131,936 bytes), the direct one's 4.387
+    (147,904).  Between the two, the builder plans only on the overlays that fit; below every
+    overlay it refuses with the least estimate, before any plan is made."""
+    from collsim.algorithms.synth_matching import build as sm_build
+    from collsim.algorithms.synth_matching.effort import schedule_floor_bytes
+    from collsim.core.collective import collective_type
+    from collsim.core.limits import MemoryLimitError
+    system = load_system("hierarchical", dims="switch:8:300GB/s,fat-tree:4:50GB/s")
+    ag = collective_type("allgather")
+    assert schedule_floor_bytes(32, ag, 2.375) == (992, 992 * 114 + 992 * 8 * 2.375)
+    monkeypatch.setattr(sm_build, "memory_limit_bytes", lambda: 135_000)
+    s = collsim.build("synth-matching", system, "allgather", "1MiB")
+    kept = dict(sm_build._networks(system, None))[s.params["overlay"]]
+    assert schedule_floor_bytes(32, ag, sm_build._route_hops(kept))[1] <= 135_000
+    assert s.params["overlay"] != "direct" and collsim.verify(s).transfers > 0
+
+    def no_planning(*args, **kwargs):
+        raise AssertionError("planned although no overlay fits")
+    monkeypatch.setattr(sm_build, "_best_over", no_planning)
+    monkeypatch.setattr(sm_build, "memory_limit_bytes", lambda: 100_000)
+    with pytest.raises(MemoryLimitError, match=r"992 chunk deliveries.*routed over 2\.38 links"):
+        collsim.build("synth-matching", system, "allgather", "1MiB")
+
+
 @pytest.mark.parametrize("collective", ["broadcast", "reduce"])
 def test_broadcast_and_reduce_pipeline_from_the_root(collective):
     """The root's pieces leave on every one of its links (each link of a step picks a different piece)."""

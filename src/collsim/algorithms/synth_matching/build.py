@@ -41,12 +41,13 @@ import numpy as np
 from ...core.collective import make_collective
 from ...core.collectives import CollectiveType
 from ...core.errors import InputError
+from ...core.limits import limit_error, memory_limit_bytes
 from ...core.schedule import LogicalBuilder, LogicalSchedule
 from ...core.time_limit import TimeLimitError
 from ...core.validate import optional_integer
 from ..common import check_root
 from ..registry import register
-from .effort import early_reason
+from .effort import early_reason, schedule_floor_bytes
 from .overlays import Overlay
 from .search import _best_over, _choices, _floor_s, _networks, _once, best_plan
 from .step import Plan, _direct_links
@@ -197,7 +198,7 @@ def synth_matching(system, collective: CollectiveType, size_bytes, *, chunks: in
     if ownership is not None and not collective.composed_of:
         raise InputError(f"synth-matching: ownership applies to allreduce (who keeps which share between its "
                          f"reduce-scatter and all-gather), not to {collective.name}")
-    nets = _networks(system, None if overlay is None else str(overlay))
+    nets = _fitting(_networks(system, None if overlay is None else str(overlay)), collective, n)
     kw = dict(chunks=chunks, capacity=capacity, seed=seed)
     if collective.rooted:   # broadcast, or reduce (the broadcast reversed, reducing)
         root = check_root(root, n)
@@ -245,6 +246,28 @@ def synth_matching(system, collective: CollectiveType, size_bytes, *, chunks: in
     _add(b, plan, reduce=collective.reduction, offset=0)
     chosen["predicted_time_s"] = plan.predicted_time_s
     return _routed(b.build(), net), chosen
+
+
+def _route_hops(net) -> float:
+    """Links on a logical link's route, on average (1 on a network of direct links)."""
+    if not isinstance(net, Overlay) or net.routes is None or not len(net.routes):
+        return 1.0
+    return float(np.mean(net.routes.path_hops))
+
+
+def _fitting(nets, collective: CollectiveType, n: int):
+    """The candidate networks (or overlays) on which the collective's schedule can fit in memory
+    (:func:`~collsim.algorithms.synth_matching.effort.schedule_floor_bytes`), refused with the
+    least estimate before planning if none can."""
+    floors = [schedule_floor_bytes(n, collective, _route_hops(net)) for _, net in nets]
+    keep = [item for item, (_, need) in zip(nets, floors) if need <= memory_limit_bytes()]
+    if not keep:
+        i = min(range(len(nets)), key=lambda k: floors[k][1])
+        deliveries, need = floors[i]
+        raise limit_error(need, f"synth-matching's {collective.name} on {n} nodes (at least {deliveries:.3g} chunk "
+                                f"deliveries, one transfer each, routed over {_route_hops(nets[i][1]):.3g} links on "
+                                f"average)", "use fewer nodes or another algorithm")
+    return keep
 
 
 def _routed(logical: LogicalSchedule, net) -> LogicalSchedule:
