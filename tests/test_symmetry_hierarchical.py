@@ -9,6 +9,8 @@ freely has ``L / |G|`` orbits of links and ``T / |G|`` representatives.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -162,3 +164,51 @@ def test_compare_switches_to_orbits_with_the_same_rows(monkeypatch):
     rows_sym, _ = compare("hierarchical", "allreduce", 64 * 64, algorithms=algs, **kw)
     assert {getattr(s, "name", s) for s in built} == {"hier-allreduce", "md-ring"}
     assert [r.to_json() for r in rows_full] == [r.to_json() for r in rows_sym]
+
+
+@settings(max_examples=40, deadline=None)
+@given(system=_systems(), coll=st.sampled_from(["allreduce", "allgather", "alltoall"]), ring=st.booleans(),
+       pick=st.integers(0, 50))
+def test_the_domain_s_moves_are_every_node_s_moves_into_the_domain(system, coll, ring, pick):
+    """stage_moves with the group starts from the domain's holdings alone; round by round its moves
+    are exactly those of every node's whose destination is in the domain (as multisets), and the
+    rounds' costs (the busiest node's sends and receives) are the same."""
+    from collsim.algorithms.hier_stages import round_costs, stage_moves, templates
+    from collsim.core.collective import collective_type
+    group = symmetry.translation_group(system)
+    if group is None:
+        return
+    ct = collective_type(coll)
+    temps = templates(system, ct, "all", ring)
+    t = temps[pick % len(temps)]
+    full, reps = stage_moves(system, ct, t), stage_moves(system, ct, t, group)
+    domain = np.zeros(system.nodes, bool)
+    domain[group.domain()] = True
+    assert [len(r) for r in full] == [len(r) for r in reps]
+    for whole, mine in zip(full, reps):
+        for (s1, d1, b1, red1), (s2, d2, b2, red2) in zip(whole, mine):
+            keep = domain[d1]
+            assert red1 == red2 and domain[d2].all()
+            assert sorted(zip(s1[keep].tolist(), d1[keep].tolist(), b1[keep].tolist())) == \
+                sorted(zip(s2.tolist(), d2.tolist(), b2.tolist()))
+    assert round_costs(system, ct, t, full) == round_costs(system, ct, t, reps, group)
+
+
+def test_compare_checks_a_symmetric_algorithm_s_share_of_deliveries(monkeypatch):
+    """compare refuses up front what cannot fit, but an algorithm built on its orbits needs a
+    1 / order share of its deliveries (hier-allreduce on 8 boxes of 4: 64 per element of 4 GPU
+    translations); built in full, the whole count is checked."""
+    from collsim.algorithms import get_algorithm
+    from collsim.algorithms.hier_lanes import lane_deliveries
+    from collsim.algorithms.placement import check_fits
+    from collsim.core import limits
+    from collsim.core.collective import BYTES_PER_DELIVERY, collective_type
+    system = Hierarchical(nodes=32, dimensions="switch:4,fat-tree:8")
+    spec, ar = get_algorithm("hier-allreduce"), collective_type("allreduce")
+    group = symmetry.translation_group(system)
+    assert group.order == 4
+    made = lane_deliveries(system, ar, {})
+    monkeypatch.setattr(limits, "memory_limit_bytes", lambda: made * BYTES_PER_DELIVERY // 2)
+    check_fits(spec, system, ar, {}, orbits=True)
+    with pytest.raises(limits.MemoryLimitError, match=re.escape(f"({made:.3g} chunk deliveries)")):
+        check_fits(spec, system, ar, {})

@@ -123,7 +123,7 @@ every template's moves kept at once (measured: 8.9 GB held by the moves of an al
 
 def representatives_bytes(system, collective: CollectiveType, params, order: int) -> int:
     """Peak bytes of building the lanes' transfers into a group's domain (``order`` = the group's)
-    and checking them: every node's moves, then a ``1 / order`` share of the deliveries.
+    and checking them: the domain's moves and a ``1 / order`` share of the deliveries.
 
     References
     ----------
@@ -132,15 +132,16 @@ def representatives_bytes(system, collective: CollectiveType, params, order: int
     """
     n = int(system.nodes)
     holdings = n * n if collective.name in ("allreduce", "allgather") else n * (n - 1)
-    return MOVES_BYTES_PER_HOLDING * holdings + BYTES_PER_DELIVERY * lane_deliveries(system, collective, params) // order
+    return (MOVES_BYTES_PER_HOLDING * holdings + BYTES_PER_DELIVERY * lane_deliveries(system, collective, params)) // order
 
 
 def lanes_schedule(system, collective: CollectiveType, size_bytes: int, *, pieces: int | None, orders, ring: bool,
-                   units: int | None = None, receivers: np.ndarray | None = None):
+                   units: int | None = None, group=None):
     """Build a hierarchical collective as lanes (see the module docstring).
 
-    ``receivers`` (a mask of nodes) keeps only the transfers into those nodes: the
-    representatives of the schedule under a translation group whose domain it is.
+    ``group`` (the system's translation group): only the transfers into its domain, the
+    representatives of the schedule, made from the domain's holdings alone
+    (:func:`~collsim.algorithms.hier_stages.stage_moves`).
 
     References
     ----------
@@ -150,8 +151,12 @@ def lanes_schedule(system, collective: CollectiveType, size_bytes: int, *, piece
     """
     n = system.nodes
     temps = templates(system, collective, orders, ring)
-    moves = [stage_moves(system, collective, t) for t in temps]
-    costs = [round_costs(system, collective, t, m) for t, m in zip(temps, moves)]
+    moves = [stage_moves(system, collective, t, group) for t in temps]
+    costs = [round_costs(system, collective, t, m, group) for t, m in zip(temps, moves)]
+    receivers = None
+    if group is not None:
+        receivers = np.zeros(n, bool)
+        receivers[group.domain()] = True
     block = size_bytes / n if collective.name == "allreduce" else size_bytes
     hop_s = 2 * max(d.latency_s for d in system.dimensions) + (system.startup_s or 0.0)
     plans = {p: plan_lanes(costs, p, 2 * len(system.dimensions)) for p in ([pieces] if pieces else (1, 2, 4, 8, 16))}
@@ -159,7 +164,7 @@ def lanes_schedule(system, collective: CollectiveType, size_bytes: int, *, piece
     shares = plans[pieces][0]
     units = int(units) if units is not None else default_units(n, collective, pieces)
     whole = integer_units(shares, units)
-    explicit = receivers is None      # the representatives: the explicit floor is the whole schedule's, not theirs
+    explicit = group is None      # the representatives: the explicit floor is the whole schedule's, not theirs
     if collective.name == "allreduce":
         coll = make_collective("allreduce", n, size_bytes, split=units * n, explicit=explicit)
     else:
@@ -177,9 +182,6 @@ def lanes_schedule(system, collective: CollectiveType, size_bytes: int, *, piece
         rounds = [rnd for stage in moves[t] for rnd in stage]
         work.extend((s + i, len(work), piece, rnd) for i, rnd in enumerate(rounds))
     for r, _, piece, (src, dst, blk, red) in sorted(work, key=lambda w: w[:2]):   # in round order: no re-sort
-        if receivers is not None:    # the domain's transfers alone, before they are sorted
-            keep = receivers[dst]
-            src, dst, blk = src[keep], dst[keep], blk[keep]
         _add(b, r, src, dst, blk, piece, collective, n, red)
     sched = b.build()
     return sched, {"pieces": pieces, "lanes": ",".join(used), "units": units}
@@ -221,6 +223,8 @@ def planned_time_s(system, collective: CollectiveType, size_bytes: int, params, 
     lanes = params.get("lanes") if params else None
     if not lanes:
         return None
+    from ..kinds import model_for
+    group = model_for(system).symmetry_group(system)    # the rounds' loads from the domain's moves
     n = system.nodes
     entries = []
     for item in str(lanes).split(","):
@@ -233,9 +237,9 @@ def planned_time_s(system, collective: CollectiveType, size_bytes: int, params, 
     latency: dict[int, float] = {}
     for order, sign, start, count in entries:
         stages = template(collective, order, ring, sign)
-        moves = stage_moves(system, collective, stages)
+        moves = stage_moves(system, collective, stages, group)
         lat = [stage_latency_s(system, st) for st, rounds in zip(stages, moves) for _ in rounds]
-        for i, ((res, cost), t) in enumerate(zip(round_costs(system, collective, stages, moves), lat)):
+        for i, ((res, cost), t) in enumerate(zip(round_costs(system, collective, stages, moves, group), lat)):
             for r in res:
                 busy[start + i, r] = busy.get((start + i, r), 0.0) + cost * count / total
             latency[start + i] = max(latency.get(start + i, 0.0), t)

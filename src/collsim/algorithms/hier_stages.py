@@ -171,28 +171,69 @@ def _by_round(key: np.ndarray, first: int, count: int) -> list[np.ndarray]:
     return [order[bounds[r]:bounds[r + 1]] for r in range(count)]
 
 
-def stage_moves(system, collective: CollectiveType, template: tuple[Stage, ...]) -> list[list[tuple]]:
+def _initial_holdings(n: int, collective: CollectiveType, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What ``nodes`` hold before the first stage: (node, block) pairs."""
+    if collective.name == "allreduce":
+        return np.repeat(nodes, n), np.tile(np.arange(n, dtype=np.int64), len(nodes))
+    if collective.name == "allgather":
+        return nodes.copy(), nodes.copy()
+    s = np.repeat(nodes, n)
+    t = np.tile(np.arange(n, dtype=np.int64), len(nodes))
+    keep = s != t
+    return s[keep], (s * n + t)[keep]
+
+
+class _Frame:
+    """Moves and holdings as they are kept: every node's (no group), or moved by the element that
+    takes a node of them into the group's domain (the destination of a move, the holder of a
+    holding), so that the domain's alone stand for all (the group maps the stages onto themselves)."""
+
+    def __init__(self, n: int, collective: CollectiveType, group) -> None:
+        self.n, self.pairs, self.group = n, collective.name == "alltoall", group
+
+    def blocks(self, g, b: np.ndarray) -> np.ndarray:
+        if not self.pairs:
+            return self.group.act(g, b)
+        a, c = np.divmod(b, self.n)
+        return self.group.act(g, a) * self.n + self.group.act(g, c)
+
+    def to_domain(self, by: np.ndarray, *others: np.ndarray, block: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``by`` (and ``others``, node ids, and ``block``) moved so that ``by`` lies in the domain."""
+        if self.group is None:
+            return (by, *others, block)
+        g = self.group.inverse(self.group.element_of(by))
+        return (self.group.act(g, by), *(self.group.act(g, o) for o in others), self.blocks(g, block))
+
+    def move(self, src, dst, blk, red: bool) -> tuple:
+        dst, src, blk = self.to_domain(dst, src, block=blk)
+        return (src, dst, blk, red)
+
+
+def stage_moves(system, collective: CollectiveType, template: tuple[Stage, ...], group=None) -> list[list[tuple]]:
     """The block moves of every round of a template: per round, ``(src, dst, block, reduce)`` arrays.
 
     Blocks: all-reduce and all-gather, block ``b`` of the ``N`` (owner / source ``b``); all-to-all,
     pair ``a N + b`` (source ``a``, destination ``b``).
 
+    ``group`` (a :class:`~collsim.core.symmetry.Translations` of the system's coordinates, which
+    maps every stage onto itself): the moves *into* the group's domain alone, each the image of a
+    move of the domain's holdings (the holdings of the domain stand for every node's, since the
+    group maps holdings, and each stage's moves, onto themselves: a stage moves blocks by
+    coordinate differences).  The state is then ``1 / order`` of every node's: on 1,024 boxes of
+    8 GPUs (8,192 nodes, the GPUs' coordinate translated) 8.4 M holdings instead of 67 M.  The
+    moves are the same as those of every node whose destination is in the domain, round by round.
+
     References
     ----------
     M. Cho, U. Finkler, M. Serrano, D. Kung, H. Hunter, "BlueConnect: Decomposing all-reduce for
     deep learning on heterogeneous network hierarchy", IBM Journal of Research and Development 63(6),
-    2019 (collectives decomposed dimension by dimension).
+    2019 (collectives decomposed dimension by dimension); W. Burnside, *Theory of Groups of Finite
+    Order*, 2nd ed., 1911 (orbits of a free action).
     """
     n = system.nodes
-    v = np.arange(n, dtype=np.int64)
-    if collective.name == "allreduce":
-        hold_v, hold_b = np.repeat(v, n), np.tile(v, n)
-    elif collective.name == "allgather":
-        hold_v, hold_b = v.copy(), v.copy()
-    else:
-        s, t = np.divmod(np.arange(n * n, dtype=np.int64), n)
-        keep = s != t
-        hold_v, hold_b = s[keep], (s * n + t)[keep]
+    frame = _Frame(n, collective, group)
+    nodes = np.arange(n, dtype=np.int64) if group is None else np.asarray(group.domain(), np.int64)
+    hold_v, hold_b = _initial_holdings(n, collective, nodes)
     out = []
     for st in template:
         d, k = st.dim, system.sizes[st.dim]
@@ -202,23 +243,23 @@ def stage_moves(system, collective: CollectiveType, template: tuple[Stage, ...])
         if st.op == "rs" and not st.ring:       # each block to its owner's coordinate, combined there
             w = system.with_coord(d, hold_v, cb)
             go = w != hold_v
-            rounds.append((hold_v[go], w[go], hold_b[go], True))
+            rounds.append(frame.move(hold_v[go], w[go], hold_b[go], True))
             hold_v = w
         elif st.op == "rs":                     # ring: round r, the block of coordinate c - r - 1 moves on
             nxt = system.with_coord(d, hold_v, (cv + st.sign) % k)
             for go in _by_round((st.sign * (cv - cb)) % k, 1, k - 1):
-                rounds.append((hold_v[go], nxt[go], hold_b[go], True))
+                rounds.append(frame.move(hold_v[go], nxt[go], hold_b[go], True))
             hold_v = system.with_coord(d, hold_v, cb)
         elif st.op == "route" and not st.ring:  # each block to its destination's coordinate
             w = system.with_coord(d, hold_v, cb)
             go = w != hold_v
-            rounds.append((hold_v[go], w[go], hold_b[go], False))
+            rounds.append(frame.move(hold_v[go], w[go], hold_b[go], False))
             hold_v = w
         elif st.op == "route":                  # ring: every block not yet there moves one hop on
             for r in range(k - 1):
                 go = cb != cv
                 nxt = system.with_coord(d, hold_v[go], (cv[go] + st.sign) % k)
-                rounds.append((hold_v[go], nxt, hold_b[go], False))
+                rounds.append(frame.move(hold_v[go], nxt, hold_b[go], False))
                 hold_v = hold_v.copy()
                 hold_v[go] = nxt
                 cv = system.coord(d, hold_v)
@@ -227,12 +268,15 @@ def stage_moves(system, collective: CollectiveType, template: tuple[Stage, ...])
             eb = np.repeat(hold_b, k)
             if not st.ring:
                 go = ev != np.repeat(hold_v, k)
-                rounds.append((np.repeat(hold_v, k)[go], ev[go], eb[go], False))
+                rounds.append(frame.move(np.repeat(hold_v, k)[go], ev[go], eb[go], False))
             else:                               # ring: round r, the block of coordinate c - r moves on
                 cev, ceb = system.coord(d, ev), np.repeat(cb, k)
                 for go in _by_round((st.sign * (cev - ceb)) % k, 0, k - 1):
-                    rounds.append((ev[go], system.with_coord(d, ev[go], (cev[go] + st.sign) % k), eb[go], False))
+                    rounds.append(frame.move(ev[go], system.with_coord(d, ev[go], (cev[go] + st.sign) % k), eb[go],
+                                             False))
             hold_v, hold_b = ev, eb
+        if group is not None:                   # the holders moved back into the domain
+            hold_v, hold_b = frame.to_domain(hold_v, block=hold_b)
         if st.op == "rs":   # every owner holds one (partial) copy of each of its blocks
             key = np.unique(hold_v * (n * n) + hold_b)
             hold_v, hold_b = key // (n * n), key % (n * n)
@@ -240,8 +284,12 @@ def stage_moves(system, collective: CollectiveType, template: tuple[Stage, ...])
     return out
 
 
-def round_costs(system, collective: CollectiveType, template, moves) -> list[tuple[tuple[int, ...], float]]:
+def round_costs(system, collective: CollectiveType, template, moves, group=None) -> list[tuple[tuple[int, ...], float]]:
     """Per round of a template: the resources it uses and its seconds per byte of one block.
+
+    ``group``: ``moves`` are the moves into its domain (:func:`stage_moves`); a node then receives
+    what its domain node does, and sends what the moves from its orbit carry (the group acting
+    freely, every move from the orbit has one image into the domain).
 
     References
     ----------
@@ -253,7 +301,8 @@ def round_costs(system, collective: CollectiveType, template, moves) -> list[tup
     for st, rounds in zip(template, moves):
         rate = system.dimensions[st.dim].bandwidth_bytes_per_s if st.ring else rates[st.dim]
         for src, dst, _, _ in rounds:
+            senders = src if group is None else group.domain_of(src)
             busiest = max(np.bincount(dst, minlength=system.nodes).max(initial=0),
-                          np.bincount(src, minlength=system.nodes).max(initial=0))
+                          np.bincount(senders, minlength=system.nodes).max(initial=0))
             out.append((_resources(system, st), float(busiest / rate)))
     return out

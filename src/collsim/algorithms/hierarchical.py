@@ -78,10 +78,10 @@ def _orbits(ring: bool):
             return None
         check_memory(representatives_bytes(system, collective, {"units": units, "pieces": pieces}, group.order),
                      f"building {'md-ring' if ring else 'the hierarchical lanes'}' {collective.name} representatives "
-                     f"on {system.nodes} nodes (every node's moves, then 1/{group.order} of the deliveries)",
+                     f"on {system.nodes} nodes (1/{group.order} of the moves and of the deliveries)",
                      "use fewer nodes")
         logical, params = lanes_schedule(system, collective, size_bytes, pieces=pieces, orders=orders, ring=ring,
-                                         units=units, receivers=group.element_of(np.arange(system.nodes)) == 0)
+                                         units=units, group=group)
         return logical, params, None, collective.name == "allreduce"
     return orbits
 

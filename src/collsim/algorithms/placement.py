@@ -114,7 +114,8 @@ def check_instance(system: System, coll: str | CollectiveType) -> None:
     system.check_tables()
 
 
-def check_fits(spec: AlgorithmSpec, system: System, coll: CollectiveType, params: dict[str, Any]) -> None:
+def check_fits(spec: AlgorithmSpec, system: System, coll: CollectiveType, params: dict[str, Any], *,
+               orbits: bool = False) -> None:
     """Refuse an algorithm whose schedule would not fit in memory, from its own closed form, before it is built.
 
     An algorithm that makes more chunk deliveries than the collective's floor declares how many
@@ -127,8 +128,18 @@ def check_fits(spec: AlgorithmSpec, system: System, coll: CollectiveType, params
     ----------
     R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in
     MPICH", IJHPCA 19(1), 2005 (recursive doubling's all-reduce: log N rounds of N blocks each).
+
+    ``orbits``: the caller builds an algorithm that declares its symmetry on its orbits where the
+    system has a translation group (``collsim compare``), so a ``1 / order`` share is checked.
     """
     made = spec.deliveries(system, coll, params) if spec.deliveries is not None else None
+    if made is not None and orbits and spec.orbits is not None:
+        # the caller builds it on its orbits where it can (collsim.pipeline.build_compact): a share
+        # of the deliveries per element of the system's group; built in full, it is checked in full
+        from ..kinds import model_for
+        group = model_for(system).symmetry_group(system)
+        if group is not None:
+            made = -(-made // group.order)
     if made is not None:  # more than the collective's floor: refused before the builder allocates them
         check_memory(made * BYTES_PER_DELIVERY, f"{spec.name}'s {coll.name} on {system.nodes} nodes ({made:.3g} chunk "
                      "deliveries)", "use fewer nodes or another algorithm")

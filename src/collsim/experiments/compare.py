@@ -180,7 +180,8 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     results, failures = [], []
     for name, (spec, placed_params) in list(chosen.items()):  # what cannot fit, refused before any work
         try:
-            check_fits(spec, sysm, collective_type(coll), {k: v for k, v in placed_params.items() if k in spec.params})
+            check_fits(spec, sysm, collective_type(coll), {k: v for k, v in placed_params.items() if k in spec.params},
+                       orbits=True)
         except MemoryLimitError as exc:
             failures.append(exc)
             skipped.append(Skip(name, f"{name} failed on this instance: {exc}", failed=True))
