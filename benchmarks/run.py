@@ -751,6 +751,23 @@ def compare_hier_1024() -> dict:
             "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
+@workload("compare-hier-8192", "collsim compare, 8,192 GPUs (1,024 boxes of 8 on a fat tree), all-reduce 256 MiB: "
+          "<= 5 min and <= 8 GiB; hier-allreduce and md-ring on their orbits, the rest run or refused with estimates")
+def compare_hier_8192() -> dict:
+    """The command of the 8,192-GPU target (smoke: 8 boxes of 8, 1 MiB)."""
+    boxes, size = (8, "1MiB") if SMOKE else (1024, "256MiB")
+    proc, wall = _cli("compare", "--system", "hierarchical", "-S", f"dims=switch:8:300GB/s,fat-tree:{boxes}:50GB/s",
+                      "-c", "allreduce", "-s", size, "--json")
+    out = json.loads(proc.stdout)
+    rows = [r for r in out if r["verification"] != "not run"]
+    best = max(rows, key=lambda r: r["efficiency"])
+    return {"wall_s": wall, "rows": len(rows), "verified": all(r["verified"] for r in rows),
+            "algorithms": sorted(r["algorithm"] for r in rows),
+            "not_run": sorted(r["algorithm"] for r in out if r["verification"] == "not run"),
+            "best": best["algorithm"], "best_efficiency": best["efficiency"],
+            "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
 @workload("compare-ring-65536", "collsim compare -n 65536 -c allreduce -s 256MiB (optical ring): ring, striped-ring and "
           "striped-stages verified and timed through the ring's rotations, the others built in full or refused")
 def compare_ring_65536() -> dict:

@@ -212,3 +212,23 @@ def test_compare_checks_a_symmetric_algorithm_s_share_of_deliveries(monkeypatch)
     check_fits(spec, system, ar, {}, orbits=True)
     with pytest.raises(limits.MemoryLimitError, match=re.escape(f"({made:.3g} chunk deliveries)")):
         check_fits(spec, system, ar, {})
+
+
+def test_what_a_large_group_would_need_is_refused_before_it_is_made(monkeypatch):
+    """Routing every pair of a dimension's group, and the lanes' programme, are checked against the
+    memory limit before they are made: with a symmetric system's orbits, a large ring dimension is
+    reached (a ring of 8,192 boxes exhausted 23 GiB in the lanes' dense programme before this).
+    Here a 1 MiB limit: a ring group of 64 members routes 64 x 1,024 links (one member's 63 routes
+    cross 2 x (1 + ... + 31) + 32 of them; 3 MiB at 48 bytes a link), and 16 lanes of 140 rounds
+    make a 310 x 171 programme (1.2 MiB, held three times)."""
+    from collsim.algorithms.hier_lanes import plan_lanes
+    from collsim.algorithms.hier_stages import dimension_rates
+    from collsim.core import limits
+    system = Hierarchical(nodes=512, dimensions="switch:8,ring:64")
+    monkeypatch.setattr(limits, "memory_limit_bytes", lambda: 1 << 20)
+    assert np.isnan(dimension_rates(system, {0})[1]) and dimension_rates(system, {0})[0] > 0   # the switch alone
+    with pytest.raises(limits.MemoryLimitError, match="routing every pair of a ring group of 64 members"):
+        dimension_rates(system, {1})
+    costs = [[((0,), 1.0)] * 140]
+    with pytest.raises(limits.MemoryLimitError, match="planning 16 lanes over 155 rounds"):
+        plan_lanes(costs, 16, 2)

@@ -46,10 +46,15 @@ def plan_lanes(costs: list[list[tuple[int, float]]], pieces: int, dims: int) -> 
     chunks across dimensions by their bandwidth; here as a linear program).
     """
     from scipy.optimize import linprog
+
+    from ..core.limits import check_memory
     length = max(len(c) for c in costs)
     rounds = length + pieces - 1
     lanes = [(t, s) for t in range(len(costs)) for s in range(pieces)]
     nx = len(lanes)
+    check_memory(rounds * dims * (nx + rounds) * 8 * 3,    # the dense matrix, scaled and passed to HiGHS
+                 f"planning {nx} lanes over {rounds} rounds (a {rounds * dims} x {nx + rounds} programme)",
+                 "use fewer pieces, or smaller ring dimensions (each ring stage takes a round per member)")
     a = np.zeros((rounds * dims, nx + rounds))
     for j, (t, s) in enumerate(lanes):
         for i, (res, c) in enumerate(costs[t]):

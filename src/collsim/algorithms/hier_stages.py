@@ -93,6 +93,25 @@ def template(collective: CollectiveType, order, ring: bool, sign: int = 1) -> tu
     return tuple(Stage("ag" if collective.name == "allgather" else "route", d, ring, sign) for d in order)
 
 
+GROUP_ROUTE_BYTES = 48
+"""Peak bytes per link of a route while a dimension's group is routed (the network kind's
+``BYTES_PER_ROUTE_ENTRY``)."""
+
+
+def _check_group_routes(system, d: int) -> None:
+    """Refuse, with the estimate, routing every pair of one group of dimension ``d`` when it would
+    not fit in memory: the group's ``k (k - 1)`` routes hold ``k`` times the links of one member's
+    routes to the others (a ring of 8,192 members: 1.4·10¹¹ links, where a switch of 8 has 112)."""
+    from ..core.limits import check_memory
+    k = system.sizes[d]
+    members = system.with_coord(d, np.zeros(k, np.int64), np.arange(k))
+    ptr, _ = system.route(np.full(k - 1, members[0]), members[1:])
+    check_memory(k * int(ptr[-1]) * GROUP_ROUTE_BYTES,
+                 f"routing every pair of a {system.dimensions[d].topology} group of {k} members "
+                 f"(dimension {d}: {k * int(ptr[-1]):.3g} links on the routes)",
+                 "use a smaller dimension or ring stages (md-ring)")
+
+
 def stage_latency_s(system, st: Stage) -> float:
     """Start-up plus the latency of the longest route of one round of a stage.
 
@@ -106,6 +125,7 @@ def stage_latency_s(system, st: Stage) -> float:
     if st.ring:                         # every member to its ring neighbour
         src, dst = members, np.roll(members, -st.sign)
     else:                               # every member to every other
+        _check_group_routes(system, st.dim)
         src, dst = (a.reshape(-1) for a in np.meshgrid(members, members, indexing="ij"))
         src, dst = src[src != dst], dst[src != dst]
     ptr, links = system.route(src, dst)
@@ -128,12 +148,13 @@ def _resources(system, st: Stage) -> tuple[int, ...]:
     return (2 * st.dim + (st.sign < 0),)
 
 
-def dimension_rates(system) -> np.ndarray:
+def dimension_rates(system, dims=None) -> np.ndarray:
     """Bytes per second one node receives over a dimension when its whole group exchanges directly.
 
     The dimension's link bandwidth times ``(k-1)`` over the most pair routes sharing one of its
     directed links in an all-to-all inside one group: ``bandwidth`` through a switch, ``(k-1)``
-    bandwidths on a full mesh, less on a ring or a line.
+    bandwidths on a full mesh, less on a ring or a line.  ``dims``: only these dimensions (the
+    others NaN); a group too large to route every pair of is refused with the estimate.
 
     References
     ----------
@@ -143,7 +164,11 @@ def dimension_rates(system) -> np.ndarray:
     """
     out = []
     for d, dim in enumerate(system.dimensions):
+        if dims is not None and d not in dims:    # not asked for: NaN
+            out.append(np.nan)
+            continue
         k = dim.size
+        _check_group_routes(system, d)
         members = system.with_coord(d, np.zeros(k, np.int64), np.arange(k))
         s, t = np.meshgrid(members, members, indexing="ij")
         keep = s != t
@@ -296,7 +321,7 @@ def round_costs(system, collective: CollectiveType, template, moves, group=None)
     R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
     Computing 20(3), 1994 (bytes over bandwidth).
     """
-    rates = dimension_rates(system)
+    rates = dimension_rates(system, {st.dim for st in template if not st.ring})   # a ring stage's: its links'
     out = []
     for st, rounds in zip(template, moves):
         rate = system.dimensions[st.dim].bandwidth_bytes_per_s if st.ring else rates[st.dim]

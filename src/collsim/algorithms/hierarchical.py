@@ -74,8 +74,8 @@ def _orbits(ring: bool):
         from ..kinds import model_for
         _check(pieces, orders, units)
         group = model_for(system).symmetry_group(system) if not collective.per_pair else None
-        if group is None:
-            return None
+        if group is None or collective.name == "allreduce" and int(size_bytes) % system.nodes:
+            return None    # (a vector that does not divide among the nodes: blocks, hence chunks, differ)
         check_memory(representatives_bytes(system, collective, {"units": units, "pieces": pieces}, group.order),
                      f"building {'md-ring' if ring else 'the hierarchical lanes'}' {collective.name} representatives "
                      f"on {system.nodes} nodes (1/{group.order} of the moves and of the deliveries)",
