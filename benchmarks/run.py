@@ -736,36 +736,32 @@ def hier_allreduce_16x8() -> dict:
     return out
 
 
-@workload("compare-hier-1024", "collsim compare, 1,024 GPUs (boxes of 8 on a 128-port fat tree), all-reduce 256 MiB: "
-          "every applicable algorithm, hier-allreduce included, verified and simulated in <= 30 s and <= 4 GiB")
-def compare_hier_1024() -> dict:
-    """The command of the 1,024-GPU target (smoke: 4 boxes of 8, 1 MiB)."""
-    boxes, size = (4, "1MiB") if SMOKE else (128, "256MiB")
-    proc, wall = _cli("compare", "--system", "hierarchical", "-S", f"dims=switch:8:300GB/s,fat-tree:{boxes}:50GB/s",
-                      "-c", "allreduce", "-s", size, "--json")
-    rows = [r for r in json.loads(proc.stdout) if r["verification"] != "not run"]  # skipped rows say why
-    best = max(rows, key=lambda r: r["efficiency"])
-    return {"wall_s": wall, "rows": len(rows), "verified": all(r["verified"] for r in rows),
-            "algorithms": sorted(r["algorithm"] for r in rows), "best": best["algorithm"],
-            "best_efficiency": best["efficiency"],
-            "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
-
-
-@workload("compare-hier-8192", "collsim compare, 8,192 GPUs (1,024 boxes of 8 on a fat tree), all-reduce 256 MiB: "
-          "<= 5 min and <= 8 GiB; hier-allreduce and md-ring on their orbits, the rest run or refused with estimates")
-def compare_hier_8192() -> dict:
-    """The command of the 8,192-GPU target (smoke: 8 boxes of 8, 1 MiB)."""
-    boxes, size = (8, "1MiB") if SMOKE else (1024, "256MiB")
+def _compare_hier(boxes: int, size: str) -> dict:
+    """``collsim compare`` of every applicable all-reduce on ``boxes`` boxes of 8 GPUs on a fat tree."""
     proc, wall = _cli("compare", "--system", "hierarchical", "-S", f"dims=switch:8:300GB/s,fat-tree:{boxes}:50GB/s",
                       "-c", "allreduce", "-s", size, "--json")
     out = json.loads(proc.stdout)
-    rows = [r for r in out if r["verification"] != "not run"]
+    rows = [r for r in out if r["verification"] != "not run"]  # skipped rows say why
     best = max(rows, key=lambda r: r["efficiency"])
     return {"wall_s": wall, "rows": len(rows), "verified": all(r["verified"] for r in rows),
             "algorithms": sorted(r["algorithm"] for r in rows),
             "not_run": sorted(r["algorithm"] for r in out if r["verification"] == "not run"),
             "best": best["algorithm"], "best_efficiency": best["efficiency"],
             "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+@workload("compare-hier-1024", "collsim compare, 1,024 GPUs (boxes of 8 on a 128-port fat tree), all-reduce 256 MiB: "
+          "every applicable algorithm, hier-allreduce included, verified and simulated in <= 30 s and <= 4 GiB")
+def compare_hier_1024() -> dict:
+    """The command of the 1,024-GPU target (smoke: 4 boxes of 8, 1 MiB)."""
+    return _compare_hier(*((4, "1MiB") if SMOKE else (128, "256MiB")))
+
+
+@workload("compare-hier-8192", "collsim compare, 8,192 GPUs (1,024 boxes of 8 on a fat tree), all-reduce 256 MiB: "
+          "<= 5 min and <= 8 GiB; hier-allreduce and md-ring on their orbits, the rest run or refused with estimates")
+def compare_hier_8192() -> dict:
+    """The command of the 8,192-GPU target (smoke: 2 boxes of 8, 1 MiB)."""
+    return _compare_hier(*((2, "1MiB") if SMOKE else (1024, "256MiB")))
 
 
 @workload("compare-ring-65536", "collsim compare -n 65536 -c allreduce -s 256MiB (optical ring): ring, striped-ring and "
