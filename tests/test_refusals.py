@@ -279,6 +279,43 @@ def test_the_lane_schedules_deliveries_are_a_floor(dims, name, collective, param
     assert get_algorithm(name).deliveries(h, collective_type(collective), params) <= len(sched.chunk_idx)
 
 
+@pytest.mark.parametrize("system", ["ring", "paper"])
+@pytest.mark.parametrize("n", [2, 3, 8, 13])
+@pytest.mark.parametrize("collective, params", [("allgather", {}), ("reducescatter", {}), ("allreduce", {}),
+                                                ("broadcast", {}), ("reduce", {"chunks": 5})])
+def test_ring_declares_its_transfers_exactly(system, n, collective, params):
+    """Every node sends one chunk a round, N - 1 rounds a phase; a chain sends each piece N - 1 hops."""
+    from collsim.algorithms import get_algorithm
+    s = load_system(system, nodes=n)
+    sched = collsim.build("ring", s, collective, 4096, **params)
+    declared = get_algorithm("ring").transfers(s, collective_type(collective), params)
+    assert declared == len(sched) == (n - 1) * (params.get("chunks", 1) if collective in ("broadcast", "reduce")
+                                               else n * (2 if collective == "allreduce" else 1))
+
+
+def test_a_schedule_whose_declared_transfers_cannot_be_realised_is_refused_before_it_is_built(monkeypatch):
+    """Ring all-reduce on 256 nodes: 2 * 256 * 255 = 130,560 transfers of one chunk, 114 bytes each
+    at least while realised (the logical columns twice, 2 * 41, and 32 of step and route): 14,883,840
+    bytes.  A byte less refuses it from the closed form, before the builder runs; at the floor it is
+    built, and the realisation's own estimate (its columns include the direction) refuses it."""
+    from dataclasses import replace
+    from collsim.algorithms import REGISTRY
+    from collsim.core.limits import ENV_VAR, MemoryLimitError
+    floor = 114 * 130560
+    system = load_system("paper", nodes=256, wavelengths=8)
+    built = []
+    spec = REGISTRY["ring"]
+    monkeypatch.setitem(REGISTRY, "ring", replace(spec, builder=lambda *a, **k: built.append(1) or spec.builder(*a, **k)))
+    monkeypatch.setenv(ENV_VAR, str(floor - 1))
+    with pytest.raises(MemoryLimitError, match=r"ring's allreduce on 256 nodes \(1\.31e\+05 transfers, realised\)"):
+        collsim.build("ring", system, "allreduce", "1MiB")
+    assert built == []
+    monkeypatch.setenv(ENV_VAR, str(floor))
+    with pytest.raises(MemoryLimitError, match=r"realising ring's allreduce on 256 nodes"):
+        collsim.build("ring", system, "allreduce", "1MiB")
+    assert built == [1]
+
+
 def test_a_logical_schedule_too_large_to_realise_is_refused_before_realising(monkeypatch):
     """Realising holds the logical schedule and its physical copy at once (a ring all-reduce on 8,192
     nodes peaked at 18.6 GB before the verifier refused it): the estimate refuses it first."""

@@ -65,7 +65,18 @@ def test_every_algorithm_builds_a_verified_schedule(name, collective, data, size
     sched = build(name, system, collective, size, strategy=strategy)
     report = verify(sched)
     assert report.steps >= 1 and report.transfers >= 1
+    _declared_counts_hold(name, system, collective, sched)
     assert (sched.wavelength < system.wavelengths).all() and (sched.fiber < system.fibers).all()
+
+
+def _declared_counts_hold(name, system, collective, sched) -> None:
+    """The closed forms an algorithm declares to refuse what cannot fit (``deliveries``, ``transfers``)
+    are floors of what it builds: a refusal from them never turns away a schedule that fits."""
+    spec, coll = REGISTRY[name], collective_type(collective)
+    params = {k: v for k, v in sched.params.items() if k in spec.params}
+    for hook, made in ((spec.transfers, len(sched)), (spec.deliveries, len(sched.chunk_idx))):
+        declared = hook(system, coll, params) if hook is not None else None   # None: not declared here
+        assert declared is None or declared <= made, (name, collective, declared, made)
 
 
 # --- electrical networks and MLFMs ----------------------------------------------------------------
@@ -127,6 +138,7 @@ def test_every_network_algorithm_builds_a_verified_schedule(name, collective, da
     sched = build(name, system, collective, size)
     report = verify(sched)
     assert report.transfers >= 1 and sched.route_ptr is not None
+    _declared_counts_hold(name, system, collective, sched)
 
 
 # --- optical circuit switches -------------------------------------------------------------------------

@@ -120,13 +120,18 @@ def _mutants(reps, rng):
 
 @settings(max_examples=30, deadline=None)
 @given(name=st.sampled_from(SYMMETRIC), n=st.integers(3, 16), coll=st.sampled_from(RING),
-       seed=st.integers(0, 2**32 - 1))
-def test_mutants_rejected_alike(name, n, coll, seed):
-    """Every mutant of the representatives fails on its orbits iff its expansion fails, alike."""
+       seed=st.integers(0, 2**32 - 1), block=st.sampled_from([1, 2, 5, 1 << 22]))
+def test_mutants_rejected_alike(name, n, coll, seed, block):
+    """Every mutant of the representatives fails on its orbits iff its expansion fails, alike,
+    whether the verifier computes a delivery's indices for the whole schedule at once or for
+    blocks of a few deliveries (each step then alone)."""
+    from unittest.mock import patch
+    from collsim.verify import orbits
     sym = build_symmetric(name, "paper", coll, _size(coll, n, 64), nodes=n)
     rng = np.random.default_rng(seed)
-    # at least the chunk, the dropped transfer, the flipped reduction and the wavelength
-    assert rejected_alike(sym, _mutants(sym.reps, rng)) >= 4
+    with patch.object(orbits, "_BLOCK_DELIVERIES", block):
+        # at least the chunk, the dropped transfer, the flipped reduction and the wavelength
+        assert rejected_alike(sym, _mutants(sym.reps, rng)) >= 4
 
 
 def test_ring_allreduce_orbit_counts():

@@ -139,11 +139,16 @@ def test_mutants_rejected_alike(system, coll, seed):
     assert rejected_alike(sym, representative_mutants(sym.reps, rng)) >= 3      # the chunk, the dropped transfer, the route
 
 
-def test_fingerprints_on_the_orbits(monkeypatch):
+@pytest.mark.parametrize("block", [1, 7, 1 << 22])
+@pytest.mark.parametrize("method", ["fingerprint", "exact"])
+def test_fingerprints_on_the_orbits(monkeypatch, block, method):
+    """Fingerprints and exact sets on the orbits reject a dropped transfer and a lost reduction,
+    with the deliveries' indices computed at once or in blocks of a few (each step then alone)."""
     system = Hierarchical(nodes=32, dimensions="switch:8,switch:4")
     sym = build_symmetric("hier-allreduce", system, "allreduce", 32 * 64, units=2)
-    monkeypatch.setattr(orbits, "_FORCE_METHOD", "fingerprint")
-    assert verify(sym).data_flow == "orbits, fingerprint"
+    monkeypatch.setattr(orbits, "_FORCE_METHOD", method)
+    monkeypatch.setattr(orbits, "_BLOCK_DELIVERIES", block)
+    assert verify(sym).data_flow == ("orbits, fingerprint" if method == "fingerprint" else "orbits")
     dropped = SymmetricSchedule(sym.reps.take(np.arange(1, len(sym.reps))), sym.group, sym.interleaved)
     with pytest.raises(VerificationError):
         verify(dropped)
@@ -151,6 +156,25 @@ def test_fingerprints_on_the_orbits(monkeypatch):
     flipped[flipped.argmax()] = False       # a reduction turned into a copy: contributions lost
     with pytest.raises(VerificationError):
         verify(SymmetricSchedule(sym.reps.replace(reduce=flipped), sym.group, sym.interleaved))
+
+
+@pytest.mark.parametrize("dims", ["switch:8,switch:4", "ring:4,fat-tree:8", "switch:2,ring:3,line:2"])
+def test_the_quotient_routes_from_a_table_of_every_link_equal_those_computed_entry_by_entry(dims):
+    """Where the routes hold more entries than the system has links, each link's representative is
+    looked up in a table computed once: the same routes as computing every entry's."""
+    from collsim.core.symmetry import quotient_routes
+    from collsim.kinds.hierarchical import symmetry as hs
+    system = Hierarchical(nodes=int(np.prod([int(d.split(":")[1]) for d in dims.split(",")])), dimensions=dims)
+    sym = build_symmetric("hier-allreduce", system, "allreduce", 4096 * system.nodes, pieces=4)
+    reps = sym.reps
+    def rep(links):
+        return hs.orbit_representatives(system, sym.group, links)
+    links = len(system.links.src)
+    assert len(reps.routes.route_links) > links   # the table is used
+    a = quotient_routes(reps.routes, rep, links).route_links
+    b = quotient_routes(reps.routes, rep).route_links
+    assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert np.array_equal(rep(a), a)     # a representative is its orbit's own
 
 
 def test_compare_switches_to_orbits_with_the_same_rows(monkeypatch):

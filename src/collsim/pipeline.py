@@ -21,7 +21,7 @@ from .algorithms.placement import place
 from .core.collective import Collective
 from .core.errors import InputError, UnsupportedError, VerificationError
 from .core.limits import check_memory, memory_limit_bytes
-from .core.schedule import LogicalSchedule, Schedule
+from .core.schedule import ROUTE_BYTES_PER_TRANSFER, LogicalSchedule, Schedule
 from .core.schedule_file import what_it_is
 from .core.symmetry import SymmetricSchedule
 from .core.system import System
@@ -192,11 +192,6 @@ def build_symmetric(algorithm: str | AlgorithmSpec, system: str | System, collec
         sym = SymmetricSchedule(reps.replace(params={**reps.params, **{k: facts[k] for k in stale}}), group,
                                 interleaved)
     return sym
-
-
-ROUTE_BYTES_PER_TRANSFER = 32
-"""What a realised transfer adds to its logical one, at least: its step and its route (a ring's
-direction, hops, fiber, wavelength and band take 19 bytes; a network's route a pointer and a link)."""
 
 
 def realise_bytes(logical: LogicalSchedule) -> int:

@@ -31,6 +31,7 @@ from ..core.collective import (
 from ..core.errors import InputError, UnsupportedError
 from ..core.limits import check_memory
 from ..core.placement import check_placement
+from ..core.schedule import realised_floor_bytes
 from ..core.system import System
 from .registry import REGISTRY, AlgorithmSpec, get_algorithm
 from .skip import Skip
@@ -131,18 +132,29 @@ def check_fits(spec: AlgorithmSpec, system: System, coll: CollectiveType, params
 
     ``orbits``: the caller builds an algorithm that declares its symmetry on its orbits where the
     system has a translation group (``collsim compare``), so a ``1 / order`` share is checked.
+
+    An algorithm that declares its transfers (:attr:`AlgorithmSpec.transfers`) is refused too
+    where realising them could not fit (:func:`collsim.core.schedule.realised_floor_bytes`).
     """
     made = spec.deliveries(system, coll, params) if spec.deliveries is not None else None
-    if made is not None and orbits and spec.orbits is not None:
+    moved = spec.transfers(system, coll, params) if spec.transfers is not None else None
+    share = 1
+    if (made is not None or moved is not None) and orbits and spec.orbits is not None:
         # the caller builds it on its orbits where it can (collsim.pipeline.build_compact): a share
         # of the deliveries per element of the system's group; built in full, it is checked in full
         from ..kinds import model_for
         group = model_for(system).symmetry_group(system)
         if group is not None:
-            made = -(-made // group.order)
+            share = group.order
     if made is not None:  # more than the collective's floor: refused before the builder allocates them
+        made = -(-made // share)
         check_memory(made * BYTES_PER_DELIVERY, f"{spec.name}'s {coll.name} on {system.nodes} nodes ({made:.3g} chunk "
                      "deliveries)", "use fewer nodes or another algorithm")
+    if moved is not None:  # every transfer carries a chunk at least; realising holds both copies and the routes
+        moved = -(-moved // share)
+        need = realised_floor_bytes(moved, max(moved, made or 0))
+        check_memory(need, f"{spec.name}'s {coll.name} on {system.nodes} nodes ({moved:.3g} transfers, realised)",
+                     "use fewer nodes or another algorithm")
 
 
 def place_all(specs: Iterable[AlgorithmSpec], system: System, coll: str, params: dict[str, Any] | None = None, *,

@@ -53,10 +53,19 @@ def _orbits(system, collective: CollectiveType, size_bytes, *, chunks: int = 1, 
     return b.build(), ({"stripe": band} if band > 1 else {}), Translations((n,))   # the ring's rotations
 
 
+def _transfers(system, collective: CollectiveType, params) -> int:
+    # one chunk a transfer: every node sends once a round, N - 1 rounds a phase; a pipelined chain
+    # sends each of its pieces over N - 1 hops
+    n = system.nodes
+    if collective.rooted:
+        return int(params.get("chunks", 1)) * (n - 1)
+    return n * (n - 1) * len(collective.phases)
+
+
 @register(
     "ring", collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
     systems=("optical-ring", "network"), aliases=("ring-allgather",), paper_steps=_paper_steps,
-    params=("chunks", "stripe"), tune=_tune, orbits=_orbits,
+    params=("chunks", "stripe"), tune=_tune, orbits=_orbits, transfers=_transfers,
     reference="[OpTree24] §IV-A.2 and Table 1 (Ring all-gather, N-1 steps, after [Chen05b]); ring "
               "all-reduce: [Patarasuk09], and [Grama03] (the slides' ring all-reduce in ML training)",
     summary="neighbour ring: N-1 rounds per phase, one wavelength",

@@ -39,6 +39,36 @@ def _csr_from_lists(chunks) -> tuple[np.ndarray, np.ndarray]:
     return ptr, idx
 
 
+LOGICAL_BYTES_PER_TRANSFER = 33
+"""A logical transfer's columns apart from its chunk ids: round, source, destination and chunk
+pointer (8 bytes each) and the reduce flag."""
+
+CHUNK_ENTRY_BYTES = 8
+"""One chunk id of a transfer's payload."""
+
+ROUTE_BYTES_PER_TRANSFER = 32
+"""What a realised transfer adds to its logical one, at least: its step and its route (a ring's
+direction, hops, fiber, wavelength and band take 19 bytes; a network's route a pointer and a link)."""
+
+
+def realised_floor_bytes(transfers: int, deliveries: int) -> int:
+    """Bytes that realising a logical schedule of ``transfers`` transfers and ``deliveries`` chunk
+    ids holds at least: the logical columns twice (the logical schedule stays held while its
+    physical copy is made) and every transfer's step and route.
+
+    A transfer of one chunk costs 114 bytes; :func:`collsim.pipeline.realise_bytes` is the same
+    arithmetic on a built logical schedule's own columns, and the registry's ``transfers`` closed
+    forms let it be checked before the algorithm builds anything.
+
+    Examples
+    --------
+    >>> realised_floor_bytes(1, 1)
+    114
+    """
+    return int(transfers) * (2 * LOGICAL_BYTES_PER_TRANSFER + ROUTE_BYTES_PER_TRANSFER) \
+        + 2 * CHUNK_ENTRY_BYTES * int(deliveries)
+
+
 @dataclass(frozen=True, eq=False)
 class LogicalSchedule:
     """What an algorithm emits: transfers grouped into logical rounds.
@@ -477,4 +507,5 @@ class Schedule:
         return common + self.chunk_ptr.nbytes + self.chunk_idx.nbytes + self.routes.nbytes()
 
 
-__all__ = ["INDEX", "LogicalBuilder", "LogicalSchedule", "Schedule", "permute_csr"]
+__all__ = ["CHUNK_ENTRY_BYTES", "INDEX", "LOGICAL_BYTES_PER_TRANSFER", "LogicalBuilder", "LogicalSchedule",
+           "ROUTE_BYTES_PER_TRANSFER", "Schedule", "permute_csr", "realised_floor_bytes"]

@@ -307,10 +307,19 @@ def maps_links_alike(links, group: "Translations", link_images: Callable) -> boo
     return True
 
 
-def quotient_routes(routes, representatives: Callable):
+def quotient_routes(routes, representatives: Callable, links: int | None = None):
     """Link routes with every link replaced by ``representatives(links)``, its orbit's representative:
-    the quotient network's routes, on which one flow per orbit is simulated (docs/model.md)."""
-    return routes.replace(route_links=representatives(routes.route_links).astype(routes.route_links.dtype))
+    the quotient network's routes, on which one flow per orbit is simulated (docs/model.md).
+
+    ``links``: the system's number of links.  Where the routes hold more entries than that, every
+    link's representative is computed once and the entries look it up, so that the temporaries are
+    one table, not several arrays the size of the routes.
+    """
+    entries = routes.route_links
+    if links is not None and 0 < links <= len(entries):
+        table = np.asarray(representatives(np.arange(links, dtype=np.int64))).astype(entries.dtype)
+        return routes.replace(route_links=table[entries])
+    return routes.replace(route_links=representatives(entries).astype(entries.dtype))
 
 
 def _invariant(h: Holdings, group: Translations, per_anchor: int, interleaved: bool = False) -> int | None:

@@ -39,17 +39,26 @@ _MOVE_ELEMENTS = 1 << 24
 
 
 def orbit_memory_bytes(sym: SymmetricSchedule) -> int:
-    """Estimated peak bytes of :func:`verify_orbits`: the domain's state and one block of moved sets."""
+    """Estimated peak bytes of :func:`verify_orbits`: the domain's state, one block of deliveries'
+    indices (:class:`_Steps`) and one step's payloads."""
     c = sym.collective
     pairs = c.chunks * (c.nodes // sym.group.order)    # the domain's nodes times the chunks
+    block, step = _block_deliveries(sym.reps)
+    index = 80 * block          # the block's indices and their temporaries, 8 bytes each
     if not c.reduction:
-        return 2 * pairs + 16 * len(sym.reps.chunk_idx) + (1 << 20)
-    if _method(sym) == "fingerprint":   # state and a step's payload of 16 bytes a pair, and the indices
-        return (fingerprint.PAIR_BYTES * pairs + (24 + 3 * fingerprint.PAIR_BYTES) * len(sym.reps.chunk_idx)
-                + (1 << 20))
+        return 2 * pairs + index + (1 << 20)
+    if _method(sym) == "fingerprint":   # state and a step's payload of 16 bytes a pair
+        return fingerprint.PAIR_BYTES * pairs + index + 3 * fingerprint.PAIR_BYTES * step + (1 << 20)
     words = (c.nodes + 63) // 64
-    return 8 * pairs * words + 24 * len(sym.reps.chunk_idx) + 10 * min(_MOVE_ELEMENTS, max(c.nodes, 1) * max(len(sym.reps.chunk_idx), 1)) \
-        + (1 << 20)
+    return 8 * pairs * words + index + 24 * words * step \
+        + 10 * min(_MOVE_ELEMENTS, max(c.nodes, 1) * max(step, 1)) + (1 << 20)
+
+
+def _block_deliveries(s) -> tuple[int, int]:
+    """The most chunk deliveries in one block of :class:`_Steps` and in one step."""
+    first = s.chunk_ptr[s.step_bounds]
+    step = int(np.diff(first).max()) if len(first) > 1 else 0
+    return min(len(s.chunk_idx), max(step, _BLOCK_DELIVERIES)), step
 
 
 def _move_sets(group, bits: np.ndarray, elements: np.ndarray, nodes: int) -> np.ndarray:
@@ -127,34 +136,70 @@ def _verify(s, sym: SymmetricSchedule) -> str:
         t = int(np.flatnonzero(s.reduce)[0])
         raise UnexpectedReductionError(f"the transfer reduces, but {c.name} has no reduction; its transfers "
                                        "copy (\"reduce\": false)", Where(step=int(s.step[t]), transfer=t))
-    lengths = np.diff(s.chunk_ptr)
-    row_t = np.repeat(np.arange(len(s), dtype=np.int64), lengths)
     dom = group.domain()
     nc = c.chunks
-    # chunk x at node u = g.r (r in the domain) is r's chunk (-g).x, moved by g
-    row_src = s.src[row_t].astype(np.int64)
-    elem = group.element_of(row_src)
-    back = sym.act_chunks(np.atleast_1d(group.inverse(elem)), s.chunk_idx.astype(np.int64))
-    back += np.searchsorted(dom, group.domain_of(row_src)) * nc
-    dest = np.searchsorted(dom, s.dst[row_t]) * nc + s.chunk_idx
     holds = (c.pre.every_mask[None, :] | (c.pre.holder[None, :] == dom[:, None])).reshape(-1)
-    bounds = np.searchsorted(row_t, s.step_bounds) if len(row_t) else np.zeros(s.num_steps + 1, np.int64)
+    steps = _Steps(s, sym, dom)
     if not c.reduction:
-        _copies(s, dom, holds, back, dest, row_t, bounds)
+        _copies(s, dom, holds, steps)
         return "orbits"
-    own = np.flatnonzero(holds)
-    rel = group.act(_toward_anchor(sym, own % nc), dom[own // nc])
     if _method(sym) == "fingerprint":
-        return _fingerprints(s, sym, dom, own, rel, back, dest, row_t, bounds)
+        return _fingerprints(s, sym, dom, holds, steps)
     words = (n + 63) // 64
     state = np.zeros((len(dom) * nc, words), dtype=np.uint64)      # sets relative to their chunk's anchor
-    np.bitwise_or.at(state, (own, rel >> 6), np.left_shift(np.uint64(1), (rel & 63).astype(np.uint64)))
-    for k in range(s.num_steps):
-        lo, hi = int(bounds[k]), int(bounds[k + 1])
-        if lo < hi:   # read at the step's start: relative sets need no moving
-            _write(s, k, state, state[back[lo:hi]], dest[lo:hi], row_t[lo:hi], nc)
+    for own, rel in _own(sym, dom, holds):
+        np.bitwise_or.at(state, (own, rel >> 6), np.left_shift(np.uint64(1), (rel & 63).astype(np.uint64)))
+    for k, back, dest, row_t in steps:   # read at the step's start: relative sets need no moving
+        _write(s, k, state, state[back], dest, row_t, nc)
     _check_post(c, sym, dom, state, words)
     return "orbits"
+
+
+_BLOCK_DELIVERIES = 1 << 22
+"""Most chunk deliveries whose indices :class:`_Steps` computes at once (a larger step alone)."""
+
+
+class _Steps:
+    """A symmetric schedule's deliveries, step by step: ``(step, back, dest, row_t)`` for each step
+    with deliveries, computed for blocks of whole steps of at most :data:`_BLOCK_DELIVERIES`
+    deliveries (or one larger step), so that the verifier holds one block's indices, not the
+    schedule's.
+
+    ``row_t`` is each delivery's representative, ``dest`` the buffer it writes (``position * chunks +
+    chunk``, the position of its receiver in the domain) and ``back`` the domain buffer that holds
+    what it reads: chunk ``x`` at node ``u = g . r`` is ``r``'s chunk ``(-g) . x``, moved by ``g``.
+    """
+
+    def __init__(self, s, sym: SymmetricSchedule, dom: np.ndarray) -> None:
+        self.s, self.sym, self.dom = s, sym, dom
+        self.first = s.chunk_ptr[s.step_bounds].astype(np.int64)      # each step's first delivery
+
+    def __iter__(self):
+        s, first = self.s, self.first
+        k, steps = 0, len(first) - 1
+        while k < steps:
+            stop = max(k + 1, int(np.searchsorted(first, first[k] + _BLOCK_DELIVERIES, side="right")) - 1)
+            stop = min(stop, steps)
+            back, dest, row_t = self.block(int(s.step_bounds[k]), int(s.step_bounds[stop]))
+            for j in range(k, stop):
+                lo, hi = int(first[j] - first[k]), int(first[j + 1] - first[k])
+                if lo < hi:
+                    yield j, back[lo:hi], dest[lo:hi], row_t[lo:hi]
+            k = stop
+
+    def block(self, t_lo: int, t_hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``back``, ``dest`` and ``row_t`` of the deliveries of representatives ``t_lo:t_hi``."""
+        s, group, dom, nc = self.s, self.sym.group, self.dom, self.s.collective.chunks
+        ptr = s.chunk_ptr[t_lo:t_hi + 1]
+        row_t = np.repeat(np.arange(t_lo, t_hi, dtype=np.int64), np.diff(ptr))
+        chunks = s.chunk_idx[int(ptr[0]):int(ptr[-1])].astype(np.int64)
+        row_src = s.src[row_t].astype(np.int64)
+        back = self.sym.act_chunks(np.atleast_1d(group.inverse(group.element_of(row_src))), chunks)
+        back += np.searchsorted(dom, group.domain_of(row_src)) * nc
+        del row_src
+        dest = np.searchsorted(dom, s.dst[row_t]) * nc
+        dest += chunks
+        return back, dest, row_t
 
 
 def _method(sym: SymmetricSchedule) -> str:
@@ -170,18 +215,26 @@ def _method(sym: SymmetricSchedule) -> str:
 _FORCE_METHOD: str | None = None  # tests: "exact" or "fingerprint" whatever the size
 
 
-def _fingerprints(s, sym: SymmetricSchedule, dom, own, rel, back, dest, row_t, bounds) -> str:
+def _own(sym: SymmetricSchedule, dom: np.ndarray, holds: np.ndarray):
+    """The domain's buffers that start with their own contribution (``position * chunks + chunk``),
+    and that contributor relative to the chunk's anchor, in blocks of :data:`_BLOCK_DELIVERIES`."""
+    nc = sym.collective.chunks
+    for lo in range(0, len(holds), _BLOCK_DELIVERIES):
+        own = lo + np.flatnonzero(holds[lo:lo + _BLOCK_DELIVERIES])
+        yield own, sym.group.act(_toward_anchor(sym, own % nc), dom[own // nc])
+
+
+def _fingerprints(s, sym: SymmetricSchedule, dom, holds: np.ndarray, steps: _Steps) -> str:
     """:func:`_verify`'s reduction on fingerprints (:mod:`collsim.verify.fingerprint`): offset ``o``'s
     contribution is the random value of node ``o``; a contribution counted twice shows in the result."""
     c = s.collective
     nc = c.chunks
     x = fingerprint.draw_values(c.nodes)
     state = np.zeros((len(dom) * nc, fingerprint.HASHES + 1), dtype=np.uint32)
-    state[own] = x[rel]
-    for k in range(s.num_steps):
-        lo, hi = int(bounds[k]), int(bounds[k + 1])
-        if lo < hi:
-            _write_fingerprints(s, k, state, state[back[lo:hi]], dest[lo:hi], row_t[lo:hi], nc)
+    for own, rel in _own(sym, dom, holds):
+        state[own] = x[rel]
+    for k, back, dest, row_t in steps:
+        _write_fingerprints(s, k, state, state[back], dest, row_t, nc)
     ids = np.flatnonzero((c.post.every_mask[None, :] | (c.post.holder[None, :] == dom[:, None])).reshape(-1))
     want = fingerprint.Need(c, x)(np.zeros(1, np.int64), np.zeros(1, np.int64))[0]   # every node's: every offset
     for lo in range(0, len(ids), 1 << 18):
@@ -245,18 +298,16 @@ def _toward_anchor(sym: SymmetricSchedule, chunks: np.ndarray) -> np.ndarray:
     return np.atleast_1d(sym.group.inverse(anchor))
 
 
-def _copies(s, dom, holds: np.ndarray, back: np.ndarray, dest: np.ndarray, row_t: np.ndarray,
-            bounds: np.ndarray) -> None:
+def _copies(s, dom, holds: np.ndarray, steps: _Steps) -> None:
     """Copies: a domain node holds a chunk from the step after it is first written into it."""
     c = s.collective
     held = holds.copy()
-    for k in range(s.num_steps):
-        lo, hi = int(bounds[k]), int(bounds[k + 1])
-        ok = held[back[lo:hi]]
+    for _, back, dest, row_t in steps:
+        ok = held[back]
         if not ok.all():
-            i = lo + int(np.argmin(ok))
-            raise _missing(s, int(row_t[i]), int(s.chunk_idx[i]))
-        held[dest[lo:hi]] = True
+            i = int(np.argmin(ok))
+            raise _missing(s, int(row_t[i]), int(dest[i] % c.chunks))
+        held[dest] = True
     need = (c.post.every_mask[None, :] | (c.post.holder[None, :] == dom[:, None])).reshape(-1)
     bad = np.flatnonzero(need & ~held)
     if bad.size:

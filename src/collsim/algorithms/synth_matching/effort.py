@@ -24,6 +24,7 @@ import numpy as np
 from ...core.collective import collective_type
 from ...core.collectives import CollectiveType
 from ...core.limits import limit_error, memory_limit_bytes
+from ...core.schedule import realised_floor_bytes
 from ...core.time_limit import time_limit, time_limit_error
 
 SPREAD_CELLS_PER_S = 1e9
@@ -37,12 +38,12 @@ HINT = "use fewer nodes, or fewer chunks or a larger capacity if they were set"
 STATE_BYTES_PER_CELL = 12
 """Bytes of the matching's node x piece state per cell (its holdings, their copies and the rarity order)."""
 
-SCHEDULE_BYTES_PER_DELIVERY = 114
+SCHEDULE_BYTES_PER_DELIVERY = realised_floor_bytes(1, 1)
 """Bytes a delivery costs at least while its schedule is realised, when each is a transfer of its
 own (as the whole blocks of a large network's plans are): the logical columns (round, source,
 destination, chunk pointer and entry, reduce flag: 41 bytes) held twice while the physical copy
-is made, and 32 bytes of step and route pointer (``collsim.pipeline.realise_bytes``, which
-refuses the realisation itself with the same arithmetic)."""
+is made, and 32 bytes of step and route pointer (:func:`collsim.core.schedule.realised_floor_bytes`,
+whose arithmetic ``collsim.pipeline.realise_bytes`` applies to the realisation itself): 114 bytes."""
 
 ROUTE_ENTRY_BYTES = 8
 """Bytes of each link on a transfer's route (through switches: the logical link's path)."""

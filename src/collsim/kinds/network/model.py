@@ -256,7 +256,8 @@ class NetworkModel(KindModel):
         if out is None:
             reps = schedule.reps
             out = reps.replace(routes=quotient_routes(
-                reps.routes, lambda links: self.symmetry.orbit_representatives(reps.system, schedule.group, links)))
+                reps.routes, lambda links: self.symmetry.orbit_representatives(reps.system, schedule.group, links),
+                len(reps.system.links.src)))
             _QUOTIENTS[schedule] = out
         return out
 
