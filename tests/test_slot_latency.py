@@ -162,3 +162,28 @@ def test_the_title_names_the_fastest_as_the_rows_rank_it(tmp_path):
     png, svg = plot_slot_latency(rows, tmp_path, "tie")
     title = re.search(r"b-few stays fastest|a-many stays fastest", svg.read_text())
     assert title is not None and title.group(0) == "b-few stays fastest"
+
+
+@pytest.mark.parametrize("alg, coll, params", [("ring", "allgather", {"stripe": 4}), ("optree", "allgather", {}),
+                                               ("relay", "allgather", {"k": 2}), ("osm", "allgather", {}),
+                                               ("striped-ring", "allreduce", {}), ("wrht", "allgather", {})])
+@pytest.mark.parametrize("block", [1, 2, 7])
+def test_step_times_in_blocks_of_steps_equal_the_whole_schedule_at_once(alg, coll, params, block, monkeypatch):
+    """The optical model reads the steps in blocks (a block's lightpath keys, not the schedule's):
+    every step's time and reconfiguration come out the same whatever the block, the step before a
+    block's first carried across.  Each step's time is its slowest transfer plus, where its set of
+    lightpaths differs from the step before, the reconfiguration delay."""
+    import numpy as np
+    from collsim.kinds.optical_ring import cost
+    system = load_system("paper", nodes=24, wavelengths=4, slot_latency_s=1e-7)
+    s = collsim.build(alg, system, coll, "64KiB", **params)
+    whole = cost._step_times(s)
+    monkeypatch.setattr(cost, "_BLOCK_TRANSFERS", block)
+    parts = cost._step_times(s)
+    assert np.array_equal(parts.step_time_s, whole.step_time_s)
+    assert np.array_equal(parts.reconfigured, whole.reconfigured)
+    paths = [sorted(zip(s.src[a:b].tolist(), s.dst[a:b].tolist(), s.direction[a:b].tolist(), s.fiber[a:b].tolist(),
+                        s.wavelength[a:b].tolist(), s.band[a:b].tolist()))
+             for a, b in zip(s.step_bounds[:-1], s.step_bounds[1:])]
+    assert parts.reconfigured.tolist() == [True] + [p != q for p, q in zip(paths[1:], paths[:-1])]
+    assert 0 < parts.reconfigured.sum() <= s.num_steps

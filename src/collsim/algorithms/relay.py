@@ -124,7 +124,7 @@ def relay_logical(system, logical: LogicalSchedule, max_hops: int) -> LogicalSch
     # fits, in int32: j < k <= h < n, so j * h and (j + 1) * h < n * n, and positions, rounds < 2**31.
     it = np.int32 if n * n < 2**31 and segments < 2**31 and len(phys.round) and int(phys.round.max()) < 2**31 \
         else np.int64
-    parent = np.repeat(np.arange(t, dtype=INDEX), k)
+    parent = np.repeat(np.arange(t, dtype=it), k)
     j = np.arange(segments, dtype=it) - np.repeat((np.cumsum(k) - k).astype(it), k)
     h, kk = np.repeat(hops.astype(it), k), np.repeat(k.astype(it), k)
     lo = j * h // kk
@@ -141,23 +141,25 @@ def relay_logical(system, logical: LogicalSchedule, max_hops: int) -> LogicalSch
     base_round = np.repeat(phys.round.astype(it), k)
     # layout A, per base slot: slot s -> ceil(h_s / H) sub-rounds, segments on their parent's channel
     k_slot = _group_max(phys.step, k)
-    slot_rnd = np.repeat(_starts(k_slot)[phys.step], k) + j
-    slot_color = _parent_colours(slot_rnd, d, band, np.repeat(phys.fiber, k), np.repeat(phys.wavelength, k), w)
+    slot_rnd = np.repeat(_starts(k_slot)[phys.step].astype(it), k)
+    slot_rnd += j
+    slot_color = _parent_colours(slot_rnd, d, band, np.repeat(phys.fiber, k), np.repeat(phys.wavelength, k), w).astype(it)
     slots_a = _round_slots(slot_rnd, d, band, slot_color, system, base_round)
     # layout B, per base round: round r -> ceil(h_r / H) sub-rounds, segments packed afresh
     k_round = _group_max(phys.round, k)
-    pack_rnd = _starts(k_round)[base_round] + j
-    pack_color = _packed_colours(pack_rnd, d, band, src, length, n, w)
+    pack_rnd = _starts(k_round).astype(it)[base_round]
+    pack_rnd += j
+    pack_color = _packed_colours(pack_rnd, d, band, src, length, n, w).astype(it)
     # per base round, the layout with fewer slots (realize_ring: a group needs ceil((max colour + 1) / cap))
     slots_b = _round_slots(pack_rnd, d, band, pack_color, system, base_round)
     del pack_rnd
     use_b = slots_b < slots_a
     sub = np.where(use_b, k_round, _group_sum(phys.round[_first_of(phys.step)], k_slot, len(k_round)))
     ub = use_b[base_round]
-    slot_rnd -= _starts(k_slot)[_first_step(phys)[base_round]]
+    slot_rnd -= _starts(k_slot)[_first_step(phys)].astype(it)[base_round]
     rnd = np.where(ub, j, slot_rnd)
     del j, slot_rnd
-    rnd += _starts(sub)[base_round]
+    rnd += _starts(sub).astype(it)[base_round]
     del base_round
     color = np.where(ub, pack_color, slot_color)
     del ub, pack_color, slot_color
@@ -211,7 +213,9 @@ def _first_step(phys) -> np.ndarray:
 
 def _widths(rnd: np.ndarray, d: np.ndarray, band: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Group id (sub-round, direction) and its widest band, per segment (as realize_ring groups them)."""
-    group = rnd * 2 + (d > 0)
+    group = rnd.astype(np.int64)        # sub-rounds may be int32; their ids twice over may not fit
+    group *= 2
+    group += d > 0
     if band.min() == band.max():                               # one band width (the bases' 1): no grouping
         return group, np.int64(band[0])                           # broadcasts as the full column would
     return group, _group_max(group, band)[group]
@@ -238,12 +242,20 @@ def _packed_colours(rnd, d, band, src, length, n, w) -> np.ndarray:
     offset + the arc's rank among the arcs starting at p; ceil(n/T) classes.
     """
     group, _ = _widths(rnd, d, band)
-    start = arc_start(src, d, n)
-    per = n // _group_max(group, length)[group]                 # T: positions per class, >= P apart
+    small = np.int32 if n * n < 2**31 else np.int64           # (start + 1) * T and i * n stay below n * n
+    start = arc_start(src, d, n).astype(small)
+    with np.errstate(divide="ignore"):   # ids of no group have no arcs: their entry is never read
+        per = (n // _group_max(group, length)).astype(small)[group]    # T: positions per class, >= P apart
     safe = np.maximum(per, 1)
-    i = ((start + 1) * safe - 1) // n                          # the largest i with floor(i n / T) <= start
-    cls = np.where(per > 0, start - (i * n) // safe, start)    # < ceil(n / T) <= n
-    del per, safe, i
+    i = start + 1
+    i *= safe
+    i -= 1
+    i //= n                                                    # the largest i with floor(i n / T) <= start
+    i *= n
+    i //= safe
+    del safe
+    cls = np.where(per > 0, start - i, start)                  # < ceil(n / T) <= n
+    del per, i
     s = len(start)
     key = group * n + start                                    # 0 <= start < n: orders as (group, start)
     del start
@@ -287,7 +299,7 @@ def _round_slots(rnd, d, band, color, system, base_round) -> np.ndarray:
     """Slots every base round takes in a layout: per (sub-round, direction) ceil((max colour + 1) / cap)."""
     group, width = _widths(rnd, d, band)
     cap = system.fibers * (system.wavelengths // width)
-    need = _group_max(group, np.where(color < 0, 1 << 40, color // cap + 1))   # -1: unknown, never chosen
+    need = _group_max(group, np.where(color < 0, np.int64(1 << 40), color // cap + 1))   # -1: unknown, never chosen
     need = np.append(need, np.zeros(len(need) % 2, np.int64))
     per_sub = np.maximum(need[0::2], need[1::2])
     sub_round = _group_max(rnd, base_round)                    # each sub-round belongs to one base round

@@ -64,14 +64,31 @@ def transfer_time_s(system: OpticalRing, size_bytes: np.ndarray, band=1) -> np.n
     return system.transfer_time_s(size_bytes, band)
 
 
-def _lightpath_keys(s: Schedule) -> np.ndarray:
+def _lightpath_keys(s: Schedule, lo: int = 0, hi: int | None = None, banded: bool | None = None) -> np.ndarray:
+    """Every transfer's lightpath (ends, direction, fiber, wavelength and band) as one integer,
+    for transfers ``lo:hi``."""
     n = s.system.nodes
     f, w = s.system.fibers, s.system.wavelengths
-    dirbit = (s.direction > 0).astype(np.int64)
-    key = (((s.src * n + s.dst) * 2 + dirbit) * f + s.fiber) * w + s.wavelength
-    if (s.band > 1).any():  # a band is its lowest wavelength and its width
-        key = key * w + (s.band - 1)
+    rows = slice(lo, hi)
+    dirbit = (s.direction[rows] > 0).astype(np.int64)
+    key = s.src[rows] * n
+    key += s.dst[rows]
+    key *= 2
+    key += dirbit
+    del dirbit
+    key *= f
+    key += s.fiber[rows]
+    key *= w
+    key += s.wavelength[rows]
+    band = s.band[rows]
+    if (bool((s.band > 1).any()) if banded is None else banded):  # a band is its lowest wavelength and its width
+        key *= w
+        key += band - 1
     return key
+
+
+_BLOCK_TRANSFERS = 1 << 22
+"""Most transfers :func:`step_times` reads at once (a larger step alone): blocks of whole steps."""
 
 
 def step_times(s: Schedule) -> StepTimes:
@@ -91,28 +108,46 @@ def step_times(s: Schedule) -> StepTimes:
 
 
 def _step_times(s: Schedule) -> StepTimes:
-    """:func:`step_times`, computed; its arrays read-only (every caller of the schedule shares them)."""
+    """:func:`step_times`, computed; its arrays read-only (every caller of the schedule shares them).
+
+    Steps are read in blocks of whole steps of at most :data:`_BLOCK_TRANSFERS` transfers, so that
+    the temporaries are a block's, not the schedule's; the last step of a block is carried into the
+    next one's comparison.
+    """
     system = s.system
     nsteps = s.num_steps
-    per = transfer_time_s(system, s.size_bytes, s.band if (s.band > 1).any() else 1)
-    busy = np.zeros(nsteps)
-    np.maximum.at(busy, s.step, per)
-    # reconfiguration: compare each step's sorted lightpath set with the previous step's
-    keys = _lightpath_keys(s)
-    kbits = int(keys.max()).bit_length() if keys.size else 1
-    if keys.size and kbits + int(nsteps).bit_length() <= 62:  # steps are sorted: pack, sort values only
-        packed = (s.step << kbits) | keys
-        packed.sort()
-        keys = packed & ((1 << kbits) - 1)
-    else:
-        keys = keys[np.lexsort((keys, s.step))]
+    banded = bool((s.band > 1).any())
+    sizes = s.size_bytes
     bounds = s.step_bounds
     counts = np.diff(bounds)
+    busy = np.zeros(nsteps)
     reconf = np.ones(nsteps, dtype=bool)
-    for k in range(1, nsteps):
-        if counts[k] == counts[k - 1]:
-            a, b, c = bounds[k - 1], bounds[k], bounds[k + 1]
-            reconf[k] = not np.array_equal(keys[a:b], keys[b:c])
+    before = None                          # the sorted lightpaths of the step before the block
+    k = 0
+    while k < nsteps:
+        stop = min(nsteps, max(k + 1, int(np.searchsorted(bounds, bounds[k] + _BLOCK_TRANSFERS, side="right")) - 1))
+        lo, hi = int(bounds[k]), int(bounds[stop])
+        per = transfer_time_s(system, sizes[lo:hi], s.band[lo:hi] if banded else 1)
+        np.maximum.at(busy, s.step[lo:hi], per)
+        del per
+        # reconfiguration: compare each step's sorted lightpath set with the previous step's
+        keys = _lightpath_keys(s, lo, hi, banded)
+        local = s.step[lo:hi] - k
+        kbits = int(keys.max()).bit_length() if keys.size else 1
+        if keys.size and kbits + int(stop - k).bit_length() <= 62:  # steps are sorted: pack, sort values only
+            keys |= local << kbits
+            keys.sort()
+            keys &= (1 << kbits) - 1
+        else:
+            keys = keys[np.lexsort((keys, local))]
+        del local
+        for j in range(max(k, 1), stop):
+            if counts[j] == counts[j - 1]:
+                a, b, c = int(bounds[j - 1]) - lo, int(bounds[j]) - lo, int(bounds[j + 1]) - lo
+                reconf[j] = not np.array_equal(before if j == k else keys[a:b], keys[b:c])
+        before = keys[int(bounds[stop - 1]) - lo:].copy()
+        del keys
+        k = stop
     out = StepTimes(busy + reconf * system.mrr_reconfig_s + system.slot_latency_s, reconf)
     out.step_time_s.flags.writeable = out.reconfigured.flags.writeable = False
     return out
