@@ -213,7 +213,8 @@ def _first_step(phys) -> np.ndarray:
 
 def _widths(rnd: np.ndarray, d: np.ndarray, band: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Group id (sub-round, direction) and its widest band, per segment (as realize_ring groups them)."""
-    group = rnd.astype(np.int64)        # sub-rounds may be int32; their ids twice over may not fit
+    wide = rnd.dtype.itemsize > 4 or (len(rnd) > 0 and int(rnd.max()) >= 2**30)
+    group = rnd.astype(np.int64 if wide else np.int32)   # twice a sub-round and one more fits the type
     group *= 2
     group += d > 0
     if band.min() == band.max():                               # one band width (the bases' 1): no grouping
@@ -257,18 +258,24 @@ def _packed_colours(rnd, d, band, src, length, n, w) -> np.ndarray:
     cls = np.where(per > 0, start - i, start)                  # < ceil(n / T) <= n
     del per, i
     s = len(start)
-    key = group * n + start                                    # 0 <= start < n: orders as (group, start)
+    kt = np.int32 if (int(group.max()) + 1) * n < 2**31 else np.int64
+    key = group.astype(kt)
+    key *= n
+    key += start                                               # 0 <= start < n: orders as (group, start)
     del start
     order = np.argsort(key, kind="stable")                     # ties in index order
-    key = key[order]
+    key.sort()                                                 # key[order], in place
     first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
     del key
     it = np.int32 if s < 2**31 else np.int64
     rank = np.empty(s, it)
     rank[order] = np.arange(s, dtype=it) - np.repeat(first.astype(it), np.diff(np.append(first, s)))
     del order, first
-    ckey = np.asarray(group * (2 * n) + cls, np.intp)
-    del group, cls
+    ckey = group.astype(np.intp)
+    del group
+    ckey *= 2 * n
+    ckey += cls
+    del cls
     size = int(ckey.max()) + 1
     if size <= 2 * s + 1024:  # keys dense enough: count in a table instead of sorting them (np.unique)
         count = np.zeros(size, np.int64)
