@@ -163,7 +163,7 @@ def relay_logical(system, logical: LogicalSchedule, max_hops: int) -> LogicalSch
     del base_round
     color = np.where(ub, pack_color, slot_color)
     del ub, pack_color, slot_color
-    o = np.argsort(rnd, kind="stable")                         # rounds in order, parents' order within
+    o = _physical_order(rnd, d, band, color, system)          # rounds in order, parents' order within
     lengths, chunk_idx = np.diff(phys.chunk_ptr), phys.chunk_idx
     del phys
     po = parent[o]
@@ -181,6 +181,28 @@ def relay_logical(system, logical: LogicalSchedule, max_hops: int) -> LogicalSch
     return LogicalSchedule(c, rnd, src.astype(INDEX), dst.astype(INDEX), ptr, idx,
                            np.zeros(len(rnd), bool), direction=d.astype(np.int8, copy=False),
                            color=color, band=band)
+
+
+def _physical_order(rnd, d, band, color, system) -> np.ndarray:
+    """The segments' order: by round, then by the sub-step their colour puts them in, as
+    :func:`~collsim.kinds.optical_ring.rwa.realize_ring` lays a round out (a colour ``c`` of a
+    (round, direction) whose widest band is ``b`` goes to sub-step ``c // (fibers * (w // b))``),
+    the parents' order within.  Realising then keeps the order, so the physical schedule shares
+    the logical columns instead of copying them all (relay k = 2 on 4,096 nodes: 35 M transfers),
+    and it is the same schedule: realising sorts by step stably, keeping this order within a step.
+    Where a strategy still colours some segments (colour -1), by round alone."""
+    if not len(color) or int(color.min()) < 0:
+        return np.argsort(rnd, kind="stable")
+    _, width = _widths(rnd, d, band)
+    sub = color // (system.fibers * (system.wavelengths // width))
+    levels = int(sub.max()) + 1
+    if levels == 1:
+        return np.argsort(rnd, kind="stable")
+    key = rnd.astype(np.int64)
+    key *= levels
+    key += sub
+    del sub
+    return np.argsort(key, kind="stable")
 
 
 def _group_max(key: np.ndarray, value: np.ndarray) -> np.ndarray:
