@@ -107,6 +107,17 @@ def step_times(s: Schedule) -> StepTimes:
     return s.memo("step_times", lambda: _step_times(s))
 
 
+def _step_sums(keys: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Each step's sum of its lightpath keys and of their squares (modulo 2^64), ``(steps, 2)``:
+    equal for two steps with the same set of lightpaths, whatever their order."""
+    out = np.empty((len(bounds) - 1, 2), np.uint64)
+    for col, values in enumerate((keys, keys * keys)):
+        prefix = np.zeros(len(values) + 1, np.uint64)
+        np.cumsum(values, out=prefix[1:])
+        out[:, col] = prefix[bounds[1:]] - prefix[bounds[:-1]]
+    return out
+
+
 def _step_times(s: Schedule) -> StepTimes:
     """:func:`step_times`, computed; its arrays read-only (every caller of the schedule shares them).
 
@@ -122,7 +133,7 @@ def _step_times(s: Schedule) -> StepTimes:
     counts = np.diff(bounds)
     busy = np.zeros(nsteps)
     reconf = np.ones(nsteps, dtype=bool)
-    before = None                          # the sorted lightpaths of the step before the block
+    before = before_sums = None            # the lightpaths of the step before the block, and their sums
     k = 0
     while k < nsteps:
         stop = min(nsteps, max(k + 1, int(np.searchsorted(bounds, bounds[k] + _BLOCK_TRANSFERS, side="right")) - 1))
@@ -130,23 +141,20 @@ def _step_times(s: Schedule) -> StepTimes:
         per = transfer_time_s(system, sizes[lo:hi], s.band[lo:hi] if banded else 1)
         np.maximum.at(busy, s.step[lo:hi], per)
         del per
-        # reconfiguration: compare each step's sorted lightpath set with the previous step's
-        keys = _lightpath_keys(s, lo, hi, banded)
-        local = s.step[lo:hi] - k
-        kbits = int(keys.max()).bit_length() if keys.size else 1
-        if keys.size and kbits + int(stop - k).bit_length() <= 62:  # steps are sorted: pack, sort values only
-            keys |= local << kbits
-            keys.sort()
-            keys &= (1 << kbits) - 1
-        else:
-            keys = keys[np.lexsort((keys, local))]
-        del local
-        for j in range(max(k, 1), stop):
-            if counts[j] == counts[j - 1]:
-                a, b, c = int(bounds[j - 1]) - lo, int(bounds[j]) - lo, int(bounds[j + 1]) - lo
-                reconf[j] = not np.array_equal(before if j == k else keys[a:b], keys[b:c])
-        before = keys[int(bounds[stop - 1]) - lo:].copy()
-        del keys
+        # reconfiguration: does each step's set of lightpaths differ from the previous step's?
+        keys = _lightpath_keys(s, lo, hi, banded).view(np.uint64)
+        sums = _step_sums(keys, bounds[k:stop + 1] - lo)
+        # equal sets have equal counts and sums: a difference settles it, equal ones are compared exactly
+        alike = np.zeros(stop - k, bool)                       # step j's count and sums equal step j - 1's
+        alike[1:] = (sums[1:] == sums[:-1]).all(axis=1) & (counts[k + 1:stop] == counts[k:stop - 1])
+        if k:
+            alike[0] = bool((sums[0] == before_sums).all()) and counts[k] == counts[k - 1]
+        for j in (k + np.flatnonzero(alike)).tolist():
+            here = keys[int(bounds[j]) - lo:int(bounds[j + 1]) - lo]
+            there = before if j == k else keys[int(bounds[j - 1]) - lo:int(bounds[j]) - lo]
+            reconf[j] = not np.array_equal(np.sort(here), np.sort(there))
+        before, before_sums = keys[int(bounds[stop - 1]) - lo:].copy(), sums[stop - 1 - k]
+        del keys, sums
         k = stop
     out = StepTimes(busy + reconf * system.mrr_reconfig_s + system.slot_latency_s, reconf)
     out.step_time_s.flags.writeable = out.reconfigured.flags.writeable = False
