@@ -236,6 +236,11 @@ def test_compare_checks_a_symmetric_algorithm_s_share_of_deliveries(monkeypatch)
     check_fits(spec, system, ar, {}, orbits=True)
     with pytest.raises(limits.MemoryLimitError, match=re.escape(f"({made:.3g} chunk deliveries)")):
         check_fits(spec, system, ar, {})
+    # below the orbits' share too: refused on the orbits, the message naming the whole count and the share
+    monkeypatch.setattr(limits, "memory_limit_bytes", lambda: made * BYTES_PER_DELIVERY // 8)
+    with pytest.raises(limits.MemoryLimitError,
+                       match=re.escape(f"({made:.3g} chunk deliveries, 1/4 of them: its orbits' share)")):
+        check_fits(spec, system, ar, {}, orbits=True)
 
 
 def test_what_a_large_group_would_need_is_refused_before_it_is_made(monkeypatch):

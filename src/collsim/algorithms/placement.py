@@ -146,15 +146,16 @@ def check_fits(spec: AlgorithmSpec, system: System, coll: CollectiveType, params
         group = model_for(system).symmetry_group(system)
         if group is not None:
             share = group.order
+    share_of = f", 1/{share} of them: its orbits' share" if share > 1 else ""
     if made is not None:  # more than the collective's floor: refused before the builder allocates them
-        made = -(-made // share)
-        check_memory(made * BYTES_PER_DELIVERY, f"{spec.name}'s {coll.name} on {system.nodes} nodes ({made:.3g} chunk "
-                     "deliveries)", "use fewer nodes or another algorithm")
+        whole, made = made, -(-made // share)
+        check_memory(made * BYTES_PER_DELIVERY, f"{spec.name}'s {coll.name} on {system.nodes} nodes ({whole:.3g} chunk "
+                     f"deliveries{share_of})", "use fewer nodes or another algorithm")
     if moved is not None:  # every transfer carries a chunk at least; realising holds both copies and the routes
-        moved = -(-moved // share)
+        whole, moved = moved, -(-moved // share)
         need = realised_floor_bytes(moved, max(moved, made or 0))
-        check_memory(need, f"{spec.name}'s {coll.name} on {system.nodes} nodes ({moved:.3g} transfers, realised)",
-                     "use fewer nodes or another algorithm")
+        check_memory(need, f"{spec.name}'s {coll.name} on {system.nodes} nodes ({whole:.3g} transfers realised"
+                     f"{share_of})", "use fewer nodes or another algorithm")
 
 
 def place_all(specs: Iterable[AlgorithmSpec], system: System, coll: str, params: dict[str, Any] | None = None, *,
