@@ -221,6 +221,30 @@ def test_builds_too_big_to_share_the_budget_run_one_at_a_time(tmp_path, monkeypa
     assert log.read_text() == "start\nend\n" * 4 and len(got) == 4
 
 
+@pytest.mark.parametrize("budget, large", [(1, True), (2**40, False)])
+def test_a_build_that_runs_alone_maps_its_large_blocks(monkeypatch, budget, large):
+    """A build estimated above half the budget runs alone, with its large arrays mapped on their own
+    (collsim._malloc.map_large_blocks: a lower peak than the command's kept heap); smaller builds
+    keep the heap as the command tuned it."""
+    import collsim._malloc as malloc
+    import collsim.experiments.papers.beyond.build_pool as build_pool
+    called = []
+    monkeypatch.setattr(malloc, "map_large_blocks", lambda: called.append(1) or True)
+    monkeypatch.setattr(build_pool, "BATCH_BYTES", 0)
+    monkeypatch.setattr(build_pool, "timed_build", lambda task, sizes: {"mapped": bool(called)})  # in the child
+    got: dict = {}
+    build_pool.run_builds([(i, TASK, [1024]) for i in range(2)], got.__setitem__, jobs=2, budget=budget)
+    assert got == {0: {"mapped": large}, 1: {"mapped": large}} and not called   # the parent's heap untouched
+
+
+def test_mapping_large_blocks_is_accepted_by_glibc():
+    import platform
+    from collsim._malloc import map_large_blocks
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        pytest.skip("mallopt is glibc's")
+    assert map_large_blocks() is True
+
+
 def test_each_build_is_stored_as_it_finishes_and_a_dead_one_is_named(tmp_path, monkeypatch):
     """A build process killed (as by the kernel out of memory) loses only itself: the rest are stored."""
     import os

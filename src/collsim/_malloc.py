@@ -39,6 +39,31 @@ def tune_malloc() -> bool:
     return bool(ok)
 
 
+M_MMAP_THRESHOLD = -3
+LARGE_BLOCK_BYTES = 32 * 2**20
+"""Blocks from this size up are mapped on their own by :func:`map_large_blocks` (glibc's largest threshold)."""
+
+
+def map_large_blocks() -> bool:
+    """Undo :func:`tune_malloc` for large blocks: map each block of :data:`LARGE_BLOCK_BYTES` or more
+    on its own, so that freeing it gives it back at once.
+
+    For a process that runs one large build and exits (``collsim reproduce``'s build processes, which
+    inherit the command's :func:`tune_malloc`): the heap kept its freed arrays for reuse, but in a
+    heap fragmented by arrays of tens of millions of rows that raised the peak resident set (relay
+    with k = 2 on 4,096 nodes: 4.26 GiB tuned, 3.71 GiB with large blocks mapped, for 32 s of CPU
+    against 38 s).  Small blocks stay in the heap.
+    """
+    libc = _libc()
+    mallopt = getattr(libc, "mallopt", None) if libc is not None else None
+    if mallopt is None:
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    ok = mallopt(M_MMAP_MAX, 65536)                          # glibc's default number of mapped blocks
+    ok &= mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK_BYTES)       # a fixed threshold, not a sliding one
+    return bool(ok)
+
+
 def _libc():
     try:
         return ctypes.CDLL("libc.so.6")

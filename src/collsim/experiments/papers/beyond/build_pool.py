@@ -108,9 +108,16 @@ BATCH_BYTES = 256 * 2**20
 (a process costs tens of milliseconds to start; what a small build leaves behind is small)."""
 
 
-def _child(conn, batch: list[tuple[int, tuple, Any]]) -> None:
-    """A build process: time each task of its batch, send each result (or the exception) as it is done, exit."""
+def _child(conn, batch: list[tuple[int, tuple, Any]], large: bool = False) -> None:
+    """A build process: time each task of its batch, send each result (or the exception) as it is done, exit.
+
+    ``large``: a build that runs alone (its estimate above half the budget); its large arrays are
+    mapped on their own (:func:`collsim._malloc.map_large_blocks`), which lowers its peak, the run's.
+    """
     import traceback
+    if large:
+        from ...._malloc import map_large_blocks
+        map_large_blocks()
     for i, task, sizes in batch:
         try:
             res: Any = ("ok", i, timed_build(task, sizes))
@@ -191,7 +198,7 @@ def run_builds(items: Iterable[tuple[int, tuple, Any]], done: Callable[[int, dic
                         started(i, k)
                     k += 1
                 recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_child, args=(send, batch), daemon=True)
+                proc = ctx.Process(target=_child, args=(send, batch, 2 * est > budget), daemon=True)
                 proc.start()
                 send.close()
                 running[recv] = (proc, est, {i: task for i, task, _ in batch})
