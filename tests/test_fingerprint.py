@@ -194,14 +194,16 @@ def test_sums_wrap_modulo_p_and_counts_saturate():
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.data(), st.sampled_from([0, 1, 3]), st.sampled_from([None, True, False]))
-def test_fingerprints_in_batches_and_either_index_mode_reach_the_oracles_verdict(data, batch, direct):
-    """Random reductions (every built-in kind, explicit holders, scan's prefixes): chunk batches and both
-    index modes give the oracle's verdict."""
+@given(st.data(), st.sampled_from([0, 1, 3]), st.sampled_from([None, True, False]), st.sampled_from([1, 2, 1 << 20]))
+def test_fingerprints_in_batches_and_either_index_mode_reach_the_oracles_verdict(data, batch, direct, rows):
+    """Random reductions (every built-in kind, explicit holders, scan's prefixes): chunk batches, both
+    index modes, a step's sums combined and the pairs' starting contributions set a few rows at a
+    time give the oracle's verdict."""
     s = data.draw(schedules())
     if not s.collective.reduction:
         return
-    with patch.object(reduction, "_BATCH_PAIRS", batch), patch.object(pairs, "_FORCE_DIRECT", direct):
+    with patch.object(reduction, "_BATCH_PAIRS", batch), patch.object(pairs, "_FORCE_DIRECT", direct), \
+            patch.object(reduction, "_UPDATE_ROWS", rows), patch.object(reduction, "_INIT_PAIRS", rows):
         with method("fingerprint"):
             try:
                 verify_dataflow(s)
@@ -236,3 +238,41 @@ def test_the_pair_index_keeps_int32_columns_while_they_fit_and_still_rejects_a_d
         twice.chunk_idx[int(np.flatnonzero(s.reduce)[1])] = s.chunk_idx[first]   # one partial sent twice
         with pytest.raises(DataFlowError):
             verify_reduction(twice, "x", method)
+
+
+def _error(s, rows: int):
+    with method("fingerprint"), patch.object(reduction, "_UPDATE_ROWS", rows):
+        try:
+            verify_dataflow(s)
+        except E.DataFlowError as exc:
+            return type(exc), str(exc), exc.where
+    return None
+
+
+@settings(max_examples=60, deadline=None)
+@given(_mutants(), st.sampled_from([1, 2, 3]))
+def test_a_steps_sums_in_blocks_of_rows_raise_the_same_first_error(case, rows):
+    """The fingerprint verifier combines a step's writes a block of rows at a time (whole buffers'
+    groups where a buffer is written twice): on random mutants it raises the error the whole step at
+    once raises, the same kind at the same step, transfer and chunk, or none alike."""
+    (name, collective, system), kind, seed = case
+    s = collsim.build(name, system, collective, 4096)
+    rng = np.random.default_rng(seed)
+    t = int(rng.integers(len(s)))
+    if kind == 0:
+        red = s.reduce.copy()
+        red[t] = not red[t]
+        m = s.replace(reduce=red)
+    elif kind == 1:   # a transfer repeated in its step: a buffer written twice
+        m = take(s, np.insert(np.arange(len(s)), t + 1, t))
+    elif kind == 2:   # a copy of another chunk into the same buffer, or a different sender
+        col = s.src.copy()
+        col[t] = int(rng.integers(s.collective.nodes))
+        m = s.replace(src=col)
+    else:
+        m = s
+    try:
+        verify_endpoints(m)
+    except (E.VerificationError, E.ScheduleFormatError):
+        return
+    assert _error(m, rows) == _error(m, 1 << 20)

@@ -262,28 +262,99 @@ def _run_steps(s: Schedule, b: _Batch, state: np.ndarray, stop_step: int):
     return None
 
 
+_UPDATE_ROWS = 1 << 20
+"""Most rows of one step whose fingerprints :func:`_run_steps_fingerprint` combines at once."""
+
+_INIT_PAIRS = 1 << 22
+"""Most pairs whose starting contributions :func:`verify_reduction` sets at once."""
+
+FINGERPRINT_ROW_BYTES = 2 * (fingerprint.HASHES + 1) * 4 + 34
+"""Bytes a row of a step costs while its fingerprints are propagated, apart from the bounded blocks
+of :data:`_UPDATE_ROWS` rows and a position a pair (:func:`_distinct`): its payload, read at the
+step's start (16) and, where a buffer is written twice, the destinations' stable order (key and
+position, 16; the sorted destinations, 8; the reduce flags, 2) and a copy of the payload in that
+order (16)."""
+
+
 def _run_steps_fingerprint(s: Schedule, b: _Batch, state: np.ndarray, stop_step: int):
     """Propagate one batch of fingerprints (:mod:`collsim.verify.fingerprint`): as :func:`_run_steps`,
-    with sums for unions and no check for contributions counted twice (the result check sees those)."""
+    with sums for unions and no check for contributions counted twice (the result check sees those).
+
+    A step's payloads are read at its start; the writes are then combined in blocks of
+    :data:`_UPDATE_ROWS` rows (whole buffers' groups of rows where a buffer is written twice), so
+    that a step of tens of millions of rows (recursive halving's first on 8,192 nodes: 3.4e7) holds
+    its payloads and its order, not every temporary of the sums at once.  The checks run in
+    :func:`_run_steps`' order: a buffer both copied and reduced into anywhere in the step first,
+    then differing copies, each the first in the order of the buffers.
+    """
+    scratch = None
     for step, lo, hi in _steps(b, stop_step):
         payload = state[b.src[lo:hi]]
         found = _empty(s, b, step, lo, fingerprint.count(payload) == 0)
         if found:
             return found
-        w = _Writes(s, b, step, lo, hi, payload)
-        if w.unique:
-            did, red = w.did, w.red
-            state[did] = np.where(red[:, None], fingerprint.add(state[did], payload), payload) if red.any() else payload
+        did = b.dst[lo:hi]
+        if scratch is None and hi - lo > 1:
+            scratch = np.empty(b.size, np.int32 if len(b.step) < 2**31 else INDEX)
+        if hi - lo < 2 or _distinct(did, scratch):   # one write a buffer: each row's update stands alone
+            red = s.reduce[b.t[lo:hi]]
+            if not red.any():
+                state[did] = payload
+                continue
+            for a in range(0, len(did), _UPDATE_ROWS):
+                d, r, pay = did[a:a + _UPDATE_ROWS], red[a:a + _UPDATE_ROWS], payload[a:a + _UPDATE_ROWS]
+                state[d] = np.where(r[:, None], fingerprint.add(state[d], pay), pay)
             continue
-        w.group()
-        found = w.mixed() or w.differing_copies()
+        found = _fingerprint_groups(_Writes(s, b, step, lo, hi, payload), state)
         if found:
             return found
-        new = w.pay_o[w.starts]
-        if w.gred.any():
-            new = np.where(w.gred[:, None], fingerprint.add(state[w.gdid], fingerprint.group_sums(w.pay_o, w.starts)),
-                           new)
-        state[w.gdid] = new
+    return None
+
+
+def _distinct(ids: np.ndarray, scratch: np.ndarray) -> bool:
+    """Whether ``ids`` (below ``len(scratch)``) are pairwise distinct, in linear time: each writes its
+    position into ``scratch`` and reads it back; a repeated id reads a later one's."""
+    pos = np.arange(len(ids), dtype=scratch.dtype)
+    scratch[ids] = pos
+    return bool((scratch[ids] == pos).all())
+
+
+def _fingerprint_groups(w: "_Writes", state: np.ndarray):
+    """A step's writes where some buffer is written more than once, in blocks of whole groups."""
+    order, did_o = w.order, w.did_o
+    red_o = w.red[order]
+    starts = np.flatnonzero(np.concatenate([[True], did_o[1:] != did_o[:-1]]))
+    mixed = np.logical_or.reduceat(red_o, starts) & ~np.logical_and.reduceat(red_o, starts)
+    if mixed.any():
+        w.starts = starts
+        w.red_o, w.did_o = red_o, did_o
+        return w.mixed()
+    n = len(order)
+    # block edges at group starts, about _UPDATE_ROWS rows apart
+    at = np.searchsorted(starts, np.arange(0, n, _UPDATE_ROWS), side="left")
+    cut = starts[np.unique(at[at < len(starts)])]
+    edges = np.append(cut, n)
+    blocks = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
+    pay_o = w.payload[order]                                  # the payloads in the order of their buffers
+    for a, z in blocks:                                       # differing copies: the first in that order
+        st = starts[(starts >= a) & (starts < z)] - a
+        ro = red_o[a:z]
+        if ro[st].all():
+            continue
+        group_of = np.repeat(np.arange(len(st)), np.diff(np.append(st, z - a)))
+        differ = (pay_o[a:z] != pay_o[a:z][st][group_of]).any(axis=1) & ~ro
+        if differ.any():
+            k = a + int(np.argmax(differ))
+            i = int(order[k])
+            return (w.step, 3, int(w.b.glob(did_o[k])), w.b.row(w.lo + i)), _conflict(
+                w.s, w.step, int(w.t[i]), int(w.ch[i]), "two different buffers are copied to one place in one step")
+    for a, z in blocks:
+        st = starts[(starts >= a) & (starts < z)]
+        gdid, gred = did_o[st], red_o[st]
+        new = pay_o[st]
+        if gred.any():
+            new = np.where(gred[:, None], fingerprint.add(state[gdid], fingerprint.group_sums(pay_o[a:z], st - a)), new)
+        state[gdid] = new
     return None
 
 
@@ -392,7 +463,12 @@ def _plan_run(s: Schedule, what: str, method: str | None):
     row_bytes = words * item
     # per-step temporaries (payload, sorted payload, unions, current, new ...) and post-check batches
     post_rows = min(_POST_BATCH, max(q, p + 2 * r + q if c.post.every is not None else 0))
-    temps = ((int(per_step.max()) if per_step.size else 0) * (8 if exact else 12) + 3 * post_rows) * row_bytes
+    most = int(per_step.max()) if per_step.size else 0
+    if exact:
+        temps = (most * 8 + 3 * post_rows) * row_bytes
+    else:   # a step's rows at FINGERPRINT_ROW_BYTES, its sums in bounded blocks (_run_steps_fingerprint)
+        temps = most * FINGERPRINT_ROW_BYTES + (min(most, _UPDATE_ROWS) * 12 + 3 * post_rows) * row_bytes \
+            + 4 * est_pairs
     direct, index_bytes, _ = plan(n, c.chunks, p, r, q, row_bytes)
     check_memory(index_bytes + temps, what, HINT)
     idx = PairIndex(s, direct)
@@ -473,20 +549,20 @@ def verify_reduction(s: Schedule, what: str, method: str | None = None) -> str:
     pre_held = idx.pre_held()
     for span in spans:
         b = _Batch(idx, s, row_step, span)
-        g = b.glob(np.arange(b.size))
-        gn = idx.node_of(g)
-        init = np.flatnonzero(pre_held[g] | pre_every[idx.chunk_of(g)])
         stop = _NEVER if best_step is None else best_step[0][0]
-        if exact:
-            state = np.zeros((b.size, words), dtype=np.uint64)
-            state[init, gn[init] >> 6] = np.left_shift(np.uint64(1), (gn[init] & 63).astype(np.uint64))
-            del g, gn, init
-            found = _run_steps(s, b, state, stop)
-        else:
-            state = np.zeros((b.size, words), dtype=np.uint32)
-            state[init] = x[gn[init]]
-            del g, gn, init
-            found = _run_steps_fingerprint(s, b, state, stop)
+        state = np.zeros((b.size, words), dtype=np.uint64 if exact else np.uint32)
+        for a in range(0, b.size, _INIT_PAIRS):   # each pair's own contribution, a block of pairs at a time
+            loc = np.arange(a, min(a + _INIT_PAIRS, b.size))
+            g = b.glob(loc)
+            held = pre_held[g] | pre_every[idx.chunk_of(g)]
+            init, gn = loc[held], idx.node_of(g[held])
+            del g, held
+            if exact:
+                state[init, gn >> 6] = np.left_shift(np.uint64(1), (gn & 63).astype(np.uint64))
+            else:
+                state[init] = x[gn]
+            del loc, init, gn
+        found = (_run_steps if exact else _run_steps_fingerprint)(s, b, state, stop)
         if found is not None and (best_step is None or found[0] < best_step[0]):
             best_step = found
         if best_step is None:
