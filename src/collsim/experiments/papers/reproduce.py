@@ -95,6 +95,8 @@ def reproduce_all(out_dir: str | Path, *, store=None, jobs: int = 1, progress: C
             progress(f"reproducing {name}")
         results.append(reproduce_paper(name, out / name, store=store, jobs=jobs, progress=progress, log=log,
                                        **options))
+        from ..._malloc import release_memory
+        release_memory()   # the papers are independent: what one freed goes back, not into the next's processes
         if log is not None:
             log(f"reproduced {name} into {out / name}")
     from ..report.html import write_report
