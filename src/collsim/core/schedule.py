@@ -60,6 +60,19 @@ def realised_floor_bytes(transfers: int, deliveries: int) -> int:
     arithmetic on a built logical schedule's own columns, and the registry's ``transfers`` closed
     forms let it be checked before the algorithm builds anything.
 
+    Parameters
+    ----------
+    transfers : int
+        Logical transfers.
+    deliveries : int
+        Chunk ids they carry in all (at least one a transfer).
+
+    Returns
+    -------
+    int
+        :data:`LOGICAL_BYTES_PER_TRANSFER` twice and :data:`ROUTE_BYTES_PER_TRANSFER` a transfer,
+        and :data:`CHUNK_ENTRY_BYTES` twice a chunk id.
+
     Examples
     --------
     >>> realised_floor_bytes(1, 1)
