@@ -125,6 +125,54 @@ def _rows(path: Path) -> int:
         return 0
 
 
+def _descendants(pid: int) -> set[int]:
+    """Every live process under ``pid``, read from /proc (a rank may leave mpiexec's group)."""
+    parent = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):  # not a process, or it ended meanwhile
+            continue
+        parent[int(entry.name)] = int(fields[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, up in parent.items() if up in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _kill_and_reap(job: subprocess.Popen) -> None:
+    """SIGKILL mpiexec, its proxy and every rank, and return once none of them runs any more.
+
+    A killed process dies when it is next scheduled, so a rank can still finish a commit after
+    ``kill`` returns and after mpiexec is reaped: the store is read only when every one is gone.
+    """
+    tree = _descendants(job.pid) | {job.pid}
+    try:
+        os.killpg(job.pid, signal.SIGKILL)
+    except ProcessLookupError:  # the job ended first: the count the test reads says so
+        pass
+    for pid in tree:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    job.wait()
+    deadline = time.monotonic() + 60
+    while any(_alive(pid) for pid in tree) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in tree), "a process of the killed job still runs"
+
+
 def test_a_job_killed_with_sigkill_loses_nothing_and_a_rerun_finishes_it(folder):
     store = folder / "killed.sqlite"
     job = subprocess.Popen([mpiexec(), "-n", "2", collsim_exe(), "sweep", "heavy.toml", "--store", store.name,
@@ -135,11 +183,7 @@ def test_a_job_killed_with_sigkill_loses_nothing_and_a_rerun_finishes_it(folder)
         while _rows(store) < 3 and job.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:
-        try:
-            os.killpg(job.pid, signal.SIGKILL)                  # mpiexec, its proxy and every rank
-        except ProcessLookupError:  # the job ended first: the count below says so
-            pass
-        job.wait()
+        _kill_and_reap(job)
     kept = records(store)                                        # the file is readable after the kill
     assert 3 <= len(kept) < 32, len(kept)
     local = {r["key"]: r for r in records(folder / "heavy-local.sqlite")}
