@@ -11,8 +11,12 @@ verify + time (the answer every command reports):
   node 0's transfers and the group, verified and timed on the orbits);
 * ``hier-allreduce``: ``hier-allreduce`` on boxes of 8 GPUs (NVSwitch, 300 GB/s) joined by a fat
   tree (50 GB/s), 256 MiB, N = 128 ... 65,536;
-* ``hier-allreduce-orbits``: the same through the translations of the GPUs' coordinate (the transfers
-  into GPU 0 of every box, verified on them and flow-simulated on the quotient network);
+* ``hier-allreduce-orbits``: the same through the system's translation group (the transfers into its
+  domain, verified on them and flow-simulated on the quotient network): the GPUs' coordinate (order 8)
+  where the fat tree has empty ports, every GPU (a regular group) where it is full (N = 1,024,
+  8,192 and 65,536: k = 8, 16, 32);
+* ``hier-allreduce-orbits-full-tree``: the same on full fat trees alone (k = 4, 6, 8, 10, 12, 16, 20,
+  24, 32: N = 128 ... 65,536), whose pods, edge switches and ports move too: one GPU's transfers;
 * ``pairwise-alltoall``: pairwise all-to-all on a fat tree, 64 KiB a pair, N = 64 ... 4,096.
 
 A point collsim refuses (memory or time estimated above its limits) is recorded with the first line
@@ -37,9 +41,11 @@ FAMILIES = {
     "ring-allreduce-orbits": [256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
     "hier-allreduce": [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
     "hier-allreduce-orbits": [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
+    "hier-allreduce-orbits-full-tree": [8 * k ** 3 // 4 for k in (4, 6, 8, 10, 12, 16, 20, 24, 32)],
     "pairwise-alltoall": [64, 128, 256, 512, 1024, 2048, 4096],
 }
 SMOKE = {"ring-allreduce": [16], "ring-allreduce-orbits": [16], "hier-allreduce": [16], "hier-allreduce-orbits": [16],
+         "hier-allreduce-orbits-full-tree": [16],
          "pairwise-alltoall": [8]}
 
 POINT = r'''
@@ -58,7 +64,7 @@ try:
     else:
         system = collsim.systems.load_system("fat-tree", nodes=n)
         alg, coll, size = "pairwise", "alltoall", "64KiB"
-    orbits = family.endswith("-orbits")
+    orbits = "-orbits" in family
     s = (collsim.build_symmetric if orbits else collsim.build)(alg, system, coll, size)
     t1 = time.perf_counter()
     report = collsim.verify(s)
@@ -115,7 +121,7 @@ def figure(points: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), constrained_layout=True)
     for (ax, key, label) in ((axes[0], "wall_s", "wall time (s)"), (axes[1], "peak_rss_mib", "peak memory (MiB)")):
-        for family, marker in zip(FAMILIES, "o^sDd"):
+        for family, marker in zip(FAMILIES, "o^sDvd"):
             ran = [p for p in points if p["family"] == family and "wall_s" in p and "refused" not in p]
             line, = ax.plot([p["nodes"] for p in ran], [p[key] for p in ran], marker=marker, label=family)
             stop = [p for p in points if p["family"] == family and ("refused" in p or "timeout_s" in p)]
@@ -127,7 +133,7 @@ def figure(points: list[dict], path: Path) -> None:
         ax.set_xlabel("accelerators N")
         ax.set_ylabel(label)
         ax.grid(True, which="both", alpha=0.3)
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=5, fontsize=8,
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8,
                title="x: refused or over the time limit", title_fontsize=8)
     fig.suptitle("collsim: build + verify + time, 2-core machine")
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -76,10 +76,11 @@ def _cases(draw):
 @given(case=_cases())
 def test_symmetric_equals_expanded_and_full_build(case):
     system, name, coll, size, params = case
-    group = symmetry.translation_group(system)
+    group = symmetry.translation_group(system, cyclic=name == "md-ring")   # ring stages: whole coordinates
     sym = build_symmetric(name, system, coll, size, **params) if group is not None else None
     if sym is None:
-        return     # no coordinate moves (lines of three and fat trees only): nothing symmetric to compare
+        return     # no coordinate moves (lines of three, fat trees with empty ports): nothing to compare
+    assert sym.group == group
     full = build(name, system, coll, size, **params)
     assert sym.transfers == len(full) == len(sym.reps) * group.order
     assert _rows(sym.expand()) == _rows(full)
@@ -104,7 +105,8 @@ def test_quotient_simulation_is_the_expansions(dims):
 
 @pytest.mark.parametrize("dims, order, moving", [
     ("switch:8,switch:4", 32, (True, True)),          # boxes on rails: a regular group
-    ("switch:4,fat-tree:16", 4, (False, True)),       # a fat tree's coordinate stays
+    ("switch:4,fat-tree:16", 64, (True, True, True, True)),   # a full fat tree: pods, edges, ports move
+    ("switch:4,fat-tree:12", 4, (False, True)),       # empty ports: the fat tree's coordinate stays
     ("ring:4,switch:2,line:3", 8, (False, True, True)),
     ("full:3,ring:5", 15, (True, True)),
 ])
@@ -118,13 +120,16 @@ def test_translation_group_acts_freely_on_links(dims, order, moving):
 
 
 def test_no_group_without_a_translated_coordinate():
-    system = Hierarchical(nodes=48, dimensions="line:3,fat-tree:16")
+    system = Hierarchical(nodes=48, dimensions="line:3,fat-tree:16")     # a full fat tree moves ...
+    assert symmetry.translation_group(system).moving == (True, True, True, False)
+    system = Hierarchical(nodes=36, dimensions="line:3,fat-tree:12")     # ... one with empty ports does not
     assert symmetry.translation_group(system) is None
     assert build_compact_is_full(system)
 
 
 def build_compact_is_full(system) -> bool:
-    return not isinstance(pipeline.build_compact("hier-allreduce", system, "allreduce", 48 * 64), SymmetricSchedule)
+    return not isinstance(pipeline.build_compact("hier-allreduce", system, "allreduce", system.nodes * 64),
+                          SymmetricSchedule)
 
 
 @settings(max_examples=20, deadline=None)
@@ -199,7 +204,7 @@ def test_the_domain_s_moves_are_every_node_s_moves_into_the_domain(system, coll,
     rounds' costs (the busiest node's sends and receives) are the same."""
     from collsim.algorithms.hier_stages import round_costs, stage_moves, templates
     from collsim.core.collective import collective_type
-    group = symmetry.translation_group(system)
+    group = symmetry.translation_group(system, cyclic=ring)
     if group is None:
         return
     ct = collective_type(coll)
@@ -261,3 +266,22 @@ def test_what_a_large_group_would_need_is_refused_before_it_is_made(monkeypatch)
     costs = [[((0,), 1.0)] * 140]
     with pytest.raises(limits.MemoryLimitError, match="planning 16 lanes over 155 rounds"):
         plan_lanes(costs, 16, 2)
+
+
+@pytest.mark.parametrize("name, coll", [("hier-allreduce", "allreduce"), ("hier-allgather", "allgather"),
+                                        ("md-ring", "allreduce"), ("md-ring", "allgather")])
+def test_boxes_on_a_full_fat_tree_are_symmetric_under_its_pods_edges_and_ports(name, coll):
+    """2 boxes of 4 on a k = 4 fat tree (16 hosts): the direct stages keep the group of 64 (regular);
+    md-ring's ring stages only the boxes' coordinate (the fat tree's digits fixed: order 4)."""
+    system = Hierarchical(nodes=64, dimensions="switch:4,fat-tree:16")
+    size = 64 * 256 if coll == "allreduce" else 256
+    sym = build_symmetric(name, system, coll, size, pieces=2)
+    assert sym.group.order == (4 if name == "md-ring" else 64)
+    assert sym.group.regular == (name != "md-ring")
+    full = build(name, system, coll, size, pieces=2)
+    assert len(sym.reps) * sym.group.order == len(full)
+    assert _rows(sym.expand()) == _rows(full)
+    a, b = verify(sym), verify(full)
+    assert a.data_flow == "orbits" and (a.time_s, a.transfers) == (b.time_s, b.transfers)
+    assert evaluate(sym, report=a).to_json() == evaluate(full, report=b).to_json()
+    quotient_is_expansion(sym, symmetry)

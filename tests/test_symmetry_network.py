@@ -227,3 +227,53 @@ def test_an_explicit_build_too_large_to_expand_is_planned_within_the_explicit_ca
     assert len(full.chunk_idx) <= trees.MAX_DELIVERIES < len(sym.reps.chunk_idx) * 30
     assert full.params["pieces"] < sym.params["pieces"]
     assert verify(full).transfers == len(full)
+
+
+# --- a fat tree's translations in closed form (FatTree.translation_radices), which a hierarchical
+# system's fat-tree dimension moves with: links, D-mod-k routes and link anchors go to their images
+
+
+def _link_ids(system, src, dst):
+    lt = system.links
+    v = system.vertices
+    key = lt.src.astype(np.int64) * v + lt.dst
+    order = np.argsort(key)
+    want = np.asarray(src, np.int64) * v + dst
+    at = np.minimum(np.searchsorted(key[order], want), len(key) - 1)
+    return np.where(key[order][at] == want, order[at], -1)
+
+
+@pytest.mark.parametrize("k, levels", [(2, 3), (4, 3), (6, 3), (8, 3), (2, 2), (4, 2), (6, 2), (10, 2)])
+def test_a_full_fat_tree_s_translations_map_links_routes_and_anchors_onto_themselves(k, levels):
+    from collsim.kinds.network.fat_tree import FatTree, fat_tree_capacity
+    t = FatTree(nodes=fat_tree_capacity(k, levels), k=k, levels=levels)
+    radices = t.translation_radices()
+    assert int(np.prod(radices)) == t.nodes
+    lt, n = t.links, t.nodes
+    src, dst = np.divmod(np.arange(n * n), n)
+    src, dst = src[src != dst], dst[src != dst]
+    ptr, links = t.route(src, dst)
+    anchors = t.link_anchors(lt.src, lt.dst)
+    assert (anchors >= 0).all() and (anchors < n).all()
+    for g in range(n):
+        assert np.array_equal(t.translate(g, np.arange(n)),               # hosts: digit by digit
+                              np.ravel_multi_index(tuple((a + b) % r for a, b, r in zip(
+                                  np.unravel_index(g, radices), np.unravel_index(np.arange(n), radices), radices)),
+                                  radices))
+        assert np.array_equal(np.sort(t.translate(g, np.arange(t.vertices))), np.arange(t.vertices))
+        image = _link_ids(t, t.translate(g, lt.src), t.translate(g, lt.dst))
+        assert (image >= 0).all() and len(np.unique(image)) == len(image)           # links onto links
+        assert np.array_equal(t.translate(g, anchors), anchors[image])              # anchors move with them
+        moved_ptr, moved = t.route(t.translate(g, src), t.translate(g, dst))
+        assert np.array_equal(moved_ptr, ptr) and np.array_equal(moved, image[links])  # routes onto routes
+        if g:
+            assert (image != np.arange(len(image))).all()                            # freely on the links
+
+
+def test_a_fat_tree_with_empty_ports_declares_no_translations():
+    from collsim.core.errors import UnsupportedError
+    from collsim.kinds.network.fat_tree import FatTree
+    t = FatTree(nodes=12, k=4)
+    assert t.translation_radices() is None
+    with pytest.raises(UnsupportedError):
+        t.translate(1, [0])

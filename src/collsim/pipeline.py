@@ -20,7 +20,7 @@ from .algorithms import REGISTRY, AlgorithmSpec, build_logical, build_orbits, ge
 from .algorithms.placement import place
 from .core.collective import Collective
 from .core.errors import InputError, UnsupportedError, VerificationError
-from .core.limits import check_memory, memory_limit_bytes
+from .core.limits import MemoryLimitError, check_memory, memory_limit_bytes
 from .core.schedule import ROUTE_BYTES_PER_TRANSFER, LogicalSchedule, Schedule
 from .core.schedule_file import what_it_is
 from .core.symmetry import SymmetricSchedule
@@ -555,6 +555,8 @@ def build_compact(algorithm: str | AlgorithmSpec, system: str | System, collecti
     if spec.orbits is not None and model_for(system).symmetry_group(system) is not None:
         try:  # large and symmetric: verified and timed on its orbits, with the expansion's verdict and row
             sym = build_symmetric(spec, system, collective, size_bytes, strategy=strategy, **params)
+        except MemoryLimitError:
+            raise     # its share does not fit: the whole schedule would not either, so its estimate is the one to give
         except (UnsupportedError, InputError):
             sym = None  # not symmetric here (chunk sizes that differ between nodes): built in full below
         if sym is not None and max(sym.transfers, len(sym.reps.chunk_idx) * sym.group.order) >= SYMMETRIC_ABOVE_TRANSFERS \

@@ -92,8 +92,32 @@ def integer_units(shares: np.ndarray, units: int) -> np.ndarray:
     return out.reshape(shares.shape)
 
 
-def default_units(n: int, collective: CollectiveType, pieces: int) -> int:
+ORBIT_DELIVERIES = 1 << 22
+"""Chunk deliveries the representatives of a schedule may make when its units are chosen for the
+system's translation group (:func:`default_units`): a schedule checked on orbits holds a ``1 / order``
+share of its deliveries, so where the group is large the data can be cut finer than
+:data:`_MAX_UNITS` chunks allow an explicit schedule."""
+
+
+def system_order(system, ring: bool) -> int:
+    """Order of the translation group a hierarchical schedule is symmetric under (1: none): the
+    system's, or for ring stages its whole coordinates' (``cyclic``); 1 at 512 nodes or fewer, where
+    :func:`default_units` does not read it."""
+    if system.nodes * 64 <= _MAX_UNITS:
+        return 1
+    from ..kinds import model_for
+    group = model_for(system).symmetry_group(system, cyclic=ring)
+    return 1 if group is None else int(group.order)
+
+
+def default_units(n: int, collective: CollectiveType, pieces: int, order: int = 1) -> int:
     """Units the data is cut into when the caller does not say: 64 per piece, within :data:`_MAX_UNITS` chunks.
+
+    ``order``: of the system's translation group (:func:`system_order`).  Where the representatives
+    of one unit (a ``1 / order`` share of its ``N (N - 1)`` deliveries per phase) leave room, up to
+    64 per piece within :data:`ORBIT_DELIVERIES` of them: 65,536 GPUs in boxes of 8 on a full fat
+    tree (a group of 65,536) cut an all-reduce's blocks into 32 units instead of one.  The default
+    depends on the system alone, so a schedule built in full and on its orbits is the same.
 
     References
     ----------
@@ -101,10 +125,14 @@ def default_units(n: int, collective: CollectiveType, pieces: int) -> int:
     heterogeneous network hierarchy", SysML 2019 (the data cut per dimension).
     """
     per_chunk = n if collective.name == "allreduce" else 1
-    return max(1, min(max(1, _MAX_UNITS // per_chunk), 64 * int(pieces)))
+    units = max(1, min(max(1, _MAX_UNITS // per_chunk), 64 * int(pieces)))
+    if order > 1 and per_chunk * 64 > _MAX_UNITS:     # the cap leaves less than 64 units a piece
+        per_unit = n * (n - 1) * (2 if collective.name == "allreduce" else 1) // int(order)
+        units = max(units, min(64 * int(pieces), ORBIT_DELIVERIES // max(1, per_unit)))
+    return units
 
 
-def lane_deliveries(system, collective: CollectiveType, params) -> int:
+def lane_deliveries(system, collective: CollectiveType, params, ring: bool = False) -> int:
     """Chunk deliveries a hierarchical (lane) schedule makes at least, before it is planned.
 
     Every block (every pair's, for an all-to-all) crosses at least one link, once per unit; an
@@ -116,7 +144,7 @@ def lane_deliveries(system, collective: CollectiveType, params) -> int:
     heterogeneous network hierarchy", SysML 2019.
     """
     n = int(system.nodes)
-    units = params.get("units") or default_units(n, collective, params.get("pieces") or 1)
+    units = params.get("units") or default_units(n, collective, params.get("pieces") or 1, system_order(system, ring))
     return n * (n - 1) * int(units) * (2 if collective.name == "allreduce" else 1)
 
 
@@ -126,7 +154,7 @@ every template's moves kept at once (measured: 8.9 GB held by the moves of an al
 8,192 nodes, ``N^2`` holdings, before any transfer was made)."""
 
 
-def representatives_bytes(system, collective: CollectiveType, params, order: int) -> int:
+def representatives_bytes(system, collective: CollectiveType, params, order: int, ring: bool = False) -> int:
     """Peak bytes of building the lanes' transfers into a group's domain (``order`` = the group's)
     and checking them: the domain's moves and a ``1 / order`` share of the deliveries.
 
@@ -137,7 +165,8 @@ def representatives_bytes(system, collective: CollectiveType, params, order: int
     """
     n = int(system.nodes)
     holdings = n * n if collective.name in ("allreduce", "allgather") else n * (n - 1)
-    return (MOVES_BYTES_PER_HOLDING * holdings + BYTES_PER_DELIVERY * lane_deliveries(system, collective, params)) // order
+    return (MOVES_BYTES_PER_HOLDING * holdings
+            + BYTES_PER_DELIVERY * lane_deliveries(system, collective, params, ring)) // order
 
 
 def lanes_schedule(system, collective: CollectiveType, size_bytes: int, *, pieces: int | None, orders, ring: bool,
@@ -167,7 +196,9 @@ def lanes_schedule(system, collective: CollectiveType, size_bytes: int, *, piece
     plans = {p: plan_lanes(costs, p, 2 * len(system.dimensions)) for p in ([pieces] if pieces else (1, 2, 4, 8, 16))}
     pieces = min(plans, key=lambda p: plans[p][1] * block + (max(map(len, costs)) + p - 1) * hop_s)
     shares = plans[pieces][0]
-    units = int(units) if units is not None else default_units(n, collective, pieces)
+    if units is None:   # the system's group, whether this build makes the representatives or every transfer
+        units = default_units(n, collective, pieces, group.order if group is not None else system_order(system, ring))
+    units = int(units)
     whole = integer_units(shares, units)
     explicit = group is None      # the representatives: the explicit floor is the whole schedule's, not theirs
     if collective.name == "allreduce":
@@ -229,7 +260,7 @@ def planned_time_s(system, collective: CollectiveType, size_bytes: int, params, 
     if not lanes:
         return None
     from ..kinds import model_for
-    group = model_for(system).symmetry_group(system)    # the rounds' loads from the domain's moves
+    group = model_for(system).symmetry_group(system, cyclic=ring)   # the rounds' loads from the domain's moves
     n = system.nodes
     entries = []
     for item in str(lanes).split(","):

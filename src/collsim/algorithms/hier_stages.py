@@ -93,25 +93,6 @@ def template(collective: CollectiveType, order, ring: bool, sign: int = 1) -> tu
     return tuple(Stage("ag" if collective.name == "allgather" else "route", d, ring, sign) for d in order)
 
 
-GROUP_ROUTE_BYTES = 48
-"""Peak bytes per link of a route while a dimension's group is routed (the network kind's
-``BYTES_PER_ROUTE_ENTRY``)."""
-
-
-def _check_group_routes(system, d: int) -> None:
-    """Refuse, with the estimate, routing every pair of one group of dimension ``d`` when it would
-    not fit in memory: the group's ``k (k - 1)`` routes hold ``k`` times the links of one member's
-    routes to the others (a ring of 8,192 members: 1.4·10¹¹ links, where a switch of 8 has 112)."""
-    from ..core.limits import check_memory
-    k = system.sizes[d]
-    members = system.with_coord(d, np.zeros(k, np.int64), np.arange(k))
-    ptr, _ = system.route(np.full(k - 1, members[0]), members[1:])
-    check_memory(k * int(ptr[-1]) * GROUP_ROUTE_BYTES,
-                 f"routing every pair of a {system.dimensions[d].topology} group of {k} members "
-                 f"(dimension {d}: {k * int(ptr[-1]):.3g} links on the routes)",
-                 "use a smaller dimension or ring stages (md-ring)")
-
-
 def stage_latency_s(system, st: Stage) -> float:
     """Start-up plus the latency of the longest route of one round of a stage.
 
@@ -120,15 +101,11 @@ def stage_latency_s(system, st: Stage) -> float:
     R. W. Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
     Computing 20(3), 1994 (the start-up and latency term).
     """
+    if not st.ring:                     # every member to every other (the system's pair routes)
+        return system.group_exchange(st.dim)[1] + (system.startup_s or 0.0)
     k = system.sizes[st.dim]
     members = system.with_coord(st.dim, np.zeros(k, np.int64), np.arange(k))
-    if st.ring:                         # every member to its ring neighbour
-        src, dst = members, np.roll(members, -st.sign)
-    else:                               # every member to every other
-        _check_group_routes(system, st.dim)
-        src, dst = (a.reshape(-1) for a in np.meshgrid(members, members, indexing="ij"))
-        src, dst = src[src != dst], dst[src != dst]
-    ptr, links = system.route(src, dst)
+    ptr, links = system.route(members, np.roll(members, -st.sign))   # every member to its ring neighbour
     lat = np.concatenate([[0.0], np.cumsum(system.links.latency_s[links])])
     return float((lat[ptr[1:]] - lat[ptr[:-1]]).max(initial=0.0)) + (system.startup_s or 0.0)
 
@@ -167,14 +144,8 @@ def dimension_rates(system, dims=None) -> np.ndarray:
         if dims is not None and d not in dims:    # not asked for: NaN
             out.append(np.nan)
             continue
-        k = dim.size
-        _check_group_routes(system, d)
-        members = system.with_coord(d, np.zeros(k, np.int64), np.arange(k))
-        s, t = np.meshgrid(members, members, indexing="ij")
-        keep = s != t
-        _, links = system.route(s[keep], t[keep])
-        load = np.bincount(links).max() if len(links) else 1
-        out.append(dim.bandwidth_bytes_per_s * (k - 1) / load)
+        load, _ = system.group_exchange(d)      # refused with its estimate where every pair cannot be routed
+        out.append(dim.bandwidth_bytes_per_s * (dim.size - 1) / load)
     return np.array(out)
 
 

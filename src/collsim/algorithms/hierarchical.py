@@ -19,6 +19,8 @@ Collective Scheduling Policy for Distributed Training of DL Models", ISCA 2022.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..core.collectives import CollectiveType
@@ -68,21 +70,24 @@ def _orbits(ring: bool):
     (:mod:`collsim.kinds.hierarchical.symmetry`): every stage moves data between coordinates by
     their differences (a ring step, or every member at once), so translating coordinates maps the
     schedule onto itself, with an all-reduce's chunk ``u N + b`` (unit ``u`` of block ``b``) moving
-    with its block (``interleaved``).  An all-to-all's blocks belong to pairs, not anchors: none."""
+    with its block (``interleaved``).  A direct stage sends to every member at once, so any
+    digit-wise translation of a coordinate keeps it (a full fat tree's pods, edges and ports); a
+    ring stage's ``c -> c + 1`` commutes only with translations of whole coordinates, so md-ring
+    declares that subgroup (``cyclic``).  An all-to-all's blocks belong to pairs, not anchors: none."""
     def orbits(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, orders: str = "all",
                units: int | None = None):
         from ..kinds import model_for
         _check(pieces, orders, units)
-        group = model_for(system).symmetry_group(system) if not collective.per_pair else None
+        group = model_for(system).symmetry_group(system, cyclic=ring) if not collective.per_pair else None
         if group is None or collective.name == "allreduce" and int(size_bytes) % system.nodes:
             return None    # (a vector that does not divide among the nodes: blocks, hence chunks, differ)
-        check_memory(representatives_bytes(system, collective, {"units": units, "pieces": pieces}, group.order),
+        check_memory(representatives_bytes(system, collective, {"units": units, "pieces": pieces}, group.order, ring),
                      f"building {'md-ring' if ring else 'the hierarchical lanes'}' {collective.name} representatives "
                      f"on {system.nodes} nodes (1/{group.order} of the moves and of the deliveries)",
                      "use fewer nodes")
         logical, params = lanes_schedule(system, collective, size_bytes, pieces=pieces, orders=orders, ring=ring,
                                          units=units, group=group)
-        return logical, params, None, collective.name == "allreduce"
+        return logical, params, group if ring else None, collective.name == "allreduce"
     return orbits
 
 
@@ -225,7 +230,7 @@ def _md_ring_register(fn):
     return register("md-ring", collectives=("allreduce", "allgather"), systems=("hierarchical",),
                     closed_forms={"hierarchical": _planned(True)},
                     params=("pieces", "orders", "units"), requires=_requires, constraints="a hierarchical system",
-                    tune=_tune_ring, deliveries=lane_deliveries, orbits=_orbits(True), reference="[Cho19] (ring reduce-scatter and all-gather per dimension); "
+                    tune=_tune_ring, deliveries=partial(lane_deliveries, ring=True), orbits=_orbits(True), reference="[Cho19] (ring reduce-scatter and all-gather per dimension); "
                     "[Rashidi20] (ASTRA-sim's multi-dimensional ring); [Patarasuk09] (the ring)",
                     summary="multi-dimensional ring: ring reduce-scatter (all-gather) one dimension at a time, "
                             "lanes over dimension orders and ring directions")(fn)

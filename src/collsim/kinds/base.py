@@ -260,8 +260,17 @@ class KindModel:
         return None
 
     # -- symmetric schedules (collsim.core.symmetry); a kind without them expands every schedule --
-    def symmetry_group(self, system) -> Any:
+    def symmetry_group(self, system, cyclic: bool = False) -> Any:
         """The translation group that maps the system onto itself, or None (the default).
+
+        Parameters
+        ----------
+        system : System
+            The system.
+        cyclic : bool, optional
+            Only translations that add to each of the system's coordinates as a whole, so that they
+            commute with a ring step ``c -> c + 1`` in every coordinate (a kind whose coordinates
+            split into several digits keeps those fixed); the same group where none split.
 
         Returns
         -------

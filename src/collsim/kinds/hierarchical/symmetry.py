@@ -8,17 +8,26 @@ groups of every other dimension onto each other, switches and routes with them (
 another dimension, a fat tree say, is moved as a whole, its switches keeping their positions in
 their group).  So the system's *translation group* moves every such coordinate, the others stay
 (:class:`~collsim.core.symmetry.Translations` with the dimensions outer to inner as its digits):
-boxes of 8 on a fat tree keep their GPUs' coordinate moving, boxes on rails (two ``switch``
-dimensions) have a regular group.  A fat tree, a line of three or more, or a torus network kind
-is not translated: their coordinates are fixed, and the group's domain holds one node of every
-value of them.
+boxes on rails (two ``switch`` dimensions) have a regular group.  A network kind that declares
+translations in closed form (:meth:`~collsim.kinds.network.network.Network.translation_radices`: a
+full fat tree's pods, edge switches and ports) moves too, its coordinate split into those digits
+and its switches moved by the kind's own :meth:`~collsim.kinds.network.network.Network.translate`
+(every copy of it alike): 1,024 boxes of 8 on a full fat tree of k = 16 have a group of 8,192
+elements acting regularly.  A line of three or more, or a network kind without such a group
+(a fat tree with empty ports, a torus kind), is not translated: its coordinate is fixed, and the
+group's domain holds one node of every value of it.  ``translation_group(system, cyclic=True)``
+keeps only digits that are whole coordinates: a ring stage (``c -> c + 1``) commutes with those
+alone.
 
 The group acts freely on the links: every link has an end node as an endpoint, which every
 element but the identity moves, or lies inside a network kind's group, which every element but
 the identity moves to another group (its coordinate is fixed, so an element moving nothing else is
-the identity).  So every orbit of links has one link per element, and a link's canonical
+the identity), or lies inside a moving network kind's group, whose kind names an end node moving
+with the link (:meth:`~collsim.kinds.network.network.Network.link_anchors`), which every element
+but the identity moves.  So every orbit of links has one link per element, and a link's canonical
 representative is its image under the element taking its *anchor* (an end-node endpoint; for a
-link between two switches, the group's member of coordinate 0) into the domain.  A flow
+link between two switches, the kind's anchor, or in a fixed coordinate the group's member of
+coordinate 0) into the domain.  A flow
 simulation on those representatives is the whole schedule's (docs/model.md, "Symmetric schedules
 on hierarchical systems").
 
@@ -31,9 +40,12 @@ ch. 6 (max-min fairness, unique, hence invariant under a group that maps the flo
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...core.symmetry import Translations, maps_links_alike
+from .dimensions import TOPOLOGIES, group_system
 
 TRANSLATED = ("switch", "ring", "full")
 """Topologies whose coordinate the translation group moves (and ``line`` of two nodes)."""
@@ -43,8 +55,42 @@ def _moves(dim) -> bool:
     return dim.size > 1 and (dim.topology in TRANSLATED or dim.topology == "line" and dim.size == 2)
 
 
-def translation_group(system) -> Translations | None:
+def _kind(dim):
+    """The network kind of a network-kind dimension (one group's copy), else None."""
+    return None if dim.topology in TOPOLOGIES else group_system(dim)
+
+
+def _split(dim) -> tuple[int, ...] | None:
+    """The digits a network-kind dimension's coordinate splits into under its kind's translations."""
+    kind = _kind(dim)
+    radices = None if kind is None else kind.translation_radices()
+    return None if radices is None or math.prod(radices) != dim.size else tuple(radices)
+
+
+def _digits(system, group: Translations) -> list[tuple[int, int]] | None:
+    """``(first digit, digits)`` of every dimension (inner first) in ``group``'s radices, or None when
+    they are not the coordinates' (each dimension's size, or a moving kind's split)."""
+    at, out = 0, []
+    for dim in system.dimensions[::-1]:
+        split = _split(dim)
+        for width in (1, len(split) if split else 0):
+            if width and group.radices[at:at + width] == ((dim.size,) if width == 1 else split):
+                break
+        else:
+            return None
+        moving = group.moving[at:at + width]
+        if any(moving) and not (width == 1 and _moves(dim) or split and (width > 1 or len(split) == 1)):
+            return None
+        out.append((at, width))
+        at += width
+    return out[::-1] if at == len(group.radices) else None
+
+
+def translation_group(system, cyclic: bool = False) -> Translations | None:
     """The translations of every coordinate whose topology they map onto itself, or None.
+
+    ``cyclic``: only the digits that are whole coordinates (a ring stage's ``c -> c + 1`` commutes
+    with them); a network kind's coordinate split into several digits stays fixed.
 
     Examples
     --------
@@ -53,20 +99,28 @@ def translation_group(system) -> Translations | None:
     Translations(radices=(2, 8), moving=(True, True))
     >>> translation_group(Hierarchical(nodes=24, dimensions="switch:8,line:3")).domain().tolist()
     [0, 8, 16]
+    >>> translation_group(Hierarchical(nodes=128, dimensions="switch:8,fat-tree:16"))   # pods, edges, ports
+    Translations(radices=(4, 2, 2, 8), moving=(True, True, True, True))
     """
-    dims = system.dimensions[::-1]                       # outer first: the last digit varies fastest
-    moving = tuple(_moves(d) for d in dims)
+    radices: list[int] = []
+    moving: list[bool] = []
+    for dim in system.dimensions[::-1]:                   # outer first: the last digit varies fastest
+        split = _split(dim)
+        if split is None:
+            radices.append(dim.size)
+            moving.append(_moves(dim))
+        else:
+            radices.extend(split)
+            moving.extend([not cyclic or len(split) == 1] * len(split))
     if not any(moving):
         return None
-    return Translations(tuple(d.size for d in dims), moving)
+    return Translations(tuple(radices), tuple(moving))
 
 
 def accepts(system, group) -> bool:
     """Whether ``group`` is a translation group of the system's coordinates this module moves, mapping
     every link onto a link alike (:func:`maps_links`)."""
-    dims = system.dimensions[::-1]
-    return (isinstance(group, Translations) and group.radices == tuple(d.size for d in dims)
-            and all(_moves(d) or not m for d, m in zip(dims, group.moving)) and maps_links(system, group))
+    return isinstance(group, Translations) and _digits(system, group) is not None and maps_links(system, group)
 
 
 def vertex_images(system, group: Translations, elements, vertices) -> np.ndarray:
@@ -90,7 +144,11 @@ def vertex_images(system, group: Translations, elements, vertices) -> np.ndarray
             continue
         grp, local = np.divmod(vertices[sel] - base, per)
         member = system._members(d, grp, np.zeros_like(grp))
-        out[sel] = base + system.group_of(d, group.act(elements[sel], member)) * per + local
+        moved = group.act(elements[sel], member)
+        if _split(system.dimensions[d]) is not None:    # the kind's switches move with its coordinate
+            k = system.sizes[d]
+            local = _kind(system.dimensions[d]).translate(system.coord(d, moved), k + local) - k
+        out[sel] = base + system.group_of(d, moved) * per + local
     return out
 
 
@@ -128,13 +186,21 @@ def _anchors(system, links: np.ndarray) -> np.ndarray:
     if inner.any():   # switch to switch: inside a network kind's group, whose coordinate is fixed
         sw = out[inner]
         res = np.empty(len(sw), np.int64)
+        other = np.where(src < n, dst, src)[inner]
         for d, base in enumerate(system._switch_base):
             if base < 0:
                 continue
             per = system.dimensions[d].switches_per_group()
             sel = (sw >= base) & (sw < base + n // system.sizes[d] * per)
-            if sel.any():
-                res[sel] = system._members(d, (sw[sel] - base) // per, np.zeros(int(sel.sum()), np.int64))
+            if not sel.any():
+                continue
+            grp, local = np.divmod(sw[sel] - base, per)
+            if _split(system.dimensions[d]) is not None:   # a moving kind's own anchor, in its group
+                k = system.sizes[d]
+                local = _kind(system.dimensions[d]).link_anchors(k + local, k + (other[sel] - base) % per)
+            else:
+                local = np.zeros_like(grp)
+            res[sel] = system._members(d, grp, local)
         out[inner] = res
     return out
 

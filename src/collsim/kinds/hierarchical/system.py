@@ -283,6 +283,57 @@ class Hierarchical(Network):
             out[node] = res
         return out
 
+    GROUP_ROUTE_BYTES: ClassVar[int] = 48
+    """Peak bytes per link of a route while a dimension's group is routed pair by pair (the network
+    kind's ``BYTES_PER_ROUTE_ENTRY``)."""
+
+    def group_exchange(self, d: int) -> tuple[int, float]:
+        """The most pair routes sharing one directed link, and the largest route latency, when every
+        member of one group of dimension ``d`` sends to every other (the group of node 0; all alike).
+
+        Where the dimension's network kind declares translations that move its routes
+        (:meth:`~collsim.kinds.network.network.Network.translation_radices`: a full fat tree), only
+        member 0's ``k - 1`` routes are made: the group acts freely on the kind's links, so a link
+        carries as many pair routes as member 0's routes have entries in its orbit (the orbit keyed
+        by its image under the element taking its :meth:`link_anchors` anchor to member 0).  Otherwise
+        every pair is routed, refused with the estimate where that would not fit.
+
+        Examples
+        --------
+        >>> h = Hierarchical(nodes=64, dimensions="switch:4,fat-tree:16")
+        >>> h.group_exchange(0)[0], h.group_exchange(1)[0]    # a member's uplink carries its k - 1 routes
+        (3, 15)
+        """
+        from ...core.limits import check_memory
+        from ...core.symmetry import Translations
+        dim, k = self.dimensions[d], self.sizes[d]
+        members = self.with_coord(d, np.zeros(k, np.int64), np.arange(k))
+        kind = group_system(dim) if dim.topology not in TOPOLOGIES else None
+        radices = kind.translation_radices() if kind is not None else None
+        if radices is None:
+            ptr, _ = self.route(np.full(k - 1, members[0]), members[1:])
+            check_memory(k * int(ptr[-1]) * self.GROUP_ROUTE_BYTES,
+                         f"routing every pair of a {dim.topology} group of {k} members (dimension {d}: "
+                         f"{k * int(ptr[-1]):.3g} links on the routes)", "use a smaller dimension or ring stages (md-ring)")
+            src, dst = (a.reshape(-1) for a in np.meshgrid(members, members, indexing="ij"))
+            ptr, links = self.route(src[src != dst], dst[src != dst])
+            load = int(np.bincount(links).max()) if len(links) else 1
+        else:
+            ptr, links = self.route(np.full(k - 1, members[0]), members[1:])
+            lt = self.links
+            base, per = self._switch_base[d], dim.switches_per_group()
+
+            def local(v):   # a vertex of group 0 of dimension d as the kind numbers it
+                return np.where(v < self.nodes, self.coord(d, np.minimum(v, self.nodes - 1)), k + (v - base) % per)
+
+            u, w = local(lt.src[links].astype(np.int64)), local(lt.dst[links].astype(np.int64))
+            back = Translations(tuple(radices)).inverse(kind.link_anchors(u, w))
+            back = np.atleast_1d(back)
+            key = kind.translate(back, u) * kind.vertices + kind.translate(back, w)
+            load = int(np.unique(key, return_counts=True)[1].max()) if len(key) else 1
+        lat = np.concatenate([[0.0], np.cumsum(self.links.latency_s[links])])
+        return load, float((lat[ptr[1:]] - lat[ptr[:-1]]).max(initial=0.0))
+
     def cut_masks(self) -> list[np.ndarray]:
         """Vertex masks ``(K, V)`` of the per-dimension cuts (side A True), for :mod:`collsim.kinds.network.cuts`.
 

@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...core.errors import InputError
+from ...core.errors import InputError, UnsupportedError
 from .network import Network
 from ...core.system import MAX_NODES, register_system_kind
 from ...core.validate import integer
@@ -311,6 +311,92 @@ class FatTree(Network):
             for h, col in enumerate(cols):
                 links[start + h] = col
         return ptr, links
+
+    # --- translations (a hierarchical system's fat-tree dimension moves with them) -----------
+    def translation_radices(self) -> tuple[int, ...] | None:
+        """``(k, m, m)`` (3 levels: pod, edge switch, port) or ``(k, m)`` (leaf, port) of a full tree.
+
+        Adding digits of a host's number ``p m^2 + e m + j`` (3 levels) moves edge switch
+        ``(p, e)`` to ``(p + g_p, e + g_e)``, aggregation switch ``(p, a)`` to
+        ``(p + g_p, a + g_j)`` and core switch ``(a, t)`` to ``(a + g_j, t + g_e)``: links go to
+        links (edge ``(p, e)`` joins every aggregation switch of pod ``p``; aggregation ``(p, a)``
+        every core ``(a, t)``), and so do D-mod-k routes, whose uplinks are ``j`` of the
+        destination at an edge switch and ``e`` at an aggregation switch, both moved by the same
+        digits; ECMP's paths are every up/down path, mapped onto each other by any automorphism.
+        A tree with empty host ports has no such group (its hosts are not all alike): None.
+
+        Examples
+        --------
+        >>> FatTree(nodes=1024, k=16).translation_radices(), FatTree(nodes=32, k=8, levels=2).translation_radices()
+        ((16, 8, 8), (8, 4))
+        """
+        if self.nodes != self.capacity:
+            return None
+        m = self.k // 2
+        return (self.k, m) if self.levels == 2 else (self.k, m, m)
+
+    def translate(self, elements, vertices) -> np.ndarray:
+        """Images of hosts and switches under :meth:`translation_radices`'s digit-wise additions.
+
+        Examples
+        --------
+        >>> t = FatTree(nodes=16, k=4)
+        >>> t.translate(5, [0, 16, 24, 32]).tolist()   # (1, 0, 1): host, edge, aggregation, core
+        [5, 18, 27, 34]
+        """
+        if self.translation_radices() is None:
+            raise UnsupportedError(f"a fat tree of {self.nodes} hosts below its capacity {self.capacity} has no "
+                                   "translations")
+        g, v = np.broadcast_arrays(np.asarray(elements, np.int64), np.asarray(vertices, np.int64))
+        n, k, m = self.nodes, self.k, self.k // 2
+        rel = v - n
+        out = np.empty(v.shape, np.int64)
+        host = v < n
+        if self.levels == 2:
+            gl, gj = np.divmod(g, m)
+            leaf, j = np.divmod(v, m)
+            out[host] = ((leaf + gl) % k * m + (j + gj) % m)[host]
+            sel = ~host & (rel < k)
+            out[sel] = (n + (rel + gl) % k)[sel]
+            sel = rel >= k
+            out[sel] = (n + k + (rel - k + gj) % m)[sel]
+            return out
+        gp, ge, gj = np.unravel_index(g, (k, m, m))
+        p, e, j = np.unravel_index(np.where(host, v, 0), (k, m, m))
+        out[host] = ((p + gp) % k * m * m + (e + ge) % m * m + (j + gj) % m)[host]
+        lo, hi = np.divmod(np.where(host, 0, rel) % (k * m), m)     # (pod, index) or, for a core, (a, t)
+        sel = ~host & (rel < k * m)                                   # edge (p, e)
+        out[sel] = (n + (lo + gp) % k * m + (hi + ge) % m)[sel]
+        sel = (rel >= k * m) & (rel < 2 * k * m)                      # aggregation (p, a)
+        out[sel] = (n + k * m + (lo + gp) % k * m + (hi + gj) % m)[sel]
+        sel = rel >= 2 * k * m                                        # core (a, t)
+        out[sel] = (n + 2 * k * m + (lo + gj) % m * m + (hi + ge) % m)[sel]
+        return out
+
+    def link_anchors(self, src, dst) -> np.ndarray:
+        """A host moving with each link: its host endpoint; edge ``(p, e)`` to aggregation ``(p, a)``:
+        host ``(p, e, a)``; aggregation ``(p, a)`` to core ``(a, t)``: host ``(p, t, a)``; leaf
+        ``l`` to spine ``s``: host ``(l, s)``.  Each moves as its link does (:meth:`translate`).
+
+        Examples
+        --------
+        >>> FatTree(nodes=16, k=4).link_anchors([16, 26], [24, 33]).tolist()  # edge-agg, agg-core
+        [0, 6]
+        """
+        src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+        n, k, m = self.nodes, self.k, self.k // 2
+        out = super().link_anchors(src, dst)
+        inner = out < 0
+        lo_v, hi_v = np.minimum(src, dst) - n, np.maximum(src, dst) - n   # the lower switch first
+        if self.levels == 2:
+            out[inner] = (lo_v * m + (hi_v - k))[inner]
+            return out
+        lower, upper = np.divmod(lo_v % (k * m), m), np.divmod(hi_v % (k * m), m)
+        edge = inner & (lo_v < k * m)                 # edge (p, e) - aggregation (p, a)
+        out[edge] = (lower[0] * m * m + lower[1] * m + upper[1])[edge]
+        agg = inner & (lo_v >= k * m)                 # aggregation (p, a) - core (a, t)
+        out[agg] = (lower[0] * m * m + upper[1] * m + lower[1])[agg]
+        return out
 
     def lca_level(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """Level of the lowest common ancestor switch (1 = edge/leaf, 2, 3 = core).

@@ -230,10 +230,11 @@ class NetworkModel(KindModel):
     # shape, collsim.kinds.network.symmetry here, collsim.kinds.hierarchical.symmetry there) --
     symmetry = symmetry
 
-    def symmetry_group(self, system):
+    def symmetry_group(self, system, cyclic: bool = False):
         """The network's translation group (a torus's shifts, boxes on rails moved box by box and GPU
-        by GPU), or None."""
-        return self.symmetry.translation_group(system)
+        by GPU), or None; ``cyclic``: its whole coordinates' translations alone (a hierarchical
+        system's fat-tree dimension fixed)."""
+        return self.symmetry.translation_group(system, cyclic=cyclic)
 
     def accepts_group(self, system, group) -> bool:
         """That group alone, mapping every link onto a link alike."""

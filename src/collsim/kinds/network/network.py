@@ -212,6 +212,52 @@ class Network(System):
             return found
         return self._found_group
 
+    def translation_radices(self) -> tuple[int, ...] | None:
+        """Radices of a translation group the topology declares in closed form, or None (the default).
+
+        Radices ``(r_1, ..., r_k)`` declare that adding digit by digit, in the end nodes' own
+        mixed-radix numbering (:class:`~collsim.core.symmetry.Translations`), with the switches
+        moved by :meth:`translate`, maps the links *and every route* onto themselves, and that
+        :meth:`link_anchors` moves with the links.  A hierarchical system moves such a dimension's
+        coordinate with its group, so that boxes on a full fat tree have a group acting regularly.
+        Unlike :meth:`translations` nothing is searched and no table is made: the group is the
+        topology's own.
+
+        Examples
+        --------
+        >>> from collsim.kinds.network.fat_tree import FatTree
+        >>> FatTree(nodes=16, k=4).translation_radices(), FatTree(nodes=12, k=4).translation_radices()
+        ((4, 2, 2), None)
+        """
+        return None
+
+    def translate(self, elements, vertices) -> np.ndarray:
+        """Images of vertices (end nodes or switches) under elements of :meth:`translation_radices`'s
+        group (both arrays, broadcast; an element is named by the end node it takes node 0 to).
+
+        Examples
+        --------
+        >>> from collsim.kinds.network.fat_tree import FatTree
+        >>> FatTree(nodes=8, k=4, levels=2).translate(3, [0, 8, 12]).tolist()   # (1, 1): host, leaf, spine
+        [3, 9, 13]
+        """
+        raise UnsupportedError(f"a {self.topology} declares no translations in closed form")
+
+    def link_anchors(self, src, dst) -> np.ndarray:
+        """An end node for every link, which every element of :meth:`translation_radices`'s group moves
+        with the link: its end-node endpoint; between two switches a topology with that group names
+        one (-1 here).
+
+        Examples
+        --------
+        >>> from collsim.kinds.network.electrical import Ring
+        >>> Ring(nodes=4).link_anchors([0, 3], [1, 0]).tolist()
+        [0, 3]
+        """
+        src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+        n = self.nodes
+        return np.where(src < n, src, np.where(dst < n, dst, -1))
+
     @cached_property
     def _found_group(self) -> np.ndarray | None:
         lk = self.links

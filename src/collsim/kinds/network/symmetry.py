@@ -114,9 +114,10 @@ def _lookup(keys: np.ndarray, order: np.ndarray, want: np.ndarray) -> np.ndarray
     return np.where(keys[at] == want, order[at], -1)
 
 
-def translation_group(system) -> Translations | None:
+def translation_group(system, cyclic: bool = False) -> Translations | None:
     """The network's translation group, or None (no regular group of translations in its numbering,
     one that fixes a link between switches, or a table above :data:`MAX_TABLE_ENTRIES`).
+    ``cyclic`` changes nothing: a network's digits are its own coordinates.
 
     Examples
     --------

@@ -170,7 +170,7 @@ class OCSModel(NetworkModel):
                                    f"node: {exc}") from None
         return schedule
 
-    def symmetry_group(self, system):
+    def symmetry_group(self, system, cyclic: bool = False):
         """None: a step's circuits must fit the ports, and grouping steps into phases of one
         configuration is not checked on orbits; every schedule is expanded."""
         return None

@@ -138,7 +138,7 @@ class OpticalRingModel(KindModel):
         return {"steps": schedule.num_steps,
                 "reconfigurations": int(step_times(schedule).reconfigured.sum())}
 
-    def symmetry_group(self, system) -> Translations:
+    def symmetry_group(self, system, cyclic: bool = False) -> Translations:
         """The ring's rotations: every node has the same fibers, wavelengths and transceivers."""
         return Translations((system.nodes,))
 
