@@ -60,7 +60,7 @@ try:
         system, alg, coll, size = collsim.systems.load_system("paper", nodes=n, wavelengths=64), "ring", "allreduce", "1MiB"
     elif family.startswith("hier-allreduce"):
         system = collsim.systems.load_system("hierarchical", dims=f"switch:8:300GB/s,fat-tree:{n // 8}:50GB/s")
-        alg, coll, size = "hier-allreduce", "allreduce", "256MiB"
+        alg, coll, size = "hier-allreduce", "allreduce", (256 << 20) // n * n   # blocks alike: N divides it
     else:
         system = collsim.systems.load_system("fat-tree", nodes=n)
         alg, coll, size = "pairwise", "alltoall", "64KiB"

@@ -191,7 +191,7 @@ def test_compare_switches_to_orbits_with_the_same_rows(monkeypatch):
     real = pipeline.build_symmetric
     monkeypatch.setattr(pipeline, "build_symmetric", lambda *a, **k: built.append(a[0]) or real(*a, **k))
     rows_sym, _ = compare("hierarchical", "allreduce", 64 * 64, algorithms=algs, **kw)
-    assert {getattr(s, "name", s) for s in built} == {"hier-allreduce", "md-ring"}
+    assert {getattr(s, "name", s) for s in built} == {"hier-allreduce", "md-ring", "rabenseifner"}   # XOR: 64 = 2^6
     assert [r.to_json() for r in rows_full] == [r.to_json() for r in rows_sym]
 
 
@@ -285,3 +285,48 @@ def test_boxes_on_a_full_fat_tree_are_symmetric_under_its_pods_edges_and_ports(n
     assert a.data_flow == "orbits" and (a.time_s, a.transfers) == (b.time_s, b.transfers)
     assert evaluate(sym, report=a).to_json() == evaluate(full, report=b).to_json()
     quotient_is_expansion(sym, symmetry)
+
+
+# --- XOR of the node ids' bits (binary_group): Rabenseifner's recursive halving and doubling
+BINARY = {"switch": [2, 4, 8], "full": [2, 4], "line": [2], "fat-tree": [16]}
+
+
+@st.composite
+def _binary_systems(draw):
+    """A hierarchical system of two or three dimensions of powers of two that XOR maps onto itself."""
+    dims = []
+    for _ in range(draw(st.integers(2, 3))):
+        topo = draw(st.sampled_from(sorted(BINARY)))
+        dims.append((topo, draw(st.sampled_from(BINARY[topo]))))
+    while np.prod([k for _, k in dims]) > 128:
+        dims = dims[:-1]
+    n = int(np.prod([k for _, k in dims]))
+    return Hierarchical(nodes=n, dimensions=",".join(f"{t}:{k}" for t, k in dims))
+
+
+@settings(max_examples=25, deadline=None)
+@given(system=_binary_systems(), coll=st.sampled_from(["allreduce", "reducescatter"]), seed=st.integers(0, 2**32 - 1))
+def test_rabenseifner_under_xor_is_its_full_build_and_mutants_fail_alike(system, coll, seed):
+    group = symmetry.binary_group(system)
+    assert group is not None and group.order == system.nodes and group.radices == (2,) * (system.nodes.bit_length() - 1)
+    assert pipeline.model_for(system).accepts_group(system, group)
+    acts_freely_on_links(system, group, symmetry)
+    size = 64 * system.nodes
+    sym, full = build_symmetric("rabenseifner", system, coll, size), build("rabenseifner", system, coll, size)
+    assert sym.group == group and len(sym.reps) * group.order == len(full)
+    assert _rows(sym.expand()) == _rows(full)
+    a, b = verify(sym), verify(full)
+    assert a.data_flow == "orbits" and (a.steps, a.transfers, a.time_s) == (b.steps, b.transfers, b.time_s)
+    assert evaluate(sym, report=a).to_json() == evaluate(full, report=b).to_json()
+    quotient_is_expansion(sym, symmetry)
+    assert rejected_alike(sym, representative_mutants(sym.reps, np.random.default_rng(seed))) >= 3
+
+
+@pytest.mark.parametrize("dims", ["ring:8,switch:4", "switch:3,switch:4", "switch:2,fat-tree:54", "line:4,switch:2"])
+def test_no_xor_group_where_xor_breaks_a_link_or_a_route(dims):
+    """A ring of 8 or a line of 4 (XOR of the low bit swaps 1 and 2's neighbours), three boxes, a fat
+    tree of k = 6: no XOR group, and Rabenseifner is built in full."""
+    n = int(np.prod([int(d.split(":")[1]) for d in dims.split(",")]))
+    system = Hierarchical(nodes=n, dimensions=dims)
+    assert symmetry.binary_group(system) is None
+    assert pipeline.build_orbits("rabenseifner", system, "allreduce", 64 * n) is None

@@ -92,6 +92,10 @@ def integer_units(shares: np.ndarray, units: int) -> np.ndarray:
     return out.reshape(shares.shape)
 
 
+EXPLICIT_DELIVERIES = 1 << 28
+"""Chunk deliveries above which a schedule cut into :data:`_MAX_UNITS` chunks could not be held in full
+(64 bytes each: 16 GiB), so that only its orbits can check it (:func:`default_units`)."""
+
 ORBIT_DELIVERIES = 1 << 22
 """Chunk deliveries the representatives of a schedule may make when its units are chosen for the
 system's translation group (:func:`default_units`): a schedule checked on orbits holds a ``1 / order``
@@ -101,9 +105,10 @@ share of its deliveries, so where the group is large the data can be cut finer t
 
 def system_order(system, ring: bool) -> int:
     """Order of the translation group a hierarchical schedule is symmetric under (1: none): the
-    system's, or for ring stages its whole coordinates' (``cyclic``); 1 at 512 nodes or fewer, where
-    :func:`default_units` does not read it."""
-    if system.nodes * 64 <= _MAX_UNITS:
+    system's, or for ring stages its whole coordinates' (``cyclic``); 1 where :func:`default_units`
+    would not read it (512 nodes or fewer, or a schedule that can be held in full)."""
+    if system.nodes * 64 <= _MAX_UNITS or system.nodes * (system.nodes - 1) * 2 * max(1, _MAX_UNITS // system.nodes) \
+            <= EXPLICIT_DELIVERIES:
         return 1
     from ..kinds import model_for
     group = model_for(system).symmetry_group(system, cyclic=ring)
@@ -113,8 +118,9 @@ def system_order(system, ring: bool) -> int:
 def default_units(n: int, collective: CollectiveType, pieces: int, order: int = 1) -> int:
     """Units the data is cut into when the caller does not say: 64 per piece, within :data:`_MAX_UNITS` chunks.
 
-    ``order``: of the system's translation group (:func:`system_order`).  Where the representatives
-    of one unit (a ``1 / order`` share of its ``N (N - 1)`` deliveries per phase) leave room, up to
+    ``order``: of the system's translation group (:func:`system_order`).  Where the schedule cut so
+    would make more than :data:`EXPLICIT_DELIVERIES` (it can only be checked on its orbits) and the
+    representatives of one unit (a ``1 / order`` share of its ``N (N - 1)`` deliveries per phase) leave room, up to
     64 per piece within :data:`ORBIT_DELIVERIES` of them: 65,536 GPUs in boxes of 8 on a full fat
     tree (a group of 65,536) cut an all-reduce's blocks into 32 units instead of one.  The default
     depends on the system alone, so a schedule built in full and on its orbits is the same.
@@ -126,8 +132,9 @@ def default_units(n: int, collective: CollectiveType, pieces: int, order: int = 
     """
     per_chunk = n if collective.name == "allreduce" else 1
     units = max(1, min(max(1, _MAX_UNITS // per_chunk), 64 * int(pieces)))
-    if order > 1 and per_chunk * 64 > _MAX_UNITS:     # the cap leaves less than 64 units a piece
-        per_unit = n * (n - 1) * (2 if collective.name == "allreduce" else 1) // int(order)
+    phases = 2 if collective.name == "allreduce" else 1
+    if order > 1 and per_chunk * 64 > _MAX_UNITS and n * (n - 1) * phases * units > EXPLICIT_DELIVERIES:
+        per_unit = n * (n - 1) * phases // int(order)    # the representatives' deliveries of one unit
         units = max(units, min(64 * int(pieces), ORBIT_DELIVERIES // max(1, per_unit)))
     return units
 

@@ -46,6 +46,27 @@ def _alpha_beta(system, collective: CollectiveType, size_bytes, params):
     return t + rounds_ts_s(system, fold) + 2 * tw * m      # + the two fold steps
 
 
+def _orbits(system, collective: CollectiveType, size_bytes):
+    """The transfers into node 0, under the XORs of the node ids' bits where the system's kind has them
+    (:meth:`~collsim.kinds.base.KindModel.binary_group`): a power of two ``N``, no folding, and every
+    exchange ``v -> v XOR 2^k`` with its chunks (chunk ``c`` of node ``c``'s block) commutes with
+    ``v -> v XOR g``, so the schedule is its node 0's transfers moved by every ``g``.  Elsewhere None.
+
+    References
+    ----------
+    R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication operations in
+    MPICH", IJHPCA 19(1), 2005, §4.4.
+    """
+    from ..kinds import model_for
+    n = system.nodes
+    if not is_pow2(n) or n < 2:
+        return None
+    group = model_for(system).binary_group(system)
+    if group is None:
+        return None
+    return _build(n, collective, size_bytes, into=0), {}, group
+
+
 @register(
     "rabenseifner", aliases=("reduce-scatter-allgather", "recursive-halving"),
     collectives=("allreduce", "reducescatter"), systems=("network",), requires=_requires,
@@ -55,6 +76,7 @@ def _alpha_beta(system, collective: CollectiveType, size_bytes, params):
               "recursive-doubling all-gather, 2 lg p a + 2 (p-1)/p n b; non-powers of two by folding); "
               "[Rabenseifner04]; reduce-scatter alone is [Grama03]'s all-to-all reduction on a hypercube",
     summary="all-reduce as recursive-halving reduce-scatter + recursive-doubling all-gather, 2 log2 p rounds",
+    orbits=_orbits,
 )
 def rabenseifner(system, collective: CollectiveType, size_bytes):
     """Build Rabenseifner's all-reduce.
@@ -87,37 +109,48 @@ def rabenseifner(system, collective: CollectiveType, size_bytes):
     >>> collsim.build("rabenseifner", Hypercube(nodes=8), "allreduce", "1KiB").num_steps
     6
     """
-    n = system.nodes
+    return _build(system.nodes, collective, size_bytes), {}
+
+
+def _build(n: int, collective: CollectiveType, size_bytes, into: int | None = None):
+    """The schedule, or (``into``, N a power of two) only its transfers into node ``into``."""
     rem, real = fold_ranks(n)
     p2 = len(real)
     d = p2.bit_length() - 1
+    explicit = into is None       # representatives: the explicit floor is the whole schedule's
     if collective.name == "reducescatter":  # power of two: chunk v is node v's block
-        b = LogicalBuilder(make_collective("reducescatter", n, size_bytes))
-        _halving(b, 0, d, p2, real)
-        return b.build(), {}
-    b = LogicalBuilder(make_collective("allreduce", n, size_bytes, split=p2))
+        b = LogicalBuilder(make_collective("reducescatter", n, size_bytes, explicit=explicit))
+        _halving(b, 0, d, p2, real, into)
+        return b.build()
+    b = LogicalBuilder(make_collective("allreduce", n, size_bytes, split=p2, explicit=explicit))
     allc = np.tile(np.arange(p2), (max(rem, 1), 1))
     r0 = 0
     if rem:
         b.add(0, 2 * np.arange(rem), 2 * np.arange(rem) + 1, allc[:rem], reduce=True)
         r0 = 1
-    _halving(b, r0, d, p2, real)
-    v = np.arange(p2)
+    _halving(b, r0, d, p2, real, into)
     for j, k in enumerate(range(d - 1, -1, -1)):  # send what is complete: bits 0..k equal to v's
         w = 1 << k
+        v = _senders(p2, w, into)
         free = np.arange(p2 >> (k + 1))
         chunks = (free[None, :] << (k + 1)) | (v[:, None] & (2 * w - 1))
-        b.add(r0 + d + j, real, real[v ^ w], chunks)
+        b.add(r0 + d + j, real[v], real[v ^ w], chunks)
     if rem:
         b.add(r0 + 2 * d, 2 * np.arange(rem) + 1, 2 * np.arange(rem), allc[:rem])
-    return b.build(), {}
+    return b.build()
 
 
-def _halving(b: LogicalBuilder, r0: int, d: int, p2: int, real: np.ndarray) -> None:
-    """Recursive-halving reduce-scatter rounds ``r0 .. r0+d-1`` among the ranks ``real``."""
-    v = np.arange(p2)
+def _senders(p2: int, w: int, into: int | None) -> np.ndarray:
+    """The virtual ranks that send in a round of partner distance ``w``: all, or the one sending to ``into``."""
+    return np.arange(p2) if into is None else np.array([into ^ w])
+
+
+def _halving(b: LogicalBuilder, r0: int, d: int, p2: int, real: np.ndarray, into: int | None = None) -> None:
+    """Recursive-halving reduce-scatter rounds ``r0 .. r0+d-1`` among the ranks ``real`` (``into``: only the
+    transfers into that rank)."""
     for k in range(d):  # send chunks with bits 0..k-1 equal to v's and bit k different
         w = 1 << k
+        v = _senders(p2, w, into)
         free = np.arange(p2 >> (k + 1))
         chunks = (free[None, :] << (k + 1)) | ((~v[:, None]) & w) | (v[:, None] & (w - 1))
-        b.add(r0 + k, real, real[v ^ w], chunks, reduce=True)
+        b.add(r0 + k, real[v], real[v ^ w], chunks, reduce=True)

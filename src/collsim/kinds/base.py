@@ -281,6 +281,18 @@ class KindModel:
         """
         return None
 
+    def binary_group(self, system) -> Any:
+        """The group of XORs of the node ids' bits, where it maps the system, its links and its routes
+        onto themselves (the recursive-halving and -doubling exchanges ``v -> v XOR 2^k`` commute with
+        it), or None (the default).
+
+        Returns
+        -------
+        Translations or None
+            ``Translations((2,) * log2(N))``, adding digit by digit modulo 2, which this kind accepts.
+        """
+        return None
+
     def accepts_group(self, system, group) -> bool:
         """Whether ``group`` (a :class:`~collsim.core.symmetry.Translations`) maps the system onto itself
         and this kind checks and times schedules under it (default: none does)."""

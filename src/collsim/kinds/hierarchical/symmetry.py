@@ -67,6 +67,60 @@ def _split(dim) -> tuple[int, ...] | None:
     return None if radices is None or math.prod(radices) != dim.size else tuple(radices)
 
 
+def _pow2(k: int) -> bool:
+    return k >= 1 and k & (k - 1) == 0
+
+
+def _binary_dim(dim) -> bool:
+    """Whether XOR of the coordinate's bits maps the dimension, its links and its routes onto themselves:
+    a switch or full mesh (any permutation does), a line of two, or a kind declaring it."""
+    if not _pow2(dim.size):
+        return False
+    if dim.topology in ("switch", "full") or dim.size <= 2:
+        return True
+    kind = _kind(dim)
+    return kind is not None and kind.binary_translations()
+
+
+def _is_binary(system, group: Translations) -> bool:
+    """Whether ``group`` is XOR of the node ids' bits (every radix 2, as many as the ids have) on a
+    system whose every moving bit lies in a dimension that XOR maps onto itself."""
+    n = system.nodes
+    if not _pow2(n) or group.radices != (2,) * (n.bit_length() - 1) or not all(_pow2(k) for k in system.sizes):
+        return False
+    at = 0
+    for dim in system.dimensions[::-1]:
+        width = dim.size.bit_length() - 1
+        if any(group.moving[at:at + width]) and not _binary_dim(dim):
+            return False
+        at += width
+    return True
+
+
+def binary_group(system) -> Translations | None:
+    """XOR of the node ids' bits, where every dimension is a power of two that XOR maps onto itself with
+    its routes (switches, full meshes, lines of two, full fat trees of k a power of two), else None.
+
+    Dimension-ordered routes go to routes: XOR keeps which coordinates differ, and inside a
+    dimension a switch, a full mesh or a line of two routes by its members alone, and a full fat
+    tree's D-mod-k routes move with any permutation of its digits' values
+    (:meth:`~collsim.kinds.network.fat_tree.FatTree.binary_translations`).  Recursive halving and
+    doubling (``v -> v XOR 2^k``) commute with every element.
+
+    Examples
+    --------
+    >>> from collsim.kinds.hierarchical.system import Hierarchical
+    >>> binary_group(Hierarchical(nodes=32, dimensions="switch:2,fat-tree:16"))
+    Translations(radices=(2, 2, 2, 2, 2), moving=(True, True, True, True, True))
+    >>> binary_group(Hierarchical(nodes=32, dimensions="ring:8,switch:4")) is None     # a ring of 8
+    True
+    """
+    n = system.nodes
+    if not _pow2(n) or n < 2 or not all(_binary_dim(d) for d in system.dimensions):
+        return None
+    return Translations((2,) * (n.bit_length() - 1))
+
+
 def _digits(system, group: Translations) -> list[tuple[int, int]] | None:
     """``(first digit, digits)`` of every dimension (inner first) in ``group``'s radices, or None when
     they are not the coordinates' (each dimension's size, or a moving kind's split)."""
@@ -120,7 +174,8 @@ def translation_group(system, cyclic: bool = False) -> Translations | None:
 def accepts(system, group) -> bool:
     """Whether ``group`` is a translation group of the system's coordinates this module moves, mapping
     every link onto a link alike (:func:`maps_links`)."""
-    return isinstance(group, Translations) and _digits(system, group) is not None and maps_links(system, group)
+    return (isinstance(group, Translations) and (_digits(system, group) is not None or _is_binary(system, group))
+            and maps_links(system, group))
 
 
 def vertex_images(system, group: Translations, elements, vertices) -> np.ndarray:
@@ -131,6 +186,7 @@ def vertex_images(system, group: Translations, elements, vertices) -> np.ndarray
     """
     elements, vertices = np.broadcast_arrays(np.asarray(elements, np.int64), np.asarray(vertices, np.int64))
     n = system.nodes
+    xor = _is_binary(system, group) and _digits(system, group) is None    # (bits alone: the same either way)
     out = np.empty(vertices.shape, np.int64)
     node = vertices < n
     out[node] = group.act(elements[node], vertices[node])
@@ -147,7 +203,7 @@ def vertex_images(system, group: Translations, elements, vertices) -> np.ndarray
         moved = group.act(elements[sel], member)
         if _split(system.dimensions[d]) is not None:    # the kind's switches move with its coordinate
             k = system.sizes[d]
-            local = _kind(system.dimensions[d]).translate(system.coord(d, moved), k + local) - k
+            local = _kind(system.dimensions[d]).translate(system.coord(d, moved), k + local, xor=xor) - k
         out[sel] = base + system.group_of(d, moved) * per + local
     return out
 
@@ -227,5 +283,5 @@ def orbit_representatives(system, group: Translations, links) -> np.ndarray:
     return link_images(system, group, np.atleast_1d(back), links)
 
 
-__all__ = ["TRANSLATED", "accepts", "link_images", "maps_links", "orbit_representatives",
+__all__ = ["TRANSLATED", "accepts", "binary_group", "link_images", "maps_links", "orbit_representatives",
            "translation_group", "vertex_images"]

@@ -335,18 +335,42 @@ class FatTree(Network):
         m = self.k // 2
         return (self.k, m) if self.levels == 2 else (self.k, m, m)
 
-    def translate(self, elements, vertices) -> np.ndarray:
-        """Images of hosts and switches under :meth:`translation_radices`'s digit-wise additions.
+    def binary_translations(self) -> bool:
+        """A full tree whose ``k`` is a power of two: XOR of each digit permutes its values as the
+        additions do (any permutation of the pods, of the edge switches' indices and of the ports,
+        applied to every pod and switch alike, keeps the links and the D-mod-k routes), so the XOR
+        of the hosts' numbers is a symmetry too.
+
+        Examples
+        --------
+        >>> FatTree(nodes=8192, k=32).binary_translations()
+        True
+        """
+        return self.translation_radices() is not None and self.k & (self.k - 1) == 0
+
+    def translate(self, elements, vertices, xor: bool = False) -> np.ndarray:
+        """Images of hosts and switches under :meth:`translation_radices`'s digit-wise additions, or
+        (``xor``) digit-wise XORs.
 
         Examples
         --------
         >>> t = FatTree(nodes=16, k=4)
         >>> t.translate(5, [0, 16, 24, 32]).tolist()   # (1, 0, 1): host, edge, aggregation, core
         [5, 18, 27, 34]
+        >>> t.translate(5, [5, 18, 27, 34], xor=True).tolist()    # its own inverse
+        [0, 16, 24, 32]
         """
-        if self.translation_radices() is None:
-            raise UnsupportedError(f"a fat tree of {self.nodes} hosts below its capacity {self.capacity} has no "
-                                   "translations")
+        if self.translation_radices() is None or xor and not self.binary_translations():
+            raise UnsupportedError(f"a fat tree of {self.nodes} hosts (k = {self.k}, capacity {self.capacity}) has "
+                                   f"no {'XOR ' if xor else ''}translations")
+        if xor:      # every radix a power of two: XOR digit by digit is XOR of the numbers' bit fields
+            return self._translate(elements, vertices, np.bitwise_xor)
+        return self._translate(elements, vertices, None)
+
+    def _translate(self, elements, vertices, combine) -> np.ndarray:
+        def add(a, b, r):
+            return (a + b) % r if combine is None else combine(a, b)
+
         g, v = np.broadcast_arrays(np.asarray(elements, np.int64), np.asarray(vertices, np.int64))
         n, k, m = self.nodes, self.k, self.k // 2
         rel = v - n
@@ -355,22 +379,22 @@ class FatTree(Network):
         if self.levels == 2:
             gl, gj = np.divmod(g, m)
             leaf, j = np.divmod(v, m)
-            out[host] = ((leaf + gl) % k * m + (j + gj) % m)[host]
+            out[host] = (add(leaf, gl, k) * m + add(j, gj, m))[host]
             sel = ~host & (rel < k)
-            out[sel] = (n + (rel + gl) % k)[sel]
+            out[sel] = (n + add(rel, gl, k))[sel]
             sel = rel >= k
-            out[sel] = (n + k + (rel - k + gj) % m)[sel]
+            out[sel] = (n + k + add(rel - k, gj, m))[sel]
             return out
         gp, ge, gj = np.unravel_index(g, (k, m, m))
         p, e, j = np.unravel_index(np.where(host, v, 0), (k, m, m))
-        out[host] = ((p + gp) % k * m * m + (e + ge) % m * m + (j + gj) % m)[host]
+        out[host] = (add(p, gp, k) * m * m + add(e, ge, m) * m + add(j, gj, m))[host]
         lo, hi = np.divmod(np.where(host, 0, rel) % (k * m), m)     # (pod, index) or, for a core, (a, t)
         sel = ~host & (rel < k * m)                                   # edge (p, e)
-        out[sel] = (n + (lo + gp) % k * m + (hi + ge) % m)[sel]
+        out[sel] = (n + add(lo, gp, k) * m + add(hi, ge, m))[sel]
         sel = (rel >= k * m) & (rel < 2 * k * m)                      # aggregation (p, a)
-        out[sel] = (n + k * m + (lo + gp) % k * m + (hi + gj) % m)[sel]
+        out[sel] = (n + k * m + add(lo, gp, k) * m + add(hi, gj, m))[sel]
         sel = rel >= 2 * k * m                                        # core (a, t)
-        out[sel] = (n + 2 * k * m + (lo + gj) % m * m + (hi + ge) % m)[sel]
+        out[sel] = (n + 2 * k * m + add(lo, gj, m) * m + add(hi, ge, m))[sel]
         return out
 
     def link_anchors(self, src, dst) -> np.ndarray:

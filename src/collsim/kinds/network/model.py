@@ -236,6 +236,13 @@ class NetworkModel(KindModel):
         system's fat-tree dimension fixed)."""
         return self.symmetry.translation_group(system, cyclic=cyclic)
 
+    def binary_group(self, system):
+        """The XORs of the node ids' bits where the kind's symmetry module declares them (its
+        ``binary_group``; a hierarchical system of switches, full meshes and full fat trees of powers
+        of two), else None."""
+        find = getattr(self.symmetry, "binary_group", None)
+        return None if find is None else find(system)
+
     def accepts_group(self, system, group) -> bool:
         """That group alone, mapping every link onto a link alike."""
         return self.symmetry.accepts(system, group)

@@ -231,9 +231,23 @@ class Network(System):
         """
         return None
 
-    def translate(self, elements, vertices) -> np.ndarray:
+    def binary_translations(self) -> bool:
+        """Whether XOR of the end nodes' numbers (every radix of :meth:`translation_radices` a power
+        of two, each digit XORed) with the switches moved by ``translate(..., xor=True)`` maps the
+        links and every route onto themselves, :meth:`link_anchors` moving with them (default False).
+
+        Examples
+        --------
+        >>> from collsim.kinds.network.fat_tree import FatTree
+        >>> FatTree(nodes=16, k=4).binary_translations(), FatTree(nodes=54, k=6).binary_translations()
+        (True, False)
+        """
+        return False
+
+    def translate(self, elements, vertices, xor: bool = False) -> np.ndarray:
         """Images of vertices (end nodes or switches) under elements of :meth:`translation_radices`'s
-        group (both arrays, broadcast; an element is named by the end node it takes node 0 to).
+        group (both arrays, broadcast; an element is named by the end node it takes node 0 to);
+        ``xor``: under the XORs of :meth:`binary_translations` instead.
 
         Examples
         --------
