@@ -46,15 +46,17 @@ def _rows(s):
 
 
 @st.composite
-def _systems(draw):
-    """A random hierarchical system of two or three dimensions, at most 64 nodes."""
+def _systems(draw, sizes=None, most=64):
+    """A random hierarchical system of two or three dimensions (topologies and sizes from ``sizes``,
+    default :data:`SIZES`), at most ``most`` nodes."""
+    sizes = SIZES if sizes is None else sizes
     dims = []
     for _ in range(draw(st.integers(2, 3))):
-        topo = draw(st.sampled_from(sorted(SIZES)))
-        dims.append((topo, draw(st.sampled_from(SIZES[topo]))))
-    if np.prod([k for _, k in dims]) > 64:
+        topo = draw(st.sampled_from(sorted(sizes)))
+        dims.append((topo, draw(st.sampled_from(sizes[topo]))))
+    if np.prod([k for _, k in dims]) > most:
         dims = dims[:2]
-    if np.prod([k for _, k in dims]) > 64:
+    if np.prod([k for _, k in dims]) > most:
         dims = [("switch", 2), dims[1]]
     n = int(np.prod([k for _, k in dims]))
     return Hierarchical(nodes=n, dimensions=",".join(f"{t}:{k}" for t, k in dims))
@@ -289,23 +291,11 @@ def test_boxes_on_a_full_fat_tree_are_symmetric_under_its_pods_edges_and_ports(n
 
 # --- XOR of the node ids' bits (binary_group): Rabenseifner's recursive halving and doubling
 BINARY = {"switch": [2, 4, 8], "full": [2, 4], "line": [2], "fat-tree": [16]}
-
-
-@st.composite
-def _binary_systems(draw):
-    """A hierarchical system of two or three dimensions of powers of two that XOR maps onto itself."""
-    dims = []
-    for _ in range(draw(st.integers(2, 3))):
-        topo = draw(st.sampled_from(sorted(BINARY)))
-        dims.append((topo, draw(st.sampled_from(BINARY[topo]))))
-    while np.prod([k for _, k in dims]) > 128:
-        dims = dims[:-1]
-    n = int(np.prod([k for _, k in dims]))
-    return Hierarchical(nodes=n, dimensions=",".join(f"{t}:{k}" for t, k in dims))
+"""Dimensions XOR maps onto itself with their routes (powers of two; a full fat tree of k = 4)."""
 
 
 @settings(max_examples=25, deadline=None)
-@given(system=_binary_systems(), coll=st.sampled_from(["allreduce", "reducescatter"]), seed=st.integers(0, 2**32 - 1))
+@given(system=_systems(BINARY, 128), coll=st.sampled_from(["allreduce", "reducescatter"]), seed=st.integers(0, 2**32 - 1))
 def test_rabenseifner_under_xor_is_its_full_build_and_mutants_fail_alike(system, coll, seed):
     group = symmetry.binary_group(system)
     assert group is not None and group.order == system.nodes and group.radices == (2,) * (system.nodes.bit_length() - 1)
