@@ -166,7 +166,7 @@ def build_symmetric(algorithm: str | AlgorithmSpec, system: str | System, collec
     sysm, spec, size_bytes, params = _prepare(algorithm, system, collective, size, nodes, wavelengths, fibers,
                                               system_options, params)
     model = model_for(sysm)
-    group = model.symmetry_group(sysm)
+    group = spec.group_on(sysm)
     if group is None:
         raise UnsupportedError(f"{spec.name}: this {model.name} system has no translation group for symmetric "
                                "schedules; build expands them")
@@ -552,7 +552,7 @@ def build_compact(algorithm: str | AlgorithmSpec, system: str | System, collecti
     """
     spec = algorithm if isinstance(algorithm, AlgorithmSpec) else get_algorithm(algorithm)
     system = system if isinstance(system, System) else load_system(system)
-    if spec.orbits is not None and model_for(system).symmetry_group(system) is not None:
+    if spec.orbits is not None and spec.group_on(system) is not None:
         try:  # large and symmetric: verified and timed on its orbits, with the expansion's verdict and row
             sym = build_symmetric(spec, system, collective, size_bytes, strategy=strategy, **params)
         except MemoryLimitError:

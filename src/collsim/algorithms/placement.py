@@ -142,8 +142,7 @@ def check_fits(spec: AlgorithmSpec, system: System, coll: CollectiveType, params
     if (made is not None or moved is not None) and orbits and spec.orbits is not None:
         # the caller builds it on its orbits where it can (collsim.pipeline.build_compact): a share
         # of the deliveries per element of the system's group; built in full, it is checked in full
-        from ..kinds import model_for
-        group = model_for(system).symmetry_group(system)
+        group = spec.group_on(system)
         if group is not None:
             share = group.order
     share_of = f", 1/{share} of them: its orbits' share" if share > 1 else ""

@@ -76,7 +76,7 @@ def _orbits(system, collective: CollectiveType, size_bytes):
               "recursive-doubling all-gather, 2 lg p a + 2 (p-1)/p n b; non-powers of two by folding); "
               "[Rabenseifner04]; reduce-scatter alone is [Grama03]'s all-to-all reduction on a hypercube",
     summary="all-reduce as recursive-halving reduce-scatter + recursive-doubling all-gather, 2 log2 p rounds",
-    orbits=_orbits,
+    orbits=_orbits, symmetry="xor",
 )
 def rabenseifner(system, collective: CollectiveType, size_bytes):
     """Build Rabenseifner's all-reduce.

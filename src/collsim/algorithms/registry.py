@@ -108,6 +108,10 @@ class AlgorithmSpec:
         (:meth:`~collsim.core.symmetry.Translations.act_chunks`);
         :func:`collsim.pipeline.build_symmetric` realises them as a
         :class:`~collsim.core.symmetry.SymmetricSchedule`.  None: the algorithm declares no symmetry.
+    symmetry : str
+        Which of the kind's groups ``orbits`` builds under: ``"translations"`` (the default,
+        :meth:`~collsim.kinds.base.KindModel.symmetry_group`) or ``"xor"``
+        (:meth:`~collsim.kinds.base.KindModel.binary_group`); :meth:`group_on` names it.
 
     References
     ----------
@@ -149,13 +153,28 @@ class AlgorithmSpec:
     deliveries: Callable[[System, CollectiveType, Mapping[str, Any]], int | None] | None = None
     orbits: Builder | None = None
     transfers: Callable[[System, CollectiveType, Mapping[str, Any]], int | None] | None = None
+    symmetry: str = "translations"
 
     def __post_init__(self) -> None:
+        if self.symmetry not in ("translations", "xor"):
+            raise ValueError(f"{self.name}: symmetry must be 'translations' or 'xor', got {self.symmetry!r}")
         forms = dict(self.closed_forms)
         for kind, form in (("optical-ring", self.paper_steps), ("network", self.alpha_beta)):
             if form is not None:
                 forms.setdefault(kind, form)
         object.__setattr__(self, "closed_forms", MappingProxyType(forms))
+
+    def group_on(self, system: System) -> Any:
+        """The kind's group this algorithm's ``orbits`` builds under (:attr:`symmetry`), or None.
+
+        Examples
+        --------
+        >>> from collsim.kinds.optical_ring.system import OpticalRing
+        >>> get_algorithm("ring").group_on(OpticalRing(nodes=8))
+        Translations(radices=(8,), moving=(True,))
+        """
+        model = model_for(system)
+        return model.binary_group(system) if self.symmetry == "xor" else model.symmetry_group(system)
 
     def candidates(self, system: System, collective: str | CollectiveType,
                    size_bytes: int) -> list[dict[str, Any]]:
@@ -314,7 +333,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
              constraints: str = "", params: tuple[str, ...] = (),
              alpha_beta=None, realised: tuple[str, ...] = (), tune=None,
              closed_forms: Mapping[str, Callable[..., Any]] | None = None,
-             deliveries=None, orbits=None, transfers=None) -> Callable[[Builder], Builder]:
+             deliveries=None, orbits=None, transfers=None, symmetry="translations") -> Callable[[Builder], Builder]:
     """Decorator registering an algorithm builder.
 
     Parameters
@@ -348,6 +367,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         The transfers into node 0 of a schedule invariant under translations (see :class:`AlgorithmSpec`).
     transfers : callable, optional
         Logical transfers in closed form, checked before building (see :class:`AlgorithmSpec`).
+    symmetry : str, optional
+        The kind's group ``orbits`` builds under, ``"translations"`` or ``"xor"`` (see :class:`AlgorithmSpec`).
 
     Returns
     -------
@@ -388,7 +409,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         colls = tuple(canonical_collective(c) for c in collectives)
         spec = AlgorithmSpec(name, fn, colls, tuple(systems), reference, summary, tuple(aliases),
                              requires, paper_steps, constraints, tuple(params), alpha_beta, tuple(realised), tune,
-                             dict(closed_forms or {}), deliveries, orbits, transfers)
+                             dict(closed_forms or {}), deliveries, orbits, transfers, symmetry)
         for key in (name, *aliases):
             if key in REGISTRY or key in _ALIASES:
                 raise InputError(f"algorithm name {key!r} registered twice")
