@@ -286,7 +286,7 @@ def _packed_colours(rnd, d, band, src, length, n, w) -> np.ndarray:
     key += start                                               # 0 <= start < n: orders as (group, start)
     del start
     order = np.argsort(key, kind="stable")                     # ties in index order
-    key.sort()                                                 # key[order], in place
+    key.sort(kind="stable")                                    # key[order], in place
     first = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
     del key
     it = np.int32 if s < 2**31 else np.int64

@@ -68,7 +68,7 @@ def _no_overlap_packed(key, start, end, wrap, n) -> bool:
     packed = (key << (2 * bits)) | (start << bits) | np.minimum(end, n)
     if wrap.any():
         packed = np.concatenate([packed, (key[wrap] << (2 * bits)) | (end[wrap] - n)])
-    packed.sort()
+    packed.sort(kind="stable")     # the same values; nearly sorted already (step-major), which merges in linear time
     mask = (1 << bits) - 1
     same = (packed[1:] >> (2 * bits)) == (packed[:-1] >> (2 * bits))
     return not (same & (((packed[1:] >> bits) & mask) < (packed[:-1] & mask))).any()

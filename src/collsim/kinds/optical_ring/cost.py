@@ -152,7 +152,9 @@ def _step_times(s: Schedule) -> StepTimes:
         for j in (k + np.flatnonzero(alike)).tolist():
             here = keys[int(bounds[j]) - lo:int(bounds[j + 1]) - lo]
             there = before if j == k else keys[int(bounds[j - 1]) - lo:int(bounds[j]) - lo]
-            reconf[j] = not np.array_equal(np.sort(here), np.sort(there))
+            # in the same order (a step repeated as built) they are equal sets without sorting
+            reconf[j] = not (np.array_equal(here, there)
+                             or np.array_equal(np.sort(here, kind="stable"), np.sort(there, kind="stable")))
         before, before_sums = keys[int(bounds[stop - 1]) - lo:].copy(), sums[stop - 1 - k]
         del keys, sums
         k = stop

@@ -54,7 +54,7 @@ def _segment_rows(group: np.ndarray, lo: np.ndarray, hi: np.ndarray, w: int):
     if (hi - lo == 1).all():  # single wavelengths: the wavelength is the segment
         return np.arange(len(lo)), group * span + lo, lo
     edges = np.concatenate([group * span + lo, group * span + hi])
-    edges.sort()
+    edges.sort(kind="stable")      # values alone: the same result, faster on the nearly sorted halves
     edges = edges[np.concatenate(([True], edges[1:] != edges[:-1]))]
     first = np.searchsorted(edges, group * span + lo)
     nseg = np.searchsorted(edges, group * span + hi) - first
