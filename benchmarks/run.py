@@ -764,6 +764,14 @@ def compare_hier_8192() -> dict:
     return _compare_hier(*((2, "1MiB") if SMOKE else (1024, "256MiB")))
 
 
+@workload("compare-hier-65536", "collsim compare, 65,536 GPUs (8,192 boxes of 8 on a full fat tree, k = 32), all-reduce "
+          "256 MiB: hier-allreduce, Rabenseifner and ring verified in <= 10 min and <= 16 GiB, through symmetry")
+def compare_hier_65536() -> dict:
+    """The command of the 65,536-GPU target (smoke: 16 boxes of 8 on a full fat tree of k = 4, 1 MiB: hier-allreduce
+    on its group of 128, Rabenseifner on the XOR group, when compare switches to orbits)."""
+    return _compare_hier(*((16, "1MiB") if SMOKE else (8192, "256MiB")))
+
+
 @workload("compare-ring-65536", "collsim compare -n 65536 -c allreduce -s 256MiB (optical ring): ring, striped-ring and "
           "striped-stages verified and timed through the ring's rotations, the others built in full or refused")
 def compare_ring_65536() -> dict:
