@@ -168,6 +168,36 @@ def quotient_is_expansion(sym, symmetry) -> None:
     assert np.array_equal(b.link_bytes, b.link_bytes[orbit_of])
 
 
+def is_its_full_build(sym, full, symmetry, seed: int, rows) -> None:
+    """``sym`` is ``full`` stored as representatives: its expansion has the same transfers (``rows``:
+    a test's sortable tuples of a schedule), both verify and report alike, the quotient simulation
+    is the expansion's, and at least three kinds of mutant of the representatives fail as their
+    expansions do."""
+    import numpy as np
+    from collsim import evaluate, verify
+    assert len(sym.reps) * sym.group.order == len(full)
+    assert rows(sym.expand()) == rows(full)
+    a, b = verify(sym), verify(full)
+    assert a.data_flow == "orbits" and (a.steps, a.transfers, a.time_s) == (b.steps, b.transfers, b.time_s)
+    assert evaluate(sym, report=a).to_json() == evaluate(full, report=b).to_json()
+    quotient_is_expansion(sym, symmetry)
+    assert rejected_alike(sym, representative_mutants(sym.reps, np.random.default_rng(seed))) >= 3
+
+
+def ring_is_its_full_build_under_rotations(system, lead: int, coll: str, seed: int, symmetry, rows) -> None:
+    """``ring``'s rotations on ``system`` are those by multiples of ``N / lead`` (its domain the nodes
+    below), and its schedule built on them is its full build (:func:`is_its_full_build`)."""
+    import numpy as np
+    from collsim import build, build_symmetric
+    from collsim.algorithms.ring import rotations
+    n, group = system.nodes, rotations(system)
+    assert group.order == lead and group.domain().tolist() == list(range(n // lead))
+    assert group.act(n // lead, np.arange(n)).tolist() == ((np.arange(n) + n // lead) % n).tolist()
+    sym, full = build_symmetric("ring", system, coll, 64 * n), build("ring", system, coll, 64 * n)
+    assert sym.group == group
+    is_its_full_build(sym, full, symmetry, seed, rows)
+
+
 def acts_freely_on_links(system, group, symmetry) -> None:
     """``group`` maps the links one to one, moves every link (free: ``L / |G|`` orbits) and has
     canonical orbit representatives (``symmetry``: the kind's module)."""

@@ -27,7 +27,7 @@ from collsim.kinds.hierarchical import symmetry
 from collsim.kinds.hierarchical.system import Hierarchical
 from collsim.sim.flow import simulate
 
-from conftest import acts_freely_on_links, quotient_is_expansion, rejected_alike, representative_mutants
+from conftest import acts_freely_on_links, is_its_full_build, ring_is_its_full_build_under_rotations, quotient_is_expansion, rejected_alike, representative_mutants
 
 HIER = sorted(name for name, spec in REGISTRY.items() if spec.orbits is not None and "hierarchical" in spec.systems)
 SIZES = {"switch": [2, 3, 4], "ring": [3, 4, 5], "full": [2, 3], "line": [2, 3], "fat-tree": [16]}
@@ -289,6 +289,33 @@ def test_boxes_on_a_full_fat_tree_are_symmetric_under_its_pods_edges_and_ports(n
     quotient_is_expansion(sym, symmetry)
 
 
+@settings(max_examples=20, deadline=None)
+@given(system=_systems(), coll=st.sampled_from(["allreduce", "allgather", "reducescatter"]), seed=st.integers(0, 2**32 - 1))
+def test_ring_under_the_rotations_of_the_leading_coordinate_is_its_full_build(system, coll, seed):
+    """The ring's rotations by multiples of D = N / n_1 where the system's group translates its
+    leading digit n_1 (the last dimension, or a fat tree's pods): the schedule built as its
+    transfers into nodes 0..D-1 is the full build, verifies and simulates alike, and its mutants
+    fail alike.  Where the leading dimension does not move (a line), the ring is built in full."""
+    from collsim.algorithms.ring import rotations
+    full_group = symmetry.translation_group(system)
+    group = rotations(system)
+    if full_group is None or not full_group.moving[0]:
+        assert group is None
+        return
+    ring_is_its_full_build_under_rotations(system, full_group.radices[0], coll, seed, symmetry, _rows)
+
+
+def test_ring_on_8192_gpus_is_refused_by_its_share_before_it_is_made(monkeypatch):
+    """1,024 boxes of 8 on a k = 16 fat tree: 16 pods, so the ring's rotations by 512 (order 16) keep
+    2 x 8,191 x 512 = 8,387,584 representatives of its 134 M transfers.  With a 64 MiB limit they are
+    refused before any is made, with their count in the message."""
+    from collsim.core import limits
+    system = Hierarchical(nodes=8192, dimensions="switch:8,fat-tree:1024")
+    monkeypatch.setattr(limits, "memory_limit_bytes", lambda: 64 << 20)
+    with pytest.raises(limits.MemoryLimitError, match=r"8387584 transfers into 512 nodes, under 16 rotations"):
+        build_symmetric("ring", system, "allreduce", 8192 * 64)
+
+
 # --- XOR of the node ids' bits (binary_group): Rabenseifner's recursive halving and doubling
 BINARY = {"switch": [2, 4, 8], "full": [2, 4], "line": [2], "fat-tree": [16]}
 """Dimensions XOR maps onto itself with their routes (powers of two; a full fat tree of k = 4)."""
@@ -303,13 +330,8 @@ def test_rabenseifner_under_xor_is_its_full_build_and_mutants_fail_alike(system,
     acts_freely_on_links(system, group, symmetry)
     size = 64 * system.nodes
     sym, full = build_symmetric("rabenseifner", system, coll, size), build("rabenseifner", system, coll, size)
-    assert sym.group == group and len(sym.reps) * group.order == len(full)
-    assert _rows(sym.expand()) == _rows(full)
-    a, b = verify(sym), verify(full)
-    assert a.data_flow == "orbits" and (a.steps, a.transfers, a.time_s) == (b.steps, b.transfers, b.time_s)
-    assert evaluate(sym, report=a).to_json() == evaluate(full, report=b).to_json()
-    quotient_is_expansion(sym, symmetry)
-    assert rejected_alike(sym, representative_mutants(sym.reps, np.random.default_rng(seed))) >= 3
+    assert sym.group == group
+    is_its_full_build(sym, full, symmetry, seed, _rows)
 
 
 @pytest.mark.parametrize("dims", ["ring:8,switch:4", "switch:3,switch:4", "switch:2,fat-tree:54", "line:4,switch:2"])

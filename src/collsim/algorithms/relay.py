@@ -143,13 +143,13 @@ def relay_logical(system, logical: LogicalSchedule, max_hops: int) -> LogicalSch
     k_slot = _group_max(phys.step, k)
     slot_rnd = np.repeat(_starts(k_slot)[phys.step].astype(it), k)
     slot_rnd += j
-    slot_color = _parent_colours(slot_rnd, d, band, np.repeat(phys.fiber, k), np.repeat(phys.wavelength, k), w).astype(it)
+    slot_color = _parent_colours(slot_rnd, d, band, np.repeat(phys.fiber, k), np.repeat(phys.wavelength, k), w).astype(it, copy=False)
     slots_a = _round_slots(slot_rnd, d, band, slot_color, system, base_round)
     # layout B, per base round: round r -> ceil(h_r / H) sub-rounds, segments packed afresh
     k_round = _group_max(phys.round, k)
     pack_rnd = _starts(k_round).astype(it)[base_round]
     pack_rnd += j
-    pack_color = _packed_colours(pack_rnd, d, band, src, length, n, w).astype(it)
+    pack_color = _packed_colours(pack_rnd, d, band, src, length, n, w).astype(it, copy=False)
     # per base round, the layout with fewer slots (realize_ring: a group needs ceil((max colour + 1) / cap))
     slots_b = _round_slots(pack_rnd, d, band, pack_color, system, base_round)
     del pack_rnd
@@ -247,6 +247,12 @@ def _widths(rnd: np.ndarray, d: np.ndarray, band: np.ndarray) -> tuple[np.ndarra
 def _parent_colours(rnd, d, band, fiber, wl, w) -> np.ndarray:
     """Colours that realize_ring maps back to the parent's (fiber, wavelength), in one slot."""
     group, width = _widths(rnd, d, band)
+    if np.ndim(width) == 0 and int(width) == 1:   # the bases' one wavelength a lightpath: colour = fiber * w + wl
+        ct = np.int32 if (int(fiber.max()) + 1) * w < 2**31 else np.int64
+        color = fiber.astype(ct)
+        color *= w
+        color += wl                                             # 0 <= wl < w: never a bad layout
+        return color
     per_fiber = w // width
     fiber, wl = fiber.astype(np.int64), wl.astype(np.int64)
     color = fiber * per_fiber + wl // width

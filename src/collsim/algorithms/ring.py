@@ -15,7 +15,8 @@ from ..core.collectives import CollectiveType
 from ..core.errors import UnsupportedError
 from ..core.plugins import model_for
 from ..core.symmetry import Translations
-from ..core.schedule import LogicalBuilder
+from ..core.limits import check_memory
+from ..core.schedule import LogicalBuilder, realised_floor_bytes
 from ..core.validate import positive_integer
 from .common import stripe_band
 from .registry import register
@@ -35,22 +36,62 @@ def _tune(system, collective: CollectiveType, size_bytes):
     return [{**s, **c} for s in stripes for c in depths]
 
 
+def rotations(system):
+    """The ring's rotations that the system's kind checks schedules under, as a translation group.
+
+    All of them, ``(N,)``, where the kind's group is the rotations (an optical ring, a network
+    ring); else the rotations by multiples of ``D = N / n_1`` where the kind's group translates its
+    leading (most significant) digit of radix ``n_1``: adding ``g`` to that digit adds ``g D`` to the
+    node, without a carry (boxes of 8 on a fat tree of ``k``-port switches: the pods, ``k`` of them).
+    None where neither is a symmetry of the system.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> rotations(load_system("paper", nodes=8))
+    Translations(radices=(8,), moving=(True,))
+    >>> rotations(load_system("hierarchical", dims="switch:8,fat-tree:128")).act(512, [5, 1020]).tolist()
+    [517, 508]
+    """
+    n = system.nodes
+    model = model_for(system)
+    group = model.symmetry_group(system)
+    if group is None:
+        return None
+    if group.radices == (n,) and group.regular:
+        return group
+    if not group.moving[0] or group.radices[0] < 2:
+        return None
+    lead = Translations(group.radices, (True,) + (False,) * (len(group.radices) - 1))
+    return lead if model.accepts_group(system, lead) else None
+
+
 def _orbits(system, collective: CollectiveType, size_bytes, *, chunks: int = 1, stripe: int = 1):
-    # the transfers into node 0 of ring's all-gather, reduce-scatter and all-reduce: in round r,
-    # node N-1 sends chunk (N-1-r) mod N (all-gather) or its partial of (N-2-r) mod N (reduce-scatter);
-    # rotating them gives every node's (node i sends chunk i-r to i+1)
+    # the transfers into the domain 0..D-1 of the ring's rotations by multiples of D (D = 1: all of
+    # them): in round r, node v-1 sends chunk (v-1-r) mod N (all-gather) or its partial of (v-2-r)
+    # mod N (reduce-scatter); rotating them gives every node's (node i sends chunk i-r to i+1)
     if collective.rooted or positive_integer("chunks", chunks) != 1:
         return None
+    group = rotations(system)
+    if group is None:
+        return None
     n = system.nodes
+    d = len(group.domain())                                   # the domain: nodes 0..D-1
+    reps = len(collective.phases) * (n - 1) * d               # one chunk each; refused before they are made
+    check_memory(realised_floor_bytes(reps, reps), f"building ring's {collective.name} representatives on {n} nodes "
+                 f"({reps} transfers into {d} nodes, under {group.order} rotations)",
+                 "use fewer nodes or another algorithm")
     band = stripe_band(system, stripe)
     b = LogicalBuilder(make_collective(collective, n, size_bytes, split=n if collective.composed_of else 1,
                                        explicit=False))
-    r = np.arange(n - 1)
+    r = np.repeat(np.arange(n - 1, dtype=np.int64), d)        # round by round, receivers in order
+    v = np.tile(np.arange(d, dtype=np.int64), n - 1)
+    src = (v - 1) % n
     for p, phase in enumerate(collective.phases):
         reduce = phase.reduction
-        b.add(p * (n - 1) + r, np.full(n - 1, n - 1), np.zeros(n - 1, np.int64),
-              ((n - 1 - int(reduce) - r) % n)[:, None], reduce=reduce, direction=1, band=band)
-    return b.build(), ({"stripe": band} if band > 1 else {}), Translations((n,))   # the ring's rotations
+        b.add(p * (n - 1) + r, src, v, ((v - 1 - int(reduce) - r) % n)[:, None], reduce=reduce, direction=1,
+              band=band)
+    return b.build(), ({"stripe": band} if band > 1 else {}), group
 
 
 def _transfers(system, collective: CollectiveType, params) -> int:

@@ -119,9 +119,12 @@ def _verify_copies_direct(s: Schedule) -> None:
     c = s.collective
     nc = c.chunks
     pre_every = c.pre.every_mask
-    held_from = np.full(c.nodes * nc, _NEVER, dtype=INDEX)
+    # steps in int32 where they fit: half the random accesses' memory, and ufunc.at's fast path (one dtype)
+    st = np.int32 if len(s.step) == 0 or int(s.step[-1]) < np.iinfo(np.int32).max - 1 else INDEX
+    never = np.iinfo(st).max
+    held_from = np.full(c.nodes * nc, never, dtype=st)
     for lo, hi, t in _row_blocks(s):
-        np.minimum.at(held_from, s.dst[t] * nc + s.chunk_idx[lo:hi], s.step[t])
+        np.minimum.at(held_from, s.dst[t] * nc + s.chunk_idx[lo:hi], s.step[t].astype(st, copy=False))
     pn, pc = c.pre.explicit()
     held_from[pn * nc + pc] = -1
     for lo, hi, t in _row_blocks(s):
@@ -131,7 +134,7 @@ def _verify_copies_direct(s: Schedule) -> None:
         if not ok.all():
             i = int(np.argmin(ok))
             raise _missing(s, int(t[i]), int(ch[i]))
-    held = held_from != _NEVER
+    held = held_from != never
     del held_from
     post_n, post_c = c.post.explicit()
     ok = held[post_n * nc + post_c] | pre_every[post_c]

@@ -196,7 +196,9 @@ def orbit_representatives(system, group: Translations, links) -> np.ndarray:
     n = system.nodes
     src, dst = np.asarray(lt.src, np.int64)[links], np.asarray(lt.dst, np.int64)[links]
     anchor = np.where(src < n, src, dst)
-    out = link_images(system, group, np.atleast_1d(group.inverse(np.minimum(anchor, n - 1))), links)
+    # the element taking the anchor into the domain (the anchor itself names it only where the group is regular)
+    back = group.inverse(group.element_of(np.minimum(anchor, n - 1)))
+    out = link_images(system, group, np.atleast_1d(back), links)
     inner = anchor >= n
     if inner.any():
         out[inner] = found.inner_rep[links[inner]]
