@@ -758,7 +758,8 @@ def compare_hier_1024() -> dict:
 
 
 @workload("compare-hier-8192", "collsim compare, 8,192 GPUs (1,024 boxes of 8 on a fat tree), all-reduce 256 MiB: "
-          "<= 5 min and <= 8 GiB; hier-allreduce and md-ring on their orbits, the rest run or refused with estimates")
+          "<= 5 min and <= 8 GiB; hier-allreduce, md-ring, Rabenseifner and ring on their orbits, the rest run or refused "
+          "with estimates")
 def compare_hier_8192() -> dict:
     """The command of the 8,192-GPU target (smoke: 2 boxes of 8, 1 MiB)."""
     return _compare_hier(*((2, "1MiB") if SMOKE else (1024, "256MiB")))

@@ -186,14 +186,14 @@ def test_the_quotient_routes_from_a_table_of_every_link_equal_those_computed_ent
 
 def test_compare_switches_to_orbits_with_the_same_rows(monkeypatch):
     kw = dict(dims="switch:4:300GB/s,fat-tree:16:50GB/s")
-    algs = "hier-allreduce,md-ring,rabenseifner"
+    algs = "hier-allreduce,md-ring,rabenseifner,ring"
     rows_full, _ = compare("hierarchical", "allreduce", 64 * 64, algorithms=algs, **kw)
     monkeypatch.setattr(pipeline, "SYMMETRIC_ABOVE_TRANSFERS", 1)
     built = []
     real = pipeline.build_symmetric
     monkeypatch.setattr(pipeline, "build_symmetric", lambda *a, **k: built.append(a[0]) or real(*a, **k))
     rows_sym, _ = compare("hierarchical", "allreduce", 64 * 64, algorithms=algs, **kw)
-    assert {getattr(s, "name", s) for s in built} == {"hier-allreduce", "md-ring", "rabenseifner"}   # XOR: 64 = 2^6
+    assert {getattr(s, "name", s) for s in built} == {"hier-allreduce", "md-ring", "rabenseifner", "ring"}   # XOR: 64 = 2^6
     assert [r.to_json() for r in rows_full] == [r.to_json() for r in rows_sym]
 
 
