@@ -65,7 +65,8 @@ def run(name: str, collective: str) -> dict:
     out = synthesize(system, collective, size)
     took = time.perf_counter() - t0
     r = out.result
-    return {"case": name, "collective": collective, "nodes": system.nodes, "size_bytes": size,
+    return {"case": name, "collective": collective, "nodes": system.nodes, "algorithm": out.schedule.algorithm,
+            "size_bytes": size,
             "params": {k: v for k, v in out.schedule.params.items() if k != "predicted_time_s"},
             "simulated_us": r.time_s * 1e6, "predicted_us": (out.predicted_time_s or 0) * 1e6,
             "bound_us": r.lower_bound_s * 1e6, "efficiency": r.lower_bound_s / r.time_s, "verified": r.verified,

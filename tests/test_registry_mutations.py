@@ -30,6 +30,8 @@ def _instances():
                 yield name, coll, load_system("hierarchical", dims="switch:4,ring:4")
             elif name == "mesh":
                 yield name, coll, load_system("torus", dims=(4, 4))
+            elif name == "rotated-dims":     # grids only; sides that differ
+                yield name, coll, load_system("mesh", dims=(3, 4))
             else:
                 yield name, coll, load_system("hypercube", nodes=16)
 

@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (registration)
     pairwise,
     rabenseifner,
     recursive_doubling,
+    rotated_dims,
     relay,
     ring,
     ring_alltoall,
