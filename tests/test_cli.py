@@ -174,8 +174,8 @@ def test_console_script_is_installed():
 def test_compare_on_an_electrical_ring(run_cli):
     rows = json.loads(run_cli("compare", "--system", "ring", "-n", "16", "--link-bandwidth", "100Gb/s",
                               "--link-latency", "500ns", "--json", check=True).stdout)
-    skipped = [r for r in rows if r["skipped"] is not None]  # mesh: a ring has no 2-D dims
-    assert [r["algorithm"] for r in skipped] == ["mesh"] and skipped[0]["link_latency_s"] == 5e-7
+    skipped = [r for r in rows if r["skipped"] is not None]  # mesh, rotated-dims: a ring has no grid dims
+    assert [r["algorithm"] for r in skipped] == ["mesh", "rotated-dims"] and skipped[0]["link_latency_s"] == 5e-7
     rows = [r for r in rows if r["skipped"] is None]
     for r in rows:
         assert COMMON <= set(r) and "wavelengths" not in r and r["system"] == "ring"   # its own kind's keys only
@@ -280,13 +280,14 @@ def test_compare_names_what_does_not_apply_in_one_line_and_every_failure_in_full
     apply.  They are one line now (--explain gives each reason); one that failed keeps its full note."""
     import collsim
     rows, skipped = collsim.compare("ring", "allgather", "1KiB", nodes=7)
-    assert {s.algorithm for s in skipped} == {"mesh", "ne", "recursive-doubling"} and not any(s.failed for s in skipped)
+    assert {s.algorithm for s in skipped} == {"mesh", "ne", "recursive-doubling", "rotated-dims"} \
+        and not any(s.failed for s in skipped)
     _, on_ocs = collsim.compare("ocs", "allgather", "1KiB", nodes=8)
     # synth-trees plans on one circuit configuration; the matching would use any circuit in any step
-    assert {(s.algorithm, s.failed) for s in on_ocs} == {("mesh", False), ("synth-matching", False)}
+    assert {(s.algorithm, s.failed) for s in on_ocs} == {("mesh", False), ("rotated-dims", False), ("synth-matching", False)}
     _, on_ocs = collsim.compare("ocs", "alltoall", "1KiB", nodes=8)
     # the all-to-all synthesizer plans on more circuits than one port allows: it fails when built
-    assert {(s.algorithm, s.failed) for s in on_ocs} == {("mesh", False), ("synth-alltoall", True)}
+    assert {(s.algorithm, s.failed) for s in on_ocs} == {("mesh", False), ("synth-alltoall", True)}   # rotated-dims: no alltoall
     proc = run_cli("compare", "--system", "ring", "-n", "7", "-s", "1KiB", check=True)
     notes = [line for line in proc.stderr.splitlines() if line.startswith("skipped:")]
     assert len(notes) == 1 and all(n in notes[0] for n in ("mesh", "ne", "recursive-doubling", "--explain")), notes
@@ -294,7 +295,8 @@ def test_compare_names_what_does_not_apply_in_one_line_and_every_failure_in_full
     explained = run_cli("compare", "--system", "ring", "-n", "7", "-s", "1KiB", "--explain", check=True).stderr
     assert "ne cannot build allgather here: needs an even number of nodes, got 7" in explained
     rows = json.loads(run_cli("compare", "--system", "ring", "-n", "7", "-s", "1KiB", "--json", check=True).stdout)
-    assert {r["algorithm"]: r["skipped"] for r in rows if r["skipped"]}.keys() == {"mesh", "ne", "recursive-doubling"}
+    assert {r["algorithm"]: r["skipped"] for r in rows if r["skipped"]}.keys() == {"mesh", "ne", "recursive-doubling",
+                                                                                 "rotated-dims"}
     ocs = run_cli("compare", "--system", "ocs", "-n", "8", "-c", "alltoall", "-s", "1KiB", check=True).stderr
     notes = [line for line in ocs.splitlines() if line.startswith("skipped:")]
     assert len(notes) == 2 and "mesh does not apply" in notes[0], notes

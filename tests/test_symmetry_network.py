@@ -232,13 +232,13 @@ def test_an_all_reduce_cuts_every_block_alike():
 def test_an_explicit_build_too_large_to_expand_is_planned_within_the_explicit_cap(monkeypatch):
     """``build`` expands the representatives where they fit; beyond, it plans within a million chunk
     deliveries as on a network without translations, while the representatives keep more pieces."""
-    torus = hetero_mesh(5, 6, 2.0, torus=True)
-    size = 2**30 // 30
+    torus = hetero_mesh(6, 8, 2.0, torus=True)      # (5 x 6 now plans within the cap: the fewest pieces kept)
+    size = 2**30 // 48
     sym = build_symmetric("synth-trees", torus, "allgather", size)
-    assert len(sym.reps.chunk_idx) * 30 > trees.MAX_DELIVERIES        # more than an explicit plan may hold
+    assert len(sym.reps.chunk_idx) * 48 > trees.MAX_DELIVERIES        # more than an explicit plan may hold
     monkeypatch.setattr(trees, "EXPLICIT_DELIVERIES", 1000)
     full = build("synth-trees", torus, "allgather", size)
-    assert len(full.chunk_idx) <= trees.MAX_DELIVERIES < len(sym.reps.chunk_idx) * 30
+    assert len(full.chunk_idx) <= trees.MAX_DELIVERIES < len(sym.reps.chunk_idx) * 48
     assert full.params["pieces"] < sym.params["pieces"]
     assert verify(full).transfers == len(full)
 
