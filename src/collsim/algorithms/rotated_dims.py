@@ -8,7 +8,9 @@ carries one unit a step each way and every node receives every unit once.  A *ph
 every line of one dimension; a unit is what a node holds of its part after the earlier phases (the
 part of every node that differs from it only in the dimensions already gathered).  The ``d`` parts
 run their phases side by side, part ``j`` on dimension ``(j + p) mod d`` in phase ``p``, so that no
-two parts share a link in a phase and every link of every dimension is busy in every phase.
+two parts share a link in a phase and every link of every dimension is busy in every phase.  On
+a torus whose sides all exceed 2 every line is a ring, and there are ``2 d`` parts, one per order
+and direction, each sent around its rings in ``L - 1`` steps a phase.
 
 On the square mesh ``a^d`` with equal links this meets the bound.  A corner has ``d`` in-links and
 must receive ``(N - 1) m`` bytes, so no schedule beats ``(N - 1) m / (d B)``.  Phase ``p`` takes
@@ -143,8 +145,8 @@ def _build(system, collective: CollectiveType, size_bytes):
 
 
 def _transfers(system, collective: CollectiveType, params) -> int:
-    # per phase and part, every line of the phase's dimension sends 2 (L - 1) - ... : each of its
-    # L (L - 1) (origin, receiver) pairs is one transfer, so N (L_dim - 1) a phase and part
+    # per phase and part, each line of L nodes delivers its L units to the L - 1 others, one
+    # transfer each: L (L - 1) a line, N (L - 1) over the N / L lines; twice the parts on a torus
     dims = tuple(int(k) for k in system.dims)
     d, n = len(dims), system.nodes
     per = sum(n * (dims[(j + p) % d] - 1) for p in range(d) for j in range(d))
