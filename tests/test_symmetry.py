@@ -20,6 +20,7 @@ from collsim.core.collective import make_collective
 from collsim.core.errors import InputError, UnsupportedError
 from collsim.core.symmetry import SymmetricSchedule, Translations
 from collsim.experiments.compare import compare
+from collsim.systems import load_system
 
 from conftest import rejected_alike
 
@@ -59,9 +60,10 @@ def _instances(draw):
     name = draw(st.sampled_from(SYMMETRIC))
     spec = REGISTRY[name]
     coll = draw(st.sampled_from([c for c in spec.collectives if c in RING]))
-    n = draw(st.integers(2, 24))
     fibers = draw(st.sampled_from([1, 2]))
     wavelengths = draw(st.sampled_from([4, 8, 64]))
+    n = draw(st.integers(2, 24).filter(     # only what the algorithm declares it supports (ne: N even)
+        lambda n: spec.refusal(load_system("paper", nodes=n, fibers=fibers, wavelengths=wavelengths), coll) is None))
     params = {"stripe": draw(st.sampled_from([1, 2]))} if "stripe" in spec.params else {}
     unit = draw(st.integers(1, 512)) * 4 * fibers   # chunk sizes alike at every node
     return name, coll, n, fibers, wavelengths, params, _size(coll, n, unit)
@@ -75,7 +77,8 @@ def test_symmetric_equals_expanded_and_full_build(case):
     sym = build_symmetric(name, "paper", coll, size, **kw)
     full = build(name, "paper", coll, size, **kw)
     expanded = sym.expand()
-    assert sym.transfers == len(expanded) == len(full) == len(sym.reps) * n
+    assert sym.transfers == len(expanded) == len(full) == len(sym.reps) * sym.group.order
+    assert sym.group.order == (n // 2 if name == "ne" else n)   # ne's pairs move with the even rotations
     assert _rows(expanded) == _rows(full)
     a, b = verify(sym), verify(full)
     assert a.data_flow == "orbits" and b.data_flow != "orbits"
@@ -120,14 +123,17 @@ def _mutants(reps, rng):
 
 
 @settings(max_examples=30, deadline=None)
-@given(name=st.sampled_from(SYMMETRIC), n=st.integers(3, 16), coll=st.sampled_from(RING),
-       seed=st.integers(0, 2**32 - 1), block=st.sampled_from([1, 2, 5, 1 << 22]))
-def test_mutants_rejected_alike(name, n, coll, seed, block):
+@given(name=st.sampled_from(SYMMETRIC), seed=st.integers(0, 2**32 - 1), block=st.sampled_from([1, 2, 5, 1 << 22]),
+       data=st.data())
+def test_mutants_rejected_alike(name, seed, block, data):
     """Every mutant of the representatives fails on its orbits iff its expansion fails, alike,
     whether the verifier computes a delivery's indices for the whole schedule at once or for
     blocks of a few deliveries (each step then alone)."""
     from unittest.mock import patch
     from collsim.verify import orbits
+    spec = REGISTRY[name]
+    coll = data.draw(st.sampled_from([c for c in spec.collectives if c in RING]))
+    n = data.draw(st.integers(3, 16).filter(lambda n: spec.refusal(load_system("paper", nodes=n), coll) is None))
     sym = build_symmetric(name, "paper", coll, _size(coll, n, 64), nodes=n)
     rng = np.random.default_rng(seed)
     with patch.object(orbits, "_BLOCK_DELIVERIES", block):
@@ -158,7 +164,7 @@ def test_refusals():
     with pytest.raises(UnsupportedError, match="no translation group"):
         build_symmetric("ring", "ocs", "allgather", 1024, nodes=8)    # circuits: phases are not checked on orbits
     with pytest.raises(UnsupportedError, match="declares no symmetry"):
-        build_symmetric("ne", "paper", "allgather", 1024, nodes=8)
+        build_symmetric("osm", "paper", "allgather", 1024, nodes=8)
     reps = build_symmetric("ring", "paper", "allgather", 1024, nodes=8).reps
     with pytest.raises(InputError, match="ends at node"):
         SymmetricSchedule(reps.replace(dst=np.ones(len(reps), np.int64)), Translations((8,)))
@@ -222,7 +228,7 @@ def test_reproduction_points_alike_on_orbits(monkeypatch):
     monkeypatch.setattr(pipeline, "SYMMETRIC_ABOVE_TRANSFERS", 1)
     monkeypatch.setattr(pipeline, "build_symmetric", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     after = [_plain(build_point(t)) for t in optree] + [_plain(build_profile(t)) for t in beyond]
-    assert len(calls) == 4          # every point but ne's went through its orbits
+    assert len(calls) == 5          # every point went through its orbits (ne's under the even rotations)
     assert after == before
 
 
@@ -230,9 +236,11 @@ def test_reproduction_points_alike_on_orbits(monkeypatch):
 def test_representatives_stay_small_at_65536_nodes(name):
     """Only the domain's transfers are made: never a row per node and round (a full build is 8.6e9)."""
     n = 65536
-    s = build_symmetric(name, "paper", "allreduce", "256MiB", nodes=n)
+    coll = "allreduce" if "allreduce" in REGISTRY[name].collectives else "allgather"
+    s = build_symmetric(name, "paper", coll, "256MiB", nodes=n)
     assert s.transfers == len(s.reps) * s.group.order
-    assert len(s.reps) <= 8 * n and s.transfers >= 2 * (n - 1) * n
+    # every node receives at least the N - 1 blocks of each phase (ne two a round: N/2 rounds)
+    assert len(s.reps) <= 8 * n and s.transfers >= (2 if coll == "allreduce" else 1) * (n - 1) * n // 2
 
 
 @settings(max_examples=40, deadline=None)

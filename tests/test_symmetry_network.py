@@ -9,6 +9,8 @@ orbits of links.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -27,7 +29,7 @@ from collsim.sim.flow import simulate
 from collsim.synthesis import synthesize
 from collsim.systems import load_system
 
-from conftest import acts_freely_on_links, quotient_is_expansion, rejected_alike, representative_mutants, ring_is_its_full_build_under_rotations
+from conftest import acts_freely_on_links, is_its_full_build, quotient_is_expansion, rejected_alike, representative_mutants, ring_is_its_full_build_under_rotations
 
 
 def _rows(s):
@@ -183,6 +185,33 @@ def test_ring_on_a_torus_is_symmetric_under_its_leading_coordinate(kind, dims, c
     (the anchor does not name an element: the quotient was wrong here before)."""
     system = load_system("hypercube", nodes=2 ** len(dims)) if kind == "hypercube" else load_system("torus", dims=tuple(dims))
     ring_is_its_full_build_under_rotations(system, 2 if kind == "hypercube" else dims[0], coll, seed, symmetry, _rows)
+
+
+@settings(max_examples=15, deadline=None)
+@given(kind=st.sampled_from(["ring", "torus", "hypercube"]), dims=st.lists(st.integers(2, 5), min_size=1, max_size=3),
+       seed=st.integers(0, 2**32 - 1))
+def test_neighbour_exchange_is_symmetric_under_the_even_rotations(kind, dims, seed):
+    """ne's pairs (2a, 2a + 1), (2a + 1, 2a + 2) and the chunk pairs they forward move with every
+    rotation by an even number of nodes: on a ring, the N/2 rotations by multiples of 2; on a torus
+    or hypercube, its leading coordinate's rotations by D = N / n_1 when D is even (else none)."""
+    from collsim.algorithms.ring import rotations_by
+    n = 2 * math.prod(dims)
+    system = load_system("ring", nodes=n) if kind == "ring" else load_system("hypercube", nodes=2 ** len(dims)) \
+        if kind == "hypercube" else load_system("torus", dims=(2 * dims[0], *dims[1:]))
+    n = system.nodes
+    group = rotations_by(system, 2)
+    # one dimension is a ring (every rotation); else the leading coordinate's n_1 rotations
+    lead = n // 2 if kind == "ring" or len(dims) == 1 else 2 if kind == "hypercube" else 2 * dims[0]
+    if (n // lead) % 2:   # an odd stride moves a pair's even node to an odd one: no symmetry declared
+        assert group is None
+        with pytest.raises(UnsupportedError, match="declares no symmetry"):
+            build_symmetric("ne", system, "allgather", 64)
+        return
+    stride = n // group.order
+    assert group.order == lead and group.act(stride % n, np.arange(n)).tolist() == ((np.arange(n) + stride) % n).tolist()
+    sym, full = build_symmetric("ne", system, "allgather", 64), build("ne", system, "allgather", 64)
+    assert sym.group == group
+    is_its_full_build(sym, full, symmetry, seed, _rows)
 
 
 def test_compare_switches_to_orbits_with_the_same_rows(monkeypatch):

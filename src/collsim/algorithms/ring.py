@@ -66,6 +66,32 @@ def rotations(system):
     return lead if model.accepts_group(system, lead) else None
 
 
+def rotations_by(system, stride: int):
+    """The ring's rotations by multiples of ``stride`` that the system's kind checks schedules under.
+
+    The subgroup of :func:`rotations` (``stride`` divides ``N``): on a ring whose kind keeps every
+    rotation, the ``N / stride`` rotations by multiples of ``stride`` (radices ``(N / stride,
+    stride)``, the first digit moving), where the kind accepts them; where :func:`rotations` already
+    moves by multiples of ``D``, that group if ``stride`` divides ``D``.  None otherwise.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> rotations_by(load_system("paper", nodes=8), 2)
+    Translations(radices=(4, 2), moving=(True, False))
+    """
+    n, stride = system.nodes, int(stride)
+    group = rotations(system)
+    if group is None or stride < 1 or n % stride:
+        return None
+    if stride == 1:
+        return group
+    if group.radices == (n,):
+        sub = Translations((n // stride, stride), (True, False))
+        return sub if model_for(system).accepts_group(system, sub) else None
+    return group if (n // group.order) % stride == 0 else None
+
+
 def _orbits(system, collective: CollectiveType, size_bytes, *, chunks: int = 1, stripe: int = 1):
     # the transfers into the domain 0..D-1 of the ring's rotations by multiples of D (D = 1: all of
     # them): in round r, node v-1 sends chunk (v-1-r) mod N (all-gather) or its partial of (v-2-r)
