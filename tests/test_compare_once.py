@@ -88,3 +88,45 @@ def test_the_progress_bar_count_builds_nothing_again(counts, monkeypatch):
     got = CliRunner().invoke(cli, ["compare", "--system", "ring", "-n", "8", "-s", "1KiB"])
     assert got.exit_code == 0, got.output
     assert (counts["load_system"], counts["canonical_collective"]) == (1, 1)
+
+
+@pytest.fixture
+def optree_builds(monkeypatch):
+    """Count runs of OpTree's builder (its own row's and ``relay``'s base)."""
+    import dataclasses
+    from collsim.algorithms import REGISTRY
+    spec = REGISTRY["optree"]
+    calls: list[dict] = []
+
+    def counting(*args, **kwargs):
+        calls.append(dict(kwargs))
+        return spec.builder(*args, **kwargs)
+    monkeypatch.setitem(REGISTRY, "optree", dataclasses.replace(spec, builder=counting))
+    return calls
+
+
+def test_a_base_another_row_builds_is_built_once_with_the_same_rows(optree_builds):
+    """``relay`` builds OpTree's schedule as its base: in one comparison with OpTree's own row it is
+    built once, and every row is the row each algorithm gets alone."""
+    from collsim.experiments.compare import compare
+    kw = dict(nodes=64, wavelengths=8)
+    together, _ = compare("paper", "allgather", "64KiB", algorithms="optree,osm,relay", **kw)
+    assert [r.algorithm for r in together] == ["optree", "osm", "relay"] and all(r.verified for r in together)
+    assert len(optree_builds) == 1
+    alone = [compare("paper", "allgather", "64KiB", algorithms=a, **kw)[0][0] for a in ("optree", "osm", "relay")]
+    assert len(optree_builds) == 3       # each alone builds its own
+    assert [r.to_json() for r in together] == [r.to_json() for r in alone]
+
+
+def test_bases_are_shared_only_inside_a_comparison_and_only_alike(optree_builds):
+    from collsim import build
+    from collsim.experiments.compare import compare
+    build("optree", "paper", "allgather", "64KiB", nodes=64)
+    build("relay", "paper", "allgather", "64KiB", nodes=64)
+    assert len(optree_builds) == 2       # no comparison: nothing kept between builds
+    rows, _ = compare("paper", "allgather", "64KiB", nodes=64, algorithms="optree,relay", params={"k": 2})
+    assert [r.params["k"] for r in rows] == [2, 2] and len(optree_builds) == 3
+    compare("paper", "allgather", "64KiB", nodes=64, algorithms="optree,relay", params={"radices": [4, 16]})
+    assert len(optree_builds) == 4       # the same parameters: once
+    rows, _ = compare("paper", "allgather", sizes=["16KiB", "64KiB"], nodes=64, algorithms="optree,relay")
+    assert len(optree_builds) == 6 and all(r.verified for r in rows)   # once a size

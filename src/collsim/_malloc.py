@@ -34,7 +34,10 @@ def tune_malloc() -> bool:
             return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     ok = mallopt(M_MMAP_MAX, 0)                 # large blocks from the heap, not mmap
-    ok &= mallopt(M_TRIM_THRESHOLD, 2**31 - 1)  # keep freed memory for reuse
+    # keep freed memory for reuse: -1 turns automatic trimming off (mallopt(3)); the largest int,
+    # 2**31 - 1, still let a free that left more than 2 GiB on top of the heap give it back (relay
+    # on 4,096 nodes frees that much), and the next arrays paid their first touches again
+    ok &= mallopt(M_TRIM_THRESHOLD, -1)
     ok &= mallopt(M_TOP_PAD, 256 * 2**20)       # grow the heap in large steps
     return bool(ok)
 

@@ -41,6 +41,7 @@ from . import (  # noqa: F401  (registration)
 )
 from .placement import check_fits, check_instance
 from .registry import REGISTRY, AlgorithmSpec, get_algorithm, register
+from .shared import shared_build
 
 
 def build_logical(name: str | AlgorithmSpec, system: System, collective: str | CollectiveType,
@@ -56,7 +57,9 @@ def build_logical(name: str | AlgorithmSpec, system: System, collective: str | C
     """
     spec, coll = _checked(name, system, collective, params, explicit=True)
     check_fits(spec, system, coll, params)  # more deliveries than the floor: refused before they are made
-    return spec.builder(system, coll, size_bytes, **params)
+    # another compared algorithm's base (collsim.algorithms.shared): built once for both
+    return shared_build(spec.name, system, coll, size_bytes, params,
+                        lambda: spec.builder(system, coll, size_bytes, **params))
 
 
 def _checked(name, system, collective, params, *, explicit: bool) -> tuple[AlgorithmSpec, CollectiveType]:

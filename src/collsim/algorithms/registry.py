@@ -112,6 +112,11 @@ class AlgorithmSpec:
         Which of the kind's groups ``orbits`` builds under: ``"translations"`` (the default,
         :meth:`~collsim.kinds.base.KindModel.symmetry_group`) or ``"xor"``
         (:meth:`~collsim.kinds.base.KindModel.binary_group`); :meth:`group_on` names it.
+    bases : callable or None
+        ``bases(system, collective, params) -> list[(name, params)]``: the other algorithms whose
+        schedules its builder builds as its base with these parameters (``relay``: OpTree's, WRHT's or
+        OSM's); ``collsim compare`` builds each once for both rows
+        (:func:`collsim.algorithms.shared.shared_bases`).  None: it builds on no other.
 
     References
     ----------
@@ -154,6 +159,7 @@ class AlgorithmSpec:
     orbits: Builder | None = None
     transfers: Callable[[System, CollectiveType, Mapping[str, Any]], int | None] | None = None
     symmetry: str = "translations"
+    bases: Callable[[System, CollectiveType, Mapping[str, Any]], list[tuple[str, dict[str, Any]]]] | None = None
 
     def __post_init__(self) -> None:
         if self.symmetry not in ("translations", "xor"):
@@ -333,7 +339,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
              constraints: str = "", params: tuple[str, ...] = (),
              alpha_beta=None, realised: tuple[str, ...] = (), tune=None,
              closed_forms: Mapping[str, Callable[..., Any]] | None = None,
-             deliveries=None, orbits=None, transfers=None, symmetry="translations") -> Callable[[Builder], Builder]:
+             deliveries=None, orbits=None, transfers=None, symmetry="translations",
+             bases=None) -> Callable[[Builder], Builder]:
     """Decorator registering an algorithm builder.
 
     Parameters
@@ -369,6 +376,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         Logical transfers in closed form, checked before building (see :class:`AlgorithmSpec`).
     symmetry : str, optional
         The kind's group ``orbits`` builds under, ``"translations"`` or ``"xor"`` (see :class:`AlgorithmSpec`).
+    bases : callable, optional
+        The other algorithms it builds on, with their parameters (see :class:`AlgorithmSpec`).
 
     Returns
     -------
@@ -409,7 +418,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         colls = tuple(canonical_collective(c) for c in collectives)
         spec = AlgorithmSpec(name, fn, colls, tuple(systems), reference, summary, tuple(aliases),
                              requires, paper_steps, constraints, tuple(params), alpha_beta, tuple(realised), tune,
-                             dict(closed_forms or {}), deliveries, orbits, transfers, symmetry)
+                             dict(closed_forms or {}), deliveries, orbits, transfers, symmetry, bases)
         for key in (name, *aliases):
             if key in REGISTRY or key in _ALIASES:
                 raise InputError(f"algorithm name {key!r} registered twice")

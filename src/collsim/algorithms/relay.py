@@ -50,6 +50,7 @@ from ..core.schedule import INDEX, LogicalSchedule, permute_csr
 from ..kinds.optical_ring.physical import max_feasible_hops
 from ..kinds.optical_ring.rwa import realize_ring
 from .registry import get_algorithm, register
+from .shared import shared_build
 
 __all__ = ["BASES", "default_max_hops", "relay", "relay_logical", "relay_slots"]
 
@@ -373,9 +374,14 @@ def _tune(system, collective: CollectiveType, size_bytes):
     return out
 
 
+def _bases(system, collective: CollectiveType, params) -> list[tuple[str, dict]]:
+    # the base relay builds with these parameters, as relay() builds it
+    name = _base_for(collective, params.get("base"))
+    return [(name, {p: params[p] for p in ("tree", "k", "radices", "m") if params.get(p) is not None})]
+
 @register("relay", collectives=tuple(BASES), systems=("optical-ring",), aliases=("hop-bounded",),
           params=("base", "max_hops", "tree", "k", "radices", "m"), realised=("steps", "reconfigurations"),
-          tune=_tune, constraints="base: optree, wrht or osm (all-gather), osm (all-to-all, broadcast)",
+          tune=_tune, constraints="base: optree, wrht or osm (all-gather), osm (all-to-all, broadcast)", bases=_bases,
           reference="[OpTree24] §III-B (OSM), §IV-A (OpTree), §IV-A.2 and [WRHT23] §2 (WRHT): the bases; " + _REF,
           summary="a base (OpTree, WRHT, OSM) with every lightpath longer than max_hops relayed through O/E/O")
 def relay(system, collective: CollectiveType, size_bytes, *, base: str | None = None, max_hops: int | None = None,
@@ -435,5 +441,8 @@ def relay(system, collective: CollectiveType, size_bytes, *, base: str | None = 
     spec.check(system, collective)
     h = _check_hops(system, max_hops)
     params = {p: v for p, v in given.items() if v is not None}
-    logical, chosen = spec.builder(system, collective, size_bytes, **params)
+    # the base's own row in the same comparison builds it once for both (collsim.algorithms.shared)
+    logical, chosen = shared_build(name, system, collective, size_bytes, params,
+                                   lambda: spec.builder(system, collective, size_bytes, **params))
     return relay_logical(system, logical, h), {"base": name, "max_hops": h, **chosen}
+

@@ -6,6 +6,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..algorithms import REGISTRY, AlgorithmSpec, get_algorithm
 from ..algorithms.placement import check_fits, place_all, placement_params
+from ..algorithms.shared import base_key, shared_bases
 from ..algorithms.skip import Skip
 from ..core.collective import canonical_collective, collective_type, make_collective
 from ..core.errors import CollsimError, InputError, ScheduleFormatError, UnsupportedError
@@ -191,6 +192,29 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
     for size_bytes in all_sizes:  # the system's own errors (its bound) once, before any algorithm runs
         # (a bad root is the algorithms' to name; an explicit schedule's floor, each algorithm's build)
         lower_bound_s(sysm, make_collective(coll, sysm.nodes, size_bytes, explicit=False))
+    with shared_bases(_bases(chosen, sysm, coll)):  # a base another row builds too: built once
+        _run_all(chosen, sysm, coll, all_sizes, strategy, progress, results, failures, skipped)
+    if failures and not results:
+        raise failures[0]
+    return results, skipped
+
+
+def _bases(chosen, sysm, coll: str) -> list[str]:
+    """The keys of the schedules the chosen algorithms build as their bases (:mod:`collsim.algorithms.shared`)."""
+    out = []
+    for spec, placed_params in chosen.values():
+        if spec.bases is not None:
+            mine = {k: v for k, v in placed_params.items() if k in spec.params}
+            try:
+                out += [base_key(name, p) for name, p in spec.bases(sysm, collective_type(coll), mine)]
+            except CollsimError:   # a base it cannot name: its own row reports why
+                pass
+    return out
+
+
+def _run_all(chosen, sysm, coll, all_sizes, strategy, progress, results, failures, skipped) -> None:
+    """Every chosen algorithm at every size: rows into ``results``; an algorithm's own failure into
+    ``failures`` and ``skipped`` (the others still run)."""
     for size_bytes in all_sizes:
         at = f" at {format_size(size_bytes)}" if len(all_sizes) > 1 else ""
         for name, (spec, placed_params) in chosen.items():
@@ -216,6 +240,3 @@ def compare(system: str | System = "paper", collective: str = "allgather", size:
                 release_memory()
             if note is not None and Skip(name, note, failed=True) not in skipped:
                 skipped.append(Skip(name, note, failed=True))
-    if failures and not results:
-        raise failures[0]
-    return results, skipped
