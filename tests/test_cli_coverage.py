@@ -173,6 +173,34 @@ def _file_ok(path: Path, doc_check: Callable[[dict], bool]) -> Callable[[str, st
     return run
 
 
+def _failing_tables(failing: dict, *, add: bool) -> None:
+    """Register (or remove) the test-only experiments that raise, for `collsim reproduce` to meet."""
+    from collsim.experiments.papers import reproduce
+    for name, fn in failing.items():
+        if add:
+            reproduce.EXPERIMENTS[name] = (fn, "raises (test only)")
+        else:
+            reproduce.EXPERIMENTS.pop(name)
+
+
+def _write_calibrations(cal_big: Path, cal_small: Path, cal_broken: Path, cal_loggp: Path) -> None:
+    """Calibration files for the cases: an overhead of half of α, none, a malformed one, and a LogGP one."""
+    from collsim.mpi.calibrate import Sample, calibration_from
+    from collsim.mpi.loggp_calibrate import loggp_calibration_from
+    samples = [Sample(1, 10, 2.5e-6, 2.001e-6), Sample(10**6, 10, 1.5e-3, 1.002e-3)]
+    calibration_from(samples, 1e-6, 2, 10).write(cal_big)          # an overhead of half of α
+    calibration_from(samples, 1e-9, 2, 10).write(cal_small)        # none
+    cal_broken.write_text(cal_small.read_text().replace("ranks = 2", 'ranks = "two"'))
+    sizes = [2**k for k in range(6, 25)]
+    quart = [Sample(1, 10, 2.5e-6, 2.0e-6, 2.4e-6, 2.6e-6), Sample(10**6, 10, 1.5e-3, 1.0e-3, 1.4e-3, 1.6e-3)]
+    ex = []
+    for m in sizes:   # two regimes: eager below 4 KiB, rendezvous above
+        t = (3e-6 + m / 4e9) if m <= 4096 else (5e-6 + m / 1.1e10)
+        ex.append(Sample(m, 50, t, 2e-6, t * 0.95, t * 1.05))
+    local = [Sample(m, 50, 3e-7 + m / 4e10, 3e-7) for m in sizes]
+    loggp_calibration_from(calibration_from(quart, 1e-6, 2, 10), ex, local, local, "int64", "sum").write(cal_loggp)
+
+
 def cases(tmp: Path) -> list[Case | Callable[[], None]]:
     """The command lines, in order (later ones read files that earlier ones write).
 
@@ -229,14 +257,10 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
                "test-no-other": no_other}
 
     def add_failing_tables() -> None:
-        from collsim.experiments.papers import reproduce
-        for name, fn in failing.items():
-            reproduce.EXPERIMENTS[name] = (fn, "raises (test only)")
+        _failing_tables(failing, add=True)
 
     def remove_failing_tables() -> None:
-        from collsim.experiments.papers import reproduce
-        for name in failing:
-            reproduce.EXPERIMENTS.pop(name)
+        _failing_tables(failing, add=False)
 
     grid, grid_bad, db = tmp / "grid.toml", tmp / "grid-bad.toml", tmp / "results.sqlite"
 
@@ -269,19 +293,7 @@ def cases(tmp: Path) -> list[Case | Callable[[], None]]:
         Store.put = real_put.pop()
 
     def write_calibrations() -> None:
-        from collsim.mpi.calibrate import Sample, calibration_from
-        samples = [Sample(1, 10, 2.5e-6, 2.001e-6), Sample(10**6, 10, 1.5e-3, 1.002e-3)]
-        calibration_from(samples, 1e-6, 2, 10).write(cal_big)          # an overhead of half of α
-        calibration_from(samples, 1e-9, 2, 10).write(cal_small)        # none
-        cal_broken.write_text(cal_small.read_text().replace("ranks = 2", 'ranks = "two"'))
-        from collsim.mpi.loggp_calibrate import loggp_calibration_from
-        sizes = [2**k for k in range(6, 25)]
-        quart = [Sample(1, 10, 2.5e-6, 2.0e-6, 2.4e-6, 2.6e-6), Sample(10**6, 10, 1.5e-3, 1.0e-3, 1.4e-3, 1.6e-3)]
-        ex = [Sample(m, 50, (3e-6 + m / 4e9) if m <= 4096 else (5e-6 + m / 1.1e10), 2e-6,
-                     (3e-6 + m / 4e9) * 0.95 if m <= 4096 else (5e-6 + m / 1.1e10) * 0.95,
-                     (3e-6 + m / 4e9) * 1.05 if m <= 4096 else (5e-6 + m / 1.1e10) * 1.05) for m in sizes]
-        local = [Sample(m, 50, 3e-7 + m / 4e10, 3e-7) for m in sizes]
-        loggp_calibration_from(calibration_from(quart, 1e-6, 2, 10), ex, local, local, "int64", "sum").write(cal_loggp)
+        _write_calibrations(cal_big, cal_small, cal_broken, cal_loggp)
 
     return [
         # the group

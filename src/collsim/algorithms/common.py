@@ -5,8 +5,9 @@ Integer arithmetic on node counts (:func:`is_pow2`, :func:`ceil_log2`), the
 closed form's rounds is :func:`collsim.algorithms.latency.rounds_ts_s`), validation of a root or a
 shift (:func:`check_root`, :func:`check_shift`: :mod:`collsim.core.placement`'s, re-exported), the recursive-halving tree
 (:func:`halving_rounds`, emitted by :func:`tree_schedule`), MPICH's folding of a
-non-power-of-two node count (:func:`fold_ranks`) and the batching of transfers of
-varying length into a builder (:func:`add_grouped`).
+non-power-of-two node count (:func:`fold_ranks`), the batching of transfers of
+varying length into a builder (:func:`add_grouped`), and the ring's rotations a system keeps
+(:func:`rotations`, :func:`rotations_by`: ``ring``'s and ``ne``'s symmetry).
 
 The modules that use them: :mod:`~collsim.algorithms.recursive_doubling`,
 :mod:`~collsim.algorithms.binomial`, :mod:`~collsim.algorithms.bruck`,
@@ -21,10 +22,12 @@ import numpy as np
 
 from ..core.collectives import CollectiveType
 from ..core.placement import check_root, check_shift  # noqa: F401  (the builders' root and shift checks)
+from ..core.plugins import model_for
 from ..core.schedule import LogicalBuilder
+from ..core.symmetry import Translations
 from ..core.validate import integer
 
-__all__ = ["stripe_band", "add_grouped", "ceil_log2", "check_root", "check_shift", "fold_ranks", "halving_rounds", "is_pow2",
+__all__ = ["stripe_band", "rotations", "rotations_by", "add_grouped", "ceil_log2", "check_root", "check_shift", "fold_ranks", "halving_rounds", "is_pow2",
            "tree_schedule", "ts_tw"]
 
 
@@ -166,3 +169,59 @@ def stripe_band(system, stripe) -> int:
     """
     # a band's width is a schedule column of int32 (core/schedule.py): wider is no band any ring has
     return integer("stripe", stripe, lo=1, hi=int(np.iinfo(np.int32).max), what="a positive integer")
+
+
+def rotations(system):
+    """The ring's rotations that the system's kind checks schedules under, as a translation group.
+
+    All of them, ``(N,)``, where the kind's group is the rotations (an optical ring, a network
+    ring); else the rotations by multiples of ``D = N / n_1`` where the kind's group translates its
+    leading (most significant) digit of radix ``n_1``: adding ``g`` to that digit adds ``g D`` to the
+    node, without a carry (boxes of 8 on a fat tree of ``k``-port switches: the pods, ``k`` of them).
+    None where neither is a symmetry of the system.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> rotations(load_system("paper", nodes=8))
+    Translations(radices=(8,), moving=(True,))
+    >>> rotations(load_system("hierarchical", dims="switch:8,fat-tree:128")).act(512, [5, 1020]).tolist()
+    [517, 508]
+    """
+    n = system.nodes
+    model = model_for(system)
+    group = model.symmetry_group(system)
+    if group is None:
+        return None
+    if group.radices == (n,) and group.regular:
+        return group
+    if not group.moving[0] or group.radices[0] < 2:
+        return None
+    lead = Translations(group.radices, (True,) + (False,) * (len(group.radices) - 1))
+    return lead if model.accepts_group(system, lead) else None
+
+
+def rotations_by(system, stride: int):
+    """The ring's rotations by multiples of ``stride`` that the system's kind checks schedules under.
+
+    The subgroup of :func:`rotations` (``stride`` divides ``N``): on a ring whose kind keeps every
+    rotation, the ``N / stride`` rotations by multiples of ``stride`` (radices ``(N / stride,
+    stride)``, the first digit moving), where the kind accepts them; where :func:`rotations` already
+    moves by multiples of ``D``, that group if ``stride`` divides ``D``.  None otherwise.
+
+    Examples
+    --------
+    >>> from collsim.systems import load_system
+    >>> rotations_by(load_system("paper", nodes=8), 2)
+    Translations(radices=(4, 2), moving=(True, False))
+    """
+    n, stride = system.nodes, int(stride)
+    group = rotations(system)
+    if group is None or stride < 1 or n % stride:
+        return None
+    if stride == 1:
+        return group
+    if group.radices == (n,):
+        sub = Translations((n // stride, stride), (True, False))
+        return sub if model_for(system).accepts_group(system, sub) else None
+    return group if (n // group.order) % stride == 0 else None

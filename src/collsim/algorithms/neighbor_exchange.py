@@ -9,9 +9,8 @@ from ..core.collectives import CollectiveType
 from ..core.schedule import LogicalBuilder
 from ..core.limits import check_memory
 from ..core.schedule import realised_floor_bytes
-from .common import stripe_band
+from .common import rotations_by, stripe_band
 from .registry import register
-from .ring import rotations_by
 
 
 def _even(system, collective: CollectiveType):

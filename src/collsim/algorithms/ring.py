@@ -14,11 +14,10 @@ from ..core.collective import make_collective
 from ..core.collectives import CollectiveType
 from ..core.errors import UnsupportedError
 from ..core.plugins import model_for
-from ..core.symmetry import Translations
 from ..core.limits import check_memory
 from ..core.schedule import LogicalBuilder, realised_floor_bytes
 from ..core.validate import positive_integer
-from .common import stripe_band
+from .common import rotations, rotations_by, stripe_band  # noqa: F401  (rotations: this family's, shared)
 from .registry import register
 
 
@@ -34,62 +33,6 @@ def _tune(system, collective: CollectiveType, size_bytes):
     depths = [{"chunks": c} for c in (1, 4, 16, 64, 256, 1024) if c <= min(size_bytes, (1 << 18) // system.nodes)] \
         if collective.rooted else [{}]
     return [{**s, **c} for s in stripes for c in depths]
-
-
-def rotations(system):
-    """The ring's rotations that the system's kind checks schedules under, as a translation group.
-
-    All of them, ``(N,)``, where the kind's group is the rotations (an optical ring, a network
-    ring); else the rotations by multiples of ``D = N / n_1`` where the kind's group translates its
-    leading (most significant) digit of radix ``n_1``: adding ``g`` to that digit adds ``g D`` to the
-    node, without a carry (boxes of 8 on a fat tree of ``k``-port switches: the pods, ``k`` of them).
-    None where neither is a symmetry of the system.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> rotations(load_system("paper", nodes=8))
-    Translations(radices=(8,), moving=(True,))
-    >>> rotations(load_system("hierarchical", dims="switch:8,fat-tree:128")).act(512, [5, 1020]).tolist()
-    [517, 508]
-    """
-    n = system.nodes
-    model = model_for(system)
-    group = model.symmetry_group(system)
-    if group is None:
-        return None
-    if group.radices == (n,) and group.regular:
-        return group
-    if not group.moving[0] or group.radices[0] < 2:
-        return None
-    lead = Translations(group.radices, (True,) + (False,) * (len(group.radices) - 1))
-    return lead if model.accepts_group(system, lead) else None
-
-
-def rotations_by(system, stride: int):
-    """The ring's rotations by multiples of ``stride`` that the system's kind checks schedules under.
-
-    The subgroup of :func:`rotations` (``stride`` divides ``N``): on a ring whose kind keeps every
-    rotation, the ``N / stride`` rotations by multiples of ``stride`` (radices ``(N / stride,
-    stride)``, the first digit moving), where the kind accepts them; where :func:`rotations` already
-    moves by multiples of ``D``, that group if ``stride`` divides ``D``.  None otherwise.
-
-    Examples
-    --------
-    >>> from collsim.systems import load_system
-    >>> rotations_by(load_system("paper", nodes=8), 2)
-    Translations(radices=(4, 2), moving=(True, False))
-    """
-    n, stride = system.nodes, int(stride)
-    group = rotations(system)
-    if group is None or stride < 1 or n % stride:
-        return None
-    if stride == 1:
-        return group
-    if group.radices == (n,):
-        sub = Translations((n // stride, stride), (True, False))
-        return sub if model_for(system).accepts_group(system, sub) else None
-    return group if (n // group.order) % stride == 0 else None
 
 
 def _orbits(system, collective: CollectiveType, size_bytes, *, chunks: int = 1, stripe: int = 1):

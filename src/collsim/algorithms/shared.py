@@ -27,10 +27,18 @@ def base_key(name: str, params: Mapping[str, Any]) -> str:
 
     Examples
     --------
-    >>> base_key("optree", {"radices": (4, 4), "k": 2})
+    >>> import numpy as np
+    >>> base_key("optree", {"radices": (4, 4), "k": np.int64(2)})
     'optree {"k": 2, "radices": [4, 4]}'
     """
-    return f"{name} {json.dumps(dict(params), sort_keys=True, default=list)}"
+    return f"{name} {json.dumps(dict(params), sort_keys=True, default=_plain)}"
+
+
+def _plain(value: Any) -> Any:
+    """JSON's form of a parameter value it does not know: numpy scalars and arrays, tuples, sets."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return sorted(value) if isinstance(value, (set, frozenset)) else list(value)
 
 
 @contextmanager
@@ -78,8 +86,10 @@ def shared_build(name: str, system: Any, collective: Any, size_bytes: int, param
     ('logical', {'a': 1})
     """
     state = _SHARED.get()
+    if state is None:
+        return make()
     key = base_key(name, params)
-    if state is None or key not in state[0]:
+    if key not in state[0]:
         return make()
     made = state[1]
     full = (key, id(system), str(getattr(collective, "name", collective)), int(size_bytes))

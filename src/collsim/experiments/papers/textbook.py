@@ -125,7 +125,7 @@ def run_table(p: int = P, side: int = SIDE) -> list[dict]:
     for topo, system in systems(p, side).items():
         for op in OPERATIONS:
             formulas = chapter_formulas(topo, op, p)
-            for name, spec in REGISTRY.items():
+            for name, spec in REGISTRY.items():   # registration order: the golden rows record it
                 if "network" not in spec.systems or op not in spec.collectives or name in SYNTHESIZERS:
                     continue  # synthesized schedules are not the chapter's algorithms (docs/synthesis.md)
                 for label, params in _variants(name, op, p, spec.params):
