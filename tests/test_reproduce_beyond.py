@@ -272,3 +272,68 @@ def test_each_build_is_stored_as_it_finishes_and_a_dead_one_is_named(tmp_path, m
         rows = efficiency_grid([(8, 2, (1024,))], algorithms=["ring", "ne", "wrht"], store=store, log=print)
         assert {r["algorithm"] for r in rows} == {"ring", "ne", "wrht"} and len(store) > kept
         assert {r["point"]["algorithm"] for r in builds()} == {"ne", "ring", "wrht"}
+
+
+def _task(alg, params, n=4096, coll="allgather"):
+    return (alg, params, n, 64, coll, 4 << 20, "paper")
+
+
+def test_estimates_are_learned_per_family_and_never_raised():
+    """After a build of a family reports its peak, the family's later builds are estimated at 1.25 times
+    its peak a delivery (below the 400-byte default only); another base, stage or collective is
+    another family."""
+    from collsim.core.collective import min_deliveries
+    from collsim.experiments.papers.beyond.build_pool import LEARNED_MARGIN, _Estimates, build_memory_bytes
+    e = _Estimates()
+    k1, k2 = _task("relay", {"base": "optree", "max_hops": 25}), _task("relay", {"base": "optree", "max_hops": 25, "k": 2})
+    on_wrht = _task("relay", {"base": "wrht", "max_hops": 25, "m": 3})
+    assert e.of(k2) == build_memory_bytes(k2)                  # nothing learned yet: the default
+    e.learn(k1, 3 * 2**30)
+    d = min_deliveries("allgather", 4096, 1)
+    assert e.of(k2) == int(LEARNED_MARGIN * (3 * 2**30 / d) * d) < build_memory_bytes(k2)
+    assert e.of(on_wrht) == build_memory_bytes(on_wrht)        # another base
+    assert e.of(_task("relay", {"base": "optree"}, n=1024)) == int(LEARNED_MARGIN * (3 * 2**30 / d)
+                                                                  * min_deliveries("allgather", 1024, 1))
+    ring = _task("ring", {"stripe": 1})
+    e.learn(ring, 50 * 2**20)                                   # on its orbits: megabytes
+    assert e.of(_task("ring", {"stripe": 8})) < 2**27
+    assert e.of(_task("ring", {}, n=1024, coll="allreduce")) == build_memory_bytes(_task("ring", {}, 1024, "allreduce"))
+    e.learn(on_wrht, 10**15)                                    # a peak above the default never raises it
+    assert e.of(on_wrht) == build_memory_bytes(on_wrht)
+
+
+def test_the_first_batch_that_fits_starts_beside_a_large_one():
+    from collsim.experiments.papers.beyond.build_pool import _Estimates, _next_batch
+    big, small = _task("relay", {"base": "optree", "max_hops": 25}), _task("ring", {"stripe": 2})
+    pending = [[(0, big, [1])], [(1, big, [1])], [(2, small, [1])]]
+    e = _Estimates()
+    budget = 4 * 2**30
+    assert _next_batch(pending, [], budget, e) == 0             # nothing runs: the first, whatever its size
+    assert _next_batch(pending, [3 * 2**30], budget, e) is None  # nothing learned: every default is too big
+    e.learn(_task("ring", {"stripe": 1}), 50 * 2**20)
+    assert _next_batch(pending, [3 * 2**30], budget, e) == 2    # the small one passes the big ones
+    assert _next_batch(pending[:2], [3 * 2**30], budget, e) is None
+    assert _next_batch([], [], budget, e) is None
+
+
+def test_grids_in_one_pool_give_each_grid_its_own_rows():
+    from collsim.experiments.papers.beyond.grid import efficiency_grids
+    ag = efficiency_grid([(8, 2, (1024, 4096))], "allgather", algorithms=["ring", "ne", "osm"])
+    ar = efficiency_grid([(8, 2, (8192,))], "allreduce", algorithms=["ring", "ne", "osm"])
+    both = efficiency_grids([([(8, 2, (1024, 4096))], "allgather"), ([(8, 2, (8192,))], "allreduce")],
+                            algorithms=["ring", "ne", "osm"], jobs=2)
+    assert both == [ag, ar] and {r["collective"] for r in ar} == {"allreduce"} and len(ag) == 3 * 2
+
+
+def test_slot_latency_lines_built_side_by_side_read_alike(tmp_path):
+    """`reproduce beyond` builds the slot-latency lines of its two sizes in two processes into the store;
+    the crossovers then read them and are the ones built in this process."""
+    from collsim.experiments.papers.beyond.slot_latency import fill_lines
+    from collsim.experiments.sweep.store import Store
+    sizes = ("1KiB", "64KiB")
+    plain = {s: slot_latency_crossover(16, 4, s, tuned=True) for s in sizes}
+    with Store(tmp_path / "r.sqlite") as store:
+        made = fill_lines(16, 4, sizes, store=store, jobs=2, tuned=True)
+        assert made == len(store) > len(sizes)
+        assert fill_lines(16, 4, sizes, store=store, jobs=2, tuned=True) == 0     # every line stored
+        assert {s: slot_latency_crossover(16, 4, s, tuned=True, store=store) for s in sizes} == plain

@@ -120,7 +120,7 @@ def _child(conn, batch: list[tuple[int, tuple, Any]], large: bool = False) -> No
         map_large_blocks()
     for i, task, sizes in batch:
         try:
-            res: Any = ("ok", i, timed_build(task, sizes))
+            res: Any = ("ok", i, timed_build(task, sizes), _peak_bytes())
         except BaseException as exc:  # noqa: BLE001 - the parent re-raises it
             res = ("raise", i, exc, traceback.format_exc())
         try:
@@ -130,6 +130,68 @@ def _child(conn, batch: list[tuple[int, tuple, Any]], large: bool = False) -> No
         if res[0] == "raise":
             break
     conn.close()
+
+
+def _peak_bytes() -> int:
+    """This process's peak resident set so far (Linux's ``ru_maxrss`` is in KiB; 0 where unknown)."""
+    try:
+        import resource
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    except (ImportError, OSError):
+        return 0
+
+
+LEARNED_MARGIN = 1.25
+"""A build's estimate learned from its family's measured peaks (:class:`_Estimates`) is this times
+the largest peak a delivery seen so far (relay with k = 2 peaks 1.2 times k = 1 at N = 4096)."""
+
+
+class _Estimates:
+    """Memory estimates of builds, learned as builds finish.
+
+    A build's *family* is its algorithm and collective with the parameters that are not numbers
+    (``relay``'s base, ``striped-stages``' stage): its members differ in sizes and counts, not in how
+    they build.  Once
+    a build of a family has reported its peak, every later build of the family is estimated at
+    :data:`LEARNED_MARGIN` times the family's largest peak a delivery (its deliveries at the least,
+    :func:`~collsim.core.collective.min_deliveries`), when that is below :func:`build_memory_bytes`'s
+    400 bytes a delivery: symmetric builds (kilobytes) and WRHT's (a tenth of that) then run beside
+    others instead of alone.
+    """
+
+    def __init__(self) -> None:
+        self.per_delivery: dict[str, float] = {}
+
+    @staticmethod
+    def family(task: tuple) -> str:
+        alg, params, coll = task[0], task[1], task[4]
+        return f"{alg} {coll} {canonical_json({k: v for k, v in dict(params).items() if isinstance(v, str)})}"
+
+    def learn(self, task: tuple, peak_bytes: int) -> None:
+        deliveries = max(1, int(min_deliveries(task[4], int(task[2]), 1)))
+        key = self.family(task)
+        self.per_delivery[key] = max(self.per_delivery.get(key, 0.0), peak_bytes / deliveries)
+
+    def of(self, task: tuple) -> int:
+        full = build_memory_bytes(task)
+        per = self.per_delivery.get(self.family(task))
+        if per is None or not per:
+            return full
+        return min(full, int(LEARNED_MARGIN * per * int(min_deliveries(task[4], int(task[2]), 1))))
+
+    def batch(self, batch: list) -> int:
+        return max(self.of(task) for _, task, _ in batch)
+
+
+def _next_batch(pending: list, held: list[int], budget: int, estimates: _Estimates) -> int | None:
+    """The first pending batch (in order) that may start beside the running ones (estimates ``held``):
+    any when none runs, else one whose estimate fits the budget with theirs; None if none fits."""
+    if not pending:
+        return None
+    if not held:
+        return 0
+    room = budget - sum(held)
+    return next((j for j, b in enumerate(pending) if estimates.batch(b) <= room), None)
 
 
 def _context():
@@ -166,8 +228,10 @@ def run_builds(items: Iterable[tuple[int, tuple, Any]], done: Callable[[int, dic
     when it cannot and ``jobs`` is 1), which sends back only :func:`timed_build`'s small
     dict and exits, so no schedule, verifier state, cache or kept heap outlives it
     (consecutive small builds, :data:`BATCH_BYTES`, share one).  A process starts only
-    while nothing runs or the estimates (:func:`build_memory_bytes`) of the processes
-    running and its own fit the budget, so a build bigger than half of it runs alone.
+    while nothing runs or the estimates of the processes running and its own fit the budget,
+    so a build bigger than half of it runs alone; the first batch in order that fits starts.  An
+    estimate is :func:`build_memory_bytes` until a build of the same family has reported its peak,
+    then learned from the peaks (:class:`_Estimates`).
     """
     from multiprocessing.connection import wait
     items = list(items)
@@ -182,17 +246,21 @@ def run_builds(items: Iterable[tuple[int, tuple, Any]], done: Callable[[int, dic
     if ctx is None:
         import multiprocessing
         ctx = multiprocessing.get_context("spawn")
-    pending = _batches(items)
+    pending = [batch for batch, _ in _batches(items)]
+    estimates = _Estimates()
     running: dict[Any, tuple[Any, int, dict[int, tuple]]] = {}  # connection -> (process, estimate, tasks left)
     died: list[str] = []
     k = 0
     try:
         while pending or running:
             while pending and len(running) < max(1, jobs):
-                batch, est = pending[0]
-                if running and sum(r[1] for r in running.values()) + est > budget:
+                # the first batch (in order) that fits beside those running: a small build need not
+                # wait behind a large one that must run alone
+                pick = _next_batch(pending, [r[1] for r in running.values()], budget, estimates)
+                if pick is None:
                     break
-                pending.pop(0)
+                batch = pending.pop(pick)
+                est = estimates.batch(batch)
                 for i, _, _ in batch:
                     if started is not None:
                         started(i, k)
@@ -214,7 +282,7 @@ def run_builds(items: Iterable[tuple[int, tuple, Any]], done: Callable[[int, dic
                     continue
                 if msg[0] == "raise":
                     raise msg[2] from RuntimeError(f"in the build process of {_name(left[msg[1]])}:\n{msg[3]}")
-                del left[msg[1]]
+                estimates.learn(left.pop(msg[1]), msg[3])
                 done(msg[1], msg[2])
     finally:
         for proc, _, _ in running.values():

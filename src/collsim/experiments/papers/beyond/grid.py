@@ -79,78 +79,115 @@ def efficiency_grid(points: Iterable[tuple[int, int, Iterable[int]]], collective
                     progress: Callable[[str], Any] | None = None, defaults_only: bool = False,
                     store=None, log: Callable[[str], Any] | None = None) -> list[dict[str, Any]]:
     """Time every algorithm at every point of a grid, against the lower bound."""
-    from ....pipeline import lower_bound_s
-    grid: dict[tuple[int, int], list[int]] = {}
-    for n, w, sizes in points:
-        key = (int(n), int(w))
-        grid.setdefault(key, [])
-        grid[key] += [int(s) for s in sizes if int(s) not in grid[key]]
-    if not grid:
-        raise InputError("efficiency_grid needs at least one (nodes, wavelengths, sizes) point")
-    tasks = []
-    for (n, w), sizes in grid.items():
-        ref = min(sizes)
-        pairs = _stored_candidates(_system(n, w, system), collective, sizes, algorithms, defaults_only, store,
-                                   system)
-        for alg, params in pairs:
-            tasks.append((alg, params, n, w, collective, ref, system))
-    timed: dict[int, dict] = {}
-    points_of = {i: _task_point(t, grid[(t[2], t[3])]) for i, t in enumerate(tasks)}
-    rings = list(dict.fromkeys((t[2], t[3]) for t in tasks))
-    left = {key: sum((t[2], t[3]) == key for t in tasks) for key in rings}
-    tally = {key: {"built": 0, "stored": 0, "failed": 0} for key in rings}
-    t0 = time.monotonic()
+    return efficiency_grids([(points, collective)], algorithms=algorithms, system=system, jobs=jobs,
+                            progress=progress, defaults_only=defaults_only, store=store, log=log)[0]
 
-    def finished(i: int, res: dict, how: str) -> None:
-        timed[i] = res
-        key = (tasks[i][2], tasks[i][3])
-        tally[key][how] += 1
-        tally[key]["failed"] += "error" in res
-        left[key] -= 1
-        if left[key] == 0 and log is not None:
-            t = tally[key]
-            done = sum(v == 0 for v in left.values())
-            log(f"beyond: {collective} N={key[0]} w={key[1]}: {t['built'] + t['stored']} builds done ({t['built']} "
-                f"built, {t['stored']} from the store, {t['failed']} left out); ring {done} of {len(rings)}, "
-                f"{time.monotonic() - t0:.0f} s")
 
-    if store is not None:
-        for i in range(len(tasks)):
-            rec = store.get(points_of[i])
-            if rec is not None:
-                finished(i, rec["result"] if rec["status"] == "ok" else {"error": rec["error"]}, "stored")
-    todo = sorted((i for i in range(len(tasks)) if i not in timed), key=lambda i: -tasks[i][2])  # big rings first
+def efficiency_grids(grids: Iterable[tuple[Iterable[tuple[int, int, Iterable[int]]], str]], *,
+                     algorithms: Iterable[str] | None = None, system: str = "paper", jobs: int = 1,
+                     progress: Callable[[str], Any] | None = None, defaults_only: bool = False,
+                     store=None, log: Callable[[str], Any] | None = None) -> list[list[dict[str, Any]]]:
+    """:func:`efficiency_grid` of several (points, collective) grids, their builds in one pool.
 
-    def built(i: int, res: dict) -> None:
-        if store is not None:  # at once: a run killed later loses only the builds in progress
-            if "error" in res:
-                store.put(points_of[i], error=res["error"])
-            else:
-                store.put(points_of[i], res)
-        finished(i, res, "built")
+    One pool lets a small build of one grid run beside a large one of another, which must run
+    alone in its own grid (``collsim reproduce beyond``: the all-reduce grid's builds beside the
+    all-gather grid's largest).  The rows of each grid are what :func:`efficiency_grid` gives.
+    """
+    plans = [_Grid(points, collective, algorithms, system, defaults_only, store, log) for points, collective in grids]
+    items, owner = [], {}
+    for g, plan in enumerate(plans):
+        for i in plan.todo:
+            owner[len(items)] = (g, i)
+            items.append((len(items), plan.tasks[i], plan.grid[(plan.tasks[i][2], plan.tasks[i][3])]))
+    items.sort(key=lambda item: -item[1][2])   # big rings first, whichever grid
 
-    def starting(i: int, k: int) -> None:
+    def built(j: int, res: dict) -> None:
+        g, i = owner[j]
+        plans[g].built(i, res)
+
+    def starting(j: int, k: int) -> None:
         if progress is not None:
-            progress(f"beyond: {tasks[i][0]} {canonical_json(tasks[i][1])} N={tasks[i][2]} w={tasks[i][3]} "
-                     f"({k + 1}/{len(todo)})")
+            g, i = owner[j]
+            t = plans[g].tasks[i]
+            progress(f"beyond: {t[0]} {canonical_json(t[1])} N={t[2]} w={t[3]} ({k + 1}/{len(items)})")
 
-    run_builds([(i, tasks[i], grid[(tasks[i][2], tasks[i][3])]) for i in todo], built, jobs=jobs, started=starting)
-    best: dict[tuple, dict] = {}
-    for i, task in enumerate(tasks):
-        b = timed[i]
-        if "error" in b:
-            continue
-        alg, _, n, w, coll, _, _ = task
-        ring = _system(n, w, system)
-        for size, t in b["times"]:
-            key = (alg, n, w, size)
-            if key not in best or t < best[key]["time_s"]:
-                lb = lower_bound_s(ring, make_collective(coll, n, size))
-                best[key] = {"collective": coll, "algorithm": alg, "params": canonical_json(b["params"]),
-                             "nodes": n, "wavelengths": w, "size_bytes": size, "slots": b["slots"],
-                             "max_hops": b["max_hops"], "feasible": b["feasible"], "time_s": t,
-                             "lower_bound_s": lb, "efficiency": lb / t}
-    return [best[k] for k in sorted(best)]
+    run_builds(items, built, jobs=jobs, started=starting)
+    return [plan.rows() for plan in plans]
+
+
+class _Grid:
+    """One grid's tasks, the builds already in the store, and its rows once every build is timed."""
+
+    def __init__(self, points, collective: str, algorithms, system: str, defaults_only: bool, store, log) -> None:
+        grid: dict[tuple[int, int], list[int]] = {}
+        for n, w, sizes in points:
+            key = (int(n), int(w))
+            grid.setdefault(key, [])
+            grid[key] += [int(s) for s in sizes if int(s) not in grid[key]]
+        if not grid:
+            raise InputError("efficiency_grid needs at least one (nodes, wavelengths, sizes) point")
+        tasks = []
+        for (n, w), sizes in grid.items():
+            ref = min(sizes)
+            pairs = _stored_candidates(_system(n, w, system), collective, sizes, algorithms, defaults_only, store,
+                                       system)
+            for alg, params in pairs:
+                tasks.append((alg, params, n, w, collective, ref, system))
+        self.grid, self.tasks, self.collective, self.system, self.store, self.log = \
+            grid, tasks, collective, system, store, log
+        self.timed: dict[int, dict] = {}
+        self.points_of = {i: _task_point(t, grid[(t[2], t[3])]) for i, t in enumerate(tasks)}
+        rings = list(dict.fromkeys((t[2], t[3]) for t in tasks))
+        self.rings = rings
+        self.left = {key: sum((t[2], t[3]) == key for t in tasks) for key in rings}
+        self.tally = {key: {"built": 0, "stored": 0, "failed": 0} for key in rings}
+        self.t0 = time.monotonic()
+        if store is not None:
+            for i in range(len(tasks)):
+                rec = store.get(self.points_of[i])
+                if rec is not None:
+                    self.finished(i, rec["result"] if rec["status"] == "ok" else {"error": rec["error"]}, "stored")
+        self.todo = sorted((i for i in range(len(tasks)) if i not in self.timed), key=lambda i: -tasks[i][2])
+
+    def finished(self, i: int, res: dict, how: str) -> None:
+        self.timed[i] = res
+        key = (self.tasks[i][2], self.tasks[i][3])
+        self.tally[key][how] += 1
+        self.tally[key]["failed"] += "error" in res
+        self.left[key] -= 1
+        if self.left[key] == 0 and self.log is not None:
+            t = self.tally[key]
+            done = sum(v == 0 for v in self.left.values())
+            self.log(f"beyond: {self.collective} N={key[0]} w={key[1]}: {t['built'] + t['stored']} builds done "
+                     f"({t['built']} built, {t['stored']} from the store, {t['failed']} left out); ring {done} of "
+                     f"{len(self.rings)}, {time.monotonic() - self.t0:.0f} s")
+
+    def built(self, i: int, res: dict) -> None:
+        if self.store is not None:  # at once: a run killed later loses only the builds in progress
+            if "error" in res:
+                self.store.put(self.points_of[i], error=res["error"])
+            else:
+                self.store.put(self.points_of[i], res)
+        self.finished(i, res, "built")
+
+    def rows(self) -> list[dict[str, Any]]:
+        from ....pipeline import lower_bound_s
+        best: dict[tuple, dict] = {}
+        for i, task in enumerate(self.tasks):
+            b = self.timed[i]
+            if "error" in b:
+                continue
+            alg, _, n, w, coll, _, _ = task
+            ring = _system(n, w, self.system)
+            for size, t in b["times"]:
+                key = (alg, n, w, size)
+                if key not in best or t < best[key]["time_s"]:
+                    lb = lower_bound_s(ring, make_collective(coll, n, size))
+                    best[key] = {"collective": coll, "algorithm": alg, "params": canonical_json(b["params"]),
+                                 "nodes": n, "wavelengths": w, "size_bytes": size, "slots": b["slots"],
+                                 "max_hops": b["max_hops"], "feasible": b["feasible"], "time_s": t,
+                                 "lower_bound_s": lb, "efficiency": lb / t}
+        return [best[k] for k in sorted(best)]
 
 
 def _task_point(task: tuple, sizes) -> dict[str, Any]:

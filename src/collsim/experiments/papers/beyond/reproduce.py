@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .grid import COLUMNS, best_rows, efficiency_grid
+from .grid import COLUMNS, best_rows, efficiency_grid, efficiency_grids
 from ...report.paperout import PaperResult, cached_figure, figure_digest, pyplot, write_csv
 from ..optree.data import LARGE_SIZES, MIB, NODE_SIZES, NODES, SMALL_SIZES, WAVELENGTHS
 
@@ -132,7 +132,7 @@ def efficiency_figure(ag_rows, ar_rows, nodes: int = 1024):
 def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[str], Any] | None = None,
               quick: bool = False, log: Callable[[str], Any] | None = None) -> PaperResult:
     """Write the efficiency grids, the best-vs-OpTree table and the slot-latency crossover into ``out_dir``."""
-    from .slot_latency import crossovers, slot_latency_crossover
+    from .slot_latency import crossovers, fill_lines, slot_latency_crossover
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pts = grid(quick)
@@ -142,14 +142,19 @@ def reproduce(out_dir: Path, *, store=None, jobs: int = 1, progress: Callable[[s
         if log is not None:
             log(f"{line}, {time.monotonic() - t0:.0f} s")
 
-    ag = efficiency_grid([(n, w, s) for _, n, w, s in pts], "allgather", jobs=jobs, progress=progress, store=store,
-                         log=log)
     ring = QUICK_NODES if quick else 1024
-    ar = efficiency_grid([(ring, 64, ALLREDUCE_SIZES)], "allreduce", jobs=jobs, progress=progress, store=store,
-                         log=log)
+    # one pool for both grids: the all-reduce's builds run beside the all-gather's largest, which
+    # must run alone (build_pool's budget)
+    ag, ar = efficiency_grids([([(n, w, s) for _, n, w, s in pts], "allgather"), ([(ring, 64, ALLREDUCE_SIZES)],
+                                                                                  "allreduce")],
+                              jobs=jobs, progress=progress, store=store, log=log)
     best = _best_table(pts, ag)
     ar_best = best_rows(ar)
     lat = {}
+    if store is not None:   # the lines of both sizes built side by side, then read from the store below
+        if progress is not None:
+            progress("beyond: slot latency lines")
+        fill_lines(ring, 64, ("32KiB", "4MiB"), store=store, jobs=jobs, tuned=True)
     for size in ("32KiB", "4MiB"):
         if progress is not None:
             progress(f"beyond: slot latency, {size}")

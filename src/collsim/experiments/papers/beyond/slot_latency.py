@@ -31,6 +31,7 @@ from ....kinds.optical_ring.physical import check_schedule
 from ....pipeline import build, verify
 from ....systems import load_system
 from ...compare import applicable
+from ...sweep.store import canonical_json
 from ...report.paperout import pyplot, save_figure
 
 DEFAULT_LATENCIES_S = (0.0, 0.5e-6, 1e-6, 2e-6, 5e-6, 10e-6)
@@ -45,31 +46,18 @@ def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str |
     lats = [number("latency", v, lo=0) for v in latencies_s]
     if not lats:
         raise InputError("slot_latency_crossover needs at least one latency")
-    ring = load_system(system, nodes=nodes, wavelengths=wavelengths)
-    if getattr(ring, "topology", None) != "optical-ring":
-        raise InputError(f"slot latency is an optical-ring parameter; {system!r} is not an optical ring")
-    ring = dataclasses.replace(ring, slot_latency_s=0.0)
-    size_bytes = parse_size(size) if isinstance(size, str) else size
-    names = [a for a, why in applicable(ring, collective) if why is None] if algorithms is None else list(algorithms)
-    if not names:
-        raise InputError(f"no algorithm can run {collective} on this ring")
+    ring, size_bytes, lines = _line_specs(nodes, wavelengths, size, algorithms, system, collective, tuned)
     base, feasible = {}, {}
-    for name in names:  # built and verified once: the time is linear in the latency
-        for params in (get_algorithm(name).candidates(ring, collective, size_bytes) if tuned else [{}]):
-            point = {"experiment": "slot-latency-line", "system": system, "nodes": ring.nodes,
-                     "wavelengths": ring.wavelengths, "collective": collective, "size_bytes": size_bytes,
-                     "algorithm": name, "params": _label(name, params)}
-            rec = None if store is None else store.get(point)
-            if rec is None or rec["status"] != "ok":
-                sched = build(name, ring, collective, size_bytes, **params)
-                verify(sched)
-                rec = {"result": {"slots": int(sched.num_steps), "time_s": float(step_times(sched).total_s),
-                                  "feasible": bool(check_schedule(sched, ring.physical_params()).feasible)}}
-                if store is not None:
-                    store.put(point, rec["result"])
-            line = rec["result"]
-            base[_label(name, params)] = (line["slots"], line["time_s"])
-            feasible[_label(name, params)] = line["feasible"]
+    for point, name, params in lines:  # built and verified once: the time is linear in the latency
+        rec = None if store is None else store.get(point)
+        if rec is None or rec["status"] != "ok":
+            rec = {"result": _line(ring, collective, size_bytes, name, params)}
+            if store is not None:
+                store.put(point, rec["result"])
+        line = rec["result"]
+        base[_label(name, params)] = (line["slots"], line["time_s"])
+        feasible[_label(name, params)] = line["feasible"]
+    names = list(dict.fromkeys(name for _, name, _ in lines))
     if tuned:
         base = _envelope(base, names, lats)
     rows = []
@@ -80,6 +68,76 @@ def slot_latency_crossover(nodes: int = 1024, wavelengths: int = 64, size: str |
                          "latency_s": lat, "algorithm": name, "slots": s, "time_s": t,
                          "rank": rank, "best": rank == 1, "feasible": feasible[name]})
     return rows
+
+
+def _line_specs(nodes, wavelengths, size, algorithms, system: str, collective: str, tuned: bool):
+    """The ring (no slot latency), the size in bytes, and every line drawn: its store point, algorithm
+    and parameters."""
+    ring = load_system(system, nodes=nodes, wavelengths=wavelengths)
+    if getattr(ring, "topology", None) != "optical-ring":
+        raise InputError(f"slot latency is an optical-ring parameter; {system!r} is not an optical ring")
+    ring = dataclasses.replace(ring, slot_latency_s=0.0)
+    size_bytes = parse_size(size) if isinstance(size, str) else size
+    names = [a for a, why in applicable(ring, collective) if why is None] if algorithms is None else list(algorithms)
+    if not names:
+        raise InputError(f"no algorithm can run {collective} on this ring")
+    out = []
+    for name in names:
+        for params in (get_algorithm(name).candidates(ring, collective, size_bytes) if tuned else [{}]):
+            point = {"experiment": "slot-latency-line", "system": system, "nodes": ring.nodes,
+                     "wavelengths": ring.wavelengths, "collective": collective, "size_bytes": size_bytes,
+                     "algorithm": name, "params": _label(name, params)}
+            out.append((point, name, params))
+    return ring, size_bytes, out
+
+
+def _line(ring, collective: str, size_bytes: int, name: str, params: dict) -> dict:
+    """One line's facts at latency 0: slots, time and physical feasibility of its verified schedule."""
+    sched = build(name, ring, collective, size_bytes, **params)
+    verify(sched)
+    return {"slots": int(sched.num_steps), "time_s": float(step_times(sched).total_s),
+            "feasible": bool(check_schedule(sched, ring.physical_params()).feasible)}
+
+
+def _missing_lines(args: tuple) -> list[tuple[dict, dict]]:
+    """A process's share of :func:`fill_lines`: every line of one size not in ``done``, built."""
+    nodes, wavelengths, size, system, collective, tuned, done = args
+    ring, size_bytes, lines = _line_specs(nodes, wavelengths, size, None, system, collective, tuned)
+    return [(point, _line(ring, collective, size_bytes, name, params)) for point, name, params in lines
+            if canonical_json(point) not in done]
+
+
+def fill_lines(nodes: int, wavelengths: int, sizes: Iterable[str | int], *, store, jobs: int = 1,
+               system: str = "paper", collective: str = "allgather", tuned: bool = False) -> int:
+    """Build the lines of :func:`slot_latency_crossover` that the store lacks, a size a process, and store them.
+
+    With ``jobs`` > 1 the sizes' lines are built side by side (each size's in a process of its own,
+    which sends back only the lines' facts; this process stores them), so that
+    :func:`slot_latency_crossover` then reads every line from the store.
+
+    Returns
+    -------
+    int
+        The lines built.
+    """
+    todo = []
+    for size in sizes:
+        _, _, lines = _line_specs(nodes, wavelengths, size, None, system, collective, tuned)
+        done = {canonical_json(p) for p, _, _ in lines if (rec := store.get(p)) is not None and rec["status"] == "ok"}
+        if len(done) < len(lines):
+            todo.append((nodes, wavelengths, size, system, collective, tuned, done))
+    if len(todo) > 1 and jobs > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx) as pool:
+            made = list(pool.map(_missing_lines, todo))
+    else:
+        made = [_missing_lines(args) for args in todo]
+    for lines in made:
+        for point, result in lines:
+            store.put(point, result)
+    return sum(len(lines) for lines in made)
 
 
 def _label(name: str, params: dict) -> str:
