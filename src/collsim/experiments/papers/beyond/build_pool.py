@@ -9,7 +9,8 @@ Memory: every build runs in a process of its own (forked where the platform can)
 which sends back only its facts and times and exits, so nothing a build allocated
 (its schedule, the verifier's state, caches, a heap that glibc keeps after
 ``collsim.tune_malloc``) outlives it; builds run side by side only while their
-estimates (:func:`build_memory_bytes`) fit :data:`BUILD_BUDGET_BYTES`, and each is
+estimates fit :data:`BUILD_BUDGET_BYTES` (:func:`build_memory_bytes` at first, then learned
+from the peaks that earlier builds of the same family report, :class:`_Estimates`), and each is
 handed back (to be written to the results store) as soon as it finishes, so a killed
 run loses only the builds in progress.
 """
