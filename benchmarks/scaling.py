@@ -2,7 +2,7 @@
 
 Run:  python benchmarks/scaling.py [--smoke] [--json] [--figure docs/figures/scaling.png] [--timeout 600]
 
-Five families, each point in its own interpreter (its peak resident memory is its own), build +
+Seven families, each point in its own interpreter (its peak resident memory is its own), build +
 verify + time (the answer every command reports):
 
 * ``ring-allreduce``: ring all-reduce on the optical ring (``paper``, w = 64), 1 MiB,
@@ -17,7 +17,11 @@ verify + time (the answer every command reports):
   8,192 and 65,536: k = 8, 16, 32);
 * ``hier-allreduce-orbits-full-tree``: the same on full fat trees alone (k = 4, 6, 8, 10, 12, 16, 20,
   24, 32: N = 128 ... 65,536), whose pods, edge switches and ports move too: one GPU's transfers;
-* ``pairwise-alltoall``: pairwise all-to-all on a fat tree, 64 KiB a pair, N = 64 ... 4,096.
+* ``pairwise-alltoall``: pairwise all-to-all on a fat tree, 64 KiB a pair, N = 64 ... 4,096;
+* ``ring-allreduce-repeated``: ring all-reduce, 256 MiB, on the boxes of 8 on a fat tree of
+  ``hier-allreduce``, N = 128 ... 65,536, as repeated steps (:func:`collsim.build_repeated`: node 0's
+  transfers under all N rotations, which the fat tree lacks, and one whole step of each of its two
+  classes).
 
 A point collsim refuses (memory or time estimated above its limits) is recorded with the first line
 of the refusal, and the larger sizes of that family are not tried; a point that exceeds
@@ -43,10 +47,11 @@ FAMILIES = {
     "hier-allreduce-orbits": [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
     "hier-allreduce-orbits-full-tree": [8 * k ** 3 // 4 for k in (4, 6, 8, 10, 12, 16, 20, 24, 32)],
     "pairwise-alltoall": [64, 128, 256, 512, 1024, 2048, 4096],
+    "ring-allreduce-repeated": [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536],
 }
 SMOKE = {"ring-allreduce": [16], "ring-allreduce-orbits": [16], "hier-allreduce": [16], "hier-allreduce-orbits": [16],
          "hier-allreduce-orbits-full-tree": [16],
-         "pairwise-alltoall": [8]}
+         "pairwise-alltoall": [8], "ring-allreduce-repeated": [16]}
 
 POINT = r'''
 import json, resource, sys, time
@@ -56,7 +61,10 @@ from collsim.core.errors import CollsimError
 family, n = sys.argv[1], int(sys.argv[2])
 out = {"family": family, "nodes": n}
 try:
-    if family.startswith("ring-allreduce"):
+    if family == "ring-allreduce-repeated":
+        system = collsim.systems.load_system("hierarchical", dims=f"switch:8:300GB/s,fat-tree:{n // 8}:50GB/s")
+        alg, coll, size = "ring", "allreduce", (256 << 20) // n * n
+    elif family.startswith("ring-allreduce"):
         system, alg, coll, size = collsim.systems.load_system("paper", nodes=n, wavelengths=64), "ring", "allreduce", "1MiB"
     elif family.startswith("hier-allreduce"):
         system = collsim.systems.load_system("hierarchical", dims=f"switch:8:300GB/s,fat-tree:{n // 8}:50GB/s")
@@ -65,12 +73,15 @@ try:
         system = collsim.systems.load_system("fat-tree", nodes=n)
         alg, coll, size = "pairwise", "alltoall", "64KiB"
     orbits = "-orbits" in family
-    s = (collsim.build_symmetric if orbits else collsim.build)(alg, system, coll, size)
+    make = collsim.build_repeated if family.endswith("-repeated") else collsim.build_symmetric if orbits \
+        else collsim.build
+    s = make(alg, system, coll, size)
     t1 = time.perf_counter()
     report = collsim.verify(s)
     t2 = time.perf_counter()
-    out.update(transfers=report.transfers, deliveries=int(len(s.chunk_idx)) if not orbits else
-               int(len(s.reps.chunk_idx)) * s.group.order, data_flow=report.data_flow,
+    flow = getattr(s, "flow", s)     # repeated steps: their representatives' group and chunks
+    out.update(transfers=report.transfers, deliveries=int(len(flow.reps.chunk_idx)) * flow.group.order
+               if hasattr(flow, "reps") else int(len(s.chunk_idx)), data_flow=report.data_flow,
                time_s=report.time_s, build_s=t1 - t0, verify_and_time_s=t2 - t1)
 except CollsimError as exc:
     out["refused"] = str(exc).splitlines()[0]
@@ -121,7 +132,7 @@ def figure(points: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), constrained_layout=True)
     for (ax, key, label) in ((axes[0], "wall_s", "wall time (s)"), (axes[1], "peak_rss_mib", "peak memory (MiB)")):
-        for family, marker in zip(FAMILIES, "o^sDvd"):
+        for family, marker in zip(FAMILIES, "o^sDvdP"):
             ran = [p for p in points if p["family"] == family and "wall_s" in p and "refused" not in p]
             line, = ax.plot([p["nodes"] for p in ran], [p[key] for p in ran], marker=marker, label=family)
             stop = [p for p in points if p["family"] == family and ("refused" in p or "timeout_s" in p)]

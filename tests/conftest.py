@@ -150,6 +150,27 @@ def representative_mutants(reps, rng):
     yield "duplicate", reps.take(np.sort(np.r_[np.arange(len(reps)), t]))
 
 
+def rows_alike(a, b) -> None:
+    """Result rows equal field by field, floats (times and what is computed from them) to 1e-12
+    relative: the time of steps that repeat adds each class's step time times its count, where the
+    full simulation adds every step's end to an absolute clock (collsim.core.repeated)."""
+    import math
+    ja, jb = a.to_json(), b.to_json()
+    assert ja.keys() == jb.keys()
+    for key in ja:
+        x, y = ja[key], jb[key]
+        if isinstance(x, float) and isinstance(y, float):
+            assert math.isclose(x, y, rel_tol=1e-12), key
+        elif isinstance(x, dict):
+            for k in x:
+                if isinstance(x[k], float):
+                    assert math.isclose(x[k], y[k], rel_tol=1e-12), (key, k)
+                else:
+                    assert x[k] == y[k], (key, k)
+        else:
+            assert x == y, key
+
+
 def quotient_is_expansion(sym, symmetry) -> None:
     """The flow simulation of ``sym``'s quotient schedule is its expansion's: the total and every
     step's time, every orbit representative's bytes, and every link of an orbit carrying the same

@@ -29,7 +29,7 @@ from collsim.sim.flow import simulate
 from collsim.synthesis import synthesize
 from collsim.systems import load_system
 
-from conftest import acts_freely_on_links, is_its_full_build, quotient_is_expansion, rejected_alike, representative_mutants, ring_is_its_full_build_under_rotations
+from conftest import rows_alike, acts_freely_on_links, is_its_full_build, quotient_is_expansion, rejected_alike, representative_mutants, ring_is_its_full_build_under_rotations
 
 
 def _rows(s):
@@ -221,7 +221,9 @@ def test_compare_switches_to_orbits_with_the_same_rows(monkeypatch):
     rows_full, _ = compare("torus", "allgather", 2**20, algorithms=algs, **kw)
     monkeypatch.setattr(pipeline, "SYMMETRIC_ABOVE_TRANSFERS", 1)
     rows_sym, _ = compare("torus", "allgather", 2**20, algorithms=algs, **kw)
-    assert [r.to_json() for r in rows_full] == [r.to_json() for r in rows_sym]
+    assert [r.algorithm for r in rows_full] == [r.algorithm for r in rows_sym]
+    for a, b in zip(rows_full, rows_sym):   # the ring's steps repeat (a torus lacks its 12 rotations): times to 1e-12
+        assert a.to_json() == b.to_json() if a.algorithm != "ring" else rows_alike(a, b) is None
 
 
 def test_above_128_end_nodes_with_translations():

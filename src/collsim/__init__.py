@@ -22,6 +22,7 @@ _LAZY = {
     # build, check and time schedules
     "build": ".pipeline",
     "build_symmetric": ".pipeline",
+    "build_repeated": ".pipeline",
     "verify": ".pipeline",
     "evaluate": ".pipeline",
     "run": ".pipeline",
@@ -41,6 +42,7 @@ _LAZY = {
     "OpticalRing": ".kinds.optical_ring",
     "Schedule": ".core.schedule",
     "SymmetricSchedule": ".core.symmetry",
+    "RepeatedSteps": ".core.repeated",
     "Collective": ".core.collective",
     "make_collective": ".core.collective",
     # errors (every one collsim raises is a CollsimError)
@@ -59,8 +61,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these come from __g
     from .core.schedule import Schedule
     from .core.serialize import load, save
     from .experiments.compare import compare
+    from .core.repeated import RepeatedSteps
     from .core.symmetry import SymmetricSchedule
-    from .pipeline import Result, build, build_symmetric, evaluate, lower_bound_s, run, schedule_time_s, verify
+    from .pipeline import Result, build, build_repeated, build_symmetric, evaluate, lower_bound_s, run, schedule_time_s, verify
     from .sim import SimResult, simulate
     from .systems import load_system
     from .kinds.optical_ring import OpticalRing
@@ -111,8 +114,8 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 __all__ = [
-    "build", "build_symmetric", "verify", "evaluate", "run", "compare", "simulate", "synthesize", "schedule_time_s", "lower_bound_s",
+    "build", "build_symmetric", "build_repeated", "verify", "evaluate", "run", "compare", "simulate", "synthesize", "schedule_time_s", "lower_bound_s",
     "load", "save", "load_system", "make_collective",
-    "Collective", "OpticalRing", "Result", "Schedule", "SimResult", "SymmetricSchedule", "Synthesis", "VerifyReport",
+    "Collective", "OpticalRing", "RepeatedSteps", "Result", "Schedule", "SimResult", "SymmetricSchedule", "Synthesis", "VerifyReport",
     "CollsimError", "InputError", "ScheduleFormatError", "UnknownNameError", "UnsupportedError", "VerificationError",
 ]

@@ -16,13 +16,16 @@ import math
 import os
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
 from .algorithms import REGISTRY, AlgorithmSpec, build_logical, build_orbits, get_algorithm
 from .algorithms.placement import place
-from .core.collective import Collective
+from .core.collective import Collective, collective_type
 from .core.errors import InputError, UnsupportedError, VerificationError
 from .core.limits import MemoryLimitError, check_memory, memory_limit_bytes
 from .core.schedule import ROUTE_BYTES_PER_TRANSFER, LogicalSchedule, Schedule
 from .core.schedule_file import what_it_is
+from .core.repeated import RepeatedSteps, step_classes
 from .core.symmetry import SymmetricSchedule
 from .core.system import System
 from .core.units import parse_size
@@ -194,6 +197,76 @@ def build_symmetric(algorithm: str | AlgorithmSpec, system: str | System, collec
     return sym
 
 
+REPEATED_MAX_CLASS_TRANSFERS = 1 << 22
+"""Most transfers the whole steps of a :class:`~collsim.core.repeated.RepeatedSteps` hold, one step per
+class: beyond that its steps are too varied for classes to pay, and :func:`build_compact` builds as
+before."""
+
+
+def build_repeated(algorithm: str | AlgorithmSpec, system: str | System, collective: str, size: str | int, *,
+                   nodes: int | None = None, system_options: dict | None = None, **params: Any) -> RepeatedSteps:
+    """Build an algorithm's schedule as representatives under its data flow's group, and one whole
+    step of every class of steps alike.
+
+    For a schedule whose data flow is invariant under a group the system is not (a ring's
+    rotations on a fat tree: :attr:`AlgorithmSpec.flow_group`), on a kind that checks and times each
+    step alone (:meth:`~collsim.kinds.base.KindModel.times_steps_alone`).  The data flow is checked on
+    the group's domain, the resources and the time on the classes' steps
+    (:class:`~collsim.core.repeated.RepeatedSteps`); :func:`verify` and :func:`evaluate` take the result as
+    they take a :class:`~collsim.core.schedule.Schedule`, with its expansion's verdict and row.
+
+    Parameters
+    ----------
+    algorithm, system, collective, size, nodes, system_options, **params
+        As :func:`build`.
+
+    Returns
+    -------
+    RepeatedSteps
+
+    Raises
+    ------
+    collsim.core.errors.UnsupportedError
+        If the algorithm declares no data-flow group here, the kind does not time steps alone, or
+        the algorithm routes its own transfers.
+    collsim.core.limits.MemoryLimitError
+        If the classes' whole steps would hold more than :data:`REPEATED_MAX_CLASS_TRANSFERS` transfers.
+
+    Examples
+    --------
+    >>> s = build_repeated("ring", "hierarchical", "allreduce", "4MiB", system_options={"dims": "switch:8,fat-tree:8"})
+    >>> s.transfers, len(s.flow.reps), s.classes, verify(s).data_flow
+    (8064, 126, 2, 'orbits')
+    """
+    sysm, spec, size_bytes, params = _prepare(algorithm, system, collective, size, nodes, None, None,
+                                              system_options, params)
+    model = model_for(sysm)
+    group = spec.flow_group(sysm, collective_type(collective)) if spec.flow_group is not None else None
+    if group is None:
+        raise UnsupportedError(f"{spec.name} declares no group of its data flow for {collective}; build expands it")
+    if not model.times_steps_alone(sysm):
+        raise UnsupportedError(f"the {model.name} kind does not time steps alone; build expands {spec.name}")
+    made = build_orbits(spec, sysm, collective, size_bytes, group=group, **params)
+    if made is None:
+        raise UnsupportedError(f"{spec.name} declares no symmetry for {collective} here; build expands it")
+    logical, chosen, *declared = made
+    if logical.routes is not None or (logical.via is not None and (logical.via >= 0).any()):
+        raise UnsupportedError(f"{spec.name} routes its own transfers: its steps need not repeat")
+    check_memory(realise_bytes(logical), f"realising {spec.name}'s {logical.collective.name} representatives on "
+                 f"{sysm.nodes} nodes ({len(logical.src)} transfers)", "use fewer nodes or another algorithm")
+    reps = realize(sysm, logical, algorithm=spec.name, params=chosen)
+    flow = SymmetricSchedule(reps, declared[0] if declared and declared[0] is not None else group,
+                             len(declared) > 1 and bool(declared[1]))
+    step_class, first = step_classes(reps)
+    per_step = np.diff(reps.step_bounds)[first].sum() * flow.group.order if len(first) else 0
+    if per_step > REPEATED_MAX_CLASS_TRANSFERS:
+        raise MemoryLimitError(f"{spec.name}'s {collective} on {sysm.nodes} nodes has {len(first)} classes of steps "
+                               f"alike, {int(per_step)} transfers in their whole steps, above "
+                               f"{REPEATED_MAX_CLASS_TRANSFERS}: its steps are too varied to check one per class")
+    return RepeatedSteps.of(flow, lambda s, ls: realize(s, ls, algorithm=spec.name, params=chosen),
+                            (step_class, first))
+
+
 def realise_bytes(logical: LogicalSchedule) -> int:
     """Estimated peak bytes of realising ``logical``: it stays held while its physical copy is made.
 
@@ -267,7 +340,7 @@ def verify(schedule: Schedule | str | os.PathLike, *, dataflow: bool = True, res
     ...     verify(os.path.join(d, "ne.json")).steps
     2
     """
-    schedule = schedule if isinstance(schedule, SymmetricSchedule) else _schedule(schedule, "verify")
+    schedule = schedule if isinstance(schedule, (SymmetricSchedule, RepeatedSteps)) else _schedule(schedule, "verify")
     data_flow = _check(schedule, dataflow, resources)
     model = model_for(schedule.system)
     timed = _timed(schedule)
@@ -280,14 +353,17 @@ def verify(schedule: Schedule | str | os.PathLike, *, dataflow: bool = True, res
 
 
 def _timed(schedule) -> Schedule:
-    """What the kind times: the schedule, or a symmetric schedule's stand-in (its kind's ``orbit_schedule``)."""
+    """What the kind times: the schedule, a symmetric schedule's stand-in (its kind's ``orbit_schedule``),
+    or the weighted whole steps of a schedule whose steps repeat."""
+    if isinstance(schedule, RepeatedSteps):
+        return schedule.steps
     if isinstance(schedule, SymmetricSchedule):
         return model_for(schedule.system).orbit_schedule(schedule)
     return schedule
 
 
 def _transfers(schedule) -> int:
-    return schedule.transfers if isinstance(schedule, SymmetricSchedule) else len(schedule)
+    return schedule.transfers if isinstance(schedule, (SymmetricSchedule, RepeatedSteps)) else len(schedule)
 
 
 def _schedule(schedule: Schedule | str | os.PathLike, what: str) -> Schedule:
@@ -298,6 +374,12 @@ def _schedule(schedule: Schedule | str | os.PathLike, what: str) -> Schedule:
 
 def _check(schedule: Schedule, dataflow: bool = True, resources: bool = True) -> str:
     """The checks of :func:`verify`, without the report; returns how the data flow was checked."""
+    if isinstance(schedule, RepeatedSteps):  # data flow on the orbits, resources on every class's whole step
+        verify_endpoints(schedule.flow.reps)
+        if resources:
+            verify_endpoints(schedule.steps)
+            model_for(schedule.system).check_resources(schedule.steps)
+        return verify_orbits(schedule.flow) if dataflow else "not checked"
     if isinstance(schedule, SymmetricSchedule):  # on the orbits (collsim.verify.orbits)
         verify_endpoints(schedule.reps)
         if resources:
@@ -453,7 +535,7 @@ def evaluate(schedule: Schedule, *, report: VerifyReport | None = None, error: s
     >>> evaluate(s, report=verify(s)).verified, evaluate(s, check=False).verification
     (True, 'not run')
     """
-    if not isinstance(schedule, (Schedule, SymmetricSchedule)):
+    if not isinstance(schedule, (Schedule, SymmetricSchedule, RepeatedSteps)):
         raise InputError(f"evaluate takes a Schedule (collsim.build or collsim.load), not {what_it_is(schedule)}")
     if report is not None and error is not None:
         raise InputError("evaluate takes a report (the schedule passed) or an error (it failed), not both")
@@ -526,10 +608,11 @@ def run(algorithm: str | AlgorithmSpec, system: System, collective: str, size_by
 
 
 def build_compact(algorithm: str | AlgorithmSpec, system: str | System, collective: str, size_bytes: int | str, *,
-                  strategy: str | Callable = "first-fit", **params: Any) -> Schedule | SymmetricSchedule:
+                  strategy: str | Callable = "first-fit", **params: Any) -> Schedule | SymmetricSchedule | RepeatedSteps:
     """The schedule in the smallest form collsim checks: symmetric where that pays, else explicit.
 
-    An algorithm that declares its symmetry on a kind with a group is built by
+    An algorithm whose data flow is invariant under a group its system lacks (a ring on a fat tree) is
+    built by :func:`build_repeated` on a kind that times steps alone, from the same size on.  An algorithm that declares its symmetry on a kind with a group is built by
     :func:`build_symmetric` when its expansion has :data:`SYMMETRIC_ABOVE_TRANSFERS` transfers or chunk
     deliveries or more and its domain's state fits the memory limit; anything else by :func:`build`.  Either
     verifies, times and reports alike (:func:`verify`, :func:`evaluate`).
@@ -541,7 +624,7 @@ def build_compact(algorithm: str | AlgorithmSpec, system: str | System, collecti
 
     Returns
     -------
-    Schedule or SymmetricSchedule
+    Schedule, SymmetricSchedule or RepeatedSteps
 
     Examples
     --------
@@ -552,6 +635,12 @@ def build_compact(algorithm: str | AlgorithmSpec, system: str | System, collecti
     """
     spec = algorithm if isinstance(algorithm, AlgorithmSpec) else get_algorithm(algorithm)
     system = system if isinstance(system, System) else load_system(system)
+    if _repeats_pay(spec, system, collective, size_bytes, params):
+        try:  # a data flow symmetric under a group the system lacks: orbits, and its steps' classes
+            return build_repeated(spec, system, collective, size_bytes, **params)
+        except (UnsupportedError, InputError) as exc:
+            if isinstance(exc, MemoryLimitError):
+                raise     # its representatives do not fit: the symmetric and full builds would not either
     if spec.orbits is not None and spec.group_on(system) is not None:
         try:  # large and symmetric: verified and timed on its orbits, with the expansion's verdict and row
             sym = build_symmetric(spec, system, collective, size_bytes, strategy=strategy, **params)
@@ -565,6 +654,23 @@ def build_compact(algorithm: str | AlgorithmSpec, system: str | System, collecti
     return build(spec, system, collective, size_bytes, strategy=strategy, **params)
 
 
+def _repeats_pay(spec: AlgorithmSpec, system: System, collective: str, size_bytes, params) -> bool:
+    """Whether :func:`build_compact` builds by :func:`build_repeated`: the algorithm declares its data flow's
+    group, the kind times steps alone but cannot check schedules under that group, and the whole schedule
+    has :data:`SYMMETRIC_ABOVE_TRANSFERS` transfers or more (its closed form says so before anything is built)."""
+    if spec.flow_group is None or spec.transfers is None or spec.orbits is None:
+        return False
+    model = model_for(system)
+    ctype = collective_type(collective)
+    if not model.times_steps_alone(system) or not spec.supports(system, ctype):
+        return False
+    group = spec.flow_group(system, ctype)
+    if group is None or model.accepts_group(system, group):
+        return False     # the kind checks it on its own orbits (build_symmetric), one transfer a step
+    whole = spec.transfers(system, ctype, dict(params))
+    return whole is not None and whole >= SYMMETRIC_ABOVE_TRANSFERS
+
+
 SYMMETRIC_ABOVE_TRANSFERS = 1 << 22
 """Where :func:`run` (and ``collsim compare``) verifies and times a symmetric algorithm's schedule
 on its orbits instead of in full: from 4 M transfers or chunk deliveries (ring all-reduce on 1,449
@@ -573,5 +679,5 @@ full schedule is cheap and every path stays the one it has always been; the verd
 are the same either way (``tests/test_symmetry.py``)."""
 
 
-__all__ = ["Result", "VerifyReport", "build", "build_compact", "build_symmetric", "evaluate", "lower_bound_s", "realize", "run", "schedule_time_s",
+__all__ = ["Result", "VerifyReport", "build", "build_compact", "build_repeated", "build_symmetric", "evaluate", "lower_bound_s", "realize", "run", "schedule_time_s",
            "verify"]

@@ -17,6 +17,7 @@ from .core.collective import canonical_collective, collective_type
 from .core.errors import CollsimError, InputError, UnsupportedError
 from .core.placement import check_placement
 from .core.schedule import Schedule
+from .core.repeated import RepeatedSteps
 from .core.symmetry import SymmetricSchedule
 from .kinds import model_for
 from .kinds.result import Result
@@ -33,10 +34,11 @@ class Synthesis:
 
     Parameters
     ----------
-    schedule : Schedule or SymmetricSchedule
+    schedule : Schedule, SymmetricSchedule or RepeatedSteps
         The verified schedule: on a large network with a translation group, its representatives
         and the group (:func:`~collsim.pipeline.build_compact`), verified and timed on the orbits
-        with the expansion's verdict and row.
+        with the expansion's verdict and row; a registered ring on a large network without its
+        rotations, its steps' classes (:class:`~collsim.core.repeated.RepeatedSteps`).
     result : Result
         Its row: ``time_s`` (flow-simulated), ``lower_bound_s``, ``efficiency``.
     predicted_time_s : float or None
@@ -60,7 +62,7 @@ class Synthesis:
     (True, (0,))
     """
 
-    schedule: Schedule | SymmetricSchedule
+    schedule: Schedule | SymmetricSchedule | RepeatedSteps
     result: Result
     predicted_time_s: float | None
     certificate: Any

@@ -79,7 +79,7 @@ def _checked(name, system, collective, params, *, explicit: bool) -> tuple[Algor
 
 
 def build_orbits(name: str | AlgorithmSpec, system: System, collective: str | CollectiveType,
-                 size_bytes: int, **params: Any) -> tuple[LogicalSchedule, dict[str, Any]] | None:
+                 size_bytes: int, *, group: Any = None, **params: Any) -> tuple[LogicalSchedule, dict[str, Any]] | None:
     """The transfers into node 0 of an algorithm's schedule, where it declares them symmetric.
 
     Checked as :func:`build_logical` checks, except the full schedule's deliveries: only the
@@ -102,6 +102,8 @@ def build_orbits(name: str | AlgorithmSpec, system: System, collective: str | Co
     spec, coll = _checked(name, system, collective, params, explicit=False)
     if spec.orbits is None:
         return None
+    if group is not None:   # the data flow's own group (AlgorithmSpec.flow_group), not the system's
+        return spec.orbits(system, coll, size_bytes, group=group, **params)
     return spec.orbits(system, coll, size_bytes, **params)
 
 

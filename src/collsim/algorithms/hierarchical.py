@@ -81,8 +81,9 @@ def _orbits(ring: bool):
         group = model_for(system).symmetry_group(system, cyclic=ring) if not collective.per_pair else None
         if group is None or collective.name == "allreduce" and int(size_bytes) % system.nodes:
             return None    # (a vector that does not divide among the nodes: blocks, hence chunks, differ)
+        whose = "md-ring's" if ring else "the hierarchical lanes'"
         check_memory(representatives_bytes(system, collective, {"units": units, "pieces": pieces}, group.order, ring),
-                     f"building {'md-ring' if ring else 'the hierarchical lanes'}' {collective.name} representatives "
+                     f"building {whose} {collective.name} representatives "
                      f"on {system.nodes} nodes (1/{group.order} of the moves and of the deliveries)",
                      "use fewer nodes")
         logical, params = lanes_schedule(system, collective, size_bytes, pieces=pieces, orders=orders, ring=ring,

@@ -117,6 +117,13 @@ class AlgorithmSpec:
         schedules its builder builds as its base with these parameters (``relay``: OpTree's, WRHT's or
         OSM's); ``collsim compare`` builds each once for both rows
         (:func:`collsim.algorithms.shared.shared_bases`).  None: it builds on no other.
+    flow_group : callable or None
+        ``flow_group(system, collective) -> Translations | None``: a group under which the
+        schedule's *data flow* (sources, destinations, chunks) is invariant on any system, whether
+        or not the system's links are (a ring's rotations, on a fat tree too); ``orbits`` called
+        with ``group=`` it builds the representatives under it.
+        :func:`collsim.pipeline.build_repeated` checks and times such a schedule step class by
+        step class (:class:`~collsim.core.repeated.RepeatedSteps`).  None: not declared.
 
     References
     ----------
@@ -160,6 +167,7 @@ class AlgorithmSpec:
     transfers: Callable[[System, CollectiveType, Mapping[str, Any]], int | None] | None = None
     symmetry: str = "translations"
     bases: Callable[[System, CollectiveType, Mapping[str, Any]], list[tuple[str, dict[str, Any]]]] | None = None
+    flow_group: Callable[[System, CollectiveType], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.symmetry not in ("translations", "xor"):
@@ -340,7 +348,7 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
              alpha_beta=None, realised: tuple[str, ...] = (), tune=None,
              closed_forms: Mapping[str, Callable[..., Any]] | None = None,
              deliveries=None, orbits=None, transfers=None, symmetry="translations",
-             bases=None) -> Callable[[Builder], Builder]:
+             bases=None, flow_group=None) -> Callable[[Builder], Builder]:
     """Decorator registering an algorithm builder.
 
     Parameters
@@ -378,6 +386,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         The kind's group ``orbits`` builds under, ``"translations"`` or ``"xor"`` (see :class:`AlgorithmSpec`).
     bases : callable, optional
         The other algorithms it builds on, with their parameters (see :class:`AlgorithmSpec`).
+    flow_group : callable, optional
+        The group of its data flow on any system (see :class:`AlgorithmSpec`).
 
     Returns
     -------
@@ -418,7 +428,8 @@ def register(name: str, *, collectives: tuple[str, ...], systems: tuple[str, ...
         colls = tuple(canonical_collective(c) for c in collectives)
         spec = AlgorithmSpec(name, fn, colls, tuple(systems), reference, summary, tuple(aliases),
                              requires, paper_steps, constraints, tuple(params), alpha_beta, tuple(realised), tune,
-                             dict(closed_forms or {}), deliveries, orbits, transfers, symmetry, bases)
+                             dict(closed_forms or {}), deliveries, orbits, transfers, symmetry, bases,
+                             flow_group)
         for key in (name, *aliases):
             if key in REGISTRY or key in _ALIASES:
                 raise InputError(f"algorithm name {key!r} registered twice")

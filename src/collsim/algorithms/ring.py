@@ -16,6 +16,7 @@ from ..core.errors import UnsupportedError
 from ..core.plugins import model_for
 from ..core.limits import check_memory
 from ..core.schedule import LogicalBuilder, realised_floor_bytes
+from ..core.symmetry import Translations
 from ..core.validate import positive_integer
 from .common import rotations, rotations_by, stripe_band  # noqa: F401  (rotations: this family's, shared)
 from .registry import register
@@ -35,13 +36,14 @@ def _tune(system, collective: CollectiveType, size_bytes):
     return [{**s, **c} for s in stripes for c in depths]
 
 
-def _orbits(system, collective: CollectiveType, size_bytes, *, chunks: int = 1, stripe: int = 1):
+def _orbits(system, collective: CollectiveType, size_bytes, *, chunks: int = 1, stripe: int = 1, group=None):
     # the transfers into the domain 0..D-1 of the ring's rotations by multiples of D (D = 1: all of
     # them): in round r, node v-1 sends chunk (v-1-r) mod N (all-gather) or its partial of (v-2-r)
-    # mod N (reduce-scatter); rotating them gives every node's (node i sends chunk i-r to i+1)
+    # mod N (reduce-scatter); rotating them gives every node's (node i sends chunk i-r to i+1).
+    # ``group``: the rotations given (the data flow's, _flow_group), not the system's
     if collective.rooted or positive_integer("chunks", chunks) != 1:
         return None
-    group = rotations(system)
+    group = rotations(system) if group is None else group
     if group is None:
         return None
     n = system.nodes
@@ -63,6 +65,11 @@ def _orbits(system, collective: CollectiveType, size_bytes, *, chunks: int = 1, 
     return b.build(), ({"stripe": band} if band > 1 else {}), group
 
 
+def _flow_group(system, collective: CollectiveType):
+    # every rotation moves the ring's data flow onto itself, whatever links join the nodes
+    return None if collective.rooted else Translations((system.nodes,))
+
+
 def _transfers(system, collective: CollectiveType, params) -> int:
     # one chunk a transfer: every node sends once a round, N - 1 rounds a phase; a pipelined chain
     # sends each of its pieces over N - 1 hops
@@ -75,7 +82,7 @@ def _transfers(system, collective: CollectiveType, params) -> int:
 @register(
     "ring", collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
     systems=("optical-ring", "network"), aliases=("ring-allgather",), paper_steps=_paper_steps,
-    params=("chunks", "stripe"), tune=_tune, orbits=_orbits, transfers=_transfers,
+    params=("chunks", "stripe"), tune=_tune, orbits=_orbits, transfers=_transfers, flow_group=_flow_group,
     reference="[OpTree24] §IV-A.2 and Table 1 (Ring all-gather, N-1 steps, after [Chen05b]); ring "
               "all-reduce: [Patarasuk09], and [Grama03] (the slides' ring all-reduce in ML training)",
     summary="neighbour ring: N-1 rounds per phase, one wavelength",

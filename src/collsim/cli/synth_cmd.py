@@ -70,6 +70,7 @@ def synthesize_cmd(system, collective, sizes, params, out_file: str | None, synt
     """
     from ..core.files import writable_file
     from ..synthesis import synthesize
+    from ..core.repeated import RepeatedSteps
     from ..core.symmetry import SymmetricSchedule
     from .io import write_schedule
     sysm = load(system)
@@ -83,7 +84,7 @@ def synthesize_cmd(system, collective, sizes, params, out_file: str | None, synt
     took_s = time.perf_counter() - start
     if out_file:
         sched = found.schedule
-        write_schedule(sched.expand() if isinstance(sched, SymmetricSchedule) else sched, out_file)
+        write_schedule(sched.expand() if isinstance(sched, (SymmetricSchedule, RepeatedSteps)) else sched, out_file)
     r = found.result
     record = {"algorithm": r.algorithm, "collective": r.collective, "nodes": r.nodes, "size_bytes": r.size_bytes,
               "params": {k: v for k, v in found.schedule.params.items() if k != "predicted_time_s"},

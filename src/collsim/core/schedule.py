@@ -492,7 +492,7 @@ class Schedule:
         kw.update(changes)
         if route_changes:
             kw["routes"] = kw["routes"].replace(**route_changes)
-        out = Schedule(**kw)
+        out = type(self)(**kw)
         if labels_only:   # the same transfers: what was computed from them still holds
             out._cache.update(self._cache)
         return out

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..core.collective import Collective
+from ..core.repeated import weighted_sum
 from ..core.schedule import Schedule
 from .bounds import traffic_bound
 from .network import alpha_beta_time_s
@@ -40,7 +41,7 @@ def block_steps(schedule: Schedule) -> float:
     per = schedule.size_bytes / schedule.routes.channels()
     worst = np.zeros(schedule.num_steps)
     np.maximum.at(worst, schedule.step, per)
-    return float(worst.sum() / schedule.collective.size_bytes)
+    return weighted_sum(worst, schedule) / schedule.collective.size_bytes
 
 
 def bus_bandwidth(collective: Collective, time_s: float) -> tuple[float, float]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.repeated import weighted_sum
 from ..core.schedule import Schedule
 
 
@@ -135,4 +136,4 @@ def alpha_beta_time_s(schedule: Schedule) -> float:
     per = transfer_fixed_s(schedule) + transfer_wire_s(schedule)
     busy = np.zeros(schedule.num_steps)
     np.maximum.at(busy, schedule.step, per)
-    return float(busy.sum())
+    return weighted_sum(busy, schedule)  # a step standing for several counts for each

@@ -314,5 +314,12 @@ class KindModel:
         """
         raise UnsupportedError(f"the {self.name} kind has no symmetric schedules")
 
+    def times_steps_alone(self, system) -> bool:
+        """Whether this kind checks and times every step of a schedule on its own, from that step's
+        transfers apart from their chunk ids: then steps alike are checked and timed once
+        (:class:`~collsim.core.repeated.RepeatedSteps`).  Default: no (an optical ring's step model
+        charges reconfiguration between consecutive steps)."""
+        return False
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

@@ -75,6 +75,7 @@ import numpy as np
 from ..core.errors import InputError, UnsupportedError
 from ..core.plugins import require
 from ..core.csr import row_blocks
+from ..core.repeated import step_weights, weighted_sum
 from ..core.schedule import Schedule
 from ..core.schedule_file import load_schedule
 from ..core.wellformed import MAX_BYTES, traffic_bytes
@@ -270,6 +271,9 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
     if mode not in MODES:
         raise InputError(f"unknown simulation mode {mode!r}; known: {', '.join(MODES)}")
     require(schedule.system, "flow-simulation", "the flow simulator")  # optical schedules: collsim.cost
+    weights = step_weights(schedule)  # whole steps each standing for several alike (collsim.core.repeated)
+    if weights is not None and mode != "bulk":
+        raise UnsupportedError(f"steps that stand for several alike are timed in bulk mode only, not {mode!r}")
     verified = _verify(schedule, report, check)
     traffic = traffic_bytes(schedule)  # every link's byte total is at most this: int64 counters cannot overflow
     if traffic > MAX_BYTES:
@@ -350,7 +354,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
                 end = max(end, float((last + node_work[k]).max()))
             step_time[k] = end - t0
             eng.now = end
-        total = eng.now
+        total = eng.now if weights is None else weighted_sum(step_time, schedule)
     else:
         dep_ptr, dep_tgt, indeg = (rank_dependencies if mode == "rank" else _dependencies)(schedule)
         ready = np.zeros(n)

@@ -104,7 +104,9 @@ class VerifyReport:
         >>> report.describes(s), report.describes(s.take(list(range(len(s) - 1))))
         (True, False)
         """
-        reps = getattr(schedule, "reps", schedule)  # a symmetric schedule: its counts, its representatives' routes
+        from ..core.repeated import RepeatedSteps
+        # a symmetric schedule: its counts, its representatives' routes; steps that repeat: their classes' routes
+        reps = schedule.steps if isinstance(schedule, RepeatedSteps) else getattr(schedule, "reps", schedule)
         transfers = getattr(schedule, "transfers", None)
         return (self.steps == schedule.num_steps and self.rounds == schedule.num_rounds
                 and self.transfers == (len(schedule) if transfers is None else transfers)

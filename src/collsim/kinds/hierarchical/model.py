@@ -22,6 +22,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ...core.repeated import step_weights
 from ..network.cuts import cut_demand_bytes
 from . import symmetry
 from .system import Hierarchical
@@ -70,7 +71,11 @@ def dimension_busy_s(schedule) -> np.ndarray:
     """Per dimension, the longest any one of its links is busy over the whole schedule."""
     system, routes = schedule.system, schedule.routes
     lt = system.links
-    per_path = np.asarray(schedule.size_bytes, float)[routes.path_owner] * routes.weights
+    per_transfer = np.asarray(schedule.size_bytes, float)
+    weights = step_weights(schedule)   # a step standing for several loads its links as many times
+    if weights is not None:
+        per_transfer = per_transfer * weights[schedule.step]
+    per_path = per_transfer[routes.path_owner] * routes.weights
     load = np.bincount(routes.route_links, weights=np.repeat(per_path, routes.path_hops), minlength=len(lt))
     busy = load / lt.bandwidth_bytes_per_s
     out = np.zeros(len(system.dimensions))

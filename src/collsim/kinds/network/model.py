@@ -251,6 +251,12 @@ class NetworkModel(KindModel):
         """Every link of a representative's route moved by its element."""
         return moved_routes(routes, rows, elements, lambda e, links: self.symmetry.link_images(system, group, e, links))
 
+    def times_steps_alone(self, system) -> bool:
+        """Yes without a calibrated model: routes follow a transfer's ends (and hint), link checks
+        are per route, and the bulk-synchronous flow simulation starts a step when the last ends.
+        A calibrated ``loggp-piecewise`` model's closed form is not split by steps."""
+        return system_model(system) is None
+
     def check_orbit_resources(self, schedule) -> None:
         """The representatives' routes are walks of existing links; their images are too."""
         verify_network_resources(schedule.reps)
