@@ -6,6 +6,8 @@ import json
 from collections import deque
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from collsim.verify.resources import check_network_routes
 import pytest
@@ -456,3 +458,28 @@ def test_networks_too_big_for_memory_are_refused_before_allocating(monkeypatch):
     monkeypatch.setenv("COLLSIM_MEMORY_LIMIT", "150MiB")  # the collective fits (106 MiB), its routes do not
     with raises_naming(MemoryLimitError, "1047552 transfers", "fat-tree", "150 MiB"):
         collsim.build("pairwise", FatTree(nodes=1024, k=16), "alltoall", "1KiB")
+
+
+@settings(max_examples=30, deadline=None)
+@given(vertices=st.integers(1, 60), links=st.integers(0, 200), seed=st.integers(0, 2**32 - 1))
+def test_link_index_from_the_dense_table_is_the_search(vertices, links, seed):
+    """Large queries read a dense V x V table of link ids, small ones search the sorted keys: both
+    give every pair's first link (duplicates included) and -1 for pairs without one or out of range."""
+    from collsim.core import link_table
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, vertices, links), rng.integers(0, vertices, links)
+    table = link_table.LinkTable(src, dst, np.ones(links), np.zeros(links), vertices)
+    u, v = rng.integers(-2, vertices + 2, 500), rng.integers(-2, vertices + 2, 500)
+    u[: min(links, 100)], v[: min(links, 100)] = src[:100], dst[:100]
+    saved = link_table.DENSE_QUERY
+    try:
+        link_table.DENSE_QUERY = 1
+        dense = table.index(u, v)
+        link_table.DENSE_QUERY = 1 << 40
+        searched = table.index(u, v)
+    finally:
+        link_table.DENSE_QUERY = saved
+    assert np.array_equal(dense, searched)
+    found = searched >= 0
+    assert (src[searched[found]] == u[found]).all() and (dst[searched[found]] == v[found]).all()
+    assert found[: min(links, 100)].all()
