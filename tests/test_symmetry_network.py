@@ -107,7 +107,11 @@ def test_a_group_that_keeps_bandwidths_but_not_latencies_is_refused():
 
 @st.composite
 def _networks(draw):
-    kind = draw(st.sampled_from(["torus", "rails", "hypercube"]))
+    kind = draw(st.sampled_from(["torus", "rails", "hypercube", "fat-tree", "boxes-on-fat-tree"]))
+    if kind == "fat-tree":        # a full fat tree: its closed-form translations (pods, edge switches, ports)
+        return load_system("fat-tree", k=4)
+    if kind == "boxes-on-fat-tree":   # 16 boxes of 2 GPUs on a full fat tree: the hierarchical kind's group
+        return load_system("hierarchical", dims=f"switch:2:{draw(st.sampled_from([50, 300]))}GB/s,fat-tree:16:50GB/s")
     if kind == "torus":
         return hetero_mesh(draw(st.integers(2, 4)), draw(st.integers(3, 5)),
                            float(draw(st.sampled_from([1, 2, 4, 8]))), torus=True)
@@ -153,6 +157,27 @@ def test_mutants_rejected_alike(system, coll, seed):
     sym = build_symmetric("synth-trees", system, coll, size, pieces=2, rounds=1)
     rng = np.random.default_rng(seed)
     assert rejected_alike(sym, representative_mutants(sym.reps, rng)) >= 3
+
+
+@pytest.mark.parametrize("system", [load_system("fat-tree", k=4), load_system("fat-tree", k=6),
+                                    load_system("hierarchical", dims="switch:2,fat-tree:16"),
+                                    load_system("hierarchical", dims="switch:4:300GB/s,fat-tree:54:50GB/s")],
+                         ids=["fat-tree-4", "fat-tree-6", "2-on-fat-tree-4", "4-on-fat-tree-6"])
+def test_closed_form_translations_are_a_table_of_automorphisms(system):
+    """A full fat tree (and boxes on one) declares its translations in closed form: the table synthesis
+    reads has row g taking node 0 to node g, as the kind's group acts, and every row maps the links
+    one to one onto links of the same bandwidth (so synth-trees plans one root and moves it)."""
+    from collsim.kinds import model_for
+    table = system.symmetries()
+    group = model_for(system).symmetry_group(system)
+    n, lk = system.nodes, system.links
+    assert group is not None and group.regular and table.shape == (n, system.vertices)
+    assert np.array_equal(table[:, :n], group.act(np.arange(n)[:, None], np.arange(n)[None, :]))
+    images = lk.index(table[:, lk.src], table[:, lk.dst])
+    assert (images >= 0).all() and (np.sort(images, axis=1) == np.arange(len(lk.src))).all()
+    bw = np.asarray(lk.bandwidth_bytes_per_s)
+    assert (bw[images] == bw).all()
+    assert group_of(system) == group
 
 
 def test_quotient_simulation_is_the_expansions():
@@ -220,7 +245,12 @@ def test_compare_switches_to_orbits_with_the_same_rows(monkeypatch):
     algs = "synth-trees,ring,bruck"
     rows_full, _ = compare("torus", "allgather", 2**20, algorithms=algs, **kw)
     monkeypatch.setattr(pipeline, "SYMMETRIC_ABOVE_TRANSFERS", 1)
+    monkeypatch.setattr(pipeline, "REPEATED_ABOVE_TRANSFERS", 1)
+    made = []
+    real = pipeline.build_repeated
+    monkeypatch.setattr(pipeline, "build_repeated", lambda *a, **k: made.append(a[0]) or real(*a, **k))
     rows_sym, _ = compare("torus", "allgather", 2**20, algorithms=algs, **kw)
+    assert [getattr(s, "name", s) for s in made] == ["ring"]
     assert [r.algorithm for r in rows_full] == [r.algorithm for r in rows_sym]
     for a, b in zip(rows_full, rows_sym):   # the ring's steps repeat (a torus lacks its 12 rotations): times to 1e-12
         assert a.to_json() == b.to_json() if a.algorithm != "ring" else rows_alike(a, b) is None

@@ -37,7 +37,7 @@ from ...core.validate import optional_integer
 from ...kinds.network.routes import LinkRoutes
 from ..common import check_root
 from ..registry import register
-from .packing import pack, planned_roots
+from .packing import Packing, pack, planned_roots
 from .pipeline import Deliveries, transfer_columns
 from .orbits import emit_representatives, expand, group_of
 from .plan import LAYERED_ITERATIONS, LAYERED_TOLERANCE, MAX_DELIVERIES, _physical_paths, _plan
@@ -305,9 +305,14 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
         packing = pack(system, roots, reverse=reverse, links=links, expand=expand)
         if roots is not None:      # a root's shallowest trees all take its every link: one tree's rate
             return packing, None
-        return (packing,
-                lambda: pack(system, roots, reverse=reverse, links=links, layered=True, target_z=packing.z,
-                             rel_tol=LAYERED_TOLERANCE, max_iterations=LAYERED_ITERATIONS, expand=expand))
+        made: list[Packing] = []
+
+        def layered() -> Packing:  # made when first needed, then kept: an all-reduce plans twice on it
+            if not made:
+                made.append(pack(system, roots, reverse=reverse, links=links, layered=True, target_z=packing.z,
+                                 rel_tol=LAYERED_TOLERANCE, max_iterations=LAYERED_ITERATIONS, expand=expand))
+            return made[0]
+        return packing, layered
 
     def emit(packing, plan, reverse, offset, per_anchor):
         if group is None:

@@ -30,6 +30,7 @@ programs", Operations Research 8(1), 1960 (column generation).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -90,7 +91,13 @@ class Packing:
         return folded[:, row_of]
 
     def link_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Link orbits under the translations (:func:`link_orbits`)."""
+        """Link orbits under the translations (:func:`link_orbits`), computed once per packing (a
+        minimum over the group's every element and link: 10 M entries on 1,024 GPUs, read by every
+        load and timing programme)."""
+        return self._link_rows
+
+    @cached_property
+    def _link_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return link_orbits(self.link_group, len(self.link_ids))
 
     def depth(self) -> np.ndarray:

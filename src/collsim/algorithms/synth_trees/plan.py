@@ -261,6 +261,8 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
     s0 = int(max(depth[packing.root == r].min() for r in roots))
     arc_cap, level_cap = ((timing.ARC_VARIABLES, timing.LEVEL_VARIABLES) if len(roots) > 1 or not packing.expanded
                           else (timing.ROOTED_VARIABLES, timing.ROOTED_VARIABLES))
+    if packing.parent.shape[1] > timing.LARGE_NODES:    # large networks: many programmes, each costly
+        arc_cap = min(arc_cap, timing.LARGE_ARC_VARIABLES)
     floor_s = max(packing.z if floor_z is None else floor_z, 0.0) * block_bytes
     best, found = None, []     # the fastest plan, and every plan within BANDWIDTH_RTOL of the fastest so far
     counts = sorted({s0, s0 + 1, s0 + 2, s0 + 4, 2 * s0, 3 * s0})

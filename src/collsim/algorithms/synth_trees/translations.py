@@ -15,7 +15,14 @@ for linear programs", Operations Research 8(1), 1960 (the programme being reduce
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
+
+_SYMMETRIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+"""Per system, :func:`symmetry`'s last answer and the usable links it was for: a synthesis packs
+several times on one network (all-gather and reduce-scatter, the shallowest trees), and on 1,024
+GPUs the table's link lookups took 1 s each time."""
 
 
 def link_orbits(link_group: np.ndarray | None, links: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -47,6 +54,22 @@ def symmetry(system, pr) -> tuple[np.ndarray, np.ndarray] | None:
     G. B. Dantzig, P. Wolfe, "Decomposition principle for linear programs", Operations Research
     8(1), 1960 (the programme being reduced).
     """
+    key = (pr.n, np.asarray(pr.ids).tobytes())
+    try:
+        hit = _SYMMETRIES.get(system)
+    except TypeError:     # not weakly referenceable: computed every time
+        hit = None
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    out = _symmetry(system, pr)
+    try:
+        _SYMMETRIES[system] = (key, out)
+    except TypeError:
+        pass
+    return out
+
+
+def _symmetry(system, pr) -> tuple[np.ndarray, np.ndarray] | None:
     trans = system.symmetries()
     if trans is None:
         return None

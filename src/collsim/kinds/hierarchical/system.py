@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ...core.errors import InputError
-from ..network.network import LinkTable, Network
+from ..network.network import NUMBERED_ENTRIES, LinkTable, Network
 from ...core.system import register_system_kind
 from ...core.units import parse_bandwidth, parse_time
 from .dimensions import DEFAULT_DIMS, TOPOLOGIES, Dimension, default_dims, group_system, read_dims
@@ -154,6 +154,30 @@ class Hierarchical(Network):
         nodes = np.asarray(nodes, dtype=np.int64)
         s, k = int(self.strides[d]), self.sizes[d]
         return nodes + (np.asarray(c, dtype=np.int64) - (nodes // s) % k) * s
+
+    def translations(self) -> np.ndarray | None:
+        """``(N, V)`` vertex permutations keeping the links, row ``g`` taking node 0 to node ``g``: the
+        kind's translation group in closed form (:func:`collsim.kinds.hierarchical.symmetry.translation_group`,
+        switches moved with their groups) where it acts regularly, as a table; else the network's search.
+
+        Examples
+        --------
+        >>> h = Hierarchical(nodes=32, dimensions="switch:2,fat-tree:16")   # 16 boxes of 2 on a full fat tree, k = 4
+        >>> t = h.translations()
+        >>> t.shape, t[:, 0].tolist() == list(range(32))
+        ((32, 88), True)
+        """
+        from .symmetry import translation_group
+        group = translation_group(self)
+        if group is None or not group.regular or self.nodes * self.vertices > NUMBERED_ENTRIES:
+            return super().translations()
+        return self._kind_table
+
+    @cached_property
+    def _kind_table(self) -> np.ndarray:
+        from .symmetry import translation_group, vertex_images
+        group = translation_group(self)
+        return vertex_images(self, group, np.arange(self.nodes)[:, None], np.arange(self.vertices)[None, :])
 
     @cached_property
     def _switch_base(self) -> tuple[int, ...]:

@@ -279,9 +279,12 @@ class Network(System):
 
     @cached_property
     def _found_translations(self) -> np.ndarray | None:
-        # the numbering's own translations first (boxes on rails, tori), then the search
+        # the topology's own closed form first (a full fat tree), then the numbering's own translations
+        # (boxes on rails, tori), then the search
         if self.nodes * self.vertices > NUMBERED_ENTRIES:
             return None
+        if self.translation_radices() is not None:
+            return self.translate(np.arange(self.nodes)[:, None], np.arange(self.vertices)[None, :])
         lk = self.links
         found = numbered_translations(self.nodes, self.vertices, lk.src, lk.dst, lk.bandwidth_bytes_per_s,
                                       lk.latency_s)
