@@ -170,6 +170,6 @@ def test_compare_takes_repeated_steps_on_a_fat_tree_with_the_full_rows(monkeypat
     the rows the full build gives."""
     system = load_system("hierarchical", dims="switch:4,fat-tree:8")
     full = pipeline.run("ring", system, "allreduce", 2**20)
-    monkeypatch.setattr(pipeline, "SYMMETRIC_ABOVE_TRANSFERS", 1)
+    monkeypatch.setattr(pipeline, "REPEATED_ABOVE_TRANSFERS", 1)
     assert isinstance(pipeline.build_compact("ring", system, "allreduce", 2**20), RepeatedSteps)
     rows_alike(pipeline.run("ring", system, "allreduce", 2**20), full)
