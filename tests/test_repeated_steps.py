@@ -173,3 +173,20 @@ def test_compare_takes_repeated_steps_on_a_fat_tree_with_the_full_rows(monkeypat
     monkeypatch.setattr(pipeline, "REPEATED_ABOVE_TRANSFERS", 1)
     assert isinstance(pipeline.build_compact("ring", system, "allreduce", 2**20), RepeatedSteps)
     rows_alike(pipeline.run("ring", system, "allreduce", 2**20), full)
+
+
+def test_saving_writes_the_expansion_and_refuses_whole_steps_alone(tmp_path):
+    """A repeated (or symmetric) schedule is written expanded, and reads back as the full build; the
+    whole steps alone are refused (a file holds every step once, so their weights would be lost)."""
+    from collsim import build_symmetric, load, save
+    from collsim.core.errors import InputError
+    system = load_system("fat-tree", k=4)
+    rep, full = build_repeated("ring", system, "allreduce", 4096), build("ring", system, "allreduce", 4096)
+    save(rep, tmp_path / "rep.npz")
+    assert _rows(load(tmp_path / "rep.npz")) == _rows(full)
+    sym = build_symmetric("ring", "paper", "allreduce", 4096, nodes=8)
+    save(sym, tmp_path / "sym.json")
+    assert len(load(tmp_path / "sym.json")) == sym.transfers == 112
+    with pytest.raises(InputError, match="whole steps"):
+        save(rep.steps, tmp_path / "steps.json")
+    assert not (tmp_path / "steps.json").exists()

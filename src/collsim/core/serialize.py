@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .errors import CollsimError, ScheduleFormatError
+from .errors import CollsimError, InputError, ScheduleFormatError
 from .fields import int_column, need, optional, refuse_unknown, route_reader
 from .binary import read_npz, write_npz
 from .file_header import header, read_header
@@ -64,8 +64,9 @@ def save(s: Schedule, path: str | Path, progress: _Progress | None = None) -> No
 
     Parameters
     ----------
-    s : Schedule
-        The schedule.
+    s : Schedule, SymmetricSchedule or RepeatedSteps
+        The schedule; a symmetric schedule or one whose steps repeat is written expanded (every
+        transfer), refused before it starts where the expansion would not fit in memory.
     path : str or Path
         Destination file (written atomically).
     progress : callable, optional
@@ -78,7 +79,9 @@ def save(s: Schedule, path: str | Path, progress: _Progress | None = None) -> No
     Raises
     ------
     InputError
-        If the file cannot be written (nothing is left behind).
+        If the file cannot be written (nothing is left behind), the expansion would exceed the
+        memory limit, or ``s`` is a repeated schedule's whole steps alone (their weights have no
+        place in a file: save the repeated schedule).
 
     Examples
     --------
@@ -89,6 +92,13 @@ def save(s: Schedule, path: str | Path, progress: _Progress | None = None) -> No
     >>> dumps(load(os.path.join(d, "r.npz"))) == dumps(load(os.path.join(d, "r.json")))
     True
     """
+    from .repeated import RepeatedSteps, WeightedSteps
+    from .symmetry import SymmetricSchedule
+    if isinstance(s, (SymmetricSchedule, RepeatedSteps)):
+        s = s.expand()     # MemoryLimitError, with its estimate, where the expansion would not fit
+    elif isinstance(s, WeightedSteps):
+        raise InputError("these are a repeated schedule's whole steps, each standing for several: a file holds "
+                         "every step once; save the RepeatedSteps itself (written expanded)")
     if str(path).endswith(".npz"):
         atomic_write(path, lambda fh: write_npz(s, fh))
         return
