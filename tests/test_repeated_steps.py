@@ -190,3 +190,25 @@ def test_saving_writes_the_expansion_and_refuses_whole_steps_alone(tmp_path):
     with pytest.raises(InputError, match="whole steps"):
         save(rep.steps, tmp_path / "steps.json")
     assert not (tmp_path / "steps.json").exists()
+
+
+@settings(max_examples=12, deadline=None)
+@given(dims=st.sampled_from(["switch:4,fat-tree:16", "switch:2:300GB/s,fat-tree:16:50GB/s", "ring:3,switch:4",
+                             "switch:4,fat-tree:8", "ring:4,ring:3"]),
+       coll=st.sampled_from(["allreduce", "allgather"]), pieces=st.sampled_from([None, 2]),
+       orders=st.sampled_from(["all", "inner"]))
+def test_md_ring_s_steps_repeat_as_its_full_build(dims, coll, pieces, orders):
+    """md-ring's ring stages commute with translating whole coordinates, which a fat tree's links do
+    not allow: as repeated steps (node 0's transfers under every coordinate's rotations, one whole
+    step per class, each transfer keeping one chunk id and its bytes) it verifies and times as its
+    full build."""
+    system = load_system("hierarchical", dims=dims)
+    size = 64 * system.nodes * 4
+    kw = {"pieces": pieces, "orders": orders}
+    rep, full = build_repeated("md-ring", system, coll, size, **kw), build("md-ring", system, coll, size, **kw)
+    assert rep.flow.group.regular and rep.transfers == len(full) and rep.classes <= rep.num_steps
+    assert len(rep.steps.chunk_idx) == len(rep.steps) < len(full.chunk_idx)     # one chunk id a transfer kept
+    assert _rows(rep.expand()) == _rows(full)
+    a, b = verify(rep), verify(full)
+    assert a.data_flow.startswith("orbits") and (a.steps, a.transfers, a.max_hops) == (b.steps, b.transfers, b.max_hops)
+    rows_alike(evaluate(rep, report=a), evaluate(full, report=b))

@@ -195,13 +195,13 @@ def test_compare_switches_to_orbits_with_the_same_rows(monkeypatch):
     monkeypatch.setattr(pipeline, "build_symmetric", lambda *a, **k: built.append(a[0]) or real(*a, **k))
     monkeypatch.setattr(pipeline, "build_repeated", lambda *a, **k: repeated.append(a[0]) or real_repeated(*a, **k))
     rows_sym, _ = compare("hierarchical", "allreduce", 64 * 64, algorithms=algs, **kw)
-    assert {getattr(s, "name", s) for s in built} == {"hier-allreduce", "md-ring", "rabenseifner"}   # XOR: 64 = 2^6
-    # the ring's data flow under all 64 rotations, which the fat tree lacks: its steps repeat (collsim.core.repeated)
-    assert [getattr(s, "name", s) for s in repeated] == ["ring"]
-    ring = [r.algorithm for r in rows_full].index("ring")
-    assert [r.to_json() for i, r in enumerate(rows_full) if i != ring] == \
-        [r.to_json() for i, r in enumerate(rows_sym) if i != ring]
-    rows_alike(rows_sym[ring], rows_full[ring])
+    assert {getattr(s, "name", s) for s in built} == {"hier-allreduce", "rabenseifner"}   # XOR: 64 = 2^6
+    # the ring's data flow under all 64 rotations, md-ring's under the coordinates' translations, which the
+    # fat tree lacks: their steps repeat (collsim.core.repeated), and their times agree to rounding
+    assert {getattr(s, "name", s) for s in repeated} == {"md-ring", "ring"}
+    assert [r.algorithm for r in rows_full] == [r.algorithm for r in rows_sym]
+    for a, b in zip(rows_full, rows_sym):
+        assert a.to_json() == b.to_json() if a.algorithm not in ("md-ring", "ring") else rows_alike(b, a) is None
 
 
 @settings(max_examples=40, deadline=None)

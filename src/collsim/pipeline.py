@@ -664,8 +664,9 @@ Below, the full schedule is cheap; its time agrees with the repeated form's to r
 def _repeats_pay(spec: AlgorithmSpec, system: System, collective: str, size_bytes, params) -> bool:
     """Whether :func:`build_compact` builds by :func:`build_repeated`: the algorithm declares its data flow's
     group, the kind times steps alone but cannot check schedules under that group, and the whole schedule
-    has :data:`REPEATED_ABOVE_TRANSFERS` transfers or more (its closed form says so before anything is built)."""
-    if spec.flow_group is None or spec.transfers is None or spec.orbits is None:
+    has :data:`REPEATED_ABOVE_TRANSFERS` transfers or chunk deliveries or more (its closed forms say so
+    before anything is built)."""
+    if spec.flow_group is None or spec.orbits is None or spec.transfers is None and spec.deliveries is None:
         return False
     model = model_for(system)
     ctype = collective_type(collective)
@@ -674,7 +675,8 @@ def _repeats_pay(spec: AlgorithmSpec, system: System, collective: str, size_byte
     group = spec.flow_group(system, ctype)
     if group is None or model.accepts_group(system, group):
         return False     # the kind checks it on its own orbits (build_symmetric), one transfer a step
-    whole = spec.transfers(system, ctype, dict(params))
+    counts = [f(system, ctype, dict(params)) for f in (spec.transfers, spec.deliveries) if f is not None]
+    whole = max((c for c in counts if c is not None), default=None)
     return whole is not None and whole >= REPEATED_ABOVE_TRANSFERS
 
 

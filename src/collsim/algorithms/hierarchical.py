@@ -26,6 +26,7 @@ import numpy as np
 from ..core.collectives import CollectiveType
 from ..core.errors import InputError
 from ..core.limits import check_memory
+from ..core.symmetry import Translations
 from .hier_lanes import lane_deliveries, lanes_schedule, planned_time_s, representatives_bytes
 from .registry import register
 
@@ -75,10 +76,12 @@ def _orbits(ring: bool):
     ring stage's ``c -> c + 1`` commutes only with translations of whole coordinates, so md-ring
     declares that subgroup (``cyclic``).  An all-to-all's blocks belong to pairs, not anchors: none."""
     def orbits(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, orders: str = "all",
-               units: int | None = None):
+               units: int | None = None, group=None):
+        # ``group``: the data flow's own (_coordinate_rotations), given where the system lacks it
         from ..kinds import model_for
         _check(pieces, orders, units)
-        group = model_for(system).symmetry_group(system, cyclic=ring) if not collective.per_pair else None
+        if group is None:
+            group = model_for(system).symmetry_group(system, cyclic=ring) if not collective.per_pair else None
         if group is None or collective.name == "allreduce" and int(size_bytes) % system.nodes:
             return None    # (a vector that does not divide among the nodes: blocks, hence chunks, differ)
         whose = "md-ring's" if ring else "the hierarchical lanes'"
@@ -227,11 +230,19 @@ def hier_alltoall(system, collective: CollectiveType, size_bytes, *, pieces: int
     return lanes_schedule(system, collective, size_bytes, pieces=pieces, orders=orders, ring=False, units=units)
 
 
+def _coordinate_rotations(system, collective: CollectiveType):
+    # md-ring's ring stages (c -> c + 1, and c -> c - 1 in the other lanes) commute with translating
+    # whole coordinates, whatever the links of a dimension (a fat tree's are not translated so):
+    # the regular group of the coordinates, in the nodes' numbering (the innermost digit last)
+    return None if collective.per_pair else Translations(tuple(reversed(system.sizes)))
+
+
 def _md_ring_register(fn):
     return register("md-ring", collectives=("allreduce", "allgather"), systems=("hierarchical",),
                     closed_forms={"hierarchical": _planned(True)},
                     params=("pieces", "orders", "units"), requires=_requires, constraints="a hierarchical system",
-                    tune=_tune_ring, deliveries=partial(lane_deliveries, ring=True), orbits=_orbits(True), reference="[Cho19] (ring reduce-scatter and all-gather per dimension); "
+                    tune=_tune_ring, deliveries=partial(lane_deliveries, ring=True), orbits=_orbits(True),
+                    flow_group=_coordinate_rotations, reference="[Cho19] (ring reduce-scatter and all-gather per dimension); "
                     "[Rashidi20] (ASTRA-sim's multi-dimensional ring); [Patarasuk09] (the ring)",
                     summary="multi-dimensional ring: ring reduce-scatter (all-gather) one dimension at a time, "
                             "lanes over dimension orders and ring directions")(fn)

@@ -56,6 +56,9 @@ class WeightedSteps(Schedule):
     ----------
     step_weight : numpy.ndarray
         Steps of the schedule each step stands for (``num_steps`` positive integers).
+    transfer_bytes : numpy.ndarray, optional
+        Every transfer's bytes, where a transfer keeps only some of its chunk ids (what is routed,
+        checked and timed reads no chunk id): :attr:`size_bytes` then reads this column.
 
     Examples
     --------
@@ -69,6 +72,7 @@ class WeightedSteps(Schedule):
     """
 
     step_weight: np.ndarray | None = None
+    transfer_bytes: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -77,6 +81,13 @@ class WeightedSteps(Schedule):
             raise MalformedScheduleError(f"weighted steps need one positive weight per step: {len(w)} weights "
                                          f"for {self.num_steps} steps")
         object.__setattr__(self, "step_weight", w)
+        if self.transfer_bytes is not None and len(self.transfer_bytes) != len(self):
+            raise MalformedScheduleError(f"{len(self.transfer_bytes)} transfer sizes for {len(self)} transfers")
+
+    @property
+    def size_bytes(self) -> np.ndarray:
+        """Bytes of every transfer: :attr:`transfer_bytes` where given, else from its chunks."""
+        return Schedule.size_bytes.fget(self) if self.transfer_bytes is None else self.transfer_bytes
 
 
 def step_weights(schedule) -> np.ndarray | None:
@@ -153,7 +164,22 @@ def step_classes(reps: Schedule) -> tuple[np.ndarray, np.ndarray]:
     return rank[inverse].astype(np.int32), np.asarray(first, np.int64)[by_first]
 
 
-def expand_steps(sym: SymmetricSchedule, steps) -> LogicalSchedule:
+def _moved_rows(sym: SymmetricSchedule, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(round, representative row, element)`` of every transfer of the steps' expansion, in order:
+    round ``j`` is step ``steps[j]``, element-major within it."""
+    s, g = sym.reps, sym.group
+    bounds = s.step_bounds
+    rows = np.concatenate([np.arange(bounds[k], bounds[k + 1]) for k in steps]) if len(steps) else np.zeros(0, np.int64)
+    rnd = np.repeat(np.arange(len(steps), dtype=np.int64), np.diff(bounds)[steps])
+    elements = g.elements()
+    n = len(elements)
+    # within a round, element-major: every representative moved by element 0, then by element 1 ...
+    order = np.lexsort((np.tile(np.arange(len(rows)), n), np.repeat(np.arange(n), len(rows)),
+                        np.tile(rnd, n)))
+    return np.tile(rnd, n)[order], np.tile(rows, n)[order], np.repeat(elements, len(rows))[order]
+
+
+def expand_steps(sym: SymmetricSchedule, steps, *, whole_chunks: bool = True) -> LogicalSchedule:
     """The whole of some steps of a symmetric schedule, as a logical schedule without routes.
 
     Step ``steps[j]``'s representatives, each moved by every element of the group, are round
@@ -165,6 +191,10 @@ def expand_steps(sym: SymmetricSchedule, steps) -> LogicalSchedule:
         The representatives and their group.
     steps : array_like of int
         Steps of ``sym`` to expand.
+    whole_chunks : bool, optional
+        Every transfer with all its chunks (default); False: with its first chunk alone (what
+        :class:`RepeatedSteps` routes, checks and times reads no chunk id, and a transfer of a
+        lane schedule may carry hundreds).
 
     Returns
     -------
@@ -180,25 +210,17 @@ def expand_steps(sym: SymmetricSchedule, steps) -> LogicalSchedule:
     ([7, 0, 1, 2, 3, 4, 5, 6], [5, 6, 7, 0, 1, 2, 3, 4])
     """
     s, g = sym.reps, sym.group
-    steps = np.asarray(steps, dtype=np.int64)
-    bounds = s.step_bounds
-    rows = np.concatenate([np.arange(bounds[k], bounds[k + 1]) for k in steps]) if len(steps) else np.zeros(0, np.int64)
-    rnd = np.repeat(np.arange(len(steps), dtype=np.int64), np.diff(bounds)[steps])
-    elements = g.elements()
-    n = len(elements)
-    # within a round, element-major: every representative moved by element 0, then by element 1 ...
-    order = np.lexsort((np.tile(np.arange(len(rows)), n), np.repeat(np.arange(n), len(rows)),
-                        np.tile(rnd, n)))
-    out_rows = np.tile(rows, n)[order]
-    elem = np.repeat(elements, len(rows))[order]
+    rnd, out_rows, elem = _moved_rows(sym, np.asarray(steps, dtype=np.int64))
     lengths = np.diff(s.chunk_ptr)[out_rows]
+    if not whole_chunks:
+        lengths = np.minimum(lengths, 1)
     ptr = np.zeros(len(out_rows) + 1, dtype=np.int64)
     np.cumsum(lengths, out=ptr[1:])
     first = np.repeat(s.chunk_ptr[:-1][out_rows], lengths)
     within = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], lengths)
     idx = sym.act_chunks(np.repeat(elem, lengths), s.chunk_idx[first + within])
-    return LogicalSchedule(s.collective, np.tile(rnd, n)[order], g.act(elem, s.src[out_rows]),
-                           g.act(elem, s.dst[out_rows]), ptr, idx.astype(np.int64), s.reduce[out_rows].copy())
+    return LogicalSchedule(s.collective, rnd, g.act(elem, s.src[out_rows]), g.act(elem, s.dst[out_rows]), ptr,
+                           idx.astype(np.int64), s.reduce[out_rows].copy())
 
 
 @dataclass(frozen=True, eq=False)
@@ -263,13 +285,14 @@ class RepeatedSteps:
         RepeatedSteps
         """
         step_class, first = step_classes(flow.reps) if classes is None else classes
-        whole = realise(flow.system, expand_steps(flow, first))
+        whole = realise(flow.system, expand_steps(flow, first, whole_chunks=False))   # one chunk id a transfer
         if whole.num_steps != len(first) or not np.array_equal(whole.step, whole.round):
             raise InputError("the system's routing did not keep one step a round")
         weights = np.bincount(step_class[step_class >= 0], minlength=len(first))
+        sizes = np.asarray(flow.reps.size_bytes)[_moved_rows(flow, first)[1]]   # realised in the same order
         steps = WeightedSteps(whole.system, whole.collective, flow.algorithm, dict(flow.params), whole.step,
                               whole.round, whole.src, whole.dst, whole.chunk_ptr, whole.chunk_idx, whole.reduce,
-                              whole.routes, step_weight=weights)
+                              whole.routes, step_weight=weights, transfer_bytes=sizes)
         return cls(flow, steps, step_class)
 
     # -- what the pipeline and the reports read (as a SymmetricSchedule's) -----------------------
