@@ -228,15 +228,16 @@ def test_a_timing_programme_unsolved_at_the_looser_gap_is_solved_at_the_defaults
     real = scipy.optimize.linprog
     calls = []
 
-    def flaky(*args, options=None, **kw):
-        calls.append(dict(options or {}))
-        res = real(*args, options=options, **kw)
-        if options == timing.IPM_OPTIONS:
+    def flaky(*args, options=None, method=None, **kw):
+        calls.append((method, dict(options or {})))
+        res = real(*args, options=options, method=method, **kw)
+        if options == timing.IPM_OPTIONS or method == "highs-ds":   # the simplex too (small programmes)
             res.status = 4
         return res
     monkeypatch.setattr(scipy.optimize, "linprog", flaky)
     s = collsim.build("synth-trees", hetero_mesh(3, 4, 4.0), "allgather", "256MiB", timing="timed")
-    assert s.params["timing"] == "timed" and {} in calls and collsim.verify(s).transfers > 0
+    assert s.params["timing"] == "timed" and ("highs-ipm", {}) in calls and collsim.verify(s).transfers > 0
+    assert any(method == "highs-ds" for method, _ in calls)    # the small programmes tried by the simplex first
 
 
 def test_a_timing_programme_never_solved_leaves_the_pipeline(monkeypatch):
@@ -247,10 +248,89 @@ def test_a_timing_programme_never_solved_leaves_the_pipeline(monkeypatch):
         res = real(*args, **kw)
         res.status = 4
         return res
-    monkeypatch.setattr(scipy.optimize, "linprog", lambda *a, **kw: failing(*a, **kw) if "highs-ipm" ==
-                        kw.get("method") else real(*a, **kw))
+    monkeypatch.setattr(scipy.optimize, "linprog", lambda *a, **kw: failing(*a, **kw) if kw.get("method") in
+                        ("highs-ipm", "highs-ds") else real(*a, **kw))
     s = collsim.build("synth-trees", hetero_mesh(3, 4, 4.0), "allgather", "256MiB", timing="timed")
     assert s.params["timing"] == "pipeline" and collsim.verify(s).transfers > 0
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10**6), extra=st.integers(0, 3))
+def test_the_simplex_and_the_interior_point_reach_one_optimum(seed, extra):
+    """Small per-arc programmes go to HiGHS's dual simplex, the rest to its interior point: both
+    solve the same programme, so their optima agree (their vertices may differ).  Per-level
+    programmes always go to the interior point."""
+    from collsim.algorithms.synth_trees import timing
+    net = _random_small(seed)
+    p = pack(net)
+    cap = np.asarray(net.links.bandwidth_bytes_per_s, float)[p.link_ids]
+    depth = p.depth().max(axis=1)
+    s = int(max(depth[p.root == r].min() for r in np.unique(p.root))) + extra
+    optima = []
+    for limit in (10**9, 0):          # every per-arc programme by the simplex, then none
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(timing, "SIMPLEX_VARIABLES", limit)
+            optima.append(timing._timed(p, cap, 1e3, s).bandwidth_s)
+    assert optima[0] == pytest.approx(optima[1], rel=1e-6)
+    assert min(optima) >= p.z * 1e3 * (1 - 1e-6)
+
+
+def test_a_simplex_out_of_iterations_hands_the_packing_to_the_interior_point(monkeypatch):
+    """The simplex runs within an iteration budget: past it the programme is solved by the interior
+    point, and so are that packing's later programmes (each packing tries the simplex once)."""
+    import scipy.optimize
+
+    from collsim.algorithms.synth_trees import timing
+    monkeypatch.setattr(timing, "SIMPLEX_ITERATIONS", 1)
+    monkeypatch.setattr(timing, "SIMPLEX_ITERATIONS_PER_UNKNOWN", 1e-6)
+    real, calls = scipy.optimize.linprog, []
+
+    def spy(*args, method=None, **kw):
+        res = real(*args, method=method, **kw)
+        calls.append((method, res.status))
+        return res
+    monkeypatch.setattr(scipy.optimize, "linprog", spy)
+    s = collsim.build("synth-trees", hetero_mesh(3, 4, 4.0), "allgather", "256MiB", timing="timed")
+    simplex = [status for method, status in calls if method == "highs-ds"]
+    timed = [status for method, status in calls if method == "highs-ipm"]
+    assert simplex and all(status != 0 for status in simplex)        # every try ran out of iterations
+    assert len(simplex) <= 2 < len(timed)          # once per packing (the trees and the shallowest trees)
+    assert s.params["timing"] == "timed" and collsim.verify(s).transfers > 0
+
+
+def _programmes(monkeypatch):
+    """Record whether each timing programme solved is per level."""
+    from collsim.algorithms.synth_trees import timing
+    real, seen = timing._timed, []
+
+    def spy(*args, by_level=False, **kw):
+        seen.append(by_level)
+        return real(*args, by_level=by_level, **kw)
+    monkeypatch.setattr(timing, "_timed", spy)
+    return seen
+
+
+def test_levels_first_settles_a_bandwidth_bound_mesh_without_per_arc_programmes(monkeypatch):
+    """The 8x8 mesh at 1 GiB (per-arc programmes of 6,090 unknowns at its 14 rounds): the per-level
+    programme at twice the depth reaches the packing's rate, and its 28 rounds of latency are below
+    0.1 % of the time, so no per-arc programme is solved; the plan is timed and near the bound."""
+    seen = _programmes(monkeypatch)
+    net = collsim.load_system("mesh", dims=(8, 8))
+    s = collsim.build("synth-trees", net, "allgather", 2**30 // 64, timing="timed")
+    assert seen and all(seen)
+    assert collsim.lower_bound_s(net, s.collective) / s.params["predicted_time_s"] >= 0.99
+    assert collsim.verify(s).transfers > 0
+
+
+def test_levels_first_still_solves_per_arc_where_rounds_cost_latency(monkeypatch):
+    """At 64 KiB on a 3x4 mesh a round's latency is a large share of the time, so fewer rounds can
+    gain: with every programme counted large, the per-arc ones are solved after the levels'."""
+    from collsim.algorithms.synth_trees import plan as plan_mod
+    monkeypatch.setattr(plan_mod, "LEVELS_FIRST_VARIABLES", 0)
+    seen = _programmes(monkeypatch)
+    s = collsim.build("synth-trees", hetero_mesh(3, 4, 4.0), "allgather", "64KiB", timing="timed")
+    assert True in seen and False in seen and seen.index(True) < seen.index(False)
+    assert collsim.verify(s).transfers > 0
 
 
 def test_an_unknown_timing_is_refused_naming_the_parameter():
@@ -439,3 +519,26 @@ def test_a_broadcast_with_many_trees_gains_from_wider_rounds():
     row = collsim.evaluate(s, report=collsim.verify(s))
     assert row.lower_bound_s / row.time_s >= 0.91
     assert s.params["pieces"] // s.params["rounds"] > 64
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(0, 40))
+def test_merge_ranges_is_merge_of_every_piece(seed, rows):
+    """Rows of consecutive pieces, merged by their first piece, give the deliveries that merging
+    every piece gives (the timed plans build them so: ``timing.deliveries``)."""
+    from collsim.algorithms.synth_trees.pipeline import merge, merge_ranges
+    rng = np.random.default_rng(seed)
+    count = rng.integers(1, 5, rows)
+    first = np.r_[0, np.cumsum(count + rng.integers(0, 3, rows))][:rows]      # disjoint ranges
+    shuffle = rng.permutation(rows)
+    first, count = first[shuffle], count[shuffle]
+    rnd, src, dst, path = (rng.integers(0, 3, rows) for _ in range(4))
+    got = merge_ranges(rnd, src, dst, path, first, count, 3)
+    every = np.repeat(first, count) + np.concatenate([np.arange(c) for c in count] + [np.zeros(0, int)])
+    if rows == 0:          # merge itself needs a row; no transfers, no pieces
+        assert len(got.round) == len(got.chunk_idx) == 0 and got.chunk_ptr.tolist() == [0]
+        return
+    want = merge(*(np.repeat(x, count) for x in (rnd, src, dst, path)), every, 3)
+    for name in ("round", "src", "dst", "path", "chunk_ptr", "chunk_idx"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert got.rounds == want.rounds == 3

@@ -106,20 +106,22 @@ def expand(system, group, logical: LogicalSchedule) -> LogicalSchedule:
     from ...kinds import model_for
     n, t = group.order, len(logical.src)
     elems = group.elements()
-    rows = np.tile(np.arange(t), n)
-    elem = np.repeat(elems, t)
+    # every (element, representative) pair in round order, elements in turn within a round: the
+    # representatives' order sorted stably by round, found before anything is moved
+    order = np.argsort(np.tile(logical.round, n), kind="stable")
+    rows, elem = order % t, elems[order // t]
     per_anchor = logical.collective.chunks // system.nodes
     lengths = np.diff(logical.chunk_ptr)
     cptr, cidx = permute_csr(lengths, logical.chunk_idx, rows)
-    owner = np.repeat(elem, lengths[rows])
-    cidx = group.act(owner, cidx // per_anchor) * per_anchor + cidx % per_anchor
+    anchor, piece = np.divmod(cidx.astype(INDEX, copy=False), per_anchor)
+    cidx = group.act(np.repeat(elem, lengths[rows]), anchor)
+    cidx *= per_anchor
+    cidx += piece
     routes = model_for(system).translate_routes(system, group, logical.routes, rows, elem)
-    order = np.argsort(logical.round[rows], kind="stable")
-    cptr, cidx = permute_csr(np.diff(cptr), cidx.astype(INDEX), order)
-    rptr, rlinks = permute_csr(np.diff(routes.route_ptr), routes.route_links.astype(INDEX), order)
-    return LogicalSchedule(logical.collective, logical.round[rows][order], group.act(elem, logical.src[rows])[order],
-                           group.act(elem, logical.dst[rows])[order], cptr, cidx, logical.reduce[rows][order],
-                           routes=LinkRoutes(rptr, rlinks))
+    return LogicalSchedule(logical.collective, logical.round[rows], group.act(elem, logical.src[rows]),
+                           group.act(elem, logical.dst[rows]), cptr, cidx, logical.reduce[rows],
+                           routes=LinkRoutes(routes.route_ptr.astype(INDEX, copy=False),
+                                             routes.route_links.astype(INDEX, copy=False)))
 
 
 __all__ = ["emit_representatives", "expand", "group_of"]

@@ -252,6 +252,36 @@ def merge(rnd, src, dst, path, chunk, rounds: int) -> Deliveries:
                       chunk, rounds)
 
 
+def merge_ranges(rnd, src, dst, path, first_chunk, count, rounds: int) -> Deliveries:
+    """:func:`merge` of rows that each deliver ``count`` consecutive pieces from ``first_chunk``,
+    where no two rows' ranges overlap: the rows are ordered, not their pieces (the same deliveries:
+    within a transfer the ranges are disjoint, so ordering them by their first piece orders every
+    piece).
+
+    >>> d = merge_ranges(np.array([0, 0]), np.array([1, 1]), np.array([2, 2]), np.array([0, 0]),
+    ...                  np.array([5, 0]), np.array([2, 3]), 1)
+    >>> d.chunk_idx.tolist(), d.chunk_ptr.tolist()
+    ([0, 1, 2, 5, 6], [0, 5])
+
+    References
+    ----------
+    L. Zhao et al., "ForestColl: Efficient collective communications on heterogeneous network
+    fabrics", arXiv 2402.06787, 2024.
+    """
+    if not len(rnd):
+        empty = np.zeros(0, np.int64)
+        return Deliveries(empty, empty, empty, empty, np.zeros(1, np.int64), empty, rounds)
+    order = _lexicographic_order((rnd, src, dst, path, first_chunk))
+    rnd, src, dst, path, first_chunk, count = (x[order] for x in (rnd, src, dst, path, first_chunk, count))
+    new = np.flatnonzero(np.r_[True, (rnd[1:] != rnd[:-1]) | (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
+                               | (path[1:] != path[:-1])])
+    count = count.astype(np.int64)
+    ends = np.cumsum(count)
+    chunk = np.repeat(first_chunk.astype(np.int64) - (ends - count), count) + np.arange(int(ends[-1]))
+    ptr = np.r_[0, ends][np.r_[new, len(rnd)]]
+    return Deliveries(rnd[new], src[new], dst[new], path[new], ptr.astype(np.int64), chunk, rounds)
+
+
 def transfer_columns(rnd, src, dst, plan: Deliveries, paths, reduce: bool, offset: int):
     """Columns (round, src, dst, chunk_ptr, chunk_idx, reduce, route_ptr, route_links) of deliveries
     already oriented as the schedule runs (``plan`` gives their pieces and path ids, ``paths`` the

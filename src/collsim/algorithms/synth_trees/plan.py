@@ -27,6 +27,14 @@ MAX_DELIVERIES = 1_000_000
 verify): the pieces per block are capped so that ``N x pieces x (N - 1)`` stays below it."""
 
 
+LARGE_DELIVERIES = 8_000_000
+"""Most chunk deliveries of a schedule built as its transfers into node 0 on more than
+:data:`~collsim.algorithms.synth_trees.timing.LARGE_NODES` end nodes (its representatives, checked
+on their orbits and never expanded there): :data:`MAX_DELIVERIES` left 1,024 GPUs in boxes of 8 on
+one rail 977 pieces a block, and rounding the timed shares to so few cost 0.977 of the bound against
+0.981 with 5,888 pieces (1.4 GB and 12 s of CPU for the all-gather, build and check)."""
+
+
 def _link_arrays(system):
     lk = system.links
     return (np.asarray(lk.bandwidth_bytes_per_s, float), np.asarray(lk.latency_s, float),
@@ -114,7 +122,9 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
     cap_bw = bw[packing.link_ids]
     alpha = max(float(lat[p].sum()) for p in paths) + startup
     receivers = max(n - 1, 1) * len(np.unique(packing.root))
-    cap = max(1, MAX_DELIVERIES // receivers)
+    base = max(1, MAX_DELIVERIES // receivers)
+    large = not packing.expanded and n > timing.LARGE_NODES
+    cap = max(1, LARGE_DELIVERIES // receivers) if large else base
     orbit_of = link_orbits_of(system, packing)
     depth = packing.depth().max(axis=1)
     fixed = (pieces or 0) or (rounds or 0)
@@ -127,10 +137,10 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
                          f"round carries the same pieces")
     # built as representatives (a packing not expanded): a block may have N times the pieces, and
     # the plan within the whole schedule's cap is tried too, so that none is predicted slower
-    caps = [cap] if packing.expanded else sorted({max(1, cap // n), cap})
+    caps = [cap] if packing.expanded else sorted({max(1, base // n), base, cap})
     loads = depth_loads(packing, np.array([float(lat[p].sum()) for p in paths]))
     best = None
-    for c in caps:
+    for c in (c for c in caps if c <= base):     # the large cap serves timed plans alone (LARGE_GAIN)
         m, k, per = _pipeline_choice(packing, depth, cap_bw, block_bytes, pieces, rounds, alpha, c, loads, startup)
         plan = pipeline(packing, per, k, chunk_base * (k * m))
         time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / (k * m), orbit_of).sum())
@@ -146,7 +156,8 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
             paths = _physical_paths(system, pool, reverse)
             alpha = max(float(lat[p].sum()) for p in paths) + startup
             timed_best = _timed_plan(pool, cap_bw, paths, (bw, lat, startup), block_bytes, pieces, caps, alpha,
-                                     chunk_base, limit, floor_z=packing.z, orbit_of=link_orbits_of(system, pool))
+                                     chunk_base, limit, floor_z=packing.z, orbit_of=link_orbits_of(system, pool),
+                                     large_above=base if large else None)
             if timed_best is not None and (best[4] == "pipeline" and mode == "timed" or timed_best[0] < best[0]):
                 best = (*timed_best[:4], "timed", pool)
                 limit = min(limit, timed_best[0])
@@ -240,8 +251,8 @@ between rounds, and how much that costs depends on the count, not monotonically 
 ports: 0.972 at 128, 0.953 at 512)."""
 
 
-def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha, chunk_base, beat_s, floor_z=None,
-                orbit_of=None):
+def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha, chunk_base, beat_s, floor_z=None,  # noqa: C901, PLR0915
+                orbit_of=None, large_above=None):
     """The fastest timed-rounds plan (:mod:`~collsim.algorithms.synth_trees.timing`) that can beat ``beat_s``.
 
     Rounds from the least every root's trees need upward, each solved per arc while the programme
@@ -250,10 +261,18 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
     :data:`~collsim.algorithms.synth_trees.timing.ROOTED_VARIABLES`), else skipped; so is a
     count at which even a plan at the packing's rate (or ``floor_z``, a lower rate bound) with the
     fewest rounds the trees need would not beat the best so far (rounding to whole pieces can leave
-    rounds empty, so a larger count can end in fewer paid rounds).  Each solution is rounded to every
-    count of :data:`TIMED_PIECES_PER_ROUND`, and of the plans within :data:`BANDWIDTH_RTOL` of the
-    fastest the one with the fewest pieces is kept.  Returns ``(time_s, deliveries, pieces, rounds, bandwidth_s)``
-    (``bandwidth_s``: the programme's optimum) or None.
+    rounds empty, so a larger count can end in fewer paid rounds).  Where the per-arc programme is
+    large (above :data:`LEVELS_FIRST_VARIABLES` at the least count), the per-level programmes, far
+    smaller, come first: twice the least count, and if that plan reaches the rate with rounds whose
+    latency is below :data:`BANDWIDTH_RTOL` of its time beyond the least count's
+    (:func:`_latency_gain_s`), nothing else; otherwise every count per level, then per arc only if
+    fewer rounds could still save that much.  Each
+    solution is rounded to every count of :data:`TIMED_PIECES_PER_ROUND`, and of the plans within
+    :data:`BANDWIDTH_RTOL` of the fastest the one with the fewest pieces is kept; plans of more than
+    ``large_above`` pieces (:data:`LARGE_DELIVERIES`) only if they beat every plan within it by
+    :data:`LARGE_GAIN`.  Returns
+    ``(time_s, deliveries, pieces, rounds, bandwidth_s)`` (``bandwidth_s``: the programme's optimum)
+    or None.
     """
     bw, lat, startup = links
     depth = packing.depth().max(axis=1)
@@ -264,26 +283,26 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
     if packing.parent.shape[1] > timing.LARGE_NODES:    # large networks: many programmes, each costly
         arc_cap = min(arc_cap, timing.LARGE_ARC_VARIABLES)
     floor_s = max(packing.z if floor_z is None else floor_z, 0.0) * block_bytes
-    best, found = None, []     # the fastest plan, and every plan within BANDWIDTH_RTOL of the fastest so far
+    own_s = max(floor_s, packing.z * block_bytes)    # no rounds on these trees beat their own rate
+    # the fastest plan, and every plan within BANDWIDTH_RTOL of the fastest so far; the same within large_above
+    state = {"best": None, "found": [], "small": None, "found_small": []}
     counts = sorted({s0, s0 + 1, s0 + 2, s0 + 4, 2 * s0, 3 * s0})
     counts += [c for c in (int(round(3 * s0 * 1.5 ** i)) for i in range(1, 20)) if counts[-1] < c <= MAX_TIMED_ROUNDS]
-    for i, s in enumerate(counts):
-        if i >= 6 and (best is None or best[3] != counts[i - 1]):
-            break             # beyond 3 x the depth: only while each count beats the last
-        limit = beat_s if best is None else min(beat_s, best[0])
-        if floor_s + s0 * alpha >= limit:
-            continue
+
+    def limit_s() -> float:
+        best = state["best"]
+        return beat_s if best is None else min(beat_s, best[0])
+
+    def attempt(s: int, by_level: bool) -> bool:
+        """Solve and round the programme with ``s`` rounds; True once more rounds cannot gain."""
+        if floor_s + s0 * alpha >= limit_s():
+            return False
         try:
-            if timing.variables(packing, s) <= arc_cap:
-                t = timing.timed(packing, cap_bw, block_bytes, s)
-            elif timing.variables(packing, s, by_level=True) <= level_cap:
-                t = timing.timed(packing, cap_bw, block_bytes, s, by_level=True)
-            else:
-                continue
+            t = timing.timed(packing, cap_bw, block_bytes, s, by_level=by_level)
         except timing.ProgrammeError:      # not solved to optimality: no plan from it
-            continue
-        if t.bandwidth_s + s0 * alpha >= limit:     # rounding can leave rounds empty: s0 of them pay latency
-            continue
+            return False
+        if t.bandwidth_s + s0 * alpha >= limit_s():     # rounding can leave rounds empty: s0 of them pay latency
+            return False
         piece_counts = sorted({pieces} if pieces else {min(c, m * s) for m in TIMED_PIECES_PER_ROUND for c in caps})
         for p, rounding in ((p, r) for p in piece_counts for r in timing.ROUNDINGS):
             try:
@@ -291,18 +310,83 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
             except timing.RoundingError:
                 continue
             time_s = float(_round_times(plan, paths, bw, lat, startup, block_bytes / p, orbit_of).sum())
-            if time_s < (beat_s if best is None else min(beat_s, best[0]) * (1 + BANDWIDTH_RTOL)):
-                found.append((time_s, plan, p, s, t.bandwidth_s))
-                if best is None or time_s < best[0]:
-                    best = found[-1]
-        own_s = max(floor_s, packing.z * block_bytes)    # no rounds on these trees beat their own rate
-        if t.bandwidth_s - own_s <= BANDWIDTH_RTOL * (beat_s if best is None else min(beat_s, best[0])):
-            break             # more rounds could gain at most this much bandwidth time, and add latency
+            if time_s < (beat_s if state["best"] is None else limit_s() * (1 + BANDWIDTH_RTOL)):
+                state["found"].append((time_s, plan, p, s, t.bandwidth_s))
+                if state["best"] is None or time_s < state["best"][0]:
+                    state["best"] = state["found"][-1]
+            small = state["small"]
+            if large_above is not None and p <= large_above and time_s < beat_s and \
+                    (small is None or time_s < small[0] * (1 + BANDWIDTH_RTOL)):
+                state["found_small"].append((time_s, plan, p, s, t.bandwidth_s))
+                if small is None or time_s < small[0]:
+                    state["small"] = state["found_small"][-1]
+        # more rounds could gain at most this much bandwidth time, and add latency
+        return t.bandwidth_s - own_s <= BANDWIDTH_RTOL * limit_s()
+
+    def sweep(kinds) -> None:
+        for i, s in enumerate(counts):
+            best = state["best"]
+            if i >= 6 and (best is None or best[3] != counts[i - 1]):
+                break             # beyond 3 x the depth: only while each count beats the last
+            if best is not None and kinds == "arcs" and s >= best[3]:
+                break             # the levels' sweep already reached the rate with no more rounds
+            if kinds != "levels" and timing.variables(packing, s) <= arc_cap:
+                by_level = False
+            elif timing.variables(packing, s, by_level=True) <= level_cap:
+                by_level = True
+            else:
+                continue
+            if kinds == "arcs" and by_level:
+                continue
+            if attempt(s, by_level):
+                break
+
+    def settled() -> bool:      # no plan with fewer rounds can save BANDWIDTH_RTOL of the best's time
+        best = state["best"]
+        return best is not None and _latency_gain_s(best[3], s0, alpha) <= BANDWIDTH_RTOL * best[0]
+
+    if timing.variables(packing, s0) > LEVELS_FIRST_VARIABLES:
+        # twice the depth first: where it reaches the rate and its rounds' latency is negligible, done
+        probe = 2 * s0 <= MAX_TIMED_ROUNDS and timing.variables(packing, 2 * s0, by_level=True) <= level_cap
+        if not (probe and attempt(2 * s0, True) and settled()):
+            sweep("levels")
+            if not settled():
+                sweep("arcs")
+    else:
+        sweep("both")
+    best, found = state["best"], state["found"]
     if best is None:
         return None
+    small = state["small"]
+    if small is not None and best[0] > small[0] * (1 - LARGE_GAIN):   # more pieces must pay for themselves
+        best, found = small, state["found_small"]
     # the fewest pieces within BANDWIDTH_RTOL of the fastest, as the pipeline chooses (_pipeline_choice):
     # more pieces cost deliveries to build, verify and simulate for a gain below the model's resolution
     return min((f for f in found if f[0] <= best[0] * (1 + BANDWIDTH_RTOL)), key=lambda f: (f[2], f[0]))
+
+
+LARGE_GAIN = 2e-3
+"""How much faster (a share of the time) a plan above :data:`MAX_DELIVERIES` must be than the best
+within it to be kept (:data:`LARGE_DELIVERIES`): more pieces cost time to build and check, and the
+prediction is an upper bound through switches, so a small predicted gain can simulate as a loss.
+1,024 GPUs in boxes of 8 on one rail gain 0.4 % (kept); on boxes of 8 on a full fat tree with
+NVSwitch 300 GB/s and NICs 50 GB/s the all-reduce of 256 MiB gained 0.12 % predicted with 2,048
+pieces instead of 512, simulated 0.16 % slower, and cost 6 s more."""
+
+
+def _latency_gain_s(rounds: int, least_rounds: int, alpha_s: float) -> float:
+    """The most a plan with fewer rounds than ``rounds`` (at least ``least_rounds``, the trees' depth)
+    can gain over one in ``rounds`` whose bandwidth time is already the packing's rate: the latency of
+    the rounds it saves (its bandwidth time is no less)."""
+    return max(rounds - least_rounds, 0) * alpha_s
+
+
+LEVELS_FIRST_VARIABLES = 3_000
+"""Per-arc programmes above this many unknowns at the least round count are solved only after the
+per-level ones (about a tenth of their unknowns, and a tenth of HiGHS's time or less), and only where
+fewer rounds could still save :data:`BANDWIDTH_RTOL` of the plan's time.  On the 8x8 mesh (6,090
+unknowns at 14 rounds) the per-arc programmes at 14 to 18 rounds took 2.7 s of its 3.3 s, and the
+plan kept was the per-level one at 28 rounds."""
 
 
 MAX_TIMED_ROUNDS = 96

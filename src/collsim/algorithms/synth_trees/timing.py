@@ -11,7 +11,8 @@ whole weight at the end), and the trees' weights (each root's sum to 1).  A roun
 as its most loaded link needs; the programme minimises the rounds' sum.  Arcs near the root may
 run ahead and arcs near the leaves catch up, and links idle in one tree's fill carry another
 tree's data, so the fill is shared out instead of paid per tree.  It is solved by HiGHS's
-interior-point method; the shares are then rounded to whole pieces (to the nearest, or down), which
+dual simplex where it is small and per arc (:data:`SIMPLEX_VARIABLES`), else by its interior-point
+method; the shares are then rounded to whole pieces (to the nearest, or down), which
 keeps every arc behind its tail (rounding is monotone, and an arc and its tail share a tree's piece
 count).
 
@@ -33,7 +34,7 @@ import numpy as np
 
 from ...core.errors import InputError
 from .packing import Packing
-from .pipeline import Deliveries, merge, shares
+from .pipeline import Deliveries, merge_ranges, shares
 from .translations import stabilisers
 
 ARC_VARIABLES = 12_000
@@ -72,6 +73,35 @@ vertex.  Crossover costs time (3.5 s of the 8.7 s a 20-host dragonfly's programm
 unknowns took), but a vertex has few fractional shares, and the shares are rounded to whole
 pieces: without it the 10x10 torus's all-gather fell from 0.9911 to 0.9822 of the bound (101
 pieces a block, the cap on deliveries)."""
+
+
+SIMPLEX_VARIABLES = 4_000
+"""Per-arc programmes up to this many unknowns are tried first by HiGHS's dual simplex (a vertex, no
+crossover needed) within :data:`SIMPLEX_ITERATIONS_PER_UNKNOWN`; larger ones and every per-level
+programme go to its interior point.  Measured on the 8x8 torus with rows 4x faster: 2,268 unknowns
+in 0.13 s by the simplex against 0.33 s by the interior point, 1,762 in 0.07 s against 0.12 s; but
+6,114 (the 8x8 mesh at 14 rounds) in 0.45 s against 0.35 s, and per-level programmes take the
+simplex ten times its iterations per unknown (2,553 unknowns of the same mesh at 28 rounds: 25,880
+iterations and 5.2 s against 0.26 s)."""
+
+SIMPLEX_ITERATIONS_PER_UNKNOWN = 1.0
+"""The simplex's iterations at most, per unknown, before the programme goes to the interior point
+(and so do the packing's later programmes, :data:`_SIMPLEX_SLOW`).  On the families benchmark's
+networks the simplex was the faster wherever it needed at most about one iteration per unknown
+(random connected graphs: 0.25–0.28, 3,832 unknowns in 0.05 s against 0.27 s) and the slower from
+about 1.2 (a 45-host dragonfly: 3.1 an unknown, 2.2 s against 1.0 s; a 24-node heterogeneous mesh:
+2.3, 1.35 s against 0.62 s).  The limit counts iterations, not seconds, so plans stay deterministic."""
+
+SIMPLEX_ITERATIONS = 1_000
+"""The simplex's iterations allowed on any programme, however small: a programme of a few hundred
+unknowns can take more iterations than unknowns (a 64-host leaf-spine's 81 at 2 rounds: 82) and
+is solved in milliseconds either way; cutting it off would send the packing's later, larger
+programmes, on which the simplex wins, to the interior point."""
+
+_SIMPLEX_SLOW: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+"""Per packing, whether a programme on it ran out of simplex iterations: its programmes grow with
+the rounds and their iterations per unknown with them (a 24-node heterogeneous mesh: 0.5 at 8
+rounds, 1.2 at 12, 2.5 at 32), so the later ones skip the simplex."""
 
 
 class RoundingError(ValueError):
@@ -259,11 +289,18 @@ def _timed(packing: Packing, bandwidth_bytes_per_s: np.ndarray, block_bytes: flo
                       shape=(nu + len(roots), nv)).tocsr()
     cost = np.zeros(nv)
     cost[tau0:] = 1.0
-    for options in (IPM_OPTIONS, {}):   # at the looser gap the status can end "unknown": then the default
+    # at the looser gap the interior point's status can end "unknown": then its defaults
+    methods = [("highs-ipm", IPM_OPTIONS), ("highs-ipm", {})]
+    simplex = not by_level and nv <= SIMPLEX_VARIABLES and not _SIMPLEX_SLOW.get(full, False)
+    if simplex:
+        methods.insert(0, ("highs-ds", {"maxiter": max(SIMPLEX_ITERATIONS, int(SIMPLEX_ITERATIONS_PER_UNKNOWN * nv))}))
+    for method, options in methods:
         res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(nrow), A_eq=a_eq, b_eq=np.r_[np.zeros(nu), np.ones(len(roots))],
-                      bounds=(0, None), method="highs-ipm", options=options)
+                      bounds=(0, None), method=method, options=options)
         if res.status == 0:
             break
+        if method == "highs-ds":     # past its iterations: this packing's larger programmes go to the interior point
+            _SIMPLEX_SLOW[full] = True
     else:
         raise ProgrammeError(f"synth-trees: the timing programme with {s} rounds failed: {res.message}")
     cum = np.zeros((nu, s))
@@ -343,5 +380,4 @@ def deliveries(packing: Packing, timing: Timing, pieces: int, chunk_base: np.nda
     src = packing.parent[t, timing.node[arc]]
     dst = timing.node[arc]
     path = packing.path[t, dst]
-    chunk = np.repeat(chunk_base[packing.root[t]] + first_piece[t] + lo, n_new) + _ranges(n_new)
-    return merge(*(np.repeat(x, n_new) for x in (rnd, src, dst, path)), chunk, timing.rounds)
+    return merge_ranges(rnd, src, dst, path, chunk_base[packing.root[t]] + first_piece[t] + lo, n_new, timing.rounds)
