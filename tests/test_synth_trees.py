@@ -219,7 +219,21 @@ def test_synthesize_simulates_both_timings_and_keeps_the_faster():
         assert best.result.time_s <= collsim.evaluate(s).time_s * (1 + 1e-12)
 
 
-def test_a_timing_programme_unsolved_at_the_looser_gap_is_solved_at_the_defaults(monkeypatch):
+@pytest.fixture
+def fresh_plans(monkeypatch):
+    """No packing or timing programme remembered from another test: a test that watches HiGHS's calls
+    must see every programme solved (equal systems share their remembered packings)."""
+    import weakref
+
+    from collsim.algorithms.synth_trees import build as build_mod
+    from collsim.algorithms.synth_trees import timing
+    monkeypatch.setattr(build_mod, "_PACKINGS", weakref.WeakKeyDictionary())
+    monkeypatch.setattr(timing, "_SOLVED", weakref.WeakKeyDictionary())
+    monkeypatch.setattr(timing, "_SIMPLEX_SLOW", weakref.WeakKeyDictionary())
+    return monkeypatch
+
+
+def test_a_timing_programme_unsolved_at_the_looser_gap_is_solved_at_the_defaults(monkeypatch, fresh_plans):
     """HiGHS's interior point can end with an unknown status (a random 3-regular graph did without
     crossover): the programme is solved again at HiGHS's defaults, and the timed plan still wins."""
     import scipy.optimize
@@ -240,7 +254,7 @@ def test_a_timing_programme_unsolved_at_the_looser_gap_is_solved_at_the_defaults
     assert any(method == "highs-ds" for method, _ in calls)    # the small programmes tried by the simplex first
 
 
-def test_a_timing_programme_never_solved_leaves_the_pipeline(monkeypatch):
+def test_a_timing_programme_never_solved_leaves_the_pipeline(monkeypatch, fresh_plans):
     import scipy.optimize
     real = scipy.optimize.linprog
 
@@ -275,7 +289,7 @@ def test_the_simplex_and_the_interior_point_reach_one_optimum(seed, extra):
     assert min(optima) >= p.z * 1e3 * (1 - 1e-6)
 
 
-def test_a_simplex_out_of_iterations_hands_the_packing_to_the_interior_point(monkeypatch):
+def test_a_simplex_out_of_iterations_hands_the_packing_to_the_interior_point(monkeypatch, fresh_plans):
     """The simplex runs within an iteration budget: past it the programme is solved by the interior
     point, and so are that packing's later programmes (each packing tries the simplex once)."""
     import scipy.optimize
@@ -310,7 +324,7 @@ def _programmes(monkeypatch):
     return seen
 
 
-def test_levels_first_settles_a_bandwidth_bound_mesh_without_per_arc_programmes(monkeypatch):
+def test_levels_first_settles_a_bandwidth_bound_mesh_without_per_arc_programmes(monkeypatch, fresh_plans):
     """The 8x8 mesh at 1 GiB (per-arc programmes of 6,090 unknowns at its 14 rounds): the per-level
     programme at twice the depth reaches the packing's rate, and its 28 rounds of latency are below
     0.1 % of the time, so no per-arc programme is solved; the plan is timed and near the bound."""
@@ -322,7 +336,7 @@ def test_levels_first_settles_a_bandwidth_bound_mesh_without_per_arc_programmes(
     assert collsim.verify(s).transfers > 0
 
 
-def test_levels_first_still_solves_per_arc_where_rounds_cost_latency(monkeypatch):
+def test_levels_first_still_solves_per_arc_where_rounds_cost_latency(monkeypatch, fresh_plans):
     """At 64 KiB on a 3x4 mesh a round's latency is a large share of the time, so fewer rounds can
     gain: with every programme counted large, the per-arc ones are solved after the levels'."""
     from collsim.algorithms.synth_trees import plan as plan_mod
@@ -542,3 +556,40 @@ def test_merge_ranges_is_merge_of_every_piece(seed, rows):
     for name in ("round", "src", "dst", "path", "chunk_ptr", "chunk_idx"):
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
     assert got.rounds == want.rounds == 3
+
+
+@settings(max_examples=10, deadline=None)
+@given(rows=st.integers(3, 6), cols=st.integers(3, 6), ratio=st.sampled_from([1.0, 2.0, 4.0, 8.0]),
+       reverse=st.booleans())
+def test_ordered_trees_span_a_torus_along_its_links_in_its_diameter(rows, cols, ratio, reverse):
+    """Trees spreading along one translation at a time: spanning arborescences of root 0 over the
+    torus's own links, as deep as its diameter, their loads within their rate, which is never
+    better than the packing's (the cut bound)."""
+    from collsim.algorithms.synth_trees.ordered import ordered_pool
+    net = hetero_mesh(rows, cols, ratio, torus=True)
+    p = pack(net, reverse=reverse, expand=False)
+    o = ordered_pool(net, p, reverse)
+    assert o is not None and len(o.root) >= 1 and (o.root == 0).all()
+    _check_trees(net, o, reverse)
+    assert (o.depth().max(axis=1) == rows // 2 + cols // 2).all()
+    cap = np.asarray(net.links.bandwidth_bytes_per_s, float)[o.link_ids]
+    assert (o.link_load(o.weight) <= cap * o.z * (1 + 1e-6)).all()
+    assert o.z >= p.z * (1 - 1e-6)
+
+
+def test_ordered_trees_need_links_between_end_nodes():
+    """Through switches a translation is no link of its own: no ordered trees."""
+    from collsim.algorithms.synth_trees.ordered import ordered_pool
+    net = rail_boxes(4, gpus=4, rails=2)
+    assert ordered_pool(net, pack(net, expand=False), False) is None
+
+
+def test_ordered_trees_lift_a_torus_with_a_slow_dimension():
+    """The families' worst heterogeneous torus (4x6, rows 8x faster, 1 GiB of all-gather output): the
+    packing's trees (depth 6 and 12) reached 0.9717 of the bound in timed rounds; the trees that cross
+    the slow dimension first reach 0.981 (docs/synthesis.md)."""
+    from collsim import pipeline
+    net = hetero_mesh(4, 6, 8.0, torus=True)
+    s = pipeline.build_compact("synth-trees", net, "allgather", 2**30 // 24)
+    row = collsim.evaluate(s)
+    assert row.verified and row.lower_bound_s / row.time_s >= 0.98

@@ -135,6 +135,8 @@ _ENTRIES = (
              "Operations Research 8(1)", 1960, "pp. 101-111"),
     Citation("FordFulkerson58", "L. R. Ford, D. R. Fulkerson", "Constructing maximal dynamic flows from static flows",
              "Operations Research 6(3)", 1958, "pp. 419-433"),
+    Citation("SaadSchultz89", "Y. Saad, M. H. Schultz", "Data communication in parallel architectures",
+             "Parallel Computing 11(2)", 1989),
     Citation("McKay14", "B. D. McKay, A. Piperno", "Practical graph isomorphism, II",
              "Journal of Symbolic Computation 60", 2014, "pp. 94-112"),
     Citation("WeisfeilerLeman68", "B. Weisfeiler, A. Leman",

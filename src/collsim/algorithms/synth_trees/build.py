@@ -25,6 +25,8 @@ J. Edmonds, "Edge-disjoint branchings", Combinatorial Algorithms, 1973.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ...core.collective import make_collective
@@ -40,6 +42,7 @@ from ..registry import register
 from .packing import Packing, pack, planned_roots
 from .pipeline import Deliveries, transfer_columns
 from .orbits import emit_representatives, expand, group_of
+from .ordered import ordered_pool
 from .plan import LAYERED_ITERATIONS, LAYERED_TOLERANCE, MAX_DELIVERIES, _physical_paths, _plan
 
 MAX_END_NODES = 32
@@ -175,7 +178,7 @@ def _check(pieces, rounds, timing) -> None:
     reference="[ForestColl24] (spanning-tree packing at the cut bound's rate); [Edmonds73] (arborescence "
               "packing); [BangJensen95] (splitting off at switches); [DantzigWolfe60] (column generation); "
               "[ChuLiu65], [Edmonds67] (the pricing's minimum arborescence); [FordFulkerson58] (rounds timed "
-              "by a time-expanded programme); [ImaseItoh83], [ReddyPradhanKuhl80] (circuit configurations); "
+              "by a time-expanded programme); [SaadSchultz89] (trees along one dimension at a time); [ImaseItoh83], [ReddyPradhanKuhl80] (circuit configurations); "
               "collsim's pricing through the switches, translations and round pipelining (docs/synthesis.md)",
     summary="synthesized from the graph: spanning trees packed at the cut bound's rate, pipelined",
 )
@@ -293,6 +296,21 @@ def _floor_s(system, collective: CollectiveType, size_bytes, links) -> float:
     return blocks * block / (out.min() if collective.reduction else into.min())
 
 
+_PACKINGS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+"""Per system, the packings made on it (and their pools of shallow and ordered trees), by roots,
+direction, links and form: ``build_compact`` builds a network's representatives and then, where they
+are few, the whole schedule, and ``synthesize`` builds each timing; a packing made again would solve
+its timing programmes again (they are remembered per packing, ``timing.timed``)."""
+
+
+def _packings(system) -> dict:
+    """This system's remembered packings (a fresh dictionary where the system cannot be weakly referenced)."""
+    try:
+        return _PACKINGS.setdefault(system, {})
+    except TypeError:
+        return {}
+
+
 def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, links, beat_s=np.inf, group=None):
     """The schedule packed on ``links`` (None: every link), its parameters and predicted time
     (rounds timed only where they could beat ``beat_s``, :func:`_plan`).  ``group``: the network's
@@ -302,9 +320,17 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
     expand = group is None
 
     def packed(roots, reverse):
+        key = (None if roots is None else tuple(int(r) for r in roots), bool(reverse),
+               None if links is None else np.asarray(links).tobytes(), expand)
+        memo = _packings(system)
+        if key not in memo:
+            memo[key] = _packed(roots, reverse)
+        return memo[key]
+
+    def _packed(roots, reverse):
         packing = pack(system, roots, reverse=reverse, links=links, expand=expand)
         if roots is not None:      # a root's shallowest trees all take its every link: one tree's rate
-            return packing, None
+            return packing, (None, None)
         made: list[Packing] = []
 
         def layered() -> Packing:  # made when first needed, then kept: an all-reduce plans twice on it
@@ -312,7 +338,13 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
                 made.append(pack(system, roots, reverse=reverse, links=links, layered=True, target_z=packing.z,
                                  rel_tol=LAYERED_TOLERANCE, max_iterations=LAYERED_ITERATIONS, expand=expand))
             return made[0]
-        return packing, layered
+        ordered_made: list = []
+
+        def ordered() -> Packing | None:   # trees along one translation at a time (ordered.py), where there are
+            if not ordered_made:
+                ordered_made.append(ordered_pool(system, packing, reverse))
+            return ordered_made[0]
+        return packing, (layered, ordered if group is not None else None)
 
     def emit(packing, plan, reverse, offset, per_anchor):
         if group is None:
@@ -322,30 +354,30 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
 
     if collective.rooted:
         reverse = collective.reduction
-        packing, layered = packed([root], reverse)
+        packing, pools = packed([root], reverse)
         probe = make_collective(collective, n, size_bytes, split=1, root=root)
         plan, p, k, time_s, chosen, packing = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces,
-                                                    rounds, np.zeros(n, np.int64), timing, beat_s, layered)
+                                                    rounds, np.zeros(n, np.int64), timing, beat_s, *pools)
         coll = make_collective(collective, n, size_bytes, split=p, root=root)
         logical = _logical(coll, [_emit(system, packing, plan, reverse, 0)])
         params = {"root": root}
     elif collective.composed_of:
-        rs_pack, rs_layered = packed(None, True)
-        ag_pack, ag_layered = packed(None, False)
+        rs_pack, rs_pools = packed(None, True)
+        ag_pack, ag_pools = packed(None, False)
         probe = make_collective("allreduce", n, size_bytes, split=n)
         block = float(probe.bytes_of(np.arange(n)).mean())
         base = np.arange(n, dtype=np.int64)
         rs, p, k, t_rs, chosen, rs_pack = _plan(system, rs_pack, True, block, pieces, rounds, base, timing,
-                                                layered=rs_layered)
+                                                layered=rs_pools[0], ordered=rs_pools[1])
         if group is not None and pieces is None and size_bytes % n == 0 and (size_bytes // n) % p:
             # every node's block cut alike (a symmetric schedule's chunks are equal at every anchor):
             # the most pieces up to the plan's that divide the block
             d = np.arange(1, p + 1)
             p = int(d[(size_bytes // n) % d == 0].max())
             rs, p, k, t_rs, chosen, rs_pack = _plan(system, rs_pack, True, block, p, rounds, base, timing,
-                                                    layered=rs_layered)
+                                                    layered=rs_pools[0], ordered=rs_pools[1])
         ag, _, _, t_ag, chosen_ag, ag_pack = _plan(system, ag_pack, False, block, p, rounds, base, timing,
-                                                   layered=ag_layered)
+                                                   layered=ag_pools[0], ordered=ag_pools[1])
         chosen = chosen if chosen == chosen_ag else "mixed"
         coll = make_collective("allreduce", n, size_bytes, split=n * p, explicit=expand)
         logical = _logical(coll, [emit(rs_pack, rs, True, 0, p), emit(ag_pack, ag, False, rs.rounds, p)])
@@ -353,10 +385,10 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
         params = {}
     else:
         reverse = collective.reduction
-        packing, layered = packed(None, reverse)
+        packing, pools = packed(None, reverse)
         probe = make_collective(collective, n, size_bytes, split=1)
         plan, p, k, time_s, chosen, packing = _plan(system, packing, reverse, float(probe.bytes_of([0])[0]), pieces,
-                                                    rounds, np.arange(n, dtype=np.int64), timing, beat_s, layered)
+                                                    rounds, np.arange(n, dtype=np.int64), timing, beat_s, *pools)
         coll = make_collective(collective, n, size_bytes, split=p, explicit=expand)
         logical = _logical(coll, [emit(packing, plan, reverse, 0, p)])
         params = {}

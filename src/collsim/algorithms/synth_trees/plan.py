@@ -104,7 +104,7 @@ def _per_round_counts(cap: int) -> list[int]:
 
 def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: int | None,
           rounds: int | None, chunk_base: np.ndarray, mode: str = "auto", beat_s: float = np.inf,
-          layered=None) -> tuple[Deliveries, int, int, float, str, Packing]:
+          layered=None, ordered=None) -> tuple[Deliveries, int, int, float, str, Packing]:
     """The fastest plan: deliveries, pieces, rounds, predicted time, timing and the trees it uses.
 
     The uniform pipeline's (pieces a round ``m``, rounds ``K``):
@@ -112,8 +112,10 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
     slowest path's latency and the start-up, the same every round; ``K + depth - 1`` rounds
     (:mod:`~collsim.algorithms.synth_trees.pipeline`).  Each ``m`` has its best ``K`` in closed
     form (``sqrt((depth - 1) x bandwidth time / latency)``), capped by :data:`MAX_DELIVERIES`.
-    Timed rounds are sought on ``packing`` and on the shallowest trees (``layered()``, a
-    packing made only when needed), and in ``auto`` mode only where they could beat both the
+    Timed rounds are sought on ``packing``, on the shallowest trees (``layered()``, a
+    packing made only when needed) and on the trees along one translation at a time
+    (``ordered()``, :mod:`~collsim.algorithms.synth_trees.ordered`, tried last and only where the
+    best plan so far is more than :data:`ORDERED_ABOVE` slower than the packing's rate), and in ``auto`` mode only where they could beat both the
     pipeline and ``beat_s`` (another configuration's plan).
     """
     bw, lat, startup = _link_arrays(system)
@@ -150,9 +152,17 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
     if rounds is None and mode != "pipeline":
         limit = np.inf if mode == "timed" else min(time_s, beat_s)
         if packing.z * block_bytes + startup >= limit:   # no plan on these links can beat it: no more packing
-            layered = None
-        for pool in ([] if layered is None else [layered]) + [packing]:   # the shallow trees first: cheaper
+            layered = ordered = None
+        # the ordered trees, then the shallowest trees (cheaper than the packing's, and where their rounds
+        # run at the rate nothing is left to gain), then the packing's own
+        pools = [(p, "layered") for p in ([] if layered is None else [layered])] + [(packing, "packing")] + \
+            [(p, "ordered") for p in ([] if ordered is None else [ordered])]
+        for pool, kind in pools:
+            if kind == "ordered" and best[0] <= packing.z * block_bytes * (1 + ORDERED_ABOVE):
+                break                 # the packing's plan is near its rate: the ordered trees are for deep fills
             pool = pool if isinstance(pool, Packing) else pool()
+            if pool is None:
+                continue
             paths = _physical_paths(system, pool, reverse)
             alpha = max(float(lat[p].sum()) for p in paths) + startup
             timed_best = _timed_plan(pool, cap_bw, paths, (bw, lat, startup), block_bytes, pieces, caps, alpha,
@@ -161,7 +171,8 @@ def _plan(system, packing: Packing, reverse: bool, block_bytes: float, pieces: i
             if timed_best is not None and (best[4] == "pipeline" and mode == "timed" or timed_best[0] < best[0]):
                 best = (*timed_best[:4], "timed", pool)
                 limit = min(limit, timed_best[0])
-            if timed_best is not None and timed_best[4] - packing.z * block_bytes <= BANDWIDTH_RTOL * timed_best[0]:
+            if kind == "layered" and timed_best is not None and \
+                    timed_best[4] - packing.z * block_bytes <= BANDWIDTH_RTOL * timed_best[0]:
                 break                 # the shallow trees' rounds run at the packing's rate: nothing left to gain
     time_s, plan, p, k, chosen, used = best
     return plan, p, k, time_s, chosen, used
@@ -364,6 +375,14 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
     # more pieces cost deliveries to build, verify and simulate for a gain below the model's resolution
     return min((f for f in found if f[0] <= best[0] * (1 + BANDWIDTH_RTOL)), key=lambda f: (f[2], f[0]))
 
+
+ORDERED_ABOVE = 0.01
+"""The trees along one translation at a time (:mod:`~collsim.algorithms.synth_trees.ordered`) are
+tried only where the best plan on the packing's trees is this much slower than its rate: there the
+packing's trees are deep and fill slowly (tori with a dimension 8x slower: 0.974 of the bound,
+0.982 on the ordered trees).  Near the rate the pool only costs time (an 8x8 torus with rows 4x
+faster: 0.25 s for 0.9953 instead of 0.9948), and its plan can even lose to rounding (the 10x10
+torus: 0.9955 against 0.9992, its pieces shared among eight trees)."""
 
 LARGE_GAIN = 2e-3
 """How much faster (a share of the time) a plan above :data:`MAX_DELIVERIES` must be than the best
