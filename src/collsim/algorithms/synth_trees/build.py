@@ -25,6 +25,7 @@ J. Edmonds, "Edge-disjoint branchings", Combinatorial Algorithms, 1973.
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 
 import numpy as np
@@ -41,6 +42,7 @@ from ..common import check_root
 from ..registry import register
 from .packing import Packing, pack, planned_roots
 from .pipeline import Deliveries, transfer_columns
+from .translations import translates
 from .orbits import emit_representatives, expand, group_of
 from .ordered import ordered_pool
 from .plan import LAYERED_ITERATIONS, LAYERED_TOLERANCE, MAX_DELIVERIES, _physical_paths, _plan
@@ -296,6 +298,27 @@ def _floor_s(system, collective: CollectiveType, size_bytes, links) -> float:
     return blocks * block / (out.min() if collective.reduction else into.min())
 
 
+def _ordered(system, packing: Packing, reverse: bool) -> Packing | None:
+    """The ordered trees (:func:`~collsim.algorithms.synth_trees.ordered.ordered_pool`) beside ``packing``:
+    root 0's alone where the packing is, else moved to every root as the packing's trees are, so that
+    the whole schedule and its representatives choose the same plan."""
+    if packing.group is None:
+        return None
+    if not packing.expanded:
+        return ordered_pool(system, packing, reverse)
+    view = dataclasses.replace(packing.base(), group=packing.group, link_group=packing.link_group, expanded=False)
+    pool = ordered_pool(system, view, reverse)
+    if pool is None:
+        return None
+    paths = list(pool.paths)
+    path_ids = {tuple(int(x) for x in p): i for i, p in enumerate(paths)}
+    parent, path, load, root, weight = translates(packing.group, packing.link_group, pool.parent, pool.path,
+                                                  pool.load, pool.weight, paths, path_ids)
+    return Packing(root=root, parent=parent, path=path, weight=weight, paths=tuple(paths), z=pool.z, iterations=0,
+                   load=load, link_ids=pool.link_ids, group=packing.group, link_group=packing.link_group,
+                   expanded=True)
+
+
 _PACKINGS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 """Per system, the packings made on it (and their pools of shallow and ordered trees), by roots,
 direction, links and form: ``build_compact`` builds a network's representatives and then, where they
@@ -342,9 +365,9 @@ def _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, l
 
         def ordered() -> Packing | None:   # trees along one translation at a time (ordered.py), where there are
             if not ordered_made:
-                ordered_made.append(ordered_pool(system, packing, reverse))
+                ordered_made.append(_ordered(system, packing, reverse))
             return ordered_made[0]
-        return packing, (layered, ordered if group is not None else None)
+        return packing, (layered, ordered)
 
     def emit(packing, plan, reverse, offset, per_anchor):
         if group is None:
