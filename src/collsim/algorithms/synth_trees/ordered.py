@@ -41,6 +41,14 @@ RATE_RTOL = 1e-6
 """The pool is kept only at the packing's rate, to this share: its trees are for filling rounds
 fast, not for a slower rate (a 1,024-node hypercube's 16 orderings of its 10 classes reach 0.43 of it)."""
 
+MAX_CLASSES = 6
+"""Most translation classes (pairs of a translation and its inverse out of node 0) the pool is built
+for: a torus has one per dimension and a 64-node hypercube six; a circuit switch's circulant of many
+ports has one per port pair and no product structure, and its orderings would be numberless."""
+
+MAX_TRIES = 256
+"""Most orderings tried for trees (each costs one pass over the end nodes)."""
+
 MAX_TREES = 16
 """Most ordered trees in the pool: every ordering of the classes and every tie-break while that
 stays within it, else every ordering with the same tie-break on all classes (both ways)."""
@@ -118,14 +126,14 @@ def ordered_pool(system, packing: Packing, reverse: bool) -> Packing | None:
         inv = int(np.flatnonzero(group[w] == 0)[0])
         if not any(w in c for c in classes):
             classes.append((w, inv))
-    if not classes:
-        return None
     k = len(classes)
-    sign_sets = list(itertools.product((1, -1), repeat=k))
-    if math.factorial(k) * len(sign_sets) > MAX_TREES:
-        sign_sets = [(1,) * k, (-1,) * k]
+    if not 0 < k <= MAX_CLASSES:
+        return None           # a circuit switch's many ports, say: no product of a few cycles
+    sign_sets = list(itertools.product((1, -1), repeat=k)) if math.factorial(k) * 2 ** k <= MAX_TREES \
+        else [(1,) * k, (-1,) * k]
     trees, seen = [], set()
-    for order, signs in itertools.product(itertools.permutations(classes), sign_sets):   # lazily: k! orders
+    tries = itertools.product(itertools.permutations(classes), sign_sets)        # lazily: k! orders
+    for order, signs in itertools.islice(tries, MAX_TRIES):
         parent = _tree(group, order, signs, n)
         if parent is not None and parent.tobytes() not in seen:
             seen.add(parent.tobytes())
