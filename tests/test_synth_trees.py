@@ -593,3 +593,17 @@ def test_ordered_trees_lift_a_torus_with_a_slow_dimension():
     s = pipeline.build_compact("synth-trees", net, "allgather", 2**30 // 24)
     row = collsim.evaluate(s)
     assert row.verified and row.lower_bound_s / row.time_s >= 0.98
+
+
+def test_ordered_trees_are_not_sought_among_many_translation_classes():
+    """A complete graph on 17 nodes, as a circulant, has 8 translation classes out of node 0 (a circuit
+    switch with many ports is alike): no product of a few cycles, and its 2^8 tie-breaks times 8!
+    orderings are not listed (listing the tie-breaks of 30 ports once exhausted the machine)."""
+    from collsim.algorithms.synth_trees.ordered import MAX_CLASSES, ordered_pool
+    from collsim.kinds.network.custom import CustomNetwork
+    n = 17
+    links = tuple((a, (a + g) % n, 50e9, 1e-6, False) for a in range(n) for g in range(1, n))
+    net = CustomNetwork(nodes=n, link=links)
+    p = pack(net, expand=False)
+    assert p.group is not None and len(p.group) == n           # its rotations are a translation group
+    assert (n - 1) // 2 > MAX_CLASSES and ordered_pool(net, p, False) is None
