@@ -347,6 +347,31 @@ def test_levels_first_still_solves_per_arc_where_rounds_cost_latency(monkeypatch
     assert collsim.verify(s).transfers > 0
 
 
+def test_rounds_beyond_three_times_the_depth_stop_where_their_latency_outweighs_the_gain(monkeypatch, fresh_plans):
+    """A 3x4 mesh with rows 8x faster, 1 GiB of all-gather output: on the shallowest trees (5
+    deep) the plan in 15 rounds, three times the depth, is the best so far, but the next count, 22,
+    would add 7 rounds of latency, more than the 15-round plan is above the rate (less 0.1 %), so
+    its programme is not solved."""
+    from collsim.algorithms.synth_trees import plan as plan_mod
+    from collsim.algorithms.synth_trees import timing
+    real, counts = timing.timed, []
+
+    def spy(packing, bw, block, rounds, **kw):
+        counts.append(int(rounds))
+        return real(packing, bw, block, rounds, **kw)
+    monkeypatch.setattr(timing, "timed", spy)
+    net = hetero_mesh(3, 4, ratio=8.0)
+    s = collsim.build("synth-trees", net, "allgather", 2**30 // 12)
+    rate_s = collsim.lower_bound_s(net, s.collective)        # the packing's rate is the cut bound
+    alpha_s = float(np.min(net.links.latency_s)) + float(net.startup_s or 0.0)
+    assert s.params["timing"] == "timed" and s.params["rounds"] == 15 and 15 in counts
+    assert 22 not in counts and max(counts) < 22      # (the packing's own trees, 6 deep, stop at 18)
+    best_s = s.params["predicted_time_s"]
+    assert best_s - (rate_s + 22 * alpha_s) <= plan_mod.BANDWIDTH_RTOL * best_s     # 22 rounds could not gain
+    assert best_s - (rate_s + 15 * alpha_s) > 0                                     # the premise is not vacuous
+    assert collsim.verify(s).transfers > 0
+
+
 def test_an_unknown_timing_is_refused_naming_the_parameter():
     with pytest.raises(InputError, match="timing"):
         collsim.build("synth-trees", rail_boxes(2, gpus=2, rails=1), "allgather", "1MiB", timing="fastest")

@@ -277,7 +277,10 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
     smaller, come first: twice the least count, and if that plan reaches the rate with rounds whose
     latency is below :data:`BANDWIDTH_RTOL` of its time beyond the least count's
     (:func:`_latency_gain_s`), nothing else; otherwise every count per level, then per arc only if
-    fewer rounds could still save that much.  Each
+    fewer rounds could still save that much.  Beyond three times the least count, a count is
+    solved only while the one before it gave the best plan and the rate plus that many rounds of
+    the least latency a round with a transfer pays is more than :data:`BANDWIDTH_RTOL` below the
+    best plan's time.  Each
     solution is rounded to every count of :data:`TIMED_PIECES_PER_ROUND`, and of the plans within
     :data:`BANDWIDTH_RTOL` of the fastest the one with the fewest pieces is kept; plans of more than
     ``large_above`` pieces (:data:`LARGE_DELIVERIES`) only if they beat every plan within it by
@@ -294,12 +297,14 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
     if packing.parent.shape[1] > timing.LARGE_NODES:    # large networks: many programmes, each costly
         arc_cap = min(arc_cap, timing.LARGE_ARC_VARIABLES)
     floor_s = max(packing.z if floor_z is None else floor_z, 0.0) * block_bytes
+    alpha_min = min(float(lat[p].sum()) for p in paths) + startup     # the least a round with a transfer pays
     own_s = max(floor_s, packing.z * block_bytes)    # no rounds on these trees beat their own rate
     # the fastest plan, and every plan within BANDWIDTH_RTOL of the fastest so far; the same within large_above
     state = {"best": None, "found": [], "small": None, "found_small": []}
     # the depth and a few more, twice, two and a half times (a 10x10 torus with rows 8x faster: 0.9793
     # of the bound at 25 rounds, against 0.9755 at 30) and three times it; then by half while each beats
-    # the last (from the same position in the list as before the half-way count was added)
+    # the last (from the same position in the list as before the half-way count was added) and its
+    # rounds' latency leaves something to gain
     first = {s0, s0 + 1, s0 + 2, s0 + 4, 2 * s0, 3 * s0}
     between = (5 * s0) // 2
     free = 6 + (between not in first)
@@ -343,8 +348,10 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
     def sweep(kinds) -> None:
         for i, s in enumerate(counts):
             best = state["best"]
-            if i >= free and (best is None or best[3] != counts[i - 1]):
-                break             # beyond 3 x the depth: only while each count beats the last
+            if i >= free and (best is None or best[3] != counts[i - 1]
+                              or best[0] - (own_s + s * alpha_min) <= BANDWIDTH_RTOL * best[0]):
+                break             # beyond 3 x the depth: only while each count beats the last, and while
+                #                   the rate plus s rounds' least latency could still save BANDWIDTH_RTOL
             if best is not None and kinds == "arcs" and s >= best[3]:
                 break             # the levels' sweep already reached the rate with no more rounds
             if kinds != "levels" and timing.variables(packing, s) <= arc_cap:
@@ -416,7 +423,10 @@ plan kept was the per-level one at 28 rounds."""
 
 MAX_TIMED_ROUNDS = 96
 """Most rounds a timed plan tries.  Beyond three times the trees' depth, counts grow by half while
-each beats the last (small programmes, those a network's translations reduce to one root's arcs,
+each beats the last and the rate plus the count's rounds of latency is more than
+:data:`BANDWIDTH_RTOL` below the best plan (a 24-node mesh with rows 8x faster: 1.7 s of HiGHS
+spent on 54 rounds after the best plan's 36, whose bandwidth was 0.37 % above the rate, which 18
+more microseconds of latency outweigh) (small programmes, those a network's translations reduce to one root's arcs,
 reach the rate only with many rounds: a 3x4 torus with rows 8x faster stops 2.3 % above it in 9)."""
 
 
