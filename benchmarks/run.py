@@ -696,7 +696,11 @@ def synth_trees_families() -> dict:
     big = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--large", "--json"]
                          + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
     large = json.loads(big.stdout)
+    unseen = subprocess.run([sys.executable, str(Path(__file__).parent / "synth_trees.py"), "--wide", "--json"]
+                            + (["--smoke"] if SMOKE else []), capture_output=True, text=True, check=True)
+    wide = json.loads(unseen.stdout)
     return {"cases": len(rec["cases"]), "worst": rec["worst"], "min_efficiency": min(rec["worst"].values()),
+            "wide_worst": wide["worst"], "wide_cases": len(wide["cases"]),
             "large_worst": large["worst"], "large_cases": len(large["cases"]),
             "large_refused": sum("refused" in c for c in large["cases"]),
             "large_all_verified_on_orbits": all(c["verified"] and c["symmetric"] for c in large["cases"]

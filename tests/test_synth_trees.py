@@ -372,6 +372,29 @@ def test_rounds_beyond_three_times_the_depth_stop_where_their_latency_outweighs_
     assert collsim.verify(s).transfers > 0
 
 
+@pytest.mark.parametrize("retry", [True, False])
+def test_a_whole_schedule_that_rounding_to_few_pieces_slows_is_timed_again_with_more(monkeypatch, fresh_plans, retry):
+    """A dragonfly of 16 hosts (its packing expanded to every root) with the cap on deliveries
+    lowered to 5,000 leaves 20 pieces a block: rounding the timed shares to so few costs more than
+    0.5 % of the plan, so its trees are timed again with up to the larger cap, and the plan kept has
+    more pieces and is at least 0.2 % faster (``LARGE_GAIN``); without the retry it keeps 20."""
+    from collsim.algorithms.synth_trees import plan as plan_mod
+    monkeypatch.setattr(plan_mod, "MAX_DELIVERIES", 5_000)
+    monkeypatch.setattr(plan_mod, "LARGE_DELIVERIES", 1_000_000)
+    if not retry:
+        monkeypatch.setattr(plan_mod, "ROUNDING_ABOVE", np.inf)
+    net = dragonfly(4, 2, hosts=2)
+    s = collsim.build("synth-trees", net, "allgather", 2**30 // net.nodes)
+    base = 5_000 // (net.nodes * (net.nodes - 1))
+    efficiency = collsim.lower_bound_s(net, s.collective) / s.params["predicted_time_s"]
+    assert s.params["timing"] == "timed"
+    if retry:
+        assert base < s.params["pieces"] <= 1_000_000 // (net.nodes * (net.nodes - 1)) and efficiency >= 0.998
+    else:
+        assert s.params["pieces"] <= base and efficiency < 0.998 * (1 - plan_mod.LARGE_GAIN)
+    assert collsim.verify(s).transfers > 0
+
+
 def test_an_unknown_timing_is_refused_naming_the_parameter():
     with pytest.raises(InputError, match="timing"):
         collsim.build("synth-trees", rail_boxes(2, gpus=2, rails=1), "allgather", "1MiB", timing="fastest")
