@@ -271,9 +271,11 @@ def test_a_timing_programme_never_solved_leaves_the_pipeline(monkeypatch, fresh_
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 10**6), extra=st.integers(0, 3))
 def test_the_simplex_and_the_interior_point_reach_one_optimum(seed, extra):
-    """Small per-arc programmes go to HiGHS's dual simplex, the rest to its interior point: both
-    solve the same programme, so their optima agree (their vertices may differ).  Per-level
-    programmes always go to the interior point."""
+    """Small per-arc programmes go to HiGHS's dual simplex, the rest to its interior point, which
+    solves every root's per-arc programme in its dual form and reads the shares from its multipliers:
+    both solve the same programme, so their optima agree (their vertices may differ), and both
+    answers are shares of it (every arc's last share its tree's weight, each root's weights summing
+    to 1).  Per-level programmes always go to the interior point."""
     from collsim.algorithms.synth_trees import timing
     net = _random_small(seed)
     p = pack(net)
@@ -284,7 +286,11 @@ def test_the_simplex_and_the_interior_point_reach_one_optimum(seed, extra):
     for limit in (10**9, 0):          # every per-arc programme by the simplex, then none
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(timing, "SIMPLEX_VARIABLES", limit)
-            optima.append(timing._timed(p, cap, 1e3, s).bandwidth_s)
+            t = timing._timed(p, cap, 1e3, s)
+        optima.append(t.bandwidth_s)
+        assert np.allclose(t.cumulative[:, -1], t.weight[t.tree], atol=1e-6)
+        for r in np.unique(p.root):
+            assert t.weight[p.root == r].sum() == pytest.approx(1.0, abs=1e-6)
     assert optima[0] == pytest.approx(optima[1], rel=1e-6)
     assert min(optima) >= p.z * 1e3 * (1 - 1e-6)
 
