@@ -327,6 +327,24 @@ def test_all_reduce_on_a_mesh_leaves_more_of_the_vector_on_the_corners():
     assert rw.lower_bound_s == pytest.approx(0.6 * size / bw, rel=1e-3)
 
 
+@pytest.mark.parametrize("base_bytes_per_s", [1e6, 50e9, 1e13])
+def test_owner_weights_do_not_depend_on_the_bandwidths_unit(base_bytes_per_s):
+    """A 3x4 mesh with rows 8x faster: a corner's two links carry 9 units, an edge's three 10 or 17,
+    an inner node's four 18, so water-filling ``w_v = 1 - tau c_v`` over the nodes at 9 and 10 units
+    (4 corners and 2 edge nodes of the short sides) gives ``4 (1 - 9 tau) + 2 (1 - 10 tau) = 1``,
+    ``tau = 5/56``: corners 11/56, those edge nodes 6/56.  The shares depend on bandwidth ratios alone;
+    at 400 GB/s the root-finding's absolute tolerance was once above 1/c and every share came out 0
+    (the all-reduce then failed)."""
+    from collsim.algorithms.synth_matching import owner_weights
+    from collsim.experiments.network_families import hetero_mesh
+    net = hetero_mesh(3, 4, 8.0, bandwidth_bytes_per_s=base_bytes_per_s)
+    w = owner_weights(net)
+    assert w[[0, 3, 8, 11]] == pytest.approx([11 / 56] * 4) and w[[4, 7]] == pytest.approx([6 / 56] * 2)
+    assert w.sum() == pytest.approx(1.0) and (w >= 0).all()
+    s = collsim.build("synth-matching", net, "allreduce", 2**20, ownership="weighted")
+    assert collsim.verify(s).transfers == len(s)
+
+
 @settings(max_examples=60, deadline=None)
 @given(rows=st.integers(1, 12), cols=st.integers(1, 200), data=st.data())
 def test_the_bitset_pick_takes_each_rows_first_candidates_in_column_order(rows, cols, data):

@@ -120,8 +120,10 @@ def owner_weights(net) -> np.ndarray:
     c = np.minimum(np.bincount(dst, weights=bw, minlength=n), np.bincount(src, weights=bw, minlength=n))
     if np.allclose(c, c[0]):
         return np.full(n, 1.0 / n)
-    tau = brentq(lambda x: np.maximum(0.0, 1.0 - x * c).sum() - 1.0, 0.0, 1.0 / c.min())
-    w = np.maximum(0.0, 1.0 - tau * c)
+    r = c / c.min()             # in units of the slowest node: brentq's tolerance is absolute, and
+    #                             1 / c at 100 GB/s is 1e-11, below it (every share came out 0)
+    tau = brentq(lambda x: np.maximum(0.0, 1.0 - x * r).sum() - 1.0, 0.0, 1.0, xtol=1e-15)
+    w = np.maximum(0.0, 1.0 - tau * r)
     return w / w.sum()
 
 
