@@ -377,10 +377,12 @@ def deliveries(packing: Packing, timing: Timing, pieces: int, chunk_base: np.nda
     par = packing.parent[timing.tree, timing.node]
     inner = par != packing.root[timing.tree]
     up = np.where(inner, arc_of[timing.tree, np.where(inner, par, 0)], -1)
-    for a in np.argsort(timing.first, kind="stable"):
-        if up[a] >= 0:
-            got[a, 1:] = np.minimum(got[a, 1:], got[up[a], :-1])
-            got[a, 0] = 0
+    inner_arcs = np.flatnonzero(up >= 0)
+    by_level = inner_arcs[np.argsort(timing.first[inner_arcs], kind="stable")]
+    cuts = np.flatnonzero(np.diff(timing.first[by_level])) + 1
+    for level in np.split(by_level, cuts):   # a level at a time: every tail is one level up, done before
+        got[level, 1:] = np.minimum(got[level, 1:], got[up[level], :-1])
+        got[level, 0] = 0
     if (got[:, -1] != c).any():
         raise RoundingError("synth-trees: the timed rounds' pieces fell behind after rounding")
     new = np.diff(np.concatenate([np.zeros((len(got), 1), np.int64), got], axis=1), axis=1)
