@@ -153,7 +153,7 @@ def test_a_full_filesystem_leaves_the_old_file_byte_identical(full_disk, tmp_pat
     proc = _cli("schedule", "ring", "-n", "3", "-s", "64", "--out", str(dest), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     before = dest.read_bytes()
-    proc = _cli("schedule", "osm", "-n", "64", "-s", "64", "--out", str(dest), cwd=tmp_path)  # ~1 MB
+    proc = _cli("schedule", "osm", "-n", "128", "-s", "64", "--out", str(dest), cwd=tmp_path)  # 0.25-4 MB
     err = proc.stderr.decode()
     assert proc.returncode == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     names(err, str(dest), "No space left on device")

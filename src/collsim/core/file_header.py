@@ -15,13 +15,18 @@ from .validate import is_integer
 
 FORMAT = "collsim-schedule"
 VERSION = 2
-READS = (1, 2)  # version 2 adds "band"; a version-1 file is a version-2 file without bands
+READS = (1, 2, 3)
+"""Versions read. Version 2 adds "band" (a version-1 file is a version-2 file without bands);
+version 3, written only as ``.npz``, may leave out a CSR pointer column whose every row has one
+entry (:mod:`collsim.core.binary`); its JSON form would be version 2's."""
+COMPACT_VERSION = 3
+"""The version of a ``.npz`` file that leaves out a pointer column."""
 HEADER_KEYS = frozenset({"format", "version", "system", "collective", "algorithm", "params"})
 COLLECTIVE_KEYS = frozenset({"kind", "nodes", "size_bytes", "split", "root", "shift"})
 
-def header(s: Schedule) -> dict[str, Any]:
+def header(s: Schedule, version: int = VERSION) -> dict[str, Any]:
     """The file header of a schedule: format, version, system, collective, algorithm, params."""
-    return {"format": FORMAT, "version": VERSION, "system": s.system.describe(),
+    return {"format": FORMAT, "version": version, "system": s.system.describe(),
             "collective": s.collective.describe(), "algorithm": s.algorithm, "params": dict(s.params)}
 
 
