@@ -379,6 +379,42 @@ def test_rounds_beyond_three_times_the_depth_stop_where_their_latency_outweighs_
     assert collsim.verify(s).transfers > 0
 
 
+def test_counts_beyond_three_times_the_depth_may_solve_larger_per_level_programmes(fresh_plans):
+    """A 4x6 torus with rows 8x faster, 1 GiB of all-gather output, with the caps lowered so that per
+    arc only up to 15 rounds fit (700 unknowns) and per level none (0): on the trees moved by the
+    translations (5 deep) the plan in 15 rounds is the best so far, so 22 rounds are solved per level
+    under ``EXTENDED_LEVEL_VARIABLES``, and with that cap at 0 they are not.  Below three times the
+    depth the per-level cap holds either way, and the larger programmes never give a slower plan."""
+    import weakref
+
+    from collsim.algorithms.synth_trees import build as build_mod
+    from collsim.algorithms.synth_trees import timing
+    real, solved = timing.timed, []
+
+    def spy(packing, bw, block, rounds, by_level=False):
+        solved.append((int(rounds), by_level, timing.variables(packing, rounds, by_level=by_level),
+                       int(packing.depth().max(axis=1).min())))
+        return real(packing, bw, block, rounds, by_level=by_level)
+    fresh_plans.setattr(timing, "timed", spy)
+    fresh_plans.setattr(timing, "ARC_VARIABLES", 700)
+    fresh_plans.setattr(timing, "LEVEL_VARIABLES", 0)
+    predicted, caps = {}, (timing.EXTENDED_LEVEL_VARIABLES, 0)
+    for extended_cap in caps:
+        fresh_plans.setattr(timing, "EXTENDED_LEVEL_VARIABLES", extended_cap)
+        for memo in ((build_mod, "_PACKINGS"), (timing, "_SOLVED"), (timing, "_SIMPLEX_SLOW")):
+            fresh_plans.setattr(*memo, weakref.WeakKeyDictionary())
+        solved.clear()
+        net = hetero_mesh(4, 6, ratio=8.0, torus=True)
+        s = collsim.build("synth-trees", net, "allgather", 2**30 // net.nodes)
+        per_level = [(r, v, d) for r, by_level, v, d in solved if by_level]
+        assert all(v <= 700 for r, by_level, v, d in solved if not by_level)
+        assert all(r > 3 * d and v <= extended_cap for r, v, d in per_level)     # only beyond 3x the depth
+        assert ((22, 5) in {(r, d) for r, v, d in per_level}) == (extended_cap > 0)
+        assert collsim.verify(s).transfers > 0
+        predicted[extended_cap] = s.params["predicted_time_s"]
+    assert predicted[caps[0]] <= predicted[0] * (1 + 1e-12)
+
+
 @pytest.mark.parametrize("retry", [True, False])
 def test_a_whole_schedule_that_rounding_to_few_pieces_slows_is_timed_again_with_more(monkeypatch, fresh_plans, retry):
     """A dragonfly of 16 hosts (its packing expanded to every root) with the cap on deliveries

@@ -292,7 +292,8 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
     fewer rounds could still save that much.  Beyond three times the least count, a count is
     solved only while the one before it gave the best plan and the rate plus that many rounds of
     the least latency a round with a transfer pays is more than :data:`BANDWIDTH_RTOL` below the
-    best plan's time.  Each
+    best plan's time, per level up to
+    :data:`~collsim.algorithms.synth_trees.timing.EXTENDED_LEVEL_VARIABLES` unknowns.  Each
     solution is rounded to every count of :data:`TIMED_PIECES_PER_ROUND`, and of the plans within
     :data:`BANDWIDTH_RTOL` of the fastest the one with the fewest pieces is kept; plans of more than
     ``large_above`` pieces (:data:`LARGE_DELIVERIES`) only if they beat every plan within it by
@@ -304,10 +305,14 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
     depth = packing.depth().max(axis=1)
     roots = np.unique(packing.root)
     s0 = int(max(depth[packing.root == r].min() for r in roots))
-    arc_cap, level_cap = ((timing.ARC_VARIABLES, timing.LEVEL_VARIABLES) if len(roots) > 1 or not packing.expanded
-                          else (timing.ROOTED_VARIABLES, timing.ROOTED_VARIABLES))
+    one_root = len(roots) == 1 and packing.expanded      # a broadcast's or a reduce's trees
+    arc_cap, level_cap = ((timing.ROOTED_VARIABLES, timing.ROOTED_VARIABLES) if one_root
+                          else (timing.ARC_VARIABLES, timing.LEVEL_VARIABLES))
     if packing.parent.shape[1] > timing.LARGE_NODES:    # large networks: many programmes, each costly
         arc_cap = min(arc_cap, timing.LARGE_ARC_VARIABLES)
+    # beyond three times the depth (counts tried only while still gaining) per-level programmes may be
+    # larger, except for one root's trees (no larger programme moved a broadcast, ROOTED_VARIABLES)
+    extended_cap = level_cap if one_root else max(level_cap, timing.EXTENDED_LEVEL_VARIABLES)
     floor_s = max(packing.z if floor_z is None else floor_z, 0.0) * block_bytes
     alpha_min = min(float(lat[p].sum()) for p in paths) + startup     # the least a round with a transfer pays
     own_s = max(floor_s, packing.z * block_bytes)    # no rounds on these trees beat their own rate
@@ -368,7 +373,7 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
                 break             # the levels' sweep already reached the rate with no more rounds
             if kinds != "levels" and timing.variables(packing, s) <= arc_cap:
                 by_level = False
-            elif timing.variables(packing, s, by_level=True) <= level_cap:
+            elif timing.variables(packing, s, by_level=True) <= (level_cap if i < free else extended_cap):
                 by_level = True
             else:
                 continue

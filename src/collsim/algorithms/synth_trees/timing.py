@@ -61,6 +61,14 @@ LEVEL_VARIABLES = 5_000
 dragonfly in 14 rounds; 10,854 of a 30-host one took 25 s); larger instances keep the uniform
 pipeline."""
 
+EXTENDED_LEVEL_VARIABLES = 7_000
+"""Largest per-level programme solved for a round count beyond three times the trees' depth, which
+is tried only while the count before it gave the best plan (``plan._timed_plan``): there the plan is
+still gaining with more rounds, and the fill of deep trees is what it loses.  The 6x8 mesh with rows
+8x faster (48 end nodes, all-gather of 1 GiB of output) had stopped at 36 rounds (3,868 unknowns) on
+its shallowest trees, 0.9369 of the bound in 11.7 s of CPU; 54 rounds (6,064 unknowns, 2.6 s of
+HiGHS) reach 0.9633 in 14.2 s.  A cap of 12,000 adds 81 rounds for 0.9635 and costs 32 s."""
+
 ROOTED_VARIABLES = 5_000
 """Largest programme (per arc, or per level) solved for one root's trees (broadcast, reduce):
 Edmonds' packing from one root has deep trees, and in the families benchmark no programme above
