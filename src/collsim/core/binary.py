@@ -38,14 +38,11 @@ import numpy as np
 from .errors import ScheduleFormatError, unknown_names
 from .files import os_reason
 from .reading import open_for_reading, read_bytes
-from .csr import INDEX
+from .csr import INDEX, canonical_column
 from .schedule import Schedule
 from .file_header import COMPACT_VERSION, VERSION, header, read_header
 from .wellformed import check_wellformed
 
-_DTYPES = {"step": INDEX, "round": INDEX, "src": INDEX, "dst": INDEX, "chunk_ptr": INDEX, "chunk_idx": INDEX,
-           "reduce": bool, "direction": np.int8, "hops": INDEX, "fiber": np.int16, "wavelength": np.int32,
-           "band": np.int32, "route_ptr": INDEX, "route_links": INDEX, "path_ptr": INDEX, "path_weight": np.float64}
 
 
 ONE_ENTRY_POINTERS = ("chunk_ptr", "route_ptr")
@@ -91,20 +88,10 @@ def write_npz(s: Schedule, fh) -> None:
     np.savez(fh, header=head, **{k: narrowest(v) for k, v in cols.items()})
 
 
-def _column(path, name: str, a: np.ndarray) -> np.ndarray:
+def _column(path, name: str, a: np.ndarray, dtype) -> np.ndarray:
     """Column ``name`` in its canonical dtype: integers of another width are converted only if
     every value fits (checked, vectorised: never a silent wrap-around)."""
-    want = np.dtype(_DTYPES[name])
-    if a.ndim != 1 or (a.dtype != want and not (a.dtype.kind in "iu" and want.kind in "iu")):
-        raise ScheduleFormatError(f"{path}: column {name!r} must be a 1-D {want} array, got {a.dtype}{a.shape}")
-    if a.dtype != want and a.size:
-        info = np.iinfo(want)
-        lo, hi = int(a.min()), int(a.max())  # Python ints: exact for uint64 too
-        if lo < info.min or hi > info.max:
-            bad = lo if lo < info.min else hi
-            raise ScheduleFormatError(f"{path}: column {name!r} holds {bad}, out of range: collsim stores it as "
-                                      f"{want.name}, {info.min}..{info.max}")
-    return a.astype(want, copy=False)
+    return canonical_column(a, dtype, name, lambda message: ScheduleFormatError(f"{path}: {message}"))
 
 
 def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
@@ -145,16 +132,16 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
     if unknown:  # nothing in a file is silently ignored (a misspelt column, a column of another kind of system)
         raise ScheduleFormatError(f"{name}: unknown array{'s' if len(unknown) > 1 else ''} "
                                   + unknown_names(unknown, known))
-    cols = {}
+    cols, dtypes = {}, {**Schedule.DTYPES, **system.Routes.DTYPES}
     for col in names:
         if col not in arrays:
             if col in ONE_ENTRY_POINTERS and doc.get("version") == COMPACT_VERSION:
                 continue   # every row one entry: rebuilt below
             raise ScheduleFormatError(f"{name}: missing column {col!r}")
-        cols[col] = _column(name, col, arrays[col])
+        cols[col] = _column(name, col, arrays[col], dtypes[col])
     for col in system.Routes.PATH_COLUMNS:  # ECMP routes: optional, both or neither
         if col in arrays:
-            cols[col] = _column(name, col, arrays[col])
+            cols[col] = _column(name, col, arrays[col], dtypes[col])
     _rebuild_pointers(name, cols, system.Routes.COLUMNS)
     routes = system.Routes(**{k: cols.pop(k) for k in (*system.Routes.COLUMNS,
                                                       *system.Routes.PATH_COLUMNS) if k in cols})

@@ -6,10 +6,50 @@ permute rows, rank sorted values and cut rows into blocks of bounded size, all v
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
+
+from .errors import MalformedScheduleError
 
 INDEX = np.int64
 """The integer type of every index column (transfers, chunks, links)."""
+
+
+def canonical_column(values, dtype, name: str,
+                     error: Callable[[str], Exception] = MalformedScheduleError) -> np.ndarray:
+    """``values`` as a 1-D column of ``dtype``, collsim's own type for it.
+
+    Integers of another width are converted only if every value fits (checked, never wrapped
+    round), and integers into floats.  Anything else (floats or booleans for an integer column,
+    integers for a boolean one, a 2-D array) raises ``error(message)`` naming the column.  A column already of ``dtype`` comes back as it is, so the check costs nothing there.
+    A schedule holds its columns in these types whatever it was given: the checks form keys such as
+    ``node * chunks + chunk`` from them, which a narrower type would wrap round.
+
+    Examples
+    --------
+    >>> canonical_column(np.array([1, 2], np.int16), np.int64, "src").dtype
+    dtype('int64')
+    >>> canonical_column(np.array([0, 70000]), np.int16, "fiber")
+    Traceback (most recent call last):
+    ...
+    collsim.core.errors.MalformedScheduleError: column 'fiber' holds 70000, out of range: collsim stores it as int16, -32768..32767
+    """
+    a = np.asarray(values)
+    want = np.dtype(dtype)
+    if a.dtype == want and a.ndim == 1:
+        return a
+    fits = a.dtype == want or (want.kind in "iu" and a.dtype.kind in "iu") or (want.kind == "f" and a.dtype.kind in "fiu")
+    if a.ndim != 1 or not fits:
+        raise error(f"column {name!r} must be a 1-D {want} array, got {a.dtype}{a.shape}")
+    if want.kind in "iu" and a.size:
+        info = np.iinfo(want)
+        lo, hi = int(a.min()), int(a.max())  # Python ints: exact for uint64 too
+        if lo < info.min or hi > info.max:
+            bad = lo if lo < info.min else hi
+            raise error(f"column {name!r} holds {bad}, out of range: collsim stores it as {want.name}, "
+                        f"{info.min}..{info.max}")
+    return a.astype(want)
 
 
 def permute_csr(lengths: np.ndarray, idx: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

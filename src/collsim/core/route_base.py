@@ -12,6 +12,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .csr import canonical_column
+from .errors import MalformedScheduleError
+
 ROUTE_COLUMNS: set[str] = set()
 """Every route class's columns: a schedule reads them as its own (``s.hops``, ``s.wavelength``)."""
 
@@ -25,7 +28,17 @@ class Routes:
 
     COLUMNS: ClassVar[tuple[str, ...]] = ()
     PATH_COLUMNS: ClassVar[tuple[str, ...]] = ()
+    DTYPES: ClassVar[dict[str, Any]] = {}
+    """Each column's type: a column given in another is converted (checked,
+    :func:`~collsim.core.csr.canonical_column`); an optional column may be None."""
     multipath: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        for name, dtype in self.DTYPES.items():
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, np.ndarray) and value.dtype == dtype and value.ndim == 1):
+                object.__setattr__(self, name, canonical_column(
+                    value, dtype, name, lambda message: MalformedScheduleError(f"routes {message}")))
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

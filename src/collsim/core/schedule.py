@@ -22,7 +22,7 @@ import numpy as np
 
 from .collective import Collective
 from .errors import MalformedScheduleError
-from .csr import INDEX, permute_csr
+from .csr import INDEX, canonical_column, permute_csr
 from .route_base import ROUTE_COLUMNS, Routes
 from .system import System
 
@@ -291,6 +291,10 @@ class LogicalBuilder:
                                **{k: v[order] for k, v in extra.items()})
 
 
+def _malformed(message: str) -> MalformedScheduleError:
+    return MalformedScheduleError(f"schedule {message}")
+
+
 @dataclass(frozen=True, eq=False)
 class Schedule:
     """A physical schedule: transfers in time slots, with routes owned by the system's kind.
@@ -344,8 +348,16 @@ class Schedule:
     _cache: dict = field(default_factory=dict, repr=False)
 
     COMMON: ClassVar[tuple[str, ...]] = ("step", "round", "src", "dst", "reduce")
+    DTYPES: ClassVar[dict[str, Any]] = {"step": INDEX, "round": INDEX, "src": INDEX, "dst": INDEX,
+                                        "chunk_ptr": INDEX, "chunk_idx": INDEX, "reduce": np.bool_}
+    """Every common column's type: columns given in another are converted (checked,
+    :func:`~collsim.core.csr.canonical_column`), so that no key formed from them wraps round."""
 
     def __post_init__(self) -> None:
+        for name, dtype in self.DTYPES.items():
+            value = getattr(self, name)
+            if not (isinstance(value, np.ndarray) and value.dtype == dtype and value.ndim == 1):
+                object.__setattr__(self, name, canonical_column(value, dtype, name, _malformed))
         t = len(self.src)
         for name in self.COMMON:
             if len(getattr(self, name)) != t:

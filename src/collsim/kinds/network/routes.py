@@ -35,6 +35,8 @@ class LinkRoutes(Routes):
 
     COLUMNS: ClassVar[tuple[str, ...]] = ("route_ptr", "route_links")
     PATH_COLUMNS: ClassVar[tuple[str, ...]] = ("path_ptr", "path_weight")
+    DTYPES: ClassVar[dict[str, Any]] = {"route_ptr": INDEX, "route_links": INDEX, "path_ptr": INDEX,
+                                        "path_weight": np.float64}
 
     @property
     def multipath(self) -> bool:

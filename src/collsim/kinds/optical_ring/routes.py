@@ -27,6 +27,8 @@ class RingRoutes(Routes):
     band: np.ndarray
 
     COLUMNS: ClassVar[tuple[str, ...]] = ("direction", "hops", "fiber", "wavelength", "band")
+    DTYPES: ClassVar[dict[str, Any]] = {"direction": np.int8, "hops": INDEX, "fiber": np.int16,
+                                        "wavelength": np.int32, "band": np.int32}
 
     @classmethod
     def create(cls, *, direction, hops, fiber, wavelength, band=None) -> "RingRoutes":
