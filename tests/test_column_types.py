@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import collsim
 from collsim.core import errors as E
-from collsim.core.schedule import Schedule
+from collsim.core.schedule import LogicalSchedule, Schedule
 
 BUILDS = {
     "optical-ring-allreduce": lambda: collsim.build("ring", "paper", "allreduce", "64KiB", nodes=16),
@@ -75,3 +75,26 @@ def test_columns_that_do_not_fit_are_refused_naming_the_column(column, value, ne
         s.replace(**{column: bad})
     assert needle in str(info.value)
     assert isinstance(info.value, ValueError)
+
+
+def test_an_algorithms_narrow_logical_columns_realise_and_verify_as_int64_ones():
+    """A plug-in may emit its logical schedule in any integer type: realisation sees collsim's own."""
+    from collsim.algorithms import build_logical
+    from collsim.pipeline import realize
+    system = collsim.load_system("paper", nodes=16)
+    logical, params = build_logical("ring", system, "allreduce", 65536)
+    from collsim.core.binary import narrowest   # int8 where the values fit, int16 where they do not
+    columns = [narrowest(getattr(logical, k)) for k in ("round", "src", "dst", "chunk_ptr", "chunk_idx")]
+    assert {c.dtype for c in columns} == {np.dtype(np.int8), np.dtype(np.int16)}
+    narrow = LogicalSchedule(logical.collective, *columns, logical.reduce,
+                             direction=None if logical.direction is None else logical.direction.astype(np.int16))
+    assert narrow.src.dtype == np.int64 and narrow.chunk_ptr.dtype == np.int64
+    wide = LogicalSchedule(logical.collective, logical.round, logical.src, logical.dst, logical.chunk_ptr,
+                           logical.chunk_idx, logical.reduce, direction=logical.direction)
+    a, b = realize(system, narrow), realize(system, wide)
+    assert collsim.verify(a).transfers == collsim.verify(b).transfers == len(b)
+    for column in Schedule.DTYPES:
+        np.testing.assert_array_equal(getattr(a, column), getattr(b, column), err_msg=column)
+    with pytest.raises(E.MalformedScheduleError, match="logical schedule column 'band' holds 2147483648"):
+        LogicalSchedule(logical.collective, logical.round, logical.src, logical.dst, logical.chunk_ptr,
+                        logical.chunk_idx, logical.reduce, band=np.full(len(logical.src), 2**31))

@@ -30,6 +30,7 @@ communication operations in MPICH", IJHPCA 19(1), 2005 (the candidates).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -153,7 +154,7 @@ def pairwise_relay(system, collective: CollectiveType, size_bytes, *, degree: in
     ptr = np.concatenate([[0], np.cumsum(np.concatenate(ptrs))])
     logical = builder.build()
     routes = LinkRoutes(ptr.astype(np.int64), np.concatenate(links).astype(np.int64))
-    return LogicalSchedule(**{**{f: getattr(logical, f) for f in logical.__dataclass_fields__}, "routes": routes}), \
+    return dataclasses.replace(logical, routes=routes), \
         {"degree": int(degree), "base": int(b)}
 
 

@@ -82,6 +82,14 @@ def realised_floor_bytes(transfers: int, deliveries: int) -> int:
         + 2 * CHUNK_ENTRY_BYTES * int(deliveries)
 
 
+def _malformed(message: str) -> MalformedScheduleError:
+    return MalformedScheduleError(f"schedule {message}")
+
+
+def _malformed_logical(message: str) -> MalformedScheduleError:
+    return MalformedScheduleError(f"logical schedule {message}")
+
+
 @dataclass(frozen=True, eq=False)
 class LogicalSchedule:
     """What an algorithm emits: transfers grouped into logical rounds.
@@ -135,6 +143,18 @@ class LogicalSchedule:
     band: np.ndarray | None = None
     via: np.ndarray | None = None
     routes: Routes | None = None
+
+    DTYPES: ClassVar[dict[str, Any]] = {"round": INDEX, "src": INDEX, "dst": INDEX, "chunk_ptr": INDEX,
+                                        "chunk_idx": INDEX, "reduce": np.bool_, "direction": np.int8,
+                                        "color": INDEX, "band": np.int32, "via": INDEX}
+    """Every column's type, as :attr:`Schedule.DTYPES`: an algorithm's (a plug-in's) columns of
+    another type are converted, checked, before realisation forms keys from them."""
+
+    def __post_init__(self) -> None:
+        for name, dtype in self.DTYPES.items():
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, np.ndarray) and value.dtype == dtype and value.ndim == 1):
+                object.__setattr__(self, name, canonical_column(value, dtype, name, _malformed_logical))
 
     @property
     def rounds(self) -> int:
@@ -291,8 +311,6 @@ class LogicalBuilder:
                                **{k: v[order] for k, v in extra.items()})
 
 
-def _malformed(message: str) -> MalformedScheduleError:
-    return MalformedScheduleError(f"schedule {message}")
 
 
 @dataclass(frozen=True, eq=False)
