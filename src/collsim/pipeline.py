@@ -607,6 +607,60 @@ def run(algorithm: str | AlgorithmSpec, system: System, collective: str, size_by
     return evaluate(build_compact(algorithm, system, collective, size_bytes, strategy=strategy, **params))
 
 
+def simulate_compact(schedule: Schedule | SymmetricSchedule | RepeatedSteps, *, report: VerifyReport | None = None,
+                     check: bool = True):
+    """Flow-simulate (bulk mode) a schedule in any form :func:`build_compact` returns, as the whole schedule.
+
+    A :class:`~collsim.core.schedule.Schedule` is simulated by :func:`collsim.simulate`; a symmetric
+    schedule or one whose steps repeat through its representatives or its classes of steps, which
+    is how ``collsim compare`` and :func:`evaluate` time it: the total, every step's time and every
+    link's bytes and busy time are the whole schedule's (docs/model.md, "One flow per orbit").
+
+    Parameters
+    ----------
+    schedule : Schedule, SymmetricSchedule or RepeatedSteps
+        A schedule on an electrical network.
+    report : VerifyReport, optional
+        Its report from :func:`verify`: it passed, and is not verified again.
+    check : bool, optional
+        Verify it when no ``report`` is given (default True); False: ``verified`` False.
+
+    Returns
+    -------
+    collsim.sim.SimResult
+        ``form`` says which: ``explicit``, ``symmetric`` or ``repeated``.
+
+    Raises
+    ------
+    collsim.core.errors.VerificationError
+        If it fails the verifier (``check``, no report).
+    collsim.core.errors.UnsupportedError
+        On a system without a flow simulator (optical rings: :func:`evaluate`).
+
+    Examples
+    --------
+    >>> r = simulate_compact(build_symmetric("ring", "ring", "allgather", "1MiB", nodes=8))
+    >>> r.form, r.transfers, r.verified
+    ('symmetric', 56, True)
+    """
+    from .core.plugins import require
+    from .sim import simulate
+    if isinstance(schedule, Schedule):
+        return simulate(schedule, report=report, check=check)
+    if not isinstance(schedule, (SymmetricSchedule, RepeatedSteps)):
+        raise InputError(f"simulate_compact takes a schedule (collsim.pipeline.build_compact), not {what_it_is(schedule)}")
+    require(schedule.system, "flow-simulation", "the flow simulator")
+    if report is not None:
+        _proof(schedule, report, "simulate_compact")
+        verified = True
+    elif check:
+        _check(schedule)
+        verified = True
+    else:
+        verified = False
+    return model_for(schedule.system).simulate_compact(schedule, verified=verified)
+
+
 def build_compact(algorithm: str | AlgorithmSpec, system: str | System, collective: str, size_bytes: int | str, *,
                   strategy: str | Callable = "first-fit", **params: Any) -> Schedule | SymmetricSchedule | RepeatedSteps:
     """The schedule in the smallest form collsim checks: symmetric where that pays, else explicit.
@@ -689,4 +743,4 @@ are the same either way (``tests/test_symmetry.py``)."""
 
 
 __all__ = ["Result", "VerifyReport", "build", "build_compact", "build_repeated", "build_symmetric", "evaluate", "lower_bound_s", "realize", "run", "schedule_time_s",
-           "verify"]
+           "simulate_compact", "verify"]

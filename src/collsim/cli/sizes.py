@@ -186,10 +186,13 @@ def compare_rows(system: Any, collective: str, request: SizeRequest, *,
 
 
 def iter_schedules(algorithm: str, system: Any, collective: str, request: SizeRequest, *,
-                   params: dict[str, Any], strategy: str | None = None):
-    """Build an algorithm's schedule for each requested size (not verified), one at a time."""
+                   params: dict[str, Any], strategy: str | None = None, compact: bool = False):
+    """Build an algorithm's schedule for each requested size (not verified), one at a time.
+
+    ``compact``: in the smallest form collsim checks and times, as ``compare`` does
+    (:func:`collsim.pipeline.build_compact`: symmetric or with repeated steps where that pays)."""
     from ..algorithms.placement import placement_params
-    from ..pipeline import build
+    from ..pipeline import build, build_compact
     from ..systems import load_system
     from ..systems.options import SystemOptions
     strategy = strategy or (system.strategy if isinstance(system, SystemOptions) else "first-fit")
@@ -197,7 +200,7 @@ def iter_schedules(algorithm: str, system: Any, collective: str, request: SizeRe
     chosen = placement_params(algorithm, collective, params, root=request.root, shift=request.shift,
                               nodes=sysm.nodes)
     for size in request.sizes(collective, sysm.nodes):
-        yield build(algorithm, sysm, collective, size, strategy=strategy, **chosen)
+        yield (build_compact if compact else build)(algorithm, sysm, collective, size, strategy=strategy, **chosen)
 
 
 def schedule_facts(schedule) -> dict[str, Any]:

@@ -117,6 +117,14 @@ class SimResult:
     verified : bool
         True only if the verifier ran on the schedule and passed it (here, or before: the
         caller passed its report); False for ``simulate(..., check=False)``.
+    form : str
+        ``"explicit"``: every transfer was simulated.  ``"symmetric"`` or ``"repeated"``: the
+        schedule's representatives or its classes of steps stood for it
+        (:meth:`collsim.kinds.network.model.NetworkModel.simulate_compact`): the totals, step
+        times and link statistics are the whole schedule's, ``transfer_start_s`` and
+        ``transfer_finish_s`` the representatives'.
+    transfers : int, optional
+        Transfers of the whole schedule, where they are not the ``transfer_start_s`` simulated.
 
     References
     ----------
@@ -149,6 +157,8 @@ class SimResult:
     system: Any = field(repr=False)
     events: int = 0
     verified: bool = False
+    form: str = "explicit"
+    transfers: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Totals, per-step times and per-link utilisation (links that carried bytes).
@@ -168,7 +178,8 @@ class SimResult:
                   "utilisation": float(self.link_bytes[i] / (bw[i] * total)) if total > 0 else 0.0}
                  for i in used]
         return {"mode": self.mode, "total_time_s": float(total), "steps": len(self.step_time_s),
-                "transfers": len(self.transfer_start_s), "events": self.events,
+                "transfers": len(self.transfer_start_s) if self.transfers is None else self.transfers,
+                "form": self.form, "events": self.events,
                 "max_link_load": self.max_link_load, "peak_link_flows": self.peak_link_flows,
                 "total_link_bytes": int(self.link_bytes.sum()),
                 "step_time_s": [float(x) for x in self.step_time_s], "links": links, "verified": self.verified}
@@ -313,8 +324,10 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
     phops = routes.path_hops
     left = np.diff(routes.path_ptr).copy() if multipath else None  # sub-flows still sending per transfer
     link_bytes = np.zeros(len(lt), np.int64)
+    # a whole step standing for several alike carries their bytes (its weight times its own)
+    pweight = psize if weights is None else psize * weights[schedule.step[owner] if multipath else schedule.step]
     for lo, hi in row_blocks(ptr):  # bounded temporaries: one block of route entries at a time
-        block = np.bincount(links[ptr[lo]:ptr[hi]], weights=np.repeat(psize[lo:hi], phops[lo:hi]).astype(np.float64),
+        block = np.bincount(links[ptr[lo]:ptr[hi]], weights=np.repeat(pweight[lo:hi], phops[lo:hi]).astype(np.float64),
                             minlength=len(lt))
         link_bytes += np.rint(block).astype(np.int64)
     start = np.zeros(n)
@@ -341,6 +354,7 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
         for k in range(nsteps):
             ids = np.arange(bounds[k], bounds[k + 1])
             t0 = eng.now
+            busy_before = None if weights is None else eng.busy.copy()
             start[ids] = t0
             finish[ids] = t0 + fixed[ids]  # zero-byte flows; the others are overwritten below
             eng.admit(paths_of(ids[moving[ids]]), esize)
@@ -354,6 +368,8 @@ def simulate(schedule: Schedule, *, mode: str = "bulk", report=None, check: bool
                 end = max(end, float((last + node_work[k]).max()))
             step_time[k] = end - t0
             eng.now = end
+            if busy_before is not None:  # the steps it stands for keep its links as busy as it did
+                eng.busy += (eng.busy - busy_before) * (weights[k] - 1)
         total = eng.now if weights is None else weighted_sum(step_time, schedule)
     else:
         dep_ptr, dep_tgt, indeg = (rank_dependencies if mode == "rank" else _dependencies)(schedule)
