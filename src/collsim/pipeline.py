@@ -197,10 +197,7 @@ def build_symmetric(algorithm: str | AlgorithmSpec, system: str | System, collec
     return sym
 
 
-REPEATED_MAX_CLASS_TRANSFERS = 1 << 22
-"""Most transfers the whole steps of a :class:`~collsim.core.repeated.RepeatedSteps` hold, one step per
-class: beyond that its steps are too varied for classes to pay, and :func:`build_compact` builds as
-before."""
+from .core.compact_file import REPEATED_MAX_CLASS_TRANSFERS  # noqa: E402  (one cap for builds and files)
 
 
 def build_repeated(algorithm: str | AlgorithmSpec, system: str | System, collective: str, size: str | int, *,
@@ -352,6 +349,20 @@ def verify(schedule: Schedule | str | os.PathLike, *, dataflow: bool = True, res
                         closed_form_time_s=closed.time_s, data_flow=data_flow)
 
 
+def stand_in(schedule) -> Schedule:
+    """What the kind checks and times for a schedule of any form: the schedule itself, a symmetric
+    schedule's representatives on the quotient (its kind's ``orbit_schedule``), or the weighted whole
+    steps of a schedule whose steps repeat.
+
+    Examples
+    --------
+    >>> s = build_symmetric("ring", "ring", "allgather", "1MiB", nodes=8)
+    >>> len(stand_in(s)), s.transfers
+    (7, 56)
+    """
+    return _timed(schedule)
+
+
 def _timed(schedule) -> Schedule:
     """What the kind times: the schedule, a symmetric schedule's stand-in (its kind's ``orbit_schedule``),
     or the weighted whole steps of a schedule whose steps repeat."""
@@ -369,7 +380,7 @@ def _transfers(schedule) -> int:
 def _schedule(schedule: Schedule | str | os.PathLike, what: str) -> Schedule:
     """``schedule`` itself, or the schedule in the file it names (:func:`collsim.core.schedule_file.load_schedule`)."""
     from .core.schedule_file import load_schedule
-    return load_schedule(schedule, what=what)
+    return load_schedule(schedule, what=what, compact=True)   # a file of representatives: checked on its orbits
 
 
 def _check(schedule: Schedule, dataflow: bool = True, resources: bool = True) -> str:
@@ -436,7 +447,8 @@ def schedule_time_s(schedule: Schedule | str | os.PathLike, *, report: VerifyRep
     if proof is None:
         _check(schedule)
     model = model_for(schedule.system)
-    return model.answer_time_s(schedule, model.time(schedule, _spec(schedule)))
+    timed = _timed(schedule)   # a file of representatives: its kind times their stand-in
+    return model.answer_time_s(timed, model.time(timed, _spec(schedule)))
 
 
 def _spec(schedule: Schedule):
@@ -743,4 +755,4 @@ are the same either way (``tests/test_symmetry.py``)."""
 
 
 __all__ = ["Result", "VerifyReport", "build", "build_compact", "build_repeated", "build_symmetric", "evaluate", "lower_bound_s", "realize", "run", "schedule_time_s",
-           "simulate_compact", "verify"]
+           "simulate_compact", "stand_in", "verify"]

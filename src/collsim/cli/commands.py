@@ -138,7 +138,11 @@ def _routing_warning(sysm, collective: str | None = None) -> None:
 @click.option("--trace", default=None, type=click.Path(dir_okay=False), metavar="FILE.json",
               help="Also write its timeline as trace-event JSON (Perfetto, chrome://tracing): optical lightpaths "
                    "per fiber and wavelength, or the alpha-beta steps of an electrical schedule.")
-def schedule_cmd(algorithm, system, collective, sizes, params, out, trace) -> None:
+@click.option("--compact", is_flag=True,
+              help="Where compare checks the schedule on its orbits (a large symmetric schedule, or one whose "
+                   "steps repeat), write its representatives and their group (file version 4) instead of every "
+                   "transfer; verify, simulate and load read it back.")
+def schedule_cmd(algorithm, system, collective, sizes, params, out, trace, compact) -> None:
     """Build, verify and write a schedule file (JSON; numpy's binary format if the name ends in .npz).
 
     \b
@@ -148,29 +152,37 @@ def schedule_cmd(algorithm, system, collective, sizes, params, out, trace) -> No
       collsim schedule osm --nodes 16 --wavelengths 2 --collective alltoall --size 1KiB --out a2a.json
       collsim schedule ring --nodes 8 --out - | collsim verify -
       collsim schedule osm --nodes 16 --wavelengths 4 --out osm.json --trace osm-trace.json
+      collsim schedule hier-allreduce --system hierarchical -S dims=switch:8,fat-tree:1024 -c allreduce \
+          -s 256MiB --compact --out hier.npz
     """
     from ..core.files import writable_file
     from ..pipeline import verify
     from .io import write_schedule
     from .sizes import iter_schedules
     checked(system)
+    if compact and trace:
+        raise click.UsageError("--trace draws every transfer: give it without --compact")
     for path, what in ((out, "the schedule"), (trace, "the trace")):  # both, before either is written
         if path and path != "-":
             writable_file(path, what)
     with ProgressBar("building") as bar:
-        sched = next(iter_schedules(algorithm, system, collective, sizes, params=parse_params(params)))
+        sched = next(iter_schedules(algorithm, system, collective, sizes, params=parse_params(params),
+                                    compact=compact))
         bar.update(description="verifying")
         report = verify(sched)
         bar.update(description=f"writing {out}")
-        where = write_schedule(sched, out, bar.callback)  # steps written of all
+        where = write_schedule(sched, out, bar.callback, expand=not compact)  # steps written of all
         if trace:
             from ..interop.trace.optical import write_schedule_trace
             bar.update(description=f"writing {trace}")
             write_schedule_trace(trace, sched)
     from ..core.wording import counted
+    from ..core.compact_file import symmetry_of
+    from ..core.schedule import Schedule
+    held = "" if isinstance(sched, Schedule) else f" as {len(symmetry_of(sched)[0]):,} representatives and their group"
     click.echo(f"wrote {where}: {sched.algorithm} {sched.collective.name}, {counted(report.steps, 'step')} "
-               f"({'time slot' if report.steps == 1 else 'time slots'}), {counted(report.transfers, 'transfer')}, "
-               "verified", err=out == "-")
+               f"({'time slot' if report.steps == 1 else 'time slots'}), {counted(report.transfers, 'transfer')}"
+               f"{held}, verified", err=out == "-")
 
 
 @click.command("verify", cls=StrictCommand)
@@ -199,7 +211,7 @@ def verify_cmd(file, out: Output) -> None:
     sched = None
     try:
         with ProgressBar(f"reading {file}") as bar:
-            sched = read_schedule(file, bar.callback)  # steps read of all
+            sched = read_schedule(file, bar.callback, compact=True)  # steps read of all; representatives kept
         with ProgressBar("verifying"):
             report = verify(sched)
     except CollsimError as exc:
@@ -210,17 +222,22 @@ def verify_cmd(file, out: Output) -> None:
             emit_one(out, {**head, **error_record(exc)}, "")
         raise
     from ..cost import block_steps
+    from ..core.schedule import Schedule
     from ..core.wording import counted
     from ..kinds.view import view_for
-    from ..pipeline import lower_bound_s
+    from ..pipeline import lower_bound_s, stand_in
+    timed = stand_in(sched)   # a file of representatives: what its kind checked and timed
+    from ..core.repeated import RepeatedSteps
+    form = "explicit" if isinstance(sched, Schedule) else "repeated" if isinstance(sched, RepeatedSteps) else "symmetric"
     summary = {"file": file, "algorithm": sched.algorithm, "collective": sched.collective.name,
                "nodes": sched.system.nodes, **asdict(report), "slots": report.slots,
-               "block_steps": block_steps(sched), "time_s": report.time_s,
-               "lower_bound_s": lower_bound_s(sched.system, sched.collective), "valid": True}
+               "block_steps": block_steps(timed), "time_s": report.time_s,
+               "lower_bound_s": lower_bound_s(sched.system, sched.collective), "form": form, "valid": True}
     blocks = summary["block_steps"]
     facts = [counted(report.steps, "step") + (" (time slot)" if report.steps == 1 else " (time slots)"),
              f"{blocks:.6g} block time{'' if blocks == 1 else 's'}",
-             counted(report.transfers, "transfer"), *view_for(sched.system).report_facts(sched, report)]
+             counted(report.transfers, "transfer") + ("" if form == "explicit" else f" ({CHECKED_WORDS[form]})"),
+             *view_for(sched.system).report_facts(timed, report)]
     if "fingerprint" in report.data_flow:  # docs/model.md, "Fingerprints for large reductions"
         facts.append("data flow checked by fingerprints (a wrong result passes with probability < 2^-95)")
     emit_one(out, summary, f"valid: {sched.collective.name} on {sched.system.topology} N={sched.system.nodes}, "
@@ -266,6 +283,10 @@ def topology_cmd(system_arg, system, out: Output) -> None:
         TableColumn("field", [k.replace("_", " ") for k in flat], left=True),
         TableColumn("value", [text_of(v) for v in flat.values()])]))
 
+
+CHECKED_WORDS = {"symmetric": "the file's representatives, checked on their orbits",
+                 "repeated": "the file's representatives, checked on their orbits and one whole step per class"}
+"""How ``verify`` says a file of representatives and their group was checked."""
 
 FORM_WORDS = {"symmetric": "verified and simulated on the orbits",
               "repeated": "verified on the orbits and simulated one whole step per class"}
@@ -318,8 +339,8 @@ def simulate_cmd(target, system, collective, sizes, params, mode, trace, out: Ou
             raise click.UsageError(f"a schedule file carries its own system, collective and algorithm; "
                                    f"{', '.join(ignored)} would be ignored (they apply when simulating an algorithm)")
         from .io import read_schedule
-        with ProgressBar(f"reading {target}") as bar:
-            scheds = [read_schedule(target, bar.callback)]
+        with ProgressBar(f"reading {target}") as bar:   # representatives kept where the bulk mode takes them
+            scheds = [read_schedule(target, bar.callback, compact=mode == "bulk" and not trace)]
     else:
         # in bulk mode without a timeline, the form compare times (symmetric, repeated steps) where it pays:
         # the same totals, step times and link statistics from a fraction of the transfers

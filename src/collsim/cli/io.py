@@ -24,18 +24,25 @@ import sys
 STDIO = "-"
 
 
-def write_schedule(sched, out: str, progress=None) -> str:
+def write_schedule(sched, out: str, progress=None, *, expand: bool = True) -> str:
     """Write ``sched`` to the file ``out``, or as JSON to standard output if ``out`` is ``-``.
 
     Returns what to call the destination in messages.  ``progress(done, total)`` is called
-    per step written (a progress bar's hook).
+    per step written (a progress bar's hook).  ``expand=False``: a symmetric schedule or one
+    whose steps repeat is written as its representatives and group (version 4).
     """
     if out != STDIO:
         from ..core.serialize import save
-        save(sched, out, progress)
+        save(sched, out, progress, expand=expand)
         return out
+    from ..core.schedule import Schedule
     from ..core.serialize import dumps
-    data = dumps(sched, progress).encode()  # complete before the first byte goes out
+    if isinstance(sched, Schedule) or expand:
+        data = dumps(sched if isinstance(sched, Schedule) else sched.expand(), progress).encode()
+    else:
+        from ..core.compact_file import symmetry_of
+        reps, symmetry = symmetry_of(sched)
+        data = dumps(reps, progress, symmetry).encode()
     stream = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else sys.stdout
     try:
         sys.stdout.flush()
@@ -47,11 +54,12 @@ def write_schedule(sched, out: str, progress=None) -> str:
     return "standard output"
 
 
-def read_schedule(file: str, progress=None):
+def read_schedule(file: str, progress=None, *, compact: bool = False):
     """Read the schedule file ``file``, or standard input if ``file`` is ``-`` (JSON or ``.npz``).
 
     ``progress(done, total)`` is called per step read from a JSON file (a progress bar's hook).
-    The one loader, :func:`collsim.core.schedule_file.load_schedule`, reads it.
+    The one loader, :func:`collsim.core.schedule_file.load_schedule`, reads it; ``compact``: a file
+    of representatives and their group stays in that form (else it is expanded).
     """
     from ..core.schedule_file import load_schedule
-    return load_schedule(file, progress, stdin=True, what="reading a schedule")
+    return load_schedule(file, progress, stdin=True, what="reading a schedule", compact=compact)

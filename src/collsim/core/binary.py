@@ -40,7 +40,7 @@ from .files import os_reason
 from .reading import open_for_reading, read_bytes
 from .csr import INDEX, canonical_column
 from .schedule import Schedule
-from .file_header import COMPACT_VERSION, VERSION, header, read_header
+from .file_header import COMPACT_VERSION, SYMMETRIC_VERSION, VERSION, header, read_header
 from .wellformed import check_wellformed
 
 
@@ -76,15 +76,16 @@ def _one_entry_rows(ptr: np.ndarray) -> bool:
     return bool(len(ptr) and ptr[0] == 0 and int(ptr[-1]) == len(ptr) - 1 and (np.diff(ptr) == 1).all())
 
 
-def write_npz(s: Schedule, fh) -> None:
-    """Write ``s`` to an open binary file in the ``.npz`` format, compact (module docstring)."""
+def write_npz(s: Schedule, fh, symmetry: dict | None = None) -> None:
+    """Write ``s`` to an open binary file in the ``.npz`` format, compact (module docstring); with
+    ``symmetry``, ``s`` is representatives and the file version 4 (:mod:`collsim.core.compact_file`)."""
     cols = {k: getattr(s, k) for k in ("step", "round", "src", "dst", "chunk_ptr", "chunk_idx", "reduce")}
     cols.update({k: getattr(s.routes, k) for k in s.routes.columns()})
     left_out = [k for k in ONE_ENTRY_POINTERS if k in cols and _one_entry_rows(cols[k])]
     for k in left_out:
         del cols[k]
     version = COMPACT_VERSION if left_out else VERSION
-    head = np.frombuffer(json.dumps(header(s, version)).encode(), dtype=np.uint8)
+    head = np.frombuffer(json.dumps(header(s, version, symmetry)).encode(), dtype=np.uint8)
     np.savez(fh, header=head, **{k: narrowest(v) for k, v in cols.items()})
 
 
@@ -94,15 +95,27 @@ def _column(path, name: str, a: np.ndarray, dtype) -> np.ndarray:
     return canonical_column(a, dtype, name, lambda message: ScheduleFormatError(f"{path}: {message}"))
 
 
-def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
+def read_npz(path: str | Path | BinaryIO, name: str | None = None, *, expand: bool = True):
     """Read a ``.npz`` schedule.
 
     Every column is checked as a JSON file's fields are: integer columns of another
     width are converted only if their values fit, and the schedule must be
     well-formed (:func:`collsim.core.wellformed.check_wellformed`: contiguous steps,
     no chunk named twice in a transfer, consistent CSR pointers, sizes within int64).
+    A version-4 file's representatives and group are the schedule they stand for: expanded
+    (``expand``, the default), else a ``SymmetricSchedule`` or ``RepeatedSteps``
+    (:func:`collsim.core.compact_file.from_file`).
     """
     name = str(path) if name is None else name
+    s, symmetry = _read_npz(path, name)
+    if symmetry is None:
+        return s
+    from .compact_file import from_file
+    return from_file(s, symmetry, expand=expand, name=name)
+
+
+def _read_npz(path, name: str) -> tuple[Schedule, dict | None]:
+    """The file's schedule (its representatives in version 4) and its ``symmetry``, or None."""
     owned = None
     if isinstance(path, (str, os.PathLike)):  # a regular file up to MAX_READ_BYTES (or a pipe), never a device
         path = owned = open_for_reading(path, error=ScheduleFormatError)
@@ -126,6 +139,8 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ScheduleFormatError(f"{name}: bad header ({exc})") from exc
     system, coll = read_header(doc)
+    from .compact_file import read_symmetry
+    symmetry = read_symmetry(doc, doc["version"])
     names = ("step", "round", "src", "dst", "chunk_ptr", "chunk_idx", "reduce") + system.Routes.COLUMNS
     known = {"header", *names, *system.Routes.PATH_COLUMNS}
     unknown = [k for k in arrays if k not in known]
@@ -135,7 +150,7 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
     cols, dtypes = {}, {**Schedule.DTYPES, **system.Routes.DTYPES}
     for col in names:
         if col not in arrays:
-            if col in ONE_ENTRY_POINTERS and doc.get("version") == COMPACT_VERSION:
+            if col in ONE_ENTRY_POINTERS and doc.get("version") in (COMPACT_VERSION, SYMMETRIC_VERSION):
                 continue   # every row one entry: rebuilt below
             raise ScheduleFormatError(f"{name}: missing column {col!r}")
         cols[col] = _column(name, col, arrays[col], dtypes[col])
@@ -155,7 +170,7 @@ def read_npz(path: str | Path | BinaryIO, name: str | None = None) -> Schedule:
         check_wellformed(s)
     except ScheduleFormatError as exc:
         raise ScheduleFormatError(f"{name}: {exc}") from exc
-    return s
+    return s, symmetry
 
 
 def _rebuild_pointers(name: str, cols: dict, route_columns: tuple[str, ...]) -> None:

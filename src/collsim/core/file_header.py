@@ -15,19 +15,29 @@ from .validate import is_integer
 
 FORMAT = "collsim-schedule"
 VERSION = 2
-READS = (1, 2, 3)
+READS = (1, 2, 3, 4)
 """Versions read. Version 2 adds "band" (a version-1 file is a version-2 file without bands);
 version 3, written only as ``.npz``, may leave out a CSR pointer column whose every row has one
-entry (:mod:`collsim.core.binary`); its JSON form would be version 2's."""
+entry (:mod:`collsim.core.binary`); its JSON form would be version 2's. Version 4 holds a
+schedule's representatives and, in ``symmetry``, the group that moves them
+(:mod:`collsim.core.compact_file`)."""
 COMPACT_VERSION = 3
 """The version of a ``.npz`` file that leaves out a pointer column."""
-HEADER_KEYS = frozenset({"format", "version", "system", "collective", "algorithm", "params"})
+SYMMETRIC_VERSION = 4
+"""The version of a file holding representatives and their group in ``symmetry``
+(:mod:`collsim.core.compact_file`); a ``.npz`` one may leave out pointer columns as version 3 does."""
+HEADER_KEYS = frozenset({"format", "version", "system", "collective", "algorithm", "params", "symmetry"})
 COLLECTIVE_KEYS = frozenset({"kind", "nodes", "size_bytes", "split", "root", "shift"})
 
-def header(s: Schedule, version: int = VERSION) -> dict[str, Any]:
-    """The file header of a schedule: format, version, system, collective, algorithm, params."""
-    return {"format": FORMAT, "version": version, "system": s.system.describe(),
-            "collective": s.collective.describe(), "algorithm": s.algorithm, "params": dict(s.params)}
+def header(s: Schedule, version: int = VERSION, symmetry: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The file header of a schedule: format, version, system, collective, algorithm, params; with
+    ``symmetry`` (``s`` being representatives), version 4 and the group."""
+    out = {"format": FORMAT, "version": SYMMETRIC_VERSION if symmetry is not None else version,
+           "system": s.system.describe(), "collective": s.collective.describe(), "algorithm": s.algorithm,
+           "params": dict(s.params)}
+    if symmetry is not None:
+        out["symmetry"] = symmetry
+    return out
 
 
 def read_header(doc: Any, body: tuple[str, ...] = ()):
@@ -61,8 +71,10 @@ def read_header(doc: Any, body: tuple[str, ...] = ()):
     if "shift" in cd and not TYPES[kind].shifted:
         raise ScheduleFormatError(f"collective: only the shift collective has a 'shift', not {kind}")
     try:
+        # representatives (version 4) stand for a schedule that need not fit in memory: not refused here
         coll = make_collective(kind, need(cd, "nodes", int, "collective"), need(cd, "size_bytes", int, "collective"),
-                               split=optional(cd, "split", 1, "collective"), root=root, shift=cd.get("shift", 1))
+                               split=optional(cd, "split", 1, "collective"), root=root, shift=cd.get("shift", 1),
+                               explicit=doc.get("version") != SYMMETRIC_VERSION)
     except InputError as exc:
         raise ScheduleFormatError(f"collective: {exc}") from exc
     except OverflowError as exc:

@@ -27,22 +27,31 @@ STDIO = "-"
 
 
 def load_schedule(source: Schedule | str | os.PathLike, progress: Callable[[int, int], None] | None = None, *,
-                  stdin: bool = False, what: str = "load_schedule") -> Schedule:
-    """``source`` itself if it is a schedule, else the schedule read from the file (or ``-``) it names."""
+                  stdin: bool = False, what: str = "load_schedule", compact: bool = False) -> Schedule:
+    """``source`` itself if it is a schedule, else the schedule read from the file (or ``-``) it names.
+
+    ``compact``: a file of representatives and their group (version 4) is read as the
+    ``SymmetricSchedule`` or ``RepeatedSteps`` it holds, and such a ``source`` is taken as it is;
+    else (the default) such a file is expanded, refused with its estimate where that would not fit."""
     if isinstance(source, Schedule):
         return source
+    if compact:
+        from .repeated import RepeatedSteps
+        from .symmetry import SymmetricSchedule
+        if isinstance(source, (SymmetricSchedule, RepeatedSteps)):
+            return source
     if not isinstance(source, (str, os.PathLike)):
         raise InputError(f"{what} takes a Schedule or a schedule file's path, not {what_it_is(source)}")
     from .reading import read_bytes
     from .serialize import load, load_bytes
     if stdin and str(source) == STDIO:
-        return load_bytes(read_bytes(None, error=ScheduleFormatError), "standard input", progress)
+        return load_bytes(read_bytes(None, error=ScheduleFormatError), "standard input", progress, expand=not compact)
     path = Path(source)
     if path.is_dir():
         raise ScheduleFormatError(f"cannot read schedule file {path}: it is a directory")
     if not path.exists():
         raise ScheduleFormatError(f"cannot read schedule file {path}: it does not exist")
-    return load(path, progress)  # through core.reading.read_bytes: no device, nothing above MAX_READ_BYTES
+    return load(path, progress, expand=not compact)  # through core.reading.read_bytes: no device, nothing above MAX_READ_BYTES
 
 
 def what_it_is(value: Any) -> str:

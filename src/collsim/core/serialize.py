@@ -42,9 +42,10 @@ def _transfer_json(s: Schedule, t: int, sizes: np.ndarray, with_path: bool, fiel
 _Progress = Callable[[int, int], None]  # progress(steps done, steps in all): the command line's progress bar
 
 
-def dumps(s: Schedule, progress: _Progress | None = None) -> str:
-    """Serialise a schedule to JSON text (deterministic)."""
-    head = json.dumps(header(s), indent=1)[:-2]
+def dumps(s: Schedule, progress: _Progress | None = None, symmetry: dict | None = None) -> str:
+    """Serialise a schedule to JSON text (deterministic); with ``symmetry``, ``s`` is the
+    representatives of a version-4 file (:mod:`collsim.core.compact_file`)."""
+    head = json.dumps(header(s, symmetry=symmetry), indent=1)[:-2]
     with_path = int(s.hops.sum()) <= PATH_LIMIT  # the kind's writer may still write its compact form
     fields_of = route_format_for(s.system).writer
     sizes = s.size_bytes
@@ -59,7 +60,7 @@ def dumps(s: Schedule, progress: _Progress | None = None) -> str:
     return "".join(parts)
 
 
-def save(s: Schedule, path: str | Path, progress: _Progress | None = None) -> None:
+def save(s: Schedule, path: str | Path, progress: _Progress | None = None, *, expand: bool = True) -> None:
     """Write a schedule file: JSON, or numpy's binary ``.npz`` when the name ends in ``.npz``.
 
     Parameters
@@ -71,6 +72,10 @@ def save(s: Schedule, path: str | Path, progress: _Progress | None = None) -> No
         Destination file (written atomically).
     progress : callable, optional
         ``progress(done, total)`` per step written (JSON; :func:`dumps`).
+    expand : bool, optional
+        False: a symmetric schedule or one whose steps repeat is written as its representatives
+        and its group (version 4, :mod:`collsim.core.compact_file`), which :func:`load` reads back
+        as the same form or expanded.  An ordinary schedule is written as always.
 
     Returns
     -------
@@ -94,25 +99,41 @@ def save(s: Schedule, path: str | Path, progress: _Progress | None = None) -> No
     """
     from .repeated import RepeatedSteps, WeightedSteps
     from .symmetry import SymmetricSchedule
-    if isinstance(s, (SymmetricSchedule, RepeatedSteps)):
+    symmetry = None
+    if isinstance(s, (SymmetricSchedule, RepeatedSteps)) and not expand:
+        from .compact_file import symmetry_of
+        s, symmetry = symmetry_of(s)
+    elif isinstance(s, (SymmetricSchedule, RepeatedSteps)):
         s = s.expand()     # MemoryLimitError, with its estimate, where the expansion would not fit
     elif isinstance(s, WeightedSteps):
         raise InputError("these are a repeated schedule's whole steps, each standing for several: a file holds "
                          "every step once; save the RepeatedSteps itself (written expanded)")
     if str(path).endswith(".npz"):
-        atomic_write(path, lambda fh: write_npz(s, fh))
+        atomic_write(path, lambda fh: write_npz(s, fh, symmetry))
         return
-    text = dumps(s, progress).encode()
+    text = dumps(s, progress, symmetry).encode()
     atomic_write(path, lambda fh: fh.write(text))
 
 
-def loads(text: str, progress: _Progress | None = None) -> Schedule:
-    """Parse schedule JSON text."""
+def loads(text: str, progress: _Progress | None = None, *, expand: bool = True, name: str = "the schedule"):
+    """Parse schedule JSON text: a ``Schedule``; a version-4 file's representatives and group are
+    the schedule they stand for, expanded (``expand``) or as a ``SymmetricSchedule`` or
+    ``RepeatedSteps`` (:func:`collsim.core.compact_file.from_file`)."""
+    s, symmetry = _loads(text, progress)
+    if symmetry is None:
+        return s
+    from .compact_file import from_file
+    return from_file(s, symmetry, expand=expand, name=name)
+
+
+def _loads(text: str, progress: _Progress | None) -> tuple[Schedule, dict | None]:
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, and integers of over 4300 digits
         raise ScheduleFormatError(f"not valid JSON: {exc}") from exc
     system, coll = read_header(doc, ("steps",))
+    from .compact_file import read_symmetry
+    symmetry = read_symmetry(doc, doc["version"])
     steps = need(doc, "steps", list, "file")
     cols: dict[str, list] = {k: [] for k in ("step", "round", "src", "dst", "reduce", "nchunks")}
     chunks: list[int] = []
@@ -169,20 +190,19 @@ def loads(text: str, progress: _Progress | None = None) -> Schedule:
                  chunk_ptr=ptr, chunk_idx=chunk_idx, reduce=np.asarray(cols["reduce"], dtype=bool),
                  routes=reader.finish(where_of), _cache=entries)
     check_wellformed(s)
-    return s
+    return s, symmetry
 
 
-
-def _parse_text(text: str, progress: _Progress | None = None) -> Schedule:
+def _parse_text(text: str, progress: _Progress | None = None, expand: bool = True, name: str = "the schedule"):
     try:
-        return loads(text, progress)
+        return loads(text, progress, expand=expand, name=name)
     except CollsimError:
         raise
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         raise ScheduleFormatError(f"malformed schedule: {exc}") from exc
 
 
-def load(path: str | Path, progress: _Progress | None = None) -> Schedule:
+def load(path: str | Path, progress: _Progress | None = None, *, expand: bool = True):
     """Read a schedule file (JSON, or ``.npz``).
 
     Parameters
@@ -191,11 +211,16 @@ def load(path: str | Path, progress: _Progress | None = None) -> Schedule:
         File to read.
     progress : callable, optional
         ``progress(done, total)`` per step read (JSON; :func:`loads`).
+    expand : bool, optional
+        A file of representatives and their group (version 4, ``save(..., expand=False)``) is
+        read expanded (the default; refused with its estimate where that would not fit), or with
+        False as the ``SymmetricSchedule`` or ``RepeatedSteps`` it holds.
 
     Returns
     -------
     Schedule
-        The schedule (well-formed, not yet verified).
+        The schedule (well-formed, not yet verified); with ``expand=False``, a version-4 file's
+        compact form.
 
     Raises
     ------
@@ -211,17 +236,18 @@ def load(path: str | Path, progress: _Progress | None = None) -> Schedule:
     'ne'
     """
     if str(path).endswith(".npz"):
-        return read_npz(path)
+        return read_npz(path, expand=expand)
     data = read_bytes(path, error=ScheduleFormatError)  # a regular file (or a pipe) up to MAX_READ_BYTES
-    return load_bytes(data, str(path), progress)  # by content: a pipe (<(cat s.npz)) has no suffix
+    return load_bytes(data, str(path), progress, expand=expand)  # by content: a pipe (<(cat s.npz)) has no suffix
 
 
-def load_bytes(data: bytes, name: str = "the input", progress: _Progress | None = None) -> Schedule:
-    """Read a schedule from bytes: ``.npz`` if they start as a zip archive does, else JSON."""
+def load_bytes(data: bytes, name: str = "the input", progress: _Progress | None = None, *, expand: bool = True):
+    """Read a schedule from bytes: ``.npz`` if they start as a zip archive does, else JSON
+    (``expand`` as :func:`load`)."""
     if data[:4] == b"PK\x03\x04":  # numpy's .npz is a zip archive
-        return read_npz(io.BytesIO(data), name=name)
+        return read_npz(io.BytesIO(data), name=name, expand=expand)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ScheduleFormatError(f"cannot read {name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    return _parse_text(text, progress)
+    return _parse_text(text, progress, expand, name)
