@@ -407,6 +407,37 @@ def osm_1024_npz() -> dict:
             "verify_s": t3 - t2, "save_load_verify_s": t3 - t0}
 
 
+@workload("hier-8192-compact-file", "hier-allreduce on 8,192 GPUs as a version-4 file: save + load + verify + "
+                                   "simulate < 60 s, < 4 GiB; the file < 1 % of the explicit schedule's 68 B a transfer")
+def hier_8192_compact_file() -> dict:
+    """Representatives and their group written, read back, verified on the orbits and simulated
+    (docs/schedule-format.md, "Representatives and their group"; smoke: 32 GPUs)."""
+    import tempfile
+
+    from collsim.core.serialize import load, save
+    from collsim.pipeline import build_symmetric, simulate_compact, verify
+    dims = f"switch:8:300GB/s,fat-tree:{_n(1024, 4)}:50GB/s"
+    t0 = time.perf_counter()
+    sym = build_symmetric("hier-allreduce", "hierarchical", "allreduce", "256MiB", system_options={"dims": dims})
+    t1 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "hier.npz"
+        save(sym, path, expand=False)
+        t2 = time.perf_counter()
+        back = load(path, expand=False)
+        t3 = time.perf_counter()
+        report = verify(back)
+        t4 = time.perf_counter()
+        sim = simulate_compact(back, report=report)
+        t5 = time.perf_counter()
+        size = path.stat().st_size
+    assert report.transfers == sym.transfers and sim.verified
+    return {"gpus": sym.system.nodes, "transfers": sym.transfers, "representatives": len(sym.reps),
+            "file_mib": size / 2**20, "file_fraction_of_explicit": size / (68 * sym.transfers),
+            "build_s": t1 - t0, "save_s": t2 - t1, "load_s": t3 - t2, "verify_s": t4 - t3, "simulate_s": t5 - t4,
+            "simulated_time_s": sim.total_time_s}
+
+
 @workload("cli-version", "collsim --version whole process < 0.25 s")
 def cli_version() -> dict:
     exe = Path(sys.executable).parent / "collsim"
