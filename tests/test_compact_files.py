@@ -77,6 +77,68 @@ def test_a_file_missing_a_representative_fails_as_its_expansion_does(tmp_path, k
     assert type(on_orbits.value) is type(expanded.value)
 
 
+EVERY_SYMMETRIC = {
+    "ring": lambda: build_symmetric("ring", "paper", "allreduce", 8 * 4096, nodes=8),
+    "striped-ring": lambda: build_symmetric("striped-ring", "paper", "allgather", 4096, nodes=8, wavelengths=8),
+    "striped-stages": lambda: build_symmetric("striped-stages", "paper", "allgather", 4096, nodes=8, wavelengths=8),
+    "ne": lambda: build_symmetric("ne", "paper", "allgather", 4096, nodes=8),
+    "hier-allreduce": lambda: build_symmetric("hier-allreduce", "hierarchical", "allreduce", 32 * 4096,
+                                              system_options={"dims": "switch:4,ring:8"}),
+    "hier-allgather": lambda: build_symmetric("hier-allgather", "hierarchical", "allgather", 4096,
+                                              system_options={"dims": "switch:4,fat-tree:16"}),
+    "md-ring": lambda: build_symmetric("md-ring", "hierarchical", "allreduce", 16 * 4096,
+                                       system_options={"dims": "switch:4,ring:4"}),
+    "rabenseifner": lambda: build_symmetric("rabenseifner", "hierarchical", "allreduce", 64 * 4096,
+                                            system_options={"dims": "switch:4,fat-tree:16"}),
+    "synth-trees": lambda: build_symmetric("synth-trees", "torus", "allgather", 4096, system_options={"dims": (3, 4)}),
+}
+"""A small symmetric schedule of every algorithm that declares its symmetry."""
+
+
+def test_every_algorithm_that_declares_its_symmetry_round_trips_through_a_file(tmp_path):
+    from collsim.algorithms import REGISTRY
+    # hier-alltoall declares its lanes' orbits, but an all-to-all's blocks belong to pairs: none is symmetric
+    assert set(EVERY_SYMMETRIC) == {name for name, spec in REGISTRY.items() if spec.orbits is not None} - {"hier-alltoall"}
+    for name, make in EVERY_SYMMETRIC.items():
+        c = make()
+        assert isinstance(c, SymmetricSchedule)
+        for ext in ("json", "npz"):
+            path = tmp_path / f"{name}.{ext}"
+            save(c, path, expand=False)
+            back = load(path, expand=False)
+            assert back.group == c.group and back.transfers == c.transfers, name
+            assert verify(back) == verify(c), name
+            assert dumps(load(path)) == dumps(c.expand()), name
+
+
+def _verdict(check):
+    try:
+        check()
+        return ("passed",)
+    except VerificationError as exc:
+        return type(exc).__name__, exc.where.step if exc.where else None
+    except ScheduleFormatError as exc:
+        return (type(exc).__name__,)
+
+
+@SETTINGS
+@given(name=st.sampled_from(["hier-allreduce", "rabenseifner", "synth-trees"]), seed=st.integers(0, 2**32 - 1),
+       ext=st.sampled_from(["json", "npz"]))
+def test_a_mutant_file_fails_on_its_orbits_iff_its_expansion_fails(tmp_path, name, seed, ext):
+    """Mutants of the representatives, written and read back: the file's verdict on its orbits is
+    its expansion's, in the same step (tests/conftest.py's five mutants)."""
+    from conftest import representative_mutants
+    c = EVERY_SYMMETRIC[name]()
+    rejected = 0
+    for what, reps in representative_mutants(c.reps, np.random.default_rng(seed)):
+        path = tmp_path / f"{what}.{ext}"
+        save(SymmetricSchedule(reps, c.group, c.interleaved), path, expand=False)
+        on_orbits = _verdict(lambda: verify(str(path)))
+        assert on_orbits == _verdict(lambda: verify(load(path))), what
+        rejected += on_orbits[0] != "passed"
+    assert rejected >= 3          # the chunk, the dropped transfer, the duplicate at least
+
+
 def _doc(c) -> dict:
     from collsim.core.compact_file import symmetry_of
     reps, sym = symmetry_of(c)
