@@ -217,3 +217,13 @@ def test_the_cli_refuses_a_mode_that_needs_every_transfer_with_the_expansions_es
     bulk = subprocess.run(["collsim", "simulate", path, "--json"], capture_output=True, text=True, env=small,
                           check=True)
     assert json.loads(bulk.stdout)["transfers"] == c.transfers == 1023 * 1024
+
+
+def test_synthesize_compact_needs_out_and_writes_an_ordinary_file_where_the_winner_is_explicit(tmp_path):
+    done = _cli("synthesize", "--system", "torus", "-S", "dims=3,4", "-s", "1MiB", "--compact", check=False)
+    assert done.returncode == 2 and "--out" in done.stderr
+    path = tmp_path / "t.json"
+    _cli("synthesize", "--system", "torus", "-S", "dims=3,4", "-s", "1MiB", "--compact", "-o", os.fspath(path))
+    doc = json.loads(path.read_text())
+    assert doc["version"] == 2 and "symmetry" not in doc        # 12 nodes: compare keeps every transfer
+    assert verify(str(path)).transfers == sum(len(s["transfers"]) for s in doc["steps"])

@@ -47,10 +47,14 @@ def _certificate_json(cert):
                    "overlay=ring, near-4, doubling, direct, with /dfs for depth-first order); searched when not given.")
 @click.option("--out", "-o", "out_file", default=None, type=click.Path(dir_okay=False),
               help="Also write the schedule (JSON; numpy's binary format if the name ends in .npz).")
+@click.option("--compact", is_flag=True,
+              help="With --out: where the winner was checked on its orbits (a large symmetric schedule, or one "
+                   "whose steps repeat), write its representatives and their group (file version 4), not every "
+                   "transfer.")
 @click.option("--synthesizers-only", is_flag=True,
               help="Try the synthesizers alone, not the registered algorithms as well.")
 @output_options()
-def synthesize_cmd(system, collective, sizes, params, out_file: str | None, synthesizers_only: bool,
+def synthesize_cmd(system, collective, sizes, params, out_file: str | None, compact: bool, synthesizers_only: bool,
                    out: Output) -> None:
     """Synthesize the fastest schedule for a network from its graph, with its bound and certificate.
 
@@ -70,10 +74,10 @@ def synthesize_cmd(system, collective, sizes, params, out_file: str | None, synt
     """
     from ..core.files import writable_file
     from ..synthesis import synthesize
-    from ..core.repeated import RepeatedSteps
-    from ..core.symmetry import SymmetricSchedule
     from .io import write_schedule
     sysm = load(system)
+    if compact and not out_file:
+        raise click.UsageError("--compact says how --out writes the schedule: give --out FILE")
     if out_file:
         writable_file(out_file, "the schedule")
     size = next(iter(sizes.sizes(collective, sysm.nodes)))
@@ -83,8 +87,7 @@ def synthesize_cmd(system, collective, sizes, params, out_file: str | None, synt
                            registered=not synthesizers_only)
     took_s = time.perf_counter() - start
     if out_file:
-        sched = found.schedule
-        write_schedule(sched.expand() if isinstance(sched, (SymmetricSchedule, RepeatedSteps)) else sched, out_file)
+        write_schedule(found.schedule, out_file, expand=not compact)   # expanded: refused with its estimate if too big
     r = found.result
     record = {"algorithm": r.algorithm, "collective": r.collective, "nodes": r.nodes, "size_bytes": r.size_bytes,
               "params": {k: v for k, v in found.schedule.params.items() if k != "predicted_time_s"},
