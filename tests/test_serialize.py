@@ -126,3 +126,28 @@ def test_a_schedule_file_is_read_by_its_content_not_its_suffix(tmp_path):
     renamed.write_bytes(npz.read_bytes())
     back = collsim.load(renamed)
     assert back.num_steps == sched.num_steps and (back.src == sched.src).all() and (back.dst == sched.dst).all()
+
+
+def test_save_streams_json_a_step_at_a_time_into_the_same_bytes_as_dumps(tmp_path, monkeypatch):
+    """``save`` hands the temporary file one step at a time (no copy of the whole text is held):
+    the file is ``dumps``'s text, byte for byte."""
+    import io
+
+    import collsim
+    from collsim.core import serialize
+    s = collsim.build("ring", "paper", "allgather", "64KiB", nodes=12)
+    writes = []
+
+    class Counting(io.BytesIO):
+        def write(self, data):
+            writes.append(len(data))
+            return super().write(data)
+
+    def atomic(path, write):
+        fh = Counting()
+        write(fh)
+        (tmp_path / "seen.json").write_bytes(fh.getvalue())
+    monkeypatch.setattr(serialize, "atomic_write", atomic)
+    serialize.save(s, tmp_path / "s.json")
+    assert (tmp_path / "seen.json").read_bytes() == serialize.dumps(s).encode()
+    assert len(writes) == s.num_steps + 2 and max(writes) < sum(writes) / 2      # head, every step, tail

@@ -45,19 +45,27 @@ _Progress = Callable[[int, int], None]  # progress(steps done, steps in all): th
 def dumps(s: Schedule, progress: _Progress | None = None, symmetry: dict | None = None) -> str:
     """Serialise a schedule to JSON text (deterministic); with ``symmetry``, ``s`` is the
     representatives of a version-4 file (:mod:`collsim.core.compact_file`)."""
+    parts: list[str] = []
+    _write_json(s, parts.append, progress, symmetry)
+    return "".join(parts)
+
+
+def _write_json(s: Schedule, write: Callable[[str], Any], progress: _Progress | None = None,
+                symmetry: dict | None = None) -> None:
+    """The JSON text of :func:`dumps`, handed to ``write`` a step at a time (:func:`save` streams it
+    into its temporary file, so that no copy of the whole text is held)."""
     head = json.dumps(header(s, symmetry=symmetry), indent=1)[:-2]
     with_path = int(s.hops.sum()) <= PATH_LIMIT  # the kind's writer may still write its compact form
     fields_of = route_format_for(s.system).writer
     sizes = s.size_bytes
-    parts = [head, ',\n "steps": [']
+    write(head + ',\n "steps": [')
     bounds = s.step_bounds
     for k in range(s.num_steps):
         rows = ",\n   ".join(_transfer_json(s, t, sizes, with_path, fields_of) for t in range(bounds[k], bounds[k + 1]))
-        parts.append(("\n" if k == 0 else ",\n") + f'  {{"step": {k}, "transfers": [\n   {rows}\n  ]}}')
+        write(("\n" if k == 0 else ",\n") + f'  {{"step": {k}, "transfers": [\n   {rows}\n  ]}}')
         if progress is not None:
             progress(k + 1, s.num_steps)
-    parts.append("\n ]\n}\n")
-    return "".join(parts)
+    write("\n ]\n}\n")
 
 
 def save(s: Schedule, path: str | Path, progress: _Progress | None = None, *, expand: bool = True) -> None:
@@ -111,8 +119,8 @@ def save(s: Schedule, path: str | Path, progress: _Progress | None = None, *, ex
     if str(path).endswith(".npz"):
         atomic_write(path, lambda fh: write_npz(s, fh, symmetry))
         return
-    text = dumps(s, progress, symmetry).encode()
-    atomic_write(path, lambda fh: fh.write(text))
+    # a step at a time into the temporary file: an error leaves the destination as it was (atomic_write)
+    atomic_write(path, lambda fh: _write_json(s, lambda text: fh.write(text.encode()), progress, symmetry))
 
 
 def loads(text: str, progress: _Progress | None = None, *, expand: bool = True, name: str = "the schedule"):
