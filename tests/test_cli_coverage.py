@@ -54,7 +54,7 @@ pytestmark = pytest.mark.schedule_first(25)  # about 25 s of work: handed out ea
 # output: closed (>&-), or failing in the last flush; tests/test_environment_errors.py runs those
 # through the console script), options 100 (52/52),
 # sizes 100 (107/107),
-# io 88.5 (23/26; missed: a reader that goes away while a schedule is written to standard output),
+# io 86.4 (19/22; missed: a reader that goes away while a schedule is written to standard output),
 # output 97.5 (78/80; missed: a table of plain records), tables 92.9 (92/99; missed: JSON of numpy and
 # set values in a cell), text 80 (28/35; missed: streams that cannot be reconfigured), columns 78.5
 # (84/107; missed: legend_markdown, which tests/test_output.py runs, and the progress total, drawn

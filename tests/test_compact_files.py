@@ -205,6 +205,30 @@ def test_the_cli_writes_verifies_and_simulates_1024_gpus_as_representatives(tmp_
     assert simulate_compact(load(path, expand=False)).total_time_s == pytest.approx(sim["total_time_s"], rel=1e-12)
 
 
+def test_the_cli_writes_representatives_to_standard_output_for_verify_to_read():
+    dims = "dims=switch:8:300GB/s,fat-tree:128:50GB/s"
+    text = _cli("schedule", "ring", "--system", "hierarchical", "-S", dims, "-c", "allreduce", "-s", "1MiB",
+                "--compact", "-o", "-").stdout
+    doc = json.loads(text)
+    assert doc["version"] == 4 and doc["symmetry"]["form"] == "repeated"
+    assert sum(len(s["transfers"]) for s in doc["steps"]) == 2046             # one a step, of 2,095,104
+    checked = json.loads(subprocess.run(["collsim", "verify", "-", "--json"], input=text, capture_output=True,
+                                        text=True, check=True).stdout)
+    assert checked["valid"] and checked["form"] == "repeated" and checked["transfers"] == 2046 * 1024
+
+
+@pytest.mark.parametrize("kind", ["hier-allreduce", "repeated"])
+def test_write_json_hands_on_the_same_text_save_writes(tmp_path, kind):
+    from collsim.core.serialize import write_json
+    c = _compact(kind, 3, "allreduce")
+    for expand in (False, True):
+        parts: list[str] = []
+        write_json(c, parts.append, expand=expand)
+        save(c, tmp_path / "s.json", expand=expand)
+        assert "".join(parts).encode() == (tmp_path / "s.json").read_bytes()
+        assert json.loads(parts[0] + "]}")["version"] == (2 if expand else 4)
+
+
 def test_the_cli_refuses_a_mode_that_needs_every_transfer_with_the_expansions_estimate(tmp_path):
     path = os.fspath(tmp_path / "ring.npz")
     c = build_repeated("ring", "hierarchical", "allgather", "1MiB", system_options={"dims": "switch:8,fat-tree:128"})

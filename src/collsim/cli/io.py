@@ -35,18 +35,11 @@ def write_schedule(sched, out: str, progress=None, *, expand: bool = True) -> st
         from ..core.serialize import save
         save(sched, out, progress, expand=expand)
         return out
-    from ..core.schedule import Schedule
-    from ..core.serialize import dumps
-    if isinstance(sched, Schedule) or expand:
-        data = dumps(sched if isinstance(sched, Schedule) else sched.expand(), progress).encode()
-    else:
-        from ..core.compact_file import symmetry_of
-        reps, symmetry = symmetry_of(sched)
-        data = dumps(reps, progress, symmetry).encode()
+    from ..core.serialize import write_json
     stream = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else sys.stdout
     try:
         sys.stdout.flush()
-        stream.write(data)
+        write_json(sched, lambda text: stream.write(text.encode()), progress, expand=expand)
         stream.flush()
     except BrokenPipeError:  # the reader went away: say nothing more, and let nothing flush at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -105,22 +105,59 @@ def save(s: Schedule, path: str | Path, progress: _Progress | None = None, *, ex
     >>> dumps(load(os.path.join(d, "r.npz"))) == dumps(load(os.path.join(d, "r.json")))
     True
     """
-    from .repeated import RepeatedSteps, WeightedSteps
-    from .symmetry import SymmetricSchedule
-    symmetry = None
-    if isinstance(s, (SymmetricSchedule, RepeatedSteps)) and not expand:
-        from .compact_file import symmetry_of
-        s, symmetry = symmetry_of(s)
-    elif isinstance(s, (SymmetricSchedule, RepeatedSteps)):
-        s = s.expand()     # MemoryLimitError, with its estimate, where the expansion would not fit
-    elif isinstance(s, WeightedSteps):
-        raise InputError("these are a repeated schedule's whole steps, each standing for several: a file holds "
-                         "every step once; save the RepeatedSteps itself (written expanded)")
+    s, symmetry = _as_written(s, expand)
     if str(path).endswith(".npz"):
         atomic_write(path, lambda fh: write_npz(s, fh, symmetry))
         return
     # a step at a time into the temporary file: an error leaves the destination as it was (atomic_write)
     atomic_write(path, lambda fh: _write_json(s, lambda text: fh.write(text.encode()), progress, symmetry))
+
+
+def write_json(s, write: Callable[[str], Any], progress: _Progress | None = None, *, expand: bool = True) -> None:
+    """Hand the JSON text of the schedule file :func:`save` would write to ``write``, a step at a time.
+
+    Parameters
+    ----------
+    s : Schedule, SymmetricSchedule or RepeatedSteps
+        The schedule, written as by :func:`save` (``expand`` likewise).
+    write : callable
+        Called with each piece of the text, in order (for example a stream's ``write``).
+    progress : callable, optional
+        ``progress(done, total)`` per step written.
+    expand : bool, optional
+        False: a symmetric schedule or one whose steps repeat is written as its representatives
+        and group (version 4).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import collsim
+    >>> s = collsim.build("ring", "paper", "allgather", 1024, nodes=4)
+    >>> parts = []; write_json(s, parts.append)
+    >>> "".join(parts) == dumps(s)
+    True
+    """
+    s, symmetry = _as_written(s, expand)
+    _write_json(s, write, progress, symmetry)
+
+
+def _as_written(s, expand: bool) -> tuple[Schedule, dict | None]:
+    """What a file holds of ``s``: its representatives and group (``expand=False``, a symmetric or
+    repeated schedule) or every transfer."""
+    from .repeated import RepeatedSteps, WeightedSteps
+    from .symmetry import SymmetricSchedule
+    if isinstance(s, (SymmetricSchedule, RepeatedSteps)) and not expand:
+        from .compact_file import symmetry_of
+        return symmetry_of(s)
+    if isinstance(s, (SymmetricSchedule, RepeatedSteps)):
+        return s.expand(), None   # MemoryLimitError, with its estimate, where the expansion would not fit
+    if isinstance(s, WeightedSteps):
+        raise InputError("these are a repeated schedule's whole steps, each standing for several: a file holds "
+                         "every step once; save the RepeatedSteps itself (written expanded)")
+    return s, None
 
 
 def loads(text: str, progress: _Progress | None = None, *, expand: bool = True, name: str = "the schedule"):
