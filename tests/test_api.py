@@ -60,6 +60,25 @@ def test_a_module_that_imports_only_after_another_fails_in_the_fresh_import_chec
     assert "AttributeError" in found["circ.c"]
 
 
+def test_a_module_its_package_loads_takes_the_packages_verdict(tmp_path):
+    """A module the package's ``__init__`` imports gets no child of its own: its fresh import runs the same
+    code, so it fails with the package's traceback, and a module the package does not load is still tried."""
+    pkg = tmp_path / "pk"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from pk import bad\n")
+    (pkg / "bad.py").write_text("raise ValueError('pk.bad fails')\n")
+    (pkg / "lazy.py").write_text("import pk.nothere\n")
+    script = Path(__file__).parent / "helpers" / "fresh_imports.py"
+    proc = subprocess.run([sys.executable, str(script), "pk.lazy", "pk", "pk.bad"], capture_output=True,
+                          text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert list(found) == ["pk.lazy", "pk", "pk.bad"]  # in the order asked
+    assert "pk.bad fails" in found["pk"]
+    assert found["pk.bad"] == found["pk"]
+    assert "pk.bad fails" in found["pk.lazy"]  # its package fails first
+
+
 @pytest.mark.parametrize("name", MODULES)
 def test_doc_examples_run(name):
     module = importlib.import_module(name)

@@ -119,12 +119,12 @@ def _skip_notes(skipped, explain: bool) -> None:
 
 
 def _routing_warning(sysm, collective: str | None = None) -> None:
-    """One line on standard error when the routing leaves switches or links idle (:mod:`.routing_note`);
-    ``collective`` is a canonical name (a result row's)."""
+    """A warning on standard error when the routing leaves switches or links idle (:mod:`.routing_note`),
+    wrapped at the terminal's width as the table is; ``collective`` is a canonical name (a result row's)."""
     from .routing_note import idle_warning
     note = idle_warning(sysm, collective)
     if note:
-        echo(note, err=True)
+        echo(wrap_text(note, text_width(err=True)), err=True)
 
 
 @click.command("schedule", cls=StrictCommand)
