@@ -763,8 +763,13 @@ def _print_report(rep: dict) -> None:
 
 
 if __name__ == "__main__":
+    here = Path.cwd()
     with tempfile.TemporaryDirectory() as tmp_dir:
-        result = measure(Path(tmp_dir), limit=5 if "--smoke" in sys.argv[1:] else None)
+        os.chdir(tmp_dir)  # the cases write relative paths (syn.npz, rep-mlfm/): never into the caller's folder
+        try:
+            result = measure(Path(tmp_dir), limit=5 if "--smoke" in sys.argv[1:] else None)
+        finally:
+            os.chdir(here)
     if "--json" in sys.argv[1:]:
         print(json.dumps(result))
     else:
