@@ -15,7 +15,7 @@ Before/after:   python benchmarks/run.py --against 8db759e [--repeat 3] [workloa
                 any workload is more than 10 % slower: one run, so both sides see the same machine load)
 
 Each workload runs in its own interpreter so that its peak resident memory
-(ru_maxrss) is its own.  Targets (this 2-core machine): default
+(ru_maxrss) is its own; a smoke run, whose figures mean nothing, runs them all in one.  Targets (this 2-core machine): default
 compare < 15 s; OSM at N=1024 (about a million lightpaths) < 20 s and 2 GiB;
 cost growing no faster than lightpaths x log.
 """
@@ -892,7 +892,8 @@ def synth_ring_2000() -> dict:
     return _command(["synthesize", "--system", "ring", "-n", str(_n(2000, 64)), "-s", "1KiB"], 0)
 
 
-def _one(name: str, tuned: bool, smoke: bool = False) -> None:
+def _measured(name: str, tuned: bool, smoke: bool = False) -> dict:
+    """Run workload ``name`` in this interpreter: its wall time, this process's peak memory, its figures."""
     global SMOKE
     SMOKE = smoke
     why = unavailable(name)
@@ -906,7 +907,21 @@ def _one(name: str, tuned: bool, smoke: bool = False) -> None:
     info = fn()
     wall = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"name": name, "wall_s": wall, "peak_rss_mib": peak, "target": WORKLOADS[name][1], **info}))
+    return {"name": name, "wall_s": wall, "peak_rss_mib": peak, "target": WORKLOADS[name][1], **info}
+
+
+def _one(name: str, tuned: bool, smoke: bool = False) -> None:
+    print(json.dumps(_measured(name, tuned, smoke)))
+
+
+def _smoke_in_one_process(name: str, tuned: bool) -> dict:
+    """A smoke run of ``name`` in this interpreter, beside the others: a smoke run's figures mean nothing,
+    so it is spared an interpreter (and collsim's imports) per workload; a failure ends the run, naming it."""
+    import traceback
+    try:
+        return _measured(name, tuned, smoke=True)
+    except Exception:  # noqa: BLE001 - every failure is reported with its workload
+        sys.exit(f"{name} failed:\n{traceback.format_exc()}")
 
 
 SLOWER = 1.10
@@ -1011,6 +1026,9 @@ def main(argv: list[str]) -> None:
         flags = ([] if tuned else ["--no-malloc-tuning"]) + (["--smoke"] if smoke else [])
         runs = []
         for _ in range(repeat):
+            if smoke:
+                runs.append(_smoke_in_one_process(name, tuned))
+                continue
             proc = subprocess.run([sys.executable, __file__, "--one", name, *flags], capture_output=True, text=True)
             if proc.returncode != 0:
                 sys.exit(f"{name} failed:\n{proc.stderr}")
