@@ -151,3 +151,28 @@ def test_save_streams_json_a_step_at_a_time_into_the_same_bytes_as_dumps(tmp_pat
     serialize.save(s, tmp_path / "s.json")
     assert (tmp_path / "seen.json").read_bytes() == serialize.dumps(s).encode()
     assert len(writes) == s.num_steps + 2 and max(writes) < sum(writes) / 2      # head, every step, tail
+
+
+def _ring_file_with_jumps(jumps: list[tuple[int, int]]) -> str:
+    """A ring all-gather's file in which the transfers ``(entry, index)`` of ``jumps`` skip a vertex."""
+    from collsim.kinds.network.electrical import Ring
+    s = build("ring", Ring(nodes=6), "allgather", 64)
+    doc = json.loads(dumps(s))
+    for k, j in jumps:
+        tr = doc["steps"][k]["transfers"][j]
+        tr["dst"] = (tr["src"] + 2) % 6                 # two hops on: no link joins src to dst
+        tr["path"] = [tr["src"], tr["dst"]]
+    return json.dumps(doc)
+
+
+def test_a_hop_no_link_joins_is_named_by_its_transfer_and_vertices():
+    """Every hop's link is looked up in one query after the file is read; the first hop without a link,
+    in file order, is the one named, with its transfer's position in the file."""
+    with pytest.raises(E.RouteError) as info:
+        loads(_ring_file_with_jumps([(3, 4), (2, 1)]))
+    doc = json.loads(_ring_file_with_jumps([]))
+    tr = doc["steps"][2]["transfers"][1]
+    message = str(info.value)
+    assert "steps[2].transfers[1]" in message and "steps[3]" not in message, message
+    assert f"no link from vertex {tr['src']} to vertex {(tr['src'] + 2) % 6}" in message, message
+    assert info.value.step == 2 and info.value.transfer == 2 * 6 + 1
