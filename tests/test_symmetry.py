@@ -50,7 +50,7 @@ networks': tests/test_symmetry_network.py)."""
 def test_the_symmetric_algorithms():
     assert {"ring", "striped-ring"} <= set(SYMMETRIC)
     assert {name for name, spec in REGISTRY.items() if spec.orbits is not None} <= \
-        set(SYMMETRIC) | {"hier-allreduce", "hier-allgather", "hier-alltoall", "md-ring", "synth-trees",
+        set(SYMMETRIC) | {"hier-allreduce", "hier-allgather", "md-ring", "synth-trees",
                           "rabenseifner"}   # its XOR group: test_symmetry_hierarchical.py
 
 

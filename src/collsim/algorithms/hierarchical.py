@@ -74,7 +74,8 @@ def _orbits(ring: bool):
     with its block (``interleaved``).  A direct stage sends to every member at once, so any
     digit-wise translation of a coordinate keeps it (a full fat tree's pods, edges and ports); a
     ring stage's ``c -> c + 1`` commutes only with translations of whole coordinates, so md-ring
-    declares that subgroup (``cyclic``).  An all-to-all's blocks belong to pairs, not anchors: none."""
+    declares that subgroup (``cyclic``).  An all-to-all's blocks belong to pairs, not anchors: ``hier-alltoall``
+    declares none."""
     def orbits(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, orders: str = "all",
                units: int | None = None, group=None):
         # ``group``: the data flow's own (_coordinate_rotations), given where the system lacks it
@@ -95,12 +96,15 @@ def _orbits(ring: bool):
     return orbits
 
 
-def _hier(collective_names, summary, name):
+def _hier(collective_names, summary, name, *, symmetric: bool = True):
+    # an all-to-all's blocks belong to (source, destination) pairs, not to anchors that a translation
+    # carries along (_orbits): hier-alltoall declares no orbits, so nothing tries them and fails
     def deco(fn):
         return register(name, collectives=collective_names, systems=("hierarchical",),
                         params=("pieces", "orders", "units"), closed_forms={"hierarchical": _planned(False)},
                         requires=_requires, constraints="a hierarchical system", tune=_tune, reference=_REFS,
-                        summary=summary, deliveries=lane_deliveries, orbits=_orbits(False))(fn)
+                        summary=summary, deliveries=lane_deliveries,
+                        orbits=_orbits(False) if symmetric else None)(fn)
     return deco
 
 
@@ -192,7 +196,7 @@ def hier_allgather(system, collective: CollectiveType, size_bytes, *, pieces: in
 
 
 @_hier(("alltoall",), "all-to-all routed one dimension at a time (each block to its destination's "
-       "coordinate), lanes over dimension orders", "hier-alltoall")
+       "coordinate), lanes over dimension orders", "hier-alltoall", symmetric=False)
 def hier_alltoall(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, orders: str = "all",
                    units: int | None = None):
     """Hierarchical all-to-all: every block moves to its destination's coordinate, one dimension at a time.
