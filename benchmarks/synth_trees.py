@@ -4,6 +4,8 @@ Run:  python benchmarks/synth_trees.py [--smoke] [--json]   (--smoke: two instan
       python benchmarks/synth_trees.py --issue-table         (the reported baseline table, rebuilt from its descriptions)
       python benchmarks/synth_trees.py --wide [--smoke] [--json]  (all-gather on seeds never tuned on, up to 64
                                                                    end nodes: synth-trees and synthesize)
+      python benchmarks/synth_trees.py --wide --classes random-regular,one-way --seeds 10-29
+                                                                  (the same on more seeds of some classes)
       python benchmarks/synth_trees.py --ocs [--smoke] [--json]  (circuit switches of every port count)
       python benchmarks/synth_trees.py --translated [--smoke] [--json]  (networks with translations found
                                                                          by search, up to 128 end nodes)
@@ -108,13 +110,16 @@ WIDE_SEEDS = (10, 11, 12)
 """Seeds of the wide run: none of the main run's (0, 1, 2), on which the code was tuned."""
 
 
-def wide(smoke: bool = False, as_json: bool = False) -> None:
-    """All-gather of 1 GiB of total output on seeds :data:`WIDE_SEEDS` of every class at scales 0, 1
-    and 2 (up to 64 end nodes): ``synth-trees`` alone (built, verified and simulated as in the main
-    run) and ``collsim.synthesize`` (every synthesizer and registered algorithm, as a user runs it),
-    and the worst of each per class: the issue's targets hold for instances never tuned on."""
-    cases = [("dragonfly", 0, WIDE_SEEDS[0])] if smoke else \
-        [(name, scale, seed) for scale in (0, 1, 2) for name in FAMILIES for seed in WIDE_SEEDS]
+def wide(smoke: bool = False, as_json: bool = False, classes: list[str] | None = None,
+         seeds: tuple[int, ...] = WIDE_SEEDS) -> None:
+    """All-gather of 1 GiB of total output on ``seeds`` (:data:`WIDE_SEEDS` unless given) of every class
+    (or of ``classes``) at scales 0, 1 and 2 (up to 64 end nodes): ``synth-trees`` alone (built,
+    verified and simulated as in the main run) and ``collsim.synthesize`` (every synthesizer and
+    registered algorithm, as a user runs it), and the worst of each per class: whether the issue's
+    targets hold for instances never tuned on."""
+    names = list(FAMILIES) if classes is None else classes
+    cases = [(names[0] if classes else "dragonfly", 0, seeds[0])] if smoke else \
+        [(name, scale, seed) for scale in (0, 1, 2) for name in names for seed in seeds]
     out, worst = [], {}
     for name, scale, seed in cases:
         net = FAMILIES[name](np.random.default_rng(seed), scale)
@@ -138,6 +143,31 @@ def wide(smoke: bool = False, as_json: bool = False) -> None:
             if (name, "synth_trees") in worst:
                 print(f"  {name:24s} synth-trees {worst[(name, 'synth_trees')]:.4f}  "
                       f"synthesize {worst[(name, 'synthesize')]:.4f}")
+
+
+def _wide_options(argv: list[str]) -> dict:
+    """``--classes A,B`` and ``--seeds FIRST-LAST`` (inclusive) of the wide run; unknown classes are refused."""
+    out: dict = {}
+    for flag, key in (("--classes", "classes"), ("--seeds", "seeds")):
+        if flag in argv:
+            i = argv.index(flag)
+            if i + 1 >= len(argv):
+                sys.exit(f"{flag} needs a value")
+            out[key] = argv[i + 1]
+    if "classes" in out:
+        out["classes"] = out["classes"].split(",")
+        unknown = sorted(set(out["classes"]) - set(FAMILIES))
+        if unknown:
+            sys.exit(f"unknown classes {', '.join(unknown)}; the classes are {', '.join(FAMILIES)}")
+    if "seeds" in out:
+        first, _, last = out["seeds"].partition("-")
+        try:
+            out["seeds"] = tuple(range(int(first), int(last or first) + 1))
+        except ValueError:
+            sys.exit(f"--seeds takes FIRST-LAST, got {out['seeds']!r}")
+        if not out["seeds"]:
+            sys.exit("--seeds: no seed in that range")
+    return out
 
 
 def issue_table(smoke: bool = False) -> None:
@@ -400,7 +430,7 @@ if __name__ == "__main__":
     elif "--fill" in sys.argv[1:]:
         fill(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])
     elif "--wide" in sys.argv[1:]:
-        wide(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])
+        wide(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:], **_wide_options(sys.argv[1:]))
     elif "--ocs" in sys.argv[1:]:
         ocs_family(smoke="--smoke" in sys.argv[1:], as_json="--json" in sys.argv[1:])
     else:

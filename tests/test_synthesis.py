@@ -398,3 +398,29 @@ def test_the_matching_plans_the_same_with_its_sets_as_bits_or_as_booleans(monkey
             p = step.match(net, chunks, capacity, 3, 1e6, reverse=reverse)
             plans.append((p.step.tolist(), p.src.tolist(), p.dst.tolist(), p.piece.tolist(), p.predicted_time_s))
     assert plans[:2] == plans[2:] and plans[0][0]
+
+
+# instances on which trying the other orders on the best two choices only was 3.5 %, 0.19 % and 0.006 % above
+# the best of them all
+@pytest.mark.parametrize("family,scale,seed", [("random-regular", 1, 8), ("random-connected", 0, 11),
+                                               ("one-way", 0, 3)])
+def test_the_default_search_is_the_best_over_every_choice_and_tie_break_order(family, scale, seed):
+    """On small graphs (``_ALL_SEEDS_NODES``) the search's pruning (floors, runs that give up once slower
+    than the best) loses nothing: its plan's predicted time is the least of every (chunks, capacity)
+    choice in every seeded order, each planned in full here."""
+    from collsim.algorithms.synth_matching import search
+    from collsim.algorithms.synth_matching.step import _direct_links
+    from collsim.experiments.network_families import FAMILIES
+    net = FAMILIES[family](np.random.default_rng(seed), scale)
+    assert net.nodes <= search._ALL_SEEDS_NODES
+    block = GIB // net.nodes
+    src = _direct_links(net)[0]
+    degree = int(np.bincount(src, minlength=net.nodes).max())
+    every = [search._once(net, k, q, s, block).predicted_time_s
+             for k, q in search._choices(net.nodes, degree) for s in range(search._SEEDS)]
+    plan, chosen = search.best_plan(net, block)
+    assert plan.predicted_time_s == min(every)
+    assert len(set(every)) > 1   # the choices and orders differ: the search had something to choose
+    s = collsim.build("synth-matching", net, "allgather", block)
+    assert s.params["predicted_time_s"] == pytest.approx(min(every), rel=1e-6)  # whole bytes a piece
+    assert collsim.evaluate(s).verified
