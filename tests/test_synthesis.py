@@ -406,21 +406,66 @@ def test_the_matching_plans_the_same_with_its_sets_as_bits_or_as_booleans(monkey
                                                ("one-way", 0, 3)])
 def test_the_default_search_is_the_best_over_every_choice_and_tie_break_order(family, scale, seed):
     """On small graphs (``_ALL_SEEDS_NODES``) the search's pruning (floors, runs that give up once slower
-    than the best) loses nothing: its plan's predicted time is the least of every (chunks, capacity)
-    choice in every seeded order, each planned in full here."""
+    than the best) loses nothing: its plan's predicted time is the least of every (chunks, capacity,
+    preference) choice in every seeded order, each planned in full here, and the choice it records
+    builds that plan again."""
     from collsim.algorithms.synth_matching import search
-    from collsim.algorithms.synth_matching.step import _direct_links
+    from collsim.algorithms.synth_matching.step import BITS_FROM_PIECES, PREFERENCES, _direct_links
     from collsim.experiments.network_families import FAMILIES
     net = FAMILIES[family](np.random.default_rng(seed), scale)
     assert net.nodes <= search._ALL_SEEDS_NODES
     block = GIB // net.nodes
     src = _direct_links(net)[0]
     degree = int(np.bincount(src, minlength=net.nodes).max())
-    every = [search._once(net, k, q, s, block).predicted_time_s
-             for k, q in search._choices(net.nodes, degree) for s in range(search._SEEDS)]
+    every = {(k, q, s, prefer): search._once(net, k, q, s, block, prefer=prefer).predicted_time_s
+             for k, q in search._choices(net.nodes, degree) for s in range(search._SEEDS)
+             for prefer in (PREFERENCES if net.nodes * k < BITS_FROM_PIECES else ("rarest",))}
     plan, chosen = search.best_plan(net, block)
-    assert plan.predicted_time_s == min(every)
-    assert len(set(every)) > 1   # the choices and orders differ: the search had something to choose
+    assert plan.predicted_time_s == min(every.values())
+    assert every[chosen["chunks"], chosen["capacity"], chosen["seed"], chosen["prefer"]] == plan.predicted_time_s
+    assert len(set(every.values())) > 1   # the choices and orders differ: the search had something to choose
     s = collsim.build("synth-matching", net, "allgather", block)
-    assert s.params["predicted_time_s"] == pytest.approx(min(every), rel=1e-6)  # whole bytes a piece
+    assert s.params["predicted_time_s"] == pytest.approx(min(every.values()), rel=1e-6)  # whole bytes a piece
     assert collsim.evaluate(s).verified
+    # the recorded choice builds the same schedule again
+    again = collsim.build("synth-matching", net, "allgather", block,
+                          **{k: s.params[k] for k in ("chunks", "capacity", "seed", "prefer")})
+    assert again.params["predicted_time_s"] == s.params["predicted_time_s"] and len(again) == len(s)
+
+
+def test_a_fixed_preference_is_kept_and_a_wrong_one_refused():
+    system = _tacos("mesh", (3, 4), 50, 0.5e-6)
+    for prefer in ("rarest", "fresh"):
+        s = collsim.build("synth-matching", system, "allgather", "1MiB", prefer=prefer)
+        assert s.params["prefer"] == prefer and collsim.evaluate(s).verified
+    with pytest.raises(CollsimError, match="prefer"):
+        collsim.build("synth-matching", system, "allgather", "1MiB", prefer="newest")
+    with pytest.raises(CollsimError, match="prefer"):
+        collsim.build("synth-matching", system, "broadcast", "1MiB", prefer="fresh")
+    assert collsim.build("synth-matching", system, "broadcast", "1MiB").params["prefer"] == "rarest"
+
+
+def test_fresh_pieces_first_keep_a_dense_cluster_from_importing_duplicates():
+    """A 32-node random 4-regular graph (seed 19 of the wide run) holds a 4-node clique with 4 links in.
+    Every node needs 31 x 4 pieces over 4 in-links (31 steps at one piece a link); rarest first sends the
+    same rare pieces into the clique over several entry links at once, crossing its cut more often than the
+    112 pieces it needs, and ends more than half as many steps late; ``prefer="fresh"`` does not."""
+    from collsim.algorithms.synth_matching.step import match
+    from collsim.experiments.network_families import FAMILIES
+    net = FAMILIES["random-regular"](np.random.default_rng(19), 2)
+    n, k = net.nodes, 4
+    inside = {int(v) for v in range(n) if np.bincount(net.links.dst[np.isin(net.links.src, [6, 8, 14, 15])],
+                                                      minlength=n)[v] >= 3}
+    assert inside == {6, 8, 14, 15}            # the clique: each of its nodes has 3 of its 4 in-links from it
+    ideal = (n - 1) * k * n // len(net.links.src)
+    assert ideal == 31
+
+    def crossings(plan):
+        into = ~np.isin(plan.src, sorted(inside)) & np.isin(plan.dst, sorted(inside))
+        return int(into.sum())
+    rarest = [match(net, k, 1, s, GIB / n) for s in range(4)]
+    fresh = [match(net, k, 1, s, GIB / n, prefer="fresh") for s in range(4)]
+    assert min(p.steps for p in rarest) >= 1.5 * ideal
+    assert max(p.steps for p in fresh) <= 1.25 * ideal
+    assert min(crossings(p) for p in rarest) > 1.5 * (n - 4) * k      # the clique needs (n - 4) k pieces
+    assert max(crossings(p) for p in fresh) < min(crossings(p) for p in rarest)

@@ -50,7 +50,7 @@ from ..registry import register
 from .effort import early_reason, schedule_floor_bytes
 from .overlays import Overlay
 from .search import _best_over, _choices, _floor_s, _networks, _once, best_plan
-from .step import Plan, _direct_links
+from .step import PREFERENCES, Plan, _direct_links
 
 
 def _unreachable(system) -> str | None:
@@ -141,7 +141,7 @@ def _ownerships(net, fixed: str | None) -> list[tuple[str, object]]:
 
 @register(
     "synth-matching", aliases=("tacos-like",), collectives=("allgather", "reducescatter", "allreduce", "broadcast", "reduce"),
-    systems=("network",), params=("chunks", "capacity", "seed", "root", "overlay", "ownership"), requires=requires, tune=_tune,
+    systems=("network",), params=("chunks", "capacity", "seed", "prefer", "root", "overlay", "ownership"), requires=requires, tune=_tune,
     constraints="end nodes strongly connected (through switches: planned on circulant overlays)",
     reference="[TACOS23] (greedy link-chunk matching over a time-expanded network); collsim's rarest-first "
               "matching, seeded search, broadcast pipelined from the root, reversal for reduce-scatter "
@@ -149,8 +149,8 @@ def _ownerships(net, fixed: str | None) -> list[tuple[str, object]]:
     summary="synthesized from the graph: per step, each link carries pieces its head lacks, rarest first",
 )
 def synth_matching(system, collective: CollectiveType, size_bytes, *, chunks: int | None = None,
-                   capacity: int | None = None, seed: int | None = None, root: int = 0, overlay: str | None = None,
-                   ownership: str | None = None):
+                   capacity: int | None = None, seed: int | None = None, prefer: str | None = None, root: int = 0,
+                   overlay: str | None = None, ownership: str | None = None):
     """Synthesize an all-gather, reduce-scatter, all-reduce, broadcast or reduce for this network.
 
     Parameters
@@ -165,6 +165,11 @@ def synth_matching(system, collective: CollectiveType, size_bytes, *, chunks: in
     chunks, capacity, seed : int, optional
         Pieces per block, pieces per step on the slowest link, tie-break seed; searched
         (smallest predicted time) when not given.
+    prefer : str, optional
+        Which lacking pieces a link takes first (not for broadcast and reduce): ``rarest`` (the
+        fewest holders) or ``fresh`` (those no other in-neighbour of its head holds or was
+        brought this step, then the rarest; :func:`~collsim.algorithms.synth_matching.step.match`).
+        Searched on networks of up to 32 end nodes when not given, ``rarest`` above.
     root : int, optional
         Root of a broadcast or reduce (default 0).
     overlay : str, optional
@@ -201,7 +206,12 @@ def synth_matching(system, collective: CollectiveType, size_bytes, *, chunks: in
         raise InputError(f"synth-matching: ownership applies to allreduce (who keeps which share between its "
                          f"reduce-scatter and all-gather), not to {collective.name}")
     nets = _fitting(_networks(system, None if overlay is None else str(overlay)), collective, n)
-    kw = dict(chunks=chunks, capacity=capacity, seed=seed)
+    if prefer is not None and prefer not in PREFERENCES:
+        raise InputError(f"synth-matching: prefer must be one of {', '.join(PREFERENCES)}, not {prefer!r}")
+    if prefer not in (None, "rarest") and collective.rooted:
+        raise InputError(f"synth-matching: prefer={prefer} applies to all-gather, reduce-scatter and all-reduce; "
+                         f"a {collective.name}'s links take the root's pieces in their own order")
+    kw = dict(chunks=chunks, capacity=capacity, seed=seed, prefer=prefer)
     if collective.rooted:   # broadcast, or reduce (the broadcast reversed, reducing)
         root = check_root(root, n)
         sizes = lambda k: make_collective(collective, n, size_bytes, split=k, root=root).bytes_of(  # noqa: E731
@@ -226,7 +236,8 @@ def synth_matching(system, collective: CollectiveType, size_bytes, *, chunks: in
                 except TimeLimitError as exc:  # this overlay's matching would take too long: the others may not
                     refused = refused or exc
                     continue
-                ag = _once(net, chosen["chunks"], chosen["capacity"], chosen["seed"], block, owners=owners)
+                ag = _once(net, chosen["chunks"], chosen["capacity"], chosen["seed"], block, owners=owners,
+                           prefer=chosen["prefer"])
                 if name is not None:
                     chosen["overlay"] = name
                 chosen["ownership"] = label

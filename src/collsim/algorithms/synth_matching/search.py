@@ -22,7 +22,7 @@ from ...core.time_limit import TimeLimitError, time_limit, time_limit_error
 from . import effort
 from ...core.csr import INDEX
 from .overlays import Overlay, by_name, dfs_order, overlay, shift_sets
-from .step import Plan, _direct_links, _direct_plan, match
+from .step import BITS_FROM_PIECES, PREFERENCES, Plan, _direct_links, _direct_plan, match
 
 _SEEDS = 4
 """Seeded tie-break orders tried per (chunks, capacity) choice."""
@@ -45,13 +45,14 @@ _WORK_CELLS = 3e9
 """Node x piece cells the default search may scan in all (the search narrows above it)."""
 
 def _once(net, chunks: int, capacity: int, seed: int, block_bytes, *, reverse: bool = False,
-          root: int | None = None, owners=None, stop_after_s: float = float("inf")) -> Plan | None:
+          root: int | None = None, owners=None, stop_after_s: float = float("inf"),
+          prefer: str = "rarest") -> Plan | None:
     """One plan: the direct overlay's single step, else the matching (``owners(chunks)``: pieces' owners)."""
     own = None if owners is None else owners(chunks)
     if isinstance(net, Overlay) and net.direct:
         return _direct_plan(net, chunks, block_bytes, reverse=reverse, root=root, owners=own)
     return match(net, chunks, capacity, seed, block_bytes, reverse=reverse, root=root, owners=own,
-                 stop_after_s=stop_after_s)
+                 stop_after_s=stop_after_s, prefer=prefer)
 
 
 def _pair_floors(net, pairs, block_bytes, *, reverse: bool = False, root: int | None = None,
@@ -115,9 +116,13 @@ def _choices(n: int, degree: int, rooted: bool = False) -> list[tuple[int, int]]
     return keep
 
 
-def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
+def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None, prefer=None,
               reverse: bool = False, root: int | None = None, owners=None) -> tuple[Plan, dict]:
     """The plan with the smallest predicted time over the choices not fixed by the caller.
+
+    A choice is ``(chunks, capacity, prefer)``: ``prefer`` (:data:`~.step.PREFERENCES`) is
+    searched on graphs of up to :data:`_ALL_SEEDS_NODES` end nodes (all-gather and
+    reduce-scatter), ``rarest`` above and for a broadcast or reduce.
 
     References
     ----------
@@ -144,23 +149,29 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
         k = int(chunks) if chunks is not None else 1
         q = int(capacity) if capacity is not None else 1
         return (_once(system, k, q, 0, block_bytes, reverse=reverse, root=root, owners=owners),
-                {"chunks": k, "capacity": q, "seed": 0 if seed is None else int(seed)})
+                {"chunks": k, "capacity": q, "seed": 0 if seed is None else int(seed), "prefer": "rarest"})
+    prefers = [prefer] if prefer is not None else \
+        list(PREFERENCES) if root is None and n <= _ALL_SEEDS_NODES else ["rarest"]
+
+    def prefers_of(k: int) -> list[str]:  # "fresh" searched on pieces kept as booleans only (few: cheap)
+        return prefers if prefer is not None or n * k < BITS_FROM_PIECES else ["rarest"]
     seeds = [0] if seed is None else [int(seed)]
-    tried = []  # (time, k, q, seed, plan): every choice with the first seed, then more seeds on the best two
+    tried = []  # (time, k, q, seed, preference, plan): every choice with the first seed, then more seeds
     floors, steps = _pair_floors(system, pairs, block_bytes, reverse=reverse, root=root, owners=owners)
     # the choices whose matching fits the time limit (none: refused before any runs)
     pairs, floors = _affordable(system, pairs, floors, steps, reverse=reverse, root=root)
     keep = 2 if seed is None and n <= _SEED_NODES else 1  # the seeds below revisit the best two
     flood = [q >= (n * k if root is None else k) for k, q in pairs]  # last: its floor says little
     for _, floor, k, q in sorted(zip(flood, floors, *zip(*pairs))):
-        times = sorted(t[0] for t in tried)
-        limit = times[keep - 1] if len(times) >= keep else float("inf")
-        if floor > limit:
-            continue  # cannot be among the best ``keep``: skipping it changes no result
-        plan = _once(system, k, q, seeds[0], block_bytes, reverse=reverse, root=root, owners=owners,
-                     stop_after_s=limit)
-        if plan is not None:  # None: already slower than the best ``keep`` when it gave up
-            tried.append((plan.predicted_time_s, k, q, seeds[0], plan))
+        for f, pf in enumerate(prefers_of(k)):
+            times = sorted(t[0] for t in tried)
+            limit = times[keep - 1] if len(times) >= keep else float("inf")
+            if floor > limit:
+                break  # cannot be among the best ``keep``: skipping it changes no result
+            plan = _once(system, k, q, seeds[0], block_bytes, reverse=reverse, root=root, owners=owners,
+                         stop_after_s=limit, prefer=pf)
+            if plan is not None:  # None: already slower than the best ``keep`` when it gave up
+                tried.append((plan.predicted_time_s, k, q, seeds[0], f, plan))
     if seed is None and n <= _ALL_SEEDS_NODES:
         # the other tie-break orders on every choice that can still win: a choice's floor holds for every
         # order, and a run gives up once it is slower than the best so far, which it then cannot become;
@@ -168,20 +179,22 @@ def best_plan(system, block_bytes, *, chunks=None, capacity=None, seed=None,
         best_s = min(t[0] for t in tried)
         for _, floor, k, q in sorted(zip(flood, floors, *zip(*pairs))):
             for s in range(1, _SEEDS):
-                if floor > best_s:
-                    break
-                plan = _once(system, k, q, s, block_bytes, reverse=reverse, root=root, owners=owners,
-                             stop_after_s=best_s)
-                if plan is not None:
-                    tried.append((plan.predicted_time_s, k, q, s, plan))
-                    best_s = min(best_s, plan.predicted_time_s)
+                for f, pf in enumerate(prefers_of(k)):
+                    if floor > best_s:
+                        break
+                    plan = _once(system, k, q, s, block_bytes, reverse=reverse, root=root, owners=owners,
+                                 stop_after_s=best_s, prefer=pf)
+                    if plan is not None:
+                        tried.append((plan.predicted_time_s, k, q, s, f, plan))
+                        best_s = min(best_s, plan.predicted_time_s)
     elif seed is None and n <= _SEED_NODES:  # more tie-break orders on the best two choices
-        for _, k, q, _, _ in sorted(tried, key=lambda t: t[:4])[:2]:
+        for _, k, q, _, f, _ in sorted(tried, key=lambda t: t[:5])[:2]:
             for s in range(1, _SEEDS):
-                plan = _once(system, k, q, s, block_bytes, reverse=reverse, root=root, owners=owners)
-                tried.append((plan.predicted_time_s, k, q, s, plan))
-    t, k, q, s, plan = min(tried, key=lambda t: t[:4])
-    best = (plan, {"chunks": k, "capacity": q, "seed": s})
+                plan = _once(system, k, q, s, block_bytes, reverse=reverse, root=root, owners=owners,
+                             prefer=prefers[f])
+                tried.append((plan.predicted_time_s, k, q, s, f, plan))
+    t, k, q, s, f, plan = min(tried, key=lambda t: t[:5])
+    best = (plan, {"chunks": k, "capacity": q, "seed": s, "prefer": prefers[f]})
     return best
 
 def _affordable(net, pairs, floors, steps, *, reverse: bool, root: int | None):
