@@ -415,6 +415,42 @@ def test_counts_beyond_three_times_the_depth_may_solve_larger_per_level_programm
     assert predicted[caps[0]] <= predicted[0] * (1 + 1e-12)
 
 
+def test_no_timed_plan_holds_more_arcs_x_rounds_than_the_cap(fresh_plans):
+    """A timed plan holds arrays of arcs x rounds (its programme's answer, remembered, and its
+    rounding): counts whose cells exceed ``TIMED_CELLS`` are not solved, so a packing expanded to
+    every root on many end nodes cannot grow past its memory (2,000 GPUs on a fat tree held 13.7 GB at
+    14 rounds and were killed at 24 GB).  A 16-host dragonfly (its packing expanded to every root),
+    with the cap at the median of the cells its programmes hold without it: every programme solved is
+    within the cap and the plan verifies; with the cap below the least of them no round is timed."""
+    import weakref
+
+    from collsim.algorithms.synth_trees import build as build_mod
+    from collsim.algorithms.synth_trees import plan as plan_mod
+    from collsim.algorithms.synth_trees import timing
+    real, solved = timing.timed, []
+
+    def spy(packing, bw, block, rounds, **kw):
+        solved.append(int((packing.parent >= 0).sum()) * int(rounds))
+        return real(packing, bw, block, rounds, **kw)
+    fresh_plans.setattr(timing, "timed", spy)
+    net = dragonfly(4, 2, hosts=2)
+    size = 2**30 // net.nodes
+    free = collsim.build("synth-trees", net, "allgather", size, timing="timed")
+    assert free.params["timing"] == "timed" and solved
+    cells = sorted(solved)
+    cap = cells[len(cells) // 2]             # about half the programmes solved without the cap are above it
+    assert cells[-1] > cap
+    for limit, timed in ((cap, True), (min(cells) - 1, False)):
+        fresh_plans.setattr(plan_mod, "TIMED_CELLS", limit)
+        for memo in ((build_mod, "_PACKINGS"), (timing, "_SOLVED"), (timing, "_SIMPLEX_SLOW")):
+            fresh_plans.setattr(*memo, weakref.WeakKeyDictionary())
+        solved.clear()
+        s = collsim.build("synth-trees", net, "allgather", size)
+        assert all(c <= limit for c in solved) and bool(solved) == timed
+        assert (s.params["timing"] == "timed") == timed
+        assert collsim.verify(s).transfers > 0
+
+
 @pytest.mark.parametrize("retry", [True, False])
 def test_a_whole_schedule_that_rounding_to_few_pieces_slows_is_timed_again_with_more(monkeypatch, fresh_plans, retry):
     """A dragonfly of 16 hosts (its packing expanded to every root) with the cap on deliveries

@@ -316,6 +316,7 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
     floor_s = max(packing.z if floor_z is None else floor_z, 0.0) * block_bytes
     alpha_min = min(float(lat[p].sum()) for p in paths) + startup     # the least a round with a transfer pays
     own_s = max(floor_s, packing.z * block_bytes)    # no rounds on these trees beat their own rate
+    arcs = int((packing.parent >= 0).sum())          # a timed plan holds arrays of arcs x rounds (TIMED_CELLS)
     # the fastest plan, and every plan within BANDWIDTH_RTOL of the fastest so far; the same within large_above
     state = {"best": None, "found": [], "small": None, "found_small": []}
     # the depth and a few more, twice, two and a half times (a 10x10 torus with rows 8x faster: 0.9793
@@ -334,7 +335,7 @@ def _timed_plan(packing, cap_bw, paths, links, block_bytes, pieces, caps, alpha,
 
     def attempt(s: int, by_level: bool) -> bool:
         """Solve and round the programme with ``s`` rounds; True once more rounds cannot gain."""
-        if floor_s + s0 * alpha >= limit_s():
+        if floor_s + s0 * alpha >= limit_s() or arcs * s > TIMED_CELLS:
             return False
         try:
             t = timing.timed(packing, cap_bw, block_bytes, s, by_level=by_level)
@@ -455,6 +456,15 @@ each beats the last and the rate plus the count's rounds of latency is more than
 spent on 54 rounds after the best plan's 36, whose bandwidth was 0.37 % above the rate, which 18
 more microseconds of latency outweigh) (small programmes, those a network's translations reduce to one root's arcs,
 reach the rate only with many rounds: a 3x4 torus with rows 8x faster stops 2.3 % above it in 9)."""
+
+
+TIMED_CELLS = 32_000_000
+"""Most arcs x rounds of a timed plan: its programme's answer and its rounding hold several arrays of
+that shape (8 bytes a cell, the answers remembered per packing).  Counts above it are skipped, as
+programmes above the caps on unknowns are.  Only a packing expanded to every root on many end nodes
+reaches it: 2,000 GPUs in boxes of 8 on a full fat tree, planned in full where a size left their
+chunks unequal, packed 4,000 trees of 2,000 nodes (8 M arcs), and its counts up to 14 rounds held
+13.7 GB, growing past 24 GB with more; 1,024 GPUs (2.1 M arcs) try counts up to 14 rounds, as before."""
 
 
 BANDWIDTH_RTOL = 1e-3
