@@ -304,6 +304,22 @@ def test_an_explicit_build_too_large_to_expand_is_planned_within_the_explicit_ca
     assert verify(full).transfers == len(full)
 
 
+
+def test_an_explicit_build_too_large_to_expand_above_the_translated_limit_is_refused(monkeypatch):
+    """Above ``MAX_TRANSLATED_END_NODES`` an explicit schedule would pack every root's trees (a
+    1,024-node hypercube's all-reduce of 1000 MB, its chunks unequal: 2 min 46 s and 11.7 GB for 20 % of
+    the bound), so ``build`` refuses in one line with the expansion's estimate; the representatives
+    still build and verify.  Here the limit is lowered to 47 end nodes of a 48-node torus."""
+    torus = hetero_mesh(6, 8, 2.0, torus=True)
+    size = 2**30 // 48
+    monkeypatch.setattr(trees, "EXPLICIT_DELIVERIES", 1000)
+    monkeypatch.setattr(trees, "MAX_TRANSLATED_END_NODES", 47)
+    with pytest.raises(UnsupportedError, match=r"chunk deliveries \(about [0-9.]+ GiB") as info:
+        build("synth-trees", torus, "allgather", size)
+    assert "\n" not in str(info.value) and "48 end nodes" in str(info.value)
+    sym = build_symmetric("synth-trees", torus, "allgather", size)
+    assert verify(sym).data_flow == "orbits"
+
 # --- a fat tree's translations in closed form (FatTree.translation_radices), which a hierarchical
 # system's fat-tree dimension moves with: links, D-mod-k routes and link anchors go to their images
 

@@ -145,7 +145,8 @@ EXPANDED_DELIVERY_BYTES = 64
 EXPLICIT_DELIVERIES = 16 * MAX_DELIVERIES
 """Most chunk deliveries of an explicit ``synth-trees`` schedule expanded from its representatives
 (``build``, ``-o``): beyond, the explicit schedule is planned within :data:`MAX_DELIVERIES` as on a
-network without translations, and ``compare``, ``run`` and ``synthesize`` use the representatives."""
+network without translations (up to :data:`MAX_TRANSLATED_END_NODES` end nodes; refused above, with
+this estimate), and ``compare``, ``run`` and ``synthesize`` use the representatives."""
 
 
 def _orbits(system, collective: CollectiveType, size_bytes, *, pieces: int | None = None, rounds: int | None = None,
@@ -159,6 +160,12 @@ def _orbits(system, collective: CollectiveType, size_bytes, *, pieces: int | Non
     if group is None:
         return None
     _check(pieces, rounds, timing)
+    n = system.nodes
+    probe = make_collective(collective, n, size_bytes, split=n if collective.composed_of else 1)
+    sizes = probe.chunk_bytes
+    if (sizes != sizes[0]).any():   # known before planning: the representatives could not stand for every node
+        raise InputError(f"{probe.name}'s chunk sizes differ between nodes ({int(sizes.min())} to "
+                         f"{int(sizes.max())} bytes): its transfers are not all alike")
     logical, params = _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, None, group=group)[:2]
     return logical, params, group
 
@@ -245,6 +252,17 @@ def synth_trees(system, collective: CollectiveType, size_bytes, *, pieces: int |
         need = system.nodes * (EXPANDED_DELIVERY_BYTES * len(logical.chunk_idx) + 128 * len(logical.src))
         if need <= memory_limit_bytes() and system.nodes * len(logical.chunk_idx) <= EXPLICIT_DELIVERIES:
             return expand(system, group, logical), params
+        if system.nodes > MAX_TRANSLATED_END_NODES:
+            # an explicit schedule would pack every root's trees: on 2,000 GPUs on a fat tree 4,000 trees
+            # of 2,000 nodes (3 min, 10.9 GB, 0.677 of the bound), on a 1,024-node hypercube 20 % in 11.7 GB
+            raise UnsupportedError(
+                f"synth-trees: its schedule on {system.nodes} end nodes is {len(logical.src):,} transfers into "
+                f"node 0 moved by {system.nodes} translations; expanded it makes "
+                f"{system.nodes * len(logical.chunk_idx):,} chunk deliveries (about {need / 2**30:,.1f} GiB; "
+                f"at most {EXPLICIT_DELIVERIES:,} within {memory_limit_bytes() / 2**30:,.1f} GiB), and an "
+                f"explicit schedule packing every root's trees is built on up to {MAX_TRANSLATED_END_NODES} "
+                f"end nodes. compare, run and synthesize check the representatives on their orbits, where "
+                f"every node's chunks are alike: a size that divides evenly among the {system.nodes} nodes")
         # else an explicit schedule is planned within the explicit cap (compare, run and synthesize
         # check the representatives' on their orbits)
     if configs is None:

@@ -464,7 +464,8 @@ that shape (8 bytes a cell, the answers remembered per packing).  Counts above i
 programmes above the caps on unknowns are.  Only a packing expanded to every root on many end nodes
 reaches it: 2,000 GPUs in boxes of 8 on a full fat tree, planned in full where a size left their
 chunks unequal, packed 4,000 trees of 2,000 nodes (8 M arcs), and its counts up to 14 rounds held
-13.7 GB, growing past 24 GB with more; 1,024 GPUs (2.1 M arcs) try counts up to 14 rounds, as before."""
+13.7 GB, growing past 24 GB with more (such whole schedules are now refused above 128 end nodes,
+``build.MAX_TRANSLATED_END_NODES``; the cap bounds those below it, none of which comes near it)."""
 
 
 BANDWIDTH_RTOL = 1e-3
