@@ -21,7 +21,7 @@ from collsim import build, build_symmetric, evaluate, verify
 from collsim.algorithms.synth_trees import build as trees
 from collsim.algorithms.synth_trees.orbits import expand, group_of
 from collsim.core.collective import collective_type
-from collsim.core.errors import UnsupportedError
+from collsim.core.errors import InputError, UnsupportedError
 from collsim.core.symmetry import SymmetricSchedule, Translations
 from collsim.experiments.network_families import dragonfly, hetero_mesh, rail_boxes
 from collsim.kinds.network import symmetry
@@ -320,6 +320,20 @@ def test_an_explicit_build_too_large_to_expand_above_the_translated_limit_is_ref
     sym = build_symmetric("synth-trees", torus, "allgather", size)
     assert verify(sym).data_flow == "orbits"
 
+
+def test_a_size_that_leaves_the_chunks_unequal_is_refused_as_representatives_before_planning(monkeypatch):
+    """An all-reduce of 12 MiB + 1 byte on a 3x4 torus cannot be cut alike at every node: the symmetric
+    build says so before any packing or plan (on 1,024 nodes planning them first took a minute and
+    10 GB), and the whole schedule is still built and verifies."""
+    torus = load_system("torus", dims=(3, 4))
+    planned = []
+    real = trees._synthesized
+    monkeypatch.setattr(trees, "_synthesized", lambda *a, **k: planned.append(1) or real(*a, **k))
+    with pytest.raises(InputError, match="chunk sizes differ between nodes"):
+        build_symmetric("synth-trees", torus, "allreduce", 12 * 2**20 + 1)
+    assert not planned
+    assert verify(build("synth-trees", torus, "allreduce", 12 * 2**20 + 1)).transfers > 0 and planned
+
 # --- a fat tree's translations in closed form (FatTree.translation_radices), which a hierarchical
 # system's fat-tree dimension moves with: links, D-mod-k routes and link anchors go to their images
 
@@ -362,7 +376,7 @@ def test_a_full_fat_tree_s_translations_map_links_routes_and_anchors_onto_themse
 
 
 def test_a_fat_tree_with_empty_ports_declares_no_translations():
-    from collsim.core.errors import UnsupportedError
+    from collsim.core.errors import InputError, UnsupportedError
     from collsim.kinds.network.fat_tree import FatTree
     t = FatTree(nodes=12, k=4)
     assert t.translation_radices() is None
