@@ -321,6 +321,21 @@ def test_an_explicit_build_too_large_to_expand_above_the_translated_limit_is_ref
     assert verify(sym).data_flow == "orbits"
 
 
+def test_above_the_translated_limit_the_representatives_are_planned_again_with_pieces_that_expand(monkeypatch):
+    """Where the representatives would expand beyond the explicit cap, above ``MAX_TRANSLATED_END_NODES``
+    they are planned again with the most pieces a block whose expansion fits (3 here: 48 x 47 x 3
+    deliveries), and that expansion is the explicit schedule: it verifies and holds at most the cap."""
+    torus = hetero_mesh(6, 8, 2.0, torus=True)
+    size = 2**30 // 48
+    cap = 48 * 47 * 3
+    monkeypatch.setattr(trees, "EXPLICIT_DELIVERIES", cap)
+    monkeypatch.setattr(trees, "MAX_TRANSLATED_END_NODES", 47)
+    full = build("synth-trees", torus, "allgather", size)
+    assert full.params["pieces"] == 3 and len(full.chunk_idx) <= cap
+    assert verify(full).transfers == len(full)
+    assert len(build_symmetric("synth-trees", torus, "allgather", size).reps.chunk_idx) * 48 > cap
+
+
 def test_a_size_that_leaves_the_chunks_unequal_is_refused_as_representatives_before_planning(monkeypatch):
     """An all-reduce of 12 MiB + 1 byte on a 3x4 torus cannot be cut alike at every node: the symmetric
     build says so before any packing or plan (on 1,024 nodes planning them first took a minute and

@@ -249,9 +249,18 @@ def synth_trees(system, collective: CollectiveType, size_bytes, *, pieces: int |
     if group is not None:     # its transfers into node 0, moved by every translation, where they fit
         logical, params = _synthesized(system, collective, size_bytes, pieces, rounds, root, timing, None,
                                        group=group)[:2]
-        need = system.nodes * (EXPANDED_DELIVERY_BYTES * len(logical.chunk_idx) + 128 * len(logical.src))
+        need = _expanded_bytes(system, logical)
         if need <= memory_limit_bytes() and system.nodes * len(logical.chunk_idx) <= EXPLICIT_DELIVERIES:
             return expand(system, group, logical), params
+        few = _explicit_pieces(system, collective)
+        if system.nodes > MAX_TRANSLATED_END_NODES and pieces is None and rounds is None and few:
+            # every root's trees are not packed here: the representatives again, with as few pieces a
+            # block as an expansion within the explicit cap holds
+            fewer, fewer_params = _synthesized(system, collective, size_bytes, few, None, root, timing, None,
+                                               group=group)[:2]
+            if _expanded_bytes(system, fewer) <= memory_limit_bytes() \
+                    and system.nodes * len(fewer.chunk_idx) <= EXPLICIT_DELIVERIES:
+                return expand(system, group, fewer), fewer_params
         if system.nodes > MAX_TRANSLATED_END_NODES:
             # an explicit schedule would pack every root's trees: on 2,000 GPUs on a fat tree 4,000 trees
             # of 2,000 nodes (3 min, 10.9 GB, 0.677 of the bound), on a 1,024-node hypercube 20 % in 11.7 GB
@@ -282,6 +291,18 @@ def synth_trees(system, collective: CollectiveType, size_bytes, *, pieces: int |
         raise UnsupportedError(f"synth-trees: none of the network's {len(configs)} configurations can be packed "
                                f"on {system.nodes} end nodes (without translations: up to {MAX_END_NODES})")
     return best[:2]
+
+
+def _expanded_bytes(system, logical: LogicalSchedule) -> int:
+    """Bytes the representatives ``logical`` take to expand to every node and verify (an estimate)."""
+    return system.nodes * (EXPANDED_DELIVERY_BYTES * len(logical.chunk_idx) + 128 * len(logical.src))
+
+
+def _explicit_pieces(system, collective: CollectiveType) -> int:
+    """The most pieces a block an explicit schedule holds within :data:`EXPLICIT_DELIVERIES`, each of
+    the ``N - 1`` other blocks reaching every node once per phase (0: not even one)."""
+    phases = 2 if collective.composed_of else 1
+    return EXPLICIT_DELIVERIES // (system.nodes * max(system.nodes - 1, 1) * phases)
 
 
 ASYMMETRIC_PACKING = 4096
