@@ -60,6 +60,26 @@ def test_the_minimum_arborescence_is_networkx_s(n, seed, density):
     assert _tree_cost(cost, parent) == pytest.approx(ref.size(weight="weight") + big * (n - 1))
 
 
+def test_an_arborescence_whose_cycles_nest_a_thousand_deep_takes_one_matrix():
+    """Costs whose every contraction closes exactly one new cycle with the next vertex: 1 <-> 2, then
+    {1, 2} <-> 3, ... 1,498 contractions deep.  The recursive form held a matrix a level (and passed
+    Python's recursion limit here; a 1,024-node hypercube's pricing held 10 GB that way).  The optimum
+    is known: one arc from the root (100) and every other vertex entered at cost 1."""
+    n = 1500
+    cost = np.full((n, n), 2.0)
+    cost[0, :] = 100.0
+    cost[np.arange(1, n - 1), np.arange(2, n)] = 1.0       # v - 1 -> v
+    cost[2, 1] = 1.0
+    parent = min_arborescence(cost, 0)
+    assert parent[0] == -1 and (parent[1:] >= 0).all()
+    for v in range(1, n):                   # every vertex reaches the root
+        u, steps = v, 0
+        while u != 0:
+            u, steps = int(parent[u]), steps + 1
+            assert steps < n
+    assert _tree_cost(cost, parent) == 100.0 + (n - 2)
+
+
 def _brute_ratio(net, direction="in", roots=None):
     """max over vertex sets S of (blocks that must enter S) / (bandwidth entering S), by enumeration."""
     lk = net.links

@@ -126,6 +126,7 @@ _ENTRIES = (
              "Journal of Research of the National Bureau of Standards 71B", 1967, "pp. 233-240"),
     Citation("ChuLiu65", "Y. J. Chu, T. H. Liu", "On the shortest arborescence of a directed graph",
              "Scientia Sinica 14", 1965, "pp. 1396-1400"),
+    Citation("Tarjan77", "R. E. Tarjan", "Finding optimum branchings", "Networks 7", 1977, ""),
     Citation("BangJensen95", "J. Bang-Jensen, A. Frank, B. Jackson",
              "Preserving and increasing local edge-connectivity in mixed graphs",
              "SIAM Journal on Discrete Mathematics 8(2)", 1995, "pp. 155-178"),

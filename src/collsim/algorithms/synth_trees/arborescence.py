@@ -43,9 +43,24 @@ def _cycles(pred: np.ndarray, root: int) -> list[np.ndarray]:
 def min_arborescence(cost: np.ndarray, root: int) -> np.ndarray:
     """The parent of every vertex in a minimum-cost spanning arborescence rooted at ``root``.
 
+    Cycles of cheapest in-arcs are contracted one at a time in place, in one ``n x n`` matrix: the
+    contracted vertex keeps the index of a member, its column the cheapest arc into the cycle less
+    the arc it replaces, its row the cheapest arc out of it, and a record of which member each arc
+    enters or leaves.  A new cycle can only pass through the vertex just made, so finding it is a
+    walk; the records are undone in reverse.  Memory stays one matrix and ``2 n`` integers a
+    contraction: the recursive form held a matrix a level, and where the dual prices made one
+    2-cycle a level (a 1,024-node hypercube) it held 10 GB at 1,000 levels.
+
     References
     ----------
-    Y. J. Chu, T. H. Liu, Scientia Sinica 14, 1965; J. Edmonds, J. Res. NBS 71B, 1967.
+    Y. J. Chu, T. H. Liu, Scientia Sinica 14, 1965; J. Edmonds, J. Res. NBS 71B, 1967;
+    R. E. Tarjan, "Finding optimum branchings", Networks 7, 1977 (contraction one cycle at a time).
+
+    Examples
+    --------
+    >>> c = np.array([[0, 1, 5], [9, 0, 1], [9, 2, 0]], float)
+    >>> min_arborescence(c, 0).tolist()
+    [-1, 0, 1]
     """
     w = np.array(cost, dtype=float)
     n = len(w)
@@ -58,29 +73,54 @@ def min_arborescence(cost: np.ndarray, root: int) -> np.ndarray:
         bad = [int(v) for v in np.flatnonzero(~np.isfinite(best))[:8]]
         raise InputError(f"no arborescence from node {root}: node(s) {bad} cannot be reached")
     pred[root] = -1
-    cycles = _cycles(pred, root)
-    if not cycles:
-        return pred
-    # contract every cycle to one vertex; an arc into a cycle vertex v costs w - best[v]
-    comp = np.arange(n)
-    for c in cycles:
-        comp[c] = c[0]
-    labels, comp = np.unique(comp, return_inverse=True)
-    adj = w - best[None, :]
-    order = np.argsort(comp, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(comp[order]) != 0])
-    rows = np.minimum.reduceat(adj[order], starts, axis=0)          # (components, n): cheapest from each
-    sub = np.minimum.reduceat(rows[:, order], starts, axis=1)
-    np.fill_diagonal(sub, np.inf)
-    cpred = min_arborescence(sub, int(comp[root]))
-    # each component is entered at its vertex with the cheapest arc from its parent component
-    into = cpred[comp]
-    val = np.where(into >= 0, rows[np.maximum(into, 0), np.arange(n)], np.inf)
-    by = np.lexsort((val, comp))
-    entry = by[np.r_[True, comp[by][1:] != comp[by][:-1]]]
-    entry = entry[into[entry] >= 0]
-    source = np.where(comp[:, None] == into[entry][None, :], adj[:, entry], np.inf).argmin(axis=0)
-    parent = pred.copy()
-    parent[entry] = source                # the cycle is broken where it is entered; its other arcs stay
-    parent[root] = -1
-    return parent
+    alive = np.ones(n, bool)
+    queue = _cycles(pred, root)
+    queued = np.zeros(n, bool)
+    for c in queue:
+        queued[c] = True
+    records = []
+    while queue:
+        c = queue.pop()
+        queued[c] = False
+        i = int(c[0])
+        rest = alive.copy()
+        rest[c] = False
+        into = w[:, c] - best[c][None, :]            # an arc u -> v in the cycle replaces v's cycle arc
+        enters = c[np.argmin(into, axis=1)]
+        col = into.min(axis=1)
+        del into
+        out = w[c, :]
+        leaves = c[np.argmin(out, axis=0)]
+        row = out.min(axis=0)
+        del out
+        records.append((i, c, pred[c].copy(), enters, leaves))
+        w[c, :] = np.inf
+        w[:, c] = np.inf
+        w[i, rest] = row[rest]
+        w[rest, i] = col[rest]
+        alive[c] = False
+        alive[i] = True
+        pred[rest & np.isin(pred, c)] = i            # their cheapest arc now leaves the contracted vertex
+        u = int(np.argmin(w[:, i]))
+        if not np.isfinite(w[u, i]):
+            raise InputError(f"no arborescence from node {root}: node(s) {sorted(int(v) for v in c)[:8]} "
+                             f"cannot be reached")
+        pred[i], best[i] = u, w[u, i]
+        path, on_path = [i], {i}
+        while u != -1 and u not in on_path and not queued[u]:
+            path.append(u)
+            on_path.add(u)
+            u = int(pred[u])
+        if u == i:                                   # the new vertex closed a cycle
+            cycle = np.asarray(path, dtype=np.int64)
+            queue.append(cycle)
+            queued[cycle] = True
+    for i, c, cycle_pred, enters, leaves in reversed(records):
+        pointing = np.flatnonzero(alive & (pred == i))
+        pred[pointing] = leaves[pointing]
+        u = int(pred[i])
+        pred[c] = cycle_pred
+        pred[enters[u]] = u                          # the cycle is broken where it is entered
+        alive[c] = True
+    pred[root] = -1
+    return pred
