@@ -769,6 +769,37 @@ def synth_wide_regular() -> dict:
             "winners": sorted({c["winner"] for c in rec["cases"]})}
 
 
+def _synth_trees_compact(system, collective: str, size) -> dict:
+    """``synth-trees`` built as ``compare`` builds it (``build_compact``), verified and simulated."""
+    from collsim.pipeline import build_compact, evaluate
+    t0 = time.perf_counter()
+    s = build_compact("synth-trees", system, collective, size)
+    t1 = time.perf_counter()
+    row = evaluate(s)
+    t2 = time.perf_counter()
+    assert row.verified
+    return {"nodes": s.system.nodes, "form": type(s).__name__, "pieces": s.params["pieces"],
+            "efficiency": row.lower_bound_s / row.time_s, "build_s": t1 - t0, "verify_simulate_s": t2 - t1}
+
+
+@workload("synth-trees-hypercube-2048", "synth-trees' all-reduce of 1 GiB on a 2,048-node hypercube as representatives: "
+          "built, verified and simulated in about a minute and < 4 GiB (at 1000 MB it ran out of 16 GB before the "
+          "in-place arborescence)")
+def synth_trees_hypercube_2048() -> dict:
+    """The packing's pricing on a network whose dual prices close one cycle at a time (smoke: 64 nodes)."""
+    from collsim.systems import load_system
+    return _synth_trees_compact(load_system("hypercube", nodes=_n(2048, 64)), "allreduce", "1GiB")
+
+
+@workload("synth-trees-unequal-2000", "synth-trees' all-reduce of 256 MiB on 2,000 GPUs on a full fat tree (chunks "
+          "unequal: expanded with few pieces): answered, not killed, < 12 GiB (killed at 24 GB before)")
+def synth_trees_unequal_2000() -> dict:
+    """A size that leaves every node's chunks unequal, above 128 end nodes (smoke: 32 GPUs, 16 boxes of 2)."""
+    from collsim.systems import load_system
+    dims = "switch:8:300GB/s,fat-tree:250:50GB/s" if not SMOKE else "switch:2:300GB/s,fat-tree:16:50GB/s"
+    return _synth_trees_compact(load_system("hierarchical", dims=dims), "allreduce", "256MiB")
+
+
 @workload("synth-trees-ocs", "synth-trees' all-gather of 1 MiB a node on circuit switches of 8-32 nodes and every "
           "port count: >= 0.9 of the reconfiguration-aware bound")
 def synth_trees_ocs() -> dict:
