@@ -38,8 +38,9 @@ def _compact(kind: str, n: int, collective: str):
     if kind == "hier-allreduce":
         return build_symmetric("hier-allreduce", "hierarchical", "allreduce", "1MiB",
                                system_options={"dims": f"switch:{4 if n % 2 else 2}:300GB/s,fat-tree:16:50GB/s"})
-    return build_repeated("ring", "hierarchical", collective, 4096 * n,
-                          system_options={"dims": f"switch:{n % 3 + 2}:300GB/s,fat-tree:4:50GB/s"})
+    box = n % 3 + 2       # boxes of 2-4 on a fat tree of 4 hosts: a size of 4096 bytes a node splits evenly
+    return build_repeated("ring", "hierarchical", collective, 4096 * 4 * box,
+                          system_options={"dims": f"switch:{box}:300GB/s,fat-tree:4:50GB/s"})
 
 
 @SETTINGS
