@@ -400,6 +400,24 @@ def test_the_matching_plans_the_same_with_its_sets_as_bits_or_as_booleans(monkey
     assert plans[:2] == plans[2:] and plans[0][0]
 
 
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_graphs(), st.sampled_from([None, 0]), st.booleans(), st.sampled_from([(1, 1), (2, 3), (4, 2)]),
+       st.integers(0, 3), st.sampled_from([1024, 64 << 20]))
+def test_a_run_gives_up_only_when_it_cannot_end_within_its_limit(system, root, reverse, choice, seed, size):
+    """The matching gives up on a run as soon as what its nodes still lack needs more than the time left
+    (``step._Lookahead``): a run ending exactly at its limit is kept, with the plan it makes unlimited, and
+    one that ends beyond it is not."""
+    from collsim.algorithms.synth_matching import step
+    k, q = choice
+    whole = step.match(system, k, q, seed, size, reverse=reverse, root=root)
+    t = whole.predicted_time_s
+    for limit in (t, t * (1 + 1e-12), 2 * t):
+        kept = step.match(system, k, q, seed, size, reverse=reverse, root=root, stop_after_s=limit)
+        assert kept is not None and kept.predicted_time_s == t and kept.steps == whole.steps
+        assert np.array_equal(kept.piece, whole.piece) and np.array_equal(kept.dst, whole.dst)
+    assert step.match(system, k, q, seed, size, reverse=reverse, root=root, stop_after_s=t * (1 - 1e-6)) is None
+
+
 # instances on which trying the other orders on the best two choices only was 3.5 %, 0.19 % and 0.006 % above
 # the best of them all
 @pytest.mark.parametrize("family,scale,seed", [("random-regular", 1, 8), ("random-connected", 0, 11),

@@ -98,6 +98,7 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
     piece_bytes = (np.asarray(block_bytes(chunks), dtype=float) if callable(block_bytes)
                    else np.full(total, block_bytes / chunks))
     startup = float(getattr(system, "startup_s", None) or 0.0)
+    ahead = _Lookahead(n, dst, bw, lat, cap, piece_bytes, startup) if stop_after_s < float("inf") else None
     rows, time_s, step = [], 0.0, 0
     big = np.iinfo(np.int64).max
     while True:
@@ -177,10 +178,39 @@ def match(system, chunks: int, capacity: int, seed: int, block_bytes, *, reverse
             holders = has.sum(axis=0)
         time_s += step_s + startup
         step += 1
-        if time_s > stop_after_s:
+        if time_s > stop_after_s or (ahead is not None and ahead.beyond(has, stop_after_s - time_s)):
             return None
     cols = [np.concatenate(x) for x in zip(*rows)] if rows else [np.zeros(0, np.int64)] * 4
     return Plan(*cols, steps=step, predicted_time_s=time_s)
+
+
+class _Lookahead:
+    """A lower bound on the time a run still needs, from what each node lacks (the search's pair floors,
+    :func:`~collsim.algorithms.synth_matching.search._pair_floors`, taken again after every step).
+
+    Every step lasts at least the shortest latency plus the start-up, and a node ``v`` receiving
+    ``b`` bytes in it at least ``b`` over its in-links' bandwidth more; ``v`` receives at most its
+    in-links' capacities in pieces a step.  A node lacking ``p`` pieces lacks at least ``p`` times
+    the smallest piece's bytes.  So a run whose elapsed time plus ``max_v (p_v x smallest piece /
+    inbw_v + ceil(p_v / pieces_v a step) x (lat_min + startup))`` exceeds the limit cannot end
+    within it: :func:`match` gives up on it at once instead of when it passes the limit, with the
+    same result (the search keeps a run that ends within its limit, ties included).
+    """
+
+    def __init__(self, n, dst, bw, lat, cap, piece_bytes, startup) -> None:
+        self.piece_s = float(piece_bytes.min()) / np.bincount(dst, weights=bw, minlength=n)
+        self.per_step = np.bincount(dst, weights=cap, minlength=n)
+        self.step_s = float(lat.min()) + startup
+
+    def beyond(self, has: np.ndarray, left_s: float) -> bool:
+        """Whether holdings ``has`` (node x piece, in any column order) need more than ``left_s``
+        (with a relative margin of 1e-9, so that rounding never gives up on a tie)."""
+        lack = has.shape[1] - np.count_nonzero(has, axis=1)
+        live = lack > 0
+        if not live.any():
+            return False
+        need_s = lack[live] * self.piece_s[live] + np.ceil(lack[live] / self.per_step[live]) * self.step_s
+        return float(need_s.max()) > left_s + 1e-9 * abs(left_s) + 1e-15
 
 
 BITS_FROM_PIECES = 256
